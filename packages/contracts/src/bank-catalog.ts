@@ -1,0 +1,1 @@
+export * from "./gen/payments/bankcatalog/v1/bank_catalog_pb.js";

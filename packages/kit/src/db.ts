@@ -1,0 +1,137 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import knexFactory, { type Knex } from "knex";
+
+export type Db = Knex;
+export type Tx = Knex.Transaction;
+
+export interface Migration {
+  /** Sorts the migrations; use a timestamp prefix, e.g. "20261122000000_merchants". */
+  name: string;
+  up(db: Knex): Promise<void>;
+  down?(db: Knex): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** mysql://user:pass@host:port/database. When absent, sqliteFile is used. */
+  url?: string;
+  sqliteFile?: string;
+  poolMax?: number;
+}
+
+/**
+ * Opens MySQL/MariaDB (DATABASE_URL) or an embedded SQLite file. Amounts and times are
+ * BIGINT and come back as numbers in both; strings compare byte-wise (utf8mb4_bin) in both.
+ */
+export function openDatabase(options: DatabaseOptions): Knex {
+  if (options.url) {
+    const url = new URL(options.url);
+    if (url.protocol !== "mysql:") throw new Error(`DATABASE_URL must be a mysql:// URL, got ${url.protocol}`);
+    return knexFactory({
+      client: "mysql2",
+      connection: {
+        host: url.hostname,
+        port: url.port ? Number(url.port) : 3306,
+        user: decodeURIComponent(url.username || "root"),
+        password: decodeURIComponent(url.password),
+        database: databaseName(url),
+        supportBigNumbers: true,
+        bigNumberStrings: false,
+        decimalNumbers: true,
+        charset: "utf8mb4",
+        timezone: "Z",
+      },
+      pool: { min: 0, max: options.poolMax ?? 10 },
+    });
+  }
+  const file = options.sqliteFile;
+  if (!file) throw new Error("either a DATABASE_URL or an SQLite file is required");
+  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  return knexFactory({
+    client: "better-sqlite3",
+    connection: { filename: file },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate(conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
+        conn.pragma("journal_mode = WAL");
+        conn.pragma("busy_timeout = 5000");
+        conn.pragma("foreign_keys = ON");
+        done(null, conn);
+      },
+    },
+  });
+}
+
+function databaseName(url: URL): string {
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ""));
+  if (!/^[A-Za-z0-9_$]{1,64}$/.test(name)) throw new Error(`DATABASE_URL needs a database name of letters, digits and _ (got "${name}")`);
+  return name;
+}
+
+/** The same server, another database: `mysql://h/pay` + "merchant" = `mysql://h/pay_merchant`. */
+export function deriveDatabaseUrl(url: string, suffix: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${databaseName(parsed)}_${suffix.replace(/[^A-Za-z0-9]/g, "_")}`;
+  return parsed.toString();
+}
+
+/** Creates the MySQL database named in the URL when it does not exist yet. */
+export async function ensureDatabase(url: string): Promise<void> {
+  const parsed = new URL(url);
+  const name = databaseName(parsed);
+  parsed.pathname = "/";
+  const admin = knexFactory({
+    client: "mysql2",
+    connection: {
+      host: parsed.hostname,
+      port: parsed.port ? Number(parsed.port) : 3306,
+      user: decodeURIComponent(parsed.username || "root"),
+      password: decodeURIComponent(parsed.password),
+    },
+    pool: { min: 0, max: 1 },
+  });
+  try {
+    await admin.raw("CREATE DATABASE IF NOT EXISTS ?? CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", [name]);
+  } finally {
+    await admin.destroy();
+  }
+}
+
+class ListMigrationSource implements Knex.MigrationSource<Migration> {
+  constructor(private readonly migrations: readonly Migration[]) {}
+  async getMigrations(): Promise<Migration[]> {
+    return [...this.migrations].sort((a, b) => a.name.localeCompare(b.name));
+  }
+  getMigrationName(migration: Migration): string {
+    return migration.name;
+  }
+  async getMigration(migration: Migration): Promise<Knex.Migration> {
+    return { up: (db) => migration.up(db), down: (db) => (migration.down ? migration.down(db) : Promise.resolve()) };
+  }
+}
+
+/** Applies pending migrations; knex's lock table keeps concurrent replicas from racing. */
+export async function migrate(db: Knex, migrations: readonly Migration[]): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest({ migrationSource: new ListMigrationSource(migrations) })) as [number, string[]];
+  return applied;
+}
+
+export function isMysql(db: Knex): boolean {
+  return db.client.config.client === "mysql2";
+}
+
+/** True when err is a unique-index violation on either dialect. */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === "ER_DUP_ENTRY" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+}
+
+/**
+ * Row claim for background jobs: `FOR UPDATE SKIP LOCKED` on MySQL. SQLite has one writer
+ * at a time, so the transaction alone already gives exclusive claims there.
+ */
+export function forUpdateSkipLocked<T extends Knex.QueryBuilder>(db: Knex, query: T): T {
+  return isMysql(db) ? (query.forUpdate().skipLocked() as T) : query;
+}

@@ -1,0 +1,219 @@
+import { join } from "node:path";
+import type { DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter } from "@connectrpc/connect";
+import type { Knex } from "knex";
+import { z } from "zod";
+import { InProcessBus, JetStreamBus, type EventBus } from "./bus.js";
+import { systemClock, type Clock } from "./clock.js";
+import { createServiceClient, type TransportOptions } from "./clients.js";
+import { envVar, loadConfig, type Env } from "./config.js";
+import { deriveDatabaseUrl, ensureDatabase, migrate, openDatabase, type Migration } from "./db.js";
+import { createLogger, type Logger } from "./logger.js";
+import { createMetrics, type Metrics } from "./metrics.js";
+import { outboxMigration, startOutboxRelay, type OutboxRelay } from "./outbox.js";
+import { listenRpc, type RpcServer } from "./rpc-server.js";
+
+/** What every service gets, whatever its mode. Services extend it in their own context. */
+export interface BaseContext {
+  name: string;
+  env: Env;
+  db: Knex;
+  bus: EventBus;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+  /** Publish soon after a commit that recorded events. */
+  outbox: OutboxRelay;
+  /** A client of another service, at `<NAME>_SERVICE_URL` (split) or this process (all-in-one). */
+  client<S extends DescService>(service: S, name: string): ReturnType<typeof createServiceClient<S>>;
+}
+
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
+/** A deployable service: its RPCs, its tables, its background jobs. */
+export interface ServiceModule<Ctx extends BaseContext = BaseContext> {
+  /** Lower-case name: "merchant", "bank-catalog". Names the SQLite file, logs and metrics. */
+  name: string;
+  services: readonly DescService[];
+  migrations: readonly Migration[];
+  createContext(base: BaseContext): Promise<Ctx> | Ctx;
+  routes(router: ConnectRouter, ctx: Ctx): void;
+  /** Background jobs (expiry, workers, consumers); stopped before the database closes. */
+  start?(ctx: Ctx): Promise<Stoppable[]> | Stoppable[];
+}
+
+/** Settings shared by every service process. */
+export const baseConfigSchema = z.object({
+  GRPC_PORT: envVar.port(9090),
+  GRPC_HOST: z.string().default("127.0.0.1"),
+  DATABASE_URL: envVar.url(["mysql"]).optional(),
+  DATA_DIR: z.string().default("./var"),
+  NATS_URL: envVar.url(["nats", "tls", "ws", "wss"]).optional(),
+  NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("PAYMENTS"),
+  NATS_SUBJECT_PREFIX: z.string().regex(/^[a-z0-9_-]+$/).default("payments"),
+  INTERNAL_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  LOG_LEVEL: envVar.logLevel(),
+  RPC_TIMEOUT: envVar.duration("5s"),
+  SHUTDOWN_GRACE: envVar.duration("10s"),
+});
+export type BaseConfig = z.infer<typeof baseConfigSchema>;
+
+export interface StartOptions {
+  env?: Env;
+  /** "split": one service, DATABASE_URL used as is. "all-in-one": one database per service. */
+  mode: "split" | "all-in-one";
+  clock?: Clock;
+  bus?: EventBus;
+  logger?: Logger;
+  metrics?: Metrics;
+}
+
+export interface RunningServices {
+  server: RpcServer;
+  config: BaseConfig;
+  bus: EventBus;
+  logger: Logger;
+  metrics: Metrics;
+  contexts: Map<string, BaseContext>;
+  stop(): Promise<void>;
+}
+
+function serviceUrlVariable(name: string): string {
+  return `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_SERVICE_URL`;
+}
+
+/**
+ * env → config → storage → migrate → listen. Used by each service's main (one module,
+ * split) and by the all-in-one process (every module on one port, one bus).
+ */
+export async function startServices(modules: readonly ServiceModule<any>[], options: StartOptions): Promise<RunningServices> {
+  const env = options.env ?? process.env;
+  const config = loadConfig(baseConfigSchema, env);
+  const processName = options.mode === "split" && modules.length === 1 ? modules[0]!.name : "all-in-one";
+  const logger = options.logger ?? createLogger({ service: processName, level: config.LOG_LEVEL });
+  const metrics = options.metrics ?? createMetrics();
+  const clock = options.clock ?? systemClock;
+  const ownsBus = !options.bus;
+  const bus: EventBus =
+    options.bus ??
+    (config.NATS_URL
+      ? await JetStreamBus.connect({ url: config.NATS_URL, stream: config.NATS_STREAM, subjectPrefix: config.NATS_SUBJECT_PREFIX, name: processName, logger })
+      : new InProcessBus(logger));
+  if (options.mode === "split" && bus.kind === "in-process") {
+    logger.warn("NATS_URL is not set: events stay inside this process (development only)");
+  }
+
+  const server = await listenRpc({ port: config.GRPC_PORT, host: config.GRPC_HOST, logger });
+  const transportOptions: TransportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT };
+  const contexts = new Map<string, BaseContext>();
+  const jobs: Stoppable[] = [];
+  const dbs: Knex[] = [];
+  const routes: Array<(router: ConnectRouter) => void> = [];
+
+  try {
+    for (const module of modules) {
+      const log = logger.child({ component: module.name });
+      let db: Knex;
+      if (config.DATABASE_URL) {
+        const url = options.mode === "all-in-one" ? deriveDatabaseUrl(config.DATABASE_URL, module.name) : config.DATABASE_URL;
+        await ensureDatabase(url);
+        db = openDatabase({ url });
+      } else {
+        db = openDatabase({ sqliteFile: join(config.DATA_DIR, `${module.name}.sqlite`) });
+      }
+      dbs.push(db);
+      const applied = await migrate(db, [outboxMigration, ...module.migrations]);
+      if (applied.length > 0) log.info({ migrations: applied }, "migrated");
+      const outbox = startOutboxRelay({ db, bus, clock, logger: log });
+      jobs.push(outbox);
+      const base: BaseContext = {
+        name: module.name,
+        env,
+        db,
+        bus,
+        clock,
+        logger: log,
+        metrics,
+        outbox,
+        client(service, name) {
+          const local = modules.some((m) => m.name === name);
+          const variable = serviceUrlVariable(name);
+          const url = local ? server.url : env[variable];
+          if (!url) throw new Error(`${variable} is not set: ${module.name} needs the ${name} service`);
+          return createServiceClient(service, url, transportOptions);
+        },
+      };
+      const ctx = await module.createContext(base);
+      contexts.set(module.name, ctx);
+      routes.push((router) => module.routes(router, ctx));
+      if (module.start) jobs.push(...(await module.start(ctx)));
+    }
+    server.serve({
+      routes: (router) => routes.forEach((r) => r(router)),
+      services: modules.flatMap((m) => m.services),
+      logger,
+      metrics,
+      internalToken: config.INTERNAL_API_TOKEN,
+    });
+  } catch (err) {
+    await server.close(0);
+    await Promise.allSettled(jobs.map((j) => j.stop()));
+    await Promise.allSettled(dbs.map((db) => db.destroy()));
+    if (ownsBus) await bus.close();
+    throw err;
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    server,
+    config,
+    bus,
+    logger,
+    metrics,
+    contexts,
+    stop() {
+      stopping ??= (async () => {
+        await server.close(config.SHUTDOWN_GRACE);
+        await Promise.allSettled(jobs.reverse().map((j) => j.stop()));
+        if (ownsBus) await bus.close();
+        await Promise.allSettled(dbs.map((db) => db.destroy()));
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** Stops cleanly on SIGTERM/SIGINT: not serving, drain, jobs, bus, database. */
+export function stopOnSignals(stop: () => Promise<void>, logger: Logger): void {
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) return;
+    signalled = true;
+    logger.info({ signal }, "shutting down");
+    stop()
+      .then(() => {
+        logger.info("stopped");
+        process.exit(0);
+      })
+      .catch((err: unknown) => {
+        logger.error({ err }, "shutdown failed");
+        process.exit(1);
+      });
+  };
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
+}
+
+/** The main of a split-mode service: the whole deployable is `runService(module)`. */
+export async function runService(module: ServiceModule<any>): Promise<void> {
+  try {
+    const running = await startServices([module], { mode: "split" });
+    stopOnSignals(running.stop, running.logger);
+    running.logger.info({ port: running.server.port, bus: running.bus.kind }, `${module.name} service ready`);
+  } catch (err) {
+    process.stderr.write(`${module.name}: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}
