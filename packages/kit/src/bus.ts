@@ -188,16 +188,21 @@ export class JetStreamBus implements EventBus {
     return subject.slice(this.prefix.length + 1);
   }
 
+  /** NATS before 2.10 (Debian 12 ships 2.9) knows only one filter subject per consumer. */
+  private filter(topics: string[]): { filter_subject: string } | { filter_subjects: string[] } {
+    const subjects = topics.map((t) => this.subject(t));
+    return subjects.length === 1 ? { filter_subject: subjects[0]! } : { filter_subjects: subjects };
+  }
+
   async publish(topic: string, data: Uint8Array, msgId: string): Promise<void> {
     await this.js.publish(this.subject(topic), data, { msgID: msgId });
   }
 
   async consume(durable: string, topics: string[], handler: BusHandler): Promise<Subscription> {
-    const filter_subjects = topics.map((t) => this.subject(t));
     try {
       await this.jsm.consumers.add(this.stream, {
         durable_name: durable,
-        filter_subjects,
+        ...this.filter(topics),
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
         ack_wait: 30 * SECOND_NS,
@@ -232,8 +237,10 @@ export class JetStreamBus implements EventBus {
   }
 
   async watch(topics: string[], handler: BusHandler): Promise<Subscription> {
+    const subjects = topics.map((t) => this.subject(t));
     const consumer = await this.js.consumers.get(this.stream, {
-      filter_subjects: topics.map((t) => this.subject(t)),
+      // A single string keeps to filter_subject, which NATS 2.9 understands.
+      filter_subjects: subjects.length === 1 ? subjects[0]! : subjects,
       deliver_policy: DeliverPolicy.New,
     });
     const messages = await consumer.consume();

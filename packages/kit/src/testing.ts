@@ -33,7 +33,7 @@ export async function createTestDatabase(): Promise<{ url: string; name: string;
       });
       try {
         const [rows] = (await admin.raw("SHOW DATABASES LIKE ?", [`${name}%`])) as [Array<Record<string, string>>];
-        for (const row of rows) await admin.raw("DROP DATABASE IF EXISTS ??", [Object.values(row)[0]]);
+        for (const row of rows) await admin.raw("DROP DATABASE IF EXISTS ??", [String(Object.values(row)[0])]);
       } finally {
         await admin.destroy();
       }
