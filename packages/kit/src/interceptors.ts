@@ -32,16 +32,16 @@ export function errorInterceptor(logger: Logger, metrics?: Metrics): Interceptor
       if (err instanceof ConnectError) {
         code = Code[err.code] ?? String(err.code);
         const level = err.code === Code.Internal || err.code === Code.Unknown || err.code === Code.DataLoss ? "error" : "info";
-        logger[level]({ service, method, code, reason: err.metadata.get("x-error-reason") ?? undefined, msg: err.rawMessage }, "rpc failed");
+        logger[level]({ rpc: `${service}/${method}`, code, reason: err.metadata.get("x-error-reason") ?? undefined, error: err.rawMessage }, "rpc failed");
         throw err;
       }
       code = "Internal";
-      logger.error({ err, service, method }, "rpc crashed");
+      logger.error({ err, rpc: `${service}/${method}` }, "rpc crashed");
       throw new ConnectError("internal error", Code.Internal);
     } finally {
       const seconds = (performance.now() - started) / 1000;
       metrics?.rpcDuration.observe({ service, method, code }, seconds);
-      logger.debug({ service, method, code, ms: Math.round(seconds * 1000) }, "rpc");
+      logger.debug({ rpc: `${service}/${method}`, code, ms: Math.round(seconds * 1000) }, "rpc");
     }
   };
 }

@@ -1,0 +1,24 @@
+import type { Migration } from "@payments/kit";
+import { SEED_ACCOUNTS, SEED_BANKS, seedCatalog } from "../src/seed.js";
+
+/** A fresh install starts with the main Turkish banks, FAST enabled and sandbox receiving accounts. */
+export const seedMigration: Migration = {
+  name: "20261122020100_seed",
+  async up(db) {
+    await seedCatalog(db, Date.now());
+  },
+  async down(db) {
+    await db("receiving_accounts")
+      .whereIn(
+        "id",
+        SEED_ACCOUNTS.map((a) => a.id),
+      )
+      .delete();
+    await db("banks")
+      .whereIn(
+        "id",
+        SEED_BANKS.map((b) => b.id),
+      )
+      .delete();
+  },
+};

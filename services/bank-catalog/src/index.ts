@@ -1,0 +1,17 @@
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { ServiceModule } from "@payments/kit";
+import { migrations } from "../migrations/index.js";
+import { createBankCatalogContext, type BankCatalogContext } from "./context.js";
+import { routes } from "./routes/index.js";
+
+export type { BankCatalogContext } from "./context.js";
+export { FAST_ID } from "./limits.js";
+
+/** Banks, FAST, per-merchant availability and limits, and the receiving-account pool. */
+export const bankCatalogModule: ServiceModule<BankCatalogContext> = {
+  name: "bank-catalog",
+  services: [BankCatalogService],
+  migrations,
+  createContext: createBankCatalogContext,
+  routes,
+};

@@ -1,0 +1,4 @@
+import { runService } from "@payments/kit";
+import { bankCatalogModule } from "./index.js";
+
+await runService(bankCatalogModule);

@@ -1,0 +1,47 @@
+import { Code } from "@connectrpc/connect";
+import { isUniqueViolation, newId, serviceError } from "@payments/kit";
+import { z } from "zod";
+import type { BankCatalogContext } from "../context.js";
+import { isValidRange } from "../limits.js";
+import { amount, bankCode, logoUrl, parseRequest, rangeError, text } from "../requests.js";
+import { bankMessage, getBankRow, type BankRow } from "../store.js";
+import type { Rpc } from "./index.js";
+
+const request = z.object({
+  name: text(200),
+  code: bankCode,
+  logoUrl,
+  minAmount: amount,
+  maxAmount: amount,
+  active: z.boolean().optional(),
+});
+
+export function createBank(ctx: BankCatalogContext): Rpc<"createBank"> {
+  return {
+    async createBank(req) {
+      const input = parseRequest(request, req);
+      if (!isValidRange(input.minAmount, input.maxAmount)) {
+        throw rangeError(input, true);
+      }
+      const now = ctx.clock.now().getTime();
+      const row: BankRow = {
+        id: newId("bnk"),
+        name: input.name,
+        code: input.code,
+        logo_url: input.logoUrl,
+        active: input.active ?? true,
+        min_amount: input.minAmount,
+        max_amount: input.maxAmount,
+        created_at: now,
+        updated_at: now,
+      };
+      try {
+        await ctx.db<BankRow>("banks").insert(row);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw serviceError(Code.AlreadyExists, "BANK_CODE_TAKEN", `a bank with code "${input.code}" already exists`, { field: "code" });
+        throw err;
+      }
+      return { bank: bankMessage(await getBankRow(ctx.db, row.id)) };
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import { Code } from "@connectrpc/connect";
+import { isUniqueViolation, newId, serviceError, validationError } from "@payments/kit";
+import { z } from "zod";
+import type { BankCatalogContext } from "../context.js";
+import { ibanBankCode, ibanMatchesBankCode } from "../limits.js";
+import { bankId, iban, parseRequest, text } from "../requests.js";
+import { getAccountRow, getBankRow, receivingAccountMessage, type ReceivingAccountRow } from "../store.js";
+import type { Rpc } from "./index.js";
+
+const request = z.object({
+  bankId,
+  accountName: text(200),
+  iban,
+  fastEnabled: z.boolean(),
+  active: z.boolean().optional(),
+});
+
+export function createReceivingAccount(ctx: BankCatalogContext): Rpc<"createReceivingAccount"> {
+  return {
+    async createReceivingAccount(req) {
+      const input = parseRequest(request, req);
+      const bank = await getBankRow(ctx.db, input.bankId);
+      // Customers are told "pay to <bank>, IBAN …": the two must agree.
+      if (!ibanMatchesBankCode(input.iban, bank.code)) {
+        throw validationError("iban", `iban belongs to bank code ${ibanBankCode(input.iban)}, not to ${bank.name} (${bank.code})`);
+      }
+      const now = ctx.clock.now().getTime();
+      const row: ReceivingAccountRow = {
+        id: newId("acc"),
+        bank_id: bank.id,
+        account_name: input.accountName,
+        iban: input.iban,
+        active: input.active ?? true,
+        fast_enabled: input.fastEnabled,
+        created_at: now,
+        updated_at: now,
+      };
+      try {
+        await ctx.db<ReceivingAccountRow>("receiving_accounts").insert(row);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw serviceError(Code.AlreadyExists, "IBAN_TAKEN", "a receiving account with this IBAN already exists", { field: "iban" });
+        throw err;
+      }
+      const created = await getAccountRow(ctx.db, row.id);
+      return { account: receivingAccountMessage(created, created.bank_name) };
+    },
+  };
+}

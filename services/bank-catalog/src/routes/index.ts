@@ -1,0 +1,35 @@
+import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { BankCatalogContext } from "../context.js";
+import { clearMerchantLimit } from "./clear-merchant-limit.js";
+import { createBank } from "./create-bank.js";
+import { createReceivingAccount } from "./create-receiving-account.js";
+import { getFastSettings } from "./get-fast-settings.js";
+import { listAvailableBanks } from "./list-available-banks.js";
+import { listBanks } from "./list-banks.js";
+import { listMerchantLimits } from "./list-merchant-limits.js";
+import { listReceivingAccounts } from "./list-receiving-accounts.js";
+import { setMerchantLimit } from "./set-merchant-limit.js";
+import { updateBank } from "./update-bank.js";
+import { updateFastSettings } from "./update-fast-settings.js";
+import { updateReceivingAccount } from "./update-receiving-account.js";
+
+/** One RPC of BankCatalogService, as each route file provides it. */
+export type Rpc<K extends keyof ServiceImpl<typeof BankCatalogService>> = Pick<ServiceImpl<typeof BankCatalogService>, K>;
+
+export function routes(router: ConnectRouter, ctx: BankCatalogContext): void {
+  router.service(BankCatalogService, {
+    ...listAvailableBanks(ctx),
+    ...listBanks(ctx),
+    ...createBank(ctx),
+    ...updateBank(ctx),
+    ...getFastSettings(ctx),
+    ...updateFastSettings(ctx),
+    ...setMerchantLimit(ctx),
+    ...clearMerchantLimit(ctx),
+    ...listMerchantLimits(ctx),
+    ...listReceivingAccounts(ctx),
+    ...createReceivingAccount(ctx),
+    ...updateReceivingAccount(ctx),
+  });
+}

@@ -1,0 +1,18 @@
+import { z } from "zod";
+import type { BankCatalogContext } from "../context.js";
+import { parseRequest } from "../requests.js";
+import { getBankRow, listAccountRows, receivingAccountMessage } from "../store.js";
+import type { Rpc } from "./index.js";
+
+const request = z.object({ bankId: z.string().max(40, "must be at most 40 characters") });
+
+export function listReceivingAccounts(ctx: BankCatalogContext): Rpc<"listReceivingAccounts"> {
+  return {
+    async listReceivingAccounts(req) {
+      const input = parseRequest(request, req);
+      if (input.bankId !== "") await getBankRow(ctx.db, input.bankId);
+      const rows = await listAccountRows(ctx.db, { bankId: input.bankId || undefined });
+      return { accounts: rows.map((row) => receivingAccountMessage(row, row.bank_name)) };
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import { z } from "zod";
+import type { BankCatalogContext } from "../context.js";
+import { isValidRange } from "../limits.js";
+import { amount, parseRequest, rangeError } from "../requests.js";
+import { fastSettingsMessage, getFastSettingsRow, type FastSettingsRow } from "../store.js";
+import type { Rpc } from "./index.js";
+
+const request = z.object({
+  enabled: z.boolean().optional(),
+  minAmount: amount.optional(),
+  maxAmount: amount.optional(),
+});
+
+export function updateFastSettings(ctx: BankCatalogContext): Rpc<"updateFastSettings"> {
+  return {
+    async updateFastSettings(req) {
+      const input = parseRequest(request, req);
+      const row = await ctx.db.transaction(async (trx) => {
+        const current = await getFastSettingsRow(trx, { forUpdate: true });
+        const changes: Partial<FastSettingsRow> = {};
+        if (input.enabled !== undefined) changes.enabled = input.enabled;
+        if (input.minAmount !== undefined) changes.min_amount = input.minAmount;
+        if (input.maxAmount !== undefined) changes.max_amount = input.maxAmount;
+        if (Object.keys(changes).length === 0) return current;
+        const minAmount = Number(changes.min_amount ?? current.min_amount);
+        const maxAmount = Number(changes.max_amount ?? current.max_amount);
+        if (!isValidRange(minAmount, maxAmount)) throw rangeError({ minAmount, maxAmount }, input.minAmount !== undefined);
+        await trx<FastSettingsRow>("fast_settings")
+          .where({ id: 1 })
+          .update({ ...changes, updated_at: ctx.clock.now().getTime() });
+        return getFastSettingsRow(trx);
+      });
+      return { settings: fastSettingsMessage(row) };
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import { z } from "zod";
+import type { BankCatalogContext } from "../context.js";
+import { identifier, parseRequest, text } from "../requests.js";
+import { getAccountRow, receivingAccountMessage, type ReceivingAccountRow } from "../store.js";
+import type { Rpc } from "./index.js";
+
+const request = z.object({
+  accountId: identifier(40),
+  accountName: text(200).optional(),
+  active: z.boolean().optional(),
+  fastEnabled: z.boolean().optional(),
+});
+
+export function updateReceivingAccount(ctx: BankCatalogContext): Rpc<"updateReceivingAccount"> {
+  return {
+    async updateReceivingAccount(req) {
+      const input = parseRequest(request, req);
+      const changes: Partial<ReceivingAccountRow> = {};
+      if (input.accountName !== undefined) changes.account_name = input.accountName;
+      if (input.active !== undefined) changes.active = input.active;
+      if (input.fastEnabled !== undefined) changes.fast_enabled = input.fastEnabled;
+      if (Object.keys(changes).length > 0) {
+        await ctx.db<ReceivingAccountRow>("receiving_accounts")
+          .where({ id: input.accountId })
+          .update({ ...changes, updated_at: ctx.clock.now().getTime() });
+      }
+      // An unknown id updated nothing and is ACCOUNT_NOT_FOUND here.
+      const row = await getAccountRow(ctx.db, input.accountId);
+      return { account: receivingAccountMessage(row, row.bank_name) };
+    },
+  };
+}

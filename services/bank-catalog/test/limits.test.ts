@@ -1,0 +1,169 @@
+import test from "ava";
+import {
+  FAST_ID,
+  isValidAmount,
+  isValidRange,
+  ibanMatchesBankCode,
+  normalizeIban,
+  resolveAvailableCatalog,
+  turkishIbanProblem,
+  type AvailabilityInput,
+  type CatalogBank,
+} from "../src/limits.js";
+
+function bank(id: string, name: string, extra: Partial<CatalogBank> = {}): CatalogBank {
+  return { id, name, code: id.toUpperCase(), logoUrl: `/assets/banks/${id}.svg`, active: true, minAmount: 1000, maxAmount: 5000, ...extra };
+}
+
+function input(extra: Partial<AvailabilityInput> = {}): AvailabilityInput {
+  return {
+    banks: [bank("akb", "Akbank"), bank("grn", "Türkiye Garanti Bankası")],
+    fast: { enabled: true, minAmount: 100, maxAmount: 9000 },
+    overrides: [],
+    hasFastAccount: true,
+    ...extra,
+  };
+}
+
+test("without overrides every active bank is listed with its default limits", (t) => {
+  const result = resolveAvailableCatalog(input());
+  t.deepEqual(
+    result.banks.map((b) => [b.id, b.minAmount, b.maxAmount]),
+    [
+      ["akb", 1000, 5000],
+      ["grn", 1000, 5000],
+    ],
+  );
+});
+
+test("an override's min and max each replace the default independently", (t) => {
+  const result = resolveAvailableCatalog(
+    input({
+      overrides: [
+        { bankId: "akb", minAmount: 2000 },
+        { bankId: "grn", maxAmount: 3000, minAmount: null },
+      ],
+    }),
+  );
+  t.deepEqual(
+    result.banks.map((b) => [b.id, b.minAmount, b.maxAmount]),
+    [
+      ["akb", 2000, 5000],
+      ["grn", 1000, 3000],
+    ],
+  );
+});
+
+test("a bank the merchant's override disables is hidden; enabled=true changes nothing", (t) => {
+  const hidden = resolveAvailableCatalog(input({ overrides: [{ bankId: "akb", enabled: false }] }));
+  t.deepEqual(
+    hidden.banks.map((b) => b.id),
+    ["grn"],
+  );
+  const shown = resolveAvailableCatalog(input({ overrides: [{ bankId: "akb", enabled: true }] }));
+  t.deepEqual(
+    shown.banks.map((b) => b.id),
+    ["akb", "grn"],
+  );
+});
+
+test("an inactive bank is hidden even when the merchant's override enables it", (t) => {
+  const result = resolveAvailableCatalog(
+    input({ banks: [bank("akb", "Akbank", { active: false }), bank("grn", "Garanti")], overrides: [{ bankId: "akb", enabled: true }] }),
+  );
+  t.deepEqual(
+    result.banks.map((b) => b.id),
+    ["grn"],
+  );
+});
+
+test("a bank whose combined limits leave no valid amount is left out", (t) => {
+  const result = resolveAvailableCatalog(input({ overrides: [{ bankId: "akb", minAmount: 6000 }] }));
+  t.deepEqual(
+    result.banks.map((b) => b.id),
+    ["grn"],
+  );
+});
+
+test("banks are ordered by name with Turkish collation", (t) => {
+  const result = resolveAvailableCatalog(
+    input({
+      banks: [
+        bank("isb", "Türkiye İş Bankası"),
+        bank("seker", "Şekerbank"),
+        bank("qnb", "QNB Bank"),
+        bank("ing", "ING Bank"),
+        bank("hsbc", "HSBC Bank"),
+        bank("teb", "Türk Ekonomi Bankası"),
+        bank("halk", "Türkiye Halk Bankası"),
+        bank("sa", "Sandbox Bank"),
+      ],
+    }),
+  );
+  t.deepEqual(
+    result.banks.map((b) => b.name),
+    ["HSBC Bank", "ING Bank", "QNB Bank", "Sandbox Bank", "Şekerbank", "Türk Ekonomi Bankası", "Türkiye Halk Bankası", "Türkiye İş Bankası"],
+  );
+});
+
+test("FAST is offered with the FAST settings' limits when enabled and a FAST account exists", (t) => {
+  t.deepEqual(resolveAvailableCatalog(input()).fast, { minAmount: 100, maxAmount: 9000 });
+});
+
+test("FAST limits take the merchant's FAST override over the settings", (t) => {
+  const result = resolveAvailableCatalog(input({ overrides: [{ bankId: FAST_ID, maxAmount: 500 }] }));
+  t.deepEqual(result.fast, { minAmount: 100, maxAmount: 500 });
+});
+
+test("FAST is absent when the FAST settings are disabled, even if the merchant's override enables it", (t) => {
+  const result = resolveAvailableCatalog(
+    input({ fast: { enabled: false, minAmount: 100, maxAmount: 9000 }, overrides: [{ bankId: FAST_ID, enabled: true }] }),
+  );
+  t.is(result.fast, undefined);
+});
+
+test("FAST is absent when the merchant's FAST override disables it", (t) => {
+  t.is(resolveAvailableCatalog(input({ overrides: [{ bankId: FAST_ID, enabled: false }] })).fast, undefined);
+});
+
+test("FAST is absent when no active FAST-enabled receiving account exists", (t) => {
+  t.is(resolveAvailableCatalog(input({ hasFastAccount: false })).fast, undefined);
+});
+
+test("FAST is a single option and never appears among the banks, even with a FAST override and a bank named FAST-like", (t) => {
+  const result = resolveAvailableCatalog(
+    input({ banks: [bank("akb", "Akbank"), bank("fastpay", "FAST Pay")], overrides: [{ bankId: FAST_ID, minAmount: 200 }] }),
+  );
+  t.false(result.banks.some((b) => b.id === FAST_ID || b.code === FAST_ID));
+  t.deepEqual(result.fast, { minAmount: 200, maxAmount: 9000 });
+});
+
+test("an amount is a positive integer no greater than Number.MAX_SAFE_INTEGER", (t) => {
+  t.true(isValidAmount(1n));
+  t.true(isValidAmount(BigInt(Number.MAX_SAFE_INTEGER)));
+  t.false(isValidAmount(0n));
+  t.false(isValidAmount(-5n));
+  t.false(isValidAmount(BigInt(Number.MAX_SAFE_INTEGER) + 1n));
+  t.true(isValidAmount(150));
+  t.false(isValidAmount(150.5));
+  t.false(isValidAmount(Number.NaN));
+  t.false(isValidAmount(0));
+  t.true(isValidRange(100, 100));
+  t.false(isValidRange(101, 100));
+});
+
+test("an IBAN is normalised (spaces removed, upper-cased) and must be a 26-character TR IBAN with a valid checksum", (t) => {
+  const iban = normalizeIban(" tr33 0006 1005 1978 6457 8413 26 ");
+  t.is(iban, "TR330006100519786457841326");
+  t.is(turkishIbanProblem(iban), undefined);
+  t.regex(turkishIbanProblem("TR330006100519786457841327") ?? "", /checksum/);
+  t.regex(turkishIbanProblem("DE89370400440532013000") ?? "", /TR/);
+  t.regex(turkishIbanProblem("TR33000610051978645784132") ?? "", /26/);
+  t.regex(turkishIbanProblem("") ?? "", /required/);
+});
+
+test("an IBAN matches a bank when its 5-digit bank code is the bank's EFT code", (t) => {
+  t.true(ibanMatchesBankCode("TR330006100519786457841326", "0061"));
+  t.false(ibanMatchesBankCode("TR330006100519786457841326", "0062"));
+  t.true(ibanMatchesBankCode("TR330006100519786457841326", "SANDBOX1"));
+});

@@ -1,0 +1,253 @@
+import test from "ava";
+import { Code } from "@connectrpc/connect";
+import { isValidIBAN } from "ibantools";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/kit/testing";
+import { bankCatalogModule } from "../src/index.js";
+import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";
+
+// One server over MySQL and JetStream for the file. The tests change shared catalog state
+// (FAST accounts, new banks), so they run one after another and undo what others would see.
+const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
+const database = await createTestDatabase();
+const nats = jetStreamTestEnv();
+let running: RunningServices;
+let client: ReturnType<typeof createServiceClient<typeof BankCatalogService>>;
+
+const AKBANK = seedBankId("0046");
+const GARANTI = seedBankId("0062");
+const ZIRAAT = seedBankId("0010");
+
+test.before(async () => {
+  running = await startServices([bankCatalogModule], {
+    mode: "split",
+    clock,
+    env: { DATABASE_URL: database.url, GRPC_PORT: "0", LOG_LEVEL: "warn", ...nats },
+  });
+  client = createServiceClient(BankCatalogService, running.server.url);
+});
+
+test.after.always(async () => {
+  await running?.stop();
+  await database.drop();
+  await deleteTestStream(nats);
+});
+
+async function failure(t: { fail(message: string): void }, call: Promise<unknown>) {
+  try {
+    await call;
+  } catch (err) {
+    return errorInfo(err);
+  }
+  t.fail("the call succeeded but was expected to fail");
+  return errorInfo(new Error("unreachable"));
+}
+
+function merchant(): string {
+  return `mch_${Math.random().toString(36).slice(2)}`;
+}
+
+test.serial("a fresh MySQL database is seeded with the Turkish banks under deterministic ids and valid sandbox IBANs", async (t) => {
+  const { banks } = await client.listBanks({});
+  t.is(banks.length, SEED_BANKS.length);
+  for (const seeded of SEED_BANKS) {
+    const bank = banks.find((b) => b.code === seeded.code);
+    t.is(bank?.id, seeded.id);
+    t.is(bank?.name, seeded.name);
+    t.is(bank?.logoUrl, `/assets/banks/${seeded.code}.svg`);
+    t.is(bank?.minAmount, 1000n);
+    t.is(bank?.maxAmount, 5_000_000n);
+  }
+  const { accounts } = await client.listReceivingAccounts({});
+  t.deepEqual(accounts.map((a) => a.iban).sort(), SEED_ACCOUNTS.map((a) => a.iban).sort());
+  t.true(accounts.every((a) => isValidIBAN(a.iban) && a.bankName !== "" && a.accountName.startsWith("Sandbox")));
+  const fast = await client.getFastSettings({});
+  t.like(fast.settings, { enabled: true, minAmount: 100n, maxAmount: 10_000_000n });
+});
+
+test.serial("ListAvailableBanks gives every active bank with default limits in Turkish name order, and FAST with the FAST settings", async (t) => {
+  const response = await client.listAvailableBanks({ merchantId: merchant() });
+  t.is(response.banks.length, SEED_BANKS.length);
+  t.true(response.banks.every((b) => b.minAmount === 1000n && b.maxAmount === 5_000_000n && b.logoUrl !== ""));
+  const names = response.banks.map((b) => b.name);
+  t.deepEqual(names, [...names].sort(new Intl.Collator("tr").compare));
+  // Byte order would put "Şekerbank" after every "T…" name.
+  t.true(names.indexOf("Şekerbank") < names.indexOf("Türk Ekonomi Bankası"));
+  t.deepEqual({ min: response.fast?.minAmount, max: response.fast?.maxAmount }, { min: 100n, max: 10_000_000n });
+});
+
+test.serial("a merchant's override changes the limits for that merchant only, and clearing it restores the defaults", async (t) => {
+  const mine = merchant();
+  const other = merchant();
+  const set = await client.setMerchantLimit({ limit: { merchantId: mine, bankId: AKBANK, minAmount: 2500n } });
+  t.like(set.limit, { merchantId: mine, bankId: AKBANK, minAmount: 2500n, maxAmount: undefined, enabled: undefined });
+  await client.setMerchantLimit({ limit: { merchantId: mine, bankId: "FAST", maxAmount: 50_000n } });
+
+  const forMe = await client.listAvailableBanks({ merchantId: mine });
+  t.like(
+    forMe.banks.find((b) => b.id === AKBANK),
+    { minAmount: 2500n, maxAmount: 5_000_000n },
+  );
+  t.like(
+    forMe.banks.find((b) => b.id === GARANTI),
+    { minAmount: 1000n, maxAmount: 5_000_000n },
+  );
+  t.like(forMe.fast, { minAmount: 100n, maxAmount: 50_000n });
+
+  const forOther = await client.listAvailableBanks({ merchantId: other });
+  t.like(
+    forOther.banks.find((b) => b.id === AKBANK),
+    { minAmount: 1000n, maxAmount: 5_000_000n },
+  );
+  t.like(forOther.fast, { minAmount: 100n, maxAmount: 10_000_000n });
+
+  const { limits } = await client.listMerchantLimits({ merchantId: mine });
+  t.deepEqual(limits.map((l) => l.bankId).sort(), [AKBANK, "FAST"].sort());
+
+  await client.clearMerchantLimit({ merchantId: mine, bankId: AKBANK });
+  const cleared = await client.listAvailableBanks({ merchantId: mine });
+  t.like(
+    cleared.banks.find((b) => b.id === AKBANK),
+    { minAmount: 1000n, maxAmount: 5_000_000n },
+  );
+});
+
+test.serial("a merchant's override with enabled=false hides that bank from that merchant only", async (t) => {
+  const mine = merchant();
+  await client.setMerchantLimit({ limit: { merchantId: mine, bankId: GARANTI, enabled: false } });
+  t.false((await client.listAvailableBanks({ merchantId: mine })).banks.some((b) => b.id === GARANTI));
+  t.true((await client.listAvailableBanks({ merchantId: merchant() })).banks.some((b) => b.id === GARANTI));
+});
+
+test.serial("disabling FAST for a merchant hides FAST from that merchant only", async (t) => {
+  const mine = merchant();
+  await client.setMerchantLimit({ limit: { merchantId: mine, bankId: "FAST", enabled: false } });
+  t.is((await client.listAvailableBanks({ merchantId: mine })).fast, undefined);
+  t.truthy((await client.listAvailableBanks({ merchantId: merchant() })).fast);
+});
+
+test.serial("deactivating every FAST-enabled receiving account hides FAST; one active FAST account brings it back", async (t) => {
+  const { accounts } = await client.listReceivingAccounts({});
+  const fastAccounts = accounts.filter((a) => a.active && a.fastEnabled);
+  t.true(fastAccounts.length >= 2);
+  for (const account of fastAccounts) await client.updateReceivingAccount({ accountId: account.id, active: false });
+  t.is((await client.listAvailableBanks({ merchantId: merchant() })).fast, undefined);
+
+  const [first, ...rest] = fastAccounts;
+  await client.updateReceivingAccount({ accountId: first!.id, active: true });
+  t.truthy((await client.listAvailableBanks({ merchantId: merchant() })).fast);
+  for (const account of rest) await client.updateReceivingAccount({ accountId: account.id, active: true });
+});
+
+test.serial("disabling FAST in the settings hides FAST for every merchant", async (t) => {
+  const updated = await client.updateFastSettings({ enabled: false });
+  t.like(updated.settings, { enabled: false, minAmount: 100n, maxAmount: 10_000_000n });
+  t.is((await client.listAvailableBanks({ merchantId: merchant() })).fast, undefined);
+  await client.updateFastSettings({ enabled: true });
+  t.truthy((await client.listAvailableBanks({ merchantId: merchant() })).fast);
+});
+
+test.serial("a created bank gets an opaque id and the clock's time; UpdateBank changes only the fields set; inactive banks are not available", async (t) => {
+  const { bank } = await client.createBank({ name: "Sandbox Katılım", code: "9901", logoUrl: "https://cdn.example.com/9901.svg", minAmount: 500n, maxAmount: 900n });
+  t.regex(bank?.id ?? "", /^bnk_[A-Za-z0-9_-]{22}$/);
+  t.like(bank, { name: "Sandbox Katılım", code: "9901", active: true, minAmount: 500n, maxAmount: 900n });
+  t.is(timestampDate(bank!.createdAt!).toISOString(), "2026-11-22T10:00:00.000Z");
+  t.like(
+    (await client.listAvailableBanks({ merchantId: merchant() })).banks.find((b) => b.id === bank!.id),
+    { minAmount: 500n, maxAmount: 900n },
+  );
+
+  clock.advance(60_000);
+  const updated = await client.updateBank({ bankId: bank!.id, maxAmount: 1200n, active: false });
+  t.like(updated.bank, { name: "Sandbox Katılım", logoUrl: "https://cdn.example.com/9901.svg", minAmount: 500n, maxAmount: 1200n, active: false });
+  t.is(timestampDate(updated.bank!.updatedAt!).toISOString(), "2026-11-22T10:01:00.000Z");
+  t.false((await client.listAvailableBanks({ merchantId: merchant() })).banks.some((b) => b.id === bank!.id));
+  t.true((await client.listBanks({})).banks.some((b) => b.id === bank!.id && !b.active));
+});
+
+test.serial("a receiving account's IBAN is stored normalised, with its bank's name", async (t) => {
+  const { account } = await client.createReceivingAccount({
+    bankId: ZIRAAT,
+    accountName: "  Sandbox Ödeme Hizmetleri A.Ş.  ",
+    iban: "tr36 0001 0000 0000 0000 0000 12",
+    fastEnabled: true,
+  });
+  t.like(account, {
+    bankId: ZIRAAT,
+    bankName: "Türkiye Cumhuriyeti Ziraat Bankası",
+    accountName: "Sandbox Ödeme Hizmetleri A.Ş.",
+    iban: "TR360001000000000000000012",
+    active: true,
+    fastEnabled: true,
+  });
+  t.regex(account?.id ?? "", /^acc_/);
+  const { accounts } = await client.listReceivingAccounts({ bankId: ZIRAAT });
+  t.true(accounts.every((a) => a.bankId === ZIRAAT));
+  t.true(accounts.some((a) => a.id === account!.id));
+});
+
+test.serial("bad input is VALIDATION_ERROR naming the proto field", async (t) => {
+  const cases: Array<[string, () => Promise<unknown>]> = [
+    ["merchant_id", () => client.listAvailableBanks({ merchantId: "" })],
+    ["code", () => client.createBank({ name: "X Bank", code: "12-3", minAmount: 1n, maxAmount: 2n })],
+    ["code", () => client.createBank({ name: "X Bank", code: "fast", minAmount: 1n, maxAmount: 2n })],
+    ["name", () => client.createBank({ name: "   ", code: "9902", minAmount: 1n, maxAmount: 2n })],
+    ["min_amount", () => client.createBank({ name: "X Bank", code: "9902", minAmount: 0n, maxAmount: 2n })],
+    ["max_amount", () => client.createBank({ name: "X Bank", code: "9902", minAmount: 1n, maxAmount: BigInt(Number.MAX_SAFE_INTEGER) + 1n })],
+    ["min_amount", () => client.createBank({ name: "X Bank", code: "9902", minAmount: 3n, maxAmount: 2n })],
+    ["logo_url", () => client.createBank({ name: "X Bank", code: "9902", logoUrl: "ftp://x/logo.svg", minAmount: 1n, maxAmount: 2n })],
+    ["logo_url", () => client.updateBank({ bankId: AKBANK, logoUrl: "//evil.example/logo.svg" })],
+    ["max_amount", () => client.updateBank({ bankId: AKBANK, maxAmount: 10n })],
+    ["min_amount", () => client.updateFastSettings({ minAmount: -1n })],
+    ["max_amount", () => client.updateFastSettings({ maxAmount: 1n })],
+    ["limit", () => client.setMerchantLimit({})],
+    ["limit.merchant_id", () => client.setMerchantLimit({ limit: { bankId: AKBANK } })],
+    ["limit.min_amount", () => client.setMerchantLimit({ limit: { merchantId: merchant(), bankId: AKBANK, minAmount: 6_000_000n } })],
+    ["limit.max_amount", () => client.setMerchantLimit({ limit: { merchantId: merchant(), bankId: "FAST", maxAmount: 50n } })],
+    ["limit.max_amount", () => client.setMerchantLimit({ limit: { merchantId: merchant(), bankId: AKBANK, maxAmount: 0n } })],
+    ["merchant_id", () => client.listMerchantLimits({ merchantId: "" })],
+    ["bank_id", () => client.clearMerchantLimit({ merchantId: merchant(), bankId: "" })],
+    ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "TR000046000000000000000001", fastEnabled: false })],
+    ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "DE89370400440532013000", fastEnabled: false })],
+    // A valid IBAN of Ziraat (00010) offered as an Akbank account.
+    ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "TR360001000000000000000012", fastEnabled: false })],
+    ["account_name", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "", iban: SEED_ACCOUNTS[0]!.iban, fastEnabled: false })],
+    ["account_id", () => client.updateReceivingAccount({ accountId: "", active: false })],
+  ];
+  for (const [field, call] of cases) {
+    const info = await failure(t, call());
+    t.is(info.code, Code.InvalidArgument, field);
+    t.is(info.reason, "VALIDATION_ERROR", field);
+    t.is(info.field, field, info.message);
+    t.true(info.message.startsWith(field), info.message);
+  }
+  // Nothing was written by the rejected calls.
+  t.like((await client.listBanks({})).banks.find((b) => b.id === AKBANK), { minAmount: 1000n, maxAmount: 5_000_000n, logoUrl: "/assets/banks/0046.svg" });
+});
+
+test.serial("a taken bank code is BANK_CODE_TAKEN and a taken IBAN, however written, is IBAN_TAKEN", async (t) => {
+  const bank = await failure(t, client.createBank({ name: "Another Akbank", code: "0046", minAmount: 1n, maxAmount: 2n }));
+  t.like(bank, { code: Code.AlreadyExists, reason: "BANK_CODE_TAKEN" });
+
+  const seeded = SEED_ACCOUNTS.find((a) => a.bankId === AKBANK)!;
+  const written = seeded.iban.toLowerCase().replace(/(.{4})/g, "$1 ");
+  const account = await failure(t, client.createReceivingAccount({ bankId: AKBANK, accountName: "Dup", iban: written, fastEnabled: false }));
+  t.like(account, { code: Code.AlreadyExists, reason: "IBAN_TAKEN" });
+});
+
+test.serial("unknown bank and account ids are NOT_FOUND with BANK_NOT_FOUND / ACCOUNT_NOT_FOUND", async (t) => {
+  const cases: Array<[string, () => Promise<unknown>]> = [
+    ["BANK_NOT_FOUND", () => client.updateBank({ bankId: "bnk_missing", name: "X" })],
+    ["BANK_NOT_FOUND", () => client.setMerchantLimit({ limit: { merchantId: merchant(), bankId: "bnk_missing", enabled: false } })],
+    ["BANK_NOT_FOUND", () => client.listReceivingAccounts({ bankId: "bnk_missing" })],
+    ["BANK_NOT_FOUND", () => client.createReceivingAccount({ bankId: "bnk_missing", accountName: "A", iban: "TR150001000000000000000099", fastEnabled: false })],
+    ["ACCOUNT_NOT_FOUND", () => client.updateReceivingAccount({ accountId: "acc_missing", active: false })],
+  ];
+  for (const [reason, call] of cases) {
+    const info = await failure(t, call());
+    t.is(info.code, Code.NotFound, reason);
+    t.is(info.reason, reason);
+  }
+});

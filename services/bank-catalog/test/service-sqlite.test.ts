@@ -1,0 +1,92 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import test from "ava";
+import { Code } from "@connectrpc/connect";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
+import { manualClock } from "@payments/kit/testing";
+import { bankCatalogModule } from "../src/index.js";
+import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";
+
+// The same service on an embedded SQLite file (no DATABASE_URL), as `pnpm start` runs it.
+const dataDir = await mkdtemp(join(tmpdir(), "bank-catalog-"));
+let running: RunningServices;
+let client: ReturnType<typeof createServiceClient<typeof BankCatalogService>>;
+
+test.before(async () => {
+  running = await startServices([bankCatalogModule], {
+    mode: "split",
+    clock: manualClock(),
+    env: { DATA_DIR: dataDir, GRPC_PORT: "0", LOG_LEVEL: "error" },
+  });
+  client = createServiceClient(BankCatalogService, running.server.url);
+});
+
+test.after.always(async () => {
+  await running?.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+test.serial("on SQLite a fresh database is seeded and ListAvailableBanks gives the defaults and FAST", async (t) => {
+  const { banks } = await client.listBanks({});
+  t.deepEqual(banks.map((b) => b.id).sort(), SEED_BANKS.map((b) => b.id).sort());
+  const { accounts } = await client.listReceivingAccounts({});
+  t.is(accounts.length, SEED_ACCOUNTS.length);
+
+  const available = await client.listAvailableBanks({ merchantId: "mch_sqlite_a" });
+  t.is(available.banks.length, SEED_BANKS.length);
+  t.true(available.banks.every((b) => b.minAmount === 1000n && b.maxAmount === 5_000_000n));
+  t.like(available.fast, { minAmount: 100n, maxAmount: 10_000_000n });
+});
+
+test.serial("on SQLite a merchant's override changes only that merchant's limits and can hide FAST", async (t) => {
+  const akbank = seedBankId("0046");
+  await client.setMerchantLimit({ limit: { merchantId: "mch_sqlite_b", bankId: akbank, minAmount: 2000n, maxAmount: 3000n } });
+  await client.setMerchantLimit({ limit: { merchantId: "mch_sqlite_b", bankId: "FAST", enabled: false } });
+  // Setting again replaces the override rather than adding a second one.
+  await client.setMerchantLimit({ limit: { merchantId: "mch_sqlite_b", bankId: akbank, minAmount: 2500n } });
+
+  const mine = await client.listAvailableBanks({ merchantId: "mch_sqlite_b" });
+  t.like(
+    mine.banks.find((b) => b.id === akbank),
+    { minAmount: 2500n, maxAmount: 5_000_000n },
+  );
+  t.is(mine.fast, undefined);
+  t.is((await client.listMerchantLimits({ merchantId: "mch_sqlite_b" })).limits.length, 2);
+
+  const other = await client.listAvailableBanks({ merchantId: "mch_sqlite_c" });
+  t.like(
+    other.banks.find((b) => b.id === akbank),
+    { minAmount: 1000n, maxAmount: 5_000_000n },
+  );
+  t.truthy(other.fast);
+});
+
+test.serial("on SQLite banks and receiving accounts are created, duplicates refused, and FAST follows the FAST accounts", async (t) => {
+  const { bank } = await client.createBank({ name: "Çağ Bank", code: "9903", logoUrl: "/assets/banks/9903.svg", minAmount: 100n, maxAmount: 200n });
+  t.like(bank, { name: "Çağ Bank", active: true });
+  t.like(errorInfo(await t.throwsAsync(client.createBank({ name: "Again", code: "9903", minAmount: 1n, maxAmount: 2n }))), {
+    code: Code.AlreadyExists,
+    reason: "BANK_CODE_TAKEN",
+  });
+  const names = (await client.listAvailableBanks({ merchantId: "mch_sqlite_d" })).banks.map((b) => b.name);
+  // Turkish order: Ç right after C, before D.
+  t.true(names.indexOf("Çağ Bank") < names.indexOf("DenizBank"));
+
+  const { account } = await client.createReceivingAccount({ bankId: bank!.id, accountName: "Sandbox", iban: "tr71 0990 3000 0000 0000 0000 99", fastEnabled: false });
+  t.is(account?.iban, "TR710990300000000000000099");
+  t.like(errorInfo(await t.throwsAsync(client.createReceivingAccount({ bankId: bank!.id, accountName: "Dup", iban: account!.iban, fastEnabled: false }))), {
+    code: Code.AlreadyExists,
+    reason: "IBAN_TAKEN",
+  });
+
+  const fastAccounts = (await client.listReceivingAccounts({})).accounts.filter((a) => a.fastEnabled);
+  for (const a of fastAccounts) await client.updateReceivingAccount({ accountId: a.id, fastEnabled: false });
+  t.is((await client.listAvailableBanks({ merchantId: "mch_sqlite_d" })).fast, undefined);
+  await client.updateReceivingAccount({ accountId: account!.id, fastEnabled: true });
+  t.truthy((await client.listAvailableBanks({ merchantId: "mch_sqlite_d" })).fast);
+
+  const invalid = errorInfo(await t.throwsAsync(client.listAvailableBanks({ merchantId: "" })));
+  t.like(invalid, { reason: "VALIDATION_ERROR", field: "merchant_id" });
+});
