@@ -1,0 +1,19 @@
+import { MerchantService } from "@payments/contracts/merchant";
+import type { ServiceModule } from "@payments/kit";
+import { migrations } from "../migrations/index.js";
+import { createMerchantContext, type MerchantContext } from "./context.js";
+import { routes } from "./routes/index.js";
+
+/** The merchant service: identity, API credentials, network rules and callback settings of every merchant. */
+export const merchantModule: ServiceModule<MerchantContext> = {
+  name: "merchant",
+  services: [MerchantService],
+  migrations,
+  createContext: createMerchantContext,
+  routes,
+};
+
+export { loadMerchantConfig, merchantConfigSchema, type MerchantConfig, type MerchantContext } from "./context.js";
+export { ipAllowed, normaliseAllowedIps, normaliseCallbackUrl, secretValidAt, type MerchantChange } from "./merchant.js";
+export { MERCHANT_CHANGED_TOPIC } from "./merchant-store.js";
+export { migrations } from "../migrations/index.js";

@@ -1,0 +1,217 @@
+import { Code } from "@connectrpc/connect";
+import type { Knex } from "knex";
+import { MerchantChangedSchema, type Merchant } from "@payments/contracts/merchant";
+import { newId, newToken, recordEvent, serviceError, type Clock } from "@payments/kit";
+import type { MerchantContext } from "./context.js";
+import type { MerchantChange, MerchantStatusName, RateLimit } from "./merchant.js";
+import { timestampFromMs, toMerchantMessage } from "./merchant-message.js";
+import type { SecretBox } from "./secret-box.js";
+
+export const MERCHANT_CHANGED_TOPIC = "merchant.v1.merchant_changed";
+
+/** A `merchants` row as both dialects return it. */
+export interface MerchantRow {
+  id: string;
+  name: string;
+  status: string;
+  sandbox: boolean | number;
+  api_key: string;
+  allowed_ips: string;
+  callback_url: string | null;
+  rate_limit_per_second: number | null;
+  rate_limit_burst: number | null;
+  created_at: number | string;
+  updated_at: number | string;
+}
+
+export interface SecretRow {
+  id: string;
+  merchant_id: string;
+  generation: number;
+  sealed: string;
+  created_at: number | string;
+  expires_at: number | string | null;
+}
+
+export interface MerchantRecord {
+  id: string;
+  name: string;
+  status: MerchantStatusName;
+  sandbox: boolean;
+  apiKey: string;
+  allowedIps: string[];
+  callbackUrl: string | null;
+  rateLimit: RateLimit;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface SecretRecord {
+  id: string;
+  merchantId: string;
+  generation: number;
+  sealed: string;
+  createdAt: number;
+  expiresAt: number | null;
+}
+
+/** The columns a change may set (besides updated_at). */
+export type MerchantPatch = Partial<Pick<MerchantRow, "status" | "sandbox" | "allowed_ips" | "callback_url" | "rate_limit_per_second" | "rate_limit_burst">>;
+
+function parseIps(text: string): string[] {
+  const value: unknown = JSON.parse(text);
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+export function toMerchantRecord(row: MerchantRow): MerchantRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status === "active" ? "active" : "disabled",
+    sandbox: Boolean(row.sandbox),
+    apiKey: row.api_key,
+    allowedIps: parseIps(row.allowed_ips),
+    callbackUrl: row.callback_url,
+    rateLimit: { perSecond: row.rate_limit_per_second, burst: row.rate_limit_burst },
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+function toSecretRecord(row: SecretRow): SecretRecord {
+  return {
+    id: row.id,
+    merchantId: row.merchant_id,
+    generation: Number(row.generation),
+    sealed: row.sealed,
+    createdAt: Number(row.created_at),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+  };
+}
+
+export function allowedIpsColumn(ips: readonly string[]): string {
+  return JSON.stringify(ips);
+}
+
+export function merchantNotFound(merchantId: string) {
+  return serviceError(Code.NotFound, "MERCHANT_NOT_FOUND", `merchant ${JSON.stringify(merchantId)} does not exist`);
+}
+
+export async function findMerchant(db: Knex, merchantId: string): Promise<MerchantRecord | undefined> {
+  const row = await db<MerchantRow>("merchants").where({ id: merchantId }).first();
+  return row ? toMerchantRecord(row) : undefined;
+}
+
+export async function findMerchantByApiKey(db: Knex, apiKey: string): Promise<MerchantRecord | undefined> {
+  const row = await db<MerchantRow>("merchants").where({ api_key: apiKey }).first();
+  return row ? toMerchantRecord(row) : undefined;
+}
+
+/** Secrets of each merchant, newest first. */
+export async function secretsOf(db: Knex, merchantIds: readonly string[]): Promise<Map<string, SecretRecord[]>> {
+  const byMerchant = new Map<string, SecretRecord[]>(merchantIds.map((id) => [id, []]));
+  if (merchantIds.length === 0) return byMerchant;
+  const rows = await db<SecretRow>("merchant_secrets").whereIn("merchant_id", [...merchantIds]).orderBy([
+    { column: "merchant_id" },
+    { column: "generation", order: "desc" },
+  ]);
+  for (const row of rows) byMerchant.get(row.merchant_id)?.push(toSecretRecord(row));
+  return byMerchant;
+}
+
+/** Secrets that verify signatures at `now`, current first. */
+export async function validSecretsOf(db: Knex, merchantId: string, now: number): Promise<SecretRecord[]> {
+  const rows = await db<SecretRow>("merchant_secrets")
+    .where({ merchant_id: merchantId })
+    .andWhere((q) => q.whereNull("expires_at").orWhere("expires_at", ">", now))
+    .orderBy("generation", "desc");
+  return rows.map(toSecretRecord);
+}
+
+/** A fresh API key: looked up by index on every request, so unique and unguessable. */
+export function newApiKey(): string {
+  return `pk_${newToken(24)}`;
+}
+
+/** A fresh API secret, in plain text: returned once, then only kept sealed. */
+export function newApiSecret(): string {
+  return `sk_${newToken(32)}`;
+}
+
+export async function insertMerchant(trx: Knex, merchant: MerchantRecord): Promise<void> {
+  await trx<MerchantRow>("merchants").insert({
+    id: merchant.id,
+    name: merchant.name,
+    status: merchant.status,
+    sandbox: merchant.sandbox,
+    api_key: merchant.apiKey,
+    allowed_ips: allowedIpsColumn(merchant.allowedIps),
+    callback_url: merchant.callbackUrl,
+    rate_limit_per_second: merchant.rateLimit.perSecond,
+    rate_limit_burst: merchant.rateLimit.burst,
+    created_at: merchant.createdAt,
+    updated_at: merchant.updatedAt,
+  });
+}
+
+export async function insertSecret(
+  trx: Knex,
+  secretBox: SecretBox,
+  merchantId: string,
+  generation: number,
+  plaintext: string,
+  now: number,
+): Promise<void> {
+  await trx<SecretRow>("merchant_secrets").insert({
+    id: newId("sec"),
+    merchant_id: merchantId,
+    generation,
+    sealed: secretBox.seal(plaintext, merchantId),
+    created_at: now,
+    expires_at: null,
+  });
+}
+
+/** The event that tells credential caches (the gateway) to drop this merchant; `now` is the change's updated_at. */
+export async function recordMerchantChanged(
+  trx: Knex.Transaction,
+  clock: Clock,
+  merchant: MerchantRecord,
+  change: MerchantChange,
+  now: number,
+): Promise<void> {
+  await recordEvent(trx, clock, MERCHANT_CHANGED_TOPIC, MerchantChangedSchema, {
+    merchantId: merchant.id,
+    apiKey: merchant.apiKey,
+    change,
+    occurredAt: timestampFromMs(now),
+  });
+}
+
+/**
+ * One change to an existing merchant, in one transaction: the row (locked by the UPDATE,
+ * so concurrent changes to the same merchant queue up on both dialects), whatever else
+ * `within` writes, and the MerchantChanged event. Publishes after the commit.
+ */
+export async function changeMerchant(
+  ctx: MerchantContext,
+  merchantId: string,
+  change: MerchantChange,
+  patch: MerchantPatch,
+  within?: (trx: Knex.Transaction, merchant: MerchantRecord, now: number) => Promise<void>,
+): Promise<Merchant> {
+  const now = ctx.clock.now().getTime();
+  const { merchant, secrets } = await ctx.db.transaction(async (trx) => {
+    await trx<MerchantRow>("merchants")
+      .where({ id: merchantId })
+      .update({ ...patch, updated_at: now });
+    const merchant = await findMerchant(trx, merchantId);
+    if (!merchant) throw merchantNotFound(merchantId);
+    if (within) await within(trx, merchant, now);
+    await recordMerchantChanged(trx, ctx.clock, merchant, change, now);
+    const secrets = (await secretsOf(trx, [merchantId])).get(merchantId) ?? [];
+    return { merchant, secrets };
+  });
+  ctx.outbox.nudge();
+  return toMerchantMessage(merchant, secrets, now);
+}

@@ -1,0 +1,64 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { CreateMerchantRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import { isUniqueViolation, newId } from "@payments/kit";
+import { z } from "zod";
+import type { MerchantContext } from "../context.js";
+import { allowedIpsInput, callbackUrlInput, merchantNameInput } from "../merchant.js";
+import { toMerchantMessage } from "../merchant-message.js";
+import {
+  insertMerchant,
+  insertSecret,
+  newApiKey,
+  newApiSecret,
+  recordMerchantChanged,
+  secretsOf,
+  type MerchantRecord,
+} from "../merchant-store.js";
+import { parseRequest } from "../request.js";
+
+const createMerchantInput = z.object({
+  name: merchantNameInput,
+  allowedIps: allowedIpsInput,
+  callbackUrl: callbackUrlInput,
+  sandbox: z.boolean(),
+});
+
+const ATTEMPTS = 3;
+
+export function createMerchant(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "createMerchant"> {
+  return {
+    async createMerchant(req) {
+      const input = parseRequest(CreateMerchantRequestSchema, createMerchantInput, req);
+      const apiSecret = newApiSecret();
+      for (let attempt = 1; ; attempt++) {
+        const now = ctx.clock.now().getTime();
+        const merchant: MerchantRecord = {
+          id: newId("mer"),
+          name: input.name,
+          status: "active",
+          sandbox: input.sandbox,
+          apiKey: newApiKey(),
+          allowedIps: input.allowedIps,
+          callbackUrl: input.callbackUrl,
+          rateLimit: { perSecond: null, burst: null },
+          createdAt: now,
+          updatedAt: now,
+        };
+        try {
+          const secrets = await ctx.db.transaction(async (trx) => {
+            await insertMerchant(trx, merchant);
+            await insertSecret(trx, ctx.secretBox, merchant.id, 1, apiSecret, now);
+            await recordMerchantChanged(trx, ctx.clock, merchant, "created", now);
+            return (await secretsOf(trx, [merchant.id])).get(merchant.id) ?? [];
+          });
+          ctx.outbox.nudge();
+          return { merchant: toMerchantMessage(merchant, secrets, now), apiSecret };
+        } catch (err) {
+          // Ids and keys are 128+ random bits, so a clash is next to impossible; if one happens, draw again.
+          if (isUniqueViolation(err) && attempt < ATTEMPTS) continue;
+          throw err;
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { Code, type ServiceImpl } from "@connectrpc/connect";
+import { GetCredentialsRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import { serviceError } from "@payments/kit";
+import { z } from "zod";
+import type { MerchantContext } from "../context.js";
+import { statusToProto, timestampFromMs } from "../merchant-message.js";
+import { findMerchantByApiKey, validSecretsOf } from "../merchant-store.js";
+import { parseRequest } from "../request.js";
+import { SecretBoxError } from "../secret-box.js";
+
+const getCredentialsInput = z.object({ apiKey: z.string().min(1, "is required") });
+
+/** Longer than any key we issue: not worth a query. */
+const API_KEY_MAX_LENGTH = 64;
+
+export function getCredentials(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "getCredentials"> {
+  return {
+    async getCredentials(req) {
+      const { apiKey } = parseRequest(GetCredentialsRequestSchema, getCredentialsInput, req);
+      const merchant = apiKey.length <= API_KEY_MAX_LENGTH ? await findMerchantByApiKey(ctx.db, apiKey) : undefined;
+      if (!merchant) throw serviceError(Code.NotFound, "API_KEY_NOT_FOUND", "no merchant has this API key");
+      // A disabled merchant's requests are refused, so its secrets are not handed out at all.
+      const secrets = merchant.status === "active" ? await validSecretsOf(ctx.db, merchant.id, ctx.clock.now().getTime()) : [];
+      return {
+        merchantId: merchant.id,
+        status: statusToProto(merchant.status),
+        sandbox: merchant.sandbox,
+        allowedIps: merchant.allowedIps,
+        rateLimitPerSecond: merchant.rateLimit.perSecond ?? undefined,
+        rateLimitBurst: merchant.rateLimit.burst ?? undefined,
+        secrets: secrets.map((secret) => {
+          let plaintext: string;
+          try {
+            plaintext = ctx.secretBox.open(secret.sealed, merchant.id);
+          } catch (err) {
+            if (!(err instanceof SecretBoxError)) throw err;
+            ctx.logger.error({ merchantId: merchant.id, secretId: secret.id, err }, "a stored secret does not decrypt: altered, or MASTER_KEY changed");
+            throw serviceError(Code.Internal, "SECRET_UNREADABLE", "a stored secret of this merchant cannot be decrypted");
+          }
+          return { secret: plaintext, expiresAt: secret.expiresAt === null ? undefined : timestampFromMs(secret.expiresAt) };
+        }),
+      };
+    },
+  };
+}

@@ -1,0 +1,22 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { GetMerchantRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import { z } from "zod";
+import type { MerchantContext } from "../context.js";
+import { merchantIdInput } from "../merchant.js";
+import { toMerchantMessage } from "../merchant-message.js";
+import { findMerchant, merchantNotFound, secretsOf } from "../merchant-store.js";
+import { parseRequest } from "../request.js";
+
+const getMerchantInput = z.object({ merchantId: merchantIdInput });
+
+export function getMerchant(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "getMerchant"> {
+  return {
+    async getMerchant(req) {
+      const { merchantId } = parseRequest(GetMerchantRequestSchema, getMerchantInput, req);
+      const merchant = await findMerchant(ctx.db, merchantId);
+      if (!merchant) throw merchantNotFound(merchantId);
+      const secrets = (await secretsOf(ctx.db, [merchant.id])).get(merchant.id) ?? [];
+      return { merchant: toMerchantMessage(merchant, secrets, ctx.clock.now().getTime()) };
+    },
+  };
+}

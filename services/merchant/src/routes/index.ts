@@ -1,0 +1,28 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { MerchantService } from "@payments/contracts/merchant";
+import type { MerchantContext } from "../context.js";
+import { createMerchant } from "./create-merchant.js";
+import { getCredentials } from "./get-credentials.js";
+import { getMerchant } from "./get-merchant.js";
+import { listMerchants } from "./list-merchants.js";
+import { rotateSecret } from "./rotate-secret.js";
+import { setAllowedIps } from "./set-allowed-ips.js";
+import { setCallbackUrl } from "./set-callback-url.js";
+import { setRateLimit } from "./set-rate-limit.js";
+import { setSandbox } from "./set-sandbox.js";
+import { setStatus } from "./set-status.js";
+
+export function routes(router: ConnectRouter, ctx: MerchantContext): void {
+  router.service(MerchantService, {
+    ...createMerchant(ctx),
+    ...getMerchant(ctx),
+    ...listMerchants(ctx),
+    ...rotateSecret(ctx),
+    ...setAllowedIps(ctx),
+    ...setCallbackUrl(ctx),
+    ...setStatus(ctx),
+    ...setSandbox(ctx),
+    ...setRateLimit(ctx),
+    ...getCredentials(ctx),
+  });
+}

@@ -1,0 +1,19 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { SetAllowedIpsRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import { z } from "zod";
+import type { MerchantContext } from "../context.js";
+import { allowedIpsInput, merchantIdInput } from "../merchant.js";
+import { allowedIpsColumn, changeMerchant } from "../merchant-store.js";
+import { parseRequest } from "../request.js";
+
+const setAllowedIpsInput = z.object({ merchantId: merchantIdInput, allowedIps: allowedIpsInput });
+
+export function setAllowedIps(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "setAllowedIps"> {
+  return {
+    async setAllowedIps(req) {
+      const { merchantId, allowedIps } = parseRequest(SetAllowedIpsRequestSchema, setAllowedIpsInput, req);
+      const merchant = await changeMerchant(ctx, merchantId, "allowed_ips", { allowed_ips: allowedIpsColumn(allowedIps) });
+      return { merchant };
+    },
+  };
+}

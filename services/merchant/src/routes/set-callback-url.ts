@@ -1,0 +1,19 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { SetCallbackUrlRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import { z } from "zod";
+import type { MerchantContext } from "../context.js";
+import { callbackUrlInput, merchantIdInput } from "../merchant.js";
+import { changeMerchant } from "../merchant-store.js";
+import { parseRequest } from "../request.js";
+
+const setCallbackUrlInput = z.object({ merchantId: merchantIdInput, callbackUrl: callbackUrlInput });
+
+export function setCallbackUrl(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "setCallbackUrl"> {
+  return {
+    async setCallbackUrl(req) {
+      const { merchantId, callbackUrl } = parseRequest(SetCallbackUrlRequestSchema, setCallbackUrlInput, req);
+      const merchant = await changeMerchant(ctx, merchantId, "callback_url", { callback_url: callbackUrl });
+      return { merchant };
+    },
+  };
+}

@@ -1,0 +1,19 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { SetSandboxRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import { z } from "zod";
+import type { MerchantContext } from "../context.js";
+import { merchantIdInput } from "../merchant.js";
+import { changeMerchant } from "../merchant-store.js";
+import { parseRequest } from "../request.js";
+
+const setSandboxInput = z.object({ merchantId: merchantIdInput, sandbox: z.boolean() });
+
+export function setSandbox(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "setSandbox"> {
+  return {
+    async setSandbox(req) {
+      const { merchantId, sandbox } = parseRequest(SetSandboxRequestSchema, setSandboxInput, req);
+      const merchant = await changeMerchant(ctx, merchantId, "sandbox", { sandbox });
+      return { merchant };
+    },
+  };
+}

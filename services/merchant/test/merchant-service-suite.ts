@@ -1,0 +1,416 @@
+import type { TestFn } from "ava";
+import { randomBytes } from "node:crypto";
+import { fromBinary, toJsonString } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { Code, type Client } from "@connectrpc/connect";
+import { GetMerchantResponseSchema, MerchantChangedSchema, MerchantService, MerchantStatus, type MerchantChanged } from "@payments/contracts/merchant";
+import { createServiceClient, errorInfo, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
+import { manualClock } from "@payments/kit/testing";
+import { merchantModule } from "../src/index.js";
+import { MERCHANT_CHANGED_TOPIC } from "../src/merchant-store.js";
+
+type MerchantClient = Client<typeof MerchantService>;
+
+export interface Backend {
+  /** The environment of one split-mode merchant service (database, bus). */
+  env(): Promise<Env>;
+  cleanUp(): Promise<void>;
+}
+
+const SECOND = 1000;
+const HOUR = 3600 * SECOND;
+
+/**
+ * The service's behaviour over a real server, registered once per storage backend.
+ * Tests that move the clock are serial; ava runs them before the concurrent ones.
+ */
+export function merchantServiceSuite(test: TestFn, backend: Backend): void {
+  const clock = manualClock();
+  let running: RunningServices | undefined;
+  let client: MerchantClient;
+  let watcher: Subscription | undefined;
+  const published: MerchantChanged[] = [];
+
+  function service(): RunningServices {
+    if (!running) throw new Error("the service did not start");
+    return running;
+  }
+
+  test.before(async () => {
+    const env = {
+      LOG_LEVEL: "warn",
+      ...(await backend.env()),
+      GRPC_PORT: "0",
+      MASTER_KEY: randomBytes(32).toString("hex"),
+      SECRET_GRACE_PERIOD: "2h",
+    };
+    running = await startServices([merchantModule], { mode: "split", env, clock });
+    client = createServiceClient(MerchantService, running.server.url);
+    watcher = await running.bus.watch([MERCHANT_CHANGED_TOPIC], async (message) => {
+      published.push(fromBinary(MerchantChangedSchema, message.data));
+    });
+  });
+
+  test.after.always(async () => {
+    await watcher?.stop();
+    await running?.stop();
+    await backend.cleanUp();
+  });
+
+  function db() {
+    const ctx = service().contexts.get("merchant");
+    if (!ctx) throw new Error("no merchant context");
+    return ctx.db;
+  }
+
+  async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  async function newMerchant(name = "Acme Payments") {
+    return client.createMerchant({ name, allowedIps: [], callbackUrl: "", sandbox: false });
+  }
+
+  async function rejection(call: () => Promise<unknown>) {
+    try {
+      await call();
+    } catch (err) {
+      return errorInfo(err);
+    }
+    throw new Error("the call succeeded");
+  }
+
+  test.serial("a rotated-out secret verifies alongside the new one during the grace period and stops at its end", async (t) => {
+    const created = await newMerchant();
+    const id = created.merchant!.id;
+    const apiKey = created.merchant!.apiKey;
+    const rotatedAt = clock.now().getTime();
+    const rotated = await client.rotateSecret({ merchantId: id, gracePeriodSeconds: 600 });
+    t.regex(rotated.apiSecret, /^sk_[A-Za-z0-9_-]{43}$/);
+    t.not(rotated.apiSecret, created.apiSecret);
+
+    const during = await client.getCredentials({ apiKey });
+    t.deepEqual(
+      during.secrets.map((s) => s.secret),
+      [rotated.apiSecret, created.apiSecret],
+      "current first",
+    );
+    t.is(during.secrets[0]!.expiresAt, undefined);
+    t.is(timestampDate(during.secrets[1]!.expiresAt!).getTime(), rotatedAt + 600 * SECOND);
+
+    clock.advance(600 * SECOND - 1);
+    t.is((await client.getCredentials({ apiKey })).secrets.length, 2, "still valid 1 ms before the end");
+
+    clock.advance(1);
+    const after = await client.getCredentials({ apiKey });
+    t.deepEqual(
+      after.secrets.map((s) => s.secret),
+      [rotated.apiSecret],
+    );
+    const { merchant } = await client.getMerchant({ merchantId: id });
+    t.deepEqual(
+      merchant!.secrets.map((s) => s.valid),
+      [true, false],
+      "metadata lists both, newest first",
+    );
+  });
+
+  test.serial("rotation without a grace period uses SECRET_GRACE_PERIOD and never extends an earlier expiry", async (t) => {
+    const created = await newMerchant();
+    const id = created.merchant!.id;
+    const apiKey = created.merchant!.apiKey;
+    const t0 = clock.now().getTime();
+    const second = await client.rotateSecret({ merchantId: id });
+    const third = await client.rotateSecret({ merchantId: id, gracePeriodSeconds: 10 * 3600 });
+    const expiries = (await client.getCredentials({ apiKey })).secrets.map((s) => (s.expiresAt ? timestampDate(s.expiresAt).getTime() : null));
+    t.deepEqual(expiries, [null, t0 + 10 * HOUR, t0 + 2 * HOUR], "third current, second +10 h, first keeps its earlier +2 h");
+
+    clock.advance(HOUR);
+    const fourth = await client.rotateSecret({ merchantId: id, gracePeriodSeconds: 0 });
+    const credentials = await client.getCredentials({ apiKey });
+    t.deepEqual(
+      credentials.secrets.map((s) => s.secret),
+      [fourth.apiSecret],
+      "a zero grace period retires every older secret at once",
+    );
+    t.not(second.apiSecret, third.apiSecret);
+  });
+
+  test.serial("ListMerchants pages through merchants oldest first with an opaque token", async (t) => {
+    const mine: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      clock.advance(1);
+      mine.push((await newMerchant(`Pager ${i}`)).merchant!.id);
+    }
+    const seen: string[] = [];
+    const created: number[] = [];
+    let pageToken = "";
+    let pages = 0;
+    do {
+      const page = await client.listMerchants({ pageSize: 2, pageToken });
+      t.true(page.merchants.length <= 2);
+      for (const m of page.merchants) {
+        seen.push(m.id);
+        created.push(timestampDate(m.createdAt!).getTime());
+        t.true(
+          m.secrets.every((s) => !("secret" in s)),
+          "no secret values in a listing",
+        );
+      }
+      pageToken = page.nextPageToken;
+      t.false(pageToken.includes("mer_"), "the token is opaque");
+      pages++;
+    } while (pageToken !== "" && pages < 100);
+    t.is(new Set(seen).size, seen.length, "no merchant twice");
+    t.deepEqual(
+      created,
+      [...created].sort((a, b) => a - b),
+    );
+    t.deepEqual(
+      seen.filter((id) => mine.includes(id)),
+      mine,
+    );
+    const all = await client.listMerchants({ pageSize: 0, pageToken: "" });
+    t.is(all.merchants.length, Math.min(seen.length, 50), "page size 0 means the default of 50");
+  });
+
+  test("CreateMerchant returns the secret once, and GetCredentials gives the gateway the same secret", async (t) => {
+    const created = await client.createMerchant({
+      name: "  Acme Payments  ",
+      allowedIps: ["203.0.113.7", "2001:DB8::/32", "::ffff:198.51.100.1"],
+      callbackUrl: "https://acme.example/callbacks",
+      sandbox: true,
+    });
+    const merchant = created.merchant!;
+    t.regex(merchant.id, /^mer_[A-Za-z0-9_-]{22}$/);
+    t.regex(merchant.apiKey, /^pk_[A-Za-z0-9_-]{32}$/);
+    t.regex(created.apiSecret, /^sk_[A-Za-z0-9_-]{43}$/);
+    t.is(merchant.name, "Acme Payments");
+    t.is(merchant.status, MerchantStatus.ACTIVE);
+    t.true(merchant.sandbox);
+    t.deepEqual(merchant.allowedIps, ["203.0.113.7", "2001:db8::/32", "198.51.100.1"]);
+    t.is(merchant.callbackUrl, "https://acme.example/callbacks");
+    t.is(merchant.rateLimitPerSecond, undefined);
+    t.is(merchant.secrets.length, 1);
+    t.true(merchant.secrets[0]!.valid);
+    t.is(timestampDate(merchant.createdAt!).getTime(), clock.now().getTime());
+
+    const fetched = await client.getMerchant({ merchantId: merchant.id });
+    t.deepEqual(fetched.merchant, merchant);
+    t.false(toJsonString(GetMerchantResponseSchema, fetched).includes(created.apiSecret), "GetMerchant never returns the secret");
+
+    const credentials = await client.getCredentials({ apiKey: merchant.apiKey });
+    t.is(credentials.merchantId, merchant.id);
+    t.is(credentials.status, MerchantStatus.ACTIVE);
+    t.true(credentials.sandbox);
+    t.deepEqual(credentials.allowedIps, merchant.allowedIps);
+    t.deepEqual(
+      credentials.secrets.map((s) => [s.secret, s.expiresAt]),
+      [[created.apiSecret, undefined]],
+    );
+  });
+
+  test("API secrets are stored sealed, never in plain text", async (t) => {
+    const created = await newMerchant();
+    const id = created.merchant!.id;
+    const rotated = await client.rotateSecret({ merchantId: id });
+    const secrets = await db()("merchant_secrets").where({ merchant_id: id });
+    const merchants = await db()("merchants").where({ id });
+    t.is(secrets.length, 2);
+    for (const row of secrets) t.regex(String(row.sealed), /^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    const raw = JSON.stringify([secrets, merchants]);
+    for (const secret of [created.apiSecret, rotated.apiSecret]) {
+      t.false(raw.includes(secret));
+      t.false(raw.includes(secret.slice(3)), "not even without its prefix");
+    }
+  });
+
+  test("a stored secret altered in the database is refused, not handed out", async (t) => {
+    const created = await newMerchant();
+    const id = created.merchant!.id;
+    const row = await db()("merchant_secrets").where({ merchant_id: id }).first();
+    const [version, iv, tag, ciphertext] = String(row.sealed).split(".");
+    const flipped = Buffer.from(ciphertext!, "base64url");
+    flipped[0] = flipped[0]! ^ 0x01;
+    await db()("merchant_secrets")
+      .where({ id: row.id })
+      .update({ sealed: [version, iv, tag, flipped.toString("base64url")].join(".") });
+    const info = await rejection(() => client.getCredentials({ apiKey: created.merchant!.apiKey }));
+    t.is(info.code, Code.Internal);
+    t.is(info.reason, "SECRET_UNREADABLE");
+    t.false(info.message.includes("sk_"));
+  });
+
+  test("concurrent rotations leave exactly one current secret", async (t) => {
+    const created = await newMerchant();
+    const id = created.merchant!.id;
+    const rotations = await Promise.all(Array.from({ length: 6 }, () => client.rotateSecret({ merchantId: id, gracePeriodSeconds: 3600 })));
+    const rows = await db()("merchant_secrets").where({ merchant_id: id });
+    t.is(rows.length, 7);
+    t.is(rows.filter((r) => r.expires_at === null).length, 1);
+    t.deepEqual(
+      rows.map((r) => Number(r.generation)).sort((a, b) => a - b),
+      [1, 2, 3, 4, 5, 6, 7],
+    );
+    const credentials = await client.getCredentials({ apiKey: created.merchant!.apiKey });
+    t.is(credentials.secrets.length, 7);
+    t.true(rotations.some((r) => r.apiSecret === credentials.secrets[0]!.secret));
+    t.is(credentials.secrets[0]!.expiresAt, undefined);
+  });
+
+  test("a disabled merchant is reported as disabled with no secrets, and enabling restores them", async (t) => {
+    const created = await newMerchant();
+    const id = created.merchant!.id;
+    const apiKey = created.merchant!.apiKey;
+    const disabled = await client.setStatus({ merchantId: id, status: MerchantStatus.DISABLED });
+    t.is(disabled.merchant!.status, MerchantStatus.DISABLED);
+    const credentials = await client.getCredentials({ apiKey });
+    t.is(credentials.status, MerchantStatus.DISABLED);
+    t.is(credentials.merchantId, id);
+    t.deepEqual(credentials.secrets, []);
+
+    await client.setStatus({ merchantId: id, status: MerchantStatus.ACTIVE });
+    const again = await client.getCredentials({ apiKey });
+    t.is(again.status, MerchantStatus.ACTIVE);
+    t.deepEqual(
+      again.secrets.map((s) => s.secret),
+      [created.apiSecret],
+    );
+  });
+
+  test("allowed IPs, callback URL, sandbox and rate limit are saved, normalised and cleared", async (t) => {
+    const created = await newMerchant();
+    const merchantId = created.merchant!.id;
+    const apiKey = created.merchant!.apiKey;
+
+    const ips = await client.setAllowedIps({ merchantId, allowedIps: ["10.1.2.3/8", "10.0.0.0/8", " 2001:db8::1 "] });
+    t.deepEqual(ips.merchant!.allowedIps, ["10.0.0.0/8", "2001:db8::1"]);
+    t.deepEqual((await client.getCredentials({ apiKey })).allowedIps, ["10.0.0.0/8", "2001:db8::1"]);
+    t.deepEqual((await client.setAllowedIps({ merchantId, allowedIps: [] })).merchant!.allowedIps, []);
+
+    t.is((await client.setCallbackUrl({ merchantId, callbackUrl: "http://localhost:4000/cb" })).merchant!.callbackUrl, "http://localhost:4000/cb");
+    t.is((await client.setCallbackUrl({ merchantId, callbackUrl: "" })).merchant!.callbackUrl, "", "empty clears it");
+    t.is((await client.getMerchant({ merchantId })).merchant!.callbackUrl, "");
+
+    t.true((await client.setSandbox({ merchantId, sandbox: true })).merchant!.sandbox);
+    t.true((await client.getCredentials({ apiKey })).sandbox);
+    t.false((await client.setSandbox({ merchantId, sandbox: false })).merchant!.sandbox);
+
+    const limited = await client.setRateLimit({ merchantId, requestsPerSecond: 20, burst: 40 });
+    t.is(limited.merchant!.rateLimitPerSecond, 20);
+    t.is(limited.merchant!.rateLimitBurst, 40);
+    const credentials = await client.getCredentials({ apiKey });
+    t.is(credentials.rateLimitPerSecond, 20);
+    t.is(credentials.rateLimitBurst, 40);
+    const off = await client.setRateLimit({ merchantId, requestsPerSecond: 0 });
+    t.is(off.merchant!.rateLimitPerSecond, 0, "0 turns the limit off and is kept apart from unset");
+    t.is(off.merchant!.rateLimitBurst, undefined);
+    const defaults = await client.setRateLimit({ merchantId });
+    t.is(defaults.merchant!.rateLimitPerSecond, undefined, "unset goes back to the gateway default");
+    t.is((await client.getCredentials({ apiKey })).rateLimitPerSecond, undefined);
+  });
+
+  test("bad input is refused with VALIDATION_ERROR naming the request field", async (t) => {
+    const { merchant } = await newMerchant();
+    const merchantId = merchant!.id;
+    const cases: Array<[string, () => Promise<unknown>]> = [
+      ["name", () => client.createMerchant({ name: "   ", allowedIps: [], callbackUrl: "", sandbox: false })],
+      ["name", () => client.createMerchant({ name: "x".repeat(201), allowedIps: [], callbackUrl: "", sandbox: false })],
+      ["allowed_ips", () => client.createMerchant({ name: "A", allowedIps: ["10.0.0.1", "300.1.1.1"], callbackUrl: "", sandbox: false })],
+      ["callback_url", () => client.createMerchant({ name: "A", allowedIps: [], callbackUrl: "http://acme.example/cb", sandbox: false })],
+      ["allowed_ips", () => client.setAllowedIps({ merchantId, allowedIps: ["garbage"] })],
+      ["callback_url", () => client.setCallbackUrl({ merchantId, callbackUrl: "ftp://acme.example" })],
+      ["status", () => client.setStatus({ merchantId, status: MerchantStatus.UNSPECIFIED })],
+      ["status", () => client.setStatus({ merchantId, status: 7 as MerchantStatus })],
+      ["burst", () => client.setRateLimit({ merchantId, requestsPerSecond: 50, burst: 10 })],
+      ["requests_per_second", () => client.setRateLimit({ merchantId, requestsPerSecond: 4_000_000_000 })],
+      ["grace_period_seconds", () => client.rotateSecret({ merchantId, gracePeriodSeconds: 31 * 24 * 3600 })],
+      ["page_size", () => client.listMerchants({ pageSize: 101, pageToken: "" })],
+      ["page_token", () => client.listMerchants({ pageSize: 10, pageToken: "not-a-token" })],
+      ["merchant_id", () => client.getMerchant({ merchantId: "" })],
+      ["api_key", () => client.getCredentials({ apiKey: "" })],
+    ];
+    for (const [field, call] of cases) {
+      const info = await rejection(call);
+      t.is(info.code, Code.InvalidArgument, field);
+      t.is(info.reason, "VALIDATION_ERROR", field);
+      t.is(info.field, field);
+      t.true(info.message.startsWith(field), `${field}: message "${info.message}" names the field`);
+    }
+    const unchanged = await client.getMerchant({ merchantId });
+    t.is(unchanged.merchant!.status, MerchantStatus.ACTIVE, "a refused change changes nothing");
+  });
+
+  test("unknown API keys and merchants are NOT_FOUND with their own reasons", async (t) => {
+    const key = await rejection(() => client.getCredentials({ apiKey: "pk_doesnotexist" }));
+    t.is(key.code, Code.NotFound);
+    t.is(key.reason, "API_KEY_NOT_FOUND");
+    const merchantId = "mer_doesnotexist";
+    for (const call of [
+      () => client.getMerchant({ merchantId }),
+      () => client.rotateSecret({ merchantId }),
+      () => client.setAllowedIps({ merchantId, allowedIps: ["10.0.0.1"] }),
+      () => client.setCallbackUrl({ merchantId, callbackUrl: "" }),
+      () => client.setStatus({ merchantId, status: MerchantStatus.DISABLED }),
+      () => client.setSandbox({ merchantId, sandbox: true }),
+      () => client.setRateLimit({ merchantId }),
+    ]) {
+      const info = await rejection(call);
+      t.is(info.code, Code.NotFound);
+      t.is(info.reason, "MERCHANT_NOT_FOUND");
+    }
+    const outbox = await db()("outbox").select("payload");
+    t.false(
+      outbox.some((row) => fromBinary(MerchantChangedSchema, new Uint8Array(row.payload as Buffer)).merchantId === merchantId),
+      "a failed change records no event",
+    );
+  });
+
+  test("every change records a MerchantChanged event in the outbox, and it is published", async (t) => {
+    const created = await newMerchant();
+    const merchantId = created.merchant!.id;
+    await client.rotateSecret({ merchantId });
+    await client.setAllowedIps({ merchantId, allowedIps: ["10.0.0.1"] });
+    await client.setCallbackUrl({ merchantId, callbackUrl: "https://acme.example/cb" });
+    await client.setStatus({ merchantId, status: MerchantStatus.DISABLED });
+    await client.setSandbox({ merchantId, sandbox: true });
+    await client.setRateLimit({ merchantId, requestsPerSecond: 5 });
+    const expected = ["created", "secret_rotated", "allowed_ips", "callback_url", "status", "sandbox", "rate_limit"];
+
+    const ours = (rows: Array<{ payload: Buffer }>) => rows.map((r) => fromBinary(MerchantChangedSchema, new Uint8Array(r.payload))).filter((e) => e.merchantId === merchantId);
+    const recorded = ours(await db()("outbox").select("payload").orderBy("seq"));
+    t.deepEqual(
+      recorded.map((e) => e.change),
+      expected,
+    );
+    for (const event of recorded) {
+      t.is(event.apiKey, created.merchant!.apiKey);
+      t.regex(event.eventId, /^evt_/);
+      t.is(timestampDate(event.occurredAt!).getTime(), clock.now().getTime());
+    }
+
+    const received = await eventually("the events on the bus", () => {
+      const mine = published.filter((e) => e.merchantId === merchantId);
+      return mine.length >= expected.length ? mine : undefined;
+    });
+    t.deepEqual(
+      received.map((e) => e.change),
+      expected,
+    );
+    t.deepEqual(
+      received.map((e) => e.eventId),
+      recorded.map((e) => e.eventId),
+    );
+    const unpublished = await eventually("the outbox rows marked published", async () => {
+      const rows = ours(await db()("outbox").select("payload").whereNull("published_at"));
+      return rows.length === 0 ? rows : undefined;
+    });
+    t.deepEqual(unpublished, []);
+  });
+}
