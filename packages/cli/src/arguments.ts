@@ -1,0 +1,70 @@
+import { InvalidArgumentError } from "commander";
+
+// Parsers for option and argument values. They throw commander's InvalidArgumentError, so a
+// bad value is reported like any other usage error (exit 2) before a service is called.
+
+const WHOLE_NUMBER = /^\d+$/;
+
+/** An amount in kuruş: a whole, non-negative number no larger than Number.MAX_SAFE_INTEGER. */
+export function parseAmount(value: string): bigint {
+  const text = value.trim();
+  if (!WHOLE_NUMBER.test(text)) {
+    const hint = /^-?\d+[.,]\d+$/.test(text) ? ` (150.50 TRY is 15050)` : "";
+    if (text.startsWith("-") && WHOLE_NUMBER.test(text.slice(1))) throw new InvalidArgumentError("an amount cannot be negative.");
+    throw new InvalidArgumentError(`an amount must be a whole number of kuruş${hint}.`);
+  }
+  const amount = BigInt(text);
+  if (amount > BigInt(Number.MAX_SAFE_INTEGER)) throw new InvalidArgumentError(`an amount cannot exceed ${Number.MAX_SAFE_INTEGER}.`);
+  return amount;
+}
+
+/** `true` or `false` (also yes/no, on/off, 1/0), for switches that can be turned either way. */
+export function parseBoolean(value: string): boolean {
+  const text = value.trim().toLowerCase();
+  if (["true", "yes", "on", "1"].includes(text)) return true;
+  if (["false", "no", "off", "0"].includes(text)) return false;
+  throw new InvalidArgumentError("expected true or false.");
+}
+
+const UINT32_MAX = 4_294_967_295;
+
+/** A whole number from 0 to 2^32-1 (rate limits). */
+export function parseCount(value: string): number {
+  const text = value.trim();
+  if (!WHOLE_NUMBER.test(text) || Number(text) > UINT32_MAX) throw new InvalidArgumentError(`expected a whole number from 0 to ${UINT32_MAX}.`);
+  return Number(text);
+}
+
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** "24h", "90m", "1h30m", "45s", "2d", or a bare number of seconds → seconds. */
+export function parseDurationSeconds(value: string): number {
+  const text = value.trim().toLowerCase();
+  let seconds: number;
+  if (WHOLE_NUMBER.test(text)) {
+    seconds = Number(text);
+  } else if (/^(\d+[smhd])+$/.test(text)) {
+    seconds = 0;
+    for (const [, amount, unit] of text.matchAll(/(\d+)([smhd])/g)) seconds += Number(amount) * (UNIT_SECONDS[unit ?? "s"] ?? 1);
+  } else {
+    throw new InvalidArgumentError('expected a duration such as 24h, 90m, 1h30m, 45s or 2d.');
+  }
+  if (seconds > UINT32_MAX) throw new InvalidArgumentError("duration is too long.");
+  return seconds;
+}
+
+/** A bank id, or FAST in any case (stored as "FAST"). */
+export function parseBankRef(value: string): string {
+  const text = value.trim();
+  if (text === "") throw new InvalidArgumentError("expected a bank id or FAST.");
+  return text.toUpperCase() === "FAST" ? "FAST" : text;
+}
+
+/** Repeatable `--ip`: each use adds one or more comma-separated addresses or CIDRs. */
+export function collectIps(value: string, previous: readonly string[] = []): string[] {
+  const added = value
+    .split(",")
+    .map((ip) => ip.trim())
+    .filter((ip) => ip !== "");
+  return [...previous, ...added];
+}

@@ -1,0 +1,87 @@
+import { Code, ConnectError, type Client, type Interceptor } from "@connectrpc/connect";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { MerchantService } from "@payments/contracts/merchant";
+import { createServiceClient, ERROR_REASON_KEY } from "@payments/kit";
+import { UnreachableError, UsageError } from "./errors.js";
+
+/** Where `pnpm start` serves every internal service. */
+export const DEFAULT_GRPC_URL = "http://127.0.0.1:9090";
+const CALL_TIMEOUT_MS = 10_000;
+
+export interface Endpoints {
+  merchant: string;
+  bankCatalog: string;
+  /** INTERNAL_API_TOKEN, sent as a bearer token when set. */
+  token?: string;
+}
+
+function checkedUrl(url: string, source: string): string {
+  const trimmed = url.trim();
+  let parsed: URL;
+  try {
+    parsed = new URL(trimmed);
+  } catch {
+    throw new UsageError(`${source} must be an http:// or https:// URL, got "${url}"`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new UsageError(`${source} must be an http:// or https:// URL, got "${url}"`);
+  return trimmed.replace(/\/+$/, "");
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value !== undefined && value.trim() !== "" ? value : undefined;
+}
+
+/**
+ * --grpc-url (typed now, so it wins) > MERCHANT_SERVICE_URL / BANK_CATALOG_SERVICE_URL
+ * (split deployments) > GRPC_URL > the all-in-one default.
+ */
+export function resolveEndpoints(flags: { grpcUrl?: string }, env: Readonly<Record<string, string | undefined>>): Endpoints {
+  const pick = (variable: string): string => {
+    if (flags.grpcUrl !== undefined) return checkedUrl(flags.grpcUrl, "--grpc-url");
+    const specific = nonEmpty(env[variable]);
+    if (specific) return checkedUrl(specific, variable);
+    const shared = nonEmpty(env.GRPC_URL);
+    if (shared) return checkedUrl(shared, "GRPC_URL");
+    return DEFAULT_GRPC_URL;
+  };
+  return {
+    merchant: pick("MERCHANT_SERVICE_URL"),
+    bankCatalog: pick("BANK_CATALOG_SERVICE_URL"),
+    token: nonEmpty(env.INTERNAL_API_TOKEN),
+  };
+}
+
+/** Turns "nothing is listening there" into an error that names the URL and how to fix it. */
+function reportUnreachable(url: string): Interceptor {
+  return (next) => async (req) => {
+    try {
+      return await next(req);
+    } catch (err) {
+      const connectError = ConnectError.from(err);
+      // A service's own UNAVAILABLE carries a reason; a transport failure does not.
+      if (connectError.code === Code.Unavailable && !connectError.metadata.get(ERROR_REASON_KEY)) {
+        throw new UnreachableError(url, connectError.rawMessage);
+      }
+      throw err;
+    }
+  };
+}
+
+export type MerchantClient = Client<typeof MerchantService>;
+export type BankCatalogClient = Client<typeof BankCatalogService>;
+
+export function merchantClient(endpoints: Endpoints): MerchantClient {
+  return createServiceClient(MerchantService, endpoints.merchant, {
+    token: endpoints.token,
+    timeoutMs: CALL_TIMEOUT_MS,
+    interceptors: [reportUnreachable(endpoints.merchant)],
+  });
+}
+
+export function bankCatalogClient(endpoints: Endpoints): BankCatalogClient {
+  return createServiceClient(BankCatalogService, endpoints.bankCatalog, {
+    token: endpoints.token,
+    timeoutMs: CALL_TIMEOUT_MS,
+    interceptors: [reportUnreachable(endpoints.bankCatalog)],
+  });
+}

@@ -1,0 +1,225 @@
+import type { Command } from "commander";
+import {
+  GetMerchantResponseSchema,
+  MerchantSchema,
+  MerchantStatus,
+  SetAllowedIpsResponseSchema,
+  SetCallbackUrlResponseSchema,
+  SetRateLimitResponseSchema,
+  SetSandboxResponseSchema,
+  SetStatusResponseSchema,
+  type Merchant,
+} from "@payments/contracts/merchant";
+import { collectIps, parseBoolean, parseDurationSeconds, parseCount } from "../arguments.js";
+import type { CommandContext } from "../context.js";
+import { UsageError } from "../errors.js";
+import { formatTime, messageJson, yesNo, type Output } from "../output.js";
+
+export function statusLabel(status: MerchantStatus): string {
+  switch (status) {
+    case MerchantStatus.ACTIVE:
+      return "active";
+    case MerchantStatus.DISABLED:
+      return "disabled";
+    default:
+      return "unknown";
+  }
+}
+
+export function rateLimitLabel(merchant: Pick<Merchant, "rateLimitPerSecond" | "rateLimitBurst">): string {
+  const rps = merchant.rateLimitPerSecond;
+  const burst = merchant.rateLimitBurst;
+  if (rps === 0) return "off (no limit)";
+  const rate = rps === undefined ? "default rate" : `${rps} requests/s`;
+  const bursts = burst === undefined ? "default burst" : `burst ${burst}`;
+  return rps === undefined && burst === undefined ? "gateway default" : `${rate}, ${bursts}`;
+}
+
+function ipsLabel(ips: readonly string[]): string {
+  return ips.length > 0 ? ips.join(", ") : "none (reads and deposits from any IP; withdrawals refused)";
+}
+
+function printMerchant(out: Output, merchant: Merchant): void {
+  out.fields([
+    ["id", merchant.id],
+    ["name", merchant.name],
+    ["status", statusLabel(merchant.status)],
+    ["sandbox", yesNo(merchant.sandbox)],
+    ["API key", merchant.apiKey],
+    ["allowed IPs", ipsLabel(merchant.allowedIps)],
+    ["callback URL", merchant.callbackUrl || "not set"],
+    ["rate limit", rateLimitLabel(merchant)],
+    ["created", formatTime(merchant.createdAt)],
+    ["updated", formatTime(merchant.updatedAt)],
+  ]);
+  if (merchant.secrets.length > 0) {
+    out.line();
+    out.line("Secrets (newest first; values are never shown again):");
+    out.table(
+      ["ID", "CREATED", "EXPIRES", "VALID"],
+      merchant.secrets.map((s) => [s.id, formatTime(s.createdAt), s.expiresAt ? formatTime(s.expiresAt) : "never (current)", yesNo(s.valid)]),
+    );
+  }
+}
+
+/** The merchant in a response, which a well-behaved service always sets. */
+function required(merchant: Merchant | undefined): Merchant {
+  if (!merchant) throw new Error("the service returned no merchant");
+  return merchant;
+}
+
+/** The machine shape of a freshly shown secret: the three things a merchant must store. */
+export function credentialsJson(merchant: Merchant, apiSecret: string): { merchantId: string; apiKey: string; apiSecret: string } {
+  return { merchantId: merchant.id, apiKey: merchant.apiKey, apiSecret };
+}
+
+function printSecret(out: Output, apiSecret: string): void {
+  out.line();
+  out.line(`API secret: ${apiSecret}`);
+  out.line("The API secret is shown only once: store it now. It cannot be retrieved later (`merchant rotate-secret` issues a new one).");
+}
+
+export function registerMerchantCommands(program: Command, ctx: CommandContext): void {
+  const merchant = program.command("merchant").description("create and manage merchants: credentials, allowed IPs, callback, status, rate limit");
+
+  merchant
+    .command("create")
+    .description("create an active merchant with a new API key and secret (the secret is shown once)")
+    .requiredOption("--name <name>", "merchant name")
+    .option("--ip <ip-or-cidr>", "allowed caller IP or CIDR (IPv4/IPv6); repeat or comma-separate for several", collectIps)
+    .option("--callback-url <url>", "where status callbacks are sent (https, or http for localhost in development)")
+    .option("--sandbox", "sandbox merchant: test money and simulated banks")
+    .addHelpText("after", "\nWith --json, prints exactly one object: {\"merchantId\",\"apiKey\",\"apiSecret\"}.")
+    .action(async (opts: { name: string; ip?: string[]; callbackUrl?: string; sandbox?: boolean }, cmd: Command) => {
+      const { out, merchants } = ctx.session(cmd);
+      const res = await merchants.createMerchant({ name: opts.name, allowedIps: opts.ip ?? [], callbackUrl: opts.callbackUrl ?? "", sandbox: opts.sandbox === true });
+      const created = required(res.merchant);
+      if (out.json) return out.data(credentialsJson(created, res.apiSecret));
+      out.line("Merchant created.");
+      printMerchant(out, created);
+      printSecret(out, res.apiSecret);
+    });
+
+  merchant
+    .command("get")
+    .description("show one merchant (never its secrets)")
+    .argument("<id>", "merchant id")
+    .action(async (id: string, _opts: object, cmd: Command) => {
+      const { out, merchants } = ctx.session(cmd);
+      const res = await merchants.getMerchant({ merchantId: id });
+      if (out.json) return out.message(GetMerchantResponseSchema, res);
+      printMerchant(out, required(res.merchant));
+    });
+
+  merchant
+    .command("list")
+    .description("list every merchant, oldest first")
+    .action(async (_opts: object, cmd: Command) => {
+      const { out, merchants } = ctx.session(cmd);
+      const all: Merchant[] = [];
+      let pageToken = "";
+      do {
+        const page = await merchants.listMerchants({ pageSize: 100, pageToken });
+        all.push(...page.merchants);
+        pageToken = page.nextPageToken;
+      } while (pageToken !== "");
+      if (out.json) return out.data({ merchants: all.map((m) => messageJson(MerchantSchema, m)) });
+      out.table(
+        ["ID", "NAME", "STATUS", "SANDBOX", "API KEY", "ALLOWED IPS", "CREATED"],
+        all.map((m) => [m.id, m.name, statusLabel(m.status), yesNo(m.sandbox), m.apiKey, m.allowedIps.join(",") || "-", formatTime(m.createdAt)]),
+        "No merchants yet. Create one with `pnpm cli merchant create --name NAME`.",
+      );
+    });
+
+  merchant
+    .command("rotate-secret")
+    .description("issue a new current secret; older secrets keep working for the grace period (shown once)")
+    .argument("<id>", "merchant id")
+    .option("--grace <duration>", "how long rotated-out secrets keep working, e.g. 24h, 30m, 0 (default: the service's, 24h)", parseDurationSeconds)
+    .addHelpText("after", "\nWith --json, prints exactly one object: {\"merchantId\",\"apiKey\",\"apiSecret\"}.")
+    .action(async (id: string, opts: { grace?: number }, cmd: Command) => {
+      const { out, merchants } = ctx.session(cmd);
+      const res = await merchants.rotateSecret({ merchantId: id, gracePeriodSeconds: opts.grace });
+      const rotated = required(res.merchant);
+      if (out.json) return out.data(credentialsJson(rotated, res.apiSecret));
+      out.line(`New secret issued for ${rotated.id} (API key ${rotated.apiKey}).`);
+      const expiring = rotated.secrets.filter((s) => s.valid && s.expiresAt);
+      for (const s of expiring) out.line(`Previous secret ${s.id} keeps working until ${formatTime(s.expiresAt)}.`);
+      printSecret(out, res.apiSecret);
+    });
+
+  merchant
+    .command("set-ips")
+    .description("replace the allowed IPs/CIDRs; without --ip the list is cleared")
+    .argument("<id>", "merchant id")
+    .option("--ip <ip-or-cidr>", "allowed caller IP or CIDR; repeat or comma-separate for several", collectIps)
+    .addHelpText("after", "\nAn empty list lets reads and deposits come from any IP and refuses withdrawals.")
+    .action(async (id: string, opts: { ip?: string[] }, cmd: Command) => {
+      const { out, merchants } = ctx.session(cmd);
+      const res = await merchants.setAllowedIps({ merchantId: id, allowedIps: opts.ip ?? [] });
+      if (out.json) return out.message(SetAllowedIpsResponseSchema, res);
+      const updated = required(res.merchant);
+      out.line(`Allowed IPs of ${updated.id}: ${ipsLabel(updated.allowedIps)}`);
+    });
+
+  merchant
+    .command("set-callback")
+    .description("set the callback URL, or clear it with --clear")
+    .argument("<id>", "merchant id")
+    .argument("[url]", "https URL (http allowed for localhost in development)")
+    .option("--clear", "remove the callback URL")
+    .action(async (id: string, url: string | undefined, opts: { clear?: boolean }, cmd: Command) => {
+      if (opts.clear && url !== undefined) throw new UsageError("give either a URL or --clear, not both");
+      if (!opts.clear && (url === undefined || url.trim() === "")) throw new UsageError("give the callback URL, or --clear to remove it");
+      const { out, merchants } = ctx.session(cmd);
+      const res = await merchants.setCallbackUrl({ merchantId: id, callbackUrl: opts.clear ? "" : (url ?? "") });
+      if (out.json) return out.message(SetCallbackUrlResponseSchema, res);
+      const updated = required(res.merchant);
+      out.line(updated.callbackUrl ? `Callback URL of ${updated.id}: ${updated.callbackUrl}` : `Callback URL of ${updated.id} cleared.`);
+    });
+
+  for (const [name, status, description] of [
+    ["disable", MerchantStatus.DISABLED, "disable a merchant: its API key is refused until enabled again"],
+    ["enable", MerchantStatus.ACTIVE, "enable a disabled merchant"],
+  ] as const) {
+    merchant
+      .command(name)
+      .description(description)
+      .argument("<id>", "merchant id")
+      .action(async (id: string, _opts: object, cmd: Command) => {
+        const { out, merchants } = ctx.session(cmd);
+        const res = await merchants.setStatus({ merchantId: id, status });
+        if (out.json) return out.message(SetStatusResponseSchema, res);
+        const updated = required(res.merchant);
+        out.line(`Merchant ${updated.id} is now ${statusLabel(updated.status)}.`);
+      });
+  }
+
+  merchant
+    .command("set-sandbox")
+    .description("mark a merchant as sandbox (true) or live (false)")
+    .argument("<id>", "merchant id")
+    .argument("<sandbox>", "true or false", parseBoolean)
+    .action(async (id: string, sandbox: boolean, _opts: object, cmd: Command) => {
+      const { out, merchants } = ctx.session(cmd);
+      const res = await merchants.setSandbox({ merchantId: id, sandbox });
+      if (out.json) return out.message(SetSandboxResponseSchema, res);
+      const updated = required(res.merchant);
+      out.line(`Merchant ${updated.id} is now ${updated.sandbox ? "a sandbox merchant" : "live"}.`);
+    });
+
+  merchant
+    .command("set-rate-limit")
+    .description("set the request rate limit; an option left out falls back to the gateway default")
+    .argument("<id>", "merchant id")
+    .option("--rps <n>", "requests per second (0 = no limit)", parseCount)
+    .option("--burst <n>", "burst size", parseCount)
+    .addHelpText("after", "\nWith neither option the merchant goes back to the gateway defaults (100 requests/s, bursts of 200).")
+    .action(async (id: string, opts: { rps?: number; burst?: number }, cmd: Command) => {
+      const { out, merchants } = ctx.session(cmd);
+      const res = await merchants.setRateLimit({ merchantId: id, requestsPerSecond: opts.rps, burst: opts.burst });
+      if (out.json) return out.message(SetRateLimitResponseSchema, res);
+      const updated = required(res.merchant);
+      out.line(`Rate limit of ${updated.id}: ${rateLimitLabel(updated)}.`);
+    });
+}

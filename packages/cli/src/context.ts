@@ -1,0 +1,49 @@
+import type { Command } from "commander";
+import { bankCatalogClient, merchantClient, resolveEndpoints, type BankCatalogClient, type Endpoints, type MerchantClient } from "./clients.js";
+import type { Io } from "./io.js";
+import { Output } from "./output.js";
+
+/** Options of the program itself, accepted before or after the command. */
+export interface GlobalOptions {
+  grpcUrl?: string;
+  json?: boolean;
+}
+
+/** What one command invocation works with: its output and, built on first use, its clients. */
+export class Session {
+  readonly out: Output;
+  private endpointsCache: Endpoints | undefined;
+  private merchantsCache: MerchantClient | undefined;
+  private bankCatalogCache: BankCatalogClient | undefined;
+
+  constructor(
+    readonly io: Io,
+    readonly options: GlobalOptions,
+  ) {
+    this.out = new Output(io, options.json === true);
+  }
+
+  private get endpoints(): Endpoints {
+    this.endpointsCache ??= resolveEndpoints(this.options, this.io.env);
+    return this.endpointsCache;
+  }
+
+  get merchants(): MerchantClient {
+    this.merchantsCache ??= merchantClient(this.endpoints);
+    return this.merchantsCache;
+  }
+
+  get bankCatalog(): BankCatalogClient {
+    this.bankCatalogCache ??= bankCatalogClient(this.endpoints);
+    return this.bankCatalogCache;
+  }
+}
+
+/** Handed to every command group: opens a session for the command being run. */
+export class CommandContext {
+  constructor(readonly io: Io) {}
+
+  session(command: Command): Session {
+    return new Session(this.io, command.optsWithGlobals<GlobalOptions>());
+  }
+}

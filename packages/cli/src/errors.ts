@@ -1,0 +1,45 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { errorInfo } from "@payments/kit";
+
+/** Bad input found after commander parsed the line (e.g. nothing to update): exit 2 like commander's own usage errors. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+/** A service or the gateway could not be reached at all. */
+export class UnreachableError extends Error {
+  override readonly name = "UnreachableError";
+  constructor(
+    readonly url: string,
+    readonly detail: string,
+  ) {
+    super(`cannot reach ${url} — is \`pnpm start\` running? (${detail})`);
+  }
+}
+
+/** A command that ran but must still exit non-zero (for example an HTTP error from `request`). */
+export class CommandFailed extends Error {
+  override readonly name = "CommandFailed";
+}
+
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+/** "NotFound" → "NOT_FOUND": the gRPC name, when a service sent no machine reason. */
+function codeName(code: Code): string {
+  return (Code[code] ?? `CODE_${code}`).replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+}
+
+/** The one stderr line for a failure and the exit code that goes with it. */
+export function describeFailure(thrown: unknown): { line: string; exitCode: number } {
+  // A client call wraps what its interceptors throw in a ConnectError; the cause is ours.
+  const err = thrown instanceof ConnectError && thrown.cause instanceof Error && !(thrown.cause instanceof ConnectError) ? thrown.cause : thrown;
+  if (err instanceof UsageError) return { line: `error: ${err.message}`, exitCode: EXIT_USAGE };
+  if (err instanceof UnreachableError || err instanceof CommandFailed) return { line: `error: ${err.message}`, exitCode: EXIT_FAILURE };
+  const info = errorInfo(thrown);
+  let line = `error: ${info.reason ?? codeName(info.code)}: ${info.message}`;
+  if (info.field) line += ` (field: ${info.field})`;
+  if (info.details && Object.keys(info.details).length > 0) line += ` ${JSON.stringify(info.details)}`;
+  if (info.code === Code.Unauthenticated) line += " — set INTERNAL_API_TOKEN to the token the services run with";
+  return { line, exitCode: EXIT_FAILURE };
+}

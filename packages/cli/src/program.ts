@@ -1,0 +1,63 @@
+import { Command, CommanderError } from "commander";
+import { DEFAULT_GRPC_URL } from "./clients.js";
+import { registerAccountCommands } from "./commands/account.js";
+import { registerBankCommands } from "./commands/bank.js";
+import { registerFastCommands } from "./commands/fast.js";
+import { registerLimitCommands } from "./commands/limit.js";
+import { registerMerchantCommands } from "./commands/merchant.js";
+import { registerRequestCommand } from "./commands/request.js";
+import { CommandContext } from "./context.js";
+import { describeFailure, EXIT_USAGE } from "./errors.js";
+import type { Io } from "./io.js";
+
+const ENVIRONMENT_HELP = `
+Environment:
+  GRPC_URL                  internal API of every service (default ${DEFAULT_GRPC_URL}, as \`pnpm start\` serves it)
+  MERCHANT_SERVICE_URL      merchant service, for split deployments (default: GRPC_URL)
+  BANK_CATALOG_SERVICE_URL  bank-catalog service, for split deployments (default: GRPC_URL)
+  INTERNAL_API_TOKEN        sent as "Authorization: Bearer <token>" when set
+  GATEWAY_URL               merchant API used by \`request\` (default http://localhost:8080)
+
+Amounts are whole kuruş (150.50 TRY is 15050). Exit codes: 0 ok, 1 failed, 2 bad usage.`;
+
+/** A fresh program writing to `io`; nothing is shared between runs. */
+export function buildProgram(io: Io): Command {
+  const ctx = new CommandContext(io);
+  const program = new Command("pnpm cli")
+    .description("Operator command line of the payment gateway: merchants, banks, FAST, limits, receiving accounts.")
+    .option("--grpc-url <url>", "internal API address, overriding GRPC_URL and the *_SERVICE_URL variables")
+    .option("--json", "machine output: one JSON document on stdout")
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    })
+    .configureHelp({ showGlobalOptions: true })
+    .showHelpAfterError("(add --help for usage)")
+    .exitOverride()
+    .addHelpText("after", ENVIRONMENT_HELP);
+
+  registerMerchantCommands(program, ctx);
+  registerBankCommands(program, ctx);
+  registerFastCommands(program, ctx);
+  registerLimitCommands(program, ctx);
+  registerAccountCommands(program, ctx);
+  registerRequestCommand(program, ctx);
+  return program;
+}
+
+/** Runs one command line (without the node and script arguments) and returns the exit code. */
+export async function run(argv: readonly string[], io: Io): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Commander has printed the message or the help already.
+      return err.exitCode === 0 ? 0 : EXIT_USAGE;
+    }
+    const { line, exitCode } = describeFailure(err);
+    io.stderr.write(`${line}\n`);
+    return exitCode;
+  }
+}

@@ -1,0 +1,65 @@
+import test from "ava";
+import { InvalidArgumentError } from "commander";
+import { collectIps, parseAmount, parseBankRef, parseBoolean, parseCount, parseDurationSeconds } from "../src/arguments.js";
+
+test("parseAmount accepts whole kuruş and returns a bigint", (t) => {
+  t.is(parseAmount("15050"), 15050n);
+  t.is(parseAmount(" 0 "), 0n);
+  t.is(parseAmount(String(Number.MAX_SAFE_INTEGER)), BigInt(Number.MAX_SAFE_INTEGER));
+});
+
+test("parseAmount rejects decimals with a hint about kuruş", (t) => {
+  const err = t.throws(() => parseAmount("150.50"), { instanceOf: InvalidArgumentError });
+  t.regex(err.message, /whole number of kuruş/);
+  t.regex(err.message, /15050/);
+  t.throws(() => parseAmount("150,5"), { instanceOf: InvalidArgumentError });
+});
+
+test("parseAmount rejects negatives, non-numbers, exponent and hex forms, and values above MAX_SAFE_INTEGER", (t) => {
+  t.throws(() => parseAmount("-5"), { instanceOf: InvalidArgumentError, message: /negative/ });
+  for (const bad of ["", "abc", "1e3", "0x10", "+5", "NaN", "Infinity", "12abc"]) {
+    t.throws(() => parseAmount(bad), { instanceOf: InvalidArgumentError }, bad);
+  }
+  t.throws(() => parseAmount("9007199254740992"), { instanceOf: InvalidArgumentError, message: /exceed/ });
+});
+
+test("parseBoolean reads true/false words and rejects anything else", (t) => {
+  t.true(parseBoolean("true"));
+  t.true(parseBoolean("YES"));
+  t.false(parseBoolean("false"));
+  t.false(parseBoolean("0"));
+  t.throws(() => parseBoolean("maybe"), { instanceOf: InvalidArgumentError, message: /true or false/ });
+});
+
+test("parseDurationSeconds reads 24h, 1h30m, 2d, 45s and bare seconds", (t) => {
+  t.is(parseDurationSeconds("24h"), 86_400);
+  t.is(parseDurationSeconds("1h30m"), 5_400);
+  t.is(parseDurationSeconds("2d"), 172_800);
+  t.is(parseDurationSeconds("45s"), 45);
+  t.is(parseDurationSeconds("600"), 600);
+  t.is(parseDurationSeconds("0"), 0);
+  for (const bad of ["", "h", "1.5h", "24 hours", "-1h", "1w"]) {
+    t.throws(() => parseDurationSeconds(bad), { instanceOf: InvalidArgumentError }, bad);
+  }
+  t.throws(() => parseDurationSeconds("100000d"), { instanceOf: InvalidArgumentError, message: /too long/ });
+});
+
+test("parseCount takes whole numbers that fit a uint32", (t) => {
+  t.is(parseCount("0"), 0);
+  t.is(parseCount("200"), 200);
+  t.throws(() => parseCount("4294967296"), { instanceOf: InvalidArgumentError });
+  t.throws(() => parseCount("1.5"), { instanceOf: InvalidArgumentError });
+});
+
+test("parseBankRef normalises FAST in any case and keeps bank ids as given", (t) => {
+  t.is(parseBankRef("fast"), "FAST");
+  t.is(parseBankRef("FAST"), "FAST");
+  t.is(parseBankRef("bnk_AbC"), "bnk_AbC");
+  t.throws(() => parseBankRef(" "), { instanceOf: InvalidArgumentError });
+});
+
+test("collectIps accumulates repeated and comma-separated values", (t) => {
+  t.deepEqual(collectIps("10.0.0.0/8"), ["10.0.0.0/8"]);
+  t.deepEqual(collectIps("1.2.3.4, 2001:db8::/32", ["10.0.0.0/8"]), ["10.0.0.0/8", "1.2.3.4", "2001:db8::/32"]);
+  t.deepEqual(collectIps(" , "), []);
+});

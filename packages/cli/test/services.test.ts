@@ -1,0 +1,134 @@
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import test from "ava";
+import { startServices, type RunningServices } from "@payments/kit";
+// The CLI has no runtime dependency on the services; the tests start the real ones.
+import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { merchantModule } from "@payments/merchant-service";
+import { cli, singleJson } from "./capture.js";
+
+// The CLI in-process (and once as the real bin) against the real merchant and bank-catalog
+// services, all-in-one on SQLite in a temporary directory.
+
+interface Credentials {
+  merchantId: string;
+  apiKey: string;
+  apiSecret: string;
+}
+
+let running: RunningServices;
+let dataDir: string;
+let url: string;
+
+test.before(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), "cli-test-"));
+  running = await startServices([merchantModule, bankCatalogModule], {
+    mode: "all-in-one",
+    env: { GRPC_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn", SHUTDOWN_GRACE: "1s" },
+  });
+  url = running.server.url;
+});
+
+test.after.always(async () => {
+  await running?.stop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+async function createMerchant(name: string, ...extra: string[]): Promise<Credentials> {
+  const r = await cli(["merchant", "create", "--name", name, ...extra, "--json", "--grpc-url", url]);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return singleJson(r.stdout) as Credentials;
+}
+
+test("merchant create --json prints one object with exactly merchantId, apiKey and apiSecret", async (t) => {
+  const r = await cli(["merchant", "create", "--name", "Acme", "--ip", "10.0.0.0/8", "--json", "--grpc-url", url]);
+  t.is(r.code, 0, r.stderr);
+  t.is(r.stderr, "");
+  const json = singleJson(r.stdout) as Record<string, unknown>;
+  t.deepEqual(Object.keys(json).sort(), ["apiKey", "apiSecret", "merchantId"]);
+  for (const value of Object.values(json)) t.true(typeof value === "string" && value.length > 0);
+  const { merchantId, apiKey, apiSecret } = json as unknown as Credentials;
+
+  const got = await cli(["merchant", "get", merchantId, "--json", "--grpc-url", url]);
+  t.is(got.code, 0, got.stderr);
+  const merchant = (singleJson(got.stdout) as { merchant: { name: string; apiKey: string; allowedIps: string[]; status: string } }).merchant;
+  t.is(merchant.name, "Acme");
+  t.is(merchant.apiKey, apiKey);
+  t.deepEqual(merchant.allowedIps, ["10.0.0.0/8"]);
+  t.is(merchant.status, "MERCHANT_STATUS_ACTIVE");
+  t.false(got.stdout.includes(apiSecret), "the secret is never shown again");
+});
+
+test("merchant rotate-secret issues a new secret and the old one keeps a grace period", async (t) => {
+  const created = await createMerchant("Rotator");
+  const r = await cli(["merchant", "rotate-secret", created.merchantId, "--grace", "1h", "--json", "--grpc-url", url]);
+  t.is(r.code, 0, r.stderr);
+  const rotated = singleJson(r.stdout) as Credentials;
+  t.is(rotated.merchantId, created.merchantId);
+  t.is(rotated.apiKey, created.apiKey);
+  t.not(rotated.apiSecret, created.apiSecret);
+
+  const shown = await cli(["merchant", "get", created.merchantId, "--grpc-url", url]);
+  t.is(shown.code, 0, shown.stderr);
+  t.regex(shown.stdout, /never \(current\)/);
+  t.regex(shown.stdout, /Secrets/);
+});
+
+test("merchant set-ips replaces the list and clears it without --ip", async (t) => {
+  const { merchantId } = await createMerchant("Networked", "--ip", "10.0.0.0/8");
+  const set = await cli(["merchant", "set-ips", merchantId, "--ip", "192.168.1.10", "--ip", "2001:db8::/32", "--json", "--grpc-url", url]);
+  t.is(set.code, 0, set.stderr);
+  const ips = (singleJson(set.stdout) as { merchant: { allowedIps: string[] } }).merchant.allowedIps;
+  t.true(ips.includes("192.168.1.10") || ips.includes("192.168.1.10/32"), ips.join(","));
+  t.is(ips.length, 2);
+
+  const cleared = await cli(["merchant", "set-ips", merchantId, "--grpc-url", url]);
+  t.is(cleared.code, 0, cleared.stderr);
+  t.regex(cleared.stdout, /none/);
+});
+
+test("merchant disable and enable change the status", async (t) => {
+  const { merchantId } = await createMerchant("Switchable");
+  const disabled = await cli(["merchant", "disable", merchantId, "--grpc-url", url]);
+  t.is(disabled.code, 0, disabled.stderr);
+  t.regex(disabled.stdout, /is now disabled/);
+  const json = await cli(["merchant", "get", merchantId, "--json", "--grpc-url", url]);
+  t.is((singleJson(json.stdout) as { merchant: { status: string } }).merchant.status, "MERCHANT_STATUS_DISABLED");
+  const enabled = await cli(["merchant", "enable", merchantId, "--grpc-url", url]);
+  t.regex(enabled.stdout, /is now active/);
+});
+
+test("bank list shows the seeded banks with integer limits", async (t) => {
+  const r = await cli(["bank", "list", "--grpc-url", url]);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /Akbank/);
+  t.regex(r.stdout, /0064\s+Türkiye İş Bankası/);
+
+  const json = await cli(["bank", "list", "--json", "--grpc-url", url]);
+  const banks = (singleJson(json.stdout) as { banks: Array<{ code: string; minAmount: unknown; maxAmount: unknown }> }).banks;
+  t.true(banks.length >= 10);
+  t.true(banks.every((b) => typeof b.minAmount === "number" && typeof b.maxAmount === "number"));
+});
+
+test("an unknown merchant exits 1 with the service's reason on stderr", async (t) => {
+  const r = await cli(["merchant", "get", "mer_doesnotexist", "--grpc-url", url]);
+  t.is(r.code, 1);
+  t.is(r.stdout, "");
+  t.regex(r.stderr, /^error: MERCHANT_NOT_FOUND: /);
+});
+
+test("the real bin prints exactly one JSON object for merchant create --json", async (t) => {
+  const bin = fileURLToPath(new URL("../bin/cli.mjs", import.meta.url));
+  const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, "merchant", "create", "--name", "Spawned", "--json", "--grpc-url", url], {
+    env: { ...process.env, INTERNAL_API_TOKEN: "" },
+    timeout: 30_000,
+  });
+  t.is(stderr, "");
+  const json = singleJson(stdout) as Record<string, unknown>;
+  t.deepEqual(Object.keys(json).sort(), ["apiKey", "apiSecret", "merchantId"]);
+});
