@@ -1,0 +1,91 @@
+import Koa from "koa";
+import Router from "@koa/router";
+import type { Client } from "@connectrpc/connect";
+import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { MerchantService } from "@payments/contracts/merchant";
+import type { Clock, Logger, Metrics } from "@payments/kit";
+import type { GatewayConfig } from "./config.js";
+import type { CredentialCache } from "./credential-cache.js";
+import { compileTrustedProxies } from "./ip-rule.js";
+import { accessLog } from "./middleware/access-log.js";
+import { authenticate } from "./middleware/authenticate.js";
+import { errorHandler } from "./middleware/error-handler.js";
+import { ipAllowlist } from "./middleware/ip-allowlist.js";
+import { jsonBody } from "./middleware/json-body.js";
+import { rateLimit } from "./middleware/rate-limit.js";
+import { readBody } from "./middleware/read-body.js";
+import { requestId } from "./middleware/request-id.js";
+import { routeMatch } from "./middleware/route-match.js";
+import { assets } from "./routes/assets.js";
+import { availableBanks } from "./routes/available-banks.js";
+import { health, type HealthClient } from "./routes/health.js";
+import type { Route } from "./routes/route.js";
+import type { GatewayState, RouteHandler } from "./state.js";
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  merchants: Client<typeof MerchantService>;
+  bankCatalog: Client<typeof BankCatalogService>;
+  /** grpc.health.v1 of each service the gateway needs, by name, for /healthz. */
+  health: Record<string, HealthClient>;
+  credentials: CredentialCache;
+  logger: Logger;
+  metrics: Metrics;
+  clock: Clock;
+  /** Endpoints beyond the built-in ones (later resources, tests); they get the same middleware. */
+  routes?: Route[];
+}
+
+export function publicBaseUrl(config: GatewayConfig): string {
+  return config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
+}
+
+/** The Koa app: every route, and the one place the order of middleware is set. */
+export function createApp(deps: GatewayDeps): Koa<GatewayState> {
+  const { config, clock, logger, metrics } = deps;
+  const routes: Route[] = [
+    ...availableBanks({ bankCatalog: deps.bankCatalog, clock, publicBaseUrl: publicBaseUrl(config) }),
+    ...health({ services: deps.health, clock, timeoutMs: config.HEALTH_TIMEOUT }),
+    ...assets({ bankCatalog: deps.bankCatalog, clock, cacheTtlMs: config.BANK_ASSET_CACHE_TTL }),
+    ...(deps.routes ?? []),
+  ];
+
+  const trustedProxies = compileTrustedProxies(config.TRUSTED_PROXIES);
+  const bodyReader = readBody({ limit: config.BODY_LIMIT });
+  const authenticator = authenticate({
+    credentials: deps.credentials,
+    clock,
+    toleranceSeconds: Math.floor(config.TIMESTAMP_TOLERANCE / 1000),
+  });
+  // One limiter for all routes: a merchant's budget is per merchant, not per endpoint.
+  const limiter = rateLimit({ perSecond: config.RATE_LIMIT_RPS, burst: config.RATE_LIMIT_BURST });
+  const jsonParser = jsonBody();
+
+  /** A signed merchant request: 413 → 401 → 403 → 429 → 415/400, then the handler. */
+  const merchantChain = (route: Route): RouteHandler[] => [
+    bodyReader,
+    authenticator,
+    ipAllowlist({ trustedProxies, requireAllowList: route.requireAllowList ?? false }),
+    limiter,
+    jsonParser,
+  ];
+
+  // Paths are case-sensitive, as documented; a trailing slash is tolerated.
+  const router = new Router<GatewayState>({ sensitive: true });
+  for (const route of routes) {
+    const chain = route.access === "merchant" ? merchantChain(route) : [];
+    // The router answers HEAD for every GET route by itself.
+    router.register(route.path, [route.method], [...chain, route.handler]);
+  }
+
+  const app = new Koa<GatewayState>({ proxy: false });
+  app.silent = true;
+  app.on("error", (err: unknown) => logger.error({ err }, "response failed"));
+
+  app.use(requestId());
+  app.use(accessLog({ logger, metrics }));
+  app.use(errorHandler({ clock, logger, metrics }));
+  app.use(routeMatch({ router }));
+  app.use(router.routes());
+  return app;
+}

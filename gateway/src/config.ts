@@ -1,0 +1,56 @@
+import proxyAddr from "proxy-addr";
+import { z } from "zod";
+import { envVar, loadConfig, type Env } from "@payments/kit";
+
+/** True when proxy-addr accepts the entry: an IP, a CIDR, an IP/netmask, or one of its range names. */
+function isTrustedProxyEntry(entry: string): boolean {
+  try {
+    proxyAddr.compile(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Every setting of the gateway, read from the environment. Durations follow the kit:
+ * "300s", "5m", "100ms"; a plain number is milliseconds.
+ */
+export const gatewayConfigSchema = z.object({
+  PORT: envVar.port(8080),
+  HOST: z.string().default("0.0.0.0"),
+  MERCHANT_SERVICE_URL: envVar.url(["http", "https"]).optional(),
+  BANK_CATALOG_SERVICE_URL: envVar.url(["http", "https"]).optional(),
+  INTERNAL_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /** Where merchants and their customers reach the gateway; logo paths and checkout links start with it. */
+  PUBLIC_BASE_URL: envVar
+    .url(["http", "https"])
+    .transform((url) => url.replace(/\/+$/, ""))
+    .optional(),
+  TRUSTED_PROXIES: envVar.list().refine((entries) => entries.every(isTrustedProxyEntry), {
+    message: "expected a comma-separated list of IPs or CIDRs (or loopback, linklocal, uniquelocal)",
+  }),
+  // At least a second: a bare "300" would be 300 ms under the kit's duration rules and refuse every request.
+  TIMESTAMP_TOLERANCE: envVar.duration("300s").refine((value) => value >= 1000, "must be at least 1s (a plain number is milliseconds: write 300s)"),
+  BODY_LIMIT: envVar.int(65536, 1),
+  RATE_LIMIT_RPS: envVar.int(100),
+  RATE_LIMIT_BURST: envVar.int(200),
+  CREDENTIAL_CACHE_TTL: envVar.duration("30s"),
+  NEGATIVE_CACHE_TTL: envVar.duration("5s"),
+  BANK_ASSET_CACHE_TTL: envVar.duration("5m"),
+  RPC_TIMEOUT: envVar.duration("5s"),
+  HEALTH_TIMEOUT: envVar.duration("1s"),
+  NATS_URL: envVar.url(["nats", "tls", "ws", "wss"]).optional(),
+  NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("PAYMENTS"),
+  NATS_SUBJECT_PREFIX: z.string().regex(/^[a-z0-9_-]+$/).default("payments"),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_HOST: z.string().default("0.0.0.0"),
+  SHUTDOWN_GRACE: envVar.duration("10s"),
+  LOG_LEVEL: envVar.logLevel(),
+});
+
+export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
+
+export function loadGatewayConfig(env: Env = process.env): GatewayConfig {
+  return loadConfig(gatewayConfigSchema, env);
+}

@@ -1,0 +1,32 @@
+import { ApiError } from "../errors.js";
+import type { GatewayMiddleware } from "../state.js";
+
+const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A POST body must be a JSON object sent as application/json (UTF-8). Parsed from the
+ * same bytes the signature covered.
+ */
+export function jsonBody(): GatewayMiddleware {
+  return async (ctx, next) => {
+    if (WITH_BODY.has(ctx.method)) {
+      const [type = "", ...params] = ctx.get("Content-Type").split(";");
+      const charset = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith("charset="));
+      if (type.trim().toLowerCase() !== "application/json" || (charset && !["charset=utf-8", 'charset="utf-8"'].includes(charset))) {
+        throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "The request body must be sent as Content-Type: application/json (UTF-8)");
+      }
+      let value: unknown;
+      try {
+        value = JSON.parse(utf8.decode(ctx.state.rawBody ?? new Uint8Array()));
+      } catch {
+        throw new ApiError(400, "VALIDATION_ERROR", "body: is not valid JSON");
+      }
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        throw new ApiError(400, "VALIDATION_ERROR", "body: must be a JSON object");
+      }
+      ctx.state.body = value as Record<string, unknown>;
+    }
+    await next();
+  };
+}

@@ -1,0 +1,59 @@
+import type { Client } from "@connectrpc/connect";
+import type { AvailableBank, BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { Clock } from "@payments/kit";
+import { success } from "../envelope.js";
+import type { Route } from "./route.js";
+
+/** A bank entry of api.md; `logo` is absent on the FAST entry only. */
+export interface PublicBank {
+  _id: string;
+  name: string;
+  code: string;
+  minAmount: number;
+  maxAmount: number;
+  logo?: string;
+}
+
+/** Amounts are int64 kuruş; JSON numbers are exact only up to 2^53, so anything beyond is a bug, not a value to round. */
+function amount(value: bigint): number {
+  if (value < 0n || value > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(`amount ${value} cannot be sent as a JSON number`);
+  return Number(value);
+}
+
+/** Absolute logo URL: a catalog path is served by this gateway; a missing or odd one falls back to the generated tile. */
+export function logoUrl(bank: Pick<AvailableBank, "logoUrl" | "code">, publicBaseUrl: string): string {
+  const logo = bank.logoUrl.trim();
+  if (/^https?:\/\//i.test(logo)) return logo;
+  if (logo.startsWith("/") && !logo.startsWith("//")) return `${publicBaseUrl}${logo}`;
+  return `${publicBaseUrl}/assets/banks/${encodeURIComponent(bank.code)}.svg`;
+}
+
+export function availableBanks(deps: { bankCatalog: Pick<Client<typeof BankCatalogService>, "listAvailableBanks">; clock: Clock; publicBaseUrl: string }): Route[] {
+  return [
+    {
+      method: "GET",
+      path: "/v1/available-banks",
+      access: "merchant",
+      handler: async (ctx) => {
+        const merchant = ctx.state.merchant;
+        if (!merchant) throw new Error("available-banks needs an authenticated merchant");
+        const res = await deps.bankCatalog.listAvailableBanks({ merchantId: merchant.merchantId });
+        const banks: PublicBank[] = res.banks
+          // "FAST" is reserved for the single FAST entry below.
+          .filter((bank) => bank.id !== "FAST")
+          .map((bank) => ({
+            _id: bank.id,
+            name: bank.name,
+            code: bank.code,
+            minAmount: amount(bank.minAmount),
+            maxAmount: amount(bank.maxAmount),
+            logo: logoUrl(bank, deps.publicBaseUrl),
+          }));
+        if (res.fast) {
+          banks.push({ _id: "FAST", name: "FAST", code: "FAST", minAmount: amount(res.fast.minAmount), maxAmount: amount(res.fast.maxAmount) });
+        }
+        ctx.body = success({ banks }, deps.clock);
+      },
+    },
+  ];
+}

@@ -1,0 +1,165 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { Health } from "@payments/contracts/health";
+import { MerchantService } from "@payments/contracts/merchant";
+import {
+  ConfigError,
+  createLogger,
+  createMetrics,
+  createServiceClient,
+  JetStreamBus,
+  systemClock,
+  type Clock,
+  type Env,
+  type EventBus,
+  type Logger,
+  type Metrics,
+  type Subscription,
+} from "@payments/kit";
+import { createApp, publicBaseUrl } from "./app.js";
+import { loadGatewayConfig, type GatewayConfig } from "./config.js";
+import { CredentialCache } from "./credential-cache.js";
+
+export interface StartGatewayOptions {
+  env?: Env;
+  /** The event bus to hear MerchantChanged on; without one, NATS_URL is used, else only the TTL expires credentials. */
+  bus?: EventBus;
+  logger?: Logger;
+  clock?: Clock;
+  metrics?: Metrics;
+  /** Override MERCHANT_SERVICE_URL (all-in-one: the local RPC server). */
+  merchantUrl?: string;
+  /** Override BANK_CATALOG_SERVICE_URL. */
+  bankCatalogUrl?: string;
+}
+
+export interface RunningGateway {
+  port: number;
+  /** Where this process listens, e.g. http://127.0.0.1:8080 (PUBLIC_BASE_URL may differ). */
+  url: string;
+  config: GatewayConfig;
+  credentials: CredentialCache;
+  logger: Logger;
+  /** Set when METRICS_PORT is configured. */
+  metricsPort?: number;
+  stop(): Promise<void>;
+}
+
+function listen(server: http.Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function close(server: http.Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) return resolve();
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    timer.unref();
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+function required(value: string | undefined, variable: string): string {
+  if (!value) throw new ConfigError(`invalid configuration:\n  ${variable}: required (the gateway calls this service)`);
+  return value;
+}
+
+/** env → config → clients → cache (+ invalidation) → app → listen. Used by main.ts, the all-in-one process and tests. */
+export async function startGateway(options: StartGatewayOptions = {}): Promise<RunningGateway> {
+  const config = loadGatewayConfig(options.env ?? process.env);
+  const merchantUrl = required(options.merchantUrl ?? config.MERCHANT_SERVICE_URL, "MERCHANT_SERVICE_URL");
+  const bankCatalogUrl = required(options.bankCatalogUrl ?? config.BANK_CATALOG_SERVICE_URL, "BANK_CATALOG_SERVICE_URL");
+  const logger = options.logger?.child({ component: "gateway" }) ?? createLogger({ service: "gateway", level: config.LOG_LEVEL });
+  const clock = options.clock ?? systemClock;
+  const metrics = options.metrics ?? createMetrics();
+
+  const transport = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT };
+  const merchants = createServiceClient(MerchantService, merchantUrl, transport);
+  const bankCatalog = createServiceClient(BankCatalogService, bankCatalogUrl, transport);
+  const healthClients = {
+    merchant: createServiceClient(Health, merchantUrl, transport),
+    "bank-catalog": createServiceClient(Health, bankCatalogUrl, transport),
+  };
+  const credentials = new CredentialCache({
+    merchants,
+    clock,
+    ttlMs: config.CREDENTIAL_CACHE_TTL,
+    negativeTtlMs: config.NEGATIVE_CACHE_TTL,
+    logger,
+  });
+
+  const cleanups: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((err: unknown) => logger.warn({ err }, "stop step failed"));
+  };
+
+  try {
+    let bus = options.bus;
+    if (!bus && config.NATS_URL) {
+      const owned = await JetStreamBus.connect({
+        url: config.NATS_URL,
+        stream: config.NATS_STREAM,
+        subjectPrefix: config.NATS_SUBJECT_PREFIX,
+        name: "gateway",
+        logger,
+      });
+      cleanups.push(() => owned.close());
+      bus = owned;
+    }
+    if (bus) {
+      const subscription: Subscription = await credentials.watch(bus);
+      cleanups.push(() => subscription.stop());
+    } else {
+      logger.warn({ ttlMs: config.CREDENTIAL_CACHE_TTL }, "no event bus (NATS_URL unset): merchant changes reach the gateway only when cached credentials expire");
+    }
+
+    const server = http.createServer({ requestTimeout: 30_000, headersTimeout: 10_000 });
+    server.keepAliveTimeout = 5_000;
+    const port = await listen(server, config.PORT, config.HOST);
+    cleanups.push(() => close(server, config.SHUTDOWN_GRACE));
+    const resolved: GatewayConfig = { ...config, PORT: port, PUBLIC_BASE_URL: publicBaseUrl({ ...config, PORT: port }) };
+    const app = createApp({ config: resolved, merchants, bankCatalog, health: healthClients, credentials, logger, metrics, clock });
+    server.on("request", app.callback());
+
+    let metricsPort: number | undefined;
+    if (config.METRICS_PORT !== undefined) {
+      const metricsServer = http.createServer((req, res) => {
+        if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== "/metrics") {
+          res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+          return;
+        }
+        metrics.registry
+          .metrics()
+          .then((text) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(text))
+          .catch(() => res.writeHead(500).end());
+      });
+      metricsPort = await listen(metricsServer, config.METRICS_PORT, config.METRICS_HOST);
+      cleanups.push(() => close(metricsServer, 1_000));
+    }
+
+    const host = config.HOST === "0.0.0.0" || config.HOST === "::" ? "127.0.0.1" : config.HOST;
+    let stopping: Promise<void> | undefined;
+    return {
+      port,
+      url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+      config: resolved,
+      credentials,
+      logger,
+      ...(metricsPort !== undefined ? { metricsPort } : {}),
+      stop: () => (stopping ??= stopAll()),
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

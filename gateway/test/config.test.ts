@@ -1,0 +1,43 @@
+import test from "ava";
+import { ConfigError } from "@payments/kit";
+import { loadGatewayConfig } from "../src/config.js";
+
+test("defaults match the documented settings", (t) => {
+  const config = loadGatewayConfig({});
+  t.like(config, {
+    PORT: 8080,
+    HOST: "0.0.0.0",
+    TIMESTAMP_TOLERANCE: 300_000,
+    BODY_LIMIT: 65_536,
+    RATE_LIMIT_RPS: 100,
+    RATE_LIMIT_BURST: 200,
+    CREDENTIAL_CACHE_TTL: 30_000,
+    RPC_TIMEOUT: 5_000,
+    TRUSTED_PROXIES: [],
+    LOG_LEVEL: "info",
+  });
+  t.is(config.PUBLIC_BASE_URL, undefined);
+  t.is(config.METRICS_PORT, undefined);
+});
+
+test("lists, durations and URLs are parsed", (t) => {
+  const config = loadGatewayConfig({
+    TRUSTED_PROXIES: "10.0.0.0/8, ::1,loopback",
+    TIMESTAMP_TOLERANCE: "2m",
+    PUBLIC_BASE_URL: "https://pay.example.com/",
+    METRICS_PORT: "9464",
+  });
+  t.deepEqual(config.TRUSTED_PROXIES, ["10.0.0.0/8", "::1", "loopback"]);
+  t.is(config.TIMESTAMP_TOLERANCE, 120_000);
+  t.is(config.PUBLIC_BASE_URL, "https://pay.example.com");
+  t.is(config.METRICS_PORT, 9464);
+});
+
+test("bad values are refused, each naming its variable", (t) => {
+  const err = t.throws(() => loadGatewayConfig({ TRUSTED_PROXIES: "10.0.0.0/8,proxy.local", TIMESTAMP_TOLERANCE: "300", PUBLIC_BASE_URL: "ftp://x" }), {
+    instanceOf: ConfigError,
+  });
+  t.regex(err?.message ?? "", /TRUSTED_PROXIES/);
+  t.regex(err?.message ?? "", /TIMESTAMP_TOLERANCE: must be at least 1s/);
+  t.regex(err?.message ?? "", /PUBLIC_BASE_URL/);
+});

@@ -1,0 +1,85 @@
+import http from "node:http";
+import type { Clock } from "@payments/kit";
+import { sign } from "@payments/signing";
+
+/** The envelope as a test reads it. */
+export interface Envelope {
+  success: boolean;
+  data?: Record<string, unknown>;
+  error?: { code: string; message: string; details?: Record<string, string> };
+  timestamp: number;
+}
+
+export interface Reply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  /** The parsed body when it is JSON. */
+  json: Envelope;
+}
+
+export interface RawRequest {
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+/** Plain node:http, so a test controls every header and byte (a GET with a body, X-Forwarded-For, raw bytes). */
+export function call(baseUrl: string, req: RawRequest): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(req.path, baseUrl);
+    const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, "utf8");
+    const request = http.request(
+      url,
+      {
+        method: req.method ?? "GET",
+        agent: false,
+        headers: { ...(body ? { "Content-Length": String(body.length) } : {}), ...req.headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let json = {} as Envelope;
+          if (text !== "" && (res.headers["content-type"] ?? "").includes("json")) json = JSON.parse(text) as Envelope;
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+        res.on("error", reject);
+      },
+    );
+    request.on("error", reject);
+    request.end(body);
+  });
+}
+
+export interface Credentials {
+  apiKey: string;
+  apiSecret: string;
+}
+
+/** The three authentication headers, at the (manual) clock's time shifted by offsetSeconds. */
+export function authHeaders(
+  credentials: Credentials,
+  clock: Clock,
+  request: { method: string; path: string; body?: string | Buffer },
+  options: { offsetSeconds?: number; timestamp?: string } = {},
+): Record<string, string> {
+  const timestamp = options.timestamp ?? String(Math.floor(clock.now().getTime() / 1000) + (options.offsetSeconds ?? 0));
+  return {
+    "X-API-Key": credentials.apiKey,
+    "X-Timestamp": timestamp,
+    "X-Signature": sign(credentials.apiSecret, { timestamp, method: request.method, path: request.path, body: request.body ?? "" }),
+  };
+}
+
+/** A correctly signed request, with optional extra headers. */
+export function signedCall(baseUrl: string, credentials: Credentials, clock: Clock, req: RawRequest, options: { offsetSeconds?: number } = {}): Promise<Reply> {
+  const method = req.method ?? "GET";
+  return call(baseUrl, {
+    ...req,
+    method,
+    headers: { ...authHeaders(credentials, clock, { method, path: req.path, body: req.body ?? "" }, options), ...req.headers },
+  });
+}

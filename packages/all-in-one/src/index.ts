@@ -1,0 +1,55 @@
+import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { startGateway } from "@payments/gateway";
+import { createLogger, envVar, loadConfig, startServices, type Clock, type Env, type RunningServices } from "@payments/kit";
+import { merchantModule } from "@payments/merchant-service";
+import { z } from "zod";
+import { resolveMasterKey } from "./master-key.js";
+
+/** Every service of the product, in start order. */
+export const allModules = [merchantModule, bankCatalogModule] as const;
+
+const configSchema = z.object({
+  DATA_DIR: z.string().default("./var"),
+  LOG_LEVEL: envVar.logLevel(),
+});
+
+export interface AllInOne {
+  services: RunningServices;
+  gateway: Awaited<ReturnType<typeof startGateway>>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Every service and the gateway in one process: services on GRPC_PORT, the gateway on
+ * PORT, one event bus (in-process, or JetStream with NATS_URL), SQLite files under
+ * DATA_DIR unless DATABASE_URL names a MySQL server (one database per service).
+ */
+export async function startAllInOne(options: { env?: Env; clock?: Clock } = {}): Promise<AllInOne> {
+  const baseEnv = options.env ?? process.env;
+  const config = loadConfig(configSchema, baseEnv);
+  const logger = createLogger({ service: "all-in-one", level: config.LOG_LEVEL });
+  const env: Env = { ...baseEnv, MASTER_KEY: resolveMasterKey(baseEnv, config.DATA_DIR, logger) };
+  const services = await startServices([...allModules], { mode: "all-in-one", env, clock: options.clock, logger });
+  let gateway: AllInOne["gateway"];
+  try {
+    gateway = await startGateway({
+      env,
+      bus: services.bus,
+      logger,
+      clock: options.clock,
+      merchantUrl: services.server.url,
+      bankCatalogUrl: services.server.url,
+    });
+  } catch (err) {
+    await services.stop();
+    throw err;
+  }
+  return {
+    services,
+    gateway,
+    async stop() {
+      await gateway.stop();
+      await services.stop();
+    },
+  };
+}
