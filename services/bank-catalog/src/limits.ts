@@ -2,7 +2,8 @@ import { isValidIBAN } from "ibantools";
 
 /**
  * The bank catalog's rules, free of storage and transport: which banks (and whether FAST)
- * a merchant sees and with which limits, what an amount may be, and what an IBAN is.
+ * a merchant sees and with which limits, the terms of a deposit through one of them, what
+ * an amount may be, and what an IBAN is.
  * Amounts are integers in the smallest currency unit (kuruş); within the service they are
  * plain numbers, since every valid amount is at most Number.MAX_SAFE_INTEGER.
  */
@@ -110,6 +111,81 @@ export function resolveAvailableCatalog(input: AvailabilityInput): AvailableCata
   const fast = applyOverride(input.fast, fastOverride);
   if (!isValidRange(fast.minAmount, fast.maxAmount)) return { banks };
   return { banks, fast };
+}
+
+/** What the deposit rules need to know of a receiving account. */
+export interface CatalogAccount {
+  id: string;
+  bankId: string;
+  active: boolean;
+  fastEnabled: boolean;
+}
+
+export interface DepositTermsInput<A extends CatalogAccount> extends Omit<AvailabilityInput, "hasFastAccount"> {
+  /** The receiving-account pool; inactive accounts are ignored, and FAST's availability follows it. */
+  accounts: readonly A[];
+}
+
+export interface DepositTerms<A extends CatalogAccount> extends Limits {
+  /** The bank id, FAST_ID, or "" when no bank was asked for. */
+  bankId: string;
+  /** The bank's name, FAST_ID, or "". */
+  bankName: string;
+  /** The active accounts that can receive the deposit, ordered by id. May be empty. */
+  accounts: A[];
+}
+
+function byId(a: { id: string }, b: { id: string }): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/**
+ * The limits and receiving accounts of a deposit a merchant makes through `bankId` (a bank
+ * id, FAST_ID, or "" for no particular bank), or undefined when that is not available to
+ * the merchant. Availability and limits are exactly those of resolveAvailableCatalog, so a
+ * deposit can be made through precisely what ListAvailableBanks shows.
+ *
+ * - A bank: its limits for this merchant and its own active accounts.
+ * - FAST: the FAST limits for this merchant and every active FAST-enabled account, of any bank.
+ * - No bank: the widest limits over everything available (smallest minimum, largest
+ *   maximum, possibly of different entries) and every active account; undefined when
+ *   nothing is available.
+ */
+export function resolveDepositTerms<A extends CatalogAccount>(input: DepositTermsInput<A>, bankId: string): DepositTerms<A> | undefined {
+  const active = input.accounts.filter((a) => a.active);
+  const catalog = resolveAvailableCatalog({
+    banks: input.banks,
+    fast: input.fast,
+    overrides: input.overrides,
+    hasFastAccount: active.some((a) => a.fastEnabled),
+  });
+
+  if (bankId === "") {
+    const entries: Limits[] = catalog.fast ? [...catalog.banks, catalog.fast] : catalog.banks;
+    const [first, ...rest] = entries;
+    if (!first) return undefined;
+    const widest = rest.reduce<Limits>(
+      (acc, e) => ({ minAmount: Math.min(acc.minAmount, e.minAmount), maxAmount: Math.max(acc.maxAmount, e.maxAmount) }),
+      { minAmount: first.minAmount, maxAmount: first.maxAmount },
+    );
+    return { bankId: "", bankName: "", ...widest, accounts: active.sort(byId) };
+  }
+
+  if (bankId === FAST_ID) {
+    if (!catalog.fast) return undefined;
+    const { minAmount, maxAmount } = catalog.fast;
+    return { bankId: FAST_ID, bankName: FAST_ID, minAmount, maxAmount, accounts: active.filter((a) => a.fastEnabled).sort(byId) };
+  }
+
+  const bank = catalog.banks.find((b) => b.id === bankId);
+  if (!bank) return undefined;
+  return {
+    bankId: bank.id,
+    bankName: bank.name,
+    minAmount: bank.minAmount,
+    maxAmount: bank.maxAmount,
+    accounts: active.filter((a) => a.bankId === bank.id).sort(byId),
+  };
 }
 
 /** Electronic format: whitespace removed, letters upper-cased. */

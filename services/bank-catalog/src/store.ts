@@ -13,7 +13,7 @@ import {
 } from "@payments/contracts/bank-catalog";
 import { isMysql, serviceError } from "@payments/kit";
 import type { Knex } from "knex";
-import { compareBankNames, type CatalogBank, type FastConfig, type LimitOverride } from "./limits.js";
+import { compareBankNames, type CatalogAccount, type CatalogBank, type FastConfig, type LimitOverride } from "./limits.js";
 
 /**
  * The catalog's tables: row shapes, reads, and the conversion to protobuf messages.
@@ -94,6 +94,10 @@ export function overrideFromRow(row: MerchantLimitRow): LimitOverride {
     minAmount: row.min_amount === null ? null : Number(row.min_amount),
     maxAmount: row.max_amount === null ? null : Number(row.max_amount),
   };
+}
+
+export function accountFromRow(row: ReceivingAccountRow): CatalogAccount {
+  return { id: row.id, bankId: row.bank_id, active: Boolean(row.active), fastEnabled: Boolean(row.fast_enabled) };
 }
 
 export function bankMessage(row: BankRow): Bank {
@@ -189,11 +193,12 @@ export interface AccountWithBank extends ReceivingAccountRow {
 const accountColumns = ["a.*", "b.name as bank_name"] as const;
 
 /** Accounts with their bank's name, ordered by bank name, then IBAN. */
-export async function listAccountRows(db: Db, filter: { bankId?: string } = {}): Promise<AccountWithBank[]> {
+export async function listAccountRows(db: Db, filter: { bankId?: string; activeOnly?: boolean } = {}): Promise<AccountWithBank[]> {
   const query = db("receiving_accounts as a")
     .join("banks as b", "b.id", "a.bank_id")
     .select(...accountColumns);
   if (filter.bankId) query.where("a.bank_id", filter.bankId);
+  if (filter.activeOnly) query.where("a.active", true);
   const rows = (await query) as AccountWithBank[];
   const key = (row: AccountWithBank) => ({ name: row.bank_name, code: row.bank_id, id: row.iban });
   return rows.sort((x, y) => compareBankNames(key(x), key(y)));

@@ -6,9 +6,12 @@ import {
   ibanMatchesBankCode,
   normalizeIban,
   resolveAvailableCatalog,
+  resolveDepositTerms,
   turkishIbanProblem,
   type AvailabilityInput,
+  type CatalogAccount,
   type CatalogBank,
+  type DepositTermsInput,
 } from "../src/limits.js";
 
 function bank(id: string, name: string, extra: Partial<CatalogBank> = {}): CatalogBank {
@@ -136,6 +139,109 @@ test("FAST is a single option and never appears among the banks, even with a FAS
   );
   t.false(result.banks.some((b) => b.id === FAST_ID || b.code === FAST_ID));
   t.deepEqual(result.fast, { minAmount: 200, maxAmount: 9000 });
+});
+
+function account(id: string, bankId: string, extra: Partial<CatalogAccount> = {}): CatalogAccount {
+  return { id, bankId, active: true, fastEnabled: false, ...extra };
+}
+
+function termsInput(extra: Partial<DepositTermsInput<CatalogAccount>> = {}): DepositTermsInput<CatalogAccount> {
+  const { hasFastAccount: _, ...catalog } = input();
+  return {
+    ...catalog,
+    // Given out of id order, so the tests see the terms sort them.
+    accounts: [
+      account("acc_4", "grn", { fastEnabled: true }),
+      account("acc_2", "akb"),
+      account("acc_3", "akb", { active: false, fastEnabled: true }),
+      account("acc_1", "akb", { fastEnabled: true }),
+    ],
+    ...extra,
+  };
+}
+
+const ids = (accounts: readonly CatalogAccount[]) => accounts.map((a) => a.id);
+
+test("deposit terms for a bank: its name, its default limits and only its active accounts, ordered by id", (t) => {
+  const terms = resolveDepositTerms(termsInput(), "akb");
+  t.like(terms, { bankId: "akb", bankName: "Akbank", minAmount: 1000, maxAmount: 5000 });
+  t.deepEqual(ids(terms?.accounts ?? []), ["acc_1", "acc_2"]);
+});
+
+test("deposit terms for a bank take the merchant's override, each of min and max independently", (t) => {
+  const terms = resolveDepositTerms(termsInput({ overrides: [{ bankId: "akb", maxAmount: 3000 }] }), "akb");
+  t.like(terms, { minAmount: 1000, maxAmount: 3000 });
+});
+
+test("a bank that is inactive, disabled for the merchant, unknown, or left with no valid amount has no deposit terms", (t) => {
+  t.is(resolveDepositTerms(termsInput({ banks: [bank("akb", "Akbank", { active: false })] }), "akb"), undefined);
+  t.is(resolveDepositTerms(termsInput({ overrides: [{ bankId: "akb", enabled: false }] }), "akb"), undefined);
+  t.is(resolveDepositTerms(termsInput(), "bnk_unknown"), undefined);
+  t.is(resolveDepositTerms(termsInput({ overrides: [{ bankId: "akb", minAmount: 6000 }] }), "akb"), undefined);
+  // Disabling one bank leaves the others as they were.
+  t.truthy(resolveDepositTerms(termsInput({ overrides: [{ bankId: "akb", enabled: false }] }), "grn"));
+});
+
+test("a bank without an active account still has deposit terms, with no accounts", (t) => {
+  const terms = resolveDepositTerms(termsInput({ accounts: [account("acc_1", "akb", { active: false })] }), "akb");
+  t.like(terms, { bankId: "akb", minAmount: 1000, maxAmount: 5000 });
+  t.deepEqual(terms?.accounts, []);
+});
+
+test("deposit terms for FAST: the merchant's FAST limits and every active FAST-enabled account of any bank", (t) => {
+  const terms = resolveDepositTerms(termsInput({ overrides: [{ bankId: FAST_ID, minAmount: 200 }] }), FAST_ID);
+  t.like(terms, { bankId: FAST_ID, bankName: FAST_ID, minAmount: 200, maxAmount: 9000 });
+  t.deepEqual(ids(terms?.accounts ?? []), ["acc_1", "acc_4"]);
+});
+
+test("FAST has no deposit terms when its settings are off, the merchant's override disables it, no active FAST account exists, or its range is empty", (t) => {
+  t.is(resolveDepositTerms(termsInput({ fast: { enabled: false, minAmount: 100, maxAmount: 9000 } }), FAST_ID), undefined);
+  t.is(resolveDepositTerms(termsInput({ overrides: [{ bankId: FAST_ID, enabled: false }] }), FAST_ID), undefined);
+  t.is(resolveDepositTerms(termsInput({ accounts: [account("acc_1", "akb"), account("acc_3", "akb", { active: false, fastEnabled: true })] }), FAST_ID), undefined);
+  t.is(resolveDepositTerms(termsInput({ overrides: [{ bankId: FAST_ID, minAmount: 9500 }] }), FAST_ID), undefined);
+});
+
+test("deposit terms without a bank: the smallest minimum and largest maximum over the available banks and FAST, and every active account", (t) => {
+  const terms = resolveDepositTerms(
+    termsInput({
+      overrides: [
+        { bankId: "akb", maxAmount: 20_000 },
+        { bankId: FAST_ID, minAmount: 500 },
+      ],
+    }),
+    "",
+  );
+  // 500 from FAST, 20,000 from Akbank: the widest range, not one entry's.
+  t.like(terms, { bankId: "", bankName: "", minAmount: 500, maxAmount: 20_000 });
+  t.deepEqual(ids(terms?.accounts ?? []), ["acc_1", "acc_2", "acc_4"]);
+});
+
+test("deposit terms without a bank leave out what the merchant cannot use: a disabled bank's limits and FAST when it is off", (t) => {
+  const terms = resolveDepositTerms(
+    termsInput({
+      banks: [bank("akb", "Akbank", { maxAmount: 50_000 }), bank("grn", "Garanti", { minAmount: 2000, maxAmount: 4000 })],
+      overrides: [
+        { bankId: "akb", enabled: false },
+        { bankId: FAST_ID, enabled: false },
+      ],
+    }),
+    "",
+  );
+  t.like(terms, { minAmount: 2000, maxAmount: 4000 });
+});
+
+test("without a bank and with nothing available to the merchant there are no deposit terms", (t) => {
+  const terms = resolveDepositTerms(
+    termsInput({
+      overrides: [
+        { bankId: "akb", enabled: false },
+        { bankId: "grn", enabled: false },
+        { bankId: FAST_ID, enabled: false },
+      ],
+    }),
+    "",
+  );
+  t.is(terms, undefined);
 });
 
 test("an amount is a positive integer no greater than Number.MAX_SAFE_INTEGER", (t) => {

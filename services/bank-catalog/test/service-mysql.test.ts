@@ -215,6 +215,9 @@ test.serial("bad input is VALIDATION_ERROR naming the proto field", async (t) =>
     ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "TR360001000000000000000012", fastEnabled: false })],
     ["account_name", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "", iban: SEED_ACCOUNTS[0]!.iban, fastEnabled: false })],
     ["account_id", () => client.updateReceivingAccount({ accountId: "", active: false })],
+    ["merchant_id", () => client.getDepositTerms({ merchantId: "", bankId: AKBANK })],
+    ["merchant_id", () => client.getDepositTerms({ merchantId: "", bankId: "" })],
+    ["bank_id", () => client.getDepositTerms({ merchantId: merchant(), bankId: "x".repeat(41) })],
   ];
   for (const [field, call] of cases) {
     const info = await failure(t, call());
@@ -250,4 +253,122 @@ test.serial("unknown bank and account ids are NOT_FOUND with BANK_NOT_FOUND / AC
     t.is(info.code, Code.NotFound, reason);
     t.is(info.reason, reason);
   }
+});
+
+const byId = (ids: string[]) => [...ids].sort();
+
+async function activeAccountIds(filter: (a: { bankId: string; active: boolean; fastEnabled: boolean }) => boolean = () => true) {
+  const { accounts } = await client.listReceivingAccounts({});
+  return byId(accounts.filter((a) => a.active && filter(a)).map((a) => a.id));
+}
+
+test.serial("GetDepositTerms for a bank gives its name, the default limits and only its active accounts, ordered by id", async (t) => {
+  const seeded = SEED_ACCOUNTS.filter((a) => a.bankId === AKBANK);
+  t.is(seeded.length, 2);
+  const [kept, deactivated] = seeded;
+  await client.updateReceivingAccount({ accountId: deactivated!.id, active: false });
+  try {
+    const terms = await client.getDepositTerms({ merchantId: merchant(), bankId: AKBANK });
+    t.like(terms, { bankId: AKBANK, bankName: "Akbank", minAmount: 1000n, maxAmount: 5_000_000n });
+    t.deepEqual(
+      terms.accounts.map((a) => a.id),
+      [kept!.id],
+    );
+    t.like(terms.accounts[0], { bankId: AKBANK, bankName: "Akbank", iban: kept!.iban, active: true, accountName: SEED_ACCOUNTS[0]!.accountName });
+  } finally {
+    await client.updateReceivingAccount({ accountId: deactivated!.id, active: true });
+  }
+  const both = await client.getDepositTerms({ merchantId: merchant(), bankId: AKBANK });
+  t.deepEqual(
+    both.accounts.map((a) => a.id),
+    byId(seeded.map((a) => a.id)),
+  );
+});
+
+test.serial("GetDepositTerms for a bank gives that merchant's override limits, and other merchants keep the defaults", async (t) => {
+  const mine = merchant();
+  await client.setMerchantLimit({ limit: { merchantId: mine, bankId: GARANTI, minAmount: 2500n, maxAmount: 40_000n } });
+  t.like(await client.getDepositTerms({ merchantId: mine, bankId: GARANTI }), { bankId: GARANTI, minAmount: 2500n, maxAmount: 40_000n });
+  t.like(await client.getDepositTerms({ merchantId: merchant(), bankId: GARANTI }), { minAmount: 1000n, maxAmount: 5_000_000n });
+});
+
+test.serial("GetDepositTerms refuses a bank disabled for the merchant, an inactive bank and an unknown id with BANK_NOT_AVAILABLE naming bank_id", async (t) => {
+  const mine = merchant();
+  await client.setMerchantLimit({ limit: { merchantId: mine, bankId: GARANTI, enabled: false } });
+  const { bank: inactive } = await client.createBank({ name: "Kapalı Bank", code: "9905", minAmount: 100n, maxAmount: 200n, active: false });
+  for (const bankId of [GARANTI, inactive!.id, "bnk_missing"]) {
+    const info = await failure(t, client.getDepositTerms({ merchantId: mine, bankId }));
+    t.like(info, { code: Code.FailedPrecondition, reason: "BANK_NOT_AVAILABLE", field: "bank_id", message: `bank ${bankId} is not available to this merchant` });
+  }
+  // The override disables Garanti for that merchant only.
+  t.like(await client.getDepositTerms({ merchantId: merchant(), bankId: GARANTI }), { bankId: GARANTI });
+});
+
+test.serial("GetDepositTerms for FAST gives the FAST limits with the merchant's override and every active FAST-enabled account of any bank", async (t) => {
+  const mine = merchant();
+  await client.setMerchantLimit({ limit: { merchantId: mine, bankId: "FAST", maxAmount: 50_000n } });
+  const terms = await client.getDepositTerms({ merchantId: mine, bankId: "FAST" });
+  t.like(terms, { bankId: "FAST", bankName: "FAST", minAmount: 100n, maxAmount: 50_000n });
+  const expected = await activeAccountIds((a) => a.fastEnabled);
+  t.deepEqual(
+    terms.accounts.map((a) => a.id),
+    expected,
+  );
+  t.true(terms.accounts.every((a) => a.active && a.fastEnabled && a.bankName !== ""));
+  t.true(new Set(terms.accounts.map((a) => a.bankId)).size > 1);
+  // Seeded FAST accounts of several banks, and none that is not FAST-enabled.
+  t.true(SEED_ACCOUNTS.filter((a) => a.fastEnabled).every((a) => expected.includes(a.id)));
+  t.false(SEED_ACCOUNTS.filter((a) => !a.fastEnabled).some((a) => expected.includes(a.id)));
+  t.like(await client.getDepositTerms({ merchantId: merchant(), bankId: "FAST" }), { minAmount: 100n, maxAmount: 10_000_000n });
+});
+
+test.serial("GetDepositTerms for FAST is BANK_NOT_AVAILABLE when the merchant's override or the FAST settings disable it", async (t) => {
+  const mine = merchant();
+  await client.setMerchantLimit({ limit: { merchantId: mine, bankId: "FAST", enabled: false } });
+  const forMe = await failure(t, client.getDepositTerms({ merchantId: mine, bankId: "FAST" }));
+  t.like(forMe, { code: Code.FailedPrecondition, reason: "BANK_NOT_AVAILABLE", field: "bank_id", message: "bank FAST is not available to this merchant" });
+
+  await client.updateFastSettings({ enabled: false });
+  try {
+    const forAnyone = await failure(t, client.getDepositTerms({ merchantId: merchant(), bankId: "FAST" }));
+    t.like(forAnyone, { code: Code.FailedPrecondition, reason: "BANK_NOT_AVAILABLE", field: "bank_id" });
+  } finally {
+    await client.updateFastSettings({ enabled: true });
+  }
+});
+
+test.serial("GetDepositTerms without a bank gives the merchant's widest limits over every available bank and FAST, and every active account", async (t) => {
+  const mine = merchant();
+  await client.setMerchantLimit({ limit: { merchantId: mine, bankId: "FAST", maxAmount: 50_000n } });
+  await client.setMerchantLimit({ limit: { merchantId: mine, bankId: AKBANK, maxAmount: 8_000_000n } });
+  // A larger maximum that the merchant cannot use does not widen the range.
+  await client.setMerchantLimit({ limit: { merchantId: mine, bankId: GARANTI, enabled: false, maxAmount: 9_000_000n } });
+  const terms = await client.getDepositTerms({ merchantId: mine, bankId: "" });
+  // The minimum is FAST's, the maximum Akbank's.
+  t.like(terms, { bankId: "", bankName: "", minAmount: 100n, maxAmount: 8_000_000n });
+  t.deepEqual(
+    terms.accounts.map((a) => a.id),
+    await activeAccountIds(),
+  );
+
+  const { accounts } = await client.listReceivingAccounts({ bankId: ZIRAAT });
+  const [ziraat] = accounts;
+  await client.updateReceivingAccount({ accountId: ziraat!.id, active: false });
+  try {
+    const without = await client.getDepositTerms({ merchantId: merchant(), bankId: "" });
+    t.like(without, { minAmount: 100n, maxAmount: 10_000_000n });
+    t.false(without.accounts.some((a) => a.id === ziraat!.id));
+  } finally {
+    await client.updateReceivingAccount({ accountId: ziraat!.id, active: true });
+  }
+});
+
+test.serial("GetDepositTerms without a bank is BANK_NOT_AVAILABLE when nothing is available to the merchant", async (t) => {
+  const mine = merchant();
+  const { banks } = await client.listAvailableBanks({ merchantId: mine });
+  for (const bank of banks) await client.setMerchantLimit({ limit: { merchantId: mine, bankId: bank.id, enabled: false } });
+  await client.setMerchantLimit({ limit: { merchantId: mine, bankId: "FAST", enabled: false } });
+  const info = await failure(t, client.getDepositTerms({ merchantId: mine, bankId: "" }));
+  t.like(info, { code: Code.FailedPrecondition, reason: "BANK_NOT_AVAILABLE", message: "no bank is available to this merchant" });
+  t.is(info.field, undefined);
 });

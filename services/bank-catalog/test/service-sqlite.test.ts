@@ -63,6 +63,39 @@ test.serial("on SQLite a merchant's override changes only that merchant's limits
   t.truthy(other.fast);
 });
 
+test.serial("on SQLite GetDepositTerms gives a bank's limits and accounts, FAST's accounts, and the widest limits without a bank", async (t) => {
+  const akbank = seedBankId("0046");
+  const ids = (accounts: ReadonlyArray<{ id: string }>) => accounts.map((a) => a.id).sort();
+
+  const bank = await client.getDepositTerms({ merchantId: "mch_sqlite_e", bankId: akbank });
+  t.like(bank, { bankId: akbank, bankName: "Akbank", minAmount: 1000n, maxAmount: 5_000_000n });
+  t.deepEqual(
+    bank.accounts.map((a) => a.id),
+    ids(SEED_ACCOUNTS.filter((a) => a.bankId === akbank)),
+  );
+
+  const fast = await client.getDepositTerms({ merchantId: "mch_sqlite_e", bankId: "FAST" });
+  t.like(fast, { bankId: "FAST", bankName: "FAST", minAmount: 100n, maxAmount: 10_000_000n });
+  t.deepEqual(
+    fast.accounts.map((a) => a.id),
+    ids(SEED_ACCOUNTS.filter((a) => a.fastEnabled)),
+  );
+
+  const any = await client.getDepositTerms({ merchantId: "mch_sqlite_e", bankId: "" });
+  t.like(any, { bankId: "", bankName: "", minAmount: 100n, maxAmount: 10_000_000n });
+  t.deepEqual(
+    any.accounts.map((a) => a.id),
+    ids(SEED_ACCOUNTS),
+  );
+
+  // mch_sqlite_b has FAST disabled.
+  t.like(errorInfo(await t.throwsAsync(client.getDepositTerms({ merchantId: "mch_sqlite_b", bankId: "FAST" }))), {
+    code: Code.FailedPrecondition,
+    reason: "BANK_NOT_AVAILABLE",
+    field: "bank_id",
+  });
+});
+
 test.serial("on SQLite banks and receiving accounts are created, duplicates refused, and FAST follows the FAST accounts", async (t) => {
   const { bank } = await client.createBank({ name: "Çağ Bank", code: "9903", logoUrl: "/assets/banks/9903.svg", minAmount: 100n, maxAmount: 200n });
   t.like(bank, { name: "Çağ Bank", active: true });

@@ -4,6 +4,7 @@ import type { BankCatalogContext } from "../context.js";
 import { clearMerchantLimit } from "./clear-merchant-limit.js";
 import { createBank } from "./create-bank.js";
 import { createReceivingAccount } from "./create-receiving-account.js";
+import { getDepositTerms } from "./get-deposit-terms.js";
 import { getFastSettings } from "./get-fast-settings.js";
 import { listAvailableBanks } from "./list-available-banks.js";
 import { listBanks } from "./list-banks.js";
@@ -31,5 +32,6 @@ export function routes(router: ConnectRouter, ctx: BankCatalogContext): void {
     ...listReceivingAccounts(ctx),
     ...createReceivingAccount(ctx),
     ...updateReceivingAccount(ctx),
+    ...getDepositTerms(ctx),
   });
 }

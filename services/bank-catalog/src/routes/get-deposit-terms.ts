@@ -1,0 +1,58 @@
+import { Code } from "@connectrpc/connect";
+import { serviceError } from "@payments/kit";
+import { z } from "zod";
+import type { BankCatalogContext } from "../context.js";
+import { resolveDepositTerms } from "../limits.js";
+import { merchantId, parseRequest } from "../requests.js";
+import {
+  accountFromRow,
+  bankFromRow,
+  fastFromRow,
+  getFastSettingsRow,
+  listAccountRows,
+  listBankRows,
+  listMerchantLimitRows,
+  overrideFromRow,
+  receivingAccountMessage,
+} from "../store.js";
+import type { Rpc } from "./index.js";
+
+// bank_id may be empty (no particular bank), so it is not the shared required `bankId`.
+const request = z.object({ merchantId, bankId: z.string().max(40, "must be at most 40 characters") });
+
+function bankNotAvailable(bankId: string) {
+  return bankId === ""
+    ? serviceError(Code.FailedPrecondition, "BANK_NOT_AVAILABLE", "no bank is available to this merchant")
+    : serviceError(Code.FailedPrecondition, "BANK_NOT_AVAILABLE", `bank ${bankId} is not available to this merchant`, { field: "bank_id" });
+}
+
+export function getDepositTerms(ctx: BankCatalogContext): Rpc<"getDepositTerms"> {
+  return {
+    async getDepositTerms(req) {
+      const input = parseRequest(request, req);
+      const [banks, fast, overrides, accounts] = await Promise.all([
+        listBankRows(ctx.db, { activeOnly: true }),
+        getFastSettingsRow(ctx.db),
+        listMerchantLimitRows(ctx.db, input.merchantId),
+        listAccountRows(ctx.db, { activeOnly: true }),
+      ]);
+      const terms = resolveDepositTerms(
+        {
+          banks: banks.map(bankFromRow),
+          fast: fastFromRow(fast),
+          overrides: overrides.map(overrideFromRow),
+          accounts: accounts.map((row) => ({ ...accountFromRow(row), row })),
+        },
+        input.bankId,
+      );
+      if (!terms) throw bankNotAvailable(input.bankId);
+      return {
+        bankId: terms.bankId,
+        bankName: terms.bankName,
+        minAmount: BigInt(terms.minAmount),
+        maxAmount: BigInt(terms.maxAmount),
+        accounts: terms.accounts.map(({ row }) => receivingAccountMessage(row, row.bank_name)),
+      };
+    },
+  };
+}
