@@ -129,6 +129,14 @@ export function isUniqueViolation(err: unknown): boolean {
 }
 
 /**
+ * A locking read (`FOR UPDATE`) on MySQL, held until the transaction ends. SQLite has one
+ * writer at a time, so the transaction alone already serialises there.
+ */
+export function forUpdate<T extends Knex.QueryBuilder>(db: Knex, query: T): T {
+  return isMysql(db) ? (query.forUpdate() as T) : query;
+}
+
+/**
  * Row claim for background jobs: `FOR UPDATE SKIP LOCKED` on MySQL. SQLite has one writer
  * at a time, so the transaction alone already gives exclusive claims there.
  */

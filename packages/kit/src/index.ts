@@ -10,5 +10,6 @@ export * from "./interceptors.js";
 export * from "./logger.js";
 export * from "./metrics.js";
 export * from "./outbox.js";
+export * from "./request.js";
 export * from "./rpc-server.js";
 export * from "./service.js";

@@ -168,7 +168,10 @@ export function resolveDepositTerms<A extends CatalogAccount>(input: DepositTerm
       (acc, e) => ({ minAmount: Math.min(acc.minAmount, e.minAmount), maxAmount: Math.max(acc.maxAmount, e.maxAmount) }),
       { minAmount: first.minAmount, maxAmount: first.maxAmount },
     );
-    return { bankId: "", bankName: "", ...widest, accounts: active.sort(byId) };
+    // Accounts the merchant could be sent to through a bank it may use, or through FAST.
+    const usable = new Set(catalog.banks.map((b) => b.id));
+    const accounts = active.filter((a) => usable.has(a.bankId) || (catalog.fast !== undefined && a.fastEnabled));
+    return { bankId: "", bankName: "", ...widest, accounts: accounts.sort(byId) };
   }
 
   if (bankId === FAST_ID) {

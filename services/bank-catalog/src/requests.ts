@@ -1,4 +1,4 @@
-import { validationError } from "@payments/kit";
+import { identifier, text, validationError } from "@payments/kit";
 import { z } from "zod";
 import { FAST_ID, isValidAmount, normalizeIban, turkishIbanProblem } from "./limits.js";
 
@@ -20,22 +20,7 @@ export function parseRequest<S extends z.ZodType>(schema: S, request: unknown): 
   throw validationError(field, `${field} ${issue?.message ?? "is invalid"}`);
 }
 
-/** Trimmed, 1..max characters. */
-export function text(max = 200) {
-  return z
-    .string()
-    .trim()
-    .min(1, "is required")
-    .max(max, `must be at most ${max} characters`);
-}
-
-/** Identifiers are taken as given (no trimming): an id with spaces is simply not found. */
-export function identifier(max = 100) {
-  return z
-    .string()
-    .min(1, "is required")
-    .max(max, `must be at most ${max} characters`);
-}
+export { identifier, text };
 
 export const merchantId = identifier(100);
 

@@ -201,7 +201,7 @@ test("FAST has no deposit terms when its settings are off, the merchant's overri
   t.is(resolveDepositTerms(termsInput({ overrides: [{ bankId: FAST_ID, minAmount: 9500 }] }), FAST_ID), undefined);
 });
 
-test("deposit terms without a bank: the smallest minimum and largest maximum over the available banks and FAST, and every active account", (t) => {
+test("deposit terms without a bank: the smallest minimum and largest maximum over the available banks and FAST, and the active accounts of those", (t) => {
   const terms = resolveDepositTerms(
     termsInput({
       overrides: [
@@ -216,7 +216,7 @@ test("deposit terms without a bank: the smallest minimum and largest maximum ove
   t.deepEqual(ids(terms?.accounts ?? []), ["acc_1", "acc_2", "acc_4"]);
 });
 
-test("deposit terms without a bank leave out what the merchant cannot use: a disabled bank's limits and FAST when it is off", (t) => {
+test("deposit terms without a bank leave out what the merchant cannot use: a disabled bank's limits and accounts, and FAST when it is off", (t) => {
   const terms = resolveDepositTerms(
     termsInput({
       banks: [bank("akb", "Akbank", { maxAmount: 50_000 }), bank("grn", "Garanti", { minAmount: 2000, maxAmount: 4000 })],
@@ -228,6 +228,8 @@ test("deposit terms without a bank leave out what the merchant cannot use: a dis
     "",
   );
   t.like(terms, { minAmount: 2000, maxAmount: 4000 });
+  // Akbank's accounts, FAST-enabled or not, cannot be reached: only Garanti's remain.
+  t.deepEqual(ids(terms?.accounts ?? []), ["acc_4"]);
 });
 
 test("without a bank and with nothing available to the merchant there are no deposit terms", (t) => {

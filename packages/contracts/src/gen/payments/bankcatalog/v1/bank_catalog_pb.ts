@@ -840,7 +840,8 @@ export type GetDepositTermsResponse = Message<"payments.bankcatalog.v1.GetDeposi
 
   /**
    * Active accounts that can receive the deposit: the bank's own accounts, for FAST
-   * the FAST-enabled ones, without a bank every active one. May be empty.
+   * the FAST-enabled ones, without a bank those of the banks available to the merchant
+   * and, when FAST is available, the FAST-enabled ones. May be empty.
    *
    * @generated from field: repeated payments.bankcatalog.v1.ReceivingAccount accounts = 5;
    */
