@@ -1,12 +1,13 @@
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { startGateway } from "@payments/gateway";
 import { createLogger, envVar, loadConfig, startServices, type Clock, type Env, type RunningServices } from "@payments/kit";
+import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { z } from "zod";
 import { resolveMasterKey } from "./master-key.js";
 
 /** Every service of the product, in start order. */
-export const allModules = [merchantModule, bankCatalogModule] as const;
+export const allModules = [merchantModule, bankCatalogModule, depositModule] as const;
 
 const configSchema = z.object({
   DATA_DIR: z.string().default("./var"),
@@ -39,6 +40,7 @@ export async function startAllInOne(options: { env?: Env; clock?: Clock } = {}):
       clock: options.clock,
       merchantUrl: services.server.url,
       bankCatalogUrl: services.server.url,
+      depositUrl: services.server.url,
     });
   } catch (err) {
     await services.stop();

@@ -1,0 +1,25 @@
+/**
+ * The opaque cursor of a newest-first listing: the (created_at, id) of the last item
+ * returned. Opaque to callers so the ordering can change without breaking them.
+ */
+export interface ListPosition {
+  createdAt: number;
+  id: string;
+}
+
+export function encodeCursor(position: ListPosition): string {
+  return Buffer.from(JSON.stringify([position.createdAt, position.id])).toString("base64url");
+}
+
+/** undefined when the text is not a cursor this service issued. */
+export function decodeCursor(text: string): ListPosition | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
+    if (!Array.isArray(value) || value.length !== 2) return undefined;
+    const [createdAt, id] = value as [unknown, unknown];
+    if (typeof createdAt !== "number" || !Number.isSafeInteger(createdAt) || typeof id !== "string" || id === "") return undefined;
+    return { createdAt, id };
+  } catch {
+    return undefined;
+  }
+}

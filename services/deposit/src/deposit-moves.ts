@@ -1,0 +1,73 @@
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code } from "@connectrpc/connect";
+import { DepositStatusChangedSchema } from "@payments/contracts/deposit";
+import { recordEvent, serviceError, type Clock } from "@payments/kit";
+import type { Knex } from "knex";
+import { decideMove, type DepositMove, type DepositStatusName } from "./deposit-state.js";
+import { depositFromRow, getDepositRow, rowStatus, statusToProto, type DepositRow } from "./store.js";
+
+/** The subject (under the bus prefix) a status change is published on: `deposit.v1.deposit_completed`, … */
+export function depositTopic(status: DepositStatusName): string {
+  return `deposit.v1.deposit_${status}`;
+}
+
+export const DEPOSIT_TOPICS = (["completed", "failed", "expired", "cancelled"] as const).map(depositTopic);
+
+export interface MoveRequest {
+  depositId: string;
+  move: DepositMove;
+  /** When set, a deposit of another merchant is not found. */
+  merchantId?: string;
+  /** complete: the amount actually received (default: the requested amount). */
+  amount?: number;
+  /** fail: the reason. */
+  failureReason?: string;
+  /** complete: the incoming transfer that paid it. */
+  transferId?: string;
+  /** A repeat of a move that already happened returns the deposit instead of refusing (cancel). */
+  idempotent?: boolean;
+}
+
+export interface MoveResult {
+  row: DepositRow;
+  /** False when nothing changed (an idempotent repeat). */
+  moved: boolean;
+  eventId?: string;
+}
+
+/**
+ * Applies one move of the state machine inside `trx`: the row is locked, the move decided
+ * on its current status, then applied as a conditional update together with its event in
+ * the outbox. Two racing moves serialise on the row; the second finds the deposit final
+ * and is refused (INVALID_TRANSACTION_STATE), so a deposit reaches one final state and
+ * publishes one event. The caller commits and nudges the outbox.
+ */
+export async function moveDeposit(trx: Knex.Transaction, clock: Clock, request: MoveRequest): Promise<MoveResult> {
+  const current = await getDepositRow(trx, { depositId: request.depositId, merchantId: request.merchantId }, { lock: true });
+  const outcome = decideMove(rowStatus(current), request.move, { idempotent: request.idempotent });
+  if (outcome.kind === "unchanged") return { row: current, moved: false };
+  if (outcome.kind === "refused") {
+    throw serviceError(Code.FailedPrecondition, "INVALID_TRANSACTION_STATE", outcome.message, { details: { status: outcome.status } });
+  }
+
+  const now = clock.now().getTime();
+  const patch: Partial<DepositRow> = { status: outcome.to, updated_at: now, completed_at: now };
+  if (request.move === "complete") {
+    patch.amount = request.amount ?? current.requested_amount;
+    if (request.transferId !== undefined) patch.transfer_id = request.transferId;
+  }
+  if (request.move === "fail") patch.failure_reason = request.failureReason ?? "";
+  const updated = await trx("deposits")
+    .where({ id: current.id, status: outcome.from })
+    .update({ ...patch, sequence: trx.raw("sequence + 1") });
+  // The row is locked (MySQL) or the database has one writer (SQLite): this cannot miss.
+  if (updated !== 1) throw new Error(`deposit ${current.id} changed under its lock`);
+
+  const row = await getDepositRow(trx, { depositId: current.id });
+  const eventId = await recordEvent(trx, clock, depositTopic(outcome.to), DepositStatusChangedSchema, {
+    deposit: depositFromRow(row),
+    previousStatus: statusToProto(outcome.from),
+    occurredAt: timestampFromMs(now),
+  });
+  return { row, moved: true, eventId };
+}

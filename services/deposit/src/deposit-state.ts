@@ -1,0 +1,70 @@
+/**
+ * The deposit state machine, free of storage: which statuses exist, which moves exist,
+ * and what a move does from a given status. Storage applies a move as a conditional
+ * update (`… WHERE status = <from>`), so a move that no longer applies changes nothing.
+ */
+
+export const DEPOSIT_STATUSES = ["pending", "completed", "failed", "expired", "cancelled"] as const;
+export type DepositStatusName = (typeof DEPOSIT_STATUSES)[number];
+
+/** Who or what moves a deposit: a matched transfer or an operator, an operator, the expiry job, the merchant. */
+export type DepositMove = "complete" | "fail" | "expire" | "cancel";
+
+const MOVES: Readonly<Record<DepositMove, { from: DepositStatusName; to: DepositStatusName }>> = {
+  complete: { from: "pending", to: "completed" },
+  fail: { from: "pending", to: "failed" },
+  expire: { from: "pending", to: "expired" },
+  cancel: { from: "pending", to: "cancelled" },
+};
+
+export function isDepositStatus(value: string): value is DepositStatusName {
+  return (DEPOSIT_STATUSES as readonly string[]).includes(value);
+}
+
+/** Every status but pending is final: nothing moves a deposit out of it. */
+export function isFinal(status: DepositStatusName): boolean {
+  return status !== "pending";
+}
+
+/** The status a move starts from; the conditional update's WHERE clause. */
+export function moveSource(move: DepositMove): DepositStatusName {
+  return MOVES[move].from;
+}
+
+export function moveTarget(move: DepositMove): DepositStatusName {
+  return MOVES[move].to;
+}
+
+export type MoveOutcome =
+  | { kind: "moved"; from: DepositStatusName; to: DepositStatusName }
+  /** The deposit is already where this move leads (a retried cancel): nothing to do, not an error. */
+  | { kind: "unchanged"; status: DepositStatusName }
+  | { kind: "refused"; status: DepositStatusName; message: string };
+
+const VERB: Readonly<Record<DepositMove, string>> = {
+  complete: "completed",
+  fail: "rejected",
+  expire: "expired",
+  cancel: "cancelled",
+};
+
+/**
+ * What `move` does to a deposit in `status`. `idempotent` moves (cancel) answer
+ * "unchanged" when repeated; the others are refused, since a repeat could carry a
+ * different amount or reason than the move that happened.
+ */
+export function decideMove(status: DepositStatusName, move: DepositMove, options: { idempotent?: boolean } = {}): MoveOutcome {
+  const { from, to } = MOVES[move];
+  if (status === from) return { kind: "moved", from, to };
+  if (status === to && options.idempotent) return { kind: "unchanged", status };
+  return {
+    kind: "refused",
+    status,
+    message: `the deposit is ${status}; only a ${from} deposit can be ${VERB[move]}`,
+  };
+}
+
+/** Whether a deposit in `status` can still be paid through its checkout page. */
+export function acceptsPayment(status: DepositStatusName): boolean {
+  return status === "pending";
+}

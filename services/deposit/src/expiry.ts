@@ -1,0 +1,61 @@
+import { forUpdateSkipLocked, type Stoppable } from "@payments/kit";
+import type { DepositContext } from "./context.js";
+import { moveDeposit } from "./deposit-moves.js";
+
+/**
+ * Expires the pending deposits whose expiry has passed, a batch per transaction. Rows are
+ * claimed with SKIP LOCKED so replicas share the work, and each move is conditional on the
+ * deposit still being pending, so a deposit expires once however many replicas run and
+ * whatever a transfer or an operator did meanwhile. Returns how many expired.
+ */
+export async function expireDueDeposits(ctx: DepositContext, batchSize = 100): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const now = ctx.clock.now().getTime();
+    const expired = await ctx.db.transaction(async (trx) => {
+      const due = (await forUpdateSkipLocked(
+        trx,
+        trx("deposits").select("id").where({ status: "pending" }).where("expires_at", "<=", now).orderBy("expires_at").limit(batchSize),
+      )) as Array<{ id: string }>;
+      for (const { id } of due) await moveDeposit(trx, ctx.clock, { depositId: id, move: "expire" });
+      return due.length;
+    });
+    total += expired;
+    if (expired > 0) ctx.outbox.nudge();
+    if (expired < batchSize) return total;
+  }
+}
+
+/** Runs expireDueDeposits every DEPOSIT_EXPIRY_INTERVAL until stopped. */
+export function startExpiryJob(ctx: DepositContext): Stoppable {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+
+  const tick = async () => {
+    try {
+      const count = await expireDueDeposits(ctx);
+      if (count > 0) ctx.logger.info({ count }, "deposits expired");
+    } catch (err) {
+      if (!stopped) ctx.logger.error({ err }, "deposit expiry failed; will retry");
+    }
+  };
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = tick().finally(() => {
+        running = undefined;
+        schedule();
+      });
+    }, ctx.config.DEPOSIT_EXPIRY_INTERVAL);
+    timer.unref?.();
+  };
+  schedule();
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,21 @@
+import { DepositService } from "@payments/contracts/deposit";
+import type { ServiceModule } from "@payments/kit";
+import { migrations } from "../migrations/index.js";
+import { createDepositContext, type DepositContext } from "./context.js";
+import { startExpiryJob } from "./expiry.js";
+import { routes } from "./routes/index.js";
+
+/** Deposits: creation, checkout, matching incoming transfers, operator decisions and expiry. */
+export const depositModule: ServiceModule<DepositContext> = {
+  name: "deposit",
+  services: [DepositService],
+  migrations,
+  createContext: createDepositContext,
+  routes,
+  start: (ctx) => [startExpiryJob(ctx)],
+};
+
+export { depositConfigSchema, loadDepositConfig, type DepositConfig, type DepositContext } from "./context.js";
+export { DEPOSIT_TOPICS, depositTopic } from "./deposit-moves.js";
+export { expireDueDeposits } from "./expiry.js";
+export { migrations } from "../migrations/index.js";

@@ -1,0 +1,6 @@
+import { runService } from "@payments/kit";
+import { depositModule } from "./index.js";
+
+// Split mode: this service alone, on DATABASE_URL and NATS_URL, next to
+// BANK_CATALOG_SERVICE_URL and MERCHANT_SERVICE_URL.
+await runService(depositModule);

@@ -1,0 +1,48 @@
+import { Code } from "@connectrpc/connect";
+import { forUpdate, parseRequest, serviceError, validationError } from "@payments/kit";
+import { z } from "zod";
+import type { DepositContext } from "../context.js";
+import { moveDeposit } from "../deposit-moves.js";
+import { amount, depositId, identifier } from "../requests.js";
+import { depositFromRow, getDepositRow, type TransferRow } from "../store.js";
+import type { Rpc } from "./index.js";
+
+const request = z.object({ depositId, amount: amount.optional(), transferId: z.union([z.literal(""), identifier(40)]) });
+
+/**
+ * An operator's confirmation. With a transfer id it also settles an unmatched transfer:
+ * the transfer is linked to the deposit in the same transaction, so it leaves the
+ * unmatched list exactly when the deposit completes, and cannot pay a second deposit.
+ */
+export function confirmDeposit(ctx: DepositContext): Rpc<"confirmDeposit"> {
+  return {
+    async confirmDeposit(req) {
+      const input = parseRequest(request, req);
+      const result = await ctx.db.transaction(async (trx) => {
+        if (input.transferId === "") return moveDeposit(trx, ctx.clock, { depositId: input.depositId, move: "complete", amount: input.amount });
+        const transfer = (await forUpdate(trx, trx("incoming_transfers").where({ id: input.transferId }).first())) as TransferRow | undefined;
+        if (!transfer) throw validationError("transfer_id", `transfer_id: no incoming transfer ${input.transferId}`);
+        if (transfer.deposit_id !== null) {
+          throw serviceError(Code.FailedPrecondition, "TRANSFER_ALREADY_MATCHED", `transfer ${transfer.id} already paid deposit ${transfer.deposit_id}`, {
+            details: { depositId: transfer.deposit_id },
+          });
+        }
+        const deposit = await getDepositRow(trx, { depositId: input.depositId });
+        if (deposit.currency !== transfer.currency) {
+          throw validationError("transfer_id", `transfer_id: the transfer is in ${transfer.currency}, the deposit in ${deposit.currency}`);
+        }
+        const moved = await moveDeposit(trx, ctx.clock, {
+          depositId: input.depositId,
+          move: "complete",
+          amount: input.amount ?? Number(transfer.amount),
+          transferId: transfer.id,
+        });
+        await trx("incoming_transfers").where({ id: transfer.id }).update({ deposit_id: input.depositId });
+        return moved;
+      });
+      ctx.outbox.nudge();
+      ctx.logger.info({ depositId: input.depositId, amount: result.row.amount, transferId: input.transferId || undefined }, "deposit confirmed by an operator");
+      return { deposit: depositFromRow(result.row) };
+    },
+  };
+}

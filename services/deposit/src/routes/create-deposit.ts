@@ -1,0 +1,106 @@
+import { Code } from "@connectrpc/connect";
+import { isUniqueViolation, newId, newToken, parseRequest, serviceError } from "@payments/kit";
+import { z } from "zod";
+import type { DepositContext } from "../context.js";
+import { checkAmountInRange, fetchDepositTerms, type DepositTerms } from "../deposit-terms.js";
+import { lookupMerchant, requireActive } from "../merchant-lookup.js";
+import { newReference } from "../reference.js";
+import { amount, currency, merchantId, metadataJson, processId, text } from "../requests.js";
+import { depositFromRow, findDepositRow, getDepositRow, pendingCountsByIban, type DepositRow } from "../store.js";
+import type { Rpc } from "./index.js";
+
+function duplicate(existing: Pick<DepositRow, "id" | "process_id">) {
+  return serviceError(Code.AlreadyExists, "DUPLICATE_TRANSACTION", `a deposit with processId ${JSON.stringify(existing.process_id)} already exists`, {
+    field: "process_id",
+    details: { transactionId: existing.id },
+  });
+}
+
+/** The least busy account of the candidates (fewest pending deposits, then by id), so amounts collide less when matching. */
+async function chooseAccount(ctx: DepositContext, terms: DepositTerms): Promise<DepositTerms["accounts"][number] | undefined> {
+  if (terms.accounts.length === 0) return undefined;
+  const counts = await pendingCountsByIban(
+    ctx.db,
+    terms.accounts.map((a) => a.iban),
+  );
+  return [...terms.accounts].sort((a, b) => (counts.get(a.iban) ?? 0) - (counts.get(b.iban) ?? 0) || (a.id < b.id ? -1 : 1))[0];
+}
+
+export function createDeposit(ctx: DepositContext): Rpc<"createDeposit"> {
+  const request = z.object({
+    merchantId,
+    processId,
+    amount,
+    currency: currency(ctx.config.SUPPORTED_CURRENCIES),
+    bankId: z.string().max(40, "must be at most 40 characters"),
+    customer: z.object(
+      { id: text(), name: text(), username: text() },
+      { error: (issue) => (issue.input === undefined ? "is required" : "must be an object") },
+    ),
+    metadataJson,
+  });
+
+  return {
+    async createDeposit(req) {
+      const input = parseRequest(request, req);
+
+      // A repeated request is answered before anything else about it is judged.
+      const existing = await findDepositRow(ctx.db, { merchantId: input.merchantId, processId: input.processId });
+      if (existing) throw duplicate(existing);
+
+      const merchant = await lookupMerchant(ctx, input.merchantId);
+      requireActive(merchant);
+      const terms = await fetchDepositTerms(ctx, input.merchantId, input.bankId);
+      checkAmountInRange(input.amount, input.currency, terms);
+      const account = await chooseAccount(ctx, terms);
+
+      const now = ctx.clock.now().getTime();
+      const id = newId("dep");
+      // A reference or token collision (about 1 in 10^12 per pair) retries with new ones;
+      // a processId collision is a duplicate request that raced this one.
+      for (let attempt = 1; ; attempt++) {
+        const row: DepositRow = {
+          id,
+          merchant_id: input.merchantId,
+          process_id: input.processId,
+          status: "pending",
+          amount: input.amount,
+          requested_amount: input.amount,
+          currency: input.currency,
+          bank_id: terms.bankId,
+          account_id: account?.id ?? null,
+          account_bank_id: account?.bankId ?? null,
+          account_bank_name: account?.bankName ?? null,
+          account_name: account?.accountName ?? null,
+          account_iban: account?.iban ?? null,
+          reference: newReference(),
+          checkout_token: newToken(24),
+          customer_id: input.customer.id,
+          customer_name: input.customer.name,
+          customer_username: input.customer.username,
+          metadata_json: input.metadataJson === "" ? null : input.metadataJson,
+          failure_reason: null,
+          transfer_id: null,
+          sequence: 1,
+          sandbox: merchant.sandbox,
+          expires_at: now + ctx.config.DEPOSIT_TTL,
+          created_at: now,
+          updated_at: now,
+          completed_at: null,
+        };
+        try {
+          await ctx.db("deposits").insert(row);
+          break;
+        } catch (err) {
+          if (!isUniqueViolation(err)) throw err;
+          const raced = await findDepositRow(ctx.db, { merchantId: input.merchantId, processId: input.processId });
+          if (raced) throw duplicate(raced);
+          if (attempt >= 5) throw err;
+        }
+      }
+      ctx.logger.info({ depositId: id, merchantId: input.merchantId, amount: input.amount, bankId: terms.bankId, assigned: Boolean(account) }, "deposit created");
+      return { deposit: depositFromRow(await getDepositRow(ctx.db, { depositId: id })) };
+    },
+  };
+}
+

@@ -1,0 +1,31 @@
+import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
+import { DepositService } from "@payments/contracts/deposit";
+import type { DepositContext } from "../context.js";
+import { cancelDeposit } from "./cancel-deposit.js";
+import { confirmDeposit } from "./confirm-deposit.js";
+import { createDeposit } from "./create-deposit.js";
+import { getCheckout } from "./get-checkout.js";
+import { getDeposit } from "./get-deposit.js";
+import { listDeposits } from "./list-deposits.js";
+import { listUnmatchedTransfers } from "./list-unmatched-transfers.js";
+import { rejectDeposit } from "./reject-deposit.js";
+import { reportTransfer } from "./report-transfer.js";
+import { simulatePayment } from "./simulate-payment.js";
+
+/** One RPC of DepositService, as each route file provides it. */
+export type Rpc<K extends keyof ServiceImpl<typeof DepositService>> = Pick<ServiceImpl<typeof DepositService>, K>;
+
+export function routes(router: ConnectRouter, ctx: DepositContext): void {
+  router.service(DepositService, {
+    ...createDeposit(ctx),
+    ...getDeposit(ctx),
+    ...listDeposits(ctx),
+    ...cancelDeposit(ctx),
+    ...confirmDeposit(ctx),
+    ...rejectDeposit(ctx),
+    ...reportTransfer(ctx),
+    ...listUnmatchedTransfers(ctx),
+    ...getCheckout(ctx),
+    ...simulatePayment(ctx),
+  });
+}

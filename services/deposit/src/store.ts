@@ -1,0 +1,183 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code } from "@connectrpc/connect";
+import {
+  AssignedAccountSchema,
+  CustomerSchema,
+  DepositSchema,
+  DepositStatus,
+  IncomingTransferSchema,
+  type Deposit,
+  type IncomingTransfer,
+} from "@payments/contracts/deposit";
+import { forUpdate, serviceError } from "@payments/kit";
+import type { Knex } from "knex";
+import { isDepositStatus, type DepositStatusName } from "./deposit-state.js";
+
+/**
+ * The deposit tables: row shapes, reads, and the conversion to protobuf messages. Both
+ * dialects return BIGINT and BOOLEAN columns as numbers; amounts become bigint only at the
+ * proto boundary.
+ */
+
+export interface DepositRow {
+  id: string;
+  merchant_id: string;
+  process_id: string;
+  status: string;
+  amount: number;
+  requested_amount: number;
+  currency: string;
+  bank_id: string;
+  account_id: string | null;
+  account_bank_id: string | null;
+  account_bank_name: string | null;
+  account_name: string | null;
+  account_iban: string | null;
+  reference: string;
+  checkout_token: string;
+  customer_id: string;
+  customer_name: string;
+  customer_username: string;
+  metadata_json: string | null;
+  failure_reason: string | null;
+  transfer_id: string | null;
+  sequence: number;
+  sandbox: boolean | number;
+  expires_at: number;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+}
+
+export interface TransferRow {
+  id: string;
+  iban: string;
+  bank_transaction_id: string;
+  amount: number;
+  currency: string;
+  sender_name: string;
+  reference: string;
+  deposit_id: string | null;
+  unmatched_reason: string | null;
+  reported_at: number;
+}
+
+const STATUS_TO_PROTO: Readonly<Record<DepositStatusName, DepositStatus>> = {
+  pending: DepositStatus.PENDING,
+  completed: DepositStatus.COMPLETED,
+  failed: DepositStatus.FAILED,
+  expired: DepositStatus.EXPIRED,
+  cancelled: DepositStatus.CANCELLED,
+};
+
+export function statusToProto(status: DepositStatusName): DepositStatus {
+  return STATUS_TO_PROTO[status];
+}
+
+/** The status name of a proto status; undefined for UNSPECIFIED or an unknown number. */
+export function statusFromProto(status: DepositStatus): DepositStatusName | undefined {
+  return (Object.keys(STATUS_TO_PROTO) as DepositStatusName[]).find((name) => STATUS_TO_PROTO[name] === status);
+}
+
+export function rowStatus(row: Pick<DepositRow, "status" | "id">): DepositStatusName {
+  if (!isDepositStatus(row.status)) throw new Error(`deposit ${row.id} has an unknown status ${row.status}`);
+  return row.status;
+}
+
+export function depositFromRow(row: DepositRow): Deposit {
+  return create(DepositSchema, {
+    id: row.id,
+    merchantId: row.merchant_id,
+    processId: row.process_id,
+    amount: BigInt(row.amount),
+    requestedAmount: BigInt(row.requested_amount),
+    currency: row.currency,
+    status: statusToProto(rowStatus(row)),
+    bankId: row.bank_id,
+    assignedAccount:
+      row.account_id && row.account_iban
+        ? create(AssignedAccountSchema, {
+            accountId: row.account_id,
+            bankId: row.account_bank_id ?? "",
+            bankName: row.account_bank_name ?? "",
+            accountName: row.account_name ?? "",
+            iban: row.account_iban,
+          })
+        : undefined,
+    reference: row.reference,
+    checkoutToken: row.checkout_token,
+    customer: create(CustomerSchema, { id: row.customer_id, name: row.customer_name, username: row.customer_username }),
+    metadataJson: row.metadata_json ?? "",
+    failureReason: row.failure_reason ?? "",
+    sequence: BigInt(row.sequence),
+    sandbox: Boolean(row.sandbox),
+    expiresAt: timestampFromMs(Number(row.expires_at)),
+    createdAt: timestampFromMs(Number(row.created_at)),
+    updatedAt: timestampFromMs(Number(row.updated_at)),
+    completedAt: row.completed_at === null ? undefined : timestampFromMs(Number(row.completed_at)),
+  });
+}
+
+export function transferFromRow(row: TransferRow): IncomingTransfer {
+  return create(IncomingTransferSchema, {
+    id: row.id,
+    iban: row.iban,
+    amount: BigInt(row.amount),
+    currency: row.currency,
+    senderName: row.sender_name,
+    reference: row.reference,
+    bankTransactionId: row.bank_transaction_id,
+    depositId: row.deposit_id ?? "",
+    unmatchedReason: row.unmatched_reason ?? "",
+    reportedAt: timestampFromMs(Number(row.reported_at)),
+  });
+}
+
+export function notFound(what: string): never {
+  throw serviceError(Code.NotFound, "TRANSACTION_NOT_FOUND", `no deposit ${what}`);
+}
+
+export interface DepositKey {
+  depositId?: string;
+  processId?: string;
+  /** When set, a deposit of another merchant is not found. */
+  merchantId?: string;
+}
+
+function keyQuery(db: Knex, key: DepositKey): Knex.QueryBuilder {
+  const query = db("deposits");
+  if (key.depositId !== undefined) query.where({ id: key.depositId });
+  else if (key.processId !== undefined && key.merchantId !== undefined) query.where({ process_id: key.processId });
+  else throw new Error("a deposit is found by its id, or by merchant and process id");
+  if (key.merchantId !== undefined) query.where({ merchant_id: key.merchantId });
+  return query;
+}
+
+/** The deposit, or TRANSACTION_NOT_FOUND. `lock` holds it until the transaction ends. */
+export async function getDepositRow(db: Knex, key: DepositKey, options: { lock?: boolean } = {}): Promise<DepositRow> {
+  const query = keyQuery(db, key).first();
+  const row = (await (options.lock ? forUpdate(db, query) : query)) as DepositRow | undefined;
+  if (!row) notFound(key.depositId !== undefined ? key.depositId : `with processId ${key.processId}`);
+  return row;
+}
+
+export async function findDepositRow(db: Knex, key: DepositKey): Promise<DepositRow | undefined> {
+  return (await keyQuery(db, key).first()) as DepositRow | undefined;
+}
+
+export async function findDepositByToken(db: Knex, token: string): Promise<DepositRow | undefined> {
+  return (await db("deposits").where({ checkout_token: token }).first()) as DepositRow | undefined;
+}
+
+/** How many pending deposits wait on each receiving IBAN, for spreading new deposits over the pool. */
+export async function pendingCountsByIban(db: Knex, ibans: readonly string[]): Promise<Map<string, number>> {
+  if (ibans.length === 0) return new Map();
+  const rows = (await db("deposits")
+    .select("account_iban")
+    .count({ n: "*" })
+    .whereIn("account_iban", ibans)
+    .where({ status: "pending" })
+    .groupBy("account_iban")) as Array<{ account_iban: string; n: number | string }>;
+  return new Map(rows.map((r) => [r.account_iban, Number(r.n)]));
+}
