@@ -2,6 +2,7 @@ import Koa from "koa";
 import Router from "@koa/router";
 import type { Client } from "@connectrpc/connect";
 import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { DepositService } from "@payments/contracts/deposit";
 import type { MerchantService } from "@payments/contracts/merchant";
 import type { Clock, Logger, Metrics } from "@payments/kit";
 import type { GatewayConfig } from "./config.js";
@@ -18,6 +19,9 @@ import { requestId } from "./middleware/request-id.js";
 import { routeMatch } from "./middleware/route-match.js";
 import { assets } from "./routes/assets.js";
 import { availableBanks } from "./routes/available-banks.js";
+import { checkout } from "./routes/checkout.js";
+import { deposits } from "./routes/deposits.js";
+import { transactions } from "./routes/transactions.js";
 import { health, type HealthClient } from "./routes/health.js";
 import type { Route } from "./routes/route.js";
 import type { GatewayState, RouteHandler } from "./state.js";
@@ -26,6 +30,7 @@ export interface GatewayDeps {
   config: GatewayConfig;
   merchants: Client<typeof MerchantService>;
   bankCatalog: Client<typeof BankCatalogService>;
+  deposits: Client<typeof DepositService>;
   /** grpc.health.v1 of each service the gateway needs, by name, for /healthz. */
   health: Record<string, HealthClient>;
   credentials: CredentialCache;
@@ -45,6 +50,9 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   const { config, clock, logger, metrics } = deps;
   const routes: Route[] = [
     ...availableBanks({ bankCatalog: deps.bankCatalog, clock, publicBaseUrl: publicBaseUrl(config) }),
+    ...deposits({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
+    ...transactions({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
+    ...checkout({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...health({ services: deps.health, clock, timeoutMs: config.HEALTH_TIMEOUT }),
     ...assets({ bankCatalog: deps.bankCatalog, clock, cacheTtlMs: config.BANK_ASSET_CACHE_TTL }),
     ...(deps.routes ?? []),
@@ -60,6 +68,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   // One limiter for all routes: a merchant's budget is per merchant, not per endpoint.
   const limiter = rateLimit({ perSecond: config.RATE_LIMIT_RPS, burst: config.RATE_LIMIT_BURST });
   const jsonParser = jsonBody();
+  const optionalJsonParser = jsonBody({ optional: true });
 
   /** A signed merchant request: 413 → 401 → 403 → 429 → 415/400, then the handler. */
   const merchantChain = (route: Route): RouteHandler[] => [
@@ -67,7 +76,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
     authenticator,
     ipAllowlist({ trustedProxies, requireAllowList: route.requireAllowList ?? false }),
     limiter,
-    jsonParser,
+    route.body === "none" ? optionalJsonParser : jsonParser,
   ];
 
   // Paths are case-sensitive, as documented; a trailing slash is tolerated.

@@ -27,16 +27,58 @@ export const publicReasons: Readonly<Record<string, number>> = {
   INVALID_IBAN: 400,
   INSUFFICIENT_BALANCE: 400,
   TRANSACTION_NOT_FOUND: 404,
+  /** A move the transaction's current status does not allow (cancelling a completed deposit); details.status says where it is. */
+  INVALID_TRANSACTION_STATE: 409,
 };
+
+/** One thing wrong with a request: the merchant's field name (`customer.name`) and what is wrong with it. */
+export interface Problem {
+  field: string;
+  problem: string;
+}
+
+/** 400 VALIDATION_ERROR naming every problem: `processId: is required; amount: is required`. */
+export function validationFailure(problems: readonly Problem[]): ApiError {
+  const message = problems.length === 0 ? "request: is invalid" : problems.map((p) => `${p.field}: ${p.problem}`).join("; ");
+  return new ApiError(400, "VALIDATION_ERROR", message);
+}
 
 export const INTERNAL_MESSAGE = "An unexpected error occurred. Quote the X-Request-Id header when contacting support.";
 
+export interface MapOptions {
+  /**
+   * The merchant's JSON names of the request's fields, by proto field path
+   * (`process_id` → `processId`). A path not listed is looked up by its first segment, so
+   * `customer` → `customer` also renames `customer.name`. Unlisted paths stay as they are.
+   */
+  fields?: Readonly<Record<string, string>>;
+}
+
+/** The merchant's name of a proto field path, per `fields`. */
+export function publicFieldName(field: string, fields: Readonly<Record<string, string>> = {}): string {
+  if (Object.hasOwn(fields, field)) return fields[field]!;
+  const dot = field.indexOf(".");
+  if (dot > 0) {
+    const head = field.slice(0, dot);
+    if (Object.hasOwn(fields, head)) return `${fields[head]!}${field.slice(dot)}`;
+  }
+  return field;
+}
+
+function validationMessage(info: { field?: string; message: string }, fields: Readonly<Record<string, string>> | undefined): string {
+  if (!info.field) return info.message || "invalid request";
+  const name = publicFieldName(info.field, fields);
+  // Services start the message with "<proto field>: "; the merchant reads its own field name there.
+  if (info.message.startsWith(`${info.field}: `)) return `${name}: ${info.message.slice(info.field.length + 2)}`;
+  if (info.message.includes(name)) return info.message;
+  return info.message ? `${name}: ${info.message}` : `${name}: is invalid`;
+}
+
 /** The one mapping from an error thrown by a service call to what the merchant sees. */
-export function mapServiceError(err: unknown): ApiError {
+export function mapServiceError(err: unknown, options: MapOptions = {}): ApiError {
   const info = errorInfo(err);
   if (info.reason === "VALIDATION_ERROR") {
-    const message = info.field && !info.message.includes(info.field) ? `${info.field}: ${info.message}` : info.message || "invalid request";
-    return new ApiError(400, "VALIDATION_ERROR", message, info.details);
+    return new ApiError(400, "VALIDATION_ERROR", validationMessage(info, options.fields), info.details);
   }
   if (info.reason !== undefined && Object.hasOwn(publicReasons, info.reason)) {
     return new ApiError(publicReasons[info.reason]!, info.reason, info.message, info.details);
@@ -48,4 +90,20 @@ export function mapServiceError(err: unknown): ApiError {
     return new ApiError(504, "UPSTREAM_TIMEOUT", "A backing service did not answer in time. Retry later.");
   }
   return new ApiError(500, "INTERNAL_ERROR", INTERNAL_MESSAGE);
+}
+
+/**
+ * Awaits a service call made for a route. A failure meant for the merchant (a 4xx) is
+ * mapped here, where the route's field names are known; anything else is rethrown as it
+ * came, so the error handler logs the original error before answering 5xx.
+ */
+export async function callService<T>(call: Promise<T>, options: MapOptions = {}): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    const mapped = mapServiceError(err, options);
+    if (mapped.status < 500) throw mapped;
+    throw err;
+  }
 }

@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { DepositService } from "@payments/contracts/deposit";
 import { Health } from "@payments/contracts/health";
 import { MerchantService } from "@payments/contracts/merchant";
 import {
@@ -32,6 +33,8 @@ export interface StartGatewayOptions {
   merchantUrl?: string;
   /** Override BANK_CATALOG_SERVICE_URL. */
   bankCatalogUrl?: string;
+  /** Override DEPOSIT_SERVICE_URL. */
+  depositUrl?: string;
 }
 
 export interface RunningGateway {
@@ -79,6 +82,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const config = loadGatewayConfig(options.env ?? process.env);
   const merchantUrl = required(options.merchantUrl ?? config.MERCHANT_SERVICE_URL, "MERCHANT_SERVICE_URL");
   const bankCatalogUrl = required(options.bankCatalogUrl ?? config.BANK_CATALOG_SERVICE_URL, "BANK_CATALOG_SERVICE_URL");
+  const depositUrl = required(options.depositUrl ?? config.DEPOSIT_SERVICE_URL, "DEPOSIT_SERVICE_URL");
   const logger = options.logger?.child({ component: "gateway" }) ?? createLogger({ service: "gateway", level: config.LOG_LEVEL });
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? createMetrics();
@@ -86,9 +90,11 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const transport = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT };
   const merchants = createServiceClient(MerchantService, merchantUrl, transport);
   const bankCatalog = createServiceClient(BankCatalogService, bankCatalogUrl, transport);
+  const deposits = createServiceClient(DepositService, depositUrl, transport);
   const healthClients = {
     merchant: createServiceClient(Health, merchantUrl, transport),
     "bank-catalog": createServiceClient(Health, bankCatalogUrl, transport),
+    deposit: createServiceClient(Health, depositUrl, transport),
   };
   const credentials = new CredentialCache({
     merchants,
@@ -128,7 +134,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     const port = await listen(server, config.PORT, config.HOST);
     cleanups.push(() => close(server, config.SHUTDOWN_GRACE));
     const resolved: GatewayConfig = { ...config, PORT: port, PUBLIC_BASE_URL: publicBaseUrl({ ...config, PORT: port }) };
-    const app = createApp({ config: resolved, merchants, bankCatalog, health: healthClients, credentials, logger, metrics, clock });
+    const app = createApp({ config: resolved, merchants, bankCatalog, deposits, health: healthClients, credentials, logger, metrics, clock });
     server.on("request", app.callback());
 
     let metricsPort: number | undefined;

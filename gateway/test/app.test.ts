@@ -2,6 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import test from "ava";
 import { Code, ConnectError, createClient, createRouterTransport, type ServiceImpl } from "@connectrpc/connect";
+import { DepositService } from "@payments/contracts/deposit";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { Health, HealthCheckResponse_ServingStatus } from "@payments/contracts/health";
 import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
@@ -41,6 +42,7 @@ async function startApp(catalog: Partial<ServiceImpl<typeof BankCatalogService>>
     config: loadGatewayConfig({ PORT: "0", ...env }),
     merchants,
     bankCatalog: createClient(BankCatalogService, catalogTransport),
+    deposits: createClient(DepositService, catalogTransport),
     health: { merchant: createClient(Health, merchantsTransport), "bank-catalog": createClient(Health, catalogTransport) },
     credentials: new CredentialCache({ merchants, clock, ttlMs: 30_000, negativeTtlMs: 5_000 }),
     logger: createLogger({ service: "gateway", level: "info", destination: { write: (line: string) => void logLines.push(line) } }),

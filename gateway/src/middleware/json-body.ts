@@ -6,11 +6,16 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * A POST body must be a JSON object sent as application/json (UTF-8). Parsed from the
- * same bytes the signature covered.
+ * same bytes the signature covered. With `optional`, for routes that take no body (a
+ * cancel), an empty body is accepted as `{}` whatever its Content-Type; a non-empty one
+ * still has to be a JSON object.
  */
-export function jsonBody(): GatewayMiddleware {
+export function jsonBody(options: { optional?: boolean } = {}): GatewayMiddleware {
   return async (ctx, next) => {
-    if (WITH_BODY.has(ctx.method)) {
+    if (!WITH_BODY.has(ctx.method)) return next();
+    if (options.optional && (ctx.state.rawBody?.length ?? 0) === 0) {
+      ctx.state.body = {};
+    } else {
       const [type = "", ...params] = ctx.get("Content-Type").split(";");
       const charset = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith("charset="));
       if (type.trim().toLowerCase() !== "application/json" || (charset && !["charset=utf-8", 'charset="utf-8"'].includes(charset))) {

@@ -1,3 +1,5 @@
+import { z } from "zod";
+import { validationFailure, type Problem } from "../errors.js";
 import type { RouteHandler } from "../state.js";
 
 /** One endpoint; app.ts puts the right middleware in front of it. */
@@ -9,5 +11,38 @@ export interface Route {
   access: "merchant" | "public";
   /** Refuse callers outside the merchant's allow-list even when that list is empty (withdrawals). */
   requireAllowList?: boolean;
+  /**
+   * What a POST carries. "json" (the default): a JSON object, required. "none": the route
+   * reads no body, so an empty one is accepted whatever its Content-Type (a non-empty body
+   * must still be a JSON object, and is ignored).
+   */
+  body?: "json" | "none";
   handler: RouteHandler;
 }
+
+/** The first problem of each field, in the order the schema met them; `root` names a problem of the whole input. */
+function problemsOf(issues: readonly z.core.$ZodIssue[], root: string): Problem[] {
+  const seen = new Map<string, Problem>();
+  for (const issue of issues) {
+    const field = issue.path.map(String).join(".") || root;
+    if (!seen.has(field)) seen.set(field, { field, problem: issue.message });
+  }
+  return [...seen.values()];
+}
+
+/**
+ * Parses a request body or query with its schema, once, at the edge. Every problem found
+ * goes into one VALIDATION_ERROR, each as `<field>: <problem>`, so a merchant fixes them
+ * all in one round.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, root: "body" | "query"): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  throw validationFailure(problemsOf(result.error.issues, root));
+}
+
+/** A required query parameter: given once. */
+export const queryValue = z.string({ error: (issue) => (Array.isArray(issue.input) ? "must be given only once" : "is required") });
+
+/** An optional query parameter: given at most once; empty (`?status=`) is the same as absent. */
+export const optionalQueryValue = queryValue.optional().transform((value) => (value === "" ? undefined : value));

@@ -1,0 +1,149 @@
+import type { Client } from "@connectrpc/connect";
+import type { Deposit, DepositService } from "@payments/contracts/deposit";
+import { errorInfo, type Clock } from "@payments/kit";
+import { depositRecord } from "@payments/records";
+import { z } from "zod";
+import { success } from "../envelope.js";
+import { ApiError, callService } from "../errors.js";
+import type { RouteContext } from "../state.js";
+import { parseInput, queryValue, type Route } from "./route.js";
+
+type Deposits = Pick<Client<typeof DepositService>, "createDeposit" | "getDeposit" | "cancelDeposit">;
+
+/**
+ * The merchant's JSON names of the deposit service's request fields, for the VALIDATION_ERROR
+ * the service returns (its x-error-field and message prefix are proto paths).
+ */
+export const DEPOSIT_FIELDS: Readonly<Record<string, string>> = {
+  process_id: "processId",
+  bank_id: "bankCode",
+  metadata_json: "metadata",
+  customer: "customer",
+  amount: "amount",
+  currency: "currency",
+};
+
+const AMOUNT_PROBLEM = `must be a positive integer number in the smallest currency unit (kuruş for TRY), at most ${Number.MAX_SAFE_INTEGER}`;
+
+/** Missing and null are the same to a merchant: "is required". */
+const missing = (input: unknown) => input === undefined || input === null;
+
+const requiredString = z.string({ error: (issue) => (missing(issue.input) ? "is required" : "must be a string") });
+const optionalString = z.string({ error: "must be a string" }).nullish();
+
+/**
+ * The shape of POST /v1/deposit, and only the shape: lengths, trimming, currency support,
+ * bank availability, limits and duplicates are the deposit service's rules, judged there.
+ * Unknown fields are ignored.
+ */
+export const createDepositBody = z.object({
+  processId: requiredString,
+  // A JSON number that is a positive safe integer: 150.5, "150", 0, -1 and 1e300 are not amounts.
+  amount: z
+    .number({ error: (issue) => (missing(issue.input) ? "is required" : AMOUNT_PROBLEM) })
+    .refine((value) => Number.isSafeInteger(value) && value >= 1, AMOUNT_PROBLEM),
+  currency: optionalString,
+  bankCode: optionalString,
+  customer: z.object(
+    { id: requiredString, name: requiredString, username: requiredString },
+    { error: (issue) => (missing(issue.input) ? "is required" : "must be an object") },
+  ),
+  metadata: z
+    .custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value), { error: "must be a JSON object" })
+    .nullish(),
+});
+
+export type CreateDepositBody = z.output<typeof createDepositBody>;
+
+const byProcessIdQuery = z.object({ processId: queryValue });
+
+function merchantId(ctx: RouteContext): string {
+  const merchant = ctx.state.merchant;
+  if (!merchant) throw new Error("deposit routes need an authenticated merchant");
+  return merchant.merchantId;
+}
+
+function deposit(res: { deposit?: Deposit }): Deposit {
+  if (!res.deposit) throw new Error("the deposit service answered without a deposit");
+  return res.deposit;
+}
+
+/**
+ * A call about one transaction id from the path. An id the service will not even parse
+ * (too long) is as unknown as any other: 404, not a validation error about a URL.
+ */
+async function aboutTransaction<T>(call: Promise<T>): Promise<T> {
+  const unparsable = call.catch((err: unknown) => {
+    const info = errorInfo(err);
+    if (info.reason === "VALIDATION_ERROR" && info.field === "deposit_id") {
+      throw new ApiError(404, "TRANSACTION_NOT_FOUND", "no deposit with this transactionId");
+    }
+    throw err;
+  });
+  return callService(unparsable, { fields: DEPOSIT_FIELDS });
+}
+
+export function deposits(deps: { deposits: Deposits; clock: Clock; publicBaseUrl: string }): Route[] {
+  const answer = (ctx: RouteContext, status: number, res: { deposit?: Deposit }) => {
+    ctx.status = status;
+    ctx.body = success(depositRecord(deposit(res), deps.publicBaseUrl), deps.clock);
+  };
+
+  return [
+    {
+      method: "POST",
+      path: "/v1/deposit",
+      access: "merchant",
+      handler: async (ctx) => {
+        const body = parseInput(createDepositBody, ctx.state.body, "body");
+        const res = await callService(
+          deps.deposits.createDeposit({
+            merchantId: merchantId(ctx),
+            processId: body.processId,
+            amount: BigInt(body.amount),
+            currency: body.currency ?? "",
+            bankId: body.bankCode ?? "",
+            customer: body.customer,
+            metadataJson: body.metadata ? JSON.stringify(body.metadata) : "",
+          }),
+          { fields: DEPOSIT_FIELDS },
+        );
+        answer(ctx, 201, res);
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/deposit",
+      access: "merchant",
+      handler: async (ctx) => {
+        const { processId } = parseInput(byProcessIdQuery, ctx.query, "query");
+        const res = await callService(deps.deposits.getDeposit({ merchantId: merchantId(ctx), key: { case: "processId", value: processId } }), {
+          fields: DEPOSIT_FIELDS,
+        });
+        answer(ctx, 200, res);
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/deposit/:transactionId",
+      access: "merchant",
+      handler: async (ctx) => {
+        const transactionId = ctx.params.transactionId ?? "";
+        const res = await aboutTransaction(deps.deposits.getDeposit({ merchantId: merchantId(ctx), key: { case: "depositId", value: transactionId } }));
+        answer(ctx, 200, res);
+      },
+    },
+    {
+      method: "POST",
+      path: "/v1/deposit/:transactionId/cancel",
+      access: "merchant",
+      body: "none",
+      handler: async (ctx) => {
+        const transactionId = ctx.params.transactionId ?? "";
+        // A repeated cancel answers 200 with the deposit unchanged (the service is idempotent on it).
+        const res = await aboutTransaction(deps.deposits.cancelDeposit({ merchantId: merchantId(ctx), depositId: transactionId }));
+        answer(ctx, 200, res);
+      },
+    },
+  ];
+}

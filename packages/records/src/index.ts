@@ -1,0 +1,136 @@
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
+import { DepositStatus, type Deposit } from "@payments/contracts/deposit";
+
+/*
+ * The public JSON shape of a transaction, in one place: the gateway answers reads and
+ * listings with it, and merchant callbacks will carry the same record as their `data`, so
+ * a merchant parses one shape everywhere. Field order is the order merchants see.
+ */
+
+export const DEPOSIT_STATUSES = ["pending", "completed", "failed", "expired", "cancelled"] as const;
+export type DepositStatusName = (typeof DEPOSIT_STATUSES)[number];
+
+const STATUS_BY_NAME: Readonly<Record<DepositStatusName, DepositStatus>> = {
+  pending: DepositStatus.PENDING,
+  completed: DepositStatus.COMPLETED,
+  failed: DepositStatus.FAILED,
+  expired: DepositStatus.EXPIRED,
+  cancelled: DepositStatus.CANCELLED,
+};
+
+export function isDepositStatusName(value: string): value is DepositStatusName {
+  return (DEPOSIT_STATUSES as readonly string[]).includes(value);
+}
+
+/** The proto status of a public status name (for list filters). */
+export function depositStatusToProto(name: DepositStatusName): DepositStatus {
+  return STATUS_BY_NAME[name];
+}
+
+/** The public name of a proto status; UNSPECIFIED or an unknown number is a bug upstream, not a value to show. */
+export function depositStatusName(status: DepositStatus): DepositStatusName {
+  const name = DEPOSIT_STATUSES.find((n) => STATUS_BY_NAME[n] === status);
+  if (name === undefined) throw new Error(`deposit status ${status} has no public name`);
+  return name;
+}
+
+export interface AssignedAccountRecord {
+  bankName: string;
+  accountName: string;
+  iban: string;
+}
+
+export interface CustomerRecord {
+  id: string;
+  name: string;
+  username: string;
+}
+
+/** A deposit as merchants see it (api.md "Deposit transaction" plus the record fields of decisions.md). */
+export interface DepositRecord {
+  transactionId: string;
+  type: "deposit";
+  processId: string;
+  /** The amount received once completed; the requested amount before. Smallest currency unit. */
+  amount: number;
+  requestedAmount: number;
+  currency: string;
+  status: DepositStatusName;
+  /** Absent (not null) when no receiving account was assigned: api.md "present only if assigned". */
+  assignedAccount?: AssignedAccountRecord;
+  reference: string;
+  checkoutUrl: string;
+  /** The bank the merchant chose (a bank `_id` or `FAST`), null when none. */
+  bankCode: string | null;
+  customer: CustomerRecord;
+  metadata: Record<string, unknown> | null;
+  failureReason: string | null;
+  /** Grows with every change of the transaction, so a stale callback can be told apart. */
+  sequence: number;
+  expiresAt: string;
+  createdAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+}
+
+/**
+ * Non-negative int64 values (amounts, sequence) as JSON numbers. JSON numbers are exact only up to 2^53,
+ * so anything beyond is a bug to surface, not a value to round.
+ */
+export function safeNumber(value: bigint, what: string): number {
+  if (value < 0n || value > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new Error(`${what} ${value} cannot be sent as a JSON number`);
+  }
+  return Number(value);
+}
+
+/** ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:15:30.123Z. */
+export function isoTime(timestamp: Timestamp): string {
+  return new Date(timestampMs(timestamp)).toISOString();
+}
+
+function requiredTime(timestamp: Timestamp | undefined, what: string, id: string): string {
+  if (!timestamp) throw new Error(`deposit ${id} has no ${what}`);
+  return isoTime(timestamp);
+}
+
+function metadataObject(json: string, id: string): Record<string, unknown> | null {
+  if (json === "") return null;
+  const value: unknown = JSON.parse(json);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`deposit ${id} has metadata that is not a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+/** The checkout page of a deposit: the token is the only thing in the query string. */
+export function checkoutUrl(publicBaseUrl: string, checkoutToken: string): string {
+  return `${publicBaseUrl}/checkout?token=${encodeURIComponent(checkoutToken)}`;
+}
+
+/** The public record of a deposit. Throws on a message the deposit service would never send (missing times, unknown status). */
+export function depositRecord(deposit: Deposit, publicBaseUrl: string): DepositRecord {
+  const id = deposit.id;
+  if (!deposit.customer) throw new Error(`deposit ${id} has no customer`);
+  const account = deposit.assignedAccount;
+  return {
+    transactionId: id,
+    type: "deposit",
+    processId: deposit.processId,
+    amount: safeNumber(deposit.amount, "amount"),
+    requestedAmount: safeNumber(deposit.requestedAmount, "requestedAmount"),
+    currency: deposit.currency,
+    status: depositStatusName(deposit.status),
+    ...(account ? { assignedAccount: { bankName: account.bankName, accountName: account.accountName, iban: account.iban } } : {}),
+    reference: deposit.reference,
+    checkoutUrl: checkoutUrl(publicBaseUrl, deposit.checkoutToken),
+    bankCode: deposit.bankId === "" ? null : deposit.bankId,
+    customer: { id: deposit.customer.id, name: deposit.customer.name, username: deposit.customer.username },
+    metadata: metadataObject(deposit.metadataJson, id),
+    failureReason: deposit.failureReason === "" ? null : deposit.failureReason,
+    sequence: safeNumber(deposit.sequence, "sequence"),
+    expiresAt: requiredTime(deposit.expiresAt, "expiresAt", id),
+    createdAt: requiredTime(deposit.createdAt, "createdAt", id),
+    updatedAt: requiredTime(deposit.updatedAt, "updatedAt", id),
+    completedAt: deposit.completedAt ? isoTime(deposit.completedAt) : null,
+  };
+}
