@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "commander";
+import { DepositStatus } from "@payments/contracts/deposit";
 
 // Parsers for option and argument values. They throw commander's InvalidArgumentError, so a
 // bad value is reported like any other usage error (exit 2) before a service is called.
@@ -18,6 +19,13 @@ export function parseAmount(value: string): bigint {
   return amount;
 }
 
+/** An amount of money that changes hands (a deposit, a transfer): like parseAmount, and at least 1. */
+export function parsePositiveAmount(value: string): bigint {
+  const amount = parseAmount(value);
+  if (amount === 0n) throw new InvalidArgumentError("an amount must be at least 1 kuruş.");
+  return amount;
+}
+
 /** `true` or `false` (also yes/no, on/off, 1/0), for switches that can be turned either way. */
 export function parseBoolean(value: string): boolean {
   const text = value.trim().toLowerCase();
@@ -33,6 +41,42 @@ export function parseCount(value: string): number {
   const text = value.trim();
   if (!WHOLE_NUMBER.test(text) || Number(text) > UINT32_MAX) throw new InvalidArgumentError(`expected a whole number from 0 to ${UINT32_MAX}.`);
   return Number(text);
+}
+
+/** A page size from 1 to `max` (the service's own bound), for `--limit`. */
+export function pageLimitParser(max: number): (value: string) => number {
+  return (value: string) => {
+    const text = value.trim();
+    const n = Number(text);
+    if (!WHOLE_NUMBER.test(text) || n < 1 || n > max) throw new InvalidArgumentError(`expected a whole number from 1 to ${max}.`);
+    return n;
+  };
+}
+
+/** Free text the service requires (a reason, a sender name): trimmed, not empty. */
+export function parseRequiredText(value: string): string {
+  const text = value.trim();
+  if (text === "") throw new InvalidArgumentError("must not be empty.");
+  return text;
+}
+
+export const DEPOSIT_STATUS_NAMES = ["pending", "completed", "failed", "expired", "cancelled"] as const;
+export type DepositStatusName = (typeof DEPOSIT_STATUS_NAMES)[number];
+
+const DEPOSIT_STATUS_BY_NAME: Readonly<Record<DepositStatusName, DepositStatus>> = {
+  pending: DepositStatus.PENDING,
+  completed: DepositStatus.COMPLETED,
+  failed: DepositStatus.FAILED,
+  expired: DepositStatus.EXPIRED,
+  cancelled: DepositStatus.CANCELLED,
+};
+
+/** pending, completed, failed, expired or cancelled (any case; "canceled" too) → the proto enum. */
+export function parseDepositStatus(value: string): DepositStatus {
+  let text = value.trim().toLowerCase();
+  if (text === "canceled") text = "cancelled";
+  if (!(DEPOSIT_STATUS_NAMES as readonly string[]).includes(text)) throw new InvalidArgumentError(`expected one of ${DEPOSIT_STATUS_NAMES.join(", ")}.`);
+  return DEPOSIT_STATUS_BY_NAME[text as DepositStatusName];
 }
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };

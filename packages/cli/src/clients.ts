@@ -1,5 +1,6 @@
 import { Code, ConnectError, type Client, type Interceptor } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, ERROR_REASON_KEY } from "@payments/kit";
 import { UnreachableError, UsageError } from "./errors.js";
@@ -11,6 +12,7 @@ const CALL_TIMEOUT_MS = 10_000;
 export interface Endpoints {
   merchant: string;
   bankCatalog: string;
+  deposit: string;
   /** INTERNAL_API_TOKEN, sent as a bearer token when set. */
   token?: string;
 }
@@ -32,8 +34,8 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /**
- * --grpc-url (typed now, so it wins) > MERCHANT_SERVICE_URL / BANK_CATALOG_SERVICE_URL
- * (split deployments) > GRPC_URL > the all-in-one default.
+ * --grpc-url (typed now, so it wins) > MERCHANT_SERVICE_URL / BANK_CATALOG_SERVICE_URL /
+ * DEPOSIT_SERVICE_URL (split deployments) > GRPC_URL > the all-in-one default.
  */
 export function resolveEndpoints(flags: { grpcUrl?: string }, env: Readonly<Record<string, string | undefined>>): Endpoints {
   const pick = (variable: string): string => {
@@ -47,6 +49,7 @@ export function resolveEndpoints(flags: { grpcUrl?: string }, env: Readonly<Reco
   return {
     merchant: pick("MERCHANT_SERVICE_URL"),
     bankCatalog: pick("BANK_CATALOG_SERVICE_URL"),
+    deposit: pick("DEPOSIT_SERVICE_URL"),
     token: nonEmpty(env.INTERNAL_API_TOKEN),
   };
 }
@@ -69,6 +72,7 @@ function reportUnreachable(url: string): Interceptor {
 
 export type MerchantClient = Client<typeof MerchantService>;
 export type BankCatalogClient = Client<typeof BankCatalogService>;
+export type DepositClient = Client<typeof DepositService>;
 
 export function merchantClient(endpoints: Endpoints): MerchantClient {
   return createServiceClient(MerchantService, endpoints.merchant, {
@@ -83,5 +87,13 @@ export function bankCatalogClient(endpoints: Endpoints): BankCatalogClient {
     token: endpoints.token,
     timeoutMs: CALL_TIMEOUT_MS,
     interceptors: [reportUnreachable(endpoints.bankCatalog)],
+  });
+}
+
+export function depositClient(endpoints: Endpoints): DepositClient {
+  return createServiceClient(DepositService, endpoints.deposit, {
+    token: endpoints.token,
+    timeoutMs: CALL_TIMEOUT_MS,
+    interceptors: [reportUnreachable(endpoints.deposit)],
   });
 }

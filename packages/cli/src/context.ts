@@ -1,5 +1,14 @@
 import type { Command } from "commander";
-import { bankCatalogClient, merchantClient, resolveEndpoints, type BankCatalogClient, type Endpoints, type MerchantClient } from "./clients.js";
+import {
+  bankCatalogClient,
+  depositClient,
+  merchantClient,
+  resolveEndpoints,
+  type BankCatalogClient,
+  type DepositClient,
+  type Endpoints,
+  type MerchantClient,
+} from "./clients.js";
 import type { Io } from "./io.js";
 import { Output } from "./output.js";
 
@@ -15,6 +24,7 @@ export class Session {
   private endpointsCache: Endpoints | undefined;
   private merchantsCache: MerchantClient | undefined;
   private bankCatalogCache: BankCatalogClient | undefined;
+  private depositsCache: DepositClient | undefined;
 
   constructor(
     readonly io: Io,
@@ -36,6 +46,11 @@ export class Session {
   get bankCatalog(): BankCatalogClient {
     this.bankCatalogCache ??= bankCatalogClient(this.endpoints);
     return this.bankCatalogCache;
+  }
+
+  get deposits(): DepositClient {
+    this.depositsCache ??= depositClient(this.endpoints);
+    return this.depositsCache;
   }
 }
 

@@ -76,12 +76,35 @@ export function formatTime(timestamp: Timestamp | undefined): string {
   return timestamp ? timestampDate(timestamp).toISOString() : "—";
 }
 
-/** "15050 kuruş (150.50 TRY)": the integer operators type, and what it means. */
-export function formatKurus(amount: bigint): string {
+/** How many decimals a currency's smallest unit has (2 for TRY; 0 for JPY); 2 when unknown. */
+function fractionDigits(currency: string): number {
+  try {
+    return new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  } catch {
+    return 2;
+  }
+}
+
+/** "150.50 TRY": an amount in the smallest unit, written in the currency's main unit (exactly, no float). */
+export function formatMajor(amount: bigint, currency = "TRY"): string {
+  const code = currency || "TRY";
+  const digits = fractionDigits(code);
   const negative = amount < 0n;
   const abs = negative ? -amount : amount;
-  const lira = `${negative ? "-" : ""}${abs / 100n}.${(abs % 100n).toString().padStart(2, "0")}`;
-  return `${amount} kuruş (${lira} TRY)`;
+  const scale = 10n ** BigInt(digits);
+  const fraction = digits > 0 ? `.${(abs % scale).toString().padStart(digits, "0")}` : "";
+  return `${negative ? "-" : ""}${abs / scale}${fraction} ${code}`;
+}
+
+/** "15050 kuruş (150.50 TRY)": the integer operators type, and what it means. */
+export function formatKurus(amount: bigint): string {
+  return `${amount} kuruş (${formatMajor(amount, "TRY")})`;
+}
+
+/** Like formatKurus for any currency: "15050 kuruş (150.50 TRY)", "1999 (19.99 EUR)". */
+export function formatMoney(amount: bigint, currency = "TRY"): string {
+  const code = currency || "TRY";
+  return code === "TRY" ? formatKurus(amount) : `${amount} (${formatMajor(amount, code)})`;
 }
 
 export function yesNo(value: boolean): string {

@@ -2,10 +2,12 @@ import { Command, CommanderError } from "commander";
 import { DEFAULT_GRPC_URL } from "./clients.js";
 import { registerAccountCommands } from "./commands/account.js";
 import { registerBankCommands } from "./commands/bank.js";
+import { registerDepositCommands } from "./commands/deposit.js";
 import { registerFastCommands } from "./commands/fast.js";
 import { registerLimitCommands } from "./commands/limit.js";
 import { registerMerchantCommands } from "./commands/merchant.js";
 import { registerRequestCommand } from "./commands/request.js";
+import { registerTransferCommands } from "./commands/transfer.js";
 import { CommandContext } from "./context.js";
 import { describeFailure, EXIT_USAGE } from "./errors.js";
 import type { Io } from "./io.js";
@@ -15,6 +17,7 @@ Environment:
   GRPC_URL                  internal API of every service (default ${DEFAULT_GRPC_URL}, as \`pnpm start\` serves it)
   MERCHANT_SERVICE_URL      merchant service, for split deployments (default: GRPC_URL)
   BANK_CATALOG_SERVICE_URL  bank-catalog service, for split deployments (default: GRPC_URL)
+  DEPOSIT_SERVICE_URL       deposit service, for split deployments (default: GRPC_URL)
   INTERNAL_API_TOKEN        sent as "Authorization: Bearer <token>" when set
   GATEWAY_URL               merchant API used by \`request\` (default http://localhost:8080)
 
@@ -24,7 +27,7 @@ Amounts are whole kuruş (150.50 TRY is 15050). Exit codes: 0 ok, 1 failed, 2 ba
 export function buildProgram(io: Io): Command {
   const ctx = new CommandContext(io);
   const program = new Command("pnpm cli")
-    .description("Operator command line of the payment gateway: merchants, banks, FAST, limits, receiving accounts.")
+    .description("Operator command line of the payment gateway: merchants, banks, FAST, limits, receiving accounts, deposits and incoming transfers.")
     .option("--grpc-url <url>", "internal API address, overriding GRPC_URL and the *_SERVICE_URL variables")
     .option("--json", "machine output: one JSON document on stdout")
     .configureOutput({
@@ -41,6 +44,8 @@ export function buildProgram(io: Io): Command {
   registerFastCommands(program, ctx);
   registerLimitCommands(program, ctx);
   registerAccountCommands(program, ctx);
+  registerDepositCommands(program, ctx);
+  registerTransferCommands(program, ctx);
   registerRequestCommand(program, ctx);
   return program;
 }

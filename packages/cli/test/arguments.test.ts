@@ -1,6 +1,18 @@
 import test from "ava";
 import { InvalidArgumentError } from "commander";
-import { collectIps, parseAmount, parseBankRef, parseBoolean, parseCount, parseDurationSeconds } from "../src/arguments.js";
+import { DepositStatus } from "@payments/contracts/deposit";
+import {
+  collectIps,
+  pageLimitParser,
+  parseAmount,
+  parseBankRef,
+  parseBoolean,
+  parseCount,
+  parseDepositStatus,
+  parseDurationSeconds,
+  parsePositiveAmount,
+  parseRequiredText,
+} from "../src/arguments.js";
 
 test("parseAmount accepts whole kuruş and returns a bigint", (t) => {
   t.is(parseAmount("15050"), 15050n);
@@ -62,4 +74,35 @@ test("collectIps accumulates repeated and comma-separated values", (t) => {
   t.deepEqual(collectIps("10.0.0.0/8"), ["10.0.0.0/8"]);
   t.deepEqual(collectIps("1.2.3.4, 2001:db8::/32", ["10.0.0.0/8"]), ["10.0.0.0/8", "1.2.3.4", "2001:db8::/32"]);
   t.deepEqual(collectIps(" , "), []);
+});
+
+test("parsePositiveAmount takes whole kuruş from 1 and refuses 0, decimals, words and negatives", (t) => {
+  t.is(parsePositiveAmount("1"), 1n);
+  t.is(parsePositiveAmount("15050"), 15050n);
+  t.throws(() => parsePositiveAmount("0"), { instanceOf: InvalidArgumentError, message: /at least 1/ });
+  for (const bad of ["1.5", "abc", "-5", "", "1e3", "9007199254740992"]) {
+    t.throws(() => parsePositiveAmount(bad), { instanceOf: InvalidArgumentError }, bad);
+  }
+});
+
+test("pageLimitParser takes 1 to its maximum", (t) => {
+  const parse = pageLimitParser(100);
+  t.is(parse("1"), 1);
+  t.is(parse(" 100 "), 100);
+  for (const bad of ["0", "101", "1.5", "abc", "-1", ""]) t.throws(() => parse(bad), { instanceOf: InvalidArgumentError, message: /1 to 100/ }, bad);
+});
+
+test("parseDepositStatus reads the five status names in any case and nothing else", (t) => {
+  t.is(parseDepositStatus("pending"), DepositStatus.PENDING);
+  t.is(parseDepositStatus("COMPLETED"), DepositStatus.COMPLETED);
+  t.is(parseDepositStatus("failed"), DepositStatus.FAILED);
+  t.is(parseDepositStatus("expired"), DepositStatus.EXPIRED);
+  t.is(parseDepositStatus("cancelled"), DepositStatus.CANCELLED);
+  t.is(parseDepositStatus("canceled"), DepositStatus.CANCELLED);
+  for (const bad of ["", "paid", "unspecified", "constructor", "1"]) t.throws(() => parseDepositStatus(bad), { instanceOf: InvalidArgumentError }, bad);
+});
+
+test("parseRequiredText trims and refuses empty text", (t) => {
+  t.is(parseRequiredText("  fraud suspected "), "fraud suspected");
+  t.throws(() => parseRequiredText("   "), { instanceOf: InvalidArgumentError });
 });

@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ListBanksResponseSchema, ListMerchantLimitsResponseSchema } from "@payments/contracts/bank-catalog";
 import { GetMerchantResponseSchema, MerchantStatus } from "@payments/contracts/merchant";
-import { formatFields, formatKurus, formatTable, messageJson, stringifyJson } from "../src/output.js";
+import { formatFields, formatKurus, formatMajor, formatMoney, formatTable, messageJson, stringifyJson } from "../src/output.js";
 
 test("messageJson writes int64 amounts as numbers and timestamps as ISO strings", (t) => {
   const res = create(ListBanksResponseSchema, {
@@ -37,6 +37,15 @@ test("stringifyJson writes safe bigints as numbers and huge ones as strings", (t
 test("formatKurus shows the kuruş integer and its lira value", (t) => {
   t.is(formatKurus(15050n), "15050 kuruş (150.50 TRY)");
   t.is(formatKurus(5n), "5 kuruş (0.05 TRY)");
+});
+
+test("formatMoney shows kuruş for TRY (and for an empty currency) and the smallest unit of other currencies with their own decimals", (t) => {
+  t.is(formatMoney(15050n, "TRY"), "15050 kuruş (150.50 TRY)");
+  t.is(formatMoney(15050n, ""), "15050 kuruş (150.50 TRY)");
+  t.is(formatMoney(1999n, "EUR"), "1999 (19.99 EUR)");
+  t.is(formatMajor(1999n, "JPY"), "1999 JPY");
+  t.is(formatMajor(9007199254740991n, "TRY"), "90071992547409.91 TRY", "exact, no float rounding");
+  t.is(formatMajor(-5n), "-0.05 TRY");
 });
 
 test("formatTable aligns columns and pads nothing after the last one", (t) => {
