@@ -14,10 +14,11 @@ let server: ChildProcess;
 let gatewayUrl = "";
 let grpcUrl = "";
 const logLines: string[] = [];
+let merchant: { merchantId: string; apiKey: string; apiSecret: string } | undefined;
 
 function freePortEnv(): Record<string, string> {
   // Port 0: the process picks free ports and reports them on its ready line.
-  return { PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info" };
+  return { PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info", DEPOSIT_TTL: "3s", DEPOSIT_EXPIRY_INTERVAL: "200ms" };
 }
 
 test.before(async () => {
@@ -70,12 +71,59 @@ test.serial("a merchant made with `pnpm cli merchant create --json` gets the sig
   t.is(lines.length, 1, `exactly one line of JSON, got:\n${made.stdout}`);
   const creds = JSON.parse(lines[0]!) as { merchantId: string; apiKey: string; apiSecret: string };
   t.deepEqual(Object.keys(creds).sort(), ["apiKey", "apiSecret", "merchantId"]);
+  merchant = creds;
   const res = await signedFetch(gatewayUrl, creds, "GET", "/v1/available-banks");
   t.is(res.status, 200, JSON.stringify(res.json));
   t.deepEqual(bankListProblems(res.json.data), []);
   const wrong = await signedFetch(gatewayUrl, { ...creds, apiSecret: "sk_wrong" }, "GET", "/v1/available-banks");
   t.is(wrong.status, 401);
   t.is((wrong.json.error as { code: string }).code, "INVALID_SIGNATURE");
+});
+
+type DepositRecord = { transactionId: string; status: string; amount: number; reference: string; checkoutUrl: string; assignedAccount?: { iban: string } };
+
+async function createDeposit(processId: string, amount: number): Promise<DepositRecord> {
+  const res = await signedFetch(gatewayUrl, merchant!, "POST", "/v1/deposit", { processId, amount, customer: { id: "cus_1", name: "Elif Şahin", username: "elif" } });
+  if (res.status !== 201) throw new Error(`deposit not created: ${JSON.stringify(res.json)}`);
+  return res.json.data as DepositRecord;
+}
+
+test.serial("a deposit's checkout page shows its account, and `pnpm cli transfer report` with its reference makes it completed", async (t) => {
+  const deposit = await createDeposit("aio-order-1", 35_000);
+  // PUBLIC_BASE_URL defaults to http://localhost:{PORT}.
+  t.is(deposit.checkoutUrl.replace(/\?.*$/, ""), `http://localhost:${new URL(gatewayUrl).port}/checkout`);
+  const page = await fetch(deposit.checkoutUrl.replace(/^https?:\/\/[^/]+/, gatewayUrl));
+  t.is(page.status, 200);
+  const html = await page.text();
+  t.true(html.includes(deposit.reference));
+
+  const reported = await cli([
+    "transfer", "report",
+    "--iban", deposit.assignedAccount!.iban,
+    "--amount", "35000",
+    "--sender", "ELIF SAHIN",
+    "--reference", deposit.reference,
+    "--bank-tx-id", "aio-btx-1",
+    "--json",
+  ]);
+  t.is(reported.code, 0, reported.stderr);
+  const read = await signedFetch(gatewayUrl, merchant!, "GET", `/v1/deposit/${deposit.transactionId}`);
+  t.like(read.json.data as DepositRecord, { status: "completed", amount: 35_000 });
+});
+
+test.serial("`pnpm cli deposit reject` fails a pending deposit and an unpaid one expires after DEPOSIT_TTL", async (t) => {
+  const rejected = await createDeposit("aio-order-2", 20_000);
+  const unpaid = await createDeposit("aio-order-3", 20_000);
+  const out = await cli(["deposit", "reject", rejected.transactionId, "--reason", "sender is not the customer", "--json"]);
+  t.is(out.code, 0, out.stderr);
+  const read = await signedFetch(gatewayUrl, merchant!, "GET", `/v1/deposit/${rejected.transactionId}`);
+  t.like(read.json.data, { status: "failed", failureReason: "sender is not the customer" });
+  let status = "pending";
+  for (let i = 0; i < 100 && status === "pending"; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    status = ((await signedFetch(gatewayUrl, merchant!, "GET", `/v1/deposit?processId=aio-order-3`)).json.data as DepositRecord).status;
+  }
+  t.is(status, "expired", unpaid.transactionId);
 });
 
 test.serial("SIGTERM stops the process cleanly", async (t) => {

@@ -1,9 +1,12 @@
 import test from "ava";
+import { fromBinary } from "@bufbuild/protobuf";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { DepositService, DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
+import { depositModule } from "@payments/deposit-service";
 import { startGateway } from "@payments/gateway";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, JetStreamBus, startServices, type RunningServices, type Subscription } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/kit/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { bankListProblems, signedFetch, type BankEntry } from "./helpers.js";
@@ -12,11 +15,16 @@ import { bankListProblems, signedFetch, type BankEntry } from "./helpers.js";
 // database, events over JetStream only. The gateway hears MerchantChanged over NATS.
 const token = "split-mode-internal-token";
 const js = jetStreamTestEnv();
-const databases = await Promise.all([createTestDatabase(), createTestDatabase()]);
+const databases = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase()]);
 const common = { ...js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn" };
 let merchantSvc: RunningServices;
 let catalogSvc: RunningServices;
+let depositSvc: RunningServices;
 let gateway: Awaited<ReturnType<typeof startGateway>>;
+// Another JetStream client, standing in for the consumers of deposit events (callbacks, balances).
+let observer: JetStreamBus;
+let observation: Subscription;
+const depositEvents: Array<{ msgId: string; topic: string; depositId: string; status: number; sequence: bigint }> = [];
 
 test.before(async () => {
   merchantSvc = await startServices([merchantModule], {
@@ -24,6 +32,22 @@ test.before(async () => {
     env: { ...common, DATABASE_URL: databases[0]!.url, MASTER_KEY: "a".repeat(64) },
   });
   catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1]!.url } });
+  depositSvc = await startServices([depositModule], {
+    mode: "split",
+    env: {
+      ...common,
+      DATABASE_URL: databases[2]!.url,
+      MERCHANT_SERVICE_URL: merchantSvc.server.url,
+      BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
+      DEPOSIT_TTL: "3s",
+      DEPOSIT_EXPIRY_INTERVAL: "200ms",
+    },
+  });
+  observer = await JetStreamBus.connect({ url: js.NATS_URL, stream: js.NATS_STREAM, subjectPrefix: js.NATS_SUBJECT_PREFIX });
+  observation = await observer.consume("e2e-observer", ["deposit.v1.>"], async (message) => {
+    const event = fromBinary(DepositStatusChangedSchema, message.data);
+    depositEvents.push({ msgId: message.msgId, topic: message.topic, depositId: event.deposit!.id, status: event.deposit!.status, sequence: event.deposit!.sequence });
+  });
   gateway = await startGateway({
     env: {
       ...js,
@@ -32,6 +56,8 @@ test.before(async () => {
       INTERNAL_API_TOKEN: token,
       MERCHANT_SERVICE_URL: merchantSvc.server.url,
       BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
+      DEPOSIT_SERVICE_URL: depositSvc.server.url,
+      PUBLIC_BASE_URL: "https://pay.example.test",
       // Long enough that only the JetStream event can explain a prompt refusal.
       CREDENTIAL_CACHE_TTL: "10m",
       LOG_LEVEL: "warn",
@@ -41,6 +67,9 @@ test.before(async () => {
 
 test.after.always(async () => {
   await gateway?.stop();
+  await observation?.stop();
+  await observer?.close();
+  await depositSvc?.stop();
   await merchantSvc?.stop();
   await catalogSvc?.stop();
   await Promise.all(databases.map((d) => d.drop()));
@@ -96,7 +125,94 @@ test("internal calls without the internal token are refused in split mode", asyn
   t.regex(err!.message, /internal API token/);
 });
 
-test("/healthz is 200 while both services answer", async (t) => {
+type Record = { transactionId: string; status: string; amount: number; requestedAmount: number; reference: string; checkoutUrl: string; assignedAccount?: { iban: string } };
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test("a deposit created at the gateway, paid by a reported bank transfer, reads completed with the paid amount; its event is on JetStream once", async (t) => {
+  const created = await merchants().createMerchant({ name: "Deposit Shop" });
+  const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  const res = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", {
+    processId: "split-order-1",
+    amount: 125_000,
+    customer: { id: "cus_9", name: "Mehmet Demir", username: "mdemir" },
+  });
+  t.is(res.status, 201, JSON.stringify(res.json));
+  const deposit = res.json.data as Record;
+  t.like(deposit, { status: "pending", amount: 125_000 });
+  t.true(deposit.checkoutUrl.startsWith("https://pay.example.test/checkout?token="));
+  t.truthy(deposit.assignedAccount?.iban);
+
+  // The bank integration reports the customer's transfer, by RPC, as a bank would.
+  const deposits = createServiceClient(DepositService, depositSvc.server.url, { token });
+  await deposits.reportTransfer({
+    iban: deposit.assignedAccount!.iban,
+    amount: 124_000n,
+    senderName: "MEHMET DEMIR",
+    reference: `FAST ${deposit.reference}`,
+    bankTransactionId: "split-btx-1",
+  });
+  const read = await signedFetch(gateway.url, creds, "GET", `/v1/deposit/${deposit.transactionId}`);
+  t.is(read.status, 200);
+  t.like(read.json.data as Record, { status: "completed", amount: 124_000, requestedAmount: 125_000 });
+
+  const events = await until(
+    async () => depositEvents.filter((e) => e.depositId === deposit.transactionId),
+    (list) => list.length > 0,
+    "the deposit_completed event",
+  );
+  await new Promise((r) => setTimeout(r, 500));
+  t.is(depositEvents.filter((e) => e.depositId === deposit.transactionId).length, 1);
+  t.like(events[0], { topic: "deposit.v1.deposit_completed", sequence: 2n });
+});
+
+test("an unpaid deposit becomes expired after DEPOSIT_TTL, read through the gateway by processId", async (t) => {
+  const created = await merchants().createMerchant({ name: "Expiry Shop" });
+  const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  const res = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", {
+    processId: "split-unpaid",
+    amount: 20_000,
+    customer: { id: "cus_2", name: "Zeynep Kaya", username: "zkaya" },
+  });
+  t.is(res.status, 201);
+  const id = (res.json.data as Record).transactionId;
+  const final = await until(
+    async () => (await signedFetch(gateway.url, creds, "GET", "/v1/deposit?processId=split-unpaid")).json.data as Record,
+    (d) => d.status !== "pending",
+    "the expiry",
+  );
+  t.is(final.status, "expired");
+  await until(async () => depositEvents.filter((e) => e.depositId === id), (l) => l.length > 0, "the deposit_expired event");
+  t.is(depositEvents.filter((e) => e.depositId === id && e.topic === "deposit.v1.deposit_expired").length, 1);
+});
+
+test("the deposit error codes of api.md come back in the envelope in split mode", async (t) => {
+  const created = await merchants().createMerchant({ name: "Errors Shop" });
+  const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  const customer = { id: "c", name: "N", username: "u" };
+  const missing = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", { customer });
+  t.is(missing.status, 400);
+  t.like(missing.json, { success: false, error: { code: "VALIDATION_ERROR" } });
+  t.regex((missing.json.error as { message: string }).message, /processId.*amount|amount.*processId/);
+  t.is((await signedFetch(gateway.url, creds, "POST", "/v1/deposit", { processId: "dup", amount: 10_000, customer })).status, 201);
+  const duplicate = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", { processId: "dup", amount: 10_000, customer });
+  t.like(duplicate, { status: 400, json: { error: { code: "DUPLICATE_TRANSACTION" } } });
+  const range = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", { processId: "range", amount: 10, bankCode: "FAST", customer });
+  t.like(range, { status: 400, json: { error: { code: "AMOUNT_OUT_OF_RANGE" } } });
+  t.regex((range.json.error as { message: string }).message, /100 to 10000000 TRY/);
+  const unknown = await signedFetch(gateway.url, creds, "GET", "/v1/deposit/dep_unknown");
+  t.like(unknown, { status: 404, json: { error: { code: "TRANSACTION_NOT_FOUND" } } });
+});
+
+test("/healthz is 200 while every service answers", async (t) => {
   const res = await fetch(`${gateway.url}/healthz`);
   t.is(res.status, 200);
   t.is(((await res.json()) as { success: boolean }).success, true);
