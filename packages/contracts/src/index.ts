@@ -4,6 +4,8 @@ import { file_payments_merchant_v1_events } from "./gen/payments/merchant/v1/eve
 import { file_payments_bankcatalog_v1_bank_catalog } from "./gen/payments/bankcatalog/v1/bank_catalog_pb.js";
 import { file_payments_deposit_v1_deposit } from "./gen/payments/deposit/v1/deposit_pb.js";
 import { file_payments_deposit_v1_events } from "./gen/payments/deposit/v1/events_pb.js";
+import { file_payments_payout_v1_payout } from "./gen/payments/payout/v1/payout_pb.js";
+import { file_payments_payout_v1_events } from "./gen/payments/payout/v1/events_pb.js";
 
 /** Every payments proto file, for server reflection and event decoding. */
 export const paymentFiles: readonly GenFile[] = [
@@ -12,4 +14,6 @@ export const paymentFiles: readonly GenFile[] = [
   file_payments_bankcatalog_v1_bank_catalog,
   file_payments_deposit_v1_deposit,
   file_payments_deposit_v1_events,
+  file_payments_payout_v1_payout,
+  file_payments_payout_v1_events,
 ];

@@ -2,6 +2,7 @@ export * from "./bus.js";
 export * from "./clients.js";
 export * from "./clock.js";
 export * from "./config.js";
+export * from "./cursor.js";
 export * from "./db.js";
 export * from "./errors.js";
 export * from "./health.js";

@@ -1,0 +1,2 @@
+export * from "./gen/payments/payout/v1/payout_pb.js";
+export * from "./gen/payments/payout/v1/events_pb.js";

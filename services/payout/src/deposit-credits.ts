@@ -1,0 +1,45 @@
+import { fromBinary } from "@bufbuild/protobuf";
+import { DepositStatus, DepositStatusChangedSchema } from "@payments/contracts/deposit";
+import { isUniqueViolation, type Subscription } from "@payments/kit";
+import type { PayoutContext } from "./context.js";
+import { post } from "./ledger.js";
+
+/** The deposit service's subject for completed deposits (under the bus prefix). */
+export const DEPOSIT_COMPLETED_TOPIC = "deposit.v1.deposit_completed";
+export const DEPOSIT_CREDITS_CONSUMER = "payout-deposit-credits";
+
+/**
+ * Credits a completed deposit's amount to the merchant's available balance, once: the
+ * ledger's unique (kind, transaction) index turns a second delivery of the event, or a
+ * racing one on another replica, into no change. A failure throws, so the event is
+ * delivered again.
+ */
+export async function creditDeposit(ctx: PayoutContext, data: Uint8Array): Promise<"credited" | "already"> {
+  const event = fromBinary(DepositStatusChangedSchema, data);
+  const deposit = event.deposit;
+  if (!deposit || deposit.status !== DepositStatus.COMPLETED) throw new Error(`event ${event.eventId} is not a completed deposit`);
+  try {
+    const entry = await ctx.db.transaction((trx) =>
+      post(trx, ctx.clock, {
+        merchantId: deposit.merchantId,
+        currency: deposit.currency,
+        kind: "deposit_credit",
+        availableDelta: Number(deposit.amount),
+        heldDelta: 0,
+        transactionId: deposit.id,
+      }),
+    );
+    if (!entry) return "already";
+    ctx.logger.info({ depositId: deposit.id, merchantId: deposit.merchantId, amount: Number(deposit.amount) }, "deposit credited");
+    return "credited";
+  } catch (err) {
+    if (isUniqueViolation(err)) return "already";
+    throw err;
+  }
+}
+
+export function startDepositCredits(ctx: PayoutContext): Promise<Subscription> {
+  return ctx.bus.consume(DEPOSIT_CREDITS_CONSUMER, [DEPOSIT_COMPLETED_TOPIC], async (message) => {
+    await creditDeposit(ctx, message.data);
+  });
+}

@@ -1,0 +1,48 @@
+import { Code } from "@connectrpc/connect";
+import { errorInfo, newId, parseRequest, validationError } from "@payments/kit";
+import { z } from "zod";
+import type { PayoutContext } from "../context.js";
+import { balanceRow, post } from "../ledger.js";
+import { currency, merchantId, signedAmount, text } from "../requests.js";
+import { balanceFromRow, ledgerEntryFromRow } from "../store.js";
+import type { Rpc } from "./index.js";
+
+/**
+ * An operator's manual change of available, with its reason, as one ledger entry of its
+ * own (`adj_…`, so the ledger's one-entry-per-kind-and-transaction rule holds for it too).
+ * Taking out more than available is INSUFFICIENT_BALANCE and changes nothing.
+ */
+export function adjustBalance(ctx: PayoutContext): Rpc<"adjustBalance"> {
+  const request = z.object({
+    merchantId,
+    amount: signedAmount,
+    currency: currency(ctx.config.SUPPORTED_CURRENCIES),
+    reason: text(500),
+  });
+
+  return {
+    async adjustBalance(req) {
+      const input = parseRequest(request, req);
+      // An operator's typo must not open a balance for a merchant that does not exist.
+      await ctx.merchants.getMerchant({ merchantId: input.merchantId }).catch((err: unknown) => {
+        if (errorInfo(err).code === Code.NotFound) throw validationError("merchant_id", `merchant_id: merchant ${JSON.stringify(input.merchantId)} does not exist`);
+        throw err;
+      });
+      const { entry, balance } = await ctx.db.transaction(async (trx) => {
+        const posted = await post(trx, ctx.clock, {
+          merchantId: input.merchantId,
+          currency: input.currency,
+          kind: "adjustment",
+          availableDelta: input.amount,
+          heldDelta: 0,
+          transactionId: newId("adj"),
+          reason: input.reason,
+        });
+        if (!posted) throw new Error("a fresh adjustment id was already posted");
+        return { entry: posted, balance: await balanceRow(trx, input.merchantId, input.currency) };
+      });
+      ctx.logger.info({ merchantId: input.merchantId, currency: input.currency, amount: input.amount, entryId: entry.id, reason: input.reason }, "balance adjusted by an operator");
+      return { balance: balanceFromRow(balance), entry: ledgerEntryFromRow(entry) };
+    },
+  };
+}

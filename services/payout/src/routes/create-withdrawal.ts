@@ -1,0 +1,109 @@
+import { Code } from "@connectrpc/connect";
+import { errorInfo, isUniqueViolation, newId, parseRequest, serviceError, validationError } from "@payments/kit";
+import { z } from "zod";
+import type { PayoutContext } from "../context.js";
+import { post } from "../ledger.js";
+import { amount, currency, iban, merchantId, processId, text, turkishIbanProblem } from "../requests.js";
+import { findWithdrawalRow, getWithdrawalRow, withdrawalFromRow, type WithdrawalRow } from "../store.js";
+import type { Rpc } from "./index.js";
+
+function duplicate(existing: Pick<WithdrawalRow, "id" | "process_id">) {
+  return serviceError(Code.AlreadyExists, "DUPLICATE_TRANSACTION", `a withdrawal with processId ${JSON.stringify(existing.process_id)} already exists`, {
+    field: "process_id",
+    details: { transactionId: existing.id },
+  });
+}
+
+/** FAST is on the merchant's bank list next to the banks (its `_id` is FAST), so a payout may name it too. */
+const FAST_BANK_ID = "FAST";
+
+/** bank_id, when given, names a bank of the catalog (active or not: it only labels the recipient's bank). */
+async function requireKnownBank(ctx: PayoutContext, bankId: string): Promise<void> {
+  if (bankId === FAST_BANK_ID) return;
+  const { banks } = await ctx.bankCatalog.listBanks({});
+  if (!banks.some((bank) => bank.id === bankId)) {
+    throw validationError("bank_id", `bank_id: ${JSON.stringify(bankId)} is not a bank of the bank list`);
+  }
+}
+
+export function createWithdrawal(ctx: PayoutContext): Rpc<"createWithdrawal"> {
+  const request = z.object({
+    merchantId,
+    processId,
+    amount,
+    currency: currency(ctx.config.SUPPORTED_CURRENCIES),
+    bankId: z.string().max(40, "must be at most 40 characters"),
+    accountName: text(),
+    iban,
+    userId: text(),
+    userName: text(),
+    name: text(),
+  });
+
+  return {
+    async createWithdrawal(req) {
+      const input = parseRequest(request, req);
+      const ibanProblem = turkishIbanProblem(input.iban);
+      if (ibanProblem) throw serviceError(Code.InvalidArgument, "INVALID_IBAN", `iban: ${ibanProblem}`, { field: "iban" });
+
+      // A repeated request is answered before anything else about it is judged (and
+      // before the bank catalog is asked anything).
+      const key = { merchantId: input.merchantId, processId: input.processId };
+      const existing = await findWithdrawalRow(ctx.db, key);
+      if (existing) throw duplicate(existing);
+      if (input.bankId !== "") await requireKnownBank(ctx, input.bankId);
+
+      const now = ctx.clock.now().getTime();
+      const row: WithdrawalRow = {
+        id: newId("wdr"),
+        merchant_id: input.merchantId,
+        process_id: input.processId,
+        status: "pending",
+        amount: input.amount,
+        currency: input.currency,
+        bank_id: input.bankId,
+        account_name: input.accountName,
+        iban: input.iban,
+        user_id: input.userId,
+        user_name: input.userName,
+        name: input.name,
+        failure_reason: null,
+        sequence: 1,
+        dispatched_at: null,
+        dispatch_attempts: 0,
+        bank_reference: null,
+        awaiting_operator: false,
+        created_at: now,
+        updated_at: now,
+        completed_at: null,
+      };
+      try {
+        // The hold first: every creation for this merchant and currency then queues on the
+        // balance row, so a racing duplicate waits for its twin's commit and then meets the
+        // unique (merchant_id, process_id) index, never a lock cycle.
+        await ctx.db.transaction(async (trx) => {
+          const hold = await post(trx, ctx.clock, {
+            merchantId: row.merchant_id,
+            currency: row.currency,
+            kind: "withdrawal_hold",
+            availableDelta: -row.amount,
+            heldDelta: row.amount,
+            transactionId: row.id,
+          });
+          if (!hold) throw new Error(`withdrawal ${row.id} already has a hold`);
+          await trx("withdrawals").insert(row);
+        });
+      } catch (err) {
+        // A twin that committed first makes this a duplicate, whatever else failed (the
+        // unique index, or the balance its hold just took).
+        if (isUniqueViolation(err) || errorInfo(err).reason === "INSUFFICIENT_BALANCE") {
+          const raced = await findWithdrawalRow(ctx.db, key);
+          if (raced) throw duplicate(raced);
+        }
+        throw err;
+      }
+      ctx.logger.info({ withdrawalId: row.id, merchantId: row.merchant_id, amount: row.amount, currency: row.currency, bankId: row.bank_id || undefined }, "withdrawal created");
+      return { withdrawal: withdrawalFromRow(await getWithdrawalRow(ctx.db, { withdrawalId: row.id })) };
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import { parseRequest } from "@payments/kit";
+import { z } from "zod";
+import type { PayoutContext } from "../context.js";
+import { decodeSeqCursor, encodeSeqCursor } from "../cursor.js";
+import type { LedgerEntryRow } from "../ledger.js";
+import { currencyFilter, cursor, merchantId, pageLimit } from "../requests.js";
+import { ledgerEntryFromRow } from "../store.js";
+import type { Rpc } from "./index.js";
+
+const request = z.object({
+  merchantId,
+  currency: currencyFilter,
+  limit: pageLimit(100, 500),
+  cursor: cursor(decodeSeqCursor),
+});
+
+/** Newest first by seq (the order entries were posted); the cursor is the last entry's seq. */
+export function listLedgerEntries(ctx: PayoutContext): Rpc<"listLedgerEntries"> {
+  return {
+    async listLedgerEntries(req) {
+      const input = parseRequest(request, req);
+      const query = ctx.db("ledger_entries").where({ merchant_id: input.merchantId }).orderBy("seq", "desc");
+      if (input.currency !== "") query.where({ currency: input.currency });
+      if (input.cursor !== undefined) query.where("seq", "<", input.cursor);
+      const rows = (await query.limit(input.limit + 1)) as Array<LedgerEntryRow & { seq: number }>;
+      const page = rows.slice(0, input.limit);
+      const last = page.at(-1);
+      return {
+        entries: page.map(ledgerEntryFromRow),
+        nextCursor: rows.length > input.limit && last ? encodeSeqCursor(Number(last.seq)) : "",
+      };
+    },
+  };
+}

@@ -1,0 +1,133 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code } from "@connectrpc/connect";
+import {
+  BalanceSchema,
+  LedgerEntrySchema,
+  WithdrawalSchema,
+  WithdrawalStatus,
+  type Balance,
+  type LedgerEntry,
+  type Withdrawal,
+} from "@payments/contracts/payout";
+import { forUpdate, serviceError } from "@payments/kit";
+import type { Knex } from "knex";
+import type { BalanceRow, LedgerEntryRow } from "./ledger.js";
+import { isWithdrawalStatus, type WithdrawalStatusName } from "./withdrawal-state.js";
+
+/** The payout tables' rows and their protobuf messages. BIGINT columns come back as numbers. */
+
+export interface WithdrawalRow {
+  id: string;
+  merchant_id: string;
+  process_id: string;
+  status: string;
+  amount: number;
+  currency: string;
+  bank_id: string;
+  account_name: string;
+  iban: string;
+  user_id: string;
+  user_name: string;
+  name: string;
+  failure_reason: string | null;
+  sequence: number;
+  dispatched_at: number | null;
+  dispatch_attempts: number;
+  bank_reference: string | null;
+  awaiting_operator: boolean | number;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+}
+
+const STATUS_TO_PROTO: Readonly<Record<WithdrawalStatusName, WithdrawalStatus>> = {
+  pending: WithdrawalStatus.PENDING,
+  processing: WithdrawalStatus.PROCESSING,
+  completed: WithdrawalStatus.COMPLETED,
+  failed: WithdrawalStatus.FAILED,
+  cancelled: WithdrawalStatus.CANCELLED,
+};
+
+export function statusToProto(status: WithdrawalStatusName): WithdrawalStatus {
+  return STATUS_TO_PROTO[status];
+}
+
+export function statusFromProto(status: WithdrawalStatus): WithdrawalStatusName | undefined {
+  return (Object.keys(STATUS_TO_PROTO) as WithdrawalStatusName[]).find((name) => STATUS_TO_PROTO[name] === status);
+}
+
+export function rowStatus(row: Pick<WithdrawalRow, "status" | "id">): WithdrawalStatusName {
+  if (!isWithdrawalStatus(row.status)) throw new Error(`withdrawal ${row.id} has an unknown status ${row.status}`);
+  return row.status;
+}
+
+export function withdrawalFromRow(row: WithdrawalRow): Withdrawal {
+  return create(WithdrawalSchema, {
+    id: row.id,
+    merchantId: row.merchant_id,
+    processId: row.process_id,
+    amount: BigInt(row.amount),
+    currency: row.currency,
+    status: statusToProto(rowStatus(row)),
+    bankId: row.bank_id,
+    accountName: row.account_name,
+    iban: row.iban,
+    userId: row.user_id,
+    userName: row.user_name,
+    name: row.name,
+    failureReason: row.failure_reason ?? "",
+    sequence: BigInt(row.sequence),
+    createdAt: timestampFromMs(Number(row.created_at)),
+    updatedAt: timestampFromMs(Number(row.updated_at)),
+    completedAt: row.completed_at === null ? undefined : timestampFromMs(Number(row.completed_at)),
+  });
+}
+
+export function balanceFromRow(row: Pick<BalanceRow, "currency" | "available" | "held">): Balance {
+  return create(BalanceSchema, { currency: row.currency, available: BigInt(row.available), held: BigInt(row.held) });
+}
+
+export function ledgerEntryFromRow(row: LedgerEntryRow): LedgerEntry {
+  return create(LedgerEntrySchema, {
+    id: row.id,
+    merchantId: row.merchant_id,
+    currency: row.currency,
+    kind: row.kind,
+    availableDelta: BigInt(row.available_delta),
+    heldDelta: BigInt(row.held_delta),
+    transactionId: row.transaction_id,
+    reason: row.reason ?? "",
+    createdAt: timestampFromMs(Number(row.created_at)),
+  });
+}
+
+export interface WithdrawalKey {
+  withdrawalId?: string;
+  processId?: string;
+  /** When set, a withdrawal of another merchant is not found. */
+  merchantId?: string;
+}
+
+function keyQuery(db: Knex, key: WithdrawalKey): Knex.QueryBuilder {
+  const query = db("withdrawals");
+  if (key.withdrawalId !== undefined) query.where({ id: key.withdrawalId });
+  else if (key.processId !== undefined && key.merchantId !== undefined) query.where({ process_id: key.processId });
+  else throw new Error("a withdrawal is found by its id, or by merchant and process id");
+  if (key.merchantId !== undefined) query.where({ merchant_id: key.merchantId });
+  return query;
+}
+
+/** The withdrawal, or TRANSACTION_NOT_FOUND. `lock` holds it until the transaction ends. */
+export async function getWithdrawalRow(db: Knex, key: WithdrawalKey, options: { lock?: boolean } = {}): Promise<WithdrawalRow> {
+  const query = keyQuery(db, key).first();
+  const row = (await (options.lock ? forUpdate(db, query) : query)) as WithdrawalRow | undefined;
+  if (!row) {
+    throw serviceError(Code.NotFound, "TRANSACTION_NOT_FOUND", `no withdrawal ${key.withdrawalId ?? `with processId ${key.processId}`}`);
+  }
+  return row;
+}
+
+export async function findWithdrawalRow(db: Knex, key: WithdrawalKey): Promise<WithdrawalRow | undefined> {
+  return (await keyQuery(db, key).first()) as WithdrawalRow | undefined;
+}

@@ -1,0 +1,293 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { errorInfo, forUpdateSkipLocked, isMysql, type Stoppable } from "@payments/kit";
+import type { Knex } from "knex";
+import type { PayoutInstruction, PayoutResult } from "./bank-connector.js";
+import type { PayoutContext } from "./context.js";
+import { rowStatus, type WithdrawalRow } from "./store.js";
+import { moveWithdrawal } from "./withdrawal-moves.js";
+
+/**
+ * The payout worker: claims withdrawals, hands each to the bank connector and records the
+ * answer.
+ *
+ * - Claims are transactions with `FOR UPDATE SKIP LOCKED`, so replicas never take the same
+ *   row. A pending withdrawal is claimed by moving it to processing (its
+ *   `withdrawal_processing` event goes to the outbox in the same transaction); a processing
+ *   one whose send got no recorded answer for PAYOUT_RESEND_AFTER (the worker died, the send
+ *   threw or hung) is claimed again by a conditional update of `dispatched_at`.
+ * - The send happens outside any transaction and always carries the withdrawal id as the
+ *   idempotency key, so a re-send after a crash never pays twice (the connector contract).
+ * - The answer is recorded in its own transaction, conditional on the withdrawal still being
+ *   processing: an operator's decision in the meantime wins and nothing changes.
+ */
+
+/** How many sends one worker has in flight at once. */
+export const SEND_CONCURRENCY = 10;
+
+/** The bank's answer as the worker recorded it. */
+export type RecordedOutcome = "completed" | "failed" | "awaiting_operator" | "already_decided";
+
+/**
+ * MySQL only: claims run at READ COMMITTED, so their locking scans of the status index lock
+ * only the rows they take. At REPEATABLE READ they would also lock the gaps they scanned
+ * (and every processing row the overdue scan looked at), which blocks new withdrawals and
+ * other replicas' status changes for the claim's duration and lets replicas deadlock.
+ */
+function claimTransactionConfig(db: Knex): Knex.TransactionConfig | undefined {
+  return isMysql(db) ? { isolationLevel: "read committed" } : undefined;
+}
+
+/** Deadlocks and lock-wait timeouts roll the whole transaction back: running it again is safe. */
+function isRetryableConflict(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === "ER_LOCK_DEADLOCK" || code === "ER_LOCK_WAIT_TIMEOUT" || code === "SQLITE_BUSY";
+}
+
+async function transactionWithRetry<T>(ctx: PayoutContext, fn: (trx: Knex.Transaction) => Promise<T>, config?: Knex.TransactionConfig): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ctx.db.transaction(fn, config);
+    } catch (err) {
+      if (attempt >= 5 || !isRetryableConflict(err)) throw err;
+      ctx.logger.debug({ err, attempt }, "payout worker transaction lost a lock conflict; running it again");
+      await sleep(5 * attempt + Math.floor(Math.random() * 10));
+    }
+  }
+}
+
+/**
+ * Takes back, for a re-send, up to `limit` processing withdrawals that are not waiting for
+ * an operator and were last handed to the bank at least PAYOUT_RESEND_AFTER ago.
+ */
+export async function claimOverdueWithdrawals(ctx: PayoutContext, limit: number): Promise<WithdrawalRow[]> {
+  if (limit <= 0) return [];
+  const now = ctx.clock.now().getTime();
+  const dueBefore = now - ctx.config.PAYOUT_RESEND_AFTER;
+  const overdue = (qb: Knex.QueryBuilder) =>
+    qb
+      .where({ status: "processing", awaiting_operator: false })
+      .where((w) => w.whereNull("dispatched_at").orWhere("dispatched_at", "<=", dueBefore));
+  const claimed = await transactionWithRetry(
+    ctx,
+    async (trx) => {
+      const rows = (await forUpdateSkipLocked(trx, overdue(trx("withdrawals").select("*")).orderBy("dispatched_at").orderBy("id").limit(limit))) as WithdrawalRow[];
+      const taken: WithdrawalRow[] = [];
+      for (const row of rows) {
+        const updated = await overdue(trx("withdrawals").where({ id: row.id })).update({ dispatched_at: now, dispatch_attempts: trx.raw("dispatch_attempts + 1") });
+        if (updated === 1) taken.push({ ...row, dispatched_at: now, dispatch_attempts: Number(row.dispatch_attempts) + 1 });
+      }
+      return taken;
+    },
+    claimTransactionConfig(ctx.db),
+  );
+  return claimed;
+}
+
+/** Moves up to `limit` pending withdrawals, oldest first, to processing for their first send. */
+export async function claimPendingWithdrawals(ctx: PayoutContext, limit: number): Promise<WithdrawalRow[]> {
+  if (limit <= 0) return [];
+  const claimed = await transactionWithRetry(
+    ctx,
+    async (trx) => {
+      const now = ctx.clock.now().getTime();
+      const due = (await forUpdateSkipLocked(trx, trx("withdrawals").select("id").where({ status: "pending" }).orderBy("created_at").orderBy("id").limit(limit))) as Array<{
+        id: string;
+      }>;
+      const taken: WithdrawalRow[] = [];
+      for (const { id } of due) {
+        const { row } = await moveWithdrawal(trx, ctx.clock, { withdrawalId: id, move: "start", patch: { dispatched_at: now, dispatch_attempts: 1 } });
+        taken.push(row);
+      }
+      return taken;
+    },
+    claimTransactionConfig(ctx.db),
+  );
+  if (claimed.length > 0) ctx.outbox.nudge();
+  return claimed;
+}
+
+export function payoutInstruction(row: WithdrawalRow): PayoutInstruction {
+  return {
+    idempotencyKey: row.id,
+    amount: Number(row.amount),
+    currency: row.currency,
+    iban: row.iban,
+    accountName: row.account_name,
+    description: row.process_id,
+  };
+}
+
+/** The columns are 100 characters; a longer code from a bank must not make the answer unrecordable. */
+function clip(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value.slice(0, 100);
+}
+
+/**
+ * Records the bank's answer for a withdrawal the worker sent: completed and failed move it
+ * (settling or releasing the held amount, with the status event); accepted leaves it
+ * processing and marks it as waiting for an operator. When the withdrawal is no longer
+ * processing (an operator, or a racing re-send, decided first) nothing changes.
+ */
+export async function recordPayoutResult(ctx: PayoutContext, withdrawalId: string, result: PayoutResult): Promise<RecordedOutcome> {
+  const bankReference = clip(result.bankReference);
+  if (result.outcome === "accepted") {
+    const updated = await ctx.db("withdrawals")
+      .where({ id: withdrawalId, status: "processing" })
+      .update({ awaiting_operator: true, ...(bankReference ? { bank_reference: bankReference } : {}) });
+    return updated === 1 ? "awaiting_operator" : "already_decided";
+  }
+  try {
+    await transactionWithRetry(ctx, (trx) =>
+      moveWithdrawal(trx, ctx.clock, {
+        withdrawalId,
+        move: result.outcome === "completed" ? "complete" : "fail",
+        failureReason: result.outcome === "failed" ? (clip(result.reason) ?? "FAILED") : undefined,
+        patch: bankReference ? { bank_reference: bankReference } : undefined,
+      }),
+    );
+  } catch (err) {
+    if (errorInfo(err).reason === "INVALID_TRANSACTION_STATE") return "already_decided";
+    throw err;
+  }
+  ctx.outbox.nudge();
+  return result.outcome;
+}
+
+class SendTimeout extends Error {
+  constructor(ms: number) {
+    super(`no answer from the bank within ${ms} ms`);
+  }
+}
+
+/** The send, abandoned after `ms` (it is then due for a re-send anyway). */
+async function sendWithin(ctx: PayoutContext, instruction: PayoutInstruction, ms: number): Promise<PayoutResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SendTimeout(ms)), ms);
+    timer.unref?.();
+  });
+  const send = ctx.connector.send(instruction);
+  send.catch(() => {}); // an answer after the timeout is dropped: the re-send gets it again
+  try {
+    return await Promise.race([send, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Sends one claimed withdrawal and records the answer. Never throws: a send that throws or
+ * times out, or an answer that cannot be recorded, leaves the withdrawal processing with
+ * awaiting_operator false, and it is sent again with the same key after PAYOUT_RESEND_AFTER.
+ */
+export async function dispatchWithdrawal(ctx: PayoutContext, row: WithdrawalRow): Promise<RecordedOutcome | "unanswered"> {
+  const log = ctx.logger.child({ job: "payout-worker", withdrawalId: row.id, merchantId: row.merchant_id, attempt: row.dispatch_attempts, connector: ctx.connector.name });
+  const sends = ctx.metrics.counter("payout_sends_total", "Withdrawals handed to the bank connector, by connector and result", ["connector", "result"]);
+  const started = Date.now();
+  log.info({ amount: Number(row.amount), currency: row.currency }, "sending withdrawal to the bank");
+  let result: PayoutResult;
+  try {
+    result = await sendWithin(ctx, payoutInstruction(row), ctx.config.PAYOUT_RESEND_AFTER);
+  } catch (err) {
+    sends.inc({ connector: ctx.connector.name, result: err instanceof SendTimeout ? "timeout" : "error" });
+    log.warn({ err, durationMs: Date.now() - started }, "bank send failed; the withdrawal stays processing and is sent again with the same key after PAYOUT_RESEND_AFTER");
+    return "unanswered";
+  }
+  sends.inc({ connector: ctx.connector.name, result: result.outcome });
+  const answer = { outcome: result.outcome, reason: result.outcome === "failed" ? result.reason : undefined, bankReference: result.bankReference, durationMs: Date.now() - started };
+  let recorded: RecordedOutcome;
+  try {
+    recorded = await recordPayoutResult(ctx, row.id, result);
+  } catch (err) {
+    log.error({ err, ...answer }, "could not record the bank's answer; the withdrawal is sent again with the same key after PAYOUT_RESEND_AFTER");
+    return "unanswered";
+  }
+  if (recorded !== "already_decided") {
+    log.info(answer, recorded === "awaiting_operator" ? "bank accepted the withdrawal without deciding; waiting for an operator" : `withdrawal ${recorded}`);
+    return recorded;
+  }
+  // Someone decided first: a re-send racing this one (same answer), or an operator. An
+  // operator's decision that contradicts the bank needs a human to look at the money.
+  const current = (await ctx.db("withdrawals").where({ id: row.id }).first().catch(() => undefined)) as WithdrawalRow | undefined;
+  const status = current ? rowStatus(current) : "unknown";
+  const agrees = status === result.outcome || (result.outcome === "accepted" && status !== "pending");
+  const message = "the bank's answer arrived after the withdrawal was decided; nothing changed";
+  if (agrees) log.info({ ...answer, status }, message);
+  else log.warn({ ...answer, status }, `${message}, but the bank's answer disagrees with its status`);
+  return recorded;
+}
+
+/**
+ * Runs the worker until stopped: every PAYOUT_WORKER_INTERVAL, and at once while a claim
+ * came back full, it claims up to PAYOUT_WORKER_BATCH withdrawals (when it has nothing
+ * queued and a free send slot) and sends them, SEND_CONCURRENCY at a time. stop() claims
+ * no more and waits until every claimed withdrawal has been sent and its answer recorded
+ * (a send is abandoned after PAYOUT_RESEND_AFTER).
+ */
+export function startPayoutWorker(ctx: PayoutContext): Stoppable {
+  const log = ctx.logger.child({ job: "payout-worker" });
+  const batch = ctx.config.PAYOUT_WORKER_BATCH;
+  const queue: WithdrawalRow[] = [];
+  const inFlight = new Set<Promise<unknown>>();
+  let stopped = false;
+  let claiming: Promise<void> | undefined;
+  /** The last claim was full: more are probably waiting. */
+  let backlog = false;
+
+  const pump = () => {
+    while (inFlight.size < SEND_CONCURRENCY && queue.length > 0) {
+      const row = queue.shift()!;
+      const sending: Promise<unknown> = dispatchWithdrawal(ctx, row).finally(() => {
+        inFlight.delete(sending);
+        pump();
+        if (backlog) claimSoon();
+      });
+      inFlight.add(sending);
+    }
+  };
+
+  // The overdue processing withdrawals first (they have waited longest), then pending
+  // ones, PAYOUT_WORKER_BATCH in all; a failure of one step does not lose the other's rows.
+  const claim = async () => {
+    if (stopped || queue.length > 0 || inFlight.size >= SEND_CONCURRENCY) return;
+    let count = 0;
+    for (const [kind, take] of [
+      ["overdue", claimOverdueWithdrawals],
+      ["pending", claimPendingWithdrawals],
+    ] as const) {
+      if (stopped) break;
+      try {
+        const claimed = await take(ctx, batch - count);
+        count += claimed.length;
+        if (kind === "overdue" && claimed.length > 0) {
+          log.info({ withdrawalIds: claimed.map((r) => r.id) }, "withdrawals without a recorded answer after PAYOUT_RESEND_AFTER taken back for a re-send");
+        }
+        queue.push(...claimed);
+        pump();
+      } catch (err) {
+        if (!stopped) log.error({ err }, `claiming ${kind} withdrawals failed; will retry`);
+      }
+    }
+    backlog = count === batch;
+  };
+
+  function claimSoon(): void {
+    if (stopped || claiming) return;
+    claiming = claim().finally(() => {
+      claiming = undefined;
+    });
+  }
+
+  const timer = setInterval(claimSoon, ctx.config.PAYOUT_WORKER_INTERVAL);
+  timer.unref?.();
+
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await claiming;
+      // Claimed rows are already processing: send them all rather than leave them for a re-send.
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  };
+}
