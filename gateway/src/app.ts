@@ -4,6 +4,7 @@ import type { Client } from "@connectrpc/connect";
 import type { BankCatalogService } from "@payments/contracts/bank-catalog";
 import type { DepositService } from "@payments/contracts/deposit";
 import type { MerchantService } from "@payments/contracts/merchant";
+import type { PayoutService } from "@payments/contracts/payout";
 import type { Clock, Logger, Metrics } from "@payments/kit";
 import type { GatewayConfig } from "./config.js";
 import type { CredentialCache } from "./credential-cache.js";
@@ -22,6 +23,7 @@ import { availableBanks } from "./routes/available-banks.js";
 import { checkout } from "./routes/checkout.js";
 import { deposits } from "./routes/deposits.js";
 import { transactions } from "./routes/transactions.js";
+import { withdrawals } from "./routes/withdrawals.js";
 import { health, type HealthClient } from "./routes/health.js";
 import type { Route } from "./routes/route.js";
 import type { GatewayState, RouteHandler } from "./state.js";
@@ -31,6 +33,8 @@ export interface GatewayDeps {
   merchants: Client<typeof MerchantService>;
   bankCatalog: Client<typeof BankCatalogService>;
   deposits: Client<typeof DepositService>;
+  /** Withdrawals and balances. */
+  payouts: Client<typeof PayoutService>;
   /** grpc.health.v1 of each service the gateway needs, by name, for /healthz. */
   health: Record<string, HealthClient>;
   credentials: CredentialCache;
@@ -51,7 +55,8 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   const routes: Route[] = [
     ...availableBanks({ bankCatalog: deps.bankCatalog, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...deposits({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
-    ...transactions({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
+    ...withdrawals({ payouts: deps.payouts, clock }),
+    ...transactions({ deposits: deps.deposits, payouts: deps.payouts, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...checkout({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...health({ services: deps.health, clock, timeoutMs: config.HEALTH_TIMEOUT }),
     ...assets({ bankCatalog: deps.bankCatalog, clock, cacheTtlMs: config.BANK_ASSET_CACHE_TTL }),

@@ -22,6 +22,7 @@ export const gatewayConfigSchema = z.object({
   MERCHANT_SERVICE_URL: envVar.url(["http", "https"]).optional(),
   BANK_CATALOG_SERVICE_URL: envVar.url(["http", "https"]).optional(),
   DEPOSIT_SERVICE_URL: envVar.url(["http", "https"]).optional(),
+  PAYOUT_SERVICE_URL: envVar.url(["http", "https"]).optional(),
   INTERNAL_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   /** Where merchants and their customers reach the gateway; logo paths and checkout links start with it. */
   PUBLIC_BASE_URL: envVar

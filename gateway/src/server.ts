@@ -4,6 +4,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { Health } from "@payments/contracts/health";
 import { MerchantService } from "@payments/contracts/merchant";
+import { PayoutService } from "@payments/contracts/payout";
 import {
   ConfigError,
   createLogger,
@@ -35,6 +36,8 @@ export interface StartGatewayOptions {
   bankCatalogUrl?: string;
   /** Override DEPOSIT_SERVICE_URL. */
   depositUrl?: string;
+  /** Override PAYOUT_SERVICE_URL. */
+  payoutUrl?: string;
 }
 
 export interface RunningGateway {
@@ -83,6 +86,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const merchantUrl = required(options.merchantUrl ?? config.MERCHANT_SERVICE_URL, "MERCHANT_SERVICE_URL");
   const bankCatalogUrl = required(options.bankCatalogUrl ?? config.BANK_CATALOG_SERVICE_URL, "BANK_CATALOG_SERVICE_URL");
   const depositUrl = required(options.depositUrl ?? config.DEPOSIT_SERVICE_URL, "DEPOSIT_SERVICE_URL");
+  const payoutUrl = required(options.payoutUrl ?? config.PAYOUT_SERVICE_URL, "PAYOUT_SERVICE_URL");
   const logger = options.logger?.child({ component: "gateway" }) ?? createLogger({ service: "gateway", level: config.LOG_LEVEL });
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? createMetrics();
@@ -91,10 +95,12 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const merchants = createServiceClient(MerchantService, merchantUrl, transport);
   const bankCatalog = createServiceClient(BankCatalogService, bankCatalogUrl, transport);
   const deposits = createServiceClient(DepositService, depositUrl, transport);
+  const payouts = createServiceClient(PayoutService, payoutUrl, transport);
   const healthClients = {
     merchant: createServiceClient(Health, merchantUrl, transport),
     "bank-catalog": createServiceClient(Health, bankCatalogUrl, transport),
     deposit: createServiceClient(Health, depositUrl, transport),
+    payout: createServiceClient(Health, payoutUrl, transport),
   };
   const credentials = new CredentialCache({
     merchants,
@@ -134,7 +140,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     const port = await listen(server, config.PORT, config.HOST);
     cleanups.push(() => close(server, config.SHUTDOWN_GRACE));
     const resolved: GatewayConfig = { ...config, PORT: port, PUBLIC_BASE_URL: publicBaseUrl({ ...config, PORT: port }) };
-    const app = createApp({ config: resolved, merchants, bankCatalog, deposits, health: healthClients, credentials, logger, metrics, clock });
+    const app = createApp({ config: resolved, merchants, bankCatalog, deposits, payouts, health: healthClients, credentials, logger, metrics, clock });
     server.on("request", app.callback());
 
     let metricsPort: number | undefined;

@@ -6,6 +6,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { Health, HealthCheckResponse_ServingStatus } from "@payments/contracts/health";
 import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
+import { PayoutService } from "@payments/contracts/payout";
 import { createLogger, createMetrics, serviceError } from "@payments/kit";
 import { manualClock } from "@payments/kit/testing";
 import { createApp } from "../src/app.js";
@@ -43,6 +44,7 @@ async function startApp(catalog: Partial<ServiceImpl<typeof BankCatalogService>>
     merchants,
     bankCatalog: createClient(BankCatalogService, catalogTransport),
     deposits: createClient(DepositService, catalogTransport),
+    payouts: createClient(PayoutService, catalogTransport),
     health: { merchant: createClient(Health, merchantsTransport), "bank-catalog": createClient(Health, catalogTransport) },
     credentials: new CredentialCache({ merchants, clock, ttlMs: 30_000, negativeTtlMs: 5_000 }),
     logger: createLogger({ service: "gateway", level: "info", destination: { write: (line: string) => void logLines.push(line) } }),

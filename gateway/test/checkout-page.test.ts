@@ -12,6 +12,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositSchema, DepositService, DepositStatus } from "@payments/contracts/deposit";
 import { Health } from "@payments/contracts/health";
 import { MerchantService } from "@payments/contracts/merchant";
+import { PayoutService } from "@payments/contracts/payout";
 import { createLogger, createMetrics, createServiceClient, startServices, type RunningServices } from "@payments/kit";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
@@ -261,6 +262,7 @@ test.before(async () => {
     merchantUrl: url,
     bankCatalogUrl: url,
     depositUrl: url,
+    payoutUrl: url,
   });
   sandboxMerchant = (await merchants.createMerchant({ name: "Sandbox Shop", sandbox: true })).merchant!.id;
   liveMerchant = (await merchants.createMerchant({ name: "Live Shop", sandbox: false })).merchant!.id;
@@ -497,6 +499,7 @@ test("a deposit service that is down gives the customer a 503 page to reload, no
     merchants: merchantsClient,
     bankCatalog: createClient(BankCatalogService, transport),
     deposits: createClient(DepositService, transport),
+    payouts: createClient(PayoutService, transport),
     health: { deposit: createClient(Health, transport) },
     credentials: new CredentialCache({ merchants: merchantsClient, clock: { now: () => new Date() }, ttlMs: 0, negativeTtlMs: 0 }),
     logger: createLogger({ service: "gateway", level: "info", destination: { write: (line: string) => void logLines.push(line) } }),

@@ -12,6 +12,7 @@ import { manualClock } from "@payments/kit/testing";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
+import { createPayoutModule } from "@payments/payout-service";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { signedCall, type Credentials, type Reply } from "./http-client.js";
 
@@ -36,7 +37,7 @@ type Merchant = Credentials & { id: string };
 
 test.before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "gateway-deposits-"));
-  running = await startServices([merchantModule, bankCatalogModule, depositModule], {
+  running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], {
     mode: "all-in-one",
     env: { DATA_DIR: dataDir, GRPC_PORT: "0", MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn" },
     clock,
@@ -51,6 +52,7 @@ test.before(async () => {
     merchantUrl: running.server.url,
     bankCatalogUrl: running.server.url,
     depositUrl: running.server.url,
+    payoutUrl: running.server.url,
   });
 });
 
@@ -493,7 +495,7 @@ test.serial("GET /v1/transactions pages newest first: 5 deposits with limit 2 co
   t.deepEqual(seen, newestFirst);
   t.is(new Set(seen).size, 5);
 
-  // Without type: deposits (the only kind so far), 20 at most by default.
+  // Without type: every kind (here only deposits), 20 at most by default.
   const all = await get(t, merchant, "/v1/transactions");
   t.deepEqual(
     (all.json.data?.items as Array<Record<string, unknown>>).map((i) => i.transactionId),
@@ -548,10 +550,11 @@ test("a cursor that did not come from a previous response is a VALIDATION_ERROR 
   t.regex(failed(t, await get(t, merchant, "/v1/transactions?cursor=not-a-cursor"), 400, "VALIDATION_ERROR"), /^cursor: /);
 });
 
-test("type=withdrawal is a VALIDATION_ERROR: withdrawals are not available yet; an unknown type names the choices", async (t) => {
+test("an unknown type is a VALIDATION_ERROR naming the choices; type=withdrawal lists (no) withdrawals", async (t) => {
   const merchant = await newMerchant();
-  t.is(failed(t, await get(t, merchant, "/v1/transactions?type=withdrawal"), 400, "VALIDATION_ERROR"), "type: withdrawals are not available yet");
+  await createDeposit(t, merchant);
   t.is(failed(t, await get(t, merchant, "/v1/transactions?type=refund"), 400, "VALIDATION_ERROR"), "type: must be one of deposit, withdrawal");
+  t.deepEqual((await get(t, merchant, "/v1/transactions?type=withdrawal")).json.data, { items: [], nextCursor: null });
 });
 
 test("bad status, times and repeated parameters are all named in one VALIDATION_ERROR", async (t) => {
@@ -559,7 +562,7 @@ test("bad status, times and repeated parameters are all named in one VALIDATION_
   const message = failed(t, await get(t, merchant, "/v1/transactions?status=paid&from=yesterday&to=2026-13-01&limit=0&limit=1"), 400, "VALIDATION_ERROR");
   const lines = message.split("; ");
   t.is(lines.length, 4, message);
-  t.regex(lines[0]!, /^status: must be one of pending, completed, failed, expired, cancelled$/);
+  t.regex(lines[0]!, /^status: must be one of pending, completed, failed, expired, cancelled, processing$/);
   t.regex(lines[1]!, /^from: must be an ISO 8601 time/);
   t.regex(lines[2]!, /^to: must be an ISO 8601 time/);
   t.is(lines[3], "limit: must be given only once");

@@ -11,11 +11,13 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { Health } from "@payments/contracts/health";
 import { MerchantChangedSchema, MerchantService, MerchantStatus, type MerchantChanged } from "@payments/contracts/merchant";
+import { PayoutService } from "@payments/contracts/payout";
 import { createLogger, createMetrics, createServiceClient, startServices, type RunningServices } from "@payments/kit";
 import { manualClock } from "@payments/kit/testing";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
+import { createPayoutModule } from "@payments/payout-service";
 import { createApp } from "../src/app.js";
 import { loadGatewayConfig } from "../src/config.js";
 import { CredentialCache, MERCHANT_CHANGED_TOPIC } from "../src/credential-cache.js";
@@ -65,14 +67,14 @@ const gw = () => must(gateway, "the gateway").url;
 test.before(async () => {
   // Debug level into memory, to see which request id the services logged.
   const logger = createLogger({ service: "all-in-one", level: "debug", destination: { write: (line: string) => void serviceLog.push(line) } });
-  running = await startServices([merchantModule, bankCatalogModule, depositModule], { mode: "all-in-one", env: servicesEnv(tempDir()), clock, logger });
+  running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], { mode: "all-in-one", env: servicesEnv(tempDir()), clock, logger });
   merchants = createServiceClient(MerchantService, running.server.url);
   bankCatalog = createServiceClient(BankCatalogService, running.server.url);
   await running.bus.watch([MERCHANT_CHANGED_TOPIC], async (message) => {
     changes.push(fromBinary(MerchantChangedSchema, message.data));
   });
 
-  const urls = { merchantUrl: running.server.url, bankCatalogUrl: running.server.url, depositUrl: running.server.url };
+  const urls = { merchantUrl: running.server.url, bankCatalogUrl: running.server.url, depositUrl: running.server.url, payoutUrl: running.server.url };
   gateway = await startGateway({
     env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", PUBLIC_BASE_URL, TRUSTED_PROXIES: "127.0.0.1,::1" },
     bus: running.bus,
@@ -88,6 +90,7 @@ test.before(async () => {
     merchants,
     bankCatalog,
     deposits: createServiceClient(DepositService, running.server.url),
+    payouts: createServiceClient(PayoutService, running.server.url),
     health: { merchant: createServiceClient(Health, running.server.url) },
     credentials,
     logger: createLogger({ service: "gateway", level: "warn" }),
@@ -448,11 +451,12 @@ test("/healthz is 200 while both services serve and 503 once one is stopped", as
     merchantUrl: must(running, "the services").server.url,
     bankCatalogUrl: catalog.server.url,
     depositUrl: must(running, "the services").server.url,
+    payoutUrl: must(running, "the services").server.url,
   });
   try {
     const healthy = await call(lonely.url, { path: "/healthz" });
     t.is(healthy.status, 200, healthy.text);
-    t.deepEqual(healthy.json.data, { status: "SERVING", services: { merchant: "SERVING", "bank-catalog": "SERVING", deposit: "SERVING" } });
+    t.deepEqual(healthy.json.data, { status: "SERVING", services: { merchant: "SERVING", "bank-catalog": "SERVING", deposit: "SERVING", payout: "SERVING" } });
 
     await catalog.stop();
     const sick = await call(lonely.url, { path: "/healthz" });

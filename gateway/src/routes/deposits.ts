@@ -6,7 +6,7 @@ import { z } from "zod";
 import { success } from "../envelope.js";
 import { ApiError, callService } from "../errors.js";
 import type { RouteContext } from "../state.js";
-import { parseInput, queryValue, type Route } from "./route.js";
+import { amountField, missing, optionalString, parseInput, queryValue, requiredString, type Route } from "./route.js";
 
 type Deposits = Pick<Client<typeof DepositService>, "createDeposit" | "getDeposit" | "cancelDeposit">;
 
@@ -23,14 +23,6 @@ export const DEPOSIT_FIELDS: Readonly<Record<string, string>> = {
   currency: "currency",
 };
 
-const AMOUNT_PROBLEM = `must be a positive integer number in the smallest currency unit (kuruş for TRY), at most ${Number.MAX_SAFE_INTEGER}`;
-
-/** Missing and null are the same to a merchant: "is required". */
-const missing = (input: unknown) => input === undefined || input === null;
-
-const requiredString = z.string({ error: (issue) => (missing(issue.input) ? "is required" : "must be a string") });
-const optionalString = z.string({ error: "must be a string" }).nullish();
-
 /**
  * The shape of POST /v1/deposit, and only the shape: lengths, trimming, currency support,
  * bank availability, limits and duplicates are the deposit service's rules, judged there.
@@ -38,10 +30,7 @@ const optionalString = z.string({ error: "must be a string" }).nullish();
  */
 export const createDepositBody = z.object({
   processId: requiredString,
-  // A JSON number that is a positive safe integer: 150.5, "150", 0, -1 and 1e300 are not amounts.
-  amount: z
-    .number({ error: (issue) => (missing(issue.input) ? "is required" : AMOUNT_PROBLEM) })
-    .refine((value) => Number.isSafeInteger(value) && value >= 1, AMOUNT_PROBLEM),
+  amount: amountField,
   currency: optionalString,
   bankCode: optionalString,
   customer: z.object(

@@ -46,3 +46,19 @@ export const queryValue = z.string({ error: (issue) => (Array.isArray(issue.inpu
 
 /** An optional query parameter: given at most once; empty (`?status=`) is the same as absent. */
 export const optionalQueryValue = queryValue.optional().transform((value) => (value === "" ? undefined : value));
+
+/** Missing and null are the same to a merchant: "is required". */
+export const missing = (input: unknown) => input === undefined || input === null;
+
+/** A required body string (null counts as absent). Lengths and trimming are the services' rules. */
+export const requiredString = z.string({ error: (issue) => (missing(issue.input) ? "is required" : "must be a string") });
+
+/** An optional body string; null is the same as absent. */
+export const optionalString = z.string({ error: "must be a string" }).nullish();
+
+export const AMOUNT_PROBLEM = `must be a positive integer number in the smallest currency unit (kuruş for TRY), at most ${Number.MAX_SAFE_INTEGER}`;
+
+/** A JSON number that is a positive safe integer: 150.5, "150", 0, -1 and 1e300 are not amounts. */
+export const amountField = z
+  .number({ error: (issue) => (missing(issue.input) ? "is required" : AMOUNT_PROBLEM) })
+  .refine((value) => Number.isSafeInteger(value) && value >= 1, AMOUNT_PROBLEM);

@@ -1,8 +1,19 @@
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import type { DepositService } from "@payments/contracts/deposit";
+import type { PayoutService } from "@payments/contracts/payout";
 import type { Clock } from "@payments/kit";
-import { DEPOSIT_STATUSES, depositRecord, depositStatusToProto, isDepositStatusName, type DepositRecord } from "@payments/records";
+import {
+  DEPOSIT_STATUSES,
+  WITHDRAWAL_STATUSES,
+  depositRecord,
+  depositStatusToProto,
+  isDepositStatusName,
+  isWithdrawalStatusName,
+  withdrawalRecord,
+  withdrawalStatusToProto,
+  type TransactionRecord,
+} from "@payments/records";
 import { z } from "zod";
 import { success } from "../envelope.js";
 import { callService, validationFailure } from "../errors.js";
@@ -11,8 +22,7 @@ import { optionalQueryValue, parseInput, type Route } from "./route.js";
 export const TRANSACTION_TYPES = ["deposit", "withdrawal"] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 
-/** A record of any kind; withdrawals join the union when the payout service does. */
-export type TransactionRecord = DepositRecord;
+export type { TransactionRecord };
 
 export interface TransactionPage {
   /** Newest first. */
@@ -34,9 +44,9 @@ export interface ListFilter {
 }
 
 /**
- * One kind of transaction, listed by the service that owns it. Listing without `type` will
- * merge the sources newest first (with a cursor that carries each source's position) once a
- * second one exists; until then it is the deposit source alone.
+ * One kind of transaction, listed by the service that owns it, newest first (createdAt, then
+ * id, both descending) with the service's own opaque cursor. Listing without `type` merges
+ * the sources (see mergedPage).
  */
 export interface TransactionSource {
   statuses: readonly string[];
@@ -70,6 +80,127 @@ export function depositSource(deps: { deposits: Pick<Client<typeof DepositServic
   };
 }
 
+export function withdrawalSource(deps: { payouts: Pick<Client<typeof PayoutService>, "listWithdrawals"> }): TransactionSource {
+  return {
+    statuses: WITHDRAWAL_STATUSES,
+    async list(filter) {
+      if (filter.status !== undefined && !isWithdrawalStatusName(filter.status)) throw new Error(`${filter.status} is not a withdrawal status`);
+      const res = await callService(
+        deps.payouts.listWithdrawals({
+          merchantId: filter.merchantId,
+          status: filter.status === undefined ? undefined : withdrawalStatusToProto(filter.status),
+          createdFrom: filter.from === undefined ? undefined : timestampFromMs(filter.from),
+          createdTo: filter.to === undefined ? undefined : timestampFromMs(filter.to),
+          limit: filter.limit,
+          cursor: filter.cursor ?? "",
+        }),
+        { fields: LIST_FIELDS },
+      );
+      return { items: res.withdrawals.map(withdrawalRecord), nextCursor: res.nextCursor === "" ? null : res.nextCursor };
+    },
+  };
+}
+
+// ---------------------------------------------------------------- merging kinds
+
+/**
+ * Where a merged listing stands in each source: the source's own cursor ("" = from the
+ * start), or null once that source has nothing more to give.
+ */
+export type MergedPosition = Partial<Record<TransactionType, string | null>>;
+
+const CURSOR_PROBLEM = "is not a cursor from a previous response";
+
+/** The merged cursor: base64url of the JSON of each source's position. Opaque to merchants. */
+export function encodeMergedCursor(position: MergedPosition): string {
+  return Buffer.from(JSON.stringify(position), "utf8").toString("base64url");
+}
+
+/** undefined when the text is not a cursor a merged listing issued. */
+export function decodeMergedCursor(text: string): MergedPosition | undefined {
+  if (!/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+    const entries = Object.entries(value as Record<string, unknown>);
+    if (entries.length === 0) return undefined;
+    const position: MergedPosition = {};
+    for (const [key, cursor] of entries) {
+      if (!(TRANSACTION_TYPES as readonly string[]).includes(key)) return undefined;
+      if (cursor !== null && typeof cursor !== "string") return undefined;
+      position[key as TransactionType] = cursor;
+    }
+    return position;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Newest first: createdAt descending, then transactionId descending (the services' own order). */
+export function newerFirst(a: TransactionRecord, b: TransactionRecord): number {
+  const byTime = Date.parse(b.createdAt) - Date.parse(a.createdAt);
+  if (byTime !== 0) return byTime;
+  return a.transactionId < b.transactionId ? 1 : a.transactionId > b.transactionId ? -1 : 0;
+}
+
+/**
+ * One newest-first page over several sources. Each source is asked for `limit` items from its
+ * own position, the lists are merged, and the first `limit` kept. The next cursor holds each
+ * source's position after the items it gave to this page: its own next cursor when all of its
+ * items were taken, its old position when none were, and otherwise the cursor after exactly
+ * the items taken (asked of the source with that many as limit; its cursors are keyset
+ * positions, so this names the last item taken). Every item thus appears once, in order,
+ * whatever the mix of kinds from page to page. (Under a status filter, an item that changes
+ * status between the two calls of one page can shift that position by one, as it would move
+ * in any listing filtered by status.)
+ */
+export async function mergedPage(sources: Partial<Record<TransactionType, TransactionSource>>, filter: ListFilter): Promise<TransactionPage> {
+  let start: MergedPosition;
+  if (filter.cursor === undefined) {
+    start = Object.fromEntries(Object.keys(sources).map((type) => [type, ""]));
+  } else {
+    const decoded = decodeMergedCursor(filter.cursor);
+    if (!decoded) throw validationFailure([{ field: "cursor", problem: CURSOR_PROBLEM }]);
+    start = decoded;
+  }
+  // A source that cannot hold the status (processing deposits, expired withdrawals) is done from the start.
+  const active = (Object.entries(sources) as Array<[TransactionType, TransactionSource]>).filter(
+    ([type, source]) => typeof start[type] === "string" && (filter.status === undefined || source.statuses.includes(filter.status)),
+  );
+  const ask = (type: TransactionType, source: TransactionSource, limit: number) => {
+    const cursor = start[type];
+    return source.list({ ...filter, limit, cursor: cursor ? cursor : undefined });
+  };
+  const pages = await Promise.all(active.map(([type, source]) => ask(type, source, filter.limit)));
+
+  const taken = active.map(() => 0);
+  const items: TransactionRecord[] = [];
+  while (items.length < filter.limit) {
+    let best = -1;
+    for (let i = 0; i < active.length; i++) {
+      const candidate = pages[i]!.items[taken[i]!];
+      if (candidate === undefined) continue;
+      if (best < 0 || newerFirst(candidate, pages[best]!.items[taken[best]!]!) < 0) best = i;
+    }
+    if (best < 0) break;
+    items.push(pages[best]!.items[taken[best]!]!);
+    taken[best]! += 1;
+  }
+
+  const next: MergedPosition = Object.fromEntries(Object.keys(sources).map((type) => [type, null]));
+  await Promise.all(
+    active.map(async ([type, source], i) => {
+      const page = pages[i]!;
+      const count = taken[i]!;
+      if (count === page.items.length) next[type] = page.nextCursor;
+      else if (count === 0) next[type] = start[type] ?? null;
+      else next[type] = (await ask(type, source, count)).nextCursor;
+    }),
+  );
+  const more = Object.values(next).some((cursor) => cursor !== null);
+  return { items, nextCursor: more ? encodeMergedCursor(next) : null };
+}
+
 const TIME_PROBLEM = "must be an ISO 8601 time, e.g. 2026-11-22T10:15:30.123Z (or a date, 2026-11-22, meaning its start in UTC)";
 const isoDateTime = z.iso.datetime({ offset: true });
 const isoDate = z.iso.date();
@@ -97,20 +228,21 @@ const limit = optionalQueryValue.transform((value, ctx) => {
   return n;
 });
 
-export function transactions(deps: { deposits: Pick<Client<typeof DepositService>, "listDeposits">; clock: Clock; publicBaseUrl: string }): Route[] {
-  const sources: Partial<Record<TransactionType, TransactionSource>> = {
+export function transactions(deps: {
+  deposits: Pick<Client<typeof DepositService>, "listDeposits">;
+  payouts: Pick<Client<typeof PayoutService>, "listWithdrawals">;
+  clock: Clock;
+  publicBaseUrl: string;
+}): Route[] {
+  const sources: Record<TransactionType, TransactionSource> = {
     deposit: depositSource(deps),
-    // withdrawal: from the payout service, when it exists.
+    withdrawal: withdrawalSource(deps),
   };
   const knownStatuses = [...new Set(Object.values(sources).flatMap((s) => s.statuses))];
 
   // Unknown parameters are ignored; a known one given twice is a VALIDATION_ERROR.
   const listQuery = z.object({
-    type: optionalQueryValue.superRefine((type, ctx) => {
-      if (type === undefined) return;
-      if (!(TRANSACTION_TYPES as readonly string[]).includes(type)) ctx.addIssue({ code: "custom", message: `must be one of ${TRANSACTION_TYPES.join(", ")}` });
-      else if (!sources[type as TransactionType]) ctx.addIssue({ code: "custom", message: `${type}s are not available yet` });
-    }),
+    type: optionalQueryValue.refine((type) => type === undefined || (TRANSACTION_TYPES as readonly string[]).includes(type), `must be one of ${TRANSACTION_TYPES.join(", ")}`),
     status: optionalQueryValue.refine((s) => s === undefined || knownStatuses.includes(s), `must be one of ${knownStatuses.join(", ")}`),
     from: time,
     to: time,
@@ -127,17 +259,16 @@ export function transactions(deps: { deposits: Pick<Client<typeof DepositService
         const merchant = ctx.state.merchant;
         if (!merchant) throw new Error("transactions needs an authenticated merchant");
         const query = parseInput(listQuery, ctx.query, "query");
-        // Absent type: deposits, the only kind so far (see TransactionSource).
-        const type = (query.type ?? "deposit") as TransactionType;
-        const source = sources[type];
-        if (!source) throw new Error(`no source for ${type}`);
-        if (query.status !== undefined && !source.statuses.includes(query.status)) {
-          throw validationFailure([{ field: "status", problem: `must be one of ${source.statuses.join(", ")} for type ${type}` }]);
+        const type = query.type as TransactionType | undefined;
+        if (type !== undefined && query.status !== undefined && !sources[type].statuses.includes(query.status)) {
+          throw validationFailure([{ field: "status", problem: `must be one of ${sources[type].statuses.join(", ")} for type ${type}` }]);
         }
         if (query.from !== undefined && query.to !== undefined && query.from >= query.to) {
           throw validationFailure([{ field: "to", problem: "must be later than from" }]);
         }
-        const page = await source.list({ merchantId: merchant.merchantId, status: query.status, from: query.from, to: query.to, limit: query.limit, cursor: query.cursor });
+        const filter: ListFilter = { merchantId: merchant.merchantId, status: query.status, from: query.from, to: query.to, limit: query.limit, cursor: query.cursor };
+        // One kind: that service's page and cursor as they are. Every kind: merged, newest first.
+        const page = type === undefined ? await mergedPage(sources, filter) : await sources[type].list(filter);
         ctx.body = success(page, deps.clock);
       },
     },

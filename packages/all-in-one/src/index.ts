@@ -3,11 +3,12 @@ import { startGateway } from "@payments/gateway";
 import { createLogger, envVar, loadConfig, startServices, type Clock, type Env, type RunningServices } from "@payments/kit";
 import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
+import { payoutModule } from "@payments/payout-service";
 import { z } from "zod";
 import { resolveMasterKey } from "./master-key.js";
 
 /** Every service of the product, in start order. */
-export const allModules = [merchantModule, bankCatalogModule, depositModule] as const;
+export const allModules = [merchantModule, bankCatalogModule, depositModule, payoutModule] as const;
 
 const configSchema = z.object({
   DATA_DIR: z.string().default("./var"),
@@ -41,6 +42,7 @@ export async function startAllInOne(options: { env?: Env; clock?: Clock } = {}):
       merchantUrl: services.server.url,
       bankCatalogUrl: services.server.url,
       depositUrl: services.server.url,
+      payoutUrl: services.server.url,
     });
   } catch (err) {
     await services.stop();

@@ -1,6 +1,7 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { DepositStatus, type Deposit } from "@payments/contracts/deposit";
+import { WithdrawalStatus, type Balance, type Withdrawal } from "@payments/contracts/payout";
 
 /*
  * The public JSON shape of a transaction, in one place: the gateway answers reads and
@@ -90,8 +91,8 @@ export function isoTime(timestamp: Timestamp): string {
   return new Date(timestampMs(timestamp)).toISOString();
 }
 
-function requiredTime(timestamp: Timestamp | undefined, what: string, id: string): string {
-  if (!timestamp) throw new Error(`deposit ${id} has no ${what}`);
+function requiredTime(timestamp: Timestamp | undefined, what: string, id: string, kind: "deposit" | "withdrawal" = "deposit"): string {
+  if (!timestamp) throw new Error(`${kind} ${id} has no ${what}`);
   return isoTime(timestamp);
 }
 
@@ -132,5 +133,107 @@ export function depositRecord(deposit: Deposit, publicBaseUrl: string): DepositR
     createdAt: requiredTime(deposit.createdAt, "createdAt", id),
     updatedAt: requiredTime(deposit.updatedAt, "updatedAt", id),
     completedAt: deposit.completedAt ? isoTime(deposit.completedAt) : null,
+  };
+}
+
+// ---------------------------------------------------------------- withdrawals
+
+export const WITHDRAWAL_STATUSES = ["pending", "processing", "completed", "failed", "cancelled"] as const;
+export type WithdrawalStatusName = (typeof WITHDRAWAL_STATUSES)[number];
+
+const WITHDRAWAL_STATUS_BY_NAME: Readonly<Record<WithdrawalStatusName, WithdrawalStatus>> = {
+  pending: WithdrawalStatus.PENDING,
+  processing: WithdrawalStatus.PROCESSING,
+  completed: WithdrawalStatus.COMPLETED,
+  failed: WithdrawalStatus.FAILED,
+  cancelled: WithdrawalStatus.CANCELLED,
+};
+
+export function isWithdrawalStatusName(value: string): value is WithdrawalStatusName {
+  return (WITHDRAWAL_STATUSES as readonly string[]).includes(value);
+}
+
+/** The proto status of a public status name (for list filters). */
+export function withdrawalStatusToProto(name: WithdrawalStatusName): WithdrawalStatus {
+  return WITHDRAWAL_STATUS_BY_NAME[name];
+}
+
+/** The public name of a proto status; UNSPECIFIED or an unknown number is a bug upstream. */
+export function withdrawalStatusName(status: WithdrawalStatus): WithdrawalStatusName {
+  const name = WITHDRAWAL_STATUSES.find((n) => WITHDRAWAL_STATUS_BY_NAME[n] === status);
+  if (name === undefined) throw new Error(`withdrawal status ${status} has no public name`);
+  return name;
+}
+
+/** A withdrawal as merchants see it (api.md "Withdrawal transaction" plus the record fields of decisions.md). */
+export interface WithdrawalRecord {
+  transactionId: string;
+  type: "withdrawal";
+  processId: string;
+  /** Smallest currency unit. */
+  amount: number;
+  currency: string;
+  status: WithdrawalStatusName;
+  /** The bank `_id` the merchant named, null when none. */
+  bankId: string | null;
+  /** The recipient. */
+  accountName: string;
+  /** Electronic format: no spaces, upper case. */
+  iban: string;
+  /** The merchant's customer. */
+  userId: string;
+  userName: string;
+  name: string;
+  /** A code such as ACCOUNT_CLOSED when failed; null otherwise. */
+  failureReason: string | null;
+  sequence: number;
+  createdAt: string;
+  updatedAt: string;
+  /** When it became final (completed, failed or cancelled); null before. */
+  completedAt: string | null;
+}
+
+/** The public record of a withdrawal. Throws on a message the payout service would never send (missing times, unknown status). */
+export function withdrawalRecord(withdrawal: Withdrawal): WithdrawalRecord {
+  const id = withdrawal.id;
+  return {
+    transactionId: id,
+    type: "withdrawal",
+    processId: withdrawal.processId,
+    amount: safeNumber(withdrawal.amount, "amount"),
+    currency: withdrawal.currency,
+    status: withdrawalStatusName(withdrawal.status),
+    bankId: withdrawal.bankId === "" ? null : withdrawal.bankId,
+    accountName: withdrawal.accountName,
+    iban: withdrawal.iban,
+    userId: withdrawal.userId,
+    userName: withdrawal.userName,
+    name: withdrawal.name,
+    failureReason: withdrawal.failureReason === "" ? null : withdrawal.failureReason,
+    sequence: safeNumber(withdrawal.sequence, "sequence"),
+    createdAt: requiredTime(withdrawal.createdAt, "createdAt", id, "withdrawal"),
+    updatedAt: requiredTime(withdrawal.updatedAt, "updatedAt", id, "withdrawal"),
+    completedAt: withdrawal.completedAt ? isoTime(withdrawal.completedAt) : null,
+  };
+}
+
+/** Any transaction record; `type` tells them apart. */
+export type TransactionRecord = DepositRecord | WithdrawalRecord;
+
+/** One currency of a merchant's balance, in the smallest currency unit. */
+export interface BalanceRecord {
+  currency: string;
+  /** What a withdrawal can take. */
+  available: number;
+  /** Held by withdrawals not yet final. */
+  held: number;
+}
+
+/** The public form of a balance; negative or unsafe amounts throw (a bug upstream). */
+export function balanceRecord(balance: Balance): BalanceRecord {
+  return {
+    currency: balance.currency,
+    available: safeNumber(balance.available, "available"),
+    held: safeNumber(balance.held, "held"),
   };
 }

@@ -1,0 +1,154 @@
+import type { Client } from "@connectrpc/connect";
+import type { PayoutService, Withdrawal } from "@payments/contracts/payout";
+import { errorInfo, type Clock } from "@payments/kit";
+import { balanceRecord, withdrawalRecord } from "@payments/records";
+import { z } from "zod";
+import { success } from "../envelope.js";
+import { ApiError, callService } from "../errors.js";
+import type { RouteContext } from "../state.js";
+import { amountField, optionalString, parseInput, queryValue, requiredString, type Route } from "./route.js";
+
+type Payouts = Pick<Client<typeof PayoutService>, "createWithdrawal" | "getWithdrawal" | "cancelWithdrawal" | "getBalances">;
+
+/**
+ * The merchant's JSON names of the payout service's request fields, for the VALIDATION_ERROR
+ * the service returns (its x-error-field and message prefix are proto paths).
+ */
+export const WITHDRAWAL_FIELDS: Readonly<Record<string, string>> = {
+  process_id: "processId",
+  amount: "amount",
+  currency: "currency",
+  bank_id: "bankId",
+  account_name: "accountName",
+  iban: "iban",
+  user_id: "userId",
+  user_name: "userName",
+  name: "name",
+};
+
+/**
+ * The shape of POST /v1/withdraw, and only the shape: lengths, trimming, the IBAN rule,
+ * currency support, the bank, the balance and duplicates are the payout service's rules,
+ * judged there. Unknown fields are ignored. Field order is the order problems are listed in.
+ */
+export const createWithdrawalBody = z.object({
+  processId: requiredString,
+  amount: amountField,
+  currency: optionalString,
+  bankId: optionalString,
+  accountName: requiredString,
+  iban: requiredString,
+  userId: requiredString,
+  userName: requiredString,
+  name: requiredString,
+});
+
+export type CreateWithdrawalBody = z.output<typeof createWithdrawalBody>;
+
+const byProcessIdQuery = z.object({ processId: queryValue });
+
+function merchantId(ctx: RouteContext): string {
+  const merchant = ctx.state.merchant;
+  if (!merchant) throw new Error("withdrawal routes need an authenticated merchant");
+  return merchant.merchantId;
+}
+
+function withdrawal(res: { withdrawal?: Withdrawal }): Withdrawal {
+  if (!res.withdrawal) throw new Error("the payout service answered without a withdrawal");
+  return res.withdrawal;
+}
+
+/**
+ * A call about one transaction id from the path. An id the service will not even parse
+ * (too long) is as unknown as any other: 404, not a validation error about a URL.
+ */
+async function aboutTransaction<T>(call: Promise<T>): Promise<T> {
+  const unparsable = call.catch((err: unknown) => {
+    const info = errorInfo(err);
+    if (info.reason === "VALIDATION_ERROR" && info.field === "withdrawal_id") {
+      throw new ApiError(404, "TRANSACTION_NOT_FOUND", "no withdrawal with this transactionId");
+    }
+    throw err;
+  });
+  return callService(unparsable, { fields: WITHDRAWAL_FIELDS });
+}
+
+/** POST/GET /v1/withdraw…, the cancel, and GET /v1/balance: all from the payout service. */
+export function withdrawals(deps: { payouts: Payouts; clock: Clock }): Route[] {
+  const answer = (ctx: RouteContext, status: number, res: { withdrawal?: Withdrawal }) => {
+    ctx.status = status;
+    ctx.body = success(withdrawalRecord(withdrawal(res)), deps.clock);
+  };
+
+  return [
+    {
+      method: "POST",
+      path: "/v1/withdraw",
+      access: "merchant",
+      // Money leaves: only from a listed IP, and an empty list refuses every caller (decisions.md).
+      requireAllowList: true,
+      handler: async (ctx) => {
+        const body = parseInput(createWithdrawalBody, ctx.state.body, "body");
+        const res = await callService(
+          deps.payouts.createWithdrawal({
+            merchantId: merchantId(ctx),
+            processId: body.processId,
+            amount: BigInt(body.amount),
+            currency: body.currency ?? "",
+            bankId: body.bankId ?? "",
+            accountName: body.accountName,
+            iban: body.iban,
+            userId: body.userId,
+            userName: body.userName,
+            name: body.name,
+          }),
+          { fields: WITHDRAWAL_FIELDS },
+        );
+        answer(ctx, 201, res);
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/withdraw",
+      access: "merchant",
+      handler: async (ctx) => {
+        const { processId } = parseInput(byProcessIdQuery, ctx.query, "query");
+        const res = await callService(deps.payouts.getWithdrawal({ merchantId: merchantId(ctx), key: { case: "processId", value: processId } }), {
+          fields: WITHDRAWAL_FIELDS,
+        });
+        answer(ctx, 200, res);
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/withdraw/:transactionId",
+      access: "merchant",
+      handler: async (ctx) => {
+        const transactionId = ctx.params.transactionId ?? "";
+        const res = await aboutTransaction(deps.payouts.getWithdrawal({ merchantId: merchantId(ctx), key: { case: "withdrawalId", value: transactionId } }));
+        answer(ctx, 200, res);
+      },
+    },
+    {
+      method: "POST",
+      path: "/v1/withdraw/:transactionId/cancel",
+      access: "merchant",
+      body: "none",
+      handler: async (ctx) => {
+        const transactionId = ctx.params.transactionId ?? "";
+        // A repeated cancel answers 200 with the withdrawal unchanged; once processing it is 409 INVALID_TRANSACTION_STATE.
+        const res = await aboutTransaction(deps.payouts.cancelWithdrawal({ merchantId: merchantId(ctx), withdrawalId: transactionId }));
+        answer(ctx, 200, res);
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/balance",
+      access: "merchant",
+      handler: async (ctx) => {
+        const res = await callService(deps.payouts.getBalances({ merchantId: merchantId(ctx) }));
+        ctx.body = success({ balances: res.balances.map(balanceRecord) }, deps.clock);
+      },
+    },
+  ];
+}
