@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from "commander";
 import { DepositStatus } from "@payments/contracts/deposit";
+import { WithdrawalStatus } from "@payments/contracts/payout";
 
 // Parsers for option and argument values. They throw commander's InvalidArgumentError, so a
 // bad value is reported like any other usage error (exit 2) before a service is called.
@@ -24,6 +25,32 @@ export function parsePositiveAmount(value: string): bigint {
   const amount = parseAmount(value);
   if (amount === 0n) throw new InvalidArgumentError("an amount must be at least 1 kuruş.");
   return amount;
+}
+
+/**
+ * A signed, non-zero amount in kuruş (a balance adjustment): a whole number, negative with a
+ * leading `-`, no larger than Number.MAX_SAFE_INTEGER either way. `0`, `1.5`, `+5`, `1e3`,
+ * `abc` are refused.
+ */
+export function parseAdjustmentAmount(value: string): bigint {
+  const text = value.trim();
+  const negative = text.startsWith("-");
+  const digits = negative ? text.slice(1) : text;
+  if (!WHOLE_NUMBER.test(digits)) {
+    const hint = /^-?\d+[.,]\d+$/.test(text) ? ` (150.50 TRY is 15050)` : "";
+    throw new InvalidArgumentError(`an adjustment must be a whole number of kuruş, negative to take money out${hint}.`);
+  }
+  const magnitude = BigInt(digits);
+  if (magnitude === 0n) throw new InvalidArgumentError("an adjustment cannot be 0.");
+  if (magnitude > BigInt(Number.MAX_SAFE_INTEGER)) throw new InvalidArgumentError(`an adjustment cannot exceed ${Number.MAX_SAFE_INTEGER} either way.`);
+  return negative ? -magnitude : magnitude;
+}
+
+/** An ISO 4217 currency code: three letters, any case → upper case. */
+export function parseCurrency(value: string): string {
+  const text = value.trim();
+  if (!/^[A-Za-z]{3}$/.test(text)) throw new InvalidArgumentError("expected a three-letter currency code such as TRY.");
+  return text.toUpperCase();
 }
 
 /** `true` or `false` (also yes/no, on/off, 1/0), for switches that can be turned either way. */
@@ -77,6 +104,25 @@ export function parseDepositStatus(value: string): DepositStatus {
   if (text === "canceled") text = "cancelled";
   if (!(DEPOSIT_STATUS_NAMES as readonly string[]).includes(text)) throw new InvalidArgumentError(`expected one of ${DEPOSIT_STATUS_NAMES.join(", ")}.`);
   return DEPOSIT_STATUS_BY_NAME[text as DepositStatusName];
+}
+
+export const WITHDRAWAL_STATUS_NAMES = ["pending", "processing", "completed", "failed", "cancelled"] as const;
+export type WithdrawalStatusName = (typeof WITHDRAWAL_STATUS_NAMES)[number];
+
+const WITHDRAWAL_STATUS_BY_NAME: Readonly<Record<WithdrawalStatusName, WithdrawalStatus>> = {
+  pending: WithdrawalStatus.PENDING,
+  processing: WithdrawalStatus.PROCESSING,
+  completed: WithdrawalStatus.COMPLETED,
+  failed: WithdrawalStatus.FAILED,
+  cancelled: WithdrawalStatus.CANCELLED,
+};
+
+/** pending, processing, completed, failed or cancelled (any case; "canceled" too) → the proto enum. */
+export function parseWithdrawalStatus(value: string): WithdrawalStatus {
+  let text = value.trim().toLowerCase();
+  if (text === "canceled") text = "cancelled";
+  if (!(WITHDRAWAL_STATUS_NAMES as readonly string[]).includes(text)) throw new InvalidArgumentError(`expected one of ${WITHDRAWAL_STATUS_NAMES.join(", ")}.`);
+  return WITHDRAWAL_STATUS_BY_NAME[text as WithdrawalStatusName];
 }
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };

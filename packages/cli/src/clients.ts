@@ -2,6 +2,7 @@ import { Code, ConnectError, type Client, type Interceptor } from "@connectrpc/c
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
+import { PayoutService } from "@payments/contracts/payout";
 import { createServiceClient, ERROR_REASON_KEY } from "@payments/kit";
 import { UnreachableError, UsageError } from "./errors.js";
 
@@ -13,6 +14,7 @@ export interface Endpoints {
   merchant: string;
   bankCatalog: string;
   deposit: string;
+  payout: string;
   /** INTERNAL_API_TOKEN, sent as a bearer token when set. */
   token?: string;
 }
@@ -35,7 +37,7 @@ function nonEmpty(value: string | undefined): string | undefined {
 
 /**
  * --grpc-url (typed now, so it wins) > MERCHANT_SERVICE_URL / BANK_CATALOG_SERVICE_URL /
- * DEPOSIT_SERVICE_URL (split deployments) > GRPC_URL > the all-in-one default.
+ * DEPOSIT_SERVICE_URL / PAYOUT_SERVICE_URL (split deployments) > GRPC_URL > the all-in-one default.
  */
 export function resolveEndpoints(flags: { grpcUrl?: string }, env: Readonly<Record<string, string | undefined>>): Endpoints {
   const pick = (variable: string): string => {
@@ -50,6 +52,7 @@ export function resolveEndpoints(flags: { grpcUrl?: string }, env: Readonly<Reco
     merchant: pick("MERCHANT_SERVICE_URL"),
     bankCatalog: pick("BANK_CATALOG_SERVICE_URL"),
     deposit: pick("DEPOSIT_SERVICE_URL"),
+    payout: pick("PAYOUT_SERVICE_URL"),
     token: nonEmpty(env.INTERNAL_API_TOKEN),
   };
 }
@@ -73,6 +76,7 @@ function reportUnreachable(url: string): Interceptor {
 export type MerchantClient = Client<typeof MerchantService>;
 export type BankCatalogClient = Client<typeof BankCatalogService>;
 export type DepositClient = Client<typeof DepositService>;
+export type PayoutClient = Client<typeof PayoutService>;
 
 export function merchantClient(endpoints: Endpoints): MerchantClient {
   return createServiceClient(MerchantService, endpoints.merchant, {
@@ -95,5 +99,13 @@ export function depositClient(endpoints: Endpoints): DepositClient {
     token: endpoints.token,
     timeoutMs: CALL_TIMEOUT_MS,
     interceptors: [reportUnreachable(endpoints.deposit)],
+  });
+}
+
+export function payoutClient(endpoints: Endpoints): PayoutClient {
+  return createServiceClient(PayoutService, endpoints.payout, {
+    token: endpoints.token,
+    timeoutMs: CALL_TIMEOUT_MS,
+    interceptors: [reportUnreachable(endpoints.payout)],
   });
 }

@@ -3,11 +3,13 @@ import {
   bankCatalogClient,
   depositClient,
   merchantClient,
+  payoutClient,
   resolveEndpoints,
   type BankCatalogClient,
   type DepositClient,
   type Endpoints,
   type MerchantClient,
+  type PayoutClient,
 } from "./clients.js";
 import type { Io } from "./io.js";
 import { Output } from "./output.js";
@@ -25,6 +27,7 @@ export class Session {
   private merchantsCache: MerchantClient | undefined;
   private bankCatalogCache: BankCatalogClient | undefined;
   private depositsCache: DepositClient | undefined;
+  private payoutsCache: PayoutClient | undefined;
 
   constructor(
     readonly io: Io,
@@ -51,6 +54,11 @@ export class Session {
   get deposits(): DepositClient {
     this.depositsCache ??= depositClient(this.endpoints);
     return this.depositsCache;
+  }
+
+  get payouts(): PayoutClient {
+    this.payoutsCache ??= payoutClient(this.endpoints);
+    return this.payoutsCache;
   }
 }
 

@@ -107,6 +107,13 @@ export function formatMoney(amount: bigint, currency = "TRY"): string {
   return code === "TRY" ? formatKurus(amount) : `${amount} (${formatMajor(amount, code)})`;
 }
 
+/** A change of a balance: "+15050 kuruş (+150.50 TRY)", "-500 kuruş (-5.00 TRY)", "0 kuruş (0.00 TRY)". */
+export function formatSignedMoney(amount: bigint, currency = "TRY"): string {
+  if (amount <= 0n) return formatMoney(amount, currency);
+  const code = currency || "TRY";
+  return code === "TRY" ? `+${amount} kuruş (+${formatMajor(amount, code)})` : `+${amount} (+${formatMajor(amount, code)})`;
+}
+
 export function yesNo(value: boolean): string {
   return value ? "yes" : "no";
 }

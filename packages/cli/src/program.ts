@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { DEFAULT_GRPC_URL } from "./clients.js";
 import { registerAccountCommands } from "./commands/account.js";
+import { registerBalanceCommands } from "./commands/balance.js";
 import { registerBankCommands } from "./commands/bank.js";
 import { registerDepositCommands } from "./commands/deposit.js";
 import { registerFastCommands } from "./commands/fast.js";
@@ -8,6 +9,7 @@ import { registerLimitCommands } from "./commands/limit.js";
 import { registerMerchantCommands } from "./commands/merchant.js";
 import { registerRequestCommand } from "./commands/request.js";
 import { registerTransferCommands } from "./commands/transfer.js";
+import { registerWithdrawalCommands } from "./commands/withdrawal.js";
 import { CommandContext } from "./context.js";
 import { describeFailure, EXIT_USAGE } from "./errors.js";
 import type { Io } from "./io.js";
@@ -18,16 +20,17 @@ Environment:
   MERCHANT_SERVICE_URL      merchant service, for split deployments (default: GRPC_URL)
   BANK_CATALOG_SERVICE_URL  bank-catalog service, for split deployments (default: GRPC_URL)
   DEPOSIT_SERVICE_URL       deposit service, for split deployments (default: GRPC_URL)
+  PAYOUT_SERVICE_URL        payout service (balance, withdrawal), for split deployments (default: GRPC_URL)
   INTERNAL_API_TOKEN        sent as "Authorization: Bearer <token>" when set
   GATEWAY_URL               merchant API used by \`request\` (default http://localhost:8080)
 
-Amounts are whole kuruş (150.50 TRY is 15050). Exit codes: 0 ok, 1 failed, 2 bad usage.`;
+Amounts are whole kuruş (150.50 TRY is 15050); a negative adjustment is --amount -500 or --amount=-500. Exit codes: 0 ok, 1 failed, 2 bad usage.`;
 
 /** A fresh program writing to `io`; nothing is shared between runs. */
 export function buildProgram(io: Io): Command {
   const ctx = new CommandContext(io);
   const program = new Command("pnpm cli")
-    .description("Operator command line of the payment gateway: merchants, banks, FAST, limits, receiving accounts, deposits and incoming transfers.")
+    .description("Operator command line of the payment gateway: merchants, banks, FAST, limits, receiving accounts, deposits and incoming transfers, balances and withdrawals.")
     .option("--grpc-url <url>", "internal API address, overriding GRPC_URL and the *_SERVICE_URL variables")
     .option("--json", "machine output: one JSON document on stdout")
     .configureOutput({
@@ -46,6 +49,8 @@ export function buildProgram(io: Io): Command {
   registerAccountCommands(program, ctx);
   registerDepositCommands(program, ctx);
   registerTransferCommands(program, ctx);
+  registerBalanceCommands(program, ctx);
+  registerWithdrawalCommands(program, ctx);
   registerRequestCommand(program, ctx);
   return program;
 }

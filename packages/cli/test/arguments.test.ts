@@ -1,17 +1,21 @@
 import test from "ava";
 import { InvalidArgumentError } from "commander";
 import { DepositStatus } from "@payments/contracts/deposit";
+import { WithdrawalStatus } from "@payments/contracts/payout";
 import {
   collectIps,
   pageLimitParser,
+  parseAdjustmentAmount,
   parseAmount,
   parseBankRef,
   parseBoolean,
   parseCount,
+  parseCurrency,
   parseDepositStatus,
   parseDurationSeconds,
   parsePositiveAmount,
   parseRequiredText,
+  parseWithdrawalStatus,
 } from "../src/arguments.js";
 
 test("parseAmount accepts whole kuruş and returns a bigint", (t) => {
@@ -105,4 +109,36 @@ test("parseDepositStatus reads the five status names in any case and nothing els
 test("parseRequiredText trims and refuses empty text", (t) => {
   t.is(parseRequiredText("  fraud suspected "), "fraud suspected");
   t.throws(() => parseRequiredText("   "), { instanceOf: InvalidArgumentError });
+});
+
+test("parseAdjustmentAmount takes signed whole kuruş and refuses 0, decimals, words, a plus sign and values beyond 2^53-1", (t) => {
+  t.is(parseAdjustmentAmount("500"), 500n);
+  t.is(parseAdjustmentAmount("-500"), -500n);
+  t.is(parseAdjustmentAmount(" -1 "), -1n);
+  t.is(parseAdjustmentAmount(String(Number.MAX_SAFE_INTEGER)), BigInt(Number.MAX_SAFE_INTEGER));
+  t.is(parseAdjustmentAmount(`-${Number.MAX_SAFE_INTEGER}`), -BigInt(Number.MAX_SAFE_INTEGER));
+  t.throws(() => parseAdjustmentAmount("0"), { instanceOf: InvalidArgumentError, message: /cannot be 0/ });
+  t.throws(() => parseAdjustmentAmount("-0"), { instanceOf: InvalidArgumentError, message: /cannot be 0/ });
+  t.throws(() => parseAdjustmentAmount("1.5"), { instanceOf: InvalidArgumentError, message: /whole number of kuruş.*15050/ });
+  for (const bad of ["", "-", "abc", "+5", "1e3", "-1e3", "0x10", "--5", "5-", "-1.5"]) {
+    t.throws(() => parseAdjustmentAmount(bad), { instanceOf: InvalidArgumentError }, bad);
+  }
+  t.throws(() => parseAdjustmentAmount("9007199254740992"), { instanceOf: InvalidArgumentError, message: /exceed/ });
+  t.throws(() => parseAdjustmentAmount("-9007199254740992"), { instanceOf: InvalidArgumentError, message: /exceed/ });
+});
+
+test("parseCurrency takes three letters in any case and upper-cases them", (t) => {
+  t.is(parseCurrency("TRY"), "TRY");
+  t.is(parseCurrency(" eur "), "EUR");
+  for (const bad of ["", "TL", "LIRA", "T1Y", "₺"]) t.throws(() => parseCurrency(bad), { instanceOf: InvalidArgumentError }, bad);
+});
+
+test("parseWithdrawalStatus reads the five withdrawal status names in any case and nothing else", (t) => {
+  t.is(parseWithdrawalStatus("pending"), WithdrawalStatus.PENDING);
+  t.is(parseWithdrawalStatus("Processing"), WithdrawalStatus.PROCESSING);
+  t.is(parseWithdrawalStatus("COMPLETED"), WithdrawalStatus.COMPLETED);
+  t.is(parseWithdrawalStatus("failed"), WithdrawalStatus.FAILED);
+  t.is(parseWithdrawalStatus("cancelled"), WithdrawalStatus.CANCELLED);
+  t.is(parseWithdrawalStatus("canceled"), WithdrawalStatus.CANCELLED);
+  for (const bad of ["", "expired", "paid", "unspecified", "constructor", "2"]) t.throws(() => parseWithdrawalStatus(bad), { instanceOf: InvalidArgumentError }, bad);
 });

@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ListBanksResponseSchema, ListMerchantLimitsResponseSchema } from "@payments/contracts/bank-catalog";
 import { GetMerchantResponseSchema, MerchantStatus } from "@payments/contracts/merchant";
-import { formatFields, formatKurus, formatMajor, formatMoney, formatTable, messageJson, stringifyJson } from "../src/output.js";
+import { formatFields, formatKurus, formatMajor, formatMoney, formatSignedMoney, formatTable, messageJson, stringifyJson } from "../src/output.js";
 
 test("messageJson writes int64 amounts as numbers and timestamps as ISO strings", (t) => {
   const res = create(ListBanksResponseSchema, {
@@ -54,4 +54,11 @@ test("formatTable aligns columns and pads nothing after the last one", (t) => {
 
 test("formatFields aligns labels", (t) => {
   t.is(formatFields([["id", "1"], ["status", "active"]]), "  id      1\n  status  active\n");
+});
+
+test("formatSignedMoney marks increases with + and keeps - for decreases", (t) => {
+  t.is(formatSignedMoney(3000n), "+3000 kuruş (+30.00 TRY)");
+  t.is(formatSignedMoney(-250n, "TRY"), "-250 kuruş (-2.50 TRY)");
+  t.is(formatSignedMoney(0n), "0 kuruş (0.00 TRY)");
+  t.is(formatSignedMoney(1999n, "EUR"), "+1999 (+19.99 EUR)");
 });

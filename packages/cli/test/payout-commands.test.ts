@@ -1,0 +1,481 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import test from "ava";
+import { MerchantService } from "@payments/contracts/merchant";
+import { PayoutService, WithdrawalStatus, type Withdrawal } from "@payments/contracts/payout";
+import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
+// The CLI has no runtime dependency on the services; the tests start the real ones.
+import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { depositModule } from "@payments/deposit-service";
+import { merchantModule } from "@payments/merchant-service";
+import { createPayoutModule } from "@payments/payout-service";
+import { resolveEndpoints } from "../src/clients.js";
+import { cli, closedPort, singleJson } from "./capture.js";
+
+// The balance and withdrawal commands in-process against the real merchant, bank-catalog,
+// deposit and payout services, all-in-one on SQLite in a temporary directory, with the
+// sandbox bank connector answering after 10 ms. Balances are funded and withdrawals created
+// with the PayoutService client (as an operator and the gateway would); the CLI then acts as
+// the operator. Each test uses its own merchant, so the tests can run concurrently.
+
+/** The sandbox bank leaves a withdrawal to this IBAN processing until an operator decides it. */
+const STAYS_PROCESSING_IBAN = "TR830006200000000000000003";
+
+interface BalanceJson {
+  currency: string;
+  available: number;
+  held: number;
+}
+
+interface EntryJson {
+  id: string;
+  merchantId: string;
+  currency: string;
+  kind: string;
+  availableDelta: number;
+  heldDelta: number;
+  transactionId: string;
+  reason: string;
+  createdAt: string;
+}
+
+interface WithdrawalJson {
+  id: string;
+  merchantId: string;
+  processId: string;
+  amount: number;
+  currency: string;
+  status: string;
+  iban: string;
+  accountName: string;
+  failureReason: string;
+  sequence: number;
+  completedAt?: string;
+}
+
+let running: RunningServices;
+let dataDir: string;
+let url: string;
+let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
+let payouts: ReturnType<typeof createServiceClient<typeof PayoutService>>;
+let counter = 0;
+
+test.before(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), "cli-payout-test-"));
+  running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], {
+    mode: "all-in-one",
+    env: {
+      DATA_DIR: dataDir,
+      GRPC_PORT: "0",
+      MASTER_KEY: "ab".repeat(32),
+      LOG_LEVEL: "warn",
+      SANDBOX_PAYOUT_DELAY: "10ms",
+      PAYOUT_WORKER_INTERVAL: "50ms",
+      SHUTDOWN_GRACE: "1s",
+    },
+  });
+  url = running.server.url;
+  merchants = createServiceClient(MerchantService, url);
+  payouts = createServiceClient(PayoutService, url);
+});
+
+test.after.always(async () => {
+  await running?.stop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+async function newMerchant(name: string): Promise<string> {
+  return (await merchants.createMerchant({ name, sandbox: true })).merchant!.id;
+}
+
+/** Puts money in a merchant's available balance, as an operator would. */
+async function fund(merchantId: string, amount: bigint): Promise<void> {
+  await payouts.adjustBalance({ merchantId, amount, reason: "test funding" });
+}
+
+/** A withdrawal as the gateway would create it: its amount moves from available to held. */
+async function createWithdrawal(merchantId: string, amount: bigint, iban = STAYS_PROCESSING_IBAN): Promise<Withdrawal> {
+  const n = ++counter;
+  const res = await payouts.createWithdrawal({
+    merchantId,
+    processId: `payout-${n}`,
+    amount,
+    accountName: "Ayşe Yılmaz",
+    iban,
+    userId: `user-${n}`,
+    userName: `ayse${n}`,
+    name: "Ayşe Yılmaz",
+  });
+  return res.withdrawal!;
+}
+
+/** Waits until the payout worker and the sandbox bank have brought the withdrawal to `status`. */
+async function waitForStatus(id: string, status: WithdrawalStatus): Promise<Withdrawal> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const current = (await payouts.getWithdrawal({ merchantId: "", key: { case: "withdrawalId", value: id } })).withdrawal!;
+    if (current.status === status) return current;
+    if (Date.now() > deadline) throw new Error(`withdrawal ${id} is ${WithdrawalStatus[current.status]}, expected ${WithdrawalStatus[status]}`);
+    await sleep(25);
+  }
+}
+
+/** A withdrawal the sandbox bank left processing, for an operator to decide. */
+async function processingWithdrawal(merchantId: string, amount: bigint): Promise<Withdrawal> {
+  const created = await createWithdrawal(merchantId, amount, STAYS_PROCESSING_IBAN);
+  return waitForStatus(created.id, WithdrawalStatus.PROCESSING);
+}
+
+async function payoutCli(args: readonly string[]) {
+  return cli([...args, "--grpc-url", url]);
+}
+
+async function balancesJson(merchantId: string): Promise<BalanceJson[]> {
+  const r = await payoutCli(["balance", "show", "--merchant", merchantId, "--json"]);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return (singleJson(r.stdout) as { balances: BalanceJson[] }).balances;
+}
+
+async function tryBalance(merchantId: string): Promise<BalanceJson | undefined> {
+  return (await balancesJson(merchantId)).find((b) => b.currency === "TRY");
+}
+
+async function ledgerJson(merchantId: string, ...args: string[]): Promise<{ entries: EntryJson[]; nextCursor: string }> {
+  const r = await payoutCli(["balance", "ledger", "--merchant", merchantId, ...args, "--json"]);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return singleJson(r.stdout) as { entries: EntryJson[]; nextCursor: string };
+}
+
+async function showJson(id: string): Promise<WithdrawalJson> {
+  const r = await payoutCli(["withdrawal", "show", id, "--json"]);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return (singleJson(r.stdout) as { withdrawal: WithdrawalJson }).withdrawal;
+}
+
+test("resolveEndpoints: --grpc-url > PAYOUT_SERVICE_URL > GRPC_URL > the default for the payout service", (t) => {
+  t.is(resolveEndpoints({}, {}).payout, "http://127.0.0.1:9090");
+  t.is(resolveEndpoints({}, { GRPC_URL: "http://shared:9090" }).payout, "http://shared:9090");
+  const split = resolveEndpoints({}, { GRPC_URL: "http://shared:9090", PAYOUT_SERVICE_URL: "http://payout:9094/" });
+  t.is(split.payout, "http://payout:9094");
+  t.is(split.deposit, "http://shared:9090", "the other services keep GRPC_URL");
+  t.is(resolveEndpoints({ grpcUrl: "http://flag:1" }, { PAYOUT_SERVICE_URL: "http://payout:9094" }).payout, "http://flag:1");
+});
+
+test("the balance and withdrawal commands call the service at PAYOUT_SERVICE_URL", async (t) => {
+  const merchantId = await newMerchant("Split Shop");
+  const env = { GRPC_URL: `http://127.0.0.1:${await closedPort()}`, PAYOUT_SERVICE_URL: url };
+  const shown = await cli(["balance", "show", "--merchant", merchantId, "--json"], env);
+  t.is(shown.code, 0, shown.stderr);
+  t.deepEqual((singleJson(shown.stdout) as { balances: BalanceJson[] }).balances, [{ currency: "TRY", available: 0, held: 0 }]);
+  const listed = await cli(["withdrawal", "list", "--merchant", merchantId, "--json"], env);
+  t.is(listed.code, 0, listed.stderr);
+  t.deepEqual(singleJson(listed.stdout), { withdrawals: [], nextCursor: "" });
+});
+
+test("balance adjust adds a positive amount, then takes out a negative one given as --amount -500 or --amount=-500", async (t) => {
+  const merchantId = await newMerchant("Adjust Shop");
+
+  const added = await payoutCli(["balance", "adjust", "--merchant", merchantId, "--amount", "20000", "--reason", "opening balance", "--json"]);
+  t.is(added.code, 0, added.stderr);
+  t.is(added.stderr, "");
+  const first = singleJson(added.stdout) as { balance: BalanceJson; entry: EntryJson };
+  t.deepEqual(first.balance, { currency: "TRY", available: 20000, held: 0 });
+  t.like(first.entry, { merchantId, currency: "TRY", kind: "adjustment", availableDelta: 20000, heldDelta: 0, reason: "opening balance" });
+
+  const spaced = await payoutCli(["balance", "adjust", "--merchant", merchantId, "--amount", "-500", "--reason", "bank fee", "--json"]);
+  t.is(spaced.code, 0, spaced.stderr);
+  const second = singleJson(spaced.stdout) as { balance: BalanceJson; entry: EntryJson };
+  t.deepEqual(second.balance, { currency: "TRY", available: 19500, held: 0 });
+  t.like(second.entry, { kind: "adjustment", availableDelta: -500, heldDelta: 0, reason: "bank fee" });
+
+  const joined = await payoutCli(["balance", "adjust", "--merchant", merchantId, "--amount=-1500", "--currency", "try", "--reason", "chargeback"]);
+  t.is(joined.code, 0, joined.stderr);
+  t.regex(
+    joined.stdout,
+    new RegExp(`^Adjusted merchant ${merchantId}'s TRY balance by -1500 kuruş \\(-15\\.00 TRY\\): available is now 18000 kuruş \\(180\\.00 TRY\\), held 0 kuruş \\(0\\.00 TRY\\)\\.`),
+  );
+  t.regex(joined.stdout, /kind\s+adjustment/);
+  t.regex(joined.stdout, /available change\s+-1500 kuruş \(-15\.00 TRY\)/);
+  t.regex(joined.stdout, /reason\s+chargeback/);
+
+  t.deepEqual(await tryBalance(merchantId), { currency: "TRY", available: 18000, held: 0 });
+});
+
+test("balance adjust taking out more than is available fails with INSUFFICIENT_BALANCE, exits 1 and changes nothing", async (t) => {
+  const merchantId = await newMerchant("Short Shop");
+  await fund(merchantId, 1000n);
+  const balanceBefore = await balancesJson(merchantId);
+  const ledgerBefore = await ledgerJson(merchantId);
+
+  for (const args of [["--amount", "-1001"], ["--amount=-1001"]]) {
+    const r = await payoutCli(["balance", "adjust", "--merchant", merchantId, ...args, "--reason", "too much", "--json"]);
+    t.is(r.code, 1, args.join(" "));
+    t.is(r.stdout, "");
+    t.regex(r.stderr, /^error: INSUFFICIENT_BALANCE: /);
+    t.is(r.stderr.split("\n").length, 2, "one line on stderr");
+  }
+  t.deepEqual(await balancesJson(merchantId), balanceBefore);
+  t.deepEqual(await ledgerJson(merchantId), ledgerBefore);
+
+  // Held money is not available: with 1000 available of which 600 are held by a withdrawal, -401 is too much.
+  await processingWithdrawal(merchantId, 600n);
+  const held = await payoutCli(["balance", "adjust", "--merchant", merchantId, "--amount", "-401", "--reason", "too much"]);
+  t.is(held.code, 1);
+  t.regex(held.stderr, /^error: INSUFFICIENT_BALANCE: /);
+  t.deepEqual(await tryBalance(merchantId), { currency: "TRY", available: 400, held: 600 });
+});
+
+test("bad --amount (0, -0, 1.5, -1.5, abc, +5, 1e3, above 2^53-1) is refused by balance adjust with exit 2 before any call", async (t) => {
+  const merchantId = await newMerchant("Bad Amount Shop");
+  await fund(merchantId, 5000n);
+  const before = await ledgerJson(merchantId);
+  const nowhere = `http://127.0.0.1:${await closedPort()}`;
+  for (const bad of ["0", "-0", "1.5", "-1.5", "abc", "+5", "1e3", "9007199254740992", ""]) {
+    for (const grpcUrl of [nowhere, url]) {
+      for (const form of [["--amount", bad], [`--amount=${bad}`]]) {
+        const r = await cli(["balance", "adjust", "--merchant", merchantId, ...form, "--reason", "bad", "--grpc-url", grpcUrl]);
+        t.is(r.code, 2, form.join(" "));
+        t.is(r.stdout, "");
+        t.regex(r.stderr, /--amount/);
+        t.notRegex(r.stderr, /cannot reach/);
+      }
+    }
+  }
+  // --amount with nothing after it, and a missing --reason, are usage errors too.
+  t.is((await payoutCli(["balance", "adjust", "--merchant", merchantId, "--reason", "x", "--amount"])).code, 2);
+  t.is((await payoutCli(["balance", "adjust", "--merchant", merchantId, "--amount", "100"])).code, 2);
+  t.is((await payoutCli(["balance", "adjust", "--merchant", merchantId, "--amount", "100", "--reason", "  "])).code, 2);
+  t.deepEqual(await ledgerJson(merchantId), before, "nothing was posted");
+  t.deepEqual(await tryBalance(merchantId), { currency: "TRY", available: 5000, held: 0 });
+});
+
+test("balance show prints available and held per currency in kuruş and TRY; a merchant without entries has TRY zeros", async (t) => {
+  const merchantId = await newMerchant("Show Shop");
+  await fund(merchantId, 20000n);
+  await processingWithdrawal(merchantId, 15050n);
+
+  const r = await payoutCli(["balance", "show", "--merchant", merchantId, "--json"]);
+  t.is(r.code, 0, r.stderr);
+  t.deepEqual(singleJson(r.stdout), { balances: [{ currency: "TRY", available: 4950, held: 15050 }] });
+
+  const human = await payoutCli(["balance", "show", "--merchant", merchantId]);
+  t.is(human.code, 0, human.stderr);
+  t.is(human.stdout.split("\n")[0], `Balances of merchant ${merchantId}:`);
+  t.regex(human.stdout, /CURRENCY\s+AVAILABLE\s+HELD/);
+  t.regex(human.stdout, /TRY\s+4950 kuruş \(49\.50 TRY\)\s+15050 kuruş \(150\.50 TRY\)/);
+
+  const fresh = await newMerchant("Empty Shop");
+  t.deepEqual(await balancesJson(fresh), [{ currency: "TRY", available: 0, held: 0 }]);
+});
+
+test("balance ledger lists the entries newest first with kind and signed changes, filters by currency and pages with --cursor", async (t) => {
+  const merchantId = await newMerchant("Ledger Shop");
+  await fund(merchantId, 10000n);
+  await payoutCli(["balance", "adjust", "--merchant", merchantId, "--amount", "-250", "--reason", "fee"]);
+  const withdrawal = await processingWithdrawal(merchantId, 3000n);
+
+  const all = await ledgerJson(merchantId);
+  t.is(all.nextCursor, "");
+  t.deepEqual(
+    all.entries.map((e) => [e.kind, e.availableDelta, e.heldDelta, e.reason]),
+    [
+      ["withdrawal_hold", -3000, 3000, ""],
+      ["adjustment", -250, 0, "fee"],
+      ["adjustment", 10000, 0, "test funding"],
+    ],
+  );
+  t.is(all.entries[0]?.transactionId, withdrawal.id);
+  t.true(all.entries.every((e) => e.merchantId === merchantId && e.currency === "TRY" && /^\d{4}-\d\d-\d\dT/.test(e.createdAt)));
+
+  t.deepEqual((await ledgerJson(merchantId, "--currency", "try")).entries, all.entries);
+
+  const page1 = await ledgerJson(merchantId, "--limit", "2");
+  t.is(page1.entries.length, 2);
+  t.not(page1.nextCursor, "");
+  const page2 = await ledgerJson(merchantId, "--limit", "2", "--cursor", page1.nextCursor);
+  t.is(page2.nextCursor, "");
+  t.deepEqual([...page1.entries, ...page2.entries], all.entries);
+
+  const human = await payoutCli(["balance", "ledger", "--merchant", merchantId, "--limit", "2"]);
+  t.is(human.code, 0, human.stderr);
+  t.regex(human.stdout, /^ID\s+CREATED\s+KIND\s+AVAILABLE CHANGE\s+HELD CHANGE\s+TRANSACTION\s+REASON/);
+  t.regex(human.stdout, new RegExp(`withdrawal_hold\\s+-3000 kuruş \\(-30\\.00 TRY\\)\\s+\\+3000 kuruş \\(\\+30\\.00 TRY\\)\\s+${withdrawal.id}`));
+  t.regex(human.stdout, /adjustment\s+-250 kuruş \(-2\.50 TRY\)\s+0 kuruş \(0\.00 TRY\)\s+\S+\s+fee/);
+  t.regex(human.stdout, /More entries: add --cursor \S+/);
+
+  const empty = await payoutCli(["balance", "ledger", "--merchant", await newMerchant("No Ledger Shop")]);
+  t.is(empty.stdout, "No ledger entries.\n");
+});
+
+test("withdrawal complete moves a withdrawal the sandbox bank left processing to completed and pays out the held amount", async (t) => {
+  const merchantId = await newMerchant("Complete Shop");
+  await fund(merchantId, 50000n);
+  const processing = await processingWithdrawal(merchantId, 15050n);
+  t.deepEqual(await tryBalance(merchantId), { currency: "TRY", available: 34950, held: 15050 });
+
+  const r = await payoutCli(["withdrawal", "complete", processing.id, "--json"]);
+  t.is(r.code, 0, r.stderr);
+  t.is(r.stderr, "");
+  const { withdrawal } = singleJson(r.stdout) as { withdrawal: WithdrawalJson };
+  t.like(withdrawal, { id: processing.id, merchantId, status: "WITHDRAWAL_STATUS_COMPLETED", amount: 15050, currency: "TRY", iban: STAYS_PROCESSING_IBAN, failureReason: "" });
+  t.truthy(withdrawal.completedAt);
+  t.is((await showJson(processing.id)).status, "WITHDRAWAL_STATUS_COMPLETED");
+  t.deepEqual(await tryBalance(merchantId), { currency: "TRY", available: 34950, held: 0 }, "the held amount left the balance");
+  t.like((await ledgerJson(merchantId)).entries[0], { kind: "withdrawal_settle", availableDelta: 0, heldDelta: -15050, transactionId: processing.id });
+
+  const other = await processingWithdrawal(merchantId, 2500n);
+  const human = await payoutCli(["withdrawal", "complete", other.id]);
+  t.is(human.code, 0, human.stderr);
+  t.regex(human.stdout, new RegExp(`^Withdrawal ${other.id} completed: completed, 2500 kuruş \\(25\\.00 TRY\\) paid out to ${STAYS_PROCESSING_IBAN}\\.`));
+  t.regex(human.stdout, /final since\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/);
+});
+
+test("withdrawal complete of a completed withdrawal fails with INVALID_TRANSACTION_STATE, exits 1 and changes nothing", async (t) => {
+  const merchantId = await newMerchant("Twice Shop");
+  await fund(merchantId, 10000n);
+  const processing = await processingWithdrawal(merchantId, 4000n);
+  t.is((await payoutCli(["withdrawal", "complete", processing.id])).code, 0);
+  const before = await showJson(processing.id);
+  const balanceBefore = await balancesJson(merchantId);
+
+  for (const args of [["complete"], ["fail", "--reason", "ACCOUNT_CLOSED"]]) {
+    const [verb = "", ...rest] = args;
+    const again = await payoutCli(["withdrawal", verb, processing.id, ...rest, "--json"]);
+    t.is(again.code, 1, verb);
+    t.is(again.stdout, "");
+    t.regex(again.stderr, /^error: INVALID_TRANSACTION_STATE: /);
+  }
+  t.deepEqual(await showJson(processing.id), before);
+  t.deepEqual(await balancesJson(merchantId), balanceBefore);
+});
+
+test("withdrawal fail --reason ACCOUNT_CLOSED moves a processing withdrawal to failed with that reason and returns the held amount to available", async (t) => {
+  const merchantId = await newMerchant("Fail Shop");
+  await fund(merchantId, 30000n);
+  const processing = await processingWithdrawal(merchantId, 12345n);
+  t.deepEqual(await tryBalance(merchantId), { currency: "TRY", available: 17655, held: 12345 });
+
+  const r = await payoutCli(["withdrawal", "fail", processing.id, "--reason", "ACCOUNT_CLOSED", "--json"]);
+  t.is(r.code, 0, r.stderr);
+  const { withdrawal } = singleJson(r.stdout) as { withdrawal: WithdrawalJson };
+  t.like(withdrawal, { id: processing.id, status: "WITHDRAWAL_STATUS_FAILED", failureReason: "ACCOUNT_CLOSED", amount: 12345 });
+  t.truthy(withdrawal.completedAt);
+
+  const shown = await payoutCli(["balance", "show", "--merchant", merchantId]);
+  t.regex(shown.stdout, /TRY\s+30000 kuruş \(300\.00 TRY\)\s+0 kuruş \(0\.00 TRY\)/, "the held amount is available again");
+  t.like((await ledgerJson(merchantId)).entries[0], { kind: "withdrawal_release", availableDelta: 12345, heldDelta: -12345, transactionId: processing.id });
+
+  const human = await payoutCli(["withdrawal", "show", processing.id]);
+  t.is(human.code, 0, human.stderr);
+  t.regex(human.stdout, /status\s+failed/);
+  t.regex(human.stdout, /failure reason\s+ACCOUNT_CLOSED/);
+
+  const other = await processingWithdrawal(merchantId, 1000n);
+  const failed = await payoutCli(["withdrawal", "fail", other.id, "--reason", "NAME_MISMATCH"]);
+  t.is(failed.code, 0, failed.stderr);
+  t.regex(
+    failed.stdout,
+    new RegExp(`^Withdrawal ${other.id} failed \\(reason: NAME_MISMATCH\\); the held 1000 kuruş \\(10\\.00 TRY\\) returned to the merchant's available balance\\.`),
+  );
+  t.deepEqual(await tryBalance(merchantId), { currency: "TRY", available: 30000, held: 0 });
+});
+
+test("withdrawal fail without --reason (or with an empty one) is a usage error (exit 2) and leaves the withdrawal processing", async (t) => {
+  const merchantId = await newMerchant("No Reason Shop");
+  await fund(merchantId, 10000n);
+  const processing = await processingWithdrawal(merchantId, 1000n);
+  for (const args of [[], ["--reason", ""], ["--reason", "   "], ["--reason"]]) {
+    const r = await payoutCli(["withdrawal", "fail", processing.id, ...args]);
+    t.is(r.code, 2, args.join(" "));
+    t.is(r.stdout, "");
+    t.regex(r.stderr, /--reason/);
+  }
+  const nowhere = await cli(["withdrawal", "fail", processing.id, "--grpc-url", `http://127.0.0.1:${await closedPort()}`]);
+  t.is(nowhere.code, 2);
+  t.notRegex(nowhere.stderr, /cannot reach/);
+  t.like(await showJson(processing.id), { status: "WITHDRAWAL_STATUS_PROCESSING", sequence: Number(processing.sequence) });
+  t.deepEqual(await tryBalance(merchantId), { currency: "TRY", available: 9000, held: 1000 });
+});
+
+test("withdrawal show prints ids, status, amount in kuruş and TRY, recipient, IBAN and ISO 8601 times; an unknown id exits 1 with TRANSACTION_NOT_FOUND", async (t) => {
+  const merchantId = await newMerchant("Shown Shop");
+  await fund(merchantId, 20000n);
+  const processing = await processingWithdrawal(merchantId, 15050n);
+  const r = await payoutCli(["withdrawal", "show", processing.id]);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, new RegExp(`id\\s+${processing.id}`));
+  t.regex(r.stdout, new RegExp(`merchant\\s+${merchantId}`));
+  t.regex(r.stdout, new RegExp(`process id\\s+${processing.processId}`));
+  t.regex(r.stdout, /status\s+processing/);
+  t.regex(r.stdout, /amount\s+15050 kuruş \(150\.50 TRY\)/);
+  t.regex(r.stdout, /recipient\s+Ayşe Yılmaz/);
+  t.regex(r.stdout, new RegExp(`IBAN\\s+${STAYS_PROCESSING_IBAN}`));
+  t.regex(r.stdout, /created\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/);
+  t.notRegex(r.stdout, /failure reason/);
+
+  const missing = await payoutCli(["withdrawal", "show", "wdr_doesnotexist"]);
+  t.is(missing.code, 1);
+  t.is(missing.stdout, "");
+  t.regex(missing.stderr, /^error: TRANSACTION_NOT_FOUND: /);
+});
+
+test("withdrawal list filters by merchant and status, newest first, and pages with --cursor", async (t) => {
+  const merchantId = await newMerchant("List Shop");
+  await fund(merchantId, 100000n);
+  const first = await processingWithdrawal(merchantId, 1000n);
+  const second = await processingWithdrawal(merchantId, 2000n);
+  const third = await processingWithdrawal(merchantId, 3000n);
+  t.is((await payoutCli(["withdrawal", "fail", second.id, "--reason", "ACCOUNT_CLOSED"])).code, 0);
+
+  const processingPage = await payoutCli(["withdrawal", "list", "--merchant", merchantId, "--status", "processing", "--json"]);
+  t.is(processingPage.code, 0, processingPage.stderr);
+  const page = singleJson(processingPage.stdout) as { withdrawals: WithdrawalJson[]; nextCursor: string };
+  t.deepEqual(page.withdrawals.map((w) => w.id), [third.id, first.id]);
+  t.is(page.nextCursor, "");
+
+  const list = async (...args: string[]) =>
+    singleJson((await payoutCli(["withdrawal", "list", "--merchant", merchantId, ...args, "--json"])).stdout) as { withdrawals: WithdrawalJson[]; nextCursor: string };
+  const page1 = await list("--limit", "2");
+  t.is(page1.withdrawals.length, 2);
+  t.not(page1.nextCursor, "");
+  const page2 = await list("--limit", "2", "--cursor", page1.nextCursor);
+  t.is(page2.nextCursor, "");
+  t.deepEqual([...page1.withdrawals, ...page2.withdrawals].map((w) => w.id), [third.id, second.id, first.id]);
+  t.deepEqual((await list("--status", "FAILED")).withdrawals.map((w) => [w.id, w.failureReason]), [[second.id, "ACCOUNT_CLOSED"]]);
+
+  const human = await payoutCli(["withdrawal", "list", "--merchant", merchantId, "--limit", "2"]);
+  t.is(human.code, 0, human.stderr);
+  t.regex(human.stdout, /^ID\s+MERCHANT\s+PROCESS ID\s+STATUS\s+AMOUNT\s+IBAN\s+RECIPIENT\s+CREATED/);
+  t.regex(human.stdout, new RegExp(`${second.id}\\s+${merchantId}\\s+${second.processId}\\s+failed \\(ACCOUNT_CLOSED\\)\\s+2000 kuruş \\(20\\.00 TRY\\)`));
+  t.regex(human.stdout, /More withdrawals: add --cursor \S+/);
+
+  const none = await payoutCli(["withdrawal", "list", "--merchant", merchantId, "--status", "cancelled"]);
+  t.is(none.stdout, "No withdrawals.\n");
+});
+
+test("withdrawal list and balance ledger refuse a bad --status, --limit or --currency, and the balance commands a missing --merchant, before any call", async (t) => {
+  const nowhere = `http://127.0.0.1:${await closedPort()}`;
+  const bad = [
+    ["withdrawal", "list", "--status", "paid"],
+    ["withdrawal", "list", "--limit", "0"],
+    ["withdrawal", "list", "--limit", "101"],
+    ["withdrawal", "list", "--limit", "abc"],
+    ["balance", "ledger", "--merchant", "m_x", "--limit", "501"],
+    ["balance", "ledger", "--merchant", "m_x", "--limit", "0"],
+    ["balance", "ledger", "--merchant", "m_x", "--currency", "TL"],
+    ["balance", "adjust", "--merchant", "m_x", "--amount", "100", "--currency", "lira", "--reason", "x"],
+    ["balance", "show"],
+    ["balance", "ledger"],
+    ["balance", "adjust", "--amount", "100", "--reason", "x"],
+    ["withdrawal", "complete"],
+    ["withdrawal", "show"],
+  ];
+  for (const args of bad) {
+    const r = await cli([...args, "--grpc-url", nowhere]);
+    t.is(r.code, 2, args.join(" "));
+    t.is(r.stdout, "");
+    t.notRegex(r.stderr, /cannot reach/);
+  }
+});
