@@ -4,6 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { DepositService } from "@payments/contracts/deposit";
+import { createServiceClient } from "@payments/kit";
 import { bankListProblems, signedFetch } from "./helpers.js";
 
 // The newcomer's path, for real: `pnpm start` on embedded SQLite, a merchant from
@@ -18,7 +20,7 @@ let merchant: { merchantId: string; apiKey: string; apiSecret: string } | undefi
 
 function freePortEnv(): Record<string, string> {
   // Port 0: the process picks free ports and reports them on its ready line.
-  return { PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info", DEPOSIT_TTL: "3s", DEPOSIT_EXPIRY_INTERVAL: "200ms" };
+  return { PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info", DEPOSIT_TTL: "8s", DEPOSIT_EXPIRY_INTERVAL: "200ms", SANDBOX_PAYOUT_DELAY: "50ms", PAYOUT_WORKER_INTERVAL: "100ms" };
 }
 
 test.before(async () => {
@@ -119,11 +121,50 @@ test.serial("`pnpm cli deposit reject` fails a pending deposit and an unpaid one
   const read = await signedFetch(gatewayUrl, merchant!, "GET", `/v1/deposit/${rejected.transactionId}`);
   t.like(read.json.data, { status: "failed", failureReason: "sender is not the customer" });
   let status = "pending";
-  for (let i = 0; i < 100 && status === "pending"; i++) {
+  for (let i = 0; i < 200 && status === "pending"; i++) {
     await new Promise((r) => setTimeout(r, 100));
     status = ((await signedFetch(gatewayUrl, merchant!, "GET", `/v1/deposit?processId=aio-order-3`)).json.data as DepositRecord).status;
   }
   t.is(status, "expired", unpaid.transactionId);
+});
+
+test.serial("deposit → operator confirm → balance → withdraw → completed, and `pnpm cli balance show` agrees", async (t) => {
+  const made = await cli(["merchant", "create", "--name", "Payout Shop", "--ip", "127.0.0.1,::1", "--json"]);
+  t.is(made.code, 0, made.stderr);
+  const creds = JSON.parse(made.stdout) as { merchantId: string; apiKey: string; apiSecret: string };
+  const deposit = await signedFetch(gatewayUrl, creds, "POST", "/v1/deposit", { processId: "aio-pay-in", amount: 90_000, customer: { id: "c", name: "N", username: "u" } });
+  t.is(deposit.status, 201, JSON.stringify(deposit.json));
+  // Straight over Connect, as an internal system would: a CLI process start could outlast DEPOSIT_TTL on a busy machine.
+  await createServiceClient(DepositService, grpcUrl).confirmDeposit({ depositId: (deposit.json.data as DepositRecord).transactionId });
+  // The credit follows the deposit_completed event through the outbox relay.
+  let balances: unknown[] = [];
+  for (let i = 0; i < 50; i++) {
+    balances = ((await signedFetch(gatewayUrl, creds, "GET", "/v1/balance")).json.data as { balances: unknown[] }).balances;
+    if (JSON.stringify(balances).includes("90000")) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  t.deepEqual(balances, [{ currency: "TRY", available: 90_000, held: 0 }]);
+
+  const withdraw = await signedFetch(gatewayUrl, creds, "POST", "/v1/withdraw", {
+    processId: "aio-pay-out",
+    amount: 40_000,
+    accountName: "Elif Şahin",
+    iban: "TR330006100519786457841326",
+    userId: "u1",
+    userName: "elif",
+    name: "Elif Şahin",
+  });
+  t.is(withdraw.status, 201, JSON.stringify(withdraw.json));
+  const id = (withdraw.json.data as { transactionId: string }).transactionId;
+  let status = "pending";
+  for (let i = 0; i < 100 && (status === "pending" || status === "processing"); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    status = ((await signedFetch(gatewayUrl, creds, "GET", `/v1/withdraw/${id}`)).json.data as { status: string }).status;
+  }
+  t.is(status, "completed");
+  const shown = await cli(["balance", "show", "--merchant", creds.merchantId, "--json"]);
+  t.is(shown.code, 0, shown.stderr);
+  t.like(JSON.parse(shown.stdout), { balances: [{ currency: "TRY", available: 50_000, held: 0 }] });
 });
 
 test.serial("SIGTERM stops the process cleanly", async (t) => {

@@ -5,6 +5,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
 import { depositModule } from "@payments/deposit-service";
+import { payoutModule } from "@payments/payout-service";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, JetStreamBus, startServices, type RunningServices, type Subscription } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/kit/testing";
@@ -15,11 +16,12 @@ import { bankListProblems, signedFetch, type BankEntry } from "./helpers.js";
 // database, events over JetStream only. The gateway hears MerchantChanged over NATS.
 const token = "split-mode-internal-token";
 const js = jetStreamTestEnv();
-const databases = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase()]);
+const databases = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase(), createTestDatabase()]);
 const common = { ...js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn" };
 let merchantSvc: RunningServices;
 let catalogSvc: RunningServices;
 let depositSvc: RunningServices;
+let payoutSvc: RunningServices;
 let gateway: Awaited<ReturnType<typeof startGateway>>;
 // Another JetStream client, standing in for the consumers of deposit events (callbacks, balances).
 let observer: JetStreamBus;
@@ -43,6 +45,17 @@ test.before(async () => {
       DEPOSIT_EXPIRY_INTERVAL: "200ms",
     },
   });
+  payoutSvc = await startServices([payoutModule], {
+    mode: "split",
+    env: {
+      ...common,
+      DATABASE_URL: databases[3]!.url,
+      MERCHANT_SERVICE_URL: merchantSvc.server.url,
+      BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
+      SANDBOX_PAYOUT_DELAY: "50ms",
+      PAYOUT_WORKER_INTERVAL: "100ms",
+    },
+  });
   observer = await JetStreamBus.connect({ url: js.NATS_URL, stream: js.NATS_STREAM, subjectPrefix: js.NATS_SUBJECT_PREFIX });
   observation = await observer.consume("e2e-observer", ["deposit.v1.>"], async (message) => {
     const event = fromBinary(DepositStatusChangedSchema, message.data);
@@ -57,6 +70,7 @@ test.before(async () => {
       MERCHANT_SERVICE_URL: merchantSvc.server.url,
       BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
       DEPOSIT_SERVICE_URL: depositSvc.server.url,
+      PAYOUT_SERVICE_URL: payoutSvc.server.url,
       PUBLIC_BASE_URL: "https://pay.example.test",
       // Long enough that only the JetStream event can explain a prompt refusal.
       CREDENTIAL_CACHE_TTL: "10m",
@@ -69,6 +83,7 @@ test.after.always(async () => {
   await gateway?.stop();
   await observation?.stop();
   await observer?.close();
+  await payoutSvc?.stop();
   await depositSvc?.stop();
   await merchantSvc?.stop();
   await catalogSvc?.stop();
@@ -210,6 +225,39 @@ test("the deposit error codes of api.md come back in the envelope in split mode"
   t.regex((range.json.error as { message: string }).message, /100 to 10000000 TRY/);
   const unknown = await signedFetch(gateway.url, creds, "GET", "/v1/deposit/dep_unknown");
   t.like(unknown, { status: 404, json: { error: { code: "TRANSACTION_NOT_FOUND" } } });
+});
+
+test("deposit → confirm → balance → withdraw → completed, every service alone on MySQL with JetStream between them", async (t) => {
+  const created = await merchants().createMerchant({ name: "Payout Shop", allowedIps: ["127.0.0.1", "::1"] });
+  const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  const res = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", { processId: "split-pay-in", amount: 80_000, customer: { id: "c", name: "N", username: "u" } });
+  t.is(res.status, 201, JSON.stringify(res.json));
+  const deposits = createServiceClient(DepositService, depositSvc.server.url, { token });
+  await deposits.confirmDeposit({ depositId: (res.json.data as Record).transactionId });
+
+  // The payout service hears deposit_completed on JetStream and credits the balance.
+  const balance = await until(
+    async () => (await signedFetch(gateway.url, creds, "GET", "/v1/balance")).json.data as { balances: Array<{ currency: string; available: number; held: number }> },
+    (b) => b.balances.some((x) => x.currency === "TRY" && x.available === 80_000),
+    "the deposit credit",
+  );
+  t.deepEqual(balance.balances, [{ currency: "TRY", available: 80_000, held: 0 }]);
+
+  const withdraw = { processId: "split-pay-out", amount: 30_000, accountName: "Ali Veli", iban: "TR33 0006 1005 1978 6457 8413 26", userId: "u1", userName: "ali", name: "Ali Veli" };
+  const created201 = await signedFetch(gateway.url, creds, "POST", "/v1/withdraw", withdraw);
+  t.is(created201.status, 201, JSON.stringify(created201.json));
+  const id = (created201.json.data as { transactionId: string }).transactionId;
+  const short = await signedFetch(gateway.url, creds, "POST", "/v1/withdraw", { ...withdraw, processId: "split-too-much", amount: 60_000 });
+  t.like(short, { status: 400, json: { error: { code: "INSUFFICIENT_BALANCE" } } });
+
+  const done = await until(
+    async () => (await signedFetch(gateway.url, creds, "GET", `/v1/withdraw/${id}`)).json.data as { status: string },
+    (w) => w.status === "completed" || w.status === "failed",
+    "the payout",
+  );
+  t.is(done.status, "completed");
+  const after = (await signedFetch(gateway.url, creds, "GET", "/v1/balance")).json.data as { balances: unknown[] };
+  t.deepEqual(after.balances, [{ currency: "TRY", available: 50_000, held: 0 }]);
 });
 
 test("/healthz is 200 while every service answers", async (t) => {
