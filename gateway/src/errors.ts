@@ -107,3 +107,19 @@ export async function callService<T>(call: Promise<T>, options: MapOptions = {})
     throw err;
   }
 }
+
+/**
+ * A call about one transaction id taken from the path. An id the service will not even
+ * parse (too long: VALIDATION_ERROR on `idField`) is as unknown as any other: 404, not a
+ * validation error about a URL.
+ */
+export async function callAboutTransaction<T>(call: Promise<T>, options: MapOptions & { idField: string; noun: string }): Promise<T> {
+  const unparsable = call.catch((err: unknown) => {
+    const info = errorInfo(err);
+    if (info.reason === "VALIDATION_ERROR" && info.field === options.idField) {
+      throw new ApiError(404, "TRANSACTION_NOT_FOUND", `no ${options.noun} with this transactionId`);
+    }
+    throw err;
+  });
+  return callService(unparsable, options);
+}

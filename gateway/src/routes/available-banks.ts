@@ -2,7 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import type { AvailableBank, BankCatalogService } from "@payments/contracts/bank-catalog";
 import type { Clock } from "@payments/kit";
 import { success } from "../envelope.js";
-import type { Route } from "./route.js";
+import { authenticatedMerchantId, type Route } from "./route.js";
 
 /** A bank entry of api.md; `logo` is absent on the FAST entry only. */
 export interface PublicBank {
@@ -35,9 +35,7 @@ export function availableBanks(deps: { bankCatalog: Pick<Client<typeof BankCatal
       path: "/v1/available-banks",
       access: "merchant",
       handler: async (ctx) => {
-        const merchant = ctx.state.merchant;
-        if (!merchant) throw new Error("available-banks needs an authenticated merchant");
-        const res = await deps.bankCatalog.listAvailableBanks({ merchantId: merchant.merchantId });
+        const res = await deps.bankCatalog.listAvailableBanks({ merchantId: authenticatedMerchantId(ctx) });
         const banks: PublicBank[] = res.banks
           // "FAST" is reserved for the single FAST entry below.
           .filter((bank) => bank.id !== "FAST")

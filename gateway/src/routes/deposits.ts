@@ -1,12 +1,12 @@
 import type { Client } from "@connectrpc/connect";
 import type { Deposit, DepositService } from "@payments/contracts/deposit";
-import { errorInfo, type Clock } from "@payments/kit";
+import type { Clock } from "@payments/kit";
 import { depositRecord } from "@payments/records";
 import { z } from "zod";
 import { success } from "../envelope.js";
-import { ApiError, callService } from "../errors.js";
+import { callAboutTransaction, callService } from "../errors.js";
 import type { RouteContext } from "../state.js";
-import { amountField, missing, optionalString, parseInput, queryValue, requiredString, type Route } from "./route.js";
+import { authenticatedMerchantId, amountField, missing, optionalString, parseInput, queryValue, requiredString, type Route } from "./route.js";
 
 type Deposits = Pick<Client<typeof DepositService>, "createDeposit" | "getDeposit" | "cancelDeposit">;
 
@@ -46,31 +46,12 @@ export type CreateDepositBody = z.output<typeof createDepositBody>;
 
 const byProcessIdQuery = z.object({ processId: queryValue });
 
-function merchantId(ctx: RouteContext): string {
-  const merchant = ctx.state.merchant;
-  if (!merchant) throw new Error("deposit routes need an authenticated merchant");
-  return merchant.merchantId;
-}
 
 function deposit(res: { deposit?: Deposit }): Deposit {
   if (!res.deposit) throw new Error("the deposit service answered without a deposit");
   return res.deposit;
 }
 
-/**
- * A call about one transaction id from the path. An id the service will not even parse
- * (too long) is as unknown as any other: 404, not a validation error about a URL.
- */
-async function aboutTransaction<T>(call: Promise<T>): Promise<T> {
-  const unparsable = call.catch((err: unknown) => {
-    const info = errorInfo(err);
-    if (info.reason === "VALIDATION_ERROR" && info.field === "deposit_id") {
-      throw new ApiError(404, "TRANSACTION_NOT_FOUND", "no deposit with this transactionId");
-    }
-    throw err;
-  });
-  return callService(unparsable, { fields: DEPOSIT_FIELDS });
-}
 
 export function deposits(deps: { deposits: Deposits; clock: Clock; publicBaseUrl: string }): Route[] {
   const answer = (ctx: RouteContext, status: number, res: { deposit?: Deposit }) => {
@@ -87,7 +68,7 @@ export function deposits(deps: { deposits: Deposits; clock: Clock; publicBaseUrl
         const body = parseInput(createDepositBody, ctx.state.body, "body");
         const res = await callService(
           deps.deposits.createDeposit({
-            merchantId: merchantId(ctx),
+            merchantId: authenticatedMerchantId(ctx),
             processId: body.processId,
             amount: BigInt(body.amount),
             currency: body.currency ?? "",
@@ -106,7 +87,7 @@ export function deposits(deps: { deposits: Deposits; clock: Clock; publicBaseUrl
       access: "merchant",
       handler: async (ctx) => {
         const { processId } = parseInput(byProcessIdQuery, ctx.query, "query");
-        const res = await callService(deps.deposits.getDeposit({ merchantId: merchantId(ctx), key: { case: "processId", value: processId } }), {
+        const res = await callService(deps.deposits.getDeposit({ merchantId: authenticatedMerchantId(ctx), key: { case: "processId", value: processId } }), {
           fields: DEPOSIT_FIELDS,
         });
         answer(ctx, 200, res);
@@ -118,7 +99,11 @@ export function deposits(deps: { deposits: Deposits; clock: Clock; publicBaseUrl
       access: "merchant",
       handler: async (ctx) => {
         const transactionId = ctx.params.transactionId ?? "";
-        const res = await aboutTransaction(deps.deposits.getDeposit({ merchantId: merchantId(ctx), key: { case: "depositId", value: transactionId } }));
+        const res = await callAboutTransaction(deps.deposits.getDeposit({ merchantId: authenticatedMerchantId(ctx), key: { case: "depositId", value: transactionId } }), {
+          fields: DEPOSIT_FIELDS,
+          idField: "deposit_id",
+          noun: "deposit",
+        });
         answer(ctx, 200, res);
       },
     },
@@ -130,7 +115,7 @@ export function deposits(deps: { deposits: Deposits; clock: Clock; publicBaseUrl
       handler: async (ctx) => {
         const transactionId = ctx.params.transactionId ?? "";
         // A repeated cancel answers 200 with the deposit unchanged (the service is idempotent on it).
-        const res = await aboutTransaction(deps.deposits.cancelDeposit({ merchantId: merchantId(ctx), depositId: transactionId }));
+        const res = await callAboutTransaction(deps.deposits.cancelDeposit({ merchantId: authenticatedMerchantId(ctx), depositId: transactionId }), { fields: DEPOSIT_FIELDS, idField: "deposit_id", noun: "deposit" });
         answer(ctx, 200, res);
       },
     },

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { validationFailure, type Problem } from "../errors.js";
-import type { RouteHandler } from "../state.js";
+import type { RouteContext, RouteHandler } from "../state.js";
 
 /** One endpoint; app.ts puts the right middleware in front of it. */
 export interface Route {
@@ -62,3 +62,10 @@ export const AMOUNT_PROBLEM = `must be a positive integer number in the smallest
 export const amountField = z
   .number({ error: (issue) => (missing(issue.input) ? "is required" : AMOUNT_PROBLEM) })
   .refine((value) => Number.isSafeInteger(value) && value >= 1, AMOUNT_PROBLEM);
+
+/** The merchant the authenticate middleware found; a merchant route without one is a wiring bug. */
+export function authenticatedMerchantId(ctx: RouteContext): string {
+  const merchant = ctx.state.merchant;
+  if (!merchant) throw new Error(`${ctx.method} ${ctx.path} needs an authenticated merchant`);
+  return merchant.merchantId;
+}

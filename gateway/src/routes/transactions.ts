@@ -17,7 +17,7 @@ import {
 import { z } from "zod";
 import { success } from "../envelope.js";
 import { callService, validationFailure } from "../errors.js";
-import { optionalQueryValue, parseInput, type Route } from "./route.js";
+import { authenticatedMerchantId, optionalQueryValue, parseInput, type Route } from "./route.js";
 
 export const TRANSACTION_TYPES = ["deposit", "withdrawal"] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
@@ -256,8 +256,6 @@ export function transactions(deps: {
       path: "/v1/transactions",
       access: "merchant",
       handler: async (ctx) => {
-        const merchant = ctx.state.merchant;
-        if (!merchant) throw new Error("transactions needs an authenticated merchant");
         const query = parseInput(listQuery, ctx.query, "query");
         const type = query.type as TransactionType | undefined;
         if (type !== undefined && query.status !== undefined && !sources[type].statuses.includes(query.status)) {
@@ -266,7 +264,7 @@ export function transactions(deps: {
         if (query.from !== undefined && query.to !== undefined && query.from >= query.to) {
           throw validationFailure([{ field: "to", problem: "must be later than from" }]);
         }
-        const filter: ListFilter = { merchantId: merchant.merchantId, status: query.status, from: query.from, to: query.to, limit: query.limit, cursor: query.cursor };
+        const filter: ListFilter = { merchantId: authenticatedMerchantId(ctx), status: query.status, from: query.from, to: query.to, limit: query.limit, cursor: query.cursor };
         // One kind: that service's page and cursor as they are. Every kind: merged, newest first.
         const page = type === undefined ? await mergedPage(sources, filter) : await sources[type].list(filter);
         ctx.body = success(page, deps.clock);

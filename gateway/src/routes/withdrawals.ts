@@ -1,12 +1,12 @@
 import type { Client } from "@connectrpc/connect";
 import type { PayoutService, Withdrawal } from "@payments/contracts/payout";
-import { errorInfo, type Clock } from "@payments/kit";
+import type { Clock } from "@payments/kit";
 import { balanceRecord, withdrawalRecord } from "@payments/records";
 import { z } from "zod";
 import { success } from "../envelope.js";
-import { ApiError, callService } from "../errors.js";
+import { callAboutTransaction, callService } from "../errors.js";
 import type { RouteContext } from "../state.js";
-import { amountField, optionalString, parseInput, queryValue, requiredString, type Route } from "./route.js";
+import { authenticatedMerchantId, amountField, optionalString, parseInput, queryValue, requiredString, type Route } from "./route.js";
 
 type Payouts = Pick<Client<typeof PayoutService>, "createWithdrawal" | "getWithdrawal" | "cancelWithdrawal" | "getBalances">;
 
@@ -47,31 +47,12 @@ export type CreateWithdrawalBody = z.output<typeof createWithdrawalBody>;
 
 const byProcessIdQuery = z.object({ processId: queryValue });
 
-function merchantId(ctx: RouteContext): string {
-  const merchant = ctx.state.merchant;
-  if (!merchant) throw new Error("withdrawal routes need an authenticated merchant");
-  return merchant.merchantId;
-}
 
 function withdrawal(res: { withdrawal?: Withdrawal }): Withdrawal {
   if (!res.withdrawal) throw new Error("the payout service answered without a withdrawal");
   return res.withdrawal;
 }
 
-/**
- * A call about one transaction id from the path. An id the service will not even parse
- * (too long) is as unknown as any other: 404, not a validation error about a URL.
- */
-async function aboutTransaction<T>(call: Promise<T>): Promise<T> {
-  const unparsable = call.catch((err: unknown) => {
-    const info = errorInfo(err);
-    if (info.reason === "VALIDATION_ERROR" && info.field === "withdrawal_id") {
-      throw new ApiError(404, "TRANSACTION_NOT_FOUND", "no withdrawal with this transactionId");
-    }
-    throw err;
-  });
-  return callService(unparsable, { fields: WITHDRAWAL_FIELDS });
-}
 
 /** POST/GET /v1/withdraw…, the cancel, and GET /v1/balance: all from the payout service. */
 export function withdrawals(deps: { payouts: Payouts; clock: Clock }): Route[] {
@@ -91,7 +72,7 @@ export function withdrawals(deps: { payouts: Payouts; clock: Clock }): Route[] {
         const body = parseInput(createWithdrawalBody, ctx.state.body, "body");
         const res = await callService(
           deps.payouts.createWithdrawal({
-            merchantId: merchantId(ctx),
+            merchantId: authenticatedMerchantId(ctx),
             processId: body.processId,
             amount: BigInt(body.amount),
             currency: body.currency ?? "",
@@ -113,7 +94,7 @@ export function withdrawals(deps: { payouts: Payouts; clock: Clock }): Route[] {
       access: "merchant",
       handler: async (ctx) => {
         const { processId } = parseInput(byProcessIdQuery, ctx.query, "query");
-        const res = await callService(deps.payouts.getWithdrawal({ merchantId: merchantId(ctx), key: { case: "processId", value: processId } }), {
+        const res = await callService(deps.payouts.getWithdrawal({ merchantId: authenticatedMerchantId(ctx), key: { case: "processId", value: processId } }), {
           fields: WITHDRAWAL_FIELDS,
         });
         answer(ctx, 200, res);
@@ -125,7 +106,11 @@ export function withdrawals(deps: { payouts: Payouts; clock: Clock }): Route[] {
       access: "merchant",
       handler: async (ctx) => {
         const transactionId = ctx.params.transactionId ?? "";
-        const res = await aboutTransaction(deps.payouts.getWithdrawal({ merchantId: merchantId(ctx), key: { case: "withdrawalId", value: transactionId } }));
+        const res = await callAboutTransaction(deps.payouts.getWithdrawal({ merchantId: authenticatedMerchantId(ctx), key: { case: "withdrawalId", value: transactionId } }), {
+          fields: WITHDRAWAL_FIELDS,
+          idField: "withdrawal_id",
+          noun: "withdrawal",
+        });
         answer(ctx, 200, res);
       },
     },
@@ -137,7 +122,7 @@ export function withdrawals(deps: { payouts: Payouts; clock: Clock }): Route[] {
       handler: async (ctx) => {
         const transactionId = ctx.params.transactionId ?? "";
         // A repeated cancel answers 200 with the withdrawal unchanged; once processing it is 409 INVALID_TRANSACTION_STATE.
-        const res = await aboutTransaction(deps.payouts.cancelWithdrawal({ merchantId: merchantId(ctx), withdrawalId: transactionId }));
+        const res = await callAboutTransaction(deps.payouts.cancelWithdrawal({ merchantId: authenticatedMerchantId(ctx), withdrawalId: transactionId }), { fields: WITHDRAWAL_FIELDS, idField: "withdrawal_id", noun: "withdrawal" });
         answer(ctx, 200, res);
       },
     },
@@ -146,7 +131,7 @@ export function withdrawals(deps: { payouts: Payouts; clock: Clock }): Route[] {
       path: "/v1/balance",
       access: "merchant",
       handler: async (ctx) => {
-        const res = await callService(deps.payouts.getBalances({ merchantId: merchantId(ctx) }));
+        const res = await callService(deps.payouts.getBalances({ merchantId: authenticatedMerchantId(ctx) }));
         ctx.body = success({ balances: res.balances.map(balanceRecord) }, deps.clock);
       },
     },

@@ -84,5 +84,13 @@ export const envVar = {
           .map((s) => s.trim())
           .filter((s) => s.length > 0),
       ),
+  /** Comma-separated ISO 4217 codes, upper-cased; empty means TRY only. */
+  currencies: () =>
+    z
+      .string()
+      .default("")
+      .transform((text) => text.split(",").map((c) => c.trim().toUpperCase()).filter((c) => c.length > 0))
+      .transform((codes) => (codes.length === 0 ? ["TRY"] : codes))
+      .refine((codes) => codes.every((c) => /^[A-Z]{3}$/.test(c)), "expected comma-separated three-letter currency codes, e.g. TRY,EUR"),
   logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 };

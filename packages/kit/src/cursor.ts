@@ -1,3 +1,5 @@
+import type { Knex } from "knex";
+
 /**
  * The opaque cursor of a newest-first listing ordered by (created_at, id): the position of
  * the last item returned. Opaque to callers (base64url of JSON) so the ordering can change
@@ -24,4 +26,27 @@ export function decodeCursor(text: string): ListPosition | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * One page of a newest-first listing by (created_at, id): the rows after `after`, at most
+ * `limit`, and the cursor of the next page ("" at the end). One extra row is read to know
+ * whether there is a next page.
+ */
+export async function newestFirstPage<Row extends { created_at: number | string; id: string }>(
+  query: Knex.QueryBuilder,
+  options: { limit: number; after?: ListPosition },
+): Promise<{ rows: Row[]; nextCursor: string }> {
+  query.orderBy([
+    { column: "created_at", order: "desc" },
+    { column: "id", order: "desc" },
+  ]);
+  const after = options.after;
+  if (after) {
+    query.where((q) => q.where("created_at", "<", after.createdAt).orWhere((q2) => q2.where("created_at", after.createdAt).where("id", "<", after.id)));
+  }
+  const rows = (await query.limit(options.limit + 1)) as Row[];
+  const page = rows.slice(0, options.limit);
+  const last = page.at(-1);
+  return { rows: page, nextCursor: rows.length > options.limit && last ? encodeCursor({ createdAt: Number(last.created_at), id: last.id }) : "" };
 }

@@ -143,3 +143,37 @@ export function forUpdate<T extends Knex.QueryBuilder>(db: Knex, query: T): T {
 export function forUpdateSkipLocked<T extends Knex.QueryBuilder>(db: Knex, query: T): T {
   return isMysql(db) ? (query.forUpdate().skipLocked() as T) : query;
 }
+
+/** Deadlocks and lock-wait timeouts roll the whole transaction back: running it again is safe. */
+export function isRetryableConflict(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === "ER_LOCK_DEADLOCK" || code === "ER_LOCK_WAIT_TIMEOUT" || code === "SQLITE_BUSY";
+}
+
+/** Runs `fn` in a transaction, again (up to `attempts` times, with a short jittered pause) when it lost a lock conflict. */
+export async function transactionWithRetry<T>(
+  db: Knex,
+  fn: (trx: Knex.Transaction) => Promise<T>,
+  options: { config?: Knex.TransactionConfig; attempts?: number } = {},
+): Promise<T> {
+  const attempts = options.attempts ?? 5;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction(fn, options.config);
+    } catch (err) {
+      if (attempt >= attempts || !isRetryableConflict(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.floor(Math.random() * 10)));
+    }
+  }
+}
+
+/**
+ * The transaction of a background job's claim (`forUpdateSkipLocked` and the moves of what
+ * it took). On MySQL it runs at READ COMMITTED, so its locking scan locks only the rows it
+ * takes: at REPEATABLE READ it would also lock the index gaps it scanned, blocking inserts
+ * and other replicas' changes for the claim's duration and letting replicas deadlock. A
+ * lost lock conflict is retried.
+ */
+export function claimTransaction<T>(db: Knex, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return transactionWithRetry(db, fn, { config: isMysql(db) ? { isolationLevel: "read committed" } : undefined });
+}

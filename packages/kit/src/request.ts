@@ -1,3 +1,4 @@
+import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { z } from "zod";
 import { validationError } from "./errors.js";
 
@@ -38,4 +39,53 @@ export function identifier(max = 100) {
     .string()
     .min(1, "is required")
     .max(max, `must be at most ${max} characters`);
+}
+
+/** A positive integer in the smallest currency unit (int64 on the wire), as a plain number from here on. */
+export const positiveAmount = z
+  .bigint()
+  .refine((v) => v >= 1n && v <= BigInt(Number.MAX_SAFE_INTEGER), `must be a positive integer in the smallest currency unit, at most ${Number.MAX_SAFE_INTEGER}`)
+  .transform((v) => Number(v));
+
+/** "" means the default, TRY; otherwise one of the configured currencies (any case). */
+export function currencyCode(supported: readonly string[]) {
+  return z
+    .string()
+    .trim()
+    .transform((c) => (c === "" ? "TRY" : c.toUpperCase()))
+    .refine((c) => supported.includes(c), `must be one of ${supported.join(", ")}`);
+}
+
+/** A page size: 1..max, 0 meaning `fallback`. */
+export function pageLimit(fallback: number, max: number) {
+  return z
+    .number()
+    .int()
+    .min(0, `must be between 1 and ${max}`)
+    .max(max, `must be between 1 and ${max}`)
+    .transform((v) => (v === 0 ? fallback : v));
+}
+
+/** An optional google.protobuf.Timestamp, as epoch milliseconds. */
+export const optionalTimestamp = z
+  .object({ seconds: z.bigint(), nanos: z.number() })
+  .optional()
+  .transform((t) => (t === undefined ? undefined : timestampMs({ $typeName: "google.protobuf.Timestamp", ...t })));
+
+/** "" for the first page, else a cursor a previous response issued, decoded by `decode`. */
+export function cursorField<T>(decode: (text: string) => T | undefined) {
+  return z.string().transform((value, issue): T | undefined => {
+    if (value === "") return undefined;
+    const position = decode(value);
+    if (position === undefined) {
+      issue.addIssue({ code: "custom", message: "is not a cursor from a previous response" });
+      return z.NEVER;
+    }
+    return position;
+  });
+}
+
+/** An IBAN in electronic format: whitespace removed, letters upper-cased. */
+export function normalizeIban(input: string): string {
+  return input.replace(/\s+/g, "").toUpperCase();
 }

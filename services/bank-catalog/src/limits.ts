@@ -191,10 +191,7 @@ export function resolveDepositTerms<A extends CatalogAccount>(input: DepositTerm
   };
 }
 
-/** Electronic format: whitespace removed, letters upper-cased. */
-export function normalizeIban(input: string): string {
-  return input.replace(/\s+/g, "").toUpperCase();
-}
+export { normalizeIban } from "@payments/kit";
 
 /** Why a normalised IBAN is not a valid Turkish IBAN, or undefined when it is one. */
 export function turkishIbanProblem(iban: string): string | undefined {

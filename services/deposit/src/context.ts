@@ -13,10 +13,7 @@ export const depositConfigSchema = z.object({
   /** How long after a deposit is final its checkout link still shows the outcome. */
   CHECKOUT_KEEP_FINAL: envVar.duration("24h"),
   /** ISO 4217 codes accepted for deposits; the first is not special, TRY is the default when a request names none. */
-  SUPPORTED_CURRENCIES: envVar
-    .list()
-    .transform((codes) => (codes.length === 0 ? ["TRY"] : codes.map((c) => c.toUpperCase())))
-    .refine((codes) => codes.every((c) => /^[A-Z]{3}$/.test(c)), "expected comma-separated three-letter currency codes, e.g. TRY,EUR"),
+  SUPPORTED_CURRENCIES: envVar.currencies(),
 });
 export type DepositConfig = z.infer<typeof depositConfigSchema>;
 

@@ -1,4 +1,4 @@
-import { forUpdateSkipLocked, type Stoppable } from "@payments/kit";
+import { claimTransaction, forUpdateSkipLocked, type Stoppable } from "@payments/kit";
 import type { DepositContext } from "./context.js";
 import { moveDeposit } from "./deposit-moves.js";
 
@@ -12,7 +12,7 @@ export async function expireDueDeposits(ctx: DepositContext, batchSize = 100): P
   let total = 0;
   for (;;) {
     const now = ctx.clock.now().getTime();
-    const expired = await ctx.db.transaction(async (trx) => {
+    const expired = await claimTransaction(ctx.db, async (trx) => {
       const due = (await forUpdateSkipLocked(
         trx,
         trx("deposits").select("id").where({ status: "pending" }).where("expires_at", "<=", now).orderBy("expires_at").limit(batchSize),

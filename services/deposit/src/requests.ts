@@ -1,5 +1,5 @@
 import { isValidIBAN } from "ibantools";
-import { identifier, text } from "@payments/kit";
+import { currencyCode as currency, identifier, normalizeIban, pageLimit, positiveAmount as amount, text } from "@payments/kit";
 import { z } from "zod";
 
 /**
@@ -7,7 +7,7 @@ import { z } from "zod";
  * `parseRequest` (kit), which names the proto field in VALIDATION_ERROR.
  */
 
-export { identifier, text };
+export { amount, currency, identifier, normalizeIban, pageLimit, text };
 
 export const merchantId = identifier(100);
 export const depositId = identifier(40);
@@ -19,26 +19,6 @@ export const depositId = identifier(40);
  * merchant never sent.
  */
 export const processId = identifier(50).refine((v) => v.trim() === v, "must not begin or end with whitespace");
-
-/** A positive integer in the smallest currency unit; a plain number from here on. */
-export const amount = z
-  .bigint()
-  .refine((v) => v >= 1n && v <= BigInt(Number.MAX_SAFE_INTEGER), `must be a positive integer in the smallest currency unit, at most ${Number.MAX_SAFE_INTEGER}`)
-  .transform((v) => Number(v));
-
-/** "" means the default, TRY; the code must be one of the configured currencies. */
-export function currency(supported: readonly string[]) {
-  return z
-    .string()
-    .trim()
-    .transform((c) => (c === "" ? "TRY" : c.toUpperCase()))
-    .refine((c) => supported.includes(c), `must be one of ${supported.join(", ")}`);
-}
-
-/** Electronic format: whitespace removed, letters upper-cased. */
-export function normalizeIban(input: string): string {
-  return input.replace(/\s+/g, "").toUpperCase();
-}
 
 export const iban = z
   .string()
@@ -61,15 +41,5 @@ export const metadataJson = z
       return false;
     }
   }, "must be a JSON object");
-
-/** 1..100, 0 meaning the default. */
-export function pageLimit(fallback: number, max: number) {
-  return z
-    .number()
-    .int()
-    .min(0)
-    .max(max, `must be between 1 and ${max}`)
-    .transform((v) => (v === 0 ? fallback : v));
-}
 
 export const checkoutToken = z.string().regex(/^[A-Za-z0-9_-]{16,64}$/, "is not a checkout token");

@@ -8,10 +8,7 @@ import type { BankConnector } from "./bank-connector.js";
 /** The payout service's own settings, on top of the kit's base settings. */
 export const payoutConfigSchema = z.object({
   /** ISO 4217 codes accepted for withdrawals; TRY is the default when a request names none. */
-  SUPPORTED_CURRENCIES: envVar
-    .list()
-    .transform((codes) => (codes.length === 0 ? ["TRY"] : codes.map((c) => c.toUpperCase())))
-    .refine((codes) => codes.every((c) => /^[A-Z]{3}$/.test(c)), "expected comma-separated three-letter currency codes, e.g. TRY,EUR"),
+  SUPPORTED_CURRENCIES: envVar.currencies(),
   /** How often the payout worker looks for pending withdrawals. */
   PAYOUT_WORKER_INTERVAL: envVar.duration("500ms"),
   /** How many withdrawals one worker claims at a time. */

@@ -1,5 +1,4 @@
-import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { identifier, text } from "@payments/kit";
+import { currencyCode as currency, cursorField as cursor, identifier, normalizeIban, optionalTimestamp as optionalTime, pageLimit, positiveAmount as amount, text } from "@payments/kit";
 import { isValidIBAN } from "ibantools";
 import { z } from "zod";
 
@@ -8,7 +7,7 @@ import { z } from "zod";
  * `parseRequest` (kit), which names the proto field in VALIDATION_ERROR.
  */
 
-export { identifier, text };
+export { amount, currency, cursor, identifier, normalizeIban, optionalTime, pageLimit, text };
 
 export const merchantId = identifier(100);
 /** Empty for operators (every merchant); otherwise the caller's merchant. */
@@ -28,26 +27,11 @@ export const processId = identifier(50).refine((v) => v.trim() === v, "must not 
 
 const MAX = BigInt(Number.MAX_SAFE_INTEGER);
 
-/** A positive integer in the smallest currency unit; a plain number from here on. */
-export const amount = z
-  .bigint()
-  .refine((v) => v >= 1n && v <= MAX, `must be a positive integer in the smallest currency unit, at most ${Number.MAX_SAFE_INTEGER}`)
-  .transform((v) => Number(v));
-
 /** A manual adjustment: non-zero, either sign, within ±(2^53−1). */
 export const signedAmount = z
   .bigint()
   .refine((v) => v !== 0n && v >= -MAX && v <= MAX, `must be a non-zero integer in the smallest currency unit, between -${Number.MAX_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}`)
   .transform((v) => Number(v));
-
-/** "" means the default, TRY; the code must be one of the configured currencies. */
-export function currency(supported: readonly string[]) {
-  return z
-    .string()
-    .trim()
-    .transform((c) => (c === "" ? "TRY" : c.toUpperCase()))
-    .refine((c) => supported.includes(c), `must be one of ${supported.join(", ")}`);
-}
 
 /** A listing's filter: "" for every currency, else a three-letter code (a currency no longer configured still has its history). */
 export const currencyFilter = z
@@ -55,11 +39,6 @@ export const currencyFilter = z
   .trim()
   .transform((c) => c.toUpperCase())
   .refine((c) => c === "" || /^[A-Z]{3}$/.test(c), "must be a three-letter currency code");
-
-/** Electronic format: whitespace removed, letters upper-cased. */
-export function normalizeIban(input: string): string {
-  return input.replace(/\s+/g, "").toUpperCase();
-}
 
 /** A missing IBAN is a missing field (VALIDATION_ERROR); its form is judged by turkishIbanProblem (INVALID_IBAN). */
 export const iban = z
@@ -88,31 +67,3 @@ export const reasonCode = z
   .refine((v) => v.length <= 100, "must be at most 100 characters")
   .refine((v) => /^[A-Z0-9_]*$/.test(v), "must be a code of letters, digits and underscores, e.g. ACCOUNT_CLOSED");
 
-/** 1..max, 0 meaning the default. */
-export function pageLimit(fallback: number, max: number) {
-  return z
-    .number()
-    .int()
-    .min(0, `must be between 1 and ${max}`)
-    .max(max, `must be between 1 and ${max}`)
-    .transform((v) => (v === 0 ? fallback : v));
-}
-
-/** An optional google.protobuf.Timestamp, as epoch milliseconds. */
-export const optionalTime = z
-  .object({ seconds: z.bigint(), nanos: z.number() })
-  .optional()
-  .transform((t) => (t === undefined ? undefined : timestampMs({ $typeName: "google.protobuf.Timestamp", ...t })));
-
-/** "" for the first page, else a cursor a previous response issued (decoded by `decode`). */
-export function cursor<T>(decode: (text: string) => T | undefined) {
-  return z.string().transform((value, issue): T | undefined => {
-    if (value === "") return undefined;
-    const position = decode(value);
-    if (position === undefined) {
-      issue.addIssue({ code: "custom", message: "is not a cursor from a previous response" });
-      return z.NEVER;
-    }
-    return position;
-  });
-}

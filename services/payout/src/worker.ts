@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from "node:timers/promises";
-import { errorInfo, forUpdateSkipLocked, isMysql, type Stoppable } from "@payments/kit";
+import { claimTransaction, errorInfo, forUpdateSkipLocked, transactionWithRetry, type Stoppable } from "@payments/kit";
 import type { Knex } from "knex";
 import type { PayoutInstruction, PayoutResult } from "./bank-connector.js";
 import type { PayoutContext } from "./context.js";
@@ -28,34 +27,6 @@ export const SEND_CONCURRENCY = 10;
 export type RecordedOutcome = "completed" | "failed" | "awaiting_operator" | "already_decided";
 
 /**
- * MySQL only: claims run at READ COMMITTED, so their locking scans of the status index lock
- * only the rows they take. At REPEATABLE READ they would also lock the gaps they scanned
- * (and every processing row the overdue scan looked at), which blocks new withdrawals and
- * other replicas' status changes for the claim's duration and lets replicas deadlock.
- */
-function claimTransactionConfig(db: Knex): Knex.TransactionConfig | undefined {
-  return isMysql(db) ? { isolationLevel: "read committed" } : undefined;
-}
-
-/** Deadlocks and lock-wait timeouts roll the whole transaction back: running it again is safe. */
-function isRetryableConflict(err: unknown): boolean {
-  const code = (err as { code?: string } | null)?.code;
-  return code === "ER_LOCK_DEADLOCK" || code === "ER_LOCK_WAIT_TIMEOUT" || code === "SQLITE_BUSY";
-}
-
-async function transactionWithRetry<T>(ctx: PayoutContext, fn: (trx: Knex.Transaction) => Promise<T>, config?: Knex.TransactionConfig): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await ctx.db.transaction(fn, config);
-    } catch (err) {
-      if (attempt >= 5 || !isRetryableConflict(err)) throw err;
-      ctx.logger.debug({ err, attempt }, "payout worker transaction lost a lock conflict; running it again");
-      await sleep(5 * attempt + Math.floor(Math.random() * 10));
-    }
-  }
-}
-
-/**
  * Takes back, for a re-send, up to `limit` processing withdrawals that are not waiting for
  * an operator and were last handed to the bank at least PAYOUT_RESEND_AFTER ago.
  */
@@ -67,41 +38,32 @@ export async function claimOverdueWithdrawals(ctx: PayoutContext, limit: number)
     qb
       .where({ status: "processing", awaiting_operator: false })
       .where((w) => w.whereNull("dispatched_at").orWhere("dispatched_at", "<=", dueBefore));
-  const claimed = await transactionWithRetry(
-    ctx,
-    async (trx) => {
-      const rows = (await forUpdateSkipLocked(trx, overdue(trx("withdrawals").select("*")).orderBy("dispatched_at").orderBy("id").limit(limit))) as WithdrawalRow[];
-      const taken: WithdrawalRow[] = [];
-      for (const row of rows) {
-        const updated = await overdue(trx("withdrawals").where({ id: row.id })).update({ dispatched_at: now, dispatch_attempts: trx.raw("dispatch_attempts + 1") });
-        if (updated === 1) taken.push({ ...row, dispatched_at: now, dispatch_attempts: Number(row.dispatch_attempts) + 1 });
-      }
-      return taken;
-    },
-    claimTransactionConfig(ctx.db),
-  );
-  return claimed;
+  return claimTransaction(ctx.db, async (trx) => {
+    const rows = (await forUpdateSkipLocked(trx, overdue(trx("withdrawals").select("*")).orderBy("dispatched_at").orderBy("id").limit(limit))) as WithdrawalRow[];
+    const taken: WithdrawalRow[] = [];
+    for (const row of rows) {
+      const updated = await overdue(trx("withdrawals").where({ id: row.id })).update({ dispatched_at: now, dispatch_attempts: trx.raw("dispatch_attempts + 1") });
+      if (updated === 1) taken.push({ ...row, dispatched_at: now, dispatch_attempts: Number(row.dispatch_attempts) + 1 });
+    }
+    return taken;
+  });
 }
 
 /** Moves up to `limit` pending withdrawals, oldest first, to processing for their first send. */
 export async function claimPendingWithdrawals(ctx: PayoutContext, limit: number): Promise<WithdrawalRow[]> {
   if (limit <= 0) return [];
-  const claimed = await transactionWithRetry(
-    ctx,
-    async (trx) => {
-      const now = ctx.clock.now().getTime();
-      const due = (await forUpdateSkipLocked(trx, trx("withdrawals").select("id").where({ status: "pending" }).orderBy("created_at").orderBy("id").limit(limit))) as Array<{
-        id: string;
-      }>;
-      const taken: WithdrawalRow[] = [];
-      for (const { id } of due) {
-        const { row } = await moveWithdrawal(trx, ctx.clock, { withdrawalId: id, move: "start", patch: { dispatched_at: now, dispatch_attempts: 1 } });
-        taken.push(row);
-      }
-      return taken;
-    },
-    claimTransactionConfig(ctx.db),
-  );
+  const claimed = await claimTransaction(ctx.db, async (trx) => {
+    const now = ctx.clock.now().getTime();
+    const due = (await forUpdateSkipLocked(trx, trx("withdrawals").select("id").where({ status: "pending" }).orderBy("created_at").orderBy("id").limit(limit))) as Array<{
+      id: string;
+    }>;
+    const taken: WithdrawalRow[] = [];
+    for (const { id } of due) {
+      const { row } = await moveWithdrawal(trx, ctx.clock, { withdrawalId: id, move: "start", patch: { dispatched_at: now, dispatch_attempts: 1 } });
+      taken.push(row);
+    }
+    return taken;
+  });
   if (claimed.length > 0) ctx.outbox.nudge();
   return claimed;
 }
@@ -137,7 +99,7 @@ export async function recordPayoutResult(ctx: PayoutContext, withdrawalId: strin
     return updated === 1 ? "awaiting_operator" : "already_decided";
   }
   try {
-    await transactionWithRetry(ctx, (trx) =>
+    await transactionWithRetry(ctx.db, (trx) =>
       moveWithdrawal(trx, ctx.clock, {
         withdrawalId,
         move: result.outcome === "completed" ? "complete" : "fail",

@@ -6,7 +6,7 @@ import { checkAmountInRange, fetchDepositTerms, type DepositTerms } from "../dep
 import { lookupMerchant, requireActive } from "../merchant-lookup.js";
 import { newReference } from "../reference.js";
 import { amount, currency, merchantId, metadataJson, processId, text } from "../requests.js";
-import { depositFromRow, findDepositRow, getDepositRow, pendingCountsByIban, type DepositRow } from "../store.js";
+import { depositFromRow, findDepositRow, pendingCountsByIban, type DepositRow } from "../store.js";
 import type { Rpc } from "./index.js";
 
 function duplicate(existing: Pick<DepositRow, "id" | "process_id">) {
@@ -58,8 +58,9 @@ export function createDeposit(ctx: DepositContext): Rpc<"createDeposit"> {
       const id = newId("dep");
       // A reference or token collision (about 1 in 10^12 per pair) retries with new ones;
       // a processId collision is a duplicate request that raced this one.
+      let row: DepositRow;
       for (let attempt = 1; ; attempt++) {
-        const row: DepositRow = {
+        row = {
           id,
           merchant_id: input.merchantId,
           process_id: input.processId,
@@ -99,7 +100,8 @@ export function createDeposit(ctx: DepositContext): Rpc<"createDeposit"> {
         }
       }
       ctx.logger.info({ depositId: id, merchantId: input.merchantId, amount: input.amount, bankId: terms.bankId, assigned: Boolean(account) }, "deposit created");
-      return { deposit: depositFromRow(await getDepositRow(ctx.db, { depositId: id })) };
+      // The row as inserted is the row stored: every column is set here.
+      return { deposit: depositFromRow(row) };
     },
   };
 }

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { post } from "../ledger.js";
 import { amount, currency, iban, merchantId, processId, text, turkishIbanProblem } from "../requests.js";
-import { findWithdrawalRow, getWithdrawalRow, withdrawalFromRow, type WithdrawalRow } from "../store.js";
+import { findWithdrawalRow, withdrawalFromRow, type WithdrawalRow } from "../store.js";
 import type { Rpc } from "./index.js";
 
 function duplicate(existing: Pick<WithdrawalRow, "id" | "process_id">) {
@@ -103,7 +103,8 @@ export function createWithdrawal(ctx: PayoutContext): Rpc<"createWithdrawal"> {
         throw err;
       }
       ctx.logger.info({ withdrawalId: row.id, merchantId: row.merchant_id, amount: row.amount, currency: row.currency, bankId: row.bank_id || undefined }, "withdrawal created");
-      return { withdrawal: withdrawalFromRow(await getWithdrawalRow(ctx.db, { withdrawalId: row.id })) };
+      // The row as inserted is the row stored: every column is set here.
+      return { withdrawal: withdrawalFromRow(row) };
     },
   };
 }

@@ -1,8 +1,8 @@
 import { WithdrawalStatus } from "@payments/contracts/payout";
-import { parseRequest } from "@payments/kit";
+import { newestFirstPage, parseRequest } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
-import { decodeCursor, encodeCursor } from "../cursor.js";
+import { decodeCursor } from "../cursor.js";
 import { cursor, optionalMerchantId, optionalTime, pageLimit } from "../requests.js";
 import { statusFromProto, withdrawalFromRow, type WithdrawalRow } from "../store.js";
 import type { Rpc } from "./index.js";
@@ -24,25 +24,13 @@ export function listWithdrawals(ctx: PayoutContext): Rpc<"listWithdrawals"> {
   return {
     async listWithdrawals(req) {
       const input = parseRequest(request, req);
-      const query = ctx.db("withdrawals").orderBy([
-        { column: "created_at", order: "desc" },
-        { column: "id", order: "desc" },
-      ]);
+      const query = ctx.db("withdrawals");
       if (input.merchantId) query.where({ merchant_id: input.merchantId });
       if (input.status) query.where({ status: input.status });
       if (input.createdFrom !== undefined) query.where("created_at", ">=", input.createdFrom);
       if (input.createdTo !== undefined) query.where("created_at", "<", input.createdTo);
-      const after = input.cursor;
-      if (after) {
-        query.where((q) => q.where("created_at", "<", after.createdAt).orWhere((q2) => q2.where("created_at", after.createdAt).where("id", "<", after.id)));
-      }
-      const rows = (await query.limit(input.limit + 1)) as WithdrawalRow[];
-      const page = rows.slice(0, input.limit);
-      const last = page.at(-1);
-      return {
-        withdrawals: page.map(withdrawalFromRow),
-        nextCursor: rows.length > input.limit && last ? encodeCursor({ createdAt: Number(last.created_at), id: last.id }) : "",
-      };
+      const page = await newestFirstPage<WithdrawalRow>(query, { limit: input.limit, after: input.cursor });
+      return { withdrawals: page.rows.map(withdrawalFromRow), nextCursor: page.nextCursor };
     },
   };
 }
