@@ -6,6 +6,7 @@ import { file_payments_deposit_v1_deposit } from "./gen/payments/deposit/v1/depo
 import { file_payments_deposit_v1_events } from "./gen/payments/deposit/v1/events_pb.js";
 import { file_payments_payout_v1_payout } from "./gen/payments/payout/v1/payout_pb.js";
 import { file_payments_payout_v1_events } from "./gen/payments/payout/v1/events_pb.js";
+import { file_payments_callback_v1_callback } from "./gen/payments/callback/v1/callback_pb.js";
 
 /** Every payments proto file, for server reflection and event decoding. */
 export const paymentFiles: readonly GenFile[] = [
@@ -16,4 +17,5 @@ export const paymentFiles: readonly GenFile[] = [
   file_payments_deposit_v1_events,
   file_payments_payout_v1_payout,
   file_payments_payout_v1_events,
+  file_payments_callback_v1_callback,
 ];

@@ -12,7 +12,7 @@ export class ConfigError extends Error {
  * Empty values count as unset, so `FOO=` falls back to the default. Every problem is
  * reported at once, each line naming its variable.
  */
-export function loadConfig<S extends z.ZodObject>(schema: S, env: Env = process.env): z.infer<S> {
+export function loadConfig<S extends z.ZodType>(schema: S, env: Env = process.env): z.infer<S> {
   const present: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
     if (value !== undefined && value !== "") present[key] = value;

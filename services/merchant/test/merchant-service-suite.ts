@@ -284,6 +284,25 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     );
   });
 
+  test("GetCallbackTarget gives the callback-sender the current URL and the current secret, for disabled merchants too", async (t) => {
+    const created = await newMerchant();
+    const merchantId = created.merchant!.id;
+    const before = await client.getCallbackTarget({ merchantId });
+    t.is(before.callbackUrl, "", "no URL set yet");
+    t.is(before.signingSecret, created.apiSecret);
+    await client.setCallbackUrl({ merchantId, callbackUrl: "https://shop.example/payments/cb?x=1" });
+    const rotated = await client.rotateSecret({ merchantId, gracePeriodSeconds: 3600 });
+    const after = await client.getCallbackTarget({ merchantId });
+    t.is(after.callbackUrl, "https://shop.example/payments/cb?x=1");
+    t.is(after.signingSecret, rotated.apiSecret, "the rotated-in secret signs, not the one in its grace period");
+    await client.setStatus({ merchantId, status: MerchantStatus.DISABLED });
+    const disabled = await client.getCallbackTarget({ merchantId });
+    t.is(disabled.status, MerchantStatus.DISABLED);
+    t.is(disabled.signingSecret, rotated.apiSecret);
+    const unknown = await rejection(() => client.getCallbackTarget({ merchantId: "mer_doesnotexist" }));
+    t.is(unknown.reason, "MERCHANT_NOT_FOUND");
+  });
+
   test("allowed IPs, callback URL, sandbox and rate limit are saved, normalised and cleared", async (t) => {
     const created = await newMerchant();
     const merchantId = created.merchant!.id;

@@ -2,6 +2,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { MerchantService } from "@payments/contracts/merchant";
 import type { MerchantContext } from "../context.js";
 import { createMerchant } from "./create-merchant.js";
+import { getCallbackTarget } from "./get-callback-target.js";
 import { getCredentials } from "./get-credentials.js";
 import { getMerchant } from "./get-merchant.js";
 import { listMerchants } from "./list-merchants.js";
@@ -24,5 +25,6 @@ export function routes(router: ConnectRouter, ctx: MerchantContext): void {
     ...setSandbox(ctx),
     ...setRateLimit(ctx),
     ...getCredentials(ctx),
+    ...getCallbackTarget(ctx),
   });
 }

@@ -1,0 +1,1 @@
+export * from "./gen/payments/callback/v1/callback_pb.js";
