@@ -2,11 +2,13 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { WithdrawalStatus, type Balance, type Withdrawal } from "@payments/contracts/payout";
+import { DeliveryStatus, type CallbackEvent, type DeliveryAttempt } from "@payments/contracts/callback";
 
 /*
  * The public JSON shape of a transaction, in one place: the gateway answers reads and
  * listings with it, and merchant callbacks will carry the same record as their `data`, so
  * a merchant parses one shape everywhere. Field order is the order merchants see.
+ * Callback events are here too: the listing shows the body a callback carried.
  */
 
 export const DEPOSIT_STATUSES = ["pending", "completed", "failed", "expired", "cancelled"] as const;
@@ -91,7 +93,7 @@ export function isoTime(timestamp: Timestamp): string {
   return new Date(timestampMs(timestamp)).toISOString();
 }
 
-function requiredTime(timestamp: Timestamp | undefined, what: string, id: string, kind: "deposit" | "withdrawal" = "deposit"): string {
+function requiredTime(timestamp: Timestamp | undefined, what: string, id: string, kind: "deposit" | "withdrawal" | "event" = "deposit"): string {
   if (!timestamp) throw new Error(`${kind} ${id} has no ${what}`);
   return isoTime(timestamp);
 }
@@ -235,5 +237,90 @@ export function balanceRecord(balance: Balance): BalanceRecord {
     currency: balance.currency,
     available: safeNumber(balance.available, "available"),
     held: safeNumber(balance.held, "held"),
+  };
+}
+
+// ---------------------------------------------------------------- callback events
+
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
+export type DeliveryStatusName = (typeof DELIVERY_STATUSES)[number];
+
+const DELIVERY_STATUS_BY_NAME: Readonly<Record<DeliveryStatusName, DeliveryStatus>> = {
+  pending: DeliveryStatus.PENDING,
+  delivered: DeliveryStatus.DELIVERED,
+  failed: DeliveryStatus.FAILED,
+};
+
+export function isDeliveryStatusName(value: string): value is DeliveryStatusName {
+  return (DELIVERY_STATUSES as readonly string[]).includes(value);
+}
+
+export function deliveryStatusToProto(name: DeliveryStatusName): DeliveryStatus {
+  return DELIVERY_STATUS_BY_NAME[name];
+}
+
+export function deliveryStatusName(status: DeliveryStatus): DeliveryStatusName {
+  const name = DELIVERY_STATUSES.find((n) => DELIVERY_STATUS_BY_NAME[n] === status);
+  if (name === undefined) throw new Error(`delivery status ${status} has no public name`);
+  return name;
+}
+
+/** One delivery attempt as merchants see it. */
+export interface DeliveryAttemptRecord {
+  number: number;
+  attemptedAt: string;
+  /** The callback URL used; null when the merchant had none. */
+  url: string | null;
+  /** The HTTP status answered; null when no answer arrived. */
+  statusCode: number | null;
+  latencyMs: number;
+  /** Why it did not count as delivered (the trimmed response body, a timeout, ...); null when delivered. */
+  error: string | null;
+  /** delivered, retry, failed, or lost (the sender stopped before recording the answer). */
+  outcome: string;
+}
+
+/**
+ * A callback event as merchants list it: the callback body exactly as sent (`id`, `type`,
+ * `createdAt`, `data` with the transaction record) plus its delivery state and attempts.
+ */
+export interface EventRecord {
+  id: string;
+  type: string;
+  createdAt: string;
+  data: TransactionRecord;
+  deliveryStatus: DeliveryStatusName;
+  /** When the next attempt is due; null unless pending and waiting. */
+  nextAttemptAt: string | null;
+  /** When a 2xx last arrived; null until then. */
+  deliveredAt: string | null;
+  attempts: DeliveryAttemptRecord[];
+}
+
+export function deliveryAttemptRecord(attempt: DeliveryAttempt): DeliveryAttemptRecord {
+  return {
+    number: attempt.number,
+    attemptedAt: requiredTime(attempt.attemptedAt, "attemptedAt", `attempt ${attempt.number}`, "event"),
+    url: attempt.url === "" ? null : attempt.url,
+    statusCode: attempt.statusCode === 0 ? null : attempt.statusCode,
+    latencyMs: attempt.latencyMs,
+    error: attempt.error === "" ? null : attempt.error,
+    outcome: attempt.outcome,
+  };
+}
+
+/** The public record of a callback event. Throws on a message the callback-sender would never send. */
+export function eventRecord(event: CallbackEvent): EventRecord {
+  const body: unknown = JSON.parse(event.bodyJson);
+  if (typeof body !== "object" || body === null || !("data" in body)) throw new Error(`event ${event.id} has no callback body`);
+  return {
+    id: event.id,
+    type: event.type,
+    createdAt: requiredTime(event.createdAt, "createdAt", event.id, "event"),
+    data: (body as { data: TransactionRecord }).data,
+    deliveryStatus: deliveryStatusName(event.deliveryStatus),
+    nextAttemptAt: event.nextAttemptAt ? isoTime(event.nextAttemptAt) : null,
+    deliveredAt: event.deliveredAt ? isoTime(event.deliveredAt) : null,
+    attempts: event.attempts.map(deliveryAttemptRecord),
   };
 }

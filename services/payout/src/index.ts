@@ -48,3 +48,4 @@ export { creditDeposit, DEPOSIT_COMPLETED_TOPIC } from "./deposit-credits.js";
 export { SANDBOX_OUTCOMES, createSandboxConnector } from "./sandbox-connector.js";
 export { WITHDRAWAL_TOPICS, withdrawalTopic } from "./withdrawal-moves.js";
 export { migrations } from "../migrations/index.js";
+export { startPayoutWorker } from "./worker.js";

@@ -1,0 +1,5 @@
+import type { Migration } from "@payments/kit";
+import { callbacksMigration } from "./20261122050000_callbacks.js";
+
+/** In the order they apply. */
+export const migrations: readonly Migration[] = [callbacksMigration];

@@ -1,0 +1,112 @@
+import { fromBinary } from "@bufbuild/protobuf";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
+import { DepositStatusChangedSchema } from "@payments/contracts/deposit";
+import { WithdrawalStatusChangedSchema } from "@payments/contracts/payout";
+import { depositRecord, withdrawalRecord, type TransactionRecord } from "@payments/records";
+
+/**
+ * The status-change events the callback-sender turns into callbacks, and the callback body:
+ * `{ id, type, createdAt, data }` with `data` the same transaction record the gateway
+ * answers reads with (decisions.md, Callbacks).
+ */
+
+/** Every event type a merchant can receive. */
+export const EVENT_TYPES = [
+  "deposit.completed",
+  "deposit.failed",
+  "deposit.expired",
+  "deposit.cancelled",
+  "withdrawal.processing",
+  "withdrawal.completed",
+  "withdrawal.failed",
+  "withdrawal.cancelled",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The subjects (under the bus prefix) the sender consumes; NATS 2.9 takes one filter per consumer, so one consumer each. */
+export const CONSUMED_TOPICS = [
+  { durable: "callback-sender-deposits", topic: "deposit.v1.>" },
+  { durable: "callback-sender-withdrawals", topic: "payout.v1.>" },
+] as const;
+
+export interface CallbackBody {
+  id: string;
+  type: EventType;
+  createdAt: string;
+  data: TransactionRecord;
+}
+
+/** An event ready to be stored and delivered. */
+export interface NewCallbackEvent {
+  id: string;
+  merchantId: string;
+  type: EventType;
+  transactionType: "deposit" | "withdrawal";
+  transactionId: string;
+  sequence: number;
+  /** When the status changed, epoch ms. */
+  createdAt: number;
+  /** The exact JSON every attempt sends. */
+  body: string;
+}
+
+const DEPOSIT_TOPIC = /^deposit\.v1\.deposit_(completed|failed|expired|cancelled)$/;
+const WITHDRAWAL_TOPIC = /^payout\.v1\.withdrawal_(processing|completed|failed|cancelled)$/;
+
+/** Whether a topic carries a status change merchants receive callbacks for. */
+export function isCallbackTopic(topic: string): boolean {
+  return DEPOSIT_TOPIC.test(topic) || WITHDRAWAL_TOPIC.test(topic);
+}
+
+function body(id: string, type: EventType, createdAt: number, data: TransactionRecord): string {
+  const callback: CallbackBody = { id, type, createdAt: new Date(createdAt).toISOString(), data };
+  return JSON.stringify(callback);
+}
+
+/**
+ * The callback of one status-change event, or undefined for a topic that is not one (other
+ * events on the same subjects). Throws on an event that contradicts its topic or lacks what
+ * every status change carries: that is a bug upstream, and the message is retried rather
+ * than turned into a wrong callback.
+ */
+export function callbackEventOf(topic: string, data: Uint8Array, publicBaseUrl: string): NewCallbackEvent | undefined {
+  const deposit = DEPOSIT_TOPIC.exec(topic);
+  if (deposit) {
+    const event = fromBinary(DepositStatusChangedSchema, data);
+    if (!event.deposit || !event.occurredAt || event.eventId === "") throw new Error(`${topic}: the event lacks its id, deposit or time`);
+    const record = depositRecord(event.deposit, publicBaseUrl);
+    const type = `deposit.${deposit[1]}` as EventType;
+    if (record.status !== deposit[1]) throw new Error(`${topic}: event ${event.eventId} carries a ${record.status} deposit`);
+    const createdAt = timestampMs(event.occurredAt);
+    return {
+      id: event.eventId,
+      merchantId: event.deposit.merchantId,
+      type,
+      transactionType: "deposit",
+      transactionId: record.transactionId,
+      sequence: record.sequence,
+      createdAt,
+      body: body(event.eventId, type, createdAt, record),
+    };
+  }
+  const withdrawal = WITHDRAWAL_TOPIC.exec(topic);
+  if (withdrawal) {
+    const event = fromBinary(WithdrawalStatusChangedSchema, data);
+    if (!event.withdrawal || !event.occurredAt || event.eventId === "") throw new Error(`${topic}: the event lacks its id, withdrawal or time`);
+    const record = withdrawalRecord(event.withdrawal);
+    const type = `withdrawal.${withdrawal[1]}` as EventType;
+    if (record.status !== withdrawal[1]) throw new Error(`${topic}: event ${event.eventId} carries a ${record.status} withdrawal`);
+    const createdAt = timestampMs(event.occurredAt);
+    return {
+      id: event.eventId,
+      merchantId: event.withdrawal.merchantId,
+      type,
+      transactionType: "withdrawal",
+      transactionId: record.transactionId,
+      sequence: record.sequence,
+      createdAt,
+      body: body(event.eventId, type, createdAt, record),
+    };
+  }
+  return undefined;
+}

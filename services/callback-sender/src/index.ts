@@ -1,0 +1,56 @@
+import { CallbackService } from "@payments/contracts/callback";
+import { MerchantService } from "@payments/contracts/merchant";
+import type { BaseContext, ServiceModule, Stoppable } from "@payments/kit";
+import { migrations } from "../migrations/index.js";
+import { loadCallbackConfig, type CallbackContext } from "./context.js";
+import { startIngest } from "./ingest.js";
+import { createCallbackPoster, type CallbackPoster } from "./post-callback.js";
+import { routes } from "./routes/index.js";
+import { startCallbackSender } from "./sender.js";
+
+export interface CallbackModuleOptions {
+  /** How callbacks are POSTed; default undici with the address policy (CALLBACK_ALLOW_PRIVATE) and CALLBACK_TIMEOUT. */
+  poster?: CallbackPoster;
+}
+
+/** The callback-sender: status changes in, signed callbacks out, with retries, a log of every attempt and redelivery. */
+export function createCallbackModule(options: CallbackModuleOptions = {}): ServiceModule<CallbackContext> {
+  return {
+    name: "callback-sender",
+    services: [CallbackService],
+    migrations,
+    createContext(base: BaseContext): CallbackContext {
+      const config = loadCallbackConfig(base.env);
+      return {
+        ...base,
+        config,
+        merchants: base.client(MerchantService, "merchant"),
+        poster: options.poster ?? createCallbackPoster({ timeoutMs: config.CALLBACK_TIMEOUT, allowPrivate: config.CALLBACK_ALLOW_PRIVATE }),
+        wakeSender: () => {},
+      };
+    },
+    routes,
+    async start(ctx) {
+      const jobs: Stoppable[] = [];
+      if (ctx.config.CALLBACK_SENDER) {
+        const sender = startCallbackSender(ctx);
+        ctx.wakeSender = sender.wake;
+        jobs.push(sender);
+      }
+      jobs.push(...(await startIngest(ctx, () => ctx.wakeSender())));
+      // Stopped last (jobs stop in reverse): no connection is closed under an attempt.
+      jobs.unshift({ stop: () => ctx.poster.close() });
+      return jobs;
+    },
+  };
+}
+
+export const callbackModule = createCallbackModule();
+
+export { callbackEventOf, CONSUMED_TOPICS, EVENT_TYPES, isCallbackTopic, type CallbackBody, type EventType, type NewCallbackEvent } from "./callback-event.js";
+export { AddressRefused, guardedLookup, isAllowedAddress } from "./address-policy.js";
+export { callbackConfigSchema, loadCallbackConfig, type CallbackConfig, type CallbackContext } from "./context.js";
+export { createCallbackPoster, type CallbackPoster, type PostRequest, type PostResult } from "./post-callback.js";
+export { nextStep, parseRetryAfter } from "./retry-schedule.js";
+export { claimDueAttempts, deliverAttempt, recordAttempt, startCallbackSender, type ClaimedAttempt } from "./sender.js";
+export { migrations } from "../migrations/index.js";

@@ -1,0 +1,6 @@
+import { runService } from "@payments/kit";
+import { callbackModule } from "./index.js";
+
+// Split mode: this service alone, on DATABASE_URL and NATS_URL (it consumes the deposit and
+// payout services' status events), next to MERCHANT_SERVICE_URL.
+await runService(callbackModule);

@@ -1,0 +1,24 @@
+import { DeliveryStatus } from "@payments/contracts/callback";
+import { cursorField, decodeCursor, identifier, pageLimit } from "@payments/kit";
+import { z } from "zod";
+import { deliveryStatusFromProto } from "./store.js";
+
+/** The field schemas the callback RPCs share, parsed once with the kit's `parseRequest`. */
+
+export const eventId = identifier(40);
+export const merchantId = identifier(100);
+/** Empty for operators (every merchant); otherwise the caller's merchant. */
+export const optionalMerchantId = z
+  .string()
+  .max(100, "must be at most 100 characters")
+  .transform((v) => (v === "" ? undefined : v));
+export const optionalTransactionId = z
+  .string()
+  .max(40, "must be at most 40 characters")
+  .transform((v) => (v === "" ? undefined : v));
+export const deliveryStatus = z
+  .number()
+  .refine((s) => s === DeliveryStatus.UNSPECIFIED || deliveryStatusFromProto(s) !== undefined, "is not a delivery status")
+  .transform((s) => deliveryStatusFromProto(s));
+export const limit = pageLimit(20, 100);
+export const cursor = cursorField(decodeCursor);

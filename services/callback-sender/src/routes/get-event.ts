@@ -1,0 +1,19 @@
+import { parseRequest } from "@payments/kit";
+import { z } from "zod";
+import type { CallbackContext } from "../context.js";
+import { eventId, optionalMerchantId } from "../requests.js";
+import { eventsWithAttempts, getEventRow } from "../store.js";
+import type { Rpc } from "./index.js";
+
+const request = z.object({ merchantId: optionalMerchantId, eventId });
+
+/** A merchant's caller (merchant_id set) sees only its own events; an operator (empty) any. */
+export function getEvent(ctx: CallbackContext): Rpc<"getEvent"> {
+  return {
+    async getEvent(req) {
+      const input = parseRequest(request, req);
+      const [event] = await eventsWithAttempts(ctx.db, [await getEventRow(ctx.db, input.eventId, input.merchantId)]);
+      return { event };
+    },
+  };
+}

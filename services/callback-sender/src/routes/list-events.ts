@@ -1,0 +1,23 @@
+import { newestFirstPage, parseRequest } from "@payments/kit";
+import { z } from "zod";
+import type { CallbackContext } from "../context.js";
+import { cursor, deliveryStatus, limit, optionalMerchantId, optionalTransactionId } from "../requests.js";
+import { eventsWithAttempts, type EventRow } from "../store.js";
+import type { Rpc } from "./index.js";
+
+const request = z.object({ merchantId: optionalMerchantId, deliveryStatus, transactionId: optionalTransactionId, limit, cursor });
+
+/** Newest first by (created_at, id), the time of the status change; the cursor is the last item's position. */
+export function listEvents(ctx: CallbackContext): Rpc<"listEvents"> {
+  return {
+    async listEvents(req) {
+      const input = parseRequest(request, req);
+      const query = ctx.db("callback_events");
+      if (input.merchantId) query.where({ merchant_id: input.merchantId });
+      if (input.deliveryStatus) query.where({ status: input.deliveryStatus });
+      if (input.transactionId) query.where({ transaction_id: input.transactionId });
+      const page = await newestFirstPage<EventRow>(query, { limit: input.limit, after: input.cursor });
+      return { events: await eventsWithAttempts(ctx.db, page.rows), nextCursor: page.nextCursor };
+    },
+  };
+}

@@ -1,0 +1,21 @@
+import { parseRequest } from "@payments/kit";
+import { z } from "zod";
+import type { CallbackContext } from "../context.js";
+import { redeliverEvent as redeliver } from "../redelivery.js";
+import { eventId, optionalMerchantId } from "../requests.js";
+import { eventsWithAttempts } from "../store.js";
+import type { Rpc } from "./index.js";
+
+const request = z.object({ merchantId: optionalMerchantId, eventId });
+
+export function redeliverEvent(ctx: CallbackContext): Rpc<"redeliverEvent"> {
+  return {
+    async redeliverEvent(req) {
+      const input = parseRequest(request, req);
+      const row = await redeliver(ctx, input.eventId, input.merchantId);
+      ctx.logger.info({ eventId: row.id, merchantId: row.merchant_id, by: input.merchantId ? "merchant" : "operator" }, "redelivery requested");
+      const [event] = await eventsWithAttempts(ctx.db, [row]);
+      return { event };
+    },
+  };
+}

@@ -1,0 +1,298 @@
+import { claimTransaction, forUpdateSkipLocked, transactionWithRetry, type Stoppable } from "@payments/kit";
+import { sign, unixTimestamp } from "@payments/signing";
+import type { Knex } from "knex";
+import type { CallbackContext } from "./context.js";
+import type { PostResult } from "./post-callback.js";
+import { nextStep } from "./retry-schedule.js";
+import type { AttemptOutcome, EventRow } from "./store.js";
+
+/**
+ * The sender: claims due events, POSTs each to the merchant's current callback URL and
+ * records the attempt.
+ *
+ * - A claim is a transaction with `FOR UPDATE SKIP LOCKED` that bumps `attempts`, marks the
+ *   event in flight and pushes `next_attempt_at` to the end of the attempt's lease
+ *   (CALLBACK_CLAIM_TIMEOUT). Replicas never claim the same attempt; a sender that dies
+ *   between its POST and its record leaves the event due again when the lease ends, and
+ *   the next claim logs the lost attempt and sends the same event (same X-Event-Id) again.
+ * - The answer is recorded only by the claim that made it (`attempts` and `in_flight_since`
+ *   unchanged), together with the attempt row.
+ * - A merchant gets at most CALLBACK_MERCHANT_CONCURRENCY attempts at a time from one
+ *   sender, of CALLBACK_CONCURRENCY in all, so a slow or dead endpoint holds only its own slots.
+ */
+
+export interface ClaimedAttempt {
+  eventId: string;
+  merchantId: string;
+  type: string;
+  body: string;
+  /** This attempt's number (attempts after the claim). */
+  number: number;
+  /** Its number within the current round of the retry schedule. */
+  roundNumber: number;
+  claimedAt: number;
+}
+
+export interface ClaimLimits {
+  /** Attempts to claim at most. */
+  limit: number;
+  /** How many more attempts each merchant may have now; merchants not in the map have the full allowance. */
+  merchantRoom: (merchantId: string) => number;
+  /** Merchants with no room at all, left out of the scan. */
+  fullMerchants: readonly string[];
+}
+
+const LOST_ERROR = "the sender stopped before it recorded an answer; the event was sent again";
+
+function due(qb: Knex.QueryBuilder, now: number): Knex.QueryBuilder {
+  return qb.where({ status: "pending" }).where("next_attempt_at", "<=", now);
+}
+
+/** Claims up to `limit` due attempts, oldest due first, within each merchant's room. */
+export async function claimDueAttempts(ctx: CallbackContext, limits: ClaimLimits): Promise<ClaimedAttempt[]> {
+  if (limits.limit <= 0) return [];
+  return claimTransaction(ctx.db, async (trx) => {
+    const now = ctx.clock.now().getTime();
+    const scan = due(trx("callback_events").select("id", "merchant_id", "type", "body", "attempts", "round_attempts", "in_flight_since"), now);
+    if (limits.fullMerchants.length > 0) scan.whereNotIn("merchant_id", [...limits.fullMerchants]);
+    const rows = (await forUpdateSkipLocked(trx, scan.orderBy("next_attempt_at").orderBy("id").limit(limits.limit))) as Pick<
+      EventRow,
+      "id" | "merchant_id" | "type" | "body" | "attempts" | "round_attempts" | "in_flight_since"
+    >[];
+    const taken: ClaimedAttempt[] = [];
+    const takenBy = new Map<string, number>();
+    for (const row of rows) {
+      const merchantTaken = takenBy.get(row.merchant_id) ?? 0;
+      if (merchantTaken >= limits.merchantRoom(row.merchant_id)) continue;
+      const number = Number(row.attempts) + 1;
+      const updated = await due(trx("callback_events").where({ id: row.id, attempts: row.attempts }), now).update({
+        attempts: number,
+        round_attempts: Number(row.round_attempts) + 1,
+        in_flight_since: now,
+        next_attempt_at: now + ctx.config.CALLBACK_CLAIM_TIMEOUT,
+        updated_at: now,
+      });
+      if (updated !== 1) continue;
+      if (row.in_flight_since !== null) {
+        // The previous claim's lease ran out without a record: its sender died (or hung) after
+        // claiming, maybe after POSTing. Log it; the merchant may see this event twice.
+        await trx("callback_attempts")
+          .insert({ event_id: row.id, number: Number(row.attempts), attempted_at: Number(row.in_flight_since), url: "", status_code: 0, latency_ms: 0, error: LOST_ERROR, outcome: "lost" })
+          .onConflict(["event_id", "number"])
+          .ignore();
+      }
+      takenBy.set(row.merchant_id, merchantTaken + 1);
+      taken.push({
+        eventId: row.id,
+        merchantId: row.merchant_id,
+        type: row.type,
+        body: row.body,
+        number,
+        roundNumber: Number(row.round_attempts) + 1,
+        claimedAt: now,
+      });
+    }
+    return taken;
+  });
+}
+
+/** The callback's headers: the event's identity and the request signature scheme, over the callback URL's path and query. */
+export function callbackHeaders(secret: string, url: URL, attempt: Pick<ClaimedAttempt, "eventId" | "type" | "body">, now: Date): Record<string, string> {
+  const timestamp = unixTimestamp(now);
+  return {
+    "content-type": "application/json",
+    "user-agent": "payments-callback-sender/1",
+    "x-event-id": attempt.eventId,
+    "x-event-type": attempt.type,
+    "x-timestamp": timestamp,
+    "x-signature": sign(secret, { timestamp, method: "POST", path: `${url.pathname}${url.search}`, body: attempt.body }),
+  };
+}
+
+export interface AttemptRecord {
+  url: string;
+  result: PostResult;
+}
+
+/**
+ * Records an attempt's answer: the attempt row, and the event delivered, due again after
+ * the schedule's wait, or failed when the schedule is used up. Only the claim that made the
+ * attempt changes the event; a claim whose lease ran out keeps just its attempt row.
+ */
+export async function recordAttempt(ctx: CallbackContext, attempt: ClaimedAttempt, record: AttemptRecord): Promise<AttemptOutcome> {
+  const now = ctx.clock.now().getTime();
+  const { result } = record;
+  const step = result.delivered
+    ? undefined
+    : nextStep(attempt.roundNumber, ctx.config.CALLBACK_RETRY_SCHEDULE, result.retryAfterMs, ctx.config.CALLBACK_MAX_RETRY_AFTER);
+  const outcome: AttemptOutcome = result.delivered ? "delivered" : step?.kind === "retry" ? "retry" : "failed";
+  const patch =
+    outcome === "delivered"
+      ? { status: "delivered", delivered_at: now, next_attempt_at: null }
+      : step?.kind === "retry"
+        ? { next_attempt_at: now + step.delayMs }
+        : { status: "failed", next_attempt_at: null };
+  await transactionWithRetry(ctx.db, async (trx) => {
+    await trx("callback_attempts")
+      .insert({
+        event_id: attempt.eventId,
+        number: attempt.number,
+        attempted_at: attempt.claimedAt,
+        url: record.url.slice(0, 2048),
+        status_code: result.statusCode,
+        latency_ms: Math.min(result.latencyMs, 2_147_483_647),
+        error: result.error.slice(0, 500),
+        outcome,
+      })
+      .onConflict(["event_id", "number"])
+      .merge();
+    await trx("callback_events")
+      .where({ id: attempt.eventId, attempts: attempt.number, in_flight_since: attempt.claimedAt, status: "pending" })
+      .update({ ...patch, in_flight_since: null, updated_at: now });
+  });
+  return outcome;
+}
+
+/** Gives a claim back without counting it (our side failed before anything was sent). */
+export async function releaseClaim(ctx: CallbackContext, attempt: ClaimedAttempt, retryInMs: number): Promise<void> {
+  const now = ctx.clock.now().getTime();
+  await ctx.db("callback_events")
+    .where({ id: attempt.eventId, attempts: attempt.number, in_flight_since: attempt.claimedAt, status: "pending" })
+    .update({
+      attempts: attempt.number - 1,
+      round_attempts: attempt.roundNumber - 1,
+      in_flight_since: null,
+      next_attempt_at: now + retryInMs,
+      updated_at: now,
+    });
+}
+
+/**
+ * Makes one claimed attempt: looks up where the merchant's callbacks go now and the secret
+ * that signs them, POSTs, records. Never throws. When the lookup fails (our side) the claim
+ * is given back uncounted; when the record fails the lease runs out and the event is sent
+ * again.
+ */
+export async function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttempt): Promise<AttemptOutcome | "released" | "unrecorded"> {
+  const log = ctx.logger.child({ job: "callback-sender", eventId: attempt.eventId, merchantId: attempt.merchantId, attempt: attempt.number });
+  const attempts = ctx.metrics.counter("callback_attempts_total", "Callback attempts, by outcome", ["outcome"]);
+  let target: { callbackUrl: string; signingSecret: string };
+  try {
+    target = await ctx.merchants.getCallbackTarget({ merchantId: attempt.merchantId });
+  } catch (err) {
+    const retryIn = Math.min(ctx.config.CALLBACK_RETRY_SCHEDULE[0] ?? 5_000, 5_000);
+    log.error({ err }, "could not look up the merchant's callback target; the attempt is given back and tried again");
+    await releaseClaim(ctx, attempt, retryIn).catch((releaseErr: unknown) => log.error({ err: releaseErr }, "could not give the claim back; it is retried when its lease ends"));
+    attempts.inc({ outcome: "released" });
+    return "released";
+  }
+
+  let result: PostResult;
+  let url = target.callbackUrl;
+  if (url === "") {
+    result = { delivered: false, statusCode: 0, latencyMs: 0, error: "the merchant has no callback URL set" };
+  } else {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed) {
+      result = { delivered: false, statusCode: 0, latencyMs: 0, error: "the merchant's callback URL is not a URL" };
+    } else {
+      url = parsed.toString();
+      const headers = callbackHeaders(target.signingSecret, parsed, attempt, ctx.clock.now());
+      result = await ctx.poster.post({ url, headers, body: attempt.body });
+    }
+  }
+
+  let outcome: AttemptOutcome;
+  try {
+    outcome = await recordAttempt(ctx, attempt, { url, result });
+  } catch (err) {
+    log.error({ err, statusCode: result.statusCode, delivered: result.delivered }, "could not record the attempt; the event is sent again when its lease ends");
+    attempts.inc({ outcome: "unrecorded" });
+    return "unrecorded";
+  }
+  attempts.inc({ outcome });
+  const fields = { type: attempt.type, url, statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error || undefined };
+  if (outcome === "delivered") log.info(fields, "callback delivered");
+  else if (outcome === "retry") log.info(fields, "callback not delivered; retrying on the schedule");
+  else log.warn(fields, "callback failed: the retry schedule is used up");
+  return outcome;
+}
+
+export interface CallbackSender extends Stoppable {
+  /** Look for due attempts now (a new event, a redelivery). */
+  wake(): void;
+}
+
+/**
+ * Runs the sender until stopped: every CALLBACK_POLL_INTERVAL, when woken, and whenever an
+ * attempt ends, it claims what fits in its free slots and sends it. stop() claims no more
+ * and waits for the attempts under way (each bounded by CALLBACK_TIMEOUT).
+ */
+export function startCallbackSender(ctx: CallbackContext): CallbackSender {
+  const log = ctx.logger.child({ job: "callback-sender" });
+  const total = ctx.config.CALLBACK_CONCURRENCY;
+  const perMerchant = ctx.config.CALLBACK_MERCHANT_CONCURRENCY;
+  const busy = new Map<string, number>();
+  const inFlight = new Set<Promise<unknown>>();
+  let stopped = false;
+  let claiming: Promise<void> | undefined;
+  let again = false;
+
+  const claim = async () => {
+    const free = total - inFlight.size;
+    if (stopped || free <= 0) return;
+    const fullMerchants = [...busy].filter(([, n]) => n >= perMerchant).map(([id]) => id);
+    let claimed: ClaimedAttempt[];
+    try {
+      claimed = await claimDueAttempts(ctx, { limit: free, fullMerchants, merchantRoom: (id) => perMerchant - (busy.get(id) ?? 0) });
+    } catch (err) {
+      if (!stopped) log.error({ err }, "claiming due callbacks failed; will retry");
+      return;
+    }
+    for (const attempt of claimed) {
+      busy.set(attempt.merchantId, (busy.get(attempt.merchantId) ?? 0) + 1);
+      const sending: Promise<unknown> = deliverAttempt(ctx, attempt).finally(() => {
+        inFlight.delete(sending);
+        const left = (busy.get(attempt.merchantId) ?? 1) - 1;
+        if (left <= 0) busy.delete(attempt.merchantId);
+        else busy.set(attempt.merchantId, left);
+        wake();
+      });
+      inFlight.add(sending);
+    }
+    // Anything claimed: more may be due (other merchants' events passed over for room, a full batch).
+    if (claimed.length > 0) again = true;
+  };
+
+  function wake(): void {
+    if (stopped) return;
+    if (claiming) {
+      again = true;
+      return;
+    }
+    again = false;
+    claiming = claim().finally(() => {
+      claiming = undefined;
+      if (again) wake();
+    });
+  }
+
+  const timer = setInterval(wake, ctx.config.CALLBACK_POLL_INTERVAL);
+  timer.unref?.();
+  wake();
+
+  return {
+    wake,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await claiming;
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  };
+}

@@ -1,0 +1,221 @@
+import http from "node:http";
+import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { CallbackService } from "@payments/contracts/callback";
+import { DepositService } from "@payments/contracts/deposit";
+import { MerchantService } from "@payments/contracts/merchant";
+import { PayoutService } from "@payments/contracts/payout";
+import { depositModule } from "@payments/deposit-service";
+import { createServiceClient, startServices, type Env, type RunningServices } from "@payments/kit";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/kit/testing";
+import { merchantModule } from "@payments/merchant-service";
+import { createPayoutModule } from "@payments/payout-service";
+import type { Knex } from "knex";
+import { createCallbackModule, type CallbackModuleOptions } from "../src/index.js";
+
+// What the callback-sender tests share: the services that produce status changes (on MySQL,
+// events over JetStream), callback-sender replicas on their own database, and a real HTTP
+// receiver on localhost standing in for the merchant.
+
+export interface ReceivedCallback {
+  /** Path with query, as the receiver saw it. */
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  /** Date.now() when the request arrived. */
+  at: number;
+  eventId: string;
+}
+
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+/** How the receiver answers a callback: given it and how many times its event arrived (this one included); "hang" never answers until released. */
+export type AnswerPolicy = (callback: ReceivedCallback, arrival: number) => Answer | "hang";
+
+export class Receiver {
+  readonly received: ReceivedCallback[] = [];
+  private readonly arrivals = new Map<string, number>();
+  private readonly hanging = new Set<http.ServerResponse>();
+  private server?: http.Server;
+  /** Requests being answered right now. */
+  open = 0;
+  maxOpen = 0;
+
+  constructor(public policy: AnswerPolicy = () => ({ status: 200 })) {}
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const eventId = String(req.headers["x-event-id"] ?? "");
+        const callback: ReceivedCallback = { path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks), at: Date.now(), eventId };
+        this.received.push(callback);
+        const arrival = (this.arrivals.get(eventId) ?? 0) + 1;
+        this.arrivals.set(eventId, arrival);
+        this.open++;
+        this.maxOpen = Math.max(this.maxOpen, this.open);
+        res.on("close", () => this.open--);
+        const answer = this.policy(callback, arrival);
+        if (answer === "hang") {
+          this.hanging.add(res);
+          return;
+        }
+        res.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? "");
+      });
+    });
+    this.server.keepAliveTimeout = 1000;
+    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    return this;
+  }
+
+  url(path = "/callbacks"): string {
+    const address = this.server!.address() as { port: number };
+    return `http://127.0.0.1:${address.port}${path}`;
+  }
+
+  /** The callbacks of one event, in arrival order. */
+  of(eventId: string): ReceivedCallback[] {
+    return this.received.filter((c) => c.eventId === eventId);
+  }
+
+  /** Answers every hanging request with 200 (their sender may have given up long ago). */
+  release(): void {
+    for (const res of this.hanging) if (!res.writableEnded) res.writeHead(200).end();
+    this.hanging.clear();
+  }
+
+  async stop(): Promise<void> {
+    for (const res of this.hanging) res.destroy();
+    this.hanging.clear();
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export const INTERNAL_TOKEN = "callback-tests-internal-token";
+
+/** The settings every test sender gets: a fast schedule and loopback allowed. */
+export const FAST_SENDER: Env = {
+  CALLBACK_RETRY_SCHEDULE: "100ms,200ms,300ms",
+  CALLBACK_TIMEOUT: "2s",
+  CALLBACK_CLAIM_TIMEOUT: "3s",
+  CALLBACK_POLL_INTERVAL: "50ms",
+  CALLBACK_ALLOW_PRIVATE: "1",
+  PUBLIC_BASE_URL: "https://pay.example.test",
+};
+
+/**
+ * The producers (merchant, bank-catalog, deposit, payout in one process on MySQL, events
+ * over a JetStream stream of their own) and a database for callback-sender replicas.
+ */
+export class Stack {
+  producers!: RunningServices;
+  readonly senders: RunningServices[] = [];
+  private readonly js = jetStreamTestEnv();
+  private readonly databases: Array<Awaited<ReturnType<typeof createTestDatabase>>> = [];
+  senderDatabaseUrl!: string;
+
+  async start(producerEnv: Env = {}): Promise<this> {
+    const [producersDb, senderDb] = await Promise.all([createTestDatabase(), createTestDatabase()]);
+    this.databases.push(producersDb, senderDb);
+    this.senderDatabaseUrl = senderDb.url;
+    this.producers = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], {
+      mode: "all-in-one",
+      env: {
+        ...this.js,
+        DATABASE_URL: producersDb.url,
+        GRPC_PORT: "0",
+        INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+        MASTER_KEY: "b".repeat(64),
+        LOG_LEVEL: "error",
+        SANDBOX_PAYOUT_DELAY: "20ms",
+        PAYOUT_WORKER_INTERVAL: "100ms",
+        DEPOSIT_EXPIRY_INTERVAL: "100ms",
+        ...producerEnv,
+      },
+    });
+    return this;
+  }
+
+  /** One callback-sender replica, split mode, on the senders' database. */
+  async startSender(env: Env = {}, options: CallbackModuleOptions = {}): Promise<RunningServices> {
+    const sender = await startServices([createCallbackModule(options)], { mode: "split", env: this.senderEnv(env) });
+    this.senders.push(sender);
+    return sender;
+  }
+
+  /** The environment of a sender replica (also for one in a child process). */
+  senderEnv(env: Env = {}): Env {
+    return {
+      ...this.js,
+      DATABASE_URL: this.senderDatabaseUrl,
+      GRPC_PORT: "0",
+      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      MERCHANT_SERVICE_URL: this.producers.server.url,
+      LOG_LEVEL: "error",
+      ...FAST_SENDER,
+      ...env,
+    };
+  }
+
+  async stopSender(sender: RunningServices): Promise<void> {
+    await sender.stop();
+    this.senders.splice(this.senders.indexOf(sender), 1);
+  }
+
+  senderDb(sender: RunningServices = this.senders[0]!): Knex {
+    return sender.contexts.get("callback-sender")!.db;
+  }
+
+  merchants() {
+    return createServiceClient(MerchantService, this.producers.server.url, { token: INTERNAL_TOKEN });
+  }
+  deposits() {
+    return createServiceClient(DepositService, this.producers.server.url, { token: INTERNAL_TOKEN });
+  }
+  payouts() {
+    return createServiceClient(PayoutService, this.producers.server.url, { token: INTERNAL_TOKEN });
+  }
+  callbacks(sender: RunningServices = this.senders[0]!) {
+    return createServiceClient(CallbackService, sender.server.url, { token: INTERNAL_TOKEN });
+  }
+
+  /** A merchant whose callbacks go to `callbackUrl`, with its secret. */
+  async merchant(callbackUrl: string, name = "Callback Shop"): Promise<{ id: string; secret: string }> {
+    const created = await this.merchants().createMerchant({ name, callbackUrl, sandbox: true });
+    return { id: created.merchant!.id, secret: created.apiSecret };
+  }
+
+  /** A pending deposit of the merchant. */
+  async deposit(merchantId: string, processId: string, amount = 10_000n) {
+    const { deposit } = await this.deposits().createDeposit({
+      merchantId,
+      processId,
+      amount,
+      customer: { id: "cust-1", name: "Ayşe Yılmaz", username: "ayse" },
+    });
+    return deposit!;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.senders.splice(0).map((s) => s.stop()));
+    await this.producers?.stop();
+    await Promise.allSettled(this.databases.map((d) => d.drop()));
+    await deleteTestStream(this.js).catch(() => undefined);
+  }
+}
