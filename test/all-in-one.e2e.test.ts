@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { DepositService } from "@payments/contracts/deposit";
 import { createServiceClient } from "@payments/kit";
-import { bankListProblems, signedFetch } from "./helpers.js";
+import { verifyCallback } from "@payments/signing";
+import { bankListProblems, signedFetch, startCallbackReceiver } from "./helpers.js";
 
 // The newcomer's path, for real: `pnpm start` on embedded SQLite, a merchant from
 // `pnpm cli merchant create --json`, a signed bank list, then SIGTERM.
@@ -20,7 +21,7 @@ let merchant: { merchantId: string; apiKey: string; apiSecret: string } | undefi
 
 function freePortEnv(): Record<string, string> {
   // Port 0: the process picks free ports and reports them on its ready line.
-  return { PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info", DEPOSIT_TTL: "8s", DEPOSIT_EXPIRY_INTERVAL: "200ms", SANDBOX_PAYOUT_DELAY: "50ms", PAYOUT_WORKER_INTERVAL: "100ms" };
+  return { PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info", DEPOSIT_TTL: "8s", DEPOSIT_EXPIRY_INTERVAL: "200ms", SANDBOX_PAYOUT_DELAY: "50ms", PAYOUT_WORKER_INTERVAL: "100ms", CALLBACK_ALLOW_PRIVATE: "1", CALLBACK_RETRY_SCHEDULE: "100ms,200ms", CALLBACK_POLL_INTERVAL: "50ms" };
 }
 
 test.before(async () => {
@@ -165,6 +166,35 @@ test.serial("deposit → operator confirm → balance → withdraw → completed
   const shown = await cli(["balance", "show", "--merchant", creds.merchantId, "--json"]);
   t.is(shown.code, 0, shown.stderr);
   t.like(JSON.parse(shown.stdout), { balances: [{ currency: "TRY", available: 50_000, held: 0 }] });
+});
+
+test.serial("a merchant that sets a callback URL with the CLI gets its deposit's completion as a signed callback, listed at GET /v1/events", async (t) => {
+  const receiver = await startCallbackReceiver();
+  try {
+    const made = await cli(["merchant", "create", "--name", "Callback Shop", "--json"]);
+    t.is(made.code, 0, made.stderr);
+    const creds = JSON.parse(made.stdout) as { merchantId: string; apiKey: string; apiSecret: string };
+    const set = await cli(["merchant", "set-callback", creds.merchantId, receiver.url("/payments/cb")]);
+    t.is(set.code, 0, set.stderr);
+    const deposit = await signedFetch(gatewayUrl, creds, "POST", "/v1/deposit", { processId: "aio-cb", amount: 25_000, customer: { id: "c", name: "N", username: "u" } });
+    const depositId = (deposit.json.data as DepositRecord).transactionId;
+    await createServiceClient(DepositService, grpcUrl).confirmDeposit({ depositId });
+    for (let i = 0; i < 100 && receiver.received.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    t.is(receiver.received.length, 1);
+    const callback = receiver.received[0]!;
+    const verdict = verifyCallback({ secrets: creds.apiSecret, headers: callback.headers, body: callback.body, path: callback.path });
+    t.true(verdict.ok, JSON.stringify(verdict));
+    if (verdict.ok) t.like(verdict.event, { type: "deposit.completed", data: { transactionId: depositId, status: "completed", sequence: 2 } });
+    let listed: { items: Array<{ id: string; deliveryStatus: string }> } = { items: [] };
+    for (let i = 0; i < 50; i++) {
+      listed = (await signedFetch(gatewayUrl, creds, "GET", "/v1/events")).json.data as typeof listed;
+      if (listed.items[0]?.deliveryStatus === "delivered") break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    t.like(listed.items, [{ id: String(callback.headers["x-event-id"]), deliveryStatus: "delivered" }]);
+  } finally {
+    await receiver.stop();
+  }
 });
 
 test.serial("SIGTERM stops the process cleanly", async (t) => {

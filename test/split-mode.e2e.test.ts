@@ -10,18 +10,21 @@ import { startGateway } from "@payments/gateway";
 import { createServiceClient, JetStreamBus, startServices, type RunningServices, type Subscription } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/kit/testing";
 import { merchantModule } from "@payments/merchant-service";
-import { bankListProblems, signedFetch, type BankEntry } from "./helpers.js";
+import { callbackModule } from "@payments/callback-sender-service";
+import { verifyCallback } from "@payments/signing";
+import { bankListProblems, signedFetch, startCallbackReceiver, type BankEntry } from "./helpers.js";
 
 // Each service alone, as `docker compose` runs them: own process settings, own MySQL
 // database, events over JetStream only. The gateway hears MerchantChanged over NATS.
 const token = "split-mode-internal-token";
 const js = jetStreamTestEnv();
-const databases = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase(), createTestDatabase()]);
+const databases = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase(), createTestDatabase(), createTestDatabase()]);
 const common = { ...js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn" };
 let merchantSvc: RunningServices;
 let catalogSvc: RunningServices;
 let depositSvc: RunningServices;
 let payoutSvc: RunningServices;
+let callbackSvc: RunningServices;
 let gateway: Awaited<ReturnType<typeof startGateway>>;
 // Another JetStream client, standing in for the consumers of deposit events (callbacks, balances).
 let observer: JetStreamBus;
@@ -56,6 +59,20 @@ test.before(async () => {
       PAYOUT_WORKER_INTERVAL: "100ms",
     },
   });
+  callbackSvc = await startServices([callbackModule], {
+    mode: "split",
+    env: {
+      ...common,
+      DATABASE_URL: databases[4]!.url,
+      MERCHANT_SERVICE_URL: merchantSvc.server.url,
+      PUBLIC_BASE_URL: "https://pay.example.test",
+      CALLBACK_ALLOW_PRIVATE: "1",
+      CALLBACK_RETRY_SCHEDULE: "100ms,200ms",
+      CALLBACK_POLL_INTERVAL: "50ms",
+      // Merchants without a callback URL fail their attempts with a warning each.
+      LOG_LEVEL: "error",
+    },
+  });
   observer = await JetStreamBus.connect({ url: js.NATS_URL, stream: js.NATS_STREAM, subjectPrefix: js.NATS_SUBJECT_PREFIX });
   observation = await observer.consume("e2e-observer", ["deposit.v1.>"], async (message) => {
     const event = fromBinary(DepositStatusChangedSchema, message.data);
@@ -71,6 +88,7 @@ test.before(async () => {
       BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
       DEPOSIT_SERVICE_URL: depositSvc.server.url,
       PAYOUT_SERVICE_URL: payoutSvc.server.url,
+      CALLBACK_SENDER_SERVICE_URL: callbackSvc.server.url,
       PUBLIC_BASE_URL: "https://pay.example.test",
       // Long enough that only the JetStream event can explain a prompt refusal.
       CREDENTIAL_CACHE_TTL: "10m",
@@ -83,6 +101,7 @@ test.after.always(async () => {
   await gateway?.stop();
   await observation?.stop();
   await observer?.close();
+  await callbackSvc?.stop();
   await payoutSvc?.stop();
   await depositSvc?.stop();
   await merchantSvc?.stop();
@@ -258,6 +277,81 @@ test("deposit → confirm → balance → withdraw → completed, every service 
   t.is(done.status, "completed");
   const after = (await signedFetch(gateway.url, creds, "GET", "/v1/balance")).json.data as { balances: unknown[] };
   t.deepEqual(after.balances, [{ currency: "TRY", available: 50_000, held: 0 }]);
+});
+
+test("every status change reaches the merchant's callback URL signed; the merchant sees the log at GET /v1/events and redelivers", async (t) => {
+  let answer = 500;
+  const receiver = await startCallbackReceiver(() => answer);
+  try {
+    const created = await merchants().createMerchant({ name: "Callback Shop", allowedIps: ["127.0.0.1", "::1"], callbackUrl: receiver.url("/cb?shop=1") });
+    const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+    const res = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", { processId: "split-cb-in", amount: 50_000, customer: { id: "c", name: "N", username: "u" } });
+    const depositId = (res.json.data as Record).transactionId;
+    await createServiceClient(DepositService, depositSvc.server.url, { token }).confirmDeposit({ depositId });
+
+    // The receiver answers 500 at first: three attempts on the 100ms, 200ms schedule, then failed.
+    type Listed = { items: Array<{ id: string; type: string; deliveryStatus: string; attempts: Array<{ statusCode: number | null; outcome: string }> }>; nextCursor: string | null };
+    const failed = await until(
+      async () => (await signedFetch(gateway.url, creds, "GET", "/v1/events?deliveryStatus=failed")).json.data as Listed,
+      (l) => l.items.length === 1,
+      "the failed deposit.completed event",
+    );
+    const event = failed.items[0]!;
+    t.is(event.type, "deposit.completed");
+    t.deepEqual(
+      event.attempts.map((a) => [a.statusCode, a.outcome]),
+      [
+        [500, "retry"],
+        [500, "retry"],
+        [500, "failed"],
+      ],
+    );
+
+    answer = 200;
+    const redelivered = await signedFetch(gateway.url, creds, "POST", `/v1/events/${event.id}/redeliver`);
+    t.is(redelivered.status, 200, JSON.stringify(redelivered.json));
+    await until(
+      async () => ((await signedFetch(gateway.url, creds, "GET", `/v1/events/${event.id}`)).json.data as { deliveryStatus: string }).deliveryStatus,
+      (status) => status === "delivered",
+      "the redelivery",
+    );
+
+    // A withdrawal: processing, then completed, each its own callback.
+    await until(
+      async () => (await signedFetch(gateway.url, creds, "GET", "/v1/balance")).json.data as { balances: Array<{ available: number }> },
+      (b) => b.balances[0]?.available === 50_000,
+      "the deposit credit",
+    );
+    const withdrawal = await signedFetch(gateway.url, creds, "POST", "/v1/withdraw", {
+      processId: "split-cb-out",
+      amount: 20_000,
+      accountName: "Ali Veli",
+      iban: "TR330006100519786457841326",
+      userId: "u1",
+      userName: "ali",
+      name: "Ali Veli",
+    });
+    t.is(withdrawal.status, 201);
+    await until(
+      async () => receiver.received.filter((c) => c.headers["x-event-type"] === "withdrawal.completed"),
+      (l) => l.length === 1,
+      "the withdrawal.completed callback",
+    );
+    for (const callback of receiver.received) {
+      const verdict = verifyCallback({ secrets: created.apiSecret, headers: callback.headers, body: callback.body, path: callback.path });
+      t.true(verdict.ok, JSON.stringify(verdict));
+      t.is(callback.path, "/cb?shop=1");
+    }
+    const delivered = receiver.received.filter((c, i) => i === receiver.received.findIndex((d) => d.headers["x-event-id"] === c.headers["x-event-id"]));
+    t.deepEqual(
+      delivered.map((c) => c.headers["x-event-type"]),
+      ["deposit.completed", "withdrawal.processing", "withdrawal.completed"],
+    );
+    const sequences = delivered.slice(1).map((c) => (JSON.parse(c.body.toString()) as { data: { sequence: number } }).data.sequence);
+    t.deepEqual(sequences, [2, 3]);
+  } finally {
+    await receiver.stop();
+  }
 });
 
 test("/healthz is 200 while every service answers", async (t) => {

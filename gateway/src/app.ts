@@ -2,6 +2,7 @@ import Koa from "koa";
 import Router from "@koa/router";
 import type { Client } from "@connectrpc/connect";
 import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { CallbackService } from "@payments/contracts/callback";
 import type { DepositService } from "@payments/contracts/deposit";
 import type { MerchantService } from "@payments/contracts/merchant";
 import type { PayoutService } from "@payments/contracts/payout";
@@ -22,6 +23,7 @@ import { assets } from "./routes/assets.js";
 import { availableBanks } from "./routes/available-banks.js";
 import { checkout } from "./routes/checkout.js";
 import { deposits } from "./routes/deposits.js";
+import { events } from "./routes/events.js";
 import { transactions } from "./routes/transactions.js";
 import { withdrawals } from "./routes/withdrawals.js";
 import { health, type HealthClient } from "./routes/health.js";
@@ -35,6 +37,8 @@ export interface GatewayDeps {
   deposits: Client<typeof DepositService>;
   /** Withdrawals and balances. */
   payouts: Client<typeof PayoutService>;
+  /** The callback-sender: the merchant's callback events and their redelivery. */
+  callbacks: Client<typeof CallbackService>;
   /** grpc.health.v1 of each service the gateway needs, by name, for /healthz. */
   health: Record<string, HealthClient>;
   credentials: CredentialCache;
@@ -57,6 +61,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
     ...deposits({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...withdrawals({ payouts: deps.payouts, clock }),
     ...transactions({ deposits: deps.deposits, payouts: deps.payouts, clock, publicBaseUrl: publicBaseUrl(config) }),
+    ...events({ callbacks: deps.callbacks, clock }),
     ...checkout({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...health({ services: deps.health, clock, timeoutMs: config.HEALTH_TIMEOUT }),
     ...assets({ bankCatalog: deps.bankCatalog, clock, cacheTtlMs: config.BANK_ASSET_CACHE_TTL }),

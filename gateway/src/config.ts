@@ -19,10 +19,13 @@ function isTrustedProxyEntry(entry: string): boolean {
 export const gatewayConfigSchema = z.object({
   PORT: envVar.port(8080),
   HOST: z.string().default("0.0.0.0"),
+  // Where each service the gateway calls is (split mode; required there). The all-in-one process passes them in.
   MERCHANT_SERVICE_URL: envVar.url(["http", "https"]).optional(),
   BANK_CATALOG_SERVICE_URL: envVar.url(["http", "https"]).optional(),
   DEPOSIT_SERVICE_URL: envVar.url(["http", "https"]).optional(),
   PAYOUT_SERVICE_URL: envVar.url(["http", "https"]).optional(),
+  /** The callback-sender, behind /v1/events. */
+  CALLBACK_SENDER_SERVICE_URL: envVar.url(["http", "https"]).optional(),
   INTERNAL_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   /** Where merchants and their customers reach the gateway; logo paths and checkout links start with it. */
   PUBLIC_BASE_URL: envVar

@@ -29,6 +29,8 @@ export const publicReasons: Readonly<Record<string, number>> = {
   TRANSACTION_NOT_FOUND: 404,
   /** A move the transaction's current status does not allow (cancelling a completed deposit); details.status says where it is. */
   INVALID_TRANSACTION_STATE: 409,
+  /** A callback event the merchant does not have (unknown, or another merchant's). */
+  EVENT_NOT_FOUND: 404,
 };
 
 /** One thing wrong with a request: the merchant's field name (`customer.name`) and what is wrong with it. */
@@ -109,17 +111,20 @@ export async function callService<T>(call: Promise<T>, options: MapOptions = {})
 }
 
 /**
- * A call about one transaction id taken from the path. An id the service will not even
- * parse (too long: VALIDATION_ERROR on `idField`) is as unknown as any other: 404, not a
- * validation error about a URL.
+ * A call about one resource named by an id taken from the path. An id the service will not
+ * even parse (too long: VALIDATION_ERROR on `idField`) is as unknown as any other: the
+ * resource's 404, not a validation error about a URL.
  */
-export async function callAboutTransaction<T>(call: Promise<T>, options: MapOptions & { idField: string; noun: string }): Promise<T> {
+export async function callAboutPathId<T>(call: Promise<T>, options: MapOptions & { idField: string; notFound: () => ApiError }): Promise<T> {
   const unparsable = call.catch((err: unknown) => {
     const info = errorInfo(err);
-    if (info.reason === "VALIDATION_ERROR" && info.field === options.idField) {
-      throw new ApiError(404, "TRANSACTION_NOT_FOUND", `no ${options.noun} with this transactionId`);
-    }
+    if (info.reason === "VALIDATION_ERROR" && info.field === options.idField) throw options.notFound();
     throw err;
   });
   return callService(unparsable, options);
+}
+
+/** callAboutPathId for a deposit or withdrawal: 404 TRANSACTION_NOT_FOUND. */
+export async function callAboutTransaction<T>(call: Promise<T>, options: MapOptions & { idField: string; noun: string }): Promise<T> {
+  return callAboutPathId(call, { ...options, notFound: () => new ApiError(404, "TRANSACTION_NOT_FOUND", `no ${options.noun} with this transactionId`) });
 }

@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { Health } from "@payments/contracts/health";
 import { MerchantService } from "@payments/contracts/merchant";
@@ -38,6 +39,8 @@ export interface StartGatewayOptions {
   depositUrl?: string;
   /** Override PAYOUT_SERVICE_URL. */
   payoutUrl?: string;
+  /** Override CALLBACK_SENDER_SERVICE_URL. */
+  callbackUrl?: string;
 }
 
 export interface RunningGateway {
@@ -87,6 +90,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const bankCatalogUrl = required(options.bankCatalogUrl ?? config.BANK_CATALOG_SERVICE_URL, "BANK_CATALOG_SERVICE_URL");
   const depositUrl = required(options.depositUrl ?? config.DEPOSIT_SERVICE_URL, "DEPOSIT_SERVICE_URL");
   const payoutUrl = required(options.payoutUrl ?? config.PAYOUT_SERVICE_URL, "PAYOUT_SERVICE_URL");
+  const callbackUrl = required(options.callbackUrl ?? config.CALLBACK_SENDER_SERVICE_URL, "CALLBACK_SENDER_SERVICE_URL");
   const logger = options.logger?.child({ component: "gateway" }) ?? createLogger({ service: "gateway", level: config.LOG_LEVEL });
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? createMetrics();
@@ -96,11 +100,13 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const bankCatalog = createServiceClient(BankCatalogService, bankCatalogUrl, transport);
   const deposits = createServiceClient(DepositService, depositUrl, transport);
   const payouts = createServiceClient(PayoutService, payoutUrl, transport);
+  const callbacks = createServiceClient(CallbackService, callbackUrl, transport);
   const healthClients = {
     merchant: createServiceClient(Health, merchantUrl, transport),
     "bank-catalog": createServiceClient(Health, bankCatalogUrl, transport),
     deposit: createServiceClient(Health, depositUrl, transport),
     payout: createServiceClient(Health, payoutUrl, transport),
+    "callback-sender": createServiceClient(Health, callbackUrl, transport),
   };
   const credentials = new CredentialCache({
     merchants,
@@ -140,7 +146,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     const port = await listen(server, config.PORT, config.HOST);
     cleanups.push(() => close(server, config.SHUTDOWN_GRACE));
     const resolved: GatewayConfig = { ...config, PORT: port, PUBLIC_BASE_URL: publicBaseUrl({ ...config, PORT: port }) };
-    const app = createApp({ config: resolved, merchants, bankCatalog, deposits, payouts, health: healthClients, credentials, logger, metrics, clock });
+    const app = createApp({ config: resolved, merchants, bankCatalog, deposits, payouts, callbacks, health: healthClients, credentials, logger, metrics, clock });
     server.on("request", app.callback());
 
     let metricsPort: number | undefined;

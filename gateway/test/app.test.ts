@@ -4,6 +4,7 @@ import test from "ava";
 import { Code, ConnectError, createClient, createRouterTransport, type ServiceImpl } from "@connectrpc/connect";
 import { DepositService } from "@payments/contracts/deposit";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { CallbackService } from "@payments/contracts/callback";
 import { Health, HealthCheckResponse_ServingStatus } from "@payments/contracts/health";
 import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
@@ -45,6 +46,7 @@ async function startApp(catalog: Partial<ServiceImpl<typeof BankCatalogService>>
     bankCatalog: createClient(BankCatalogService, catalogTransport),
     deposits: createClient(DepositService, catalogTransport),
     payouts: createClient(PayoutService, catalogTransport),
+    callbacks: createClient(CallbackService, catalogTransport),
     health: { merchant: createClient(Health, merchantsTransport), "bank-catalog": createClient(Health, catalogTransport) },
     credentials: new CredentialCache({ merchants, clock, ttlMs: 30_000, negativeTtlMs: 5_000 }),
     logger: createLogger({ service: "gateway", level: "info", destination: { write: (line: string) => void logLines.push(line) } }),

@@ -9,6 +9,7 @@ import { Code, ConnectError, createClient, createRouterTransport, type Client } 
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { create } from "@bufbuild/protobuf";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { CallbackService } from "@payments/contracts/callback";
 import { DepositSchema, DepositService, DepositStatus } from "@payments/contracts/deposit";
 import { Health } from "@payments/contracts/health";
 import { MerchantService } from "@payments/contracts/merchant";
@@ -263,6 +264,7 @@ test.before(async () => {
     bankCatalogUrl: url,
     depositUrl: url,
     payoutUrl: url,
+    callbackUrl: url,
   });
   sandboxMerchant = (await merchants.createMerchant({ name: "Sandbox Shop", sandbox: true })).merchant!.id;
   liveMerchant = (await merchants.createMerchant({ name: "Live Shop", sandbox: false })).merchant!.id;
@@ -500,6 +502,7 @@ test("a deposit service that is down gives the customer a 503 page to reload, no
     bankCatalog: createClient(BankCatalogService, transport),
     deposits: createClient(DepositService, transport),
     payouts: createClient(PayoutService, transport),
+    callbacks: createClient(CallbackService, transport),
     health: { deposit: createClient(Health, transport) },
     credentials: new CredentialCache({ merchants: merchantsClient, clock: { now: () => new Date() }, ttlMs: 0, negativeTtlMs: 0 }),
     logger: createLogger({ service: "gateway", level: "info", destination: { write: (line: string) => void logLines.push(line) } }),

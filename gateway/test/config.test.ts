@@ -1,6 +1,7 @@
 import test from "ava";
 import { ConfigError } from "@payments/kit";
 import { loadGatewayConfig } from "../src/config.js";
+import { startGateway } from "../src/server.js";
 
 test("defaults match the documented settings", (t) => {
   const config = loadGatewayConfig({});
@@ -40,4 +41,20 @@ test("bad values are refused, each naming its variable", (t) => {
   t.regex(err?.message ?? "", /TRUSTED_PROXIES/);
   t.regex(err?.message ?? "", /TIMESTAMP_TOLERANCE: must be at least 1s/);
   t.regex(err?.message ?? "", /PUBLIC_BASE_URL/);
+});
+
+test("the service URLs are http(s) URLs; CALLBACK_SENDER_SERVICE_URL like the others", (t) => {
+  t.is(loadGatewayConfig({ CALLBACK_SENDER_SERVICE_URL: "http://callback-sender:9090" }).CALLBACK_SENDER_SERVICE_URL, "http://callback-sender:9090");
+  t.is(loadGatewayConfig({}).CALLBACK_SENDER_SERVICE_URL, undefined);
+  const err = t.throws(() => loadGatewayConfig({ CALLBACK_SENDER_SERVICE_URL: "callback-sender:9090" }), { instanceOf: ConfigError });
+  t.regex(err?.message ?? "", /CALLBACK_SENDER_SERVICE_URL/);
+});
+
+test("startGateway refuses to start without the callback-sender's URL, naming the variable", async (t) => {
+  const url = "http://127.0.0.1:9";
+  const err = await t.throwsAsync(
+    startGateway({ env: { PORT: "0", LOG_LEVEL: "silent" }, merchantUrl: url, bankCatalogUrl: url, depositUrl: url, payoutUrl: url }),
+    { instanceOf: ConfigError },
+  );
+  t.regex(err?.message ?? "", /CALLBACK_SENDER_SERVICE_URL: required/);
 });

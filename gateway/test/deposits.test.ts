@@ -53,6 +53,7 @@ test.before(async () => {
     bankCatalogUrl: running.server.url,
     depositUrl: running.server.url,
     payoutUrl: running.server.url,
+    callbackUrl: running.server.url,
   });
 });
 

@@ -1,7 +1,8 @@
 import test from "ava";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { serviceError, validationError } from "@payments/kit";
-import { ApiError, INTERNAL_MESSAGE, mapServiceError, publicReasons } from "../src/errors.js";
+import { ApiError, callAboutPathId, INTERNAL_MESSAGE, mapServiceError, publicReasons } from "../src/errors.js";
+import { EVENT_FIELDS } from "../src/routes/events.js";
 
 test("VALIDATION_ERROR becomes 400 VALIDATION_ERROR whose message names the field", (t) => {
   const err = mapServiceError(validationError("amount", "must be a positive integer"));
@@ -19,6 +20,7 @@ test("public reasons pass through with their status, message and details", (t) =
     INSUFFICIENT_BALANCE: 400,
     TRANSACTION_NOT_FOUND: 404,
     INVALID_TRANSACTION_STATE: 409,
+    EVENT_NOT_FOUND: 404,
   };
   t.deepEqual({ ...publicReasons }, expected);
   const err = mapServiceError(
@@ -56,4 +58,21 @@ test("anything else is 500 INTERNAL_ERROR with a generic message that leaks noth
 test("a reason that only looks like a table entry is not passed through", (t) => {
   t.like(mapServiceError(serviceError(Code.Internal, "toString", "x")), { status: 500, code: "INTERNAL_ERROR" });
   t.like(mapServiceError(serviceError(Code.Internal, "__proto__", "x")), { status: 500, code: "INTERNAL_ERROR" });
+});
+
+test("EVENT_NOT_FOUND is a public 404; the callback service's fields come back under the query's names", (t) => {
+  t.like(mapServiceError(serviceError(Code.NotFound, "EVENT_NOT_FOUND", "event evt_1 not found")), { status: 404, code: "EVENT_NOT_FOUND", message: "event evt_1 not found" });
+  t.is(mapServiceError(validationError("delivery_status", "delivery_status: is not a delivery status"), { fields: EVENT_FIELDS }).message, "deliveryStatus: is not a delivery status");
+  t.is(mapServiceError(validationError("transaction_id", "transaction_id: must be at most 40 characters"), { fields: EVENT_FIELDS }).message, "transactionId: must be at most 40 characters");
+});
+
+test("callAboutPathId: an id the service cannot parse is the resource's 404; other failures map as usual", async (t) => {
+  const notFound = () => new ApiError(404, "EVENT_NOT_FOUND", "no event with this id");
+  const options = { fields: EVENT_FIELDS, idField: "event_id", notFound };
+  t.like(await t.throwsAsync(callAboutPathId(Promise.reject(validationError("event_id", "event_id: must be at most 40 characters")), options)), { status: 404, code: "EVENT_NOT_FOUND" });
+  t.like(await t.throwsAsync(callAboutPathId(Promise.reject(validationError("cursor", "cursor: is not a cursor")), options)), { status: 400, code: "VALIDATION_ERROR" });
+  const down = new ConnectError("connect ECONNREFUSED", Code.Unavailable);
+  // Left to the error handler (503), which logs the original.
+  t.is(await t.throwsAsync(callAboutPathId(Promise.reject(down), options)), down);
+  t.is(await callAboutPathId(Promise.resolve("ok"), options), "ok");
 });

@@ -8,6 +8,7 @@ import test from "ava";
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { Health } from "@payments/contracts/health";
 import { MerchantChangedSchema, MerchantService, MerchantStatus, type MerchantChanged } from "@payments/contracts/merchant";
@@ -74,7 +75,7 @@ test.before(async () => {
     changes.push(fromBinary(MerchantChangedSchema, message.data));
   });
 
-  const urls = { merchantUrl: running.server.url, bankCatalogUrl: running.server.url, depositUrl: running.server.url, payoutUrl: running.server.url };
+  const urls = { merchantUrl: running.server.url, bankCatalogUrl: running.server.url, depositUrl: running.server.url, payoutUrl: running.server.url, callbackUrl: running.server.url };
   gateway = await startGateway({
     env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", PUBLIC_BASE_URL, TRUSTED_PROXIES: "127.0.0.1,::1" },
     bus: running.bus,
@@ -91,6 +92,7 @@ test.before(async () => {
     bankCatalog,
     deposits: createServiceClient(DepositService, running.server.url),
     payouts: createServiceClient(PayoutService, running.server.url),
+    callbacks: createServiceClient(CallbackService, running.server.url),
     health: { merchant: createServiceClient(Health, running.server.url) },
     credentials,
     logger: createLogger({ service: "gateway", level: "warn" }),
@@ -452,11 +454,12 @@ test("/healthz is 200 while both services serve and 503 once one is stopped", as
     bankCatalogUrl: catalog.server.url,
     depositUrl: must(running, "the services").server.url,
     payoutUrl: must(running, "the services").server.url,
+    callbackUrl: must(running, "the services").server.url,
   });
   try {
     const healthy = await call(lonely.url, { path: "/healthz" });
     t.is(healthy.status, 200, healthy.text);
-    t.deepEqual(healthy.json.data, { status: "SERVING", services: { merchant: "SERVING", "bank-catalog": "SERVING", deposit: "SERVING", payout: "SERVING" } });
+    t.deepEqual(healthy.json.data, { status: "SERVING", services: { merchant: "SERVING", "bank-catalog": "SERVING", deposit: "SERVING", payout: "SERVING", "callback-sender": "SERVING" } });
 
     await catalog.stop();
     const sick = await call(lonely.url, { path: "/healthz" });

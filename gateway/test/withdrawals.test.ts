@@ -70,6 +70,7 @@ async function startStack(extraEnv: Record<string, string>): Promise<Stack> {
     bankCatalogUrl: url,
     depositUrl: url,
     payoutUrl: url,
+    callbackUrl: url,
   });
   return {
     dir,

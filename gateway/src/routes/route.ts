@@ -47,6 +47,23 @@ export const queryValue = z.string({ error: (issue) => (Array.isArray(issue.inpu
 /** An optional query parameter: given at most once; empty (`?status=`) is the same as absent. */
 export const optionalQueryValue = queryValue.optional().transform((value) => (value === "" ? undefined : value));
 
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+
+/**
+ * The `limit` of a listing: an integer from 1 to 100, 20 when absent. Judged here rather
+ * than by the services, whose 0 means "the default" and whose messages speak of proto fields.
+ */
+export const pageLimit = optionalQueryValue.transform((value, ctx) => {
+  if (value === undefined) return DEFAULT_LIMIT;
+  const n = /^\d{1,4}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= 1 && n <= MAX_LIMIT)) {
+    ctx.addIssue({ code: "custom", message: `must be an integer from 1 to ${MAX_LIMIT}` });
+    return z.NEVER;
+  }
+  return n;
+});
+
 /** Missing and null are the same to a merchant: "is required". */
 export const missing = (input: unknown) => input === undefined || input === null;
 

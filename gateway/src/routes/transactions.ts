@@ -17,7 +17,7 @@ import {
 import { z } from "zod";
 import { success } from "../envelope.js";
 import { callService, validationFailure } from "../errors.js";
-import { authenticatedMerchantId, optionalQueryValue, parseInput, type Route } from "./route.js";
+import { authenticatedMerchantId, optionalQueryValue, pageLimit, parseInput, type Route } from "./route.js";
 
 export const TRANSACTION_TYPES = ["deposit", "withdrawal"] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
@@ -52,9 +52,6 @@ export interface TransactionSource {
   statuses: readonly string[];
   list(filter: ListFilter): Promise<TransactionPage>;
 }
-
-export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 100;
 
 /** The service's request fields, by the query parameter a merchant sent. */
 const LIST_FIELDS: Readonly<Record<string, string>> = { created_from: "from", created_to: "to", status: "status", limit: "limit", cursor: "cursor" };
@@ -216,18 +213,6 @@ const time = optionalQueryValue.transform((value, ctx) => {
   return ms;
 });
 
-const LIMIT_PROBLEM = `must be an integer from 1 to ${MAX_LIMIT}`;
-
-const limit = optionalQueryValue.transform((value, ctx) => {
-  if (value === undefined) return DEFAULT_LIMIT;
-  const n = /^\d{1,4}$/.test(value) ? Number(value) : Number.NaN;
-  if (!(n >= 1 && n <= MAX_LIMIT)) {
-    ctx.addIssue({ code: "custom", message: LIMIT_PROBLEM });
-    return z.NEVER;
-  }
-  return n;
-});
-
 export function transactions(deps: {
   deposits: Pick<Client<typeof DepositService>, "listDeposits">;
   payouts: Pick<Client<typeof PayoutService>, "listWithdrawals">;
@@ -246,7 +231,7 @@ export function transactions(deps: {
     status: optionalQueryValue.refine((s) => s === undefined || knownStatuses.includes(s), `must be one of ${knownStatuses.join(", ")}`),
     from: time,
     to: time,
-    limit,
+    limit: pageLimit,
     cursor: optionalQueryValue,
   });
 

@@ -1,4 +1,5 @@
 import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { callbackModule } from "@payments/callback-sender-service";
 import { startGateway } from "@payments/gateway";
 import { createLogger, envVar, loadConfig, startServices, type Clock, type Env, type RunningServices } from "@payments/kit";
 import { depositModule } from "@payments/deposit-service";
@@ -8,7 +9,7 @@ import { z } from "zod";
 import { resolveMasterKey } from "./master-key.js";
 
 /** Every service of the product, in start order. */
-export const allModules = [merchantModule, bankCatalogModule, depositModule, payoutModule] as const;
+export const allModules = [merchantModule, bankCatalogModule, depositModule, payoutModule, callbackModule] as const;
 
 const configSchema = z.object({
   DATA_DIR: z.string().default("./var"),
@@ -43,6 +44,7 @@ export async function startAllInOne(options: { env?: Env; clock?: Clock } = {}):
       bankCatalogUrl: services.server.url,
       depositUrl: services.server.url,
       payoutUrl: services.server.url,
+      callbackUrl: services.server.url,
     });
   } catch (err) {
     await services.stop();
