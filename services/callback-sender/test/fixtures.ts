@@ -126,7 +126,13 @@ export const FAST_SENDER: Env = {
 export class Stack {
   producers!: RunningServices;
   readonly senders: RunningServices[] = [];
-  private readonly js = jetStreamTestEnv();
+  private readonly js: ReturnType<typeof jetStreamTestEnv>;
+
+  /** `natsUrl`: a NATS server of the test's own (one it restarts); default the local one. */
+  constructor(options: { natsUrl?: string } = {}) {
+    const js = jetStreamTestEnv();
+    this.js = options.natsUrl ? { ...js, NATS_URL: options.natsUrl } : js;
+  }
   private readonly databases: Array<Awaited<ReturnType<typeof createTestDatabase>>> = [];
   senderDatabaseUrl!: string;
 
