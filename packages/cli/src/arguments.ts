@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "commander";
+import { DeliveryStatus } from "@payments/contracts/callback";
 import { DepositStatus } from "@payments/contracts/deposit";
 import { WithdrawalStatus } from "@payments/contracts/payout";
 
@@ -123,6 +124,52 @@ export function parseWithdrawalStatus(value: string): WithdrawalStatus {
   if (text === "canceled") text = "cancelled";
   if (!(WITHDRAWAL_STATUS_NAMES as readonly string[]).includes(text)) throw new InvalidArgumentError(`expected one of ${WITHDRAWAL_STATUS_NAMES.join(", ")}.`);
   return WITHDRAWAL_STATUS_BY_NAME[text as WithdrawalStatusName];
+}
+
+export const DELIVERY_STATUS_NAMES = ["pending", "delivered", "failed"] as const;
+export type DeliveryStatusName = (typeof DELIVERY_STATUS_NAMES)[number];
+
+const DELIVERY_STATUS_BY_NAME: Readonly<Record<DeliveryStatusName, DeliveryStatus>> = {
+  pending: DeliveryStatus.PENDING,
+  delivered: DeliveryStatus.DELIVERED,
+  failed: DeliveryStatus.FAILED,
+};
+
+/** A callback event's delivery status: pending, delivered or failed (any case) → the proto enum. */
+export function parseDeliveryStatus(value: string): DeliveryStatus {
+  const text = value.trim().toLowerCase();
+  if (!(DELIVERY_STATUS_NAMES as readonly string[]).includes(text)) throw new InvalidArgumentError(`expected one of ${DELIVERY_STATUS_NAMES.join(", ")}.`);
+  return DELIVERY_STATUS_BY_NAME[text as DeliveryStatusName];
+}
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+/**
+ * An ISO 8601 point in time: `2026-11-22T10:00:00Z`, `2026-11-22T13:00:00.250+03:00`, or a
+ * date alone (`2026-11-22`, midnight UTC). A time needs its zone (`Z` or an offset): the
+ * operator's local zone is not the services', so a bare time would be a guess.
+ */
+export function parseIsoTime(value: string): Date {
+  const text = value.trim().toUpperCase();
+  const date = ISO_DATE.exec(text);
+  const dateTime = date ? undefined : ISO_DATE_TIME.exec(text);
+  const parts = date ?? dateTime;
+  if (!parts) {
+    const hint = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text) ? " with its zone (Z or an offset such as +03:00)" : "";
+    throw new InvalidArgumentError(`expected an ISO 8601 time${hint}, such as 2026-11-22T10:00:00Z or 2026-11-22.`);
+  }
+  const [, year, month, day, hour = "00", minute = "00", second = "00"] = parts;
+  const numbers = [year, month, day, hour, minute, second].map(Number) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = numbers;
+  // Date.UTC rolls 2026-02-30 over to March; a date that does not come back the same does not exist.
+  const calendar = new Date(Date.UTC(y, mo - 1, d));
+  if (calendar.getUTCFullYear() !== y || calendar.getUTCMonth() !== mo - 1 || calendar.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) {
+    throw new InvalidArgumentError(`${value.trim()} is not a real date and time.`);
+  }
+  const parsed = new Date(date ? `${text}T00:00:00Z` : text.replace(/([+-]\d{2})(\d{2})$/, "$1:$2"));
+  if (Number.isNaN(parsed.getTime())) throw new InvalidArgumentError(`${value.trim()} is not a real date and time.`);
+  return parsed;
 }
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };

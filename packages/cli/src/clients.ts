@@ -1,5 +1,6 @@
 import { Code, ConnectError, type Client, type Interceptor } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
@@ -15,6 +16,7 @@ export interface Endpoints {
   bankCatalog: string;
   deposit: string;
   payout: string;
+  callbackSender: string;
   /** INTERNAL_API_TOKEN, sent as a bearer token when set. */
   token?: string;
 }
@@ -37,7 +39,8 @@ function nonEmpty(value: string | undefined): string | undefined {
 
 /**
  * --grpc-url (typed now, so it wins) > MERCHANT_SERVICE_URL / BANK_CATALOG_SERVICE_URL /
- * DEPOSIT_SERVICE_URL / PAYOUT_SERVICE_URL (split deployments) > GRPC_URL > the all-in-one default.
+ * DEPOSIT_SERVICE_URL / PAYOUT_SERVICE_URL / CALLBACK_SENDER_SERVICE_URL (split deployments) >
+ * GRPC_URL > the all-in-one default.
  */
 export function resolveEndpoints(flags: { grpcUrl?: string }, env: Readonly<Record<string, string | undefined>>): Endpoints {
   const pick = (variable: string): string => {
@@ -53,6 +56,7 @@ export function resolveEndpoints(flags: { grpcUrl?: string }, env: Readonly<Reco
     bankCatalog: pick("BANK_CATALOG_SERVICE_URL"),
     deposit: pick("DEPOSIT_SERVICE_URL"),
     payout: pick("PAYOUT_SERVICE_URL"),
+    callbackSender: pick("CALLBACK_SENDER_SERVICE_URL"),
     token: nonEmpty(env.INTERNAL_API_TOKEN),
   };
 }
@@ -77,6 +81,7 @@ export type MerchantClient = Client<typeof MerchantService>;
 export type BankCatalogClient = Client<typeof BankCatalogService>;
 export type DepositClient = Client<typeof DepositService>;
 export type PayoutClient = Client<typeof PayoutService>;
+export type CallbackClient = Client<typeof CallbackService>;
 
 export function merchantClient(endpoints: Endpoints): MerchantClient {
   return createServiceClient(MerchantService, endpoints.merchant, {
@@ -107,5 +112,13 @@ export function payoutClient(endpoints: Endpoints): PayoutClient {
     token: endpoints.token,
     timeoutMs: CALL_TIMEOUT_MS,
     interceptors: [reportUnreachable(endpoints.payout)],
+  });
+}
+
+export function callbackClient(endpoints: Endpoints): CallbackClient {
+  return createServiceClient(CallbackService, endpoints.callbackSender, {
+    token: endpoints.token,
+    timeoutMs: CALL_TIMEOUT_MS,
+    interceptors: [reportUnreachable(endpoints.callbackSender)],
   });
 }

@@ -1,11 +1,13 @@
 import type { Command } from "commander";
 import {
   bankCatalogClient,
+  callbackClient,
   depositClient,
   merchantClient,
   payoutClient,
   resolveEndpoints,
   type BankCatalogClient,
+  type CallbackClient,
   type DepositClient,
   type Endpoints,
   type MerchantClient,
@@ -28,6 +30,7 @@ export class Session {
   private bankCatalogCache: BankCatalogClient | undefined;
   private depositsCache: DepositClient | undefined;
   private payoutsCache: PayoutClient | undefined;
+  private callbacksCache: CallbackClient | undefined;
 
   constructor(
     readonly io: Io,
@@ -59,6 +62,11 @@ export class Session {
   get payouts(): PayoutClient {
     this.payoutsCache ??= payoutClient(this.endpoints);
     return this.payoutsCache;
+  }
+
+  get callbacks(): CallbackClient {
+    this.callbacksCache ??= callbackClient(this.endpoints);
+    return this.callbacksCache;
   }
 }
 

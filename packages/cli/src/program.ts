@@ -4,6 +4,7 @@ import { registerAccountCommands } from "./commands/account.js";
 import { registerBalanceCommands } from "./commands/balance.js";
 import { registerBankCommands } from "./commands/bank.js";
 import { registerDepositCommands } from "./commands/deposit.js";
+import { registerEventCommands } from "./commands/events.js";
 import { registerFastCommands } from "./commands/fast.js";
 import { registerLimitCommands } from "./commands/limit.js";
 import { registerMerchantCommands } from "./commands/merchant.js";
@@ -16,13 +17,14 @@ import type { Io } from "./io.js";
 
 const ENVIRONMENT_HELP = `
 Environment:
-  GRPC_URL                  internal API of every service (default ${DEFAULT_GRPC_URL}, as \`pnpm start\` serves it)
-  MERCHANT_SERVICE_URL      merchant service, for split deployments (default: GRPC_URL)
-  BANK_CATALOG_SERVICE_URL  bank-catalog service, for split deployments (default: GRPC_URL)
-  DEPOSIT_SERVICE_URL       deposit service, for split deployments (default: GRPC_URL)
-  PAYOUT_SERVICE_URL        payout service (balance, withdrawal), for split deployments (default: GRPC_URL)
-  INTERNAL_API_TOKEN        sent as "Authorization: Bearer <token>" when set
-  GATEWAY_URL               merchant API used by \`request\` (default http://localhost:8080)
+  GRPC_URL                     internal API of every service (default ${DEFAULT_GRPC_URL}, as \`pnpm start\` serves it)
+  MERCHANT_SERVICE_URL         merchant service, for split deployments (default: GRPC_URL)
+  BANK_CATALOG_SERVICE_URL     bank-catalog service, for split deployments (default: GRPC_URL)
+  DEPOSIT_SERVICE_URL          deposit service, for split deployments (default: GRPC_URL)
+  PAYOUT_SERVICE_URL           payout service (balance, withdrawal), for split deployments (default: GRPC_URL)
+  CALLBACK_SENDER_SERVICE_URL  callback-sender service (events), for split deployments (default: GRPC_URL)
+  INTERNAL_API_TOKEN           sent as "Authorization: Bearer <token>" when set
+  GATEWAY_URL                  merchant API used by \`request\` (default http://localhost:8080)
 
 Amounts are whole kuruş (150.50 TRY is 15050); a negative adjustment is --amount -500 or --amount=-500. Exit codes: 0 ok, 1 failed, 2 bad usage.`;
 
@@ -30,7 +32,7 @@ Amounts are whole kuruş (150.50 TRY is 15050); a negative adjustment is --amoun
 export function buildProgram(io: Io): Command {
   const ctx = new CommandContext(io);
   const program = new Command("pnpm cli")
-    .description("Operator command line of the payment gateway: merchants, banks, FAST, limits, receiving accounts, deposits and incoming transfers, balances and withdrawals.")
+    .description("Operator command line of the payment gateway: merchants, banks, FAST, limits, receiving accounts, deposits and incoming transfers, balances and withdrawals, callback events.")
     .option("--grpc-url <url>", "internal API address, overriding GRPC_URL and the *_SERVICE_URL variables")
     .option("--json", "machine output: one JSON document on stdout")
     .configureOutput({
@@ -51,6 +53,7 @@ export function buildProgram(io: Io): Command {
   registerTransferCommands(program, ctx);
   registerBalanceCommands(program, ctx);
   registerWithdrawalCommands(program, ctx);
+  registerEventCommands(program, ctx);
   registerRequestCommand(program, ctx);
   return program;
 }

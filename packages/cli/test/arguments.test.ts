@@ -1,5 +1,6 @@
 import test from "ava";
 import { InvalidArgumentError } from "commander";
+import { DeliveryStatus } from "@payments/contracts/callback";
 import { DepositStatus } from "@payments/contracts/deposit";
 import { WithdrawalStatus } from "@payments/contracts/payout";
 import {
@@ -11,8 +12,10 @@ import {
   parseBoolean,
   parseCount,
   parseCurrency,
+  parseDeliveryStatus,
   parseDepositStatus,
   parseDurationSeconds,
+  parseIsoTime,
   parsePositiveAmount,
   parseRequiredText,
   parseWithdrawalStatus,
@@ -141,4 +144,32 @@ test("parseWithdrawalStatus reads the five withdrawal status names in any case a
   t.is(parseWithdrawalStatus("cancelled"), WithdrawalStatus.CANCELLED);
   t.is(parseWithdrawalStatus("canceled"), WithdrawalStatus.CANCELLED);
   for (const bad of ["", "expired", "paid", "unspecified", "constructor", "2"]) t.throws(() => parseWithdrawalStatus(bad), { instanceOf: InvalidArgumentError }, bad);
+});
+
+test("parseDeliveryStatus maps pending, delivered and failed (any case) to the proto enum and refuses anything else", (t) => {
+  t.is(parseDeliveryStatus("pending"), DeliveryStatus.PENDING);
+  t.is(parseDeliveryStatus(" Delivered "), DeliveryStatus.DELIVERED);
+  t.is(parseDeliveryStatus("FAILED"), DeliveryStatus.FAILED);
+  for (const bad of ["", "sent", "unspecified", "DELIVERY_STATUS_FAILED", "0"]) {
+    t.throws(() => parseDeliveryStatus(bad), { instanceOf: InvalidArgumentError, message: /pending, delivered, failed/ }, bad);
+  }
+});
+
+test("parseIsoTime accepts ISO 8601 times with Z or an offset, and a date alone as midnight UTC", (t) => {
+  t.is(parseIsoTime("2026-11-22T10:00:00Z").toISOString(), "2026-11-22T10:00:00.000Z");
+  t.is(parseIsoTime("2026-11-22T13:00:00.250+03:00").toISOString(), "2026-11-22T10:00:00.250Z");
+  t.is(parseIsoTime("2026-11-22t13:00+0300").toISOString(), "2026-11-22T10:00:00.000Z");
+  t.is(parseIsoTime(" 2026-11-22T10:00:00.123456Z ").toISOString(), "2026-11-22T10:00:00.123Z");
+  t.is(parseIsoTime("2026-11-22").toISOString(), "2026-11-22T00:00:00.000Z");
+  t.is(parseIsoTime("2024-02-29T23:59:59-01:00").toISOString(), "2024-03-01T00:59:59.000Z");
+});
+
+test("parseIsoTime refuses a time without its zone, other formats, epoch numbers and dates that do not exist", (t) => {
+  t.throws(() => parseIsoTime("2026-11-22T10:00:00"), { instanceOf: InvalidArgumentError, message: /with its zone/ });
+  for (const bad of ["", "yesterday", "1763805600", "22.11.2026", "2026-11-22 10:00:00Z", "2026/11/22", "2026-11-22T10Z", "now"]) {
+    t.throws(() => parseIsoTime(bad), { instanceOf: InvalidArgumentError, message: /ISO 8601/ }, bad);
+  }
+  for (const bad of ["2026-02-29", "2026-13-01T00:00:00Z", "2026-04-31T00:00:00Z", "2026-11-22T24:00:00Z", "2026-11-22T10:60:00Z", "2026-11-22T10:00:00+25:00"]) {
+    t.throws(() => parseIsoTime(bad), { instanceOf: InvalidArgumentError, message: /not a real date/ }, bad);
+  }
 });
