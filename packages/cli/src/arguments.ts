@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from "commander";
-import { DeliveryStatus } from "@payments/contracts/callback";
+import type { DeliveryStatus } from "@payments/contracts/callback";
+import { DELIVERY_STATUSES, deliveryStatusToProto, isDeliveryStatusName } from "@payments/records";
 import { DepositStatus } from "@payments/contracts/deposit";
 import { WithdrawalStatus } from "@payments/contracts/payout";
 
@@ -126,20 +127,13 @@ export function parseWithdrawalStatus(value: string): WithdrawalStatus {
   return WITHDRAWAL_STATUS_BY_NAME[text as WithdrawalStatusName];
 }
 
-export const DELIVERY_STATUS_NAMES = ["pending", "delivered", "failed"] as const;
-export type DeliveryStatusName = (typeof DELIVERY_STATUS_NAMES)[number];
-
-const DELIVERY_STATUS_BY_NAME: Readonly<Record<DeliveryStatusName, DeliveryStatus>> = {
-  pending: DeliveryStatus.PENDING,
-  delivered: DeliveryStatus.DELIVERED,
-  failed: DeliveryStatus.FAILED,
-};
+export { DELIVERY_STATUSES as DELIVERY_STATUS_NAMES } from "@payments/records";
 
 /** A callback event's delivery status: pending, delivered or failed (any case) → the proto enum. */
 export function parseDeliveryStatus(value: string): DeliveryStatus {
   const text = value.trim().toLowerCase();
-  if (!(DELIVERY_STATUS_NAMES as readonly string[]).includes(text)) throw new InvalidArgumentError(`expected one of ${DELIVERY_STATUS_NAMES.join(", ")}.`);
-  return DELIVERY_STATUS_BY_NAME[text as DeliveryStatusName];
+  if (!isDeliveryStatusName(text)) throw new InvalidArgumentError(`expected one of ${DELIVERY_STATUSES.join(", ")}.`);
+  return deliveryStatusToProto(text);
 }
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;

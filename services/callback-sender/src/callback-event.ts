@@ -3,6 +3,7 @@ import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { WithdrawalStatusChangedSchema } from "@payments/contracts/payout";
 import { depositRecord, withdrawalRecord, type TransactionRecord } from "@payments/records";
+import { CALLBACK_EVENT_TYPES, type CallbackEventType } from "@payments/signing";
 
 /**
  * The status-change events the callback-sender turns into callbacks, and the callback body:
@@ -10,18 +11,9 @@ import { depositRecord, withdrawalRecord, type TransactionRecord } from "@paymen
  * answers reads with (decisions.md, Callbacks).
  */
 
-/** Every event type a merchant can receive. */
-export const EVENT_TYPES = [
-  "deposit.completed",
-  "deposit.failed",
-  "deposit.expired",
-  "deposit.cancelled",
-  "withdrawal.processing",
-  "withdrawal.completed",
-  "withdrawal.failed",
-  "withdrawal.cancelled",
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+/** Every event type a merchant can receive: the list merchants' verifier package ships. */
+export const EVENT_TYPES = CALLBACK_EVENT_TYPES;
+export type EventType = CallbackEventType;
 
 /** The subjects (under the bus prefix) the sender consumes; NATS 2.9 takes one filter per consumer, so one consumer each. */
 export const CONSUMED_TOPICS = [

@@ -4,16 +4,17 @@ import { Code } from "@connectrpc/connect";
 import {
   CallbackEventSchema,
   DeliveryAttemptSchema,
-  DeliveryStatus,
   TransactionType,
+  type DeliveryStatus,
   type CallbackEvent,
   type DeliveryAttempt,
 } from "@payments/contracts/callback";
 import { isUniqueViolation, serviceError, type Clock } from "@payments/kit";
+import { DELIVERY_STATUSES, deliveryStatusToProto, type DeliveryStatusName } from "@payments/records";
 import type { Knex } from "knex";
 import type { NewCallbackEvent } from "./callback-event.js";
 
-export type DeliveryStatusName = "pending" | "delivered" | "failed";
+export type { DeliveryStatusName };
 export type AttemptOutcome = "delivered" | "retry" | "failed" | "lost";
 
 export interface EventRow {
@@ -49,14 +50,9 @@ export interface AttemptRow {
 /** The most attempts one event shows (the newest); redeliveries can add rounds without end. */
 export const ATTEMPTS_SHOWN = 100;
 
-const STATUS_TO_PROTO: Readonly<Record<DeliveryStatusName, DeliveryStatus>> = {
-  pending: DeliveryStatus.PENDING,
-  delivered: DeliveryStatus.DELIVERED,
-  failed: DeliveryStatus.FAILED,
-};
-
+/** The stored name of a proto status; undefined for UNSPECIFIED or an unknown number. */
 export function deliveryStatusFromProto(status: DeliveryStatus): DeliveryStatusName | undefined {
-  return (Object.keys(STATUS_TO_PROTO) as DeliveryStatusName[]).find((name) => STATUS_TO_PROTO[name] === status);
+  return DELIVERY_STATUSES.find((name) => deliveryStatusToProto(name) === status);
 }
 
 export function eventNotFound(eventId: string) {
@@ -140,7 +136,7 @@ export function eventFromRow(row: EventRow, attempts: readonly AttemptRow[]): Ca
     transactionType: row.transaction_type === "deposit" ? TransactionType.DEPOSIT : TransactionType.WITHDRAWAL,
     transactionId: row.transaction_id,
     sequence: BigInt(row.sequence),
-    deliveryStatus: STATUS_TO_PROTO[row.status],
+    deliveryStatus: deliveryStatusToProto(row.status),
     createdAt: time(row.created_at),
     // While an attempt is under way next_attempt_at is its lease, not a planned attempt.
     nextAttemptAt: row.status === "pending" && row.in_flight_since === null ? time(row.next_attempt_at) : undefined,

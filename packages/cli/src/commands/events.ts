@@ -10,6 +10,7 @@ import {
   type CallbackEvent,
   type DeliveryAttempt,
 } from "@payments/contracts/callback";
+import { deliveryStatusToProto } from "@payments/records";
 import { DELIVERY_STATUS_NAMES, pageLimitParser, parseDeliveryStatus, parseIsoTime, parseRequiredText } from "../arguments.js";
 import type { CommandContext } from "../context.js";
 import { formatTime, type Output } from "../output.js";
@@ -20,16 +21,7 @@ export const EVENT_PAGE_MAX = 100;
 const LIST_ERROR_LENGTH = 60;
 
 export function deliveryStatusLabel(status: DeliveryStatus): string {
-  switch (status) {
-    case DeliveryStatus.PENDING:
-      return "pending";
-    case DeliveryStatus.DELIVERED:
-      return "delivered";
-    case DeliveryStatus.FAILED:
-      return "failed";
-    default:
-      return "unknown";
-  }
+  return DELIVERY_STATUS_NAMES.find((name) => deliveryStatusToProto(name) === status) ?? "unknown";
 }
 
 function transactionTypeLabel(type: TransactionType): string {
