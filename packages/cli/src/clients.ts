@@ -1,3 +1,4 @@
+import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client, type Interceptor } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { CallbackService } from "@payments/contracts/callback";
@@ -83,42 +84,13 @@ export type DepositClient = Client<typeof DepositService>;
 export type PayoutClient = Client<typeof PayoutService>;
 export type CallbackClient = Client<typeof CallbackService>;
 
-export function merchantClient(endpoints: Endpoints): MerchantClient {
-  return createServiceClient(MerchantService, endpoints.merchant, {
-    token: endpoints.token,
-    timeoutMs: CALL_TIMEOUT_MS,
-    interceptors: [reportUnreachable(endpoints.merchant)],
-  });
+/** A client of one internal service at `url`: the internal token, the CLI's deadline, and an unreachable URL named in the error. */
+function serviceClient<S extends DescService>(service: S, url: string, endpoints: Endpoints): Client<S> {
+  return createServiceClient(service, url, { token: endpoints.token, timeoutMs: CALL_TIMEOUT_MS, interceptors: [reportUnreachable(url)] });
 }
 
-export function bankCatalogClient(endpoints: Endpoints): BankCatalogClient {
-  return createServiceClient(BankCatalogService, endpoints.bankCatalog, {
-    token: endpoints.token,
-    timeoutMs: CALL_TIMEOUT_MS,
-    interceptors: [reportUnreachable(endpoints.bankCatalog)],
-  });
-}
-
-export function depositClient(endpoints: Endpoints): DepositClient {
-  return createServiceClient(DepositService, endpoints.deposit, {
-    token: endpoints.token,
-    timeoutMs: CALL_TIMEOUT_MS,
-    interceptors: [reportUnreachable(endpoints.deposit)],
-  });
-}
-
-export function payoutClient(endpoints: Endpoints): PayoutClient {
-  return createServiceClient(PayoutService, endpoints.payout, {
-    token: endpoints.token,
-    timeoutMs: CALL_TIMEOUT_MS,
-    interceptors: [reportUnreachable(endpoints.payout)],
-  });
-}
-
-export function callbackClient(endpoints: Endpoints): CallbackClient {
-  return createServiceClient(CallbackService, endpoints.callbackSender, {
-    token: endpoints.token,
-    timeoutMs: CALL_TIMEOUT_MS,
-    interceptors: [reportUnreachable(endpoints.callbackSender)],
-  });
-}
+export const merchantClient = (endpoints: Endpoints): MerchantClient => serviceClient(MerchantService, endpoints.merchant, endpoints);
+export const bankCatalogClient = (endpoints: Endpoints): BankCatalogClient => serviceClient(BankCatalogService, endpoints.bankCatalog, endpoints);
+export const depositClient = (endpoints: Endpoints): DepositClient => serviceClient(DepositService, endpoints.deposit, endpoints);
+export const payoutClient = (endpoints: Endpoints): PayoutClient => serviceClient(PayoutService, endpoints.payout, endpoints);
+export const callbackClient = (endpoints: Endpoints): CallbackClient => serviceClient(CallbackService, endpoints.callbackSender, endpoints);

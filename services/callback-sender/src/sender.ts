@@ -167,6 +167,16 @@ export async function releaseClaim(ctx: CallbackContext, attempt: ClaimedAttempt
     });
 }
 
+/** The POST of one attempt to where the merchant's callbacks go now; a missing or broken URL is an attempt that failed saying so. */
+async function postToMerchant(ctx: CallbackContext, attempt: ClaimedAttempt, target: { callbackUrl: string; signingSecret: string }): Promise<AttemptRecord> {
+  const unsent = (error: string): AttemptRecord => ({ url: target.callbackUrl, result: { delivered: false, statusCode: 0, latencyMs: 0, error } });
+  if (target.callbackUrl === "") return unsent("the merchant has no callback URL set");
+  if (!URL.canParse(target.callbackUrl)) return unsent("the merchant's callback URL is not a URL");
+  const url = new URL(target.callbackUrl);
+  const headers = callbackHeaders(target.signingSecret, url, attempt, ctx.clock.now());
+  return { url: url.toString(), result: await ctx.poster.post({ url: url.toString(), headers, body: attempt.body }) };
+}
+
 /**
  * Makes one claimed attempt: looks up where the merchant's callbacks go now and the secret
  * that signs them, POSTs, records. Never throws. When the lookup fails (our side) the claim
@@ -187,25 +197,7 @@ export async function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttem
     return "released";
   }
 
-  let result: PostResult;
-  let url = target.callbackUrl;
-  if (url === "") {
-    result = { delivered: false, statusCode: 0, latencyMs: 0, error: "the merchant has no callback URL set" };
-  } else {
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(url);
-    } catch {
-      parsed = undefined;
-    }
-    if (!parsed) {
-      result = { delivered: false, statusCode: 0, latencyMs: 0, error: "the merchant's callback URL is not a URL" };
-    } else {
-      url = parsed.toString();
-      const headers = callbackHeaders(target.signingSecret, parsed, attempt, ctx.clock.now());
-      result = await ctx.poster.post({ url, headers, body: attempt.body });
-    }
-  }
+  const { url, result } = await postToMerchant(ctx, attempt, target);
 
   let outcome: AttemptOutcome;
   try {

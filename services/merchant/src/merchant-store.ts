@@ -5,7 +5,7 @@ import { newId, newToken, recordEvent, serviceError, type Clock } from "@payment
 import type { MerchantContext } from "./context.js";
 import type { MerchantChange, MerchantStatusName, RateLimit } from "./merchant.js";
 import { timestampFromMs, toMerchantMessage } from "./merchant-message.js";
-import type { SecretBox } from "./secret-box.js";
+import { SecretBoxError, type SecretBox } from "./secret-box.js";
 
 export const MERCHANT_CHANGED_TOPIC = "merchant.v1.merchant_changed";
 
@@ -214,4 +214,19 @@ export async function changeMerchant(
   });
   ctx.outbox.nudge();
   return toMerchantMessage(merchant, secrets, now);
+}
+
+/**
+ * A stored secret in plain text, for a caller that must sign or verify with it. One that
+ * does not open (altered, or MASTER_KEY changed) is logged and refused as SECRET_UNREADABLE,
+ * never handed out wrong.
+ */
+export function openSecret(ctx: Pick<MerchantContext, "secretBox" | "logger">, secret: SecretRecord): string {
+  try {
+    return ctx.secretBox.open(secret.sealed, secret.merchantId);
+  } catch (err) {
+    if (!(err instanceof SecretBoxError)) throw err;
+    ctx.logger.error({ merchantId: secret.merchantId, secretId: secret.id, err }, "a stored secret does not decrypt: altered, or MASTER_KEY changed");
+    throw serviceError(Code.Internal, "SECRET_UNREADABLE", "a stored secret of this merchant cannot be decrypted");
+  }
 }

@@ -4,9 +4,8 @@ import { serviceError } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { statusToProto, timestampFromMs } from "../merchant-message.js";
-import { findMerchantByApiKey, validSecretsOf } from "../merchant-store.js";
+import { findMerchantByApiKey, openSecret, validSecretsOf } from "../merchant-store.js";
 import { parseRequest } from "../request.js";
-import { SecretBoxError } from "../secret-box.js";
 
 const getCredentialsInput = z.object({ apiKey: z.string().min(1, "is required") });
 
@@ -28,17 +27,7 @@ export function getCredentials(ctx: MerchantContext): Pick<ServiceImpl<typeof Me
         allowedIps: merchant.allowedIps,
         rateLimitPerSecond: merchant.rateLimit.perSecond ?? undefined,
         rateLimitBurst: merchant.rateLimit.burst ?? undefined,
-        secrets: secrets.map((secret) => {
-          let plaintext: string;
-          try {
-            plaintext = ctx.secretBox.open(secret.sealed, merchant.id);
-          } catch (err) {
-            if (!(err instanceof SecretBoxError)) throw err;
-            ctx.logger.error({ merchantId: merchant.id, secretId: secret.id, err }, "a stored secret does not decrypt: altered, or MASTER_KEY changed");
-            throw serviceError(Code.Internal, "SECRET_UNREADABLE", "a stored secret of this merchant cannot be decrypted");
-          }
-          return { secret: plaintext, expiresAt: secret.expiresAt === null ? undefined : timestampFromMs(secret.expiresAt) };
-        }),
+        secrets: secrets.map((secret) => ({ secret: openSecret(ctx, secret), expiresAt: secret.expiresAt === null ? undefined : timestampFromMs(secret.expiresAt) })),
       };
     },
   };
