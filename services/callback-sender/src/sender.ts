@@ -153,6 +153,28 @@ export async function recordAttempt(ctx: CallbackContext, attempt: ClaimedAttemp
   return outcome;
 }
 
+/** Tries of a record before the attempt is left to its lease. */
+const RECORD_TRIES = 4;
+
+/**
+ * recordAttempt, tried again on any failure (a connection the pool kept across a database
+ * restart, a failover): an unrecorded attempt is sent again when its lease ends, so the
+ * merchant would get it twice. Safe to repeat even when a failed try did commit: the attempt
+ * row is an upsert and the event's update is conditional on the claim, which a committed
+ * try has already released.
+ */
+async function recordWithRetries(ctx: CallbackContext, attempt: ClaimedAttempt, record: AttemptRecord): Promise<AttemptOutcome> {
+  for (let tried = 1; ; tried++) {
+    try {
+      return await recordAttempt(ctx, attempt, record);
+    } catch (err) {
+      if (tried >= RECORD_TRIES) throw err;
+      ctx.logger.warn({ err, eventId: attempt.eventId, tried }, "recording the attempt failed; trying again");
+      await new Promise((resolve) => setTimeout(resolve, 100 * tried));
+    }
+  }
+}
+
 /** Gives a claim back without counting it (our side failed before anything was sent). */
 export async function releaseClaim(ctx: CallbackContext, attempt: ClaimedAttempt, retryInMs: number): Promise<void> {
   const now = ctx.clock.now().getTime();
@@ -201,7 +223,7 @@ export async function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttem
 
   let outcome: AttemptOutcome;
   try {
-    outcome = await recordAttempt(ctx, attempt, { url, result });
+    outcome = await recordWithRetries(ctx, attempt, { url, result });
   } catch (err) {
     log.error({ err, statusCode: result.statusCode, delivered: result.delivered }, "could not record the attempt; the event is sent again when its lease ends");
     attempts.inc({ outcome: "unrecorded" });

@@ -84,7 +84,9 @@ test("with two callback-sender replicas every event is delivered exactly once wh
   const stack = await new Stack().start();
   const receiver = await new Receiver().start();
   try {
-    const [one, two] = [await stack.startSender(), await stack.startSender()];
+    // A lease far longer than any attempt, so only a double claim could send an event twice.
+    const leases = { CALLBACK_TIMEOUT: "10s", CALLBACK_CLAIM_TIMEOUT: "60s" };
+    const [one, two] = [await stack.startSender(leases), await stack.startSender(leases)];
     const m = await stack.merchant(receiver.url());
     const count = 60;
     // Ten at a time: the point is the senders' race, not the deposit service's.
