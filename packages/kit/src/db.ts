@@ -38,7 +38,9 @@ export function openDatabase(options: DatabaseOptions): Knex {
         supportBigNumbers: true,
         bigNumberStrings: false,
         decimalNumbers: true,
-        charset: "utf8mb4",
+        // No `charset` here: knex would copy it into every CREATE TABLE as "default character
+        // set utf8mb4", which gives the charset's case-insensitive default collation instead of
+        // the database's utf8mb4_bin (ensureDatabase). mysql2 speaks utf8mb4 by default.
         timezone: "Z",
       },
       pool: { min: 0, max: options.poolMax ?? 10 },
