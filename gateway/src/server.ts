@@ -12,6 +12,7 @@ import {
   createMetrics,
   createServiceClient,
   JetStreamBus,
+  loadClientTls,
   systemClock,
   type Clock,
   type Env,
@@ -21,6 +22,7 @@ import {
   type Subscription,
 } from "@payments/kit";
 import { createApp, publicBaseUrl } from "./app.js";
+import { answerClientError } from "./client-error.js";
 import { loadGatewayConfig, type GatewayConfig } from "./config.js";
 import { CredentialCache } from "./credential-cache.js";
 
@@ -95,7 +97,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? createMetrics();
 
-  const transport = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT };
+  // INTERNAL_TLS_* (CA, client certificate) apply to https:// service URLs.
+  const transport = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: loadClientTls(options.env ?? process.env) };
   const merchants = createServiceClient(MerchantService, merchantUrl, transport);
   const bankCatalog = createServiceClient(BankCatalogService, bankCatalogUrl, transport);
   const deposits = createServiceClient(DepositService, depositUrl, transport);
@@ -143,6 +146,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
 
     const server = http.createServer({ requestTimeout: 30_000, headersTimeout: 10_000 });
     server.keepAliveTimeout = 5_000;
+    // Requests Node refuses itself get the envelope, and their raw bytes never reach a log.
+    server.on("clientError", answerClientError({ clock, logger }));
     const port = await listen(server, config.PORT, config.HOST);
     cleanups.push(() => close(server, config.SHUTDOWN_GRACE));
     const resolved: GatewayConfig = { ...config, PORT: port, PUBLIC_BASE_URL: publicBaseUrl({ ...config, PORT: port }) };

@@ -5,8 +5,8 @@ import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createServiceClient, ERROR_REASON_KEY } from "@payments/kit";
-import { UnreachableError, UsageError } from "./errors.js";
+import { ConfigError, createServiceClient, ERROR_REASON_KEY, loadClientTls, type ClientTlsOptions } from "@payments/kit";
+import { CommandFailed, UnreachableError, UsageError } from "./errors.js";
 
 /** Where `pnpm start` serves every internal service. */
 export const DEFAULT_GRPC_URL = "http://127.0.0.1:9090";
@@ -20,6 +20,8 @@ export interface Endpoints {
   callbackSender: string;
   /** INTERNAL_API_TOKEN, sent as a bearer token when set. */
   token?: string;
+  /** INTERNAL_TLS_CA / INTERNAL_TLS_CERT / INTERNAL_TLS_KEY, for https:// service URLs. */
+  tls?: ClientTlsOptions;
 }
 
 function checkedUrl(url: string, source: string): string {
@@ -32,6 +34,16 @@ function checkedUrl(url: string, source: string): string {
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new UsageError(`${source} must be an http:// or https:// URL, got "${url}"`);
   return trimmed.replace(/\/+$/, "");
+}
+
+/** The INTERNAL_TLS_* files, read and checked now; a bad one is a usage error naming the variable. */
+function clientTls(env: Readonly<Record<string, string | undefined>>): ClientTlsOptions | undefined {
+  try {
+    return loadClientTls({ ...env });
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.message.replace(/^invalid configuration:\n\s*/, "").replace(/\n\s*/g, "; "));
+    throw err;
+  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -59,17 +71,24 @@ export function resolveEndpoints(flags: { grpcUrl?: string }, env: Readonly<Reco
     payout: pick("PAYOUT_SERVICE_URL"),
     callbackSender: pick("CALLBACK_SENDER_SERVICE_URL"),
     token: nonEmpty(env.INTERNAL_API_TOKEN),
+    tls: clientTls(env),
   };
 }
 
-/** Turns "nothing is listening there" into an error that names the URL and how to fix it. */
+/** What OpenSSL and Node say when a TLS handshake fails: untrusted server, missing or refused client certificate, TLS against cleartext. */
+const TLS_FAILURE = /SSL routines|alert|certificate|ERR_TLS|wrong version number/i;
+
+/** Turns "nothing is listening there" (or "the TLS handshake failed") into an error that names the URL and how to fix it. */
 function reportUnreachable(url: string): Interceptor {
   return (next) => async (req) => {
     try {
       return await next(req);
     } catch (err) {
       const connectError = ConnectError.from(err);
-      // A service's own UNAVAILABLE carries a reason; a transport failure does not.
+      // A service's own errors carry a reason; a transport failure does not.
+      if (!connectError.metadata.get(ERROR_REASON_KEY) && TLS_FAILURE.test(connectError.rawMessage)) {
+        throw new CommandFailed(`TLS with ${url} failed — check INTERNAL_TLS_CA, INTERNAL_TLS_CERT and INTERNAL_TLS_KEY (${connectError.rawMessage})`);
+      }
       if (connectError.code === Code.Unavailable && !connectError.metadata.get(ERROR_REASON_KEY)) {
         throw new UnreachableError(url, connectError.rawMessage);
       }
@@ -86,7 +105,7 @@ export type CallbackClient = Client<typeof CallbackService>;
 
 /** A client of one internal service at `url`: the internal token, the CLI's deadline, and an unreachable URL named in the error. */
 function serviceClient<S extends DescService>(service: S, url: string, endpoints: Endpoints): Client<S> {
-  return createServiceClient(service, url, { token: endpoints.token, timeoutMs: CALL_TIMEOUT_MS, interceptors: [reportUnreachable(url)] });
+  return createServiceClient(service, url, { token: endpoints.token, tls: endpoints.tls, timeoutMs: CALL_TIMEOUT_MS, interceptors: [reportUnreachable(url)] });
 }
 
 export const merchantClient = (endpoints: Endpoints): MerchantClient => serviceClient(MerchantService, endpoints.merchant, endpoints);

@@ -1,3 +1,4 @@
+import { BlockList, isIPv4, isIPv6 } from "node:net";
 import ms from "ms";
 import { z } from "zod";
 
@@ -23,6 +24,43 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: Env = process.en
     throw new ConfigError(`invalid configuration:\n  ${lines.join("\n  ")}`);
   }
   return result.data;
+}
+
+const loopback = new BlockList();
+loopback.addSubnet("127.0.0.0", 8, "ipv4");
+loopback.addAddress("::1", "ipv6");
+
+/**
+ * True when a listener bound to `host` is reachable only from this machine: 127.0.0.0/8,
+ * ::1 (in any spelling, IPv4-mapped loopback included) or the name `localhost`. The
+ * wildcards `0.0.0.0` and `::`, other addresses and other names are not.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.trim().replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  if (bare === "localhost") return true;
+  if (isIPv4(bare)) return loopback.check(bare, "ipv4");
+  if (isIPv6(bare)) return loopback.check(bare, "ipv6");
+  return false;
+}
+
+/**
+ * The closed internal boundary: an internal API that other machines can reach must ask
+ * every caller for INTERNAL_API_TOKEN. Returns why the settings are refused, or
+ * undefined when they are fine (loopback needs no token; a token is always fine).
+ */
+export function internalTokenProblem(settings: { GRPC_HOST: string; INTERNAL_API_TOKEN?: string | undefined }): string | undefined {
+  if (settings.INTERNAL_API_TOKEN || isLoopbackHost(settings.GRPC_HOST)) return undefined;
+  return (
+    `required because GRPC_HOST=${settings.GRPC_HOST} is not a loopback address: other machines can reach the internal API, ` +
+    `and without a token anyone who reaches it could call every internal RPC (create merchants, confirm deposits, send payouts). ` +
+    `Set INTERNAL_API_TOKEN (at least 16 characters, the same on every service, the gateway and the CLI), or bind GRPC_HOST to 127.0.0.1`
+  );
+}
+
+/** Throws the ConfigError of internalTokenProblem, before anything listens. */
+export function assertInternalBoundary(settings: { GRPC_HOST: string; INTERNAL_API_TOKEN?: string | undefined }): void {
+  const problem = internalTokenProblem(settings);
+  if (problem) throw new ConfigError(`invalid configuration:\n  INTERNAL_API_TOKEN: ${problem}`);
 }
 
 /** Parses "100ms", "5s", "30m", "24h", "7d" or a plain number of milliseconds. */

@@ -2,8 +2,8 @@ import { create, toBinary, type DescMessage, type MessageInitShape } from "@bufb
 import type { Knex } from "knex";
 import type { EventBus } from "./bus.js";
 import type { Clock } from "./clock.js";
-import { forUpdateSkipLocked, type Migration } from "./db.js";
-import { newId } from "./ids.js";
+import { claimTransaction, forUpdateSkipLocked, type Migration } from "./db.js";
+import { newId, newToken } from "./ids.js";
 import type { Logger } from "./logger.js";
 
 /** Every service includes this migration: its own outbox table in its own database. */
@@ -26,6 +26,30 @@ export const outboxMigration: Migration = {
     await db.schema.dropTable("outbox");
   },
 };
+
+/**
+ * A relay leases the rows it is about to publish instead of holding their locks while the
+ * bus answers: `lease_token` says whose they are, `leased_until` when another relay may take
+ * them (the holder died or hangs).
+ */
+export const outboxLeaseMigration: Migration = {
+  name: "00000000000001_outbox_lease",
+  async up(db) {
+    await db.schema.alterTable("outbox", (t) => {
+      t.string("lease_token", 32).nullable();
+      t.bigInteger("leased_until").nullable();
+    });
+  },
+  async down(db) {
+    await db.schema.alterTable("outbox", (t) => {
+      t.dropColumn("lease_token");
+      t.dropColumn("leased_until");
+    });
+  },
+};
+
+/** The outbox's migrations, oldest first: every service's database gets all of them. */
+export const outboxMigrations: readonly Migration[] = [outboxMigration, outboxLeaseMigration];
 
 /**
  * Writes an event in the caller's transaction, so it exists exactly when the change does.
@@ -51,10 +75,11 @@ export async function recordEvent<Desc extends DescMessage>(
 }
 
 export interface OutboxRelay {
-  /** Publish soon, without waiting for the next poll (call after a commit). */
+  /** Publish soon, without waiting for the next poll (call after a commit). Waits out a back-off. */
   nudge(): void;
-  /** Publishes whatever is pending now; resolves when done. */
+  /** Publishes whatever is pending now, back-off or not; resolves when done. */
   flush(): Promise<void>;
+  /** Finishes the publish under way, hands back the rows still leased, and stops. */
   stop(): Promise<void>;
 }
 
@@ -67,46 +92,133 @@ export interface OutboxRelayOptions {
   batchSize?: number;
   /** Published rows older than this are deleted. */
   retentionMs?: number;
+  /**
+   * How long claimed rows stay this relay's. Another relay takes them over only after this,
+   * so it must outlast a slow publish (JetStream gives up after 5 s); a relay starts no
+   * publish after half of it.
+   */
+  leaseMs?: number;
+  /** The longest pause after failures; the pause starts at pollMs and doubles per failure. */
+  maxBackoffMs?: number;
+}
+
+interface ClaimedRow {
+  seq: number;
+  event_id: string;
+  topic: string;
+  payload: Buffer;
+}
+
+interface BatchResult {
+  /** The batch was full and went through: there may be more right now. */
+  more: boolean;
+  published: number;
+  failed?: { err: unknown; row: ClaimedRow };
 }
 
 /**
- * Publishes outbox rows in order. Rows are claimed with SKIP LOCKED so replicas share the
- * work; a row is marked published only after the bus accepted it, and the bus deduplicates
- * on the event id, so a crash between the two publishes twice at worst, never loses.
+ * Publishes outbox rows in order. A short READ COMMITTED transaction leases a batch (SKIP
+ * LOCKED, so replicas take different rows); the rows are published with no transaction open,
+ * so nothing that records an event ever waits for the bus; each is marked published after
+ * the bus accepted it, only while its lease is still this relay's. The bus deduplicates on
+ * the event id, so a crash (or an expired lease) between the two publishes twice at worst,
+ * never loses. The first failure ends the batch and hands its rows back, so later rows wait
+ * for it; the relay then backs off.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { db, bus, clock, logger } = options;
   const pollMs = options.pollMs ?? 250;
   const batchSize = options.batchSize ?? 100;
   const retentionMs = options.retentionMs ?? 7 * 24 * 3600 * 1000;
+  const leaseMs = options.leaseMs ?? 60_000;
+  const maxBackoffMs = Math.max(options.maxBackoffMs ?? 5_000, pollMs);
   let stopped = false;
   let running: Promise<void> | undefined;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
   let lastCleanup = 0;
+  /** Consecutive failed passes, and when (Date.now()) the next unforced pass may start. */
+  let failures = 0;
+  let retryAt = 0;
 
-  async function publishBatch(): Promise<number> {
-    return db.transaction(async (trx) => {
-      const rows: Array<{ seq: number; event_id: string; topic: string; payload: Buffer }> = await forUpdateSkipLocked(
+  async function claim(token: string, now: number): Promise<ClaimedRow[]> {
+    return claimTransaction(db, async (trx) => {
+      const rows: ClaimedRow[] = await forUpdateSkipLocked(
         db,
-        trx("outbox").select("seq", "event_id", "topic", "payload").whereNull("published_at").orderBy("seq").limit(batchSize),
+        trx("outbox")
+          .select("seq", "event_id", "topic", "payload")
+          .whereNull("published_at")
+          .where((q) => q.whereNull("leased_until").orWhere("leased_until", "<", now))
+          .orderBy("seq")
+          .limit(batchSize),
       );
-      let published = 0;
+      if (rows.length > 0) {
+        await trx("outbox")
+          .whereIn(
+            "seq",
+            rows.map((r) => r.seq),
+          )
+          .update({ lease_token: token, leased_until: now + leaseMs });
+      }
+      return rows;
+    });
+  }
+
+  /** Hands back what this lease still holds, so any relay can take it at once. */
+  async function release(token: string, rows: ClaimedRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await db("outbox")
+      .whereIn(
+        "seq",
+        rows.map((r) => r.seq),
+      )
+      .where({ lease_token: token })
+      .update({ lease_token: null, leased_until: null });
+  }
+
+  async function publishBatch(): Promise<BatchResult> {
+    const token = newToken(12);
+    const claimedAt = clock.now().getTime();
+    const rows = await claim(token, claimedAt);
+    let done = 0;
+    let failed: BatchResult["failed"];
+    let lost = false;
+    let outOfTime = false;
+    try {
       for (const row of rows) {
+        if (stopped) break;
+        // Too little lease left for a slow publish: hand the rest back and claim afresh.
+        if (done > 0 && clock.now().getTime() >= claimedAt + leaseMs / 2) {
+          outOfTime = true;
+          break;
+        }
         try {
           await bus.publish(row.topic, new Uint8Array(row.payload), row.event_id);
         } catch (err) {
-          await trx("outbox")
-            .where({ seq: row.seq })
-            .update({ attempts: trx.raw("attempts + 1"), last_error: String((err as Error)?.message ?? err).slice(0, 500) });
-          logger.warn({ err, eventId: row.event_id, topic: row.topic }, "outbox publish failed; will retry");
-          break; // keep order: later rows wait for this one
+          failed = { err, row };
+          await db("outbox")
+            .where({ seq: row.seq, lease_token: token })
+            .update({ attempts: db.raw("attempts + 1"), last_error: errorText(err), lease_token: null, leased_until: null });
+          done++;
+          break;
         }
-        await trx("outbox").where({ seq: row.seq }).update({ published_at: clock.now().getTime(), attempts: trx.raw("attempts + 1") });
-        published++;
+        const marked = await db("outbox")
+          .where({ seq: row.seq, lease_token: token })
+          .update({ published_at: clock.now().getTime(), attempts: db.raw("attempts + 1"), lease_token: null, leased_until: null });
+        done++;
+        // The lease ran out and another relay took the row: the rest of the batch is its too.
+        if (marked === 0) {
+          lost = true;
+          logger.debug({ eventId: row.event_id }, "outbox lease taken over; leaving the batch to its new holder");
+          break;
+        }
       }
-      return rows.length === batchSize && published === rows.length ? published : -published - 1;
-    });
+    } finally {
+      // Keep order: after a failure the later rows wait for the failed one, under any relay.
+      await release(token, rows.slice(done));
+    }
+    const published = failed ? done - 1 : done;
+    return { more: !failed && !lost && (outOfTime || (rows.length === batchSize && done === rows.length)), published, failed };
   }
 
   async function cleanup(): Promise<void> {
@@ -116,25 +228,51 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     await db("outbox").whereNotNull("published_at").where("published_at", "<", now - retentionMs).delete();
   }
 
-  async function run(): Promise<void> {
+  /** One warning per failure streak, however many polls it lasts; the pause doubles each time. */
+  function noteFailure(err: unknown, row?: ClaimedRow): void {
+    failures++;
+    retryAt = Date.now() + Math.min(maxBackoffMs, pollMs * 2 ** Math.min(failures - 1, 20));
+    if (failures > 1) return;
+    if (row) logger.warn({ err, eventId: row.event_id, topic: row.topic }, "outbox publish failed; retrying with back-off until it succeeds");
+    else logger.error({ err }, "outbox relay failed; retrying with back-off");
+  }
+
+  function noteSuccess(): void {
+    if (failures > 0) logger.info({ failedPasses: failures }, "outbox publishing recovered");
+    failures = 0;
+    retryAt = 0;
+  }
+
+  async function run(force: boolean): Promise<void> {
+    let forced = force;
     do {
       again = false;
+      if (!forced && Date.now() < retryAt) return;
+      forced = false;
       try {
+        let result: BatchResult;
+        let published = 0;
         // A full batch means there may be more: go on at once.
-        while (!stopped && (await publishBatch()) >= 0);
+        do {
+          result = await publishBatch();
+          published += result.published;
+        } while (!stopped && result.more);
+        if (result.failed) noteFailure(result.failed.err, result.failed.row);
+        // Finding nothing to take (another replica holds it) neither ends nor extends a streak.
+        else if (published > 0) noteSuccess();
         await cleanup();
       } catch (err) {
-        if (!stopped) logger.error({ err }, "outbox relay failed");
+        if (!stopped) noteFailure(err);
       }
     } while (again && !stopped);
   }
 
-  function tick(): Promise<void> {
+  function tick(force = false): Promise<void> {
     if (running) {
       again = true;
       return running;
     }
-    running = run().finally(() => {
+    running = run(force).finally(() => {
       running = undefined;
     });
     return running;
@@ -142,20 +280,23 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   function schedule(): void {
     if (stopped) return;
-    timer = setTimeout(() => {
-      void tick().finally(schedule);
-    }, pollMs);
+    timer = setTimeout(
+      () => {
+        void tick().finally(schedule);
+      },
+      Math.max(pollMs, retryAt - Date.now()),
+    );
     timer.unref?.();
   }
   schedule();
 
   return {
     nudge() {
-      if (!stopped) void tick();
+      if (!stopped && Date.now() >= retryAt) void tick();
     },
     async flush() {
-      await tick();
-      if (again) await tick();
+      while (running) await running;
+      if (!stopped) await tick(true);
     },
     async stop() {
       stopped = true;
@@ -163,4 +304,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       await running;
     },
   };
+}
+
+function errorText(err: unknown): string {
+  return String((err as Error | undefined)?.message ?? err).slice(0, 500);
 }

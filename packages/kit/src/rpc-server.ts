@@ -1,10 +1,12 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import tls from "node:tls";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { HealthRegistry } from "./health.js";
+import type { ServerTlsOptions } from "./internal-tls.js";
 import { bearerAuthInterceptor, errorInterceptor, requestIdInterceptor } from "./interceptors.js";
 import type { Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
@@ -35,12 +37,26 @@ export interface RpcServer {
 
 const H2_PREFACE = "PRI * HTTP/2.0";
 
+export interface ListenRpcOptions {
+  port: number;
+  host: string;
+  logger: Logger;
+  /** TLS on the one port (GRPC_TLS_*); with clientCa, mTLS. Cleartext without it. */
+  tls?: ServerTlsOptions | undefined;
+}
+
 /**
- * One port for everything: HTTP/2 cleartext (gRPC, Connect, gRPC-Web) and HTTP/1.1
- * (Connect and gRPC-Web from browsers and curl, /metrics and /healthz for probes).
- * The first bytes of each connection pick the protocol.
+ * One port for everything: gRPC, Connect and gRPC-Web over HTTP/2, and HTTP/1.1 (Connect
+ * and gRPC-Web from browsers and curl, /metrics and /healthz for probes).
+ *
+ * Cleartext: the first bytes of each connection pick the protocol (the HTTP/2 preface or
+ * not). TLS: ALPN picks it (`h2`, else HTTP/1.1). With a client CA (mTLS) the handshake
+ * itself refuses a peer without a certificate signed by that CA, so nothing on the port,
+ * health checks and /metrics included, answers such a peer: probes and scrapers present
+ * a client certificate too (e.g. grpc_health_probe -tls -tls-ca-cert -tls-client-cert
+ * -tls-client-key).
  */
-export async function listenRpc(options: { port: number; host: string; logger: Logger }): Promise<RpcServer> {
+export async function listenRpc(options: ListenRpcOptions): Promise<RpcServer> {
   const health = new HealthRegistry();
   let handler: Handler = (_req, res) => {
     res.writeHead(503, { "content-type": "text/plain" });
@@ -56,18 +72,46 @@ export async function listenRpc(options: { port: number; host: string; logger: L
     session.on("close", () => sessions.delete(session));
   });
   const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
+  const track = (socket: net.Socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
-    socket.once("data", (chunk) => {
-      socket.pause();
-      socket.unshift(chunk);
-      const target = chunk.toString("latin1", 0, H2_PREFACE.length) === H2_PREFACE ? h2 : h1;
-      target.emit("connection", socket);
-      process.nextTick(() => socket.resume());
-    });
     socket.on("error", () => socket.destroy());
-  });
+  };
+  let server: net.Server;
+  if (options.tls) {
+    const { cert, key, clientCa } = options.tls;
+    const secure = tls.createServer({
+      cert,
+      key,
+      minVersion: "TLSv1.2",
+      ALPNProtocols: ["h2", "http/1.1"],
+      handshakeTimeout: 10_000,
+      ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+    });
+    secure.on("connection", track);
+    secure.on("secureConnection", (socket: tls.TLSSocket) => {
+      track(socket);
+      (socket.alpnProtocol === "h2" ? h2 : h1).emit("connection", socket);
+    });
+    // Plaintext callers and missing client certificates fail the handshake; a client
+    // certificate from another CA is cut off right after it (Node's rejectUnauthorized),
+    // before a byte of a request is read.
+    secure.on("tlsClientError", (err, socket) => {
+      options.logger.debug({ err: err.message, remote: socket.remoteAddress }, "TLS handshake refused");
+    });
+    server = secure;
+  } else {
+    server = net.createServer((socket) => {
+      track(socket);
+      socket.once("data", (chunk) => {
+        socket.pause();
+        socket.unshift(chunk);
+        const target = chunk.toString("latin1", 0, H2_PREFACE.length) === H2_PREFACE ? h2 : h1;
+        target.emit("connection", socket);
+        process.nextTick(() => socket.resume());
+      });
+    });
+  }
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => {
@@ -77,10 +121,11 @@ export async function listenRpc(options: { port: number; host: string; logger: L
   });
   const address = server.address() as net.AddressInfo;
   const host = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
+  const scheme = options.tls ? "https" : "http";
 
   return {
     port: address.port,
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`,
+    url: `${scheme}://${host.includes(":") ? `[${host}]` : host}:${address.port}`,
     health,
     serve(serveOptions) {
       const registered = [...serveOptions.services];

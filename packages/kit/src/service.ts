@@ -6,11 +6,12 @@ import { z } from "zod";
 import { InProcessBus, JetStreamBus, type EventBus } from "./bus.js";
 import { systemClock, type Clock } from "./clock.js";
 import { createServiceClient, type TransportOptions } from "./clients.js";
-import { envVar, loadConfig, type Env } from "./config.js";
+import { assertInternalBoundary, envVar, loadConfig, type Env } from "./config.js";
 import { deriveDatabaseUrl, ensureDatabase, migrate, openDatabase, type Migration } from "./db.js";
+import { internalClientTlsSchema, internalServerTlsSchema, loadClientTls, loadServerTls } from "./internal-tls.js";
 import { createLogger, type Logger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
-import { outboxMigration, startOutboxRelay, type OutboxRelay } from "./outbox.js";
+import { outboxMigrations, startOutboxRelay, type OutboxRelay } from "./outbox.js";
 import { listenRpc, type RpcServer } from "./rpc-server.js";
 
 /** What every service gets, whatever its mode. Services extend it in their own context. */
@@ -54,6 +55,8 @@ export const baseConfigSchema = z.object({
   NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("PAYMENTS"),
   NATS_SUBJECT_PREFIX: z.string().regex(/^[a-z0-9_-]+$/).default("payments"),
   INTERNAL_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  ...internalServerTlsSchema.shape,
+  ...internalClientTlsSchema.shape,
   LOG_LEVEL: envVar.logLevel(),
   RPC_TIMEOUT: envVar.duration("5s"),
   SHUTDOWN_GRACE: envVar.duration("10s"),
@@ -86,11 +89,16 @@ function serviceUrlVariable(name: string): string {
 
 /**
  * env → config → storage → migrate → listen. Used by each service's main (one module,
- * split) and by the all-in-one process (every module on one port, one bus).
+ * split) and by the all-in-one process (every module on one port, one bus). Settings are
+ * checked before anything is opened or bound: a bad one throws a ConfigError, and so does
+ * a non-loopback GRPC_HOST without INTERNAL_API_TOKEN (the closed internal boundary).
  */
 export async function startServices(modules: readonly ServiceModule<any>[], options: StartOptions): Promise<RunningServices> {
   const env = options.env ?? process.env;
   const config = loadConfig(baseConfigSchema, env);
+  assertInternalBoundary(config);
+  const serverTls = loadServerTls(env);
+  const clientTls = loadClientTls(env);
   const processName = options.mode === "split" && modules.length === 1 ? modules[0]!.name : "all-in-one";
   const logger = options.logger ?? createLogger({ service: processName, level: config.LOG_LEVEL });
   const metrics = options.metrics ?? createMetrics();
@@ -105,8 +113,9 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
     logger.warn("NATS_URL is not set: events stay inside this process (development only)");
   }
 
-  const server = await listenRpc({ port: config.GRPC_PORT, host: config.GRPC_HOST, logger });
-  const transportOptions: TransportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT };
+  const server = await listenRpc({ port: config.GRPC_PORT, host: config.GRPC_HOST, logger, tls: serverTls });
+  // Local modules (all-in-one) are called through server.url too: https:// when this server runs TLS.
+  const transportOptions: TransportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: clientTls };
   const contexts = new Map<string, BaseContext>();
   const jobs: Stoppable[] = [];
   const dbs: Knex[] = [];
@@ -124,7 +133,7 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
         db = openDatabase({ sqliteFile: join(config.DATA_DIR, `${module.name}.sqlite`) });
       }
       dbs.push(db);
-      const applied = await migrate(db, [outboxMigration, ...module.migrations]);
+      const applied = await migrate(db, [...outboxMigrations, ...module.migrations]);
       if (applied.length > 0) log.info({ migrations: applied }, "migrated");
       const outbox = startOutboxRelay({ db, bus, clock, logger: log });
       jobs.push(outbox);

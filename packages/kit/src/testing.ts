@@ -1,7 +1,16 @@
+import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import type { Client } from "@connectrpc/connect";
+import type { BankCatalogService, ReceivingAccount } from "@payments/contracts/bank-catalog";
+import { composeIBAN } from "ibantools";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { connect, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import knexFactory from "knex";
 import { JetStreamBus } from "./bus.js";
 import type { Clock } from "./clock.js";
+import { errorInfo } from "./errors.js";
 
 /** MySQL server for tests: MYSQL_TEST_URL, default the local MariaDB as root. */
 export const mysqlTestServer = process.env.MYSQL_TEST_URL ?? "mysql://root@127.0.0.1:3306/test";
@@ -66,4 +75,143 @@ export function manualClock(start = new Date("2026-11-22T10:00:00.000Z")): Clock
       now += ms;
     },
   };
+}
+
+/** The nats-server binary for tests that run a server of their own: NATS_SERVER_BIN, default Debian's. */
+export const natsServerBin = process.env.NATS_SERVER_BIN ?? "/usr/sbin/nats-server";
+
+/** A TCP port on 127.0.0.1 that nothing listened on a moment ago. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:port. */
+export function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+  });
+}
+
+/** Waits until 127.0.0.1:port accepts connections, or fails after timeoutMs. */
+export async function waitForPort(port: number, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await acceptsConnections(port))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} on port ${port}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** SIGTERM, and wait for the exit (at once when it already exited). */
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+/** A JetStream server of one test's own, which it may stop and start again (same port, same store). */
+export interface OwnNatsServer {
+  url: string;
+  port: number;
+  storeDir: string;
+  /** Stops the server; its streams stay in storeDir. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and store (after stop()). */
+  start(): Promise<void>;
+  /** Stops it and removes its store. */
+  destroy(): Promise<void>;
+}
+
+/**
+ * Runs `nats-server -js` on a free port with a store in a temporary directory, so stopping
+ * it disturbs no other suite. Throws when natsServerBin is missing.
+ */
+export async function startNatsServer(): Promise<OwnNatsServer> {
+  if (!existsSync(natsServerBin)) throw new Error(`${natsServerBin} not found (set NATS_SERVER_BIN)`);
+  const port = await freePort();
+  const storeDir = mkdtempSync(join(tmpdir(), "nats-own-"));
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    if (child && child.exitCode === null && child.signalCode === null) return;
+    const spawned = spawn(natsServerBin, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], { stdio: "ignore" });
+    const failed = new Promise<never>((_, reject) => spawned.once("error", reject));
+    child = spawned;
+    await Promise.race([waitForPort(port, "nats-server"), failed]);
+  };
+  const stop = async () => {
+    if (child) await stopProcess(child);
+  };
+  try {
+    await start();
+  } catch (err) {
+    rmSync(storeDir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    storeDir,
+    stop,
+    start,
+    async destroy() {
+      await stop();
+      rmSync(storeDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Receiving accounts for a test deployment, which (like any split install) starts with none:
+ * the made-up sandbox accounts, and a live twin of each (same bank, FAST flag and name, an
+ * account number starting with 7 instead of 5), so both kinds of merchant can take deposits.
+ * Returns the live accounts added (none when they were already there).
+ */
+export async function addTestReceivingAccounts(bankCatalog: Client<typeof BankCatalogService>): Promise<ReceivingAccount[]> {
+  await bankCatalog.seedSandboxAccounts({});
+  const [{ accounts: sandbox }, { accounts: live }] = await Promise.all([
+    bankCatalog.listReceivingAccounts({ bankId: "", sandbox: true }),
+    bankCatalog.listReceivingAccounts({ bankId: "", sandbox: false }),
+  ]);
+  const have = new Set(live.map((a) => a.iban));
+  const added: ReceivingAccount[] = [];
+  for (const account of sandbox) {
+    const bban = account.iban.slice(4);
+    const iban = composeIBAN({ countryCode: "TR", bban: `${bban.slice(0, 6)}7${bban.slice(7)}` });
+    if (!iban || have.has(iban)) continue;
+    const { account: created } = await bankCatalog.createReceivingAccount({
+      bankId: account.bankId,
+      accountName: account.accountName.replace("Sandbox", "Test Live"),
+      iban,
+      fastEnabled: account.fastEnabled,
+      active: account.active,
+      sandbox: false,
+    });
+    if (created) added.push(created);
+  }
+  return added;
+}
+
+/** Polls `condition` every 25 ms until it holds, or fails naming `what` after `timeoutMs`. */
+export async function eventually(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** The error info (code, reason, field, message) of a call that must fail; throws if it succeeds. */
+export async function rejectionOf(call: Promise<unknown>): Promise<ReturnType<typeof errorInfo>> {
+  try {
+    await call;
+  } catch (err) {
+    return errorInfo(err);
+  }
+  throw new Error("the call succeeded but was expected to fail");
 }

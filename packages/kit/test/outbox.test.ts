@@ -11,7 +11,7 @@ import {
   JetStreamBus,
   migrate,
   openDatabase,
-  outboxMigration,
+  outboxMigrations,
   recordEvent,
   startOutboxRelay,
   systemClock,
@@ -60,10 +60,10 @@ test("events recorded in a transaction reach JetStream once each, in order, from
   });
   await ensureDatabase(database.url);
   const db = openDatabase({ url: database.url });
-  await migrate(db, [outboxMigration]);
+  await migrate(db, outboxMigrations);
   const bus = await JetStreamBus.connect({ url: env.NATS_URL, stream: env.NATS_STREAM, subjectPrefix: env.NATS_SUBJECT_PREFIX });
   const received = collect(bus, "test-consumer", 3);
-  // Two relays, as with two replicas: rows are claimed with SKIP LOCKED, the bus deduplicates.
+  // Two relays, as with two replicas: each leases its own rows (SKIP LOCKED), the bus deduplicates.
   const relays = [0, 1].map(() => startOutboxRelay({ db, bus, clock: systemClock, logger, pollMs: 20 }));
   const ids = await recordThree(db);
   relays.forEach((r) => r.nudge());
@@ -87,7 +87,7 @@ test("in-process bus keeps an outbox row until the consumer succeeds (SQLite)", 
   const dir = mkdtempSync(join(tmpdir(), "outbox-"));
   const db = openDatabase({ sqliteFile: join(dir, "svc.sqlite") });
   t.teardown(() => db.destroy());
-  await migrate(db, [outboxMigration]);
+  await migrate(db, outboxMigrations);
   const bus = new InProcessBus(logger);
   let failures = 1;
   const seen: string[] = [];

@@ -48,7 +48,7 @@ export function createCallbackModule(options: CallbackModuleOptions = {}): Servi
 export const callbackModule = createCallbackModule();
 
 export { callbackEventOf, CONSUMED_TOPICS, EVENT_TYPES, isCallbackTopic, type CallbackBody, type EventType, type NewCallbackEvent } from "./callback-event.js";
-export { AddressRefused, guardedLookup, isAllowedAddress } from "./address-policy.js";
+export { AddressRefused, guardedLookup, isAllowedAddress } from "@payments/kit";
 export { callbackConfigSchema, loadCallbackConfig, type CallbackConfig, type CallbackContext } from "./context.js";
 export { createCallbackPoster, type CallbackPoster, type PostRequest, type PostResult } from "./post-callback.js";
 export { nextStep, parseRetryAfter } from "./retry-schedule.js";

@@ -1,5 +1,5 @@
 import { Agent, request } from "undici";
-import { AddressRefused, checkLiteralHost, guardedLookup } from "./address-policy.js";
+import { AddressRefused, checkLiteralHost, guardedLookup } from "@payments/kit";
 import { parseRetryAfter } from "./retry-schedule.js";
 
 /** One HTTP POST of a callback and what came of it. Never throws for the merchant's side of things. */

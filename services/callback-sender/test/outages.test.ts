@@ -1,53 +1,20 @@
 import test from "ava";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DeliveryStatus } from "@payments/contracts/callback";
+import { freePort, startNatsServer, stopProcess, waitForPort } from "@payments/kit/testing";
 import { Receiver, Stack, eventually } from "./fixtures.js";
 
 // Outages of the parts callbacks travel through. Each test runs a server of its own (the
 // same binaries as the local ones) so stopping it disturbs no other suite.
-const NATS_SERVER = process.env.NATS_SERVER_BIN ?? "/usr/sbin/nats-server";
 const MARIADBD = process.env.MARIADBD_BIN ?? "/usr/sbin/mariadbd";
 const MARIADB_INSTALL_DB = process.env.MARIADB_INSTALL_DB_BIN ?? "/usr/bin/mariadb-install-db";
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-function accepting(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
-    socket.once("error", () => resolve(false));
-  });
-}
-
-async function startNats(port: number, storeDir: string): Promise<ChildProcess> {
-  const nats = spawn(NATS_SERVER, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], { stdio: "ignore" });
-  await eventually(() => accepting(port), `nats-server on ${port}`, 15_000);
-  return nats;
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
-}
-
 test("status changes made while NATS is down reach the merchant once it is back, each once", async (t) => {
-  if (!existsSync(NATS_SERVER)) return t.fail(`${NATS_SERVER} not found (set NATS_SERVER_BIN)`);
-  const port = await freePort();
-  const storeDir = mkdtempSync(join(tmpdir(), "nats-restart-"));
-  let nats = await startNats(port, storeDir);
-  const stack = new Stack({ natsUrl: `nats://127.0.0.1:${port}` });
+  const nats = await startNatsServer();
+  const stack = new Stack({ natsUrl: nats.url });
   const receiver = await new Receiver().start();
   try {
     await stack.start();
@@ -58,14 +25,14 @@ test("status changes made while NATS is down reach the merchant once it is back,
     await stack.deposits().confirmDeposit({ depositId: before.id });
     await eventually(() => receiver.received.length === 1, "the callback before the outage");
 
-    await stopProcess(nats);
+    await nats.stop();
     // The changes commit; their events wait in the deposit service's outbox.
     const during = await Promise.all(["outage-1", "outage-2", "outage-3"].map((p) => stack.deposit(m.id, p)));
     await Promise.all(during.map((d) => stack.deposits().cancelDeposit({ merchantId: m.id, depositId: d.id })));
     await new Promise((resolve) => setTimeout(resolve, 1000));
     t.is(receiver.received.length, 1, "nothing can travel while NATS is down");
 
-    nats = await startNats(port, storeDir);
+    await nats.start();
     await eventually(() => receiver.received.length >= 4, "the three callbacks after NATS is back", 60_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     const perDeposit = receiver.received.map((c) => String(JSON.parse(c.body.toString()).data.transactionId)).sort();
@@ -75,8 +42,7 @@ test("status changes made while NATS is down reach the merchant once it is back,
   } finally {
     await receiver.stop();
     await stack.stop();
-    await stopProcess(nats);
-    rmSync(storeDir, { recursive: true, force: true });
+    await nats.destroy();
   }
 });
 
@@ -87,7 +53,7 @@ async function startMariadb(port: number, dataDir: string): Promise<ChildProcess
     ["--no-defaults", `--datadir=${dataDir}`, "--user=root", `--port=${port}`, "--bind-address=127.0.0.1", `--socket=${dataDir}/mysqld.sock`, `--pid-file=${dataDir}/mysqld.pid`, "--skip-log-bin", "--innodb-buffer-pool-size=32M"],
     { stdio: "ignore" },
   );
-  await eventually(() => accepting(port), `mariadbd on ${port}`, 30_000);
+  await waitForPort(port, "mariadbd", 30_000);
   return server;
 }
 

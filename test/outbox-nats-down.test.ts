@@ -1,0 +1,136 @@
+import test from "ava";
+import { fromBinary } from "@bufbuild/protobuf";
+import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { DepositStatusChangedSchema } from "@payments/contracts/deposit";
+import { MerchantService } from "@payments/contracts/merchant";
+import { depositModule } from "@payments/deposit-service";
+import { startGateway } from "@payments/gateway";
+import { createServiceClient, JetStreamBus, startServices, type BusMessage, type RunningServices } from "@payments/kit";
+import { addTestReceivingAccounts, createTestDatabase, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/kit/testing";
+import { merchantModule } from "@payments/merchant-service";
+import { signedFetch, type Credentials } from "./helpers.js";
+
+// Issue 10: with NATS down, the outbox relay must not make the changes that record events
+// wait for it. Split mode on MySQL, with a NATS server of this suite's own so it can be
+// stopped: gateway, merchant, bank-catalog and deposit services.
+const token = "outbox-nats-down-internal-token";
+let nats: OwnNatsServer;
+let js: ReturnType<typeof jetStreamTestEnv>;
+const databases = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase()]);
+let merchantSvc: RunningServices | undefined;
+let catalogSvc: RunningServices | undefined;
+let depositSvc: RunningServices | undefined;
+let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
+
+test.before(async () => {
+  nats = await startNatsServer();
+  js = { ...jetStreamTestEnv(), NATS_URL: nats.url };
+  const common = { ...js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "fatal" };
+  merchantSvc = await startServices([merchantModule], { mode: "split", env: { ...common, DATABASE_URL: databases[0]!.url, MASTER_KEY: "d".repeat(64) } });
+  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1]!.url } });
+  depositSvc = await startServices([depositModule], {
+    mode: "split",
+    env: { ...common, DATABASE_URL: databases[2]!.url, MERCHANT_SERVICE_URL: merchantSvc.server.url, BANK_CATALOG_SERVICE_URL: catalogSvc.server.url },
+  });
+  gateway = await startGateway({
+    env: {
+      ...js,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      INTERNAL_API_TOKEN: token,
+      MERCHANT_SERVICE_URL: merchantSvc.server.url,
+      BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
+      DEPOSIT_SERVICE_URL: depositSvc.server.url,
+      // Not on the deposit path; the gateway only needs an address for them.
+      PAYOUT_SERVICE_URL: "http://127.0.0.1:9",
+      CALLBACK_SENDER_SERVICE_URL: "http://127.0.0.1:9",
+      PUBLIC_BASE_URL: "https://pay.example.test",
+      LOG_LEVEL: "fatal",
+    },
+  });
+});
+
+test.after.always(async () => {
+  await gateway?.stop();
+  await depositSvc?.stop();
+  await catalogSvc?.stop();
+  await merchantSvc?.stop();
+  await nats?.destroy();
+  await Promise.all(databases.map((d) => d.drop()));
+});
+
+async function until<T>(read: () => Promise<T> | T, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+test("with NATS stopped a deposit cancel answers at once; its event reaches JetStream once NATS is back, once", async (t) => {
+  const merchants = createServiceClient(MerchantService, merchantSvc!.server.url, { token });
+  const created = await merchants.createMerchant({ name: "Outage Shop" });
+  const creds: Credentials = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+
+  // Receiving accounts of both kinds made through the catalog's RPCs, as a split install
+  // starts with none.
+  await addTestReceivingAccounts(createServiceClient(BankCatalogService, catalogSvc!.server.url, { token }));
+
+  const depositIds: string[] = [];
+  for (const processId of ["outage-1", "outage-2", "outage-3"]) {
+    const res = await signedFetch(gateway!.url, creds, "POST", "/v1/deposit", { processId, amount: 50_000, customer: { id: "c", name: "Ayşe Yılmaz", username: "ayse" } });
+    t.is(res.status, 201, JSON.stringify(res.json));
+    depositIds.push((res.json.data as { transactionId: string }).transactionId);
+  }
+
+  await nats.stop();
+  // One cancel after another, each while the relay is stuck publishing the events before it
+  // (a JetStream publish gives up only after 5 s): none may wait for that.
+  const timings: number[] = [];
+  for (const id of depositIds) {
+    const started = Date.now();
+    const res = await signedFetch(gateway!.url, creds, "POST", `/v1/deposit/${id}/cancel`);
+    timings.push(Date.now() - started);
+    t.is(res.status, 200, JSON.stringify(res.json));
+    t.is((res.json.data as { status: string }).status, "cancelled");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  t.log(`cancel times with NATS down: ${timings.join(", ")} ms`);
+  t.true(
+    timings.every((ms) => ms < 500),
+    `every cancel under 500 ms: ${timings.join(", ")} ms`,
+  );
+
+  const outbox = depositSvc!.contexts.get("deposit")!.db;
+  const pending = (await outbox("outbox").whereNull("published_at").where("topic", "deposit.v1.deposit_cancelled").select("event_id")) as Array<{ event_id: string }>;
+  t.is(pending.length, depositIds.length, "the events wait in the outbox while NATS is down");
+
+  await nats.start();
+  await until(
+    async () => Number((await outbox("outbox").whereNull("published_at").count({ n: "*" }))[0]?.n),
+    (n) => n === 0,
+    "the outbox drained after NATS came back",
+  );
+
+  // Read the stream itself: every cancel's event, each once, under its outbox event id.
+  const observer = await JetStreamBus.connect({ url: js.NATS_URL, stream: js.NATS_STREAM, subjectPrefix: js.NATS_SUBJECT_PREFIX });
+  const seen: BusMessage[] = [];
+  const subscription = await observer.consume("outbox-nats-down-observer", ["deposit.v1.>"], async (m) => void seen.push(m));
+  try {
+    await until(
+      () => seen.filter((m) => m.topic === "deposit.v1.deposit_cancelled").length,
+      (n) => n >= depositIds.length,
+      "the deposit_cancelled events on JetStream",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const cancelled = seen.filter((m) => m.topic === "deposit.v1.deposit_cancelled");
+    t.deepEqual(cancelled.map((m) => fromBinary(DepositStatusChangedSchema, m.data).deposit?.id).sort(), [...depositIds].sort(), "one event per cancelled deposit");
+    t.deepEqual(cancelled.map((m) => m.msgId).sort(), pending.map((p) => p.event_id).sort(), "each under its outbox event id, once");
+  } finally {
+    await subscription.stop();
+    await observer.close();
+  }
+});
