@@ -11,9 +11,12 @@ import type { GatewayConfig } from "./config.js";
 import type { CredentialCache } from "./credential-cache.js";
 import { compileTrustedProxies } from "./ip-rule.js";
 import { accessLog } from "./middleware/access-log.js";
+import { authFailureLimit } from "./middleware/auth-failure-limit.js";
 import { authenticate } from "./middleware/authenticate.js";
+import { clientIp } from "./middleware/client-ip.js";
 import { errorHandler } from "./middleware/error-handler.js";
 import { ipAllowlist } from "./middleware/ip-allowlist.js";
+import { ipRateLimit } from "./middleware/ip-rate-limit.js";
 import { jsonBody } from "./middleware/json-body.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { readBody } from "./middleware/read-body.js";
@@ -21,6 +24,7 @@ import { requestId } from "./middleware/request-id.js";
 import { routeMatch } from "./middleware/route-match.js";
 import { assets } from "./routes/assets.js";
 import { availableBanks } from "./routes/available-banks.js";
+import { checkoutSecurityHeaders } from "./checkout/page.js";
 import { checkout } from "./routes/checkout.js";
 import { deposits } from "./routes/deposits.js";
 import { events } from "./routes/events.js";
@@ -53,6 +57,20 @@ export function publicBaseUrl(config: GatewayConfig): string {
   return config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
 }
 
+/** Socket errors that mean the client went away. */
+const CLIENT_GONE = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED", "ERR_STREAM_PREMATURE_CLOSE", "ERR_STREAM_DESTROYED"]);
+
+/** A Node-style string `code` of an error, if it has one (ConnectError's numeric code is not one). */
+function errorCode(err: unknown): string | undefined {
+  const code = err instanceof Error ? (err as Error & { code?: unknown }).code : undefined;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** The customer's checkout routes: /checkout and everything under it. */
+function isCheckout(path: string): boolean {
+  return path === "/checkout" || path.startsWith("/checkout/");
+}
+
 /** The Koa app: every route, and the one place the order of middleware is set. */
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   const { config, clock, logger, metrics } = deps;
@@ -75,13 +93,25 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
     clock,
     toleranceSeconds: Math.floor(config.TIMESTAMP_TOLERANCE / 1000),
   });
+  const maxKeys = config.RATE_LIMIT_MAX_KEYS;
+  // Before the body and the key lookup: an IP that keeps failing to authenticate costs no more than a 429.
+  const failureLimiter = authFailureLimit({ clock, perSecond: config.AUTH_FAILURE_LIMIT_RPS, burst: config.AUTH_FAILURE_LIMIT_BURST, maxKeys });
   // One limiter for all routes: a merchant's budget is per merchant, not per endpoint.
-  const limiter = rateLimit({ perSecond: config.RATE_LIMIT_RPS, burst: config.RATE_LIMIT_BURST });
+  const limiter = rateLimit({ clock, perSecond: config.RATE_LIMIT_RPS, burst: config.RATE_LIMIT_BURST, maxKeys });
+  // The checkout is public, so the caller's IP is the only thing to charge; one budget for all its routes.
+  const checkoutLimiter = ipRateLimit({
+    clock,
+    perSecond: config.CHECKOUT_RATE_LIMIT_RPS,
+    burst: config.CHECKOUT_RATE_LIMIT_BURST,
+    maxKeys,
+    headers: checkoutSecurityHeaders(),
+  });
   const jsonParser = jsonBody();
   const optionalJsonParser = jsonBody({ optional: true });
 
-  /** A signed merchant request: 413 → 401 → 403 → 429 → 415/400, then the handler. */
+  /** A signed merchant request: 429 (failed-auth budget) → 413 → 401 → 403 → 429 → 415/400, then the handler. */
   const merchantChain = (route: Route): RouteHandler[] => [
+    failureLimiter,
     bodyReader,
     authenticator,
     ipAllowlist({ trustedProxies, requireAllowList: route.requireAllowList ?? false }),
@@ -92,19 +122,27 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   // Paths are case-sensitive, as documented; a trailing slash is tolerated.
   const router = new Router<GatewayState>({ sensitive: true });
   for (const route of routes) {
-    const chain = route.access === "merchant" ? merchantChain(route) : [];
+    const chain = route.access === "merchant" ? merchantChain(route) : isCheckout(route.path) ? [checkoutLimiter] : [];
     // The router answers HEAD for every GET route by itself.
     router.register(route.path, [route.method], [...chain, route.handler]);
   }
 
   const app = new Koa<GatewayState>({ proxy: false });
   app.silent = true;
-  app.on("error", (err: unknown) => logger.error({ err }, "response failed"));
+  app.on("error", (err: unknown) => {
+    // Koa reports here what fails once a response is under way. A client that went away or
+    // broke the connection is not the gateway's failure, and Node's parser errors carry the
+    // raw request bytes (API key, signature, body): for those only the code is logged.
+    const code = errorCode(err);
+    if (code !== undefined && (code.startsWith("HPE_") || CLIENT_GONE.has(code))) logger.info({ code }, "client connection failed");
+    else logger.error({ err }, "response failed");
+  });
 
   app.use(requestId());
   app.use(accessLog({ logger, metrics }));
   app.use(errorHandler({ clock, logger, metrics }));
   app.use(routeMatch({ router }));
+  app.use(clientIp({ trustedProxies }));
   app.use(router.routes());
   return app;
 }

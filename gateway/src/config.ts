@@ -40,6 +40,13 @@ export const gatewayConfigSchema = z.object({
   BODY_LIMIT: envVar.int(65536, 1),
   RATE_LIMIT_RPS: envVar.int(100),
   RATE_LIMIT_BURST: envVar.int(200),
+  // Per client IP: failed authentications (then 429 before the key lookup), and every checkout request. 0 turns each off.
+  AUTH_FAILURE_LIMIT_RPS: envVar.int(5),
+  AUTH_FAILURE_LIMIT_BURST: envVar.int(20, 1),
+  CHECKOUT_RATE_LIMIT_RPS: envVar.int(10),
+  CHECKOUT_RATE_LIMIT_BURST: envVar.int(30, 1),
+  /** Most client IPs (or merchants) each limiter remembers; past it the least recently seen is forgotten. */
+  RATE_LIMIT_MAX_KEYS: envVar.int(100_000, 1),
   CREDENTIAL_CACHE_TTL: envVar.duration("30s"),
   NEGATIVE_CACHE_TTL: envVar.duration("5s"),
   BANK_ASSET_CACHE_TTL: envVar.duration("5m"),

@@ -26,6 +26,8 @@ export const publicReasons: Readonly<Record<string, number>> = {
   AMOUNT_OUT_OF_RANGE: 400,
   INVALID_IBAN: 400,
   INSUFFICIENT_BALANCE: 400,
+  /** No receiving account of the merchant's kind (sandbox or live) is active for the chosen bank: nothing was stored. */
+  BANK_UNAVAILABLE: 400,
   TRANSACTION_NOT_FOUND: 404,
   /** A move the transaction's current status does not allow (cancelling a completed deposit); details.status says where it is. */
   INVALID_TRANSACTION_STATE: 409,
@@ -43,6 +45,15 @@ export interface Problem {
 export function validationFailure(problems: readonly Problem[]): ApiError {
   const message = problems.length === 0 ? "request: is invalid" : problems.map((p) => `${p.field}: ${p.problem}`).join("; ");
   return new ApiError(400, "VALIDATION_ERROR", message);
+}
+
+/**
+ * 429 RATE_LIMITED with Retry-After: whole seconds (HTTP has no finer unit), rounded up and
+ * at least 1, so a client that waits as told finds a token.
+ */
+export function rateLimited(retryAfterMs: number): ApiError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new ApiError(429, "RATE_LIMITED", `Too many requests; retry after ${seconds} s`, undefined, { "Retry-After": String(seconds) });
 }
 
 export const INTERNAL_MESSAGE = "An unexpected error occurred. Quote the X-Request-Id header when contacting support.";

@@ -12,6 +12,11 @@ test("defaults match the documented settings", (t) => {
     BODY_LIMIT: 65_536,
     RATE_LIMIT_RPS: 100,
     RATE_LIMIT_BURST: 200,
+    AUTH_FAILURE_LIMIT_RPS: 5,
+    AUTH_FAILURE_LIMIT_BURST: 20,
+    CHECKOUT_RATE_LIMIT_RPS: 10,
+    CHECKOUT_RATE_LIMIT_BURST: 30,
+    RATE_LIMIT_MAX_KEYS: 100_000,
     CREDENTIAL_CACHE_TTL: 30_000,
     RPC_TIMEOUT: 5_000,
     TRUSTED_PROXIES: [],
@@ -41,6 +46,14 @@ test("bad values are refused, each naming its variable", (t) => {
   t.regex(err?.message ?? "", /TRUSTED_PROXIES/);
   t.regex(err?.message ?? "", /TIMESTAMP_TOLERANCE: must be at least 1s/);
   t.regex(err?.message ?? "", /PUBLIC_BASE_URL/);
+});
+
+test("the per-IP limits take 0 as off, but a burst must hold at least one request", (t) => {
+  t.like(loadGatewayConfig({ AUTH_FAILURE_LIMIT_RPS: "0", CHECKOUT_RATE_LIMIT_RPS: "0" }), { AUTH_FAILURE_LIMIT_RPS: 0, CHECKOUT_RATE_LIMIT_RPS: 0 });
+  const err = t.throws(() => loadGatewayConfig({ AUTH_FAILURE_LIMIT_BURST: "0", CHECKOUT_RATE_LIMIT_BURST: "-1", AUTH_FAILURE_LIMIT_RPS: "1.5" }), { instanceOf: ConfigError });
+  t.regex(err?.message ?? "", /AUTH_FAILURE_LIMIT_BURST/);
+  t.regex(err?.message ?? "", /CHECKOUT_RATE_LIMIT_BURST/);
+  t.regex(err?.message ?? "", /AUTH_FAILURE_LIMIT_RPS/);
 });
 
 test("the service URLs are http(s) URLs; CALLBACK_SENDER_SERVICE_URL like the others", (t) => {

@@ -18,6 +18,7 @@ test("public reasons pass through with their status, message and details", (t) =
     AMOUNT_OUT_OF_RANGE: 400,
     INVALID_IBAN: 400,
     INSUFFICIENT_BALANCE: 400,
+    BANK_UNAVAILABLE: 400,
     TRANSACTION_NOT_FOUND: 404,
     INVALID_TRANSACTION_STATE: 409,
     EVENT_NOT_FOUND: 404,

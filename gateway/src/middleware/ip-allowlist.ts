@@ -11,7 +11,7 @@ export function ipAllowlist(options: { trustedProxies: TrustFunction; requireAll
   return async (ctx, next) => {
     const merchant = ctx.state.merchant;
     if (!merchant) throw new Error("ip-allowlist must run after authenticate");
-    const ip = callerIp(ctx.req, options.trustedProxies);
+    const ip = ctx.state.clientIp ?? callerIp(ctx.req, options.trustedProxies);
     ctx.state.clientIp = ip;
     if (!ipAllowed(ip, merchant.allowList, options.requireAllowList)) {
       const message =

@@ -1,4 +1,5 @@
 import { ApiError } from "../errors.js";
+import { jsonDepth, MAX_JSON_DEPTH } from "../json-depth.js";
 import type { GatewayMiddleware } from "../state.js";
 
 const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
@@ -8,7 +9,8 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * A POST body must be a JSON object sent as application/json (UTF-8). Parsed from the
  * same bytes the signature covered. With `optional`, for routes that take no body (a
  * cancel), an empty body is accepted as `{}` whatever its Content-Type; a non-empty one
- * still has to be a JSON object.
+ * still has to be a JSON object. No field may nest objects and arrays more than
+ * MAX_JSON_DEPTH levels deep: it is named in the 400, and no route ever has to serialise it.
  */
 export function jsonBody(options: { optional?: boolean } = {}): GatewayMiddleware {
   return async (ctx, next) => {
@@ -29,6 +31,12 @@ export function jsonBody(options: { optional?: boolean } = {}): GatewayMiddlewar
       }
       if (typeof value !== "object" || value === null || Array.isArray(value)) {
         throw new ApiError(400, "VALIDATION_ERROR", "body: must be a JSON object");
+      }
+      for (const [field, fieldValue] of Object.entries(value)) {
+        if (jsonDepth(fieldValue, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+          // The name is the client's own text: cut, so a 60 KiB key does not come back whole.
+          throw new ApiError(400, "VALIDATION_ERROR", `${field.slice(0, 100)}: is nested too deeply (at most ${MAX_JSON_DEPTH} levels of objects and arrays)`);
+        }
       }
       ctx.state.body = value as Record<string, unknown>;
     }

@@ -8,7 +8,8 @@ function isRawBodyError(err: unknown): err is Error & { type: string; status?: n
 
 /**
  * Reads the exact request bytes (the signature covers them, not re-serialised JSON), up to
- * the limit. Over it: 413, and the connection is closed rather than drained.
+ * the limit. Over it: 413, and the connection is closed rather than drained. A body that
+ * cannot be read to its end is a 400.
  */
 export function readBody(options: { limit: number }): GatewayMiddleware {
   return async (ctx, next) => {
@@ -23,10 +24,10 @@ export function readBody(options: { limit: number }): GatewayMiddleware {
       if (isRawBodyError(err) && err.type === "entity.too.large") {
         throw new ApiError(413, "PAYLOAD_TOO_LARGE", `The request body is larger than ${options.limit} bytes`, undefined, { Connection: "close" });
       }
-      if (isRawBodyError(err)) {
-        throw new ApiError(400, "VALIDATION_ERROR", "body: the request body could not be read completely", undefined, { Connection: "close" });
-      }
-      throw err;
+      // Anything else is the request stream failing under us: the client aborted, or sent
+      // bytes Node's parser refused. That is the client's doing, not a 500, and the error is
+      // not logged: a parser error carries the raw request bytes, credentials included.
+      throw new ApiError(400, "VALIDATION_ERROR", "body: the request body could not be read completely", undefined, { Connection: "close" });
     }
     await next();
   };

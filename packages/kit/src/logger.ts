@@ -25,11 +25,40 @@ export function isValidRequestId(value: string | null | undefined): value is str
   return typeof value === "string" && REQUEST_ID.test(value);
 }
 
-/** JSON logs, one object per line, each carrying the service name and the current request id. */
+/** Headers that carry a credential: a merchant's API key and signature, the internal bearer token. */
+export const SECRET_HEADERS = ["X-API-Key", "X-Signature", "Authorization"] as const;
+
+/** How deep under a logged object headers may sit and still be redacted: `headers`, `req.headers`, `err.response.headers`, … */
+const REDACT_DEPTH = 4;
+
+/**
+ * Paths pino censors in every log line. Redaction paths are exact, so each header is listed
+ * in the spellings code uses: Node's lowercase, the canonical one, all caps, Title-Case.
+ * Header arrays (`rawHeaders`) and Node's parser errors' `rawPacket` (the raw request bytes:
+ * credentials and body) are censored whole.
+ */
+function redactPaths(): string[] {
+  const spellings = SECRET_HEADERS.flatMap((name) => {
+    const title = name.toLowerCase().replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase());
+    return [...new Set([name, name.toLowerCase(), name.toUpperCase(), title])];
+  });
+  const paths: string[] = [];
+  for (let depth = 0; depth < REDACT_DEPTH; depth++) {
+    const prefix = "*.".repeat(depth);
+    for (const header of spellings) paths.push(`${prefix}headers[${JSON.stringify(header)}]`);
+    paths.push(`${prefix}rawHeaders`, `${prefix}rawPacket`);
+  }
+  return paths;
+}
+
+const REDACT = { paths: redactPaths(), censor: "[REDACTED]" };
+
+/** JSON logs, one object per line, each carrying the service name and the current request id; credentials in headers are censored. */
 export function createLogger(options: { service: string; level?: string; destination?: DestinationStream }): Logger {
   return pino(
     {
       level: options.level ?? "info",
+      redact: REDACT,
       base: { service: options.service },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
