@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import test, { type ExecutionContext } from "ava";
 import type { Client } from "@connectrpc/connect";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
@@ -61,6 +62,9 @@ async function startStack(extraEnv: Record<string, string>): Promise<Stack> {
     clock,
   });
   const url = services.server.url;
+  // The merchants here are sandbox merchants (their withdrawals meet the sandbox bank's
+  // outcome table); their deposits need the sandbox receiving accounts `pnpm start` seeds.
+  await createServiceClient(BankCatalogService, url).seedSandboxAccounts({});
   const gateway = await startGateway({
     // The tests play callers behind a trusted proxy (X-Forwarded-For) to be another IP.
     env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", PUBLIC_BASE_URL, TRUSTED_PROXIES: "127.0.0.1,::1" },
@@ -106,7 +110,7 @@ type T = ExecutionContext;
 
 async function newMerchant(options: { stack?: Stack; allowedIps?: string[]; funds?: number } = {}): Promise<Merchant> {
   const stack = options.stack ?? must(live);
-  const res = await stack.merchants.createMerchant({ name: `Shop ${randomBytes(3).toString("hex")}`, allowedIps: options.allowedIps ?? LOCAL_IPS });
+  const res = await stack.merchants.createMerchant({ name: `Shop ${randomBytes(3).toString("hex")}`, allowedIps: options.allowedIps ?? LOCAL_IPS, sandbox: true });
   if (!res.merchant) throw new Error("no merchant");
   const merchant = { id: res.merchant.id, apiKey: res.merchant.apiKey, apiSecret: res.apiSecret, stack };
   if (options.funds) await stack.payouts.adjustBalance({ merchantId: merchant.id, amount: BigInt(options.funds), reason: "test funding" });

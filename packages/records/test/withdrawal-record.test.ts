@@ -6,7 +6,7 @@ import { WITHDRAWAL_STATUSES, balanceRecord, isWithdrawalStatusName, withdrawalR
 
 const CREATED = Date.UTC(2026, 10, 22, 10, 15, 30, 123);
 
-function withdrawal(overrides: Partial<Withdrawal> = {}): Withdrawal {
+function withdrawal(overrides: Omit<Partial<Withdrawal>, "$typeName" | "$unknown"> = {}): Withdrawal {
   return create(WithdrawalSchema, {
     id: "wd_abc",
     merchantId: "m_1",
@@ -24,6 +24,9 @@ function withdrawal(overrides: Partial<Withdrawal> = {}): Withdrawal {
     sequence: 1n,
     createdAt: timestampFromMs(CREATED),
     updatedAt: timestampFromMs(CREATED),
+    awaitingOperator: false,
+    bankReference: "",
+    sandbox: false,
     ...overrides,
   });
 }
@@ -70,6 +73,13 @@ test("a pending withdrawal becomes the public record, with its fields in the doc
   });
   // Never the merchant id: the merchant knows who it is, and a callback body is the same record.
   t.false(JSON.stringify(record).includes("m_1"));
+});
+
+test("the payout service's internal fields (awaiting an operator, the bank's reference, sandbox) never reach the merchant's record", (t) => {
+  const record = withdrawalRecord(withdrawal({ status: WithdrawalStatus.PROCESSING, awaitingOperator: true, bankReference: "BANKREF-9F3K2", sandbox: true }));
+  t.is(record.status, "processing");
+  const json = JSON.stringify(record);
+  for (const internal of ["awaitingOperator", "bankReference", "sandbox", "BANKREF-9F3K2"]) t.false(json.includes(internal), internal);
 });
 
 test("an empty bank id and failure reason are null", (t) => {

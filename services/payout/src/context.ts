@@ -5,10 +5,41 @@ import { envVar, loadConfig, type BaseContext, type Env } from "@payments/kit";
 import { z } from "zod";
 import type { BankConnector } from "./bank-connector.js";
 
+/**
+ * The connectors a live merchant's withdrawals may go to (PAYOUT_CONNECTOR). `sandbox` is
+ * deliberately not one: sandbox merchants' withdrawals always go to the sandbox connector,
+ * and live money never goes through the simulator.
+ */
+export const LIVE_CONNECTORS = ["manual"] as const;
+export type LiveConnectorName = (typeof LIVE_CONNECTORS)[number];
+
+function isLiveConnector(name: string): name is LiveConnectorName {
+  return (LIVE_CONNECTORS as readonly string[]).includes(name);
+}
+
+const liveConnector = z
+  .string()
+  .default("manual")
+  .transform((text, ctx): LiveConnectorName => {
+    const name = text.trim().toLowerCase();
+    if (isLiveConnector(name)) return name;
+    const known = `the live connectors are: ${LIVE_CONNECTORS.join(", ")}`;
+    ctx.addIssue({
+      code: "custom",
+      message:
+        name === "sandbox"
+          ? `"sandbox" is not a live connector: sandbox merchants' withdrawals always go to the sandbox connector, and live money never goes through the simulator (${known})`
+          : `"${text}" is not a live connector (${known})`,
+    });
+    return z.NEVER;
+  });
+
 /** The payout service's own settings, on top of the kit's base settings. */
 export const payoutConfigSchema = z.object({
   /** ISO 4217 codes accepted for withdrawals; TRY is the default when a request names none. */
   SUPPORTED_CURRENCIES: envVar.currencies(),
+  /** Where live merchants' withdrawals go. */
+  PAYOUT_CONNECTOR: liveConnector,
   /** How often the payout worker looks for pending withdrawals. */
   PAYOUT_WORKER_INTERVAL: envVar.duration("500ms"),
   /** How many withdrawals one worker claims at a time. */
@@ -22,11 +53,17 @@ export const payoutConfigSchema = z.object({
 });
 export type PayoutConfig = z.infer<typeof payoutConfigSchema>;
 
+/** Where the worker sends a withdrawal: by the sandbox flag recorded on it at creation. */
+export interface PayoutConnectors {
+  sandbox: BankConnector;
+  live: BankConnector;
+}
+
 export interface PayoutContext extends BaseContext {
   config: PayoutConfig;
   bankCatalog: Client<typeof BankCatalogService>;
   merchants: Client<typeof MerchantService>;
-  connector: BankConnector;
+  connectors: PayoutConnectors;
 }
 
 export function loadPayoutConfig(env: Env): PayoutConfig {

@@ -4,16 +4,23 @@ import { PayoutService } from "@payments/contracts/payout";
 import type { BaseContext, ServiceModule, Stoppable } from "@payments/kit";
 import { migrations } from "../migrations/index.js";
 import type { BankConnector } from "./bank-connector.js";
-import { loadPayoutConfig, type PayoutContext } from "./context.js";
+import { loadPayoutConfig, type LiveConnectorName, type PayoutContext } from "./context.js";
 import { startDepositCredits } from "./deposit-credits.js";
+import { createManualConnector } from "./manual-connector.js";
 import { routes } from "./routes/index.js";
 import { createSandboxConnector } from "./sandbox-connector.js";
 import { startPayoutWorker } from "./worker.js";
 
 export interface PayoutModuleOptions {
-  /** The bank connector; default the sandbox connector (SANDBOX_PAYOUT_DELAY). */
-  connector?: BankConnector;
+  /** Sandbox merchants' withdrawals; default the sandbox connector (SANDBOX_PAYOUT_DELAY). */
+  sandboxConnector?: BankConnector;
+  /** Live merchants' withdrawals; default the one PAYOUT_CONNECTOR names (manual). */
+  liveConnector?: BankConnector;
 }
+
+const LIVE: Readonly<Record<LiveConnectorName, () => BankConnector>> = {
+  manual: createManualConnector,
+};
 
 /** Withdrawals, balances and the ledger, the deposit-credit consumer and the payout worker. */
 export function createPayoutModule(options: PayoutModuleOptions = {}): ServiceModule<PayoutContext> {
@@ -23,12 +30,19 @@ export function createPayoutModule(options: PayoutModuleOptions = {}): ServiceMo
     migrations,
     createContext(base: BaseContext): PayoutContext {
       const config = loadPayoutConfig(base.env);
+      const live = options.liveConnector ?? LIVE[config.PAYOUT_CONNECTOR]();
+      // A plugged-in connector too: live money never goes through the simulator.
+      if (live.name === "sandbox") throw new Error("the sandbox connector cannot be the live connector: live money never goes through the simulator");
+      base.logger.info({ liveConnector: live.name }, "live merchants' withdrawals go to this connector; sandbox merchants' to the sandbox connector");
       return {
         ...base,
         config,
         bankCatalog: base.client(BankCatalogService, "bank-catalog"),
         merchants: base.client(MerchantService, "merchant"),
-        connector: options.connector ?? createSandboxConnector({ delayMs: config.SANDBOX_PAYOUT_DELAY }),
+        connectors: {
+          sandbox: options.sandboxConnector ?? createSandboxConnector({ delayMs: config.SANDBOX_PAYOUT_DELAY }),
+          live,
+        },
       };
     },
     routes,
@@ -43,8 +57,9 @@ export function createPayoutModule(options: PayoutModuleOptions = {}): ServiceMo
 export const payoutModule = createPayoutModule();
 
 export type { BankConnector, PayoutInstruction, PayoutResult } from "./bank-connector.js";
-export { loadPayoutConfig, payoutConfigSchema, type PayoutConfig, type PayoutContext } from "./context.js";
+export { LIVE_CONNECTORS, loadPayoutConfig, payoutConfigSchema, type LiveConnectorName, type PayoutConfig, type PayoutConnectors, type PayoutContext } from "./context.js";
 export { creditDeposit, DEPOSIT_COMPLETED_TOPIC } from "./deposit-credits.js";
+export { createManualConnector } from "./manual-connector.js";
 export { SANDBOX_OUTCOMES, createSandboxConnector } from "./sandbox-connector.js";
 export { WITHDRAWAL_TOPICS, withdrawalTopic } from "./withdrawal-moves.js";
 export { migrations } from "../migrations/index.js";

@@ -1,4 +1,14 @@
-import { currencyCode as currency, cursorField as cursor, identifier, normalizeIban, optionalTimestamp as optionalTime, pageLimit, positiveAmount as amount, text } from "@payments/kit";
+import {
+  currencyCode as currency,
+  cursorField as cursor,
+  identifier,
+  merchantScope,
+  normalizeIban,
+  optionalTimestamp as optionalTime,
+  pageLimit,
+  positiveAmount as amount,
+  text,
+} from "@payments/kit";
 import { isValidIBAN } from "ibantools";
 import { z } from "zod";
 
@@ -7,15 +17,25 @@ import { z } from "zod";
  * `parseRequest` (kit), which names the proto field in VALIDATION_ERROR.
  */
 
-export { amount, currency, cursor, identifier, normalizeIban, optionalTime, pageLimit, text };
+export { amount, currency, cursor, identifier, merchantScope, normalizeIban, optionalTime, pageLimit, text };
 
 export const merchantId = identifier(100);
-/** Empty for operators (every merchant); otherwise the caller's merchant. */
-export const optionalMerchantId = z
-  .string()
-  .max(100, "must be at most 100 characters")
-  .transform((v) => (v === "" ? undefined : v));
+
+/**
+ * The fields of a call that is about one merchant or, when an operator says so with
+ * `all_merchants`, every merchant. Parse them with the rest of the request, then
+ * `merchantScope` (kit) decides: the merchant id, or undefined for all; an empty merchant_id
+ * without all_merchants is VALIDATION_ERROR, never "any merchant".
+ */
+export const scopeFields = {
+  merchantId: z.string().max(100, "must be at most 100 characters"),
+  allMerchants: z.boolean(),
+};
+
 export const withdrawalId = identifier(40);
+
+/** The bank's reference of a transfer an operator completes: trimmed, 1..100 characters (the column's size). */
+export const bankReference = text(100);
 
 /**
  * The merchant's id of the transaction: 1..50 characters, kept as given. Leading or

@@ -36,6 +36,8 @@ export interface WithdrawalRow {
   dispatch_attempts: number;
   bank_reference: string | null;
   awaiting_operator: boolean | number;
+  /** The merchant's kind at creation: which connector the worker sends it to. */
+  sandbox: boolean | number;
   created_at: number;
   updated_at: number;
   completed_at: number | null;
@@ -62,6 +64,15 @@ export function rowStatus(row: Pick<WithdrawalRow, "status" | "id">): Withdrawal
   return row.status;
 }
 
+/**
+ * Waiting for an operator: processing, and the connector answered "accepted" (the manual
+ * connector always does). The column keeps that answer after the decision; the message's
+ * flag is about now.
+ */
+export function isAwaitingOperator(row: Pick<WithdrawalRow, "status" | "awaiting_operator">): boolean {
+  return row.status === "processing" && Boolean(row.awaiting_operator);
+}
+
 export function withdrawalFromRow(row: WithdrawalRow): Withdrawal {
   return create(WithdrawalSchema, {
     id: row.id,
@@ -81,6 +92,9 @@ export function withdrawalFromRow(row: WithdrawalRow): Withdrawal {
     createdAt: timestampFromMs(Number(row.created_at)),
     updatedAt: timestampFromMs(Number(row.updated_at)),
     completedAt: row.completed_at === null ? undefined : timestampFromMs(Number(row.completed_at)),
+    awaitingOperator: isAwaitingOperator(row),
+    bankReference: row.bank_reference ?? "",
+    sandbox: Boolean(row.sandbox),
   });
 }
 

@@ -1,6 +1,6 @@
 import { claimTransaction, errorInfo, forUpdateSkipLocked, transactionWithRetry, type Stoppable } from "@payments/kit";
 import type { Knex } from "knex";
-import type { PayoutInstruction, PayoutResult } from "./bank-connector.js";
+import type { BankConnector, PayoutInstruction, PayoutResult } from "./bank-connector.js";
 import type { PayoutContext } from "./context.js";
 import { rowStatus, type WithdrawalRow } from "./store.js";
 import { moveWithdrawal } from "./withdrawal-moves.js";
@@ -18,10 +18,17 @@ import { moveWithdrawal } from "./withdrawal-moves.js";
  *   idempotency key, so a re-send after a crash never pays twice (the connector contract).
  * - The answer is recorded in its own transaction, conditional on the withdrawal still being
  *   processing: an operator's decision in the meantime wins and nothing changes.
+ * - Each withdrawal goes to the connector of its recorded kind: a sandbox one to the sandbox
+ *   connector, a live one to the live connector (PAYOUT_CONNECTOR). Sandbox and live never mix.
  */
 
 /** How many sends one worker has in flight at once. */
 export const SEND_CONCURRENCY = 10;
+
+/** The connector for this withdrawal, by the sandbox flag recorded at its creation. */
+export function connectorFor(ctx: PayoutContext, row: Pick<WithdrawalRow, "sandbox">): BankConnector {
+  return Boolean(row.sandbox) ? ctx.connectors.sandbox : ctx.connectors.live;
+}
 
 /** The bank's answer as the worker recorded it. */
 export type RecordedOutcome = "completed" | "failed" | "awaiting_operator" | "already_decided";
@@ -122,13 +129,13 @@ class SendTimeout extends Error {
 }
 
 /** The send, abandoned after `ms` (it is then due for a re-send anyway). */
-async function sendWithin(ctx: PayoutContext, instruction: PayoutInstruction, ms: number): Promise<PayoutResult> {
+async function sendWithin(connector: BankConnector, instruction: PayoutInstruction, ms: number): Promise<PayoutResult> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new SendTimeout(ms)), ms);
     timer.unref?.();
   });
-  const send = ctx.connector.send(instruction);
+  const send = connector.send(instruction);
   send.catch(() => {}); // an answer after the timeout is dropped: the re-send gets it again
   try {
     return await Promise.race([send, timeout]);
@@ -143,19 +150,20 @@ async function sendWithin(ctx: PayoutContext, instruction: PayoutInstruction, ms
  * awaiting_operator false, and it is sent again with the same key after PAYOUT_RESEND_AFTER.
  */
 export async function dispatchWithdrawal(ctx: PayoutContext, row: WithdrawalRow): Promise<RecordedOutcome | "unanswered"> {
-  const log = ctx.logger.child({ job: "payout-worker", withdrawalId: row.id, merchantId: row.merchant_id, attempt: row.dispatch_attempts, connector: ctx.connector.name });
+  const connector = connectorFor(ctx, row);
+  const log = ctx.logger.child({ job: "payout-worker", withdrawalId: row.id, merchantId: row.merchant_id, attempt: row.dispatch_attempts, connector: connector.name });
   const sends = ctx.metrics.counter("payout_sends_total", "Withdrawals handed to the bank connector, by connector and result", ["connector", "result"]);
   const started = Date.now();
   log.info({ amount: Number(row.amount), currency: row.currency }, "sending withdrawal to the bank");
   let result: PayoutResult;
   try {
-    result = await sendWithin(ctx, payoutInstruction(row), ctx.config.PAYOUT_RESEND_AFTER);
+    result = await sendWithin(connector, payoutInstruction(row), ctx.config.PAYOUT_RESEND_AFTER);
   } catch (err) {
-    sends.inc({ connector: ctx.connector.name, result: err instanceof SendTimeout ? "timeout" : "error" });
+    sends.inc({ connector: connector.name, result: err instanceof SendTimeout ? "timeout" : "error" });
     log.warn({ err, durationMs: Date.now() - started }, "bank send failed; the withdrawal stays processing and is sent again with the same key after PAYOUT_RESEND_AFTER");
     return "unanswered";
   }
-  sends.inc({ connector: ctx.connector.name, result: result.outcome });
+  sends.inc({ connector: connector.name, result: result.outcome });
   const answer = { outcome: result.outcome, reason: result.outcome === "failed" ? result.reason : undefined, bankReference: result.bankReference, durationMs: Date.now() - started };
   let recorded: RecordedOutcome;
   try {

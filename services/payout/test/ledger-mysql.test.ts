@@ -56,6 +56,8 @@ test.before(async () => {
   deposits = createServiceClient(DepositService, running.server.url, options);
   merchants = createServiceClient(MerchantService, running.server.url, options);
   catalog = createServiceClient(BankCatalogService, running.server.url, options);
+  // The sandbox merchants' deposits need sandbox receiving accounts, which only `pnpm start` seeds by itself.
+  await catalog.seedSandboxAccounts({});
 });
 
 test.after.always(async () => {
@@ -323,7 +325,7 @@ test.serial("cancel returns the held amount once: pending → cancelled, repeate
     details: { status: "processing" },
   });
   t.deepEqual(await balance(merchantId), { available: 600, held: 400 });
-  t.is((await payouts.getWithdrawal({ key: { case: "withdrawalId", value: taken!.id } })).withdrawal?.status, WithdrawalStatus.PROCESSING);
+  t.is((await payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: taken!.id } })).withdrawal?.status, WithdrawalStatus.PROCESSING);
   await assertLedgerInvariant(t, merchantId);
 });
 
@@ -331,7 +333,7 @@ test.serial("ten cancels of one withdrawal at once: all answer cancelled, one re
   const merchantId = await newMerchant();
   await fund(merchantId, 500);
   const { withdrawal } = await payouts.createWithdrawal(withdrawalRequest(merchantId, { amount: 500n }));
-  const results = await Promise.all(Array.from({ length: 10 }, (_, i) => payouts.cancelWithdrawal({ merchantId: i % 2 ? merchantId : "", withdrawalId: withdrawal!.id })));
+  const results = await Promise.all(Array.from({ length: 10 }, (_, i) => payouts.cancelWithdrawal(i % 2 ? { merchantId, withdrawalId: withdrawal!.id } : { allMerchants: true, withdrawalId: withdrawal!.id })));
   t.true(results.every((r) => r.withdrawal?.status === WithdrawalStatus.CANCELLED && r.withdrawal.sequence === 2n));
   t.deepEqual(
     (await entriesOf(withdrawal!.id)).map((e) => e.kind),
@@ -350,7 +352,7 @@ test.serial("an operator cannot decide a withdrawal whose bank answer is still a
   // As the worker leaves it while the bank call is in flight.
   await payout().db.transaction((trx) => moveWithdrawal(trx, clock, { withdrawalId: id, move: "start", patch: { dispatched_at: clock.now().getTime(), dispatch_attempts: 1 } }));
   t.like(await failure(payouts.failWithdrawal({ withdrawalId: id, reason: "ACCOUNT_CLOSED" })), { code: Code.FailedPrecondition, reason: "BANK_ANSWER_PENDING" });
-  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: id })), { reason: "BANK_ANSWER_PENDING" });
+  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: id, bankReference: "REF-1" })), { reason: "BANK_ANSWER_PENDING" });
   t.deepEqual(await balance(merchantId), { available: 600, held: 400 }, "nothing released");
   // The bank accepted it without deciding: now it is the operator's.
   await payout().db("withdrawals").where({ id }).update({ awaiting_operator: true });
@@ -367,13 +369,13 @@ test.serial("an operator completes a processing withdrawal (held paid out) or fa
   t.deepEqual(await balance(merchantId), { available: 4_000, held: 6_000 });
 
   // Only a processing withdrawal: a pending one is refused either way.
-  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: stillPending })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE", details: { status: "pending" } });
+  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: stillPending, bankReference: "REF-1" })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE", details: { status: "pending" } });
   t.like(await failure(payouts.failWithdrawal({ withdrawalId: stillPending, reason: "ACCOUNT_CLOSED" })), { reason: "INVALID_TRANSACTION_STATE" });
 
   await startProcessing(toComplete);
   await startProcessing(toFail);
-  const completed = await payouts.completeWithdrawal({ withdrawalId: toComplete });
-  t.like(completed.withdrawal, { status: WithdrawalStatus.COMPLETED, sequence: 3n, failureReason: "" });
+  const completed = await payouts.completeWithdrawal({ withdrawalId: toComplete, bankReference: "  EFT-2026-000123 " });
+  t.like(completed.withdrawal, { status: WithdrawalStatus.COMPLETED, sequence: 3n, failureReason: "", bankReference: "EFT-2026-000123", awaitingOperator: false });
   t.truthy(completed.withdrawal?.completedAt);
   t.deepEqual(await balance(merchantId), { available: 4_000, held: 5_000 });
   t.deepEqual((await entriesOf(toComplete)).at(-1), { kind: "withdrawal_settle", available_delta: 0, held_delta: -1_000 });
@@ -388,10 +390,10 @@ test.serial("an operator completes a processing withdrawal (held paid out) or fa
   t.deepEqual((await entriesOf(toFail)).at(-1), { kind: "withdrawal_release", available_delta: 2_000, held_delta: -2_000 });
 
   // Final is final: nothing moves again.
-  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: toComplete })), { reason: "INVALID_TRANSACTION_STATE", details: { status: "completed" } });
+  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: toComplete, bankReference: "REF-2" })), { reason: "INVALID_TRANSACTION_STATE", details: { status: "completed" } });
   t.like(await failure(payouts.failWithdrawal({ withdrawalId: toComplete, reason: "NAME_MISMATCH" })), { reason: "INVALID_TRANSACTION_STATE" });
-  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: toFail })), { reason: "INVALID_TRANSACTION_STATE", details: { status: "failed" } });
-  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: "wdr_missing" })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
+  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: toFail, bankReference: "REF-3" })), { reason: "INVALID_TRANSACTION_STATE", details: { status: "failed" } });
+  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: "wdr_missing", bankReference: "REF-4" })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
 
   t.deepEqual(
     (await outboxEvents(toComplete)).map((e) => e.topic),
@@ -413,7 +415,7 @@ test.serial("complete and fail racing on one processing withdrawal: exactly one 
   const created = await Promise.all(Array.from({ length: 20 }, () => payouts.createWithdrawal(withdrawalRequest(merchantId, { amount: 250n }))));
   const ids = created.map((c) => c.withdrawal!.id);
   for (const id of ids) await startProcessing(id);
-  const outcomes = await Promise.allSettled(ids.flatMap((id) => [payouts.completeWithdrawal({ withdrawalId: id }), payouts.failWithdrawal({ withdrawalId: id, reason: "NAME_MISMATCH" })]));
+  const outcomes = await Promise.allSettled(ids.flatMap((id) => [payouts.completeWithdrawal({ withdrawalId: id, bankReference: "REF-1" }), payouts.failWithdrawal({ withdrawalId: id, reason: "NAME_MISMATCH" })]));
   for (const [i, id] of ids.entries()) {
     const [complete, fail] = [outcomes[2 * i]!, outcomes[2 * i + 1]!];
     t.is([complete, fail].filter((o) => o.status === "fulfilled").length, 1, id);
@@ -641,7 +643,7 @@ test.serial("GetWithdrawal by id or by the merchant's processId, scoped to the m
   const { withdrawal } = await payouts.createWithdrawal(withdrawalRequest(merchantId));
   const id = withdrawal!.id;
   t.is((await payouts.getWithdrawal({ merchantId, key: { case: "withdrawalId", value: id } })).withdrawal?.id, id);
-  t.is((await payouts.getWithdrawal({ key: { case: "withdrawalId", value: id } })).withdrawal?.id, id, "an operator, without merchant_id");
+  t.is((await payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: id } })).withdrawal?.id, id, "an operator, with all_merchants");
   t.is((await payouts.getWithdrawal({ merchantId, key: { case: "processId", value: withdrawal!.processId } })).withdrawal?.id, id);
   const stranger = await newMerchant();
   t.like(await failure(payouts.getWithdrawal({ merchantId: stranger, key: { case: "withdrawalId", value: id } })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
@@ -697,7 +699,7 @@ test.serial("ListWithdrawals is newest first, pages with an opaque cursor withou
     window.withdrawals.map((w) => w.id),
     [ids[3], ids[2], ids[1]],
   );
-  const everyone = await payouts.listWithdrawals({ limit: 100 });
+  const everyone = await payouts.listWithdrawals({ allMerchants: true, limit: 100 });
   t.true(everyone.withdrawals.some((w) => w.merchantId === other), "an operator lists every merchant");
 
   t.like(await failure(payouts.listWithdrawals({ merchantId, cursor: "not-a-cursor" })), { reason: "VALIDATION_ERROR", field: "cursor" });
@@ -756,4 +758,81 @@ test.serial("ListLedgerEntries is the merchant's ledger newest first, paged by a
   t.like(await failure(payouts.listLedgerEntries({ merchantId, cursor: "bm9wZQ" })), { reason: "VALIDATION_ERROR", field: "cursor" });
   t.like(await failure(payouts.listLedgerEntries({ merchantId, currency: "EURO" })), { reason: "VALIDATION_ERROR", field: "currency" });
   t.is((await payouts.listLedgerEntries({ merchantId, limit: 500 })).entries.length, 5);
+});
+
+test.serial("every merchant-scoped RPC refuses an empty merchant_id with VALIDATION_ERROR on merchant_id, never answering for any merchant; nothing is created, held or cancelled", async (t) => {
+  const merchantId = await newMerchant();
+  await fund(merchantId, 1_000);
+  const { withdrawal } = await payouts.createWithdrawal(withdrawalRequest(merchantId, { amount: 300n }));
+  const id = withdrawal!.id;
+  const refusals: Array<[string, () => Promise<unknown>]> = [
+    ["CreateWithdrawal", () => payouts.createWithdrawal(withdrawalRequest(""))],
+    ["GetWithdrawal by id", () => payouts.getWithdrawal({ merchantId: "", key: { case: "withdrawalId", value: id } })],
+    ["GetWithdrawal by process id", () => payouts.getWithdrawal({ merchantId: "", key: { case: "processId", value: withdrawal!.processId } })],
+    ["ListWithdrawals", () => payouts.listWithdrawals({ merchantId: "" })],
+    ["ListWithdrawals awaiting an operator", () => payouts.listWithdrawals({ awaitingOperator: true })],
+    ["CancelWithdrawal", () => payouts.cancelWithdrawal({ merchantId: "", withdrawalId: id })],
+    ["GetBalances", () => payouts.getBalances({ merchantId: "" })],
+    ["ListLedgerEntries", () => payouts.listLedgerEntries({ merchantId: "" })],
+    ["AdjustBalance", () => payouts.adjustBalance({ merchantId: "", amount: 1n, reason: "r" })],
+  ];
+  for (const [rpc, call] of refusals) {
+    const info = await failure(call());
+    t.like(info, { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "merchant_id" }, rpc);
+    t.true(info.message.startsWith("merchant_id: "), `${rpc}: ${info.message}`);
+  }
+  // The withdrawal is still pending and held: the empty-merchant cancel did nothing.
+  t.is((await payouts.getWithdrawal({ merchantId, key: { case: "withdrawalId", value: id } })).withdrawal?.status, WithdrawalStatus.PENDING);
+  t.deepEqual(await balance(merchantId), { available: 700, held: 300 });
+  t.is((await payout().db("withdrawals").where({ merchant_id: "" })).length, 0);
+  t.is((await payout().db("balances").where({ merchant_id: "" })).length, 0);
+
+  // all_merchants is an operator's explicit view: with a merchant_id too it is a contradiction.
+  const contradictions: Array<[string, () => Promise<unknown>]> = [
+    ["GetWithdrawal", () => payouts.getWithdrawal({ merchantId, allMerchants: true, key: { case: "withdrawalId", value: id } })],
+    ["ListWithdrawals", () => payouts.listWithdrawals({ merchantId, allMerchants: true })],
+    ["CancelWithdrawal", () => payouts.cancelWithdrawal({ merchantId, allMerchants: true, withdrawalId: id })],
+    ["ListLedgerEntries", () => payouts.listLedgerEntries({ merchantId, allMerchants: true })],
+    // A process id is unique per merchant only: never looked up across merchants.
+    ["GetWithdrawal by process id", () => payouts.getWithdrawal({ allMerchants: true, key: { case: "processId", value: withdrawal!.processId } })],
+  ];
+  for (const [rpc, call] of contradictions) t.like(await failure(call()), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "all_merchants" }, rpc);
+  t.deepEqual(await balance(merchantId), { available: 700, held: 300 });
+  await assertLedgerInvariant(t, merchantId);
+});
+
+test.serial("an operator's view across merchants needs all_merchants: ListWithdrawals and ListLedgerEntries then show every merchant, GetWithdrawal and CancelWithdrawal act on any merchant's withdrawal", async (t) => {
+  const [a, b] = [await newMerchant(), await newMerchant()];
+  await fund(a, 1_000);
+  await fund(b, 2_000);
+  const wa = (await payouts.createWithdrawal(withdrawalRequest(a, { amount: 100n }))).withdrawal!;
+  const wb = (await payouts.createWithdrawal(withdrawalRequest(b, { amount: 200n }))).withdrawal!;
+
+  const everyone = await payouts.listWithdrawals({ allMerchants: true, limit: 100 });
+  t.true([wa.id, wb.id].every((id) => everyone.withdrawals.some((w) => w.id === id)), "both merchants' withdrawals");
+  const onlyA = await payouts.listWithdrawals({ merchantId: a, limit: 100 });
+  t.deepEqual(onlyA.withdrawals.map((w) => w.id), [wa.id]);
+
+  const ledger = await payouts.listLedgerEntries({ allMerchants: true, limit: 500 });
+  t.true([a, b].every((m) => ledger.entries.some((e) => e.merchantId === m && e.kind === "withdrawal_hold")), "both merchants' entries");
+  const seqOrdered = ledger.entries.map((e) => e.id);
+  // Paging the whole ledger neither skips nor repeats.
+  const paged: string[] = [];
+  let cursor = "";
+  for (let pages = 0; pages < 200; pages++) {
+    const page = await payouts.listLedgerEntries({ allMerchants: true, limit: 7, cursor });
+    paged.push(...page.entries.map((e) => e.id));
+    cursor = page.nextCursor;
+    if (cursor === "") break;
+  }
+  t.deepEqual(paged.slice(0, seqOrdered.length), seqOrdered);
+
+  // Another merchant's id finds nothing; all_merchants finds it.
+  t.like(await failure(payouts.getWithdrawal({ merchantId: a, key: { case: "withdrawalId", value: wb.id } })), { reason: "TRANSACTION_NOT_FOUND" });
+  t.is((await payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: wb.id } })).withdrawal?.merchantId, b);
+  t.like(await failure(payouts.cancelWithdrawal({ merchantId: a, withdrawalId: wb.id })), { reason: "TRANSACTION_NOT_FOUND" });
+  t.like((await payouts.cancelWithdrawal({ allMerchants: true, withdrawalId: wb.id })).withdrawal, { status: WithdrawalStatus.CANCELLED, merchantId: b });
+  t.deepEqual(await balance(b), { available: 2_000, held: 0 });
+  await assertLedgerInvariant(t, a);
+  await assertLedgerInvariant(t, b);
 });

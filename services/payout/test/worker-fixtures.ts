@@ -94,7 +94,13 @@ export function turkishIban(bban: string): string {
  * Pending withdrawals written the way CreateWithdrawal writes them: per withdrawal, the
  * hold ledger entry and the row, in one transaction (`post` from src/ledger.ts).
  */
-export async function insertPendingWithdrawals(ctx: PayoutContext, merchantId: string, amounts: readonly number[], iban = turkishIban("0006400000011234567890")): Promise<WithdrawalRow[]> {
+export async function insertPendingWithdrawals(
+  ctx: PayoutContext,
+  merchantId: string,
+  amounts: readonly number[],
+  iban = turkishIban("0006400000011234567890"),
+  sandbox = true,
+): Promise<WithdrawalRow[]> {
   const now = ctx.clock.now().getTime();
   const rows: WithdrawalRow[] = amounts.map((amount, i) => ({
     id: newId("wdr"),
@@ -115,6 +121,7 @@ export async function insertPendingWithdrawals(ctx: PayoutContext, merchantId: s
     dispatch_attempts: 0,
     bank_reference: null,
     awaiting_operator: false,
+    sandbox,
     created_at: now,
     updated_at: now,
     completed_at: null,

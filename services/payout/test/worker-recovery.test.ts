@@ -30,7 +30,7 @@ function newBank(): RecordingBank {
 }
 
 test.before(async () => {
-  api = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule({ connector: new RecordingBank().connector("unused") })], {
+  api = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule({ sandboxConnector: new RecordingBank().connector("unused") })], {
     mode: "all-in-one",
     clock,
     env: { ...common, DATABASE_URL: database.url, PAYOUT_WORKER: "false" },
@@ -49,7 +49,7 @@ test.after.always(async () => {
 /** A split-mode payout replica with its worker on, in front of `connector`; `logs` collects its log lines. */
 async function startWorkerReplica(connector: BankConnector, logs?: LogLine[]): Promise<RunningServices> {
   const logger = logs ? createLogger({ service: "payout", level: "info", destination: { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) } }) : undefined;
-  const replica = await startServices([createPayoutModule({ connector })], {
+  const replica = await startServices([createPayoutModule({ sandboxConnector: connector })], {
     mode: "split",
     clock,
     logger,

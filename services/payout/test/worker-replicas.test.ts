@@ -24,12 +24,12 @@ let second: RunningServices;
 test.before(async () => {
   const common = { GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", ...nats };
   const delayMs = () => Math.floor(Math.random() * 4);
-  first = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule({ connector: bank.connector("first", { delayMs }) })], {
+  first = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule({ sandboxConnector: bank.connector("first", { delayMs }) })], {
     mode: "all-in-one",
     clock,
     env: { ...common, DATABASE_URL: database.url },
   });
-  second = await startServices([createPayoutModule({ connector: bank.connector("second", { delayMs }) })], {
+  second = await startServices([createPayoutModule({ sandboxConnector: bank.connector("second", { delayMs }) })], {
     mode: "split",
     clock,
     env: { ...common, DATABASE_URL: deriveDatabaseUrl(database.url, "payout"), BANK_CATALOG_SERVICE_URL: first.server.url, MERCHANT_SERVICE_URL: first.server.url },

@@ -28,12 +28,12 @@ const SANDBOX = {
 
 test.before(async () => {
   const common = { GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", PAYOUT_RESEND_AFTER: "1m", ...nats };
-  first = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule({ connector: createSandboxConnector({ delayMs: 10 }) })], {
+  first = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule({ sandboxConnector: createSandboxConnector({ delayMs: 10 }) })], {
     mode: "all-in-one",
     clock,
     env: { ...common, DATABASE_URL: database.url },
   });
-  second = await startServices([createPayoutModule({ connector: createSandboxConnector({ delayMs: 10 }) })], {
+  second = await startServices([createPayoutModule({ sandboxConnector: createSandboxConnector({ delayMs: 10 }) })], {
     mode: "split",
     clock,
     env: { ...common, DATABASE_URL: deriveDatabaseUrl(database.url, "payout"), BANK_CATALOG_SERVICE_URL: first.server.url, MERCHANT_SERVICE_URL: first.server.url },
@@ -71,7 +71,7 @@ async function withdraw(merchantId: string, iban: string, amount: bigint): Promi
 }
 
 async function withdrawal(id: string) {
-  return (await payouts.getWithdrawal({ key: { case: "withdrawalId", value: id } })).withdrawal!;
+  return (await payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: id } })).withdrawal!;
 }
 
 async function balance(merchantId: string) {
@@ -104,7 +104,7 @@ test.serial("each sandbox test IBAN gets its documented outcome: 0001 ACCOUNT_NO
   t.like(await withdrawal(ids.closed), { status: WithdrawalStatus.FAILED, failureReason: "ACCOUNT_CLOSED", sequence: 3n });
   t.like(await withdrawal(ids.other), { status: WithdrawalStatus.COMPLETED, failureReason: "", sequence: 3n });
   t.like(await withdrawal(ids.another), { status: WithdrawalStatus.COMPLETED, failureReason: "", sequence: 3n });
-  t.like(await withdrawal(ids.undecided), { status: WithdrawalStatus.PROCESSING, sequence: 2n, completedAt: undefined });
+  t.like(await withdrawal(ids.undecided), { status: WithdrawalStatus.PROCESSING, sequence: 2n, completedAt: undefined, awaitingOperator: true, sandbox: true });
   for (const id of Object.values(ids)) if (id !== ids.undecided) t.truthy((await withdrawal(id)).completedAt, `${id} is final and has completedAt`);
 
   const rows = new Map((await withdrawalRows(ctx, Object.values(ids))).map((r) => [r.id, r]));
@@ -136,8 +136,8 @@ test.serial("a transfer the sandbox bank accepts without deciding (…0003) stay
   for (const row of await withdrawalRows(ctx, [toComplete, toFail])) t.like(row, { status: "processing", dispatch_attempts: 1, bank_reference: `SANDBOX-${row.id}` });
   t.deepEqual(await balance(merchantId), { available: 45_000n, held: 55_000n });
 
-  const completed = await payouts.completeWithdrawal({ withdrawalId: toComplete });
-  t.like(completed.withdrawal, { status: WithdrawalStatus.COMPLETED, sequence: 3n });
+  const completed = await payouts.completeWithdrawal({ withdrawalId: toComplete, bankReference: "EFT-SANDBOX-1" });
+  t.like(completed.withdrawal, { status: WithdrawalStatus.COMPLETED, sequence: 3n, bankReference: "EFT-SANDBOX-1", awaitingOperator: false });
   const failed = await payouts.failWithdrawal({ withdrawalId: toFail, reason: "ACCOUNT_CLOSED" });
   t.like(failed.withdrawal, { status: WithdrawalStatus.FAILED, failureReason: "ACCOUNT_CLOSED", sequence: 3n });
   t.deepEqual(await balance(merchantId), { available: 70_000n, held: 0n });

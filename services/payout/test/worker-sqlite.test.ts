@@ -21,7 +21,7 @@ let running: RunningServices;
 
 test.before(async () => {
   running = await startServices(
-    [merchantModule, bankCatalogModule, depositModule, createPayoutModule({ connector: bank.connector("sqlite", { throws: (i, n) => i.description === "flaky" && n === 1 }) })],
+    [merchantModule, bankCatalogModule, depositModule, createPayoutModule({ sandboxConnector: bank.connector("sqlite", { throws: (i, n) => i.description === "flaky" && n === 1 }) })],
     { mode: "all-in-one", clock, env: { DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", PAYOUT_RESEND_AFTER: "1m" } },
   );
 });
@@ -53,7 +53,7 @@ test("on SQLite the worker pays, fails and leaves for an operator by the bank's 
 
   clock.advance(60_001);
   await eventually(async () => (await withdrawalRows(ctx, [flaky]))[0]?.status === "completed", "the re-send");
-  const status = async (id: string) => (await payouts.getWithdrawal({ key: { case: "withdrawalId", value: id } })).withdrawal;
+  const status = async (id: string) => (await payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: id } })).withdrawal;
   t.like(await status(paid), { status: WithdrawalStatus.COMPLETED });
   t.like(await status(refused), { status: WithdrawalStatus.FAILED, failureReason: "ACCOUNT_CLOSED" });
   t.like(await status(undecided), { status: WithdrawalStatus.PROCESSING });

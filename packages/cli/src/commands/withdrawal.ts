@@ -1,4 +1,6 @@
-import type { Command } from "commander";
+import { writeFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { InvalidArgumentError, type Command } from "commander";
 import {
   CompleteWithdrawalResponseSchema,
   FailWithdrawalResponseSchema,
@@ -8,8 +10,9 @@ import {
   type Withdrawal,
 } from "@payments/contracts/payout";
 import { WITHDRAWAL_STATUS_NAMES, pageLimitParser, parseRequiredText, parseWithdrawalStatus } from "../arguments.js";
+import type { PayoutClient } from "../clients.js";
 import type { CommandContext } from "../context.js";
-import { formatMoney, formatTime, type Output } from "../output.js";
+import { formatMoney, formatTime, yesNo, type Output } from "../output.js";
 
 /** ListWithdrawals takes 1..100 per page; 0 means 20. */
 export const WITHDRAWAL_PAGE_MAX = 100;
@@ -31,6 +34,17 @@ export function withdrawalStatusLabel(status: WithdrawalStatus): string {
   }
 }
 
+/** The status as a table shows it: with the failure reason, or who it waits for. */
+function statusCell(withdrawal: Withdrawal): string {
+  if (withdrawal.status === WithdrawalStatus.FAILED && withdrawal.failureReason) return `failed (${withdrawal.failureReason})`;
+  if (withdrawal.awaitingOperator) return "processing (awaiting operator)";
+  return withdrawalStatusLabel(withdrawal.status);
+}
+
+function kindLabel(withdrawal: Withdrawal): string {
+  return withdrawal.sandbox ? "sandbox" : "live";
+}
+
 function customerLabel(withdrawal: Withdrawal): string {
   if (!withdrawal.userId && !withdrawal.userName && !withdrawal.name) return "—";
   return `${withdrawal.name || "—"} (username ${withdrawal.userName || "—"}, id ${withdrawal.userId || "—"})`;
@@ -41,18 +55,21 @@ export function printWithdrawal(out: Output, withdrawal: Withdrawal): void {
     ["id", withdrawal.id],
     ["merchant", withdrawal.merchantId],
     ["process id", withdrawal.processId],
+    ["kind", `${kindLabel(withdrawal)} (${withdrawal.sandbox ? "the sandbox connector: no money moves" : "the live connector"})`],
     ["status", withdrawalStatusLabel(withdrawal.status)],
   ];
+  if (withdrawal.status === WithdrawalStatus.PROCESSING) {
+    fields.push(["awaiting operator", withdrawal.awaitingOperator ? "yes: pay it in the bank, then `withdrawal complete` or `withdrawal fail`" : yesNo(false)]);
+  }
   if (withdrawal.status === WithdrawalStatus.FAILED) fields.push(["failure reason", withdrawal.failureReason || "—"]);
   fields.push(
     ["amount", formatMoney(withdrawal.amount, withdrawal.currency)],
     ["recipient", withdrawal.accountName],
     ["IBAN", withdrawal.iban],
     ["bank", withdrawal.bankId || "none named"],
-    ["customer", customerLabel(withdrawal)],
-    ["created", formatTime(withdrawal.createdAt)],
-    ["updated", formatTime(withdrawal.updatedAt)],
   );
+  if (withdrawal.bankReference) fields.push(["bank reference", withdrawal.bankReference]);
+  fields.push(["customer", customerLabel(withdrawal)], ["created", formatTime(withdrawal.createdAt)], ["updated", formatTime(withdrawal.updatedAt)]);
   if (withdrawal.completedAt) fields.push(["final since", formatTime(withdrawal.completedAt)]);
   out.fields(fields);
 }
@@ -63,28 +80,89 @@ function requiredWithdrawal(withdrawal: Withdrawal | undefined): Withdrawal {
   return withdrawal;
 }
 
+/** Which merchant a listing is about: one (--merchant), or, said explicitly to the service, every merchant. */
+function listScope(merchant: string | undefined): { merchantId: string; allMerchants: boolean } {
+  return merchant === undefined ? { merchantId: "", allMerchants: true } : { merchantId: merchant, allMerchants: false };
+}
+
+// ---------------------------------------------------------------- the bank's bulk-payment CSV
+
+/** The bulk-payment file's columns, in order. */
+export const BANK_PAYMENT_CSV_HEADER = ["Recipient name", "IBAN", "Amount", "Description"] as const;
+
+/** Kuruş to lira with two decimals, exactly (bigint arithmetic, never a float): 150050 → "1500.50". */
+export function kurusToLira(amount: bigint): string {
+  if (amount < 0n) throw new Error(`a payment amount cannot be negative (${amount})`);
+  return `${amount / 100n}.${(amount % 100n).toString().padStart(2, "0")}`;
+}
+
+/**
+ * One CSV cell. A value a spreadsheet would read as a formula (starting with =, +, -, @, a
+ * tab or a carriage return) gets a leading apostrophe, so an operator opening the file
+ * never runs a recipient's name. Then RFC 4180: a value holding a comma, a double quote, CR
+ * or LF is quoted, its quotes doubled.
+ */
+export function csvCell(value: string): string {
+  const inert = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(inert) ? `"${inert.replaceAll('"', '""')}"` : inert;
+}
+
+/**
+ * The CSV an operator uploads to a bank's bulk-payment screen: a header row, then per
+ * withdrawal the recipient's name, IBAN, the amount in lira with two decimals and the
+ * transaction id as the description (what the bank's statement shows, so the operator can
+ * match each payment when completing it). UTF-8, CRLF line ends (RFC 4180).
+ */
+export function bankPaymentCsv(withdrawals: readonly Withdrawal[]): string {
+  const rows = [BANK_PAYMENT_CSV_HEADER, ...withdrawals.map((w) => [w.accountName, w.iban, kurusToLira(w.amount), w.id])];
+  return rows.map((row) => row.map(csvCell).join(",")).join("\r\n") + "\r\n";
+}
+
+/** Every live withdrawal waiting for an operator (of one merchant, or all), oldest first: all pages. */
+async function liveAwaitingOperator(payouts: PayoutClient, merchant: string | undefined): Promise<Withdrawal[]> {
+  const found: Withdrawal[] = [];
+  let cursor = "";
+  do {
+    const page = await payouts.listWithdrawals({ ...listScope(merchant), awaitingOperator: true, sandbox: false, limit: WITHDRAWAL_PAGE_MAX, cursor });
+    found.push(...page.withdrawals);
+    cursor = page.nextCursor;
+  } while (cursor !== "");
+  return found.reverse();
+}
+
+function parseExportFormat(value: string): "csv" {
+  if (value.trim().toLowerCase() !== "csv") throw new InvalidArgumentError("the only format is csv.");
+  return "csv";
+}
+
 export function registerWithdrawalCommands(program: Command, ctx: CommandContext): void {
   const withdrawal = program
     .command("withdrawal")
-    .description("look up withdrawals (payouts to a recipient IBAN) and decide the ones a bank left processing: complete or fail");
+    .description("look up withdrawals (payouts to a recipient IBAN), export the live ones awaiting an operator for the bank, and complete or fail them");
 
   withdrawal
     .command("complete")
-    .description("complete a withdrawal the bank left processing (processing → completed): the held amount is paid out")
+    .description("complete a withdrawal awaiting an operator (processing → completed) once the bank has paid it: the held amount is paid out and the bank's reference kept")
     .argument("<transaction-id>", "the withdrawal's transaction id")
-    .addHelpText("after", "\nOnly a processing withdrawal can be completed; anything else fails with INVALID_TRANSACTION_STATE and changes nothing.")
-    .action(async (id: string, _opts: object, cmd: Command) => {
+    .requiredOption("--bank-reference <ref>", "the bank's reference of the transfer (from its portal or statement), up to 100 characters", parseRequiredText)
+    .addHelpText(
+      "after",
+      "\nOnly a processing withdrawal can be completed; anything else fails with INVALID_TRANSACTION_STATE and changes nothing.\nOne whose bank answer is still awaited fails with BANK_ANSWER_PENDING.",
+    )
+    .action(async (id: string, opts: { bankReference: string }, cmd: Command) => {
       const { out, payouts } = ctx.session(cmd);
-      const res = await payouts.completeWithdrawal({ withdrawalId: id });
+      const res = await payouts.completeWithdrawal({ withdrawalId: id, bankReference: opts.bankReference });
       if (out.json) return out.message(CompleteWithdrawalResponseSchema, res);
       const completed = requiredWithdrawal(res.withdrawal);
-      out.line(`Withdrawal ${completed.id} completed: ${withdrawalStatusLabel(completed.status)}, ${formatMoney(completed.amount, completed.currency)} paid out to ${completed.iban}.`);
+      out.line(
+        `Withdrawal ${completed.id} completed: ${withdrawalStatusLabel(completed.status)}, ${formatMoney(completed.amount, completed.currency)} paid out to ${completed.iban} (bank reference ${completed.bankReference || opts.bankReference}).`,
+      );
       printWithdrawal(out, completed);
     });
 
   withdrawal
     .command("fail")
-    .description("fail a withdrawal the bank left processing (processing → failed) with a reason code; the held amount returns to available")
+    .description("fail a withdrawal awaiting an operator (processing → failed) with a reason code; the held amount returns to available")
     .argument("<transaction-id>", "the withdrawal's transaction id")
     .requiredOption("--reason <code>", "the failure reason code the merchant sees: letters, digits and underscores, e.g. ACCOUNT_CLOSED, ACCOUNT_NOT_FOUND, NAME_MISMATCH", parseRequiredText)
     .addHelpText("after", "\nOnly a processing withdrawal can be failed; anything else fails with INVALID_TRANSACTION_STATE and changes nothing.")
@@ -105,43 +183,73 @@ export function registerWithdrawalCommands(program: Command, ctx: CommandContext
     .argument("<transaction-id>", "the withdrawal's transaction id")
     .action(async (id: string, _opts: object, cmd: Command) => {
       const { out, payouts } = ctx.session(cmd);
-      // No merchant id: operators see every merchant's withdrawals.
-      const res = await payouts.getWithdrawal({ merchantId: "", key: { case: "withdrawalId", value: id } });
+      // An operator's lookup across merchants, said so explicitly.
+      const res = await payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: id } });
       if (out.json) return out.message(GetWithdrawalResponseSchema, res);
       printWithdrawal(out, requiredWithdrawal(res.withdrawal));
     });
 
   withdrawal
     .command("list")
-    .description("list withdrawals, newest first, one page at a time")
-    .option("--merchant <id>", "only this merchant's withdrawals")
+    .description("list withdrawals of one merchant or of every merchant, newest first, one page at a time")
+    .option("--merchant <id>", "only this merchant's withdrawals (default: every merchant)")
     .option("--status <status>", `only withdrawals in this status: ${WITHDRAWAL_STATUS_NAMES.join("|")}`, parseWithdrawalStatus)
+    .option("--awaiting-operator", "only withdrawals waiting for an operator's decision (processing; live ones and the sandbox's stays-processing IBAN)")
     .option("--limit <n>", `page size, 1 to ${WITHDRAWAL_PAGE_MAX} (default: the service's, 20)`, pageLimitParser(WITHDRAWAL_PAGE_MAX))
     .option("--cursor <cursor>", "the next page: the cursor a previous list printed")
     .addHelpText("after", '\nWith --json, prints {"withdrawals":[…],"nextCursor":"…"}; nextCursor is "" on the last page.')
-    .action(async (opts: { merchant?: string; status?: WithdrawalStatus; limit?: number; cursor?: string }, cmd: Command) => {
+    .action(async (opts: { merchant?: string; status?: WithdrawalStatus; awaitingOperator?: boolean; limit?: number; cursor?: string }, cmd: Command) => {
       const { out, payouts } = ctx.session(cmd);
       const res = await payouts.listWithdrawals({
-        merchantId: opts.merchant ?? "",
+        ...listScope(opts.merchant),
         status: opts.status ?? WithdrawalStatus.UNSPECIFIED,
+        awaitingOperator: opts.awaitingOperator === true,
         limit: opts.limit ?? 0,
         cursor: opts.cursor ?? "",
       });
       if (out.json) return out.message(ListWithdrawalsResponseSchema, res);
       out.table(
-        ["ID", "MERCHANT", "PROCESS ID", "STATUS", "AMOUNT", "IBAN", "RECIPIENT", "CREATED"],
-        res.withdrawals.map((w) => [
-          w.id,
-          w.merchantId,
-          w.processId,
-          w.status === WithdrawalStatus.FAILED && w.failureReason ? `failed (${w.failureReason})` : withdrawalStatusLabel(w.status),
-          formatMoney(w.amount, w.currency),
-          w.iban,
-          w.accountName,
-          formatTime(w.createdAt),
-        ]),
+        ["ID", "MERCHANT", "KIND", "PROCESS ID", "STATUS", "AMOUNT", "IBAN", "RECIPIENT", "CREATED"],
+        res.withdrawals.map((w) => [w.id, w.merchantId, kindLabel(w), w.processId, statusCell(w), formatMoney(w.amount, w.currency), w.iban, w.accountName, formatTime(w.createdAt)]),
         "No withdrawals.",
       );
       if (res.nextCursor !== "") out.line(`\nMore withdrawals: add --cursor ${res.nextCursor}`);
+    });
+
+  withdrawal
+    .command("export")
+    .description("write the bank's bulk-payment CSV of the live withdrawals awaiting an operator (stdout, or --out FILE)")
+    .requiredOption("--awaiting-operator", "the withdrawals to export: the live ones waiting for an operator (required; the only selection today)")
+    .option("--format <format>", "csv (the only format)", parseExportFormat, "csv")
+    .option("--merchant <id>", "only this merchant's withdrawals (default: every merchant)")
+    .option("--out <file>", "write the CSV to this file instead of stdout (replaced if it exists; a new file is readable by its owner only)")
+    .addHelpText(
+      "after",
+      `
+Columns: ${BANK_PAYMENT_CSV_HEADER.join(", ")} — the recipient's account name, the IBAN, the
+amount in lira with two decimals (15050 kuruş is 150.50) and the transaction id, which the
+bank shows as the payment's description. Oldest first; UTF-8, comma-separated, CRLF line
+ends, RFC 4180 quoting; a name starting with = + - or @ gets a leading ' so a spreadsheet
+never reads it as a formula. Only live TRY withdrawals: sandbox ones never reach a bank, and
+one in another currency is left out (counted on stderr).
+After the bank has paid them: withdrawal complete ID --bank-reference REF (or fail ID --reason CODE).
+With --out, prints a summary (--json: {"file","count","total"}; total in kuruş).`,
+    )
+    .action(async (opts: { merchant?: string; out?: string }, cmd: Command) => {
+      const session = ctx.session(cmd);
+      const waiting = await liveAwaitingOperator(session.payouts, opts.merchant);
+      const lira = waiting.filter((w) => w.currency === "TRY");
+      const skipped = waiting.length - lira.length;
+      if (skipped > 0) session.io.stderr.write(`note: ${skipped} withdrawal(s) awaiting an operator in other currencies than TRY are not in the file\n`);
+      const csv = bankPaymentCsv(lira);
+      if (opts.out === undefined) {
+        session.io.stdout.write(csv);
+        return;
+      }
+      const file = resolve(opts.out);
+      await writeFile(file, csv, { mode: 0o600 });
+      const total = lira.reduce((sum, w) => sum + w.amount, 0n);
+      if (session.out.json) return session.out.data({ file, count: lira.length, total });
+      session.out.line(`Wrote ${lira.length} withdrawal(s), ${formatMoney(total, "TRY")} in all, to ${file}.`);
     });
 }

@@ -1,8 +1,8 @@
-import { Code } from "@connectrpc/connect";
-import { errorInfo, newId, parseRequest, validationError } from "@payments/kit";
+import { newId, parseRequest } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { balanceRow, post } from "../ledger.js";
+import { requireMerchant } from "../merchants.js";
 import { currency, merchantId, signedAmount, text } from "../requests.js";
 import { balanceFromRow, ledgerEntryFromRow } from "../store.js";
 import type { Rpc } from "./index.js";
@@ -24,10 +24,7 @@ export function adjustBalance(ctx: PayoutContext): Rpc<"adjustBalance"> {
     async adjustBalance(req) {
       const input = parseRequest(request, req);
       // An operator's typo must not open a balance for a merchant that does not exist.
-      await ctx.merchants.getMerchant({ merchantId: input.merchantId }).catch((err: unknown) => {
-        if (errorInfo(err).code === Code.NotFound) throw validationError("merchant_id", `merchant_id: merchant ${JSON.stringify(input.merchantId)} does not exist`);
-        throw err;
-      });
+      await requireMerchant(ctx, input.merchantId);
       const { entry, balance } = await ctx.db.transaction(async (trx) => {
         const posted = await post(trx, ctx.clock, {
           merchantId: input.merchantId,

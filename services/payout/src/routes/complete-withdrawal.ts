@@ -2,24 +2,33 @@ import { parseRequest } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { requireOperatorDecidable } from "../operator-decision.js";
-import { withdrawalId } from "../requests.js";
+import { bankReference, withdrawalId } from "../requests.js";
 import { withdrawalFromRow } from "../store.js";
 import { moveWithdrawal } from "../withdrawal-moves.js";
 import type { Rpc } from "./index.js";
 
-const request = z.object({ withdrawalId });
+const request = z.object({ withdrawalId, bankReference });
 
-/** An operator's decision on a transfer the bank left undecided: processing → completed, the held amount paid out. */
+/**
+ * An operator's decision on a transfer the bank connector left to them (the live manual
+ * connector's, or one a bank accepted without deciding): processing → completed, the held
+ * amount paid out, and the bank's reference of the transfer kept on the withdrawal (it
+ * replaces a reference the connector gave: the operator's is the transfer that happened).
+ */
 export function completeWithdrawal(ctx: PayoutContext): Rpc<"completeWithdrawal"> {
   return {
     async completeWithdrawal(req) {
       const input = parseRequest(request, req);
-      const result = await ctx.db.transaction(async (trx) => {
-        await requireOperatorDecidable(trx, ctx, input.withdrawalId);
-        return moveWithdrawal(trx, ctx.clock, { withdrawalId: input.withdrawalId, move: "complete" });
+      const { result, previousReference } = await ctx.db.transaction(async (trx) => {
+        const before = await requireOperatorDecidable(trx, ctx, input.withdrawalId);
+        const moved = await moveWithdrawal(trx, ctx.clock, { withdrawalId: input.withdrawalId, move: "complete", patch: { bank_reference: input.bankReference } });
+        return { result: moved, previousReference: before.bank_reference };
       });
       ctx.outbox.nudge();
-      ctx.logger.info({ withdrawalId: input.withdrawalId, merchantId: result.row.merchant_id }, "withdrawal completed by an operator");
+      ctx.logger.info(
+        { withdrawalId: input.withdrawalId, merchantId: result.row.merchant_id, bankReference: input.bankReference, connectorReference: previousReference ?? undefined },
+        "withdrawal completed by an operator",
+      );
       return { withdrawal: withdrawalFromRow(result.row) };
     },
   };

@@ -3,6 +3,7 @@ import { errorInfo, isUniqueViolation, newId, parseRequest, serviceError, valida
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { post } from "../ledger.js";
+import { requireMerchant } from "../merchants.js";
 import { amount, currency, iban, merchantId, processId, text, turkishIbanProblem } from "../requests.js";
 import { findWithdrawalRow, withdrawalFromRow, type WithdrawalRow } from "../store.js";
 import type { Rpc } from "./index.js";
@@ -51,6 +52,8 @@ export function createWithdrawal(ctx: PayoutContext): Rpc<"createWithdrawal"> {
       const key = { merchantId: input.merchantId, processId: input.processId };
       const existing = await findWithdrawalRow(ctx.db, key);
       if (existing) throw duplicate(existing);
+      // The merchant's kind now decides, for good, which connector the withdrawal goes to.
+      const merchant = await requireMerchant(ctx, input.merchantId);
       if (input.bankId !== "") await requireKnownBank(ctx, input.bankId);
 
       const now = ctx.clock.now().getTime();
@@ -73,6 +76,7 @@ export function createWithdrawal(ctx: PayoutContext): Rpc<"createWithdrawal"> {
         dispatch_attempts: 0,
         bank_reference: null,
         awaiting_operator: false,
+        sandbox: merchant.sandbox,
         created_at: now,
         updated_at: now,
         completed_at: null,
@@ -102,7 +106,7 @@ export function createWithdrawal(ctx: PayoutContext): Rpc<"createWithdrawal"> {
         }
         throw err;
       }
-      ctx.logger.info({ withdrawalId: row.id, merchantId: row.merchant_id, amount: row.amount, currency: row.currency, bankId: row.bank_id || undefined }, "withdrawal created");
+      ctx.logger.info({ withdrawalId: row.id, merchantId: row.merchant_id, amount: row.amount, currency: row.currency, bankId: row.bank_id || undefined, sandbox: merchant.sandbox }, "withdrawal created");
       // The row as inserted is the row stored: every column is set here.
       return { withdrawal: withdrawalFromRow(row) };
     },

@@ -3,23 +3,28 @@ import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { decodeSeqCursor, encodeSeqCursor } from "../cursor.js";
 import type { LedgerEntryRow } from "../ledger.js";
-import { currencyFilter, cursor, merchantId, pageLimit } from "../requests.js";
+import { currencyFilter, cursor, merchantScope, pageLimit, scopeFields } from "../requests.js";
 import { ledgerEntryFromRow } from "../store.js";
 import type { Rpc } from "./index.js";
 
 const request = z.object({
-  merchantId,
+  ...scopeFields,
   currency: currencyFilter,
   limit: pageLimit(100, 500),
   cursor: cursor(decodeSeqCursor),
 });
 
-/** Newest first by seq (the order entries were posted); the cursor is the last entry's seq. */
+/**
+ * Newest first by seq (the order entries were posted); the cursor is the last entry's seq.
+ * One merchant's ledger, or the whole ledger when an operator sets all_merchants.
+ */
 export function listLedgerEntries(ctx: PayoutContext): Rpc<"listLedgerEntries"> {
   return {
     async listLedgerEntries(req) {
       const input = parseRequest(request, req);
-      const query = ctx.db("ledger_entries").where({ merchant_id: input.merchantId }).orderBy("seq", "desc");
+      const merchantId = merchantScope(input);
+      const query = ctx.db("ledger_entries").orderBy("seq", "desc");
+      if (merchantId !== undefined) query.where({ merchant_id: merchantId });
       if (input.currency !== "") query.where({ currency: input.currency });
       if (input.cursor !== undefined) query.where("seq", "<", input.cursor);
       const rows = (await query.limit(input.limit + 1)) as Array<LedgerEntryRow & { seq: number }>;

@@ -3,12 +3,12 @@ import { newestFirstPage, parseRequest } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { decodeCursor } from "../cursor.js";
-import { cursor, optionalMerchantId, optionalTime, pageLimit } from "../requests.js";
+import { cursor, merchantScope, optionalTime, pageLimit, scopeFields } from "../requests.js";
 import { statusFromProto, withdrawalFromRow, type WithdrawalRow } from "../store.js";
 import type { Rpc } from "./index.js";
 
 const request = z.object({
-  merchantId: optionalMerchantId,
+  ...scopeFields,
   status: z
     .number()
     .refine((s) => s === WithdrawalStatus.UNSPECIFIED || statusFromProto(s) !== undefined, "is not a withdrawal status")
@@ -17,16 +17,26 @@ const request = z.object({
   createdTo: optionalTime,
   limit: pageLimit(20, 100),
   cursor: cursor(decodeCursor),
+  awaitingOperator: z.boolean(),
+  sandbox: z.boolean().optional(),
 });
 
-/** Newest first by (created_at, id); the cursor is the last item's position, so paging neither skips nor repeats. */
+/**
+ * Newest first by (created_at, id); the cursor is the last item's position, so paging
+ * neither skips nor repeats. One merchant's, or every merchant's when an operator sets
+ * all_merchants.
+ */
 export function listWithdrawals(ctx: PayoutContext): Rpc<"listWithdrawals"> {
   return {
     async listWithdrawals(req) {
       const input = parseRequest(request, req);
+      const merchantId = merchantScope(input);
       const query = ctx.db("withdrawals");
-      if (input.merchantId) query.where({ merchant_id: input.merchantId });
+      if (merchantId !== undefined) query.where({ merchant_id: merchantId });
       if (input.status) query.where({ status: input.status });
+      // What isAwaitingOperator (store.ts) says of a row, as a filter.
+      if (input.awaitingOperator) query.where({ status: "processing", awaiting_operator: true });
+      if (input.sandbox !== undefined) query.where({ sandbox: input.sandbox });
       if (input.createdFrom !== undefined) query.where("created_at", ">=", input.createdFrom);
       if (input.createdTo !== undefined) query.where("created_at", "<", input.createdTo);
       const page = await newestFirstPage<WithdrawalRow>(query, { limit: input.limit, after: input.cursor });

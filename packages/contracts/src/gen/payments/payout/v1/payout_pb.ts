@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/payout/v1/payout.proto.
  */
 export const file_payments_payout_v1_payout: GenFile = /*@__PURE__*/
-  fileDesc("Ch9wYXltZW50cy9wYXlvdXQvdjEvcGF5b3V0LnByb3RvEhJwYXltZW50cy5wYXlvdXQudjEivAMKCldpdGhkcmF3YWwSCgoCaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSEgoKcHJvY2Vzc19pZBgDIAEoCRIOCgZhbW91bnQYBCABKAMSEAoIY3VycmVuY3kYBSABKAkSNAoGc3RhdHVzGAYgASgOMiQucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWxTdGF0dXMSDwoHYmFua19pZBgHIAEoCRIUCgxhY2NvdW50X25hbWUYCCABKAkSDAoEaWJhbhgJIAEoCRIPCgd1c2VyX2lkGAogASgJEhEKCXVzZXJfbmFtZRgLIAEoCRIMCgRuYW1lGAwgASgJEhYKDmZhaWx1cmVfcmVhc29uGA0gASgJEhAKCHNlcXVlbmNlGA4gASgDEi4KCmNyZWF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiPAoHQmFsYW5jZRIQCghjdXJyZW5jeRgBIAEoCRIRCglhdmFpbGFibGUYAiABKAMSDAoEaGVsZBgDIAEoAyLTAQoLTGVkZ2VyRW50cnkSCgoCaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSEAoIY3VycmVuY3kYAyABKAkSDAoEa2luZBgEIAEoCRIXCg9hdmFpbGFibGVfZGVsdGEYBSABKAMSEgoKaGVsZF9kZWx0YRgGIAEoAxIWCg50cmFuc2FjdGlvbl9pZBgHIAEoCRIOCgZyZWFzb24YCCABKAkSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiywEKF0NyZWF0ZVdpdGhkcmF3YWxSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhIKCnByb2Nlc3NfaWQYAiABKAkSDgoGYW1vdW50GAMgASgDEhAKCGN1cnJlbmN5GAQgASgJEg8KB2JhbmtfaWQYBSABKAkSFAoMYWNjb3VudF9uYW1lGAYgASgJEgwKBGliYW4YByABKAkSDwoHdXNlcl9pZBgIIAEoCRIRCgl1c2VyX25hbWUYCSABKAkSDAoEbmFtZRgKIAEoCSJOChhDcmVhdGVXaXRoZHJhd2FsUmVzcG9uc2USMgoKd2l0aGRyYXdhbBgBIAEoCzIeLnBheW1lbnRzLnBheW91dC52MS5XaXRoZHJhd2FsImEKFEdldFdpdGhkcmF3YWxSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhcKDXdpdGhkcmF3YWxfaWQYAiABKAlIABIUCgpwcm9jZXNzX2lkGAMgASgJSABCBQoDa2V5IksKFUdldFdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwi5AEKFkxpc3RXaXRoZHJhd2Fsc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSNAoGc3RhdHVzGAIgASgOMiQucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWxTdGF0dXMSMAoMY3JlYXRlZF9mcm9tGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX3RvGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVsaW1pdBgFIAEoBRIOCgZjdXJzb3IYBiABKAkiYwoXTGlzdFdpdGhkcmF3YWxzUmVzcG9uc2USMwoLd2l0aGRyYXdhbHMYASADKAsyHi5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbBITCgtuZXh0X2N1cnNvchgCIAEoCSJFChdDYW5jZWxXaXRoZHJhd2FsUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIVCg13aXRoZHJhd2FsX2lkGAIgASgJIk4KGENhbmNlbFdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwiMgoZQ29tcGxldGVXaXRoZHJhd2FsUmVxdWVzdBIVCg13aXRoZHJhd2FsX2lkGAEgASgJIlAKGkNvbXBsZXRlV2l0aGRyYXdhbFJlc3BvbnNlEjIKCndpdGhkcmF3YWwYASABKAsyHi5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbCI+ChVGYWlsV2l0aGRyYXdhbFJlcXVlc3QSFQoNd2l0aGRyYXdhbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiTAoWRmFpbFdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwiKQoSR2V0QmFsYW5jZXNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJIkQKE0dldEJhbGFuY2VzUmVzcG9uc2USLQoIYmFsYW5jZXMYASADKAsyGy5wYXltZW50cy5wYXlvdXQudjEuQmFsYW5jZSJgChhMaXN0TGVkZ2VyRW50cmllc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJImIKGUxpc3RMZWRnZXJFbnRyaWVzUmVzcG9uc2USMAoHZW50cmllcxgBIAMoCzIfLnBheW1lbnRzLnBheW91dC52MS5MZWRnZXJFbnRyeRITCgtuZXh0X2N1cnNvchgCIAEoCSJdChRBZGp1c3RCYWxhbmNlUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIOCgZhbW91bnQYAiABKAMSEAoIY3VycmVuY3kYAyABKAkSDgoGcmVhc29uGAQgASgJInUKFUFkanVzdEJhbGFuY2VSZXNwb25zZRIsCgdiYWxhbmNlGAEgASgLMhsucGF5bWVudHMucGF5b3V0LnYxLkJhbGFuY2USLgoFZW50cnkYAiABKAsyHy5wYXltZW50cy5wYXlvdXQudjEuTGVkZ2VyRW50cnkq1gEKEFdpdGhkcmF3YWxTdGF0dXMSIQodV0lUSERSQVdBTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIdChlXSVRIRFJBV0FMX1NUQVRVU19QRU5ESU5HEAESIAocV0lUSERSQVdBTF9TVEFUVVNfUFJPQ0VTU0lORxACEh8KG1dJVEhEUkFXQUxfU1RBVFVTX0NPTVBMRVRFRBADEhwKGFdJVEhEUkFXQUxfU1RBVFVTX0ZBSUxFRBAEEh8KG1dJVEhEUkFXQUxfU1RBVFVTX0NBTkNFTExFRBAFMtUHCg1QYXlvdXRTZXJ2aWNlEm0KEENyZWF0ZVdpdGhkcmF3YWwSKy5wYXltZW50cy5wYXlvdXQudjEuQ3JlYXRlV2l0aGRyYXdhbFJlcXVlc3QaLC5wYXltZW50cy5wYXlvdXQudjEuQ3JlYXRlV2l0aGRyYXdhbFJlc3BvbnNlEmQKDUdldFdpdGhkcmF3YWwSKC5wYXltZW50cy5wYXlvdXQudjEuR2V0V2l0aGRyYXdhbFJlcXVlc3QaKS5wYXltZW50cy5wYXlvdXQudjEuR2V0V2l0aGRyYXdhbFJlc3BvbnNlEmoKD0xpc3RXaXRoZHJhd2FscxIqLnBheW1lbnRzLnBheW91dC52MS5MaXN0V2l0aGRyYXdhbHNSZXF1ZXN0GisucGF5bWVudHMucGF5b3V0LnYxLkxpc3RXaXRoZHJhd2Fsc1Jlc3BvbnNlEm0KEENhbmNlbFdpdGhkcmF3YWwSKy5wYXltZW50cy5wYXlvdXQudjEuQ2FuY2VsV2l0aGRyYXdhbFJlcXVlc3QaLC5wYXltZW50cy5wYXlvdXQudjEuQ2FuY2VsV2l0aGRyYXdhbFJlc3BvbnNlEnMKEkNvbXBsZXRlV2l0aGRyYXdhbBItLnBheW1lbnRzLnBheW91dC52MS5Db21wbGV0ZVdpdGhkcmF3YWxSZXF1ZXN0Gi4ucGF5bWVudHMucGF5b3V0LnYxLkNvbXBsZXRlV2l0aGRyYXdhbFJlc3BvbnNlEmcKDkZhaWxXaXRoZHJhd2FsEikucGF5bWVudHMucGF5b3V0LnYxLkZhaWxXaXRoZHJhd2FsUmVxdWVzdBoqLnBheW1lbnRzLnBheW91dC52MS5GYWlsV2l0aGRyYXdhbFJlc3BvbnNlEl4KC0dldEJhbGFuY2VzEiYucGF5bWVudHMucGF5b3V0LnYxLkdldEJhbGFuY2VzUmVxdWVzdBonLnBheW1lbnRzLnBheW91dC52MS5HZXRCYWxhbmNlc1Jlc3BvbnNlEnAKEUxpc3RMZWRnZXJFbnRyaWVzEiwucGF5bWVudHMucGF5b3V0LnYxLkxpc3RMZWRnZXJFbnRyaWVzUmVxdWVzdBotLnBheW1lbnRzLnBheW91dC52MS5MaXN0TGVkZ2VyRW50cmllc1Jlc3BvbnNlEmQKDUFkanVzdEJhbGFuY2USKC5wYXltZW50cy5wYXlvdXQudjEuQWRqdXN0QmFsYW5jZVJlcXVlc3QaKS5wYXltZW50cy5wYXlvdXQudjEuQWRqdXN0QmFsYW5jZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("Ch9wYXltZW50cy9wYXlvdXQvdjEvcGF5b3V0LnByb3RvEhJwYXltZW50cy5wYXlvdXQudjEigAQKCldpdGhkcmF3YWwSCgoCaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSEgoKcHJvY2Vzc19pZBgDIAEoCRIOCgZhbW91bnQYBCABKAMSEAoIY3VycmVuY3kYBSABKAkSNAoGc3RhdHVzGAYgASgOMiQucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWxTdGF0dXMSDwoHYmFua19pZBgHIAEoCRIUCgxhY2NvdW50X25hbWUYCCABKAkSDAoEaWJhbhgJIAEoCRIPCgd1c2VyX2lkGAogASgJEhEKCXVzZXJfbmFtZRgLIAEoCRIMCgRuYW1lGAwgASgJEhYKDmZhaWx1cmVfcmVhc29uGA0gASgJEhAKCHNlcXVlbmNlGA4gASgDEi4KCmNyZWF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRYXdhaXRpbmdfb3BlcmF0b3IYEiABKAgSFgoOYmFua19yZWZlcmVuY2UYEyABKAkSDwoHc2FuZGJveBgUIAEoCCI8CgdCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEhEKCWF2YWlsYWJsZRgCIAEoAxIMCgRoZWxkGAMgASgDItMBCgtMZWRnZXJFbnRyeRIKCgJpZBgBIAEoCRITCgttZXJjaGFudF9pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIMCgRraW5kGAQgASgJEhcKD2F2YWlsYWJsZV9kZWx0YRgFIAEoAxISCgpoZWxkX2RlbHRhGAYgASgDEhYKDnRyYW5zYWN0aW9uX2lkGAcgASgJEg4KBnJlYXNvbhgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLLAQoXQ3JlYXRlV2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKcHJvY2Vzc19pZBgCIAEoCRIOCgZhbW91bnQYAyABKAMSEAoIY3VycmVuY3kYBCABKAkSDwoHYmFua19pZBgFIAEoCRIUCgxhY2NvdW50X25hbWUYBiABKAkSDAoEaWJhbhgHIAEoCRIPCgd1c2VyX2lkGAggASgJEhEKCXVzZXJfbmFtZRgJIAEoCRIMCgRuYW1lGAogASgJIk4KGENyZWF0ZVdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwieAoUR2V0V2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFwoNd2l0aGRyYXdhbF9pZBgCIAEoCUgAEhQKCnByb2Nlc3NfaWQYAyABKAlIABIVCg1hbGxfbWVyY2hhbnRzGAQgASgIQgUKA2tleSJLChVHZXRXaXRoZHJhd2FsUmVzcG9uc2USMgoKd2l0aGRyYXdhbBgBIAEoCzIeLnBheW1lbnRzLnBheW91dC52MS5XaXRoZHJhd2FsIrgCChZMaXN0V2l0aGRyYXdhbHNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEjQKBnN0YXR1cxgCIAEoDjIkLnBheW1lbnRzLnBheW91dC52MS5XaXRoZHJhd2FsU3RhdHVzEjAKDGNyZWF0ZWRfZnJvbRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF90bxgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFbGltaXQYBSABKAUSDgoGY3Vyc29yGAYgASgJEhUKDWFsbF9tZXJjaGFudHMYByABKAgSGQoRYXdhaXRpbmdfb3BlcmF0b3IYCCABKAgSFAoHc2FuZGJveBgJIAEoCEgAiAEBQgoKCF9zYW5kYm94ImMKF0xpc3RXaXRoZHJhd2Fsc1Jlc3BvbnNlEjMKC3dpdGhkcmF3YWxzGAEgAygLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwSEwoLbmV4dF9jdXJzb3IYAiABKAkiXAoXQ2FuY2VsV2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFQoNd2l0aGRyYXdhbF9pZBgCIAEoCRIVCg1hbGxfbWVyY2hhbnRzGAMgASgIIk4KGENhbmNlbFdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwiSgoZQ29tcGxldGVXaXRoZHJhd2FsUmVxdWVzdBIVCg13aXRoZHJhd2FsX2lkGAEgASgJEhYKDmJhbmtfcmVmZXJlbmNlGAIgASgJIlAKGkNvbXBsZXRlV2l0aGRyYXdhbFJlc3BvbnNlEjIKCndpdGhkcmF3YWwYASABKAsyHi5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbCI+ChVGYWlsV2l0aGRyYXdhbFJlcXVlc3QSFQoNd2l0aGRyYXdhbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiTAoWRmFpbFdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwiKQoSR2V0QmFsYW5jZXNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJIkQKE0dldEJhbGFuY2VzUmVzcG9uc2USLQoIYmFsYW5jZXMYASADKAsyGy5wYXltZW50cy5wYXlvdXQudjEuQmFsYW5jZSJ3ChhMaXN0TGVkZ2VyRW50cmllc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJEhUKDWFsbF9tZXJjaGFudHMYBSABKAgiYgoZTGlzdExlZGdlckVudHJpZXNSZXNwb25zZRIwCgdlbnRyaWVzGAEgAygLMh8ucGF5bWVudHMucGF5b3V0LnYxLkxlZGdlckVudHJ5EhMKC25leHRfY3Vyc29yGAIgASgJIl0KFEFkanVzdEJhbGFuY2VSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEg4KBmFtb3VudBgCIAEoAxIQCghjdXJyZW5jeRgDIAEoCRIOCgZyZWFzb24YBCABKAkidQoVQWRqdXN0QmFsYW5jZVJlc3BvbnNlEiwKB2JhbGFuY2UYASABKAsyGy5wYXltZW50cy5wYXlvdXQudjEuQmFsYW5jZRIuCgVlbnRyeRgCIAEoCzIfLnBheW1lbnRzLnBheW91dC52MS5MZWRnZXJFbnRyeSrWAQoQV2l0aGRyYXdhbFN0YXR1cxIhCh1XSVRIRFJBV0FMX1NUQVRVU19VTlNQRUNJRklFRBAAEh0KGVdJVEhEUkFXQUxfU1RBVFVTX1BFTkRJTkcQARIgChxXSVRIRFJBV0FMX1NUQVRVU19QUk9DRVNTSU5HEAISHwobV0lUSERSQVdBTF9TVEFUVVNfQ09NUExFVEVEEAMSHAoYV0lUSERSQVdBTF9TVEFUVVNfRkFJTEVEEAQSHwobV0lUSERSQVdBTF9TVEFUVVNfQ0FOQ0VMTEVEEAUy1QcKDVBheW91dFNlcnZpY2USbQoQQ3JlYXRlV2l0aGRyYXdhbBIrLnBheW1lbnRzLnBheW91dC52MS5DcmVhdGVXaXRoZHJhd2FsUmVxdWVzdBosLnBheW1lbnRzLnBheW91dC52MS5DcmVhdGVXaXRoZHJhd2FsUmVzcG9uc2USZAoNR2V0V2l0aGRyYXdhbBIoLnBheW1lbnRzLnBheW91dC52MS5HZXRXaXRoZHJhd2FsUmVxdWVzdBopLnBheW1lbnRzLnBheW91dC52MS5HZXRXaXRoZHJhd2FsUmVzcG9uc2USagoPTGlzdFdpdGhkcmF3YWxzEioucGF5bWVudHMucGF5b3V0LnYxLkxpc3RXaXRoZHJhd2Fsc1JlcXVlc3QaKy5wYXltZW50cy5wYXlvdXQudjEuTGlzdFdpdGhkcmF3YWxzUmVzcG9uc2USbQoQQ2FuY2VsV2l0aGRyYXdhbBIrLnBheW1lbnRzLnBheW91dC52MS5DYW5jZWxXaXRoZHJhd2FsUmVxdWVzdBosLnBheW1lbnRzLnBheW91dC52MS5DYW5jZWxXaXRoZHJhd2FsUmVzcG9uc2UScwoSQ29tcGxldGVXaXRoZHJhd2FsEi0ucGF5bWVudHMucGF5b3V0LnYxLkNvbXBsZXRlV2l0aGRyYXdhbFJlcXVlc3QaLi5wYXltZW50cy5wYXlvdXQudjEuQ29tcGxldGVXaXRoZHJhd2FsUmVzcG9uc2USZwoORmFpbFdpdGhkcmF3YWwSKS5wYXltZW50cy5wYXlvdXQudjEuRmFpbFdpdGhkcmF3YWxSZXF1ZXN0GioucGF5bWVudHMucGF5b3V0LnYxLkZhaWxXaXRoZHJhd2FsUmVzcG9uc2USXgoLR2V0QmFsYW5jZXMSJi5wYXltZW50cy5wYXlvdXQudjEuR2V0QmFsYW5jZXNSZXF1ZXN0GicucGF5bWVudHMucGF5b3V0LnYxLkdldEJhbGFuY2VzUmVzcG9uc2UScAoRTGlzdExlZGdlckVudHJpZXMSLC5wYXltZW50cy5wYXlvdXQudjEuTGlzdExlZGdlckVudHJpZXNSZXF1ZXN0Gi0ucGF5bWVudHMucGF5b3V0LnYxLkxpc3RMZWRnZXJFbnRyaWVzUmVzcG9uc2USZAoNQWRqdXN0QmFsYW5jZRIoLnBheW1lbnRzLnBheW91dC52MS5BZGp1c3RCYWxhbmNlUmVxdWVzdBopLnBheW1lbnRzLnBheW91dC52MS5BZGp1c3RCYWxhbmNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message payments.payout.v1.Withdrawal
@@ -118,6 +118,31 @@ export type Withdrawal = Message<"payments.payout.v1.Withdrawal"> & {
    * @generated from field: google.protobuf.Timestamp completed_at = 17;
    */
   completedAt?: Timestamp | undefined;
+
+  /**
+   * True while the withdrawal is processing and the bank connector left the decision to an
+   * operator (the live `manual` connector always; the sandbox for its "stays processing"
+   * IBAN): CompleteWithdrawal or FailWithdrawal decides it. Internal: not in the merchant's record.
+   *
+   * @generated from field: bool awaiting_operator = 18;
+   */
+  awaitingOperator: boolean;
+
+  /**
+   * The bank's reference of the transfer: the connector's answer, or the one an operator gave
+   * on CompleteWithdrawal. Empty when none. Internal: not in the merchant's record.
+   *
+   * @generated from field: string bank_reference = 19;
+   */
+  bankReference: string;
+
+  /**
+   * The merchant's kind when the withdrawal was created: true goes to the sandbox connector
+   * (no money moves), false to the live connector (PAYOUT_CONNECTOR). Never changes.
+   *
+   * @generated from field: bool sandbox = 20;
+   */
+  sandbox: boolean;
 };
 
 /**
@@ -309,7 +334,8 @@ export const CreateWithdrawalResponseSchema: GenMessage<CreateWithdrawalResponse
  */
 export type GetWithdrawalRequest = Message<"payments.payout.v1.GetWithdrawalRequest"> & {
   /**
-   * Required from merchants' callers (the gateway); empty for operators.
+   * The merchant whose withdrawal it must be (another merchant's is TRANSACTION_NOT_FOUND).
+   * Required unless all_merchants is set.
    *
    * @generated from field: string merchant_id = 1;
    */
@@ -326,13 +352,20 @@ export type GetWithdrawalRequest = Message<"payments.payout.v1.GetWithdrawalRequ
     case: "withdrawalId";
   } | {
     /**
-     * Needs merchant_id.
+     * Needs merchant_id (a process id is unique per merchant only).
      *
      * @generated from field: string process_id = 3;
      */
     value: string;
     case: "processId";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * An operator's lookup by withdrawal_id of any merchant's withdrawal; merchant_id empty.
+   *
+   * @generated from field: bool all_merchants = 4;
+   */
+  allMerchants: boolean;
 };
 
 /**
@@ -364,7 +397,7 @@ export const GetWithdrawalResponseSchema: GenMessage<GetWithdrawalResponse> = /*
  */
 export type ListWithdrawalsRequest = Message<"payments.payout.v1.ListWithdrawalsRequest"> & {
   /**
-   * Empty: every merchant (operators).
+   * Required unless all_merchants is set.
    *
    * @generated from field: string merchant_id = 1;
    */
@@ -404,6 +437,28 @@ export type ListWithdrawalsRequest = Message<"payments.payout.v1.ListWithdrawals
    * @generated from field: string cursor = 6;
    */
   cursor: string;
+
+  /**
+   * An operator's listing across every merchant; merchant_id empty.
+   *
+   * @generated from field: bool all_merchants = 7;
+   */
+  allMerchants: boolean;
+
+  /**
+   * True: only withdrawals waiting for an operator's decision (processing, awaiting_operator).
+   * False: no filter.
+   *
+   * @generated from field: bool awaiting_operator = 8;
+   */
+  awaitingOperator: boolean;
+
+  /**
+   * Unset: sandbox and live. true: only sandbox withdrawals; false: only live ones.
+   *
+   * @generated from field: optional bool sandbox = 9;
+   */
+  sandbox?: boolean | undefined;
 };
 
 /**
@@ -442,7 +497,7 @@ export const ListWithdrawalsResponseSchema: GenMessage<ListWithdrawalsResponse> 
  */
 export type CancelWithdrawalRequest = Message<"payments.payout.v1.CancelWithdrawalRequest"> & {
   /**
-   * Empty for operators.
+   * The merchant whose withdrawal it must be. Required unless all_merchants is set.
    *
    * @generated from field: string merchant_id = 1;
    */
@@ -452,6 +507,13 @@ export type CancelWithdrawalRequest = Message<"payments.payout.v1.CancelWithdraw
    * @generated from field: string withdrawal_id = 2;
    */
   withdrawalId: string;
+
+  /**
+   * An operator's cancel of any merchant's withdrawal; merchant_id empty.
+   *
+   * @generated from field: bool all_merchants = 3;
+   */
+  allMerchants: boolean;
 };
 
 /**
@@ -486,6 +548,14 @@ export type CompleteWithdrawalRequest = Message<"payments.payout.v1.CompleteWith
    * @generated from field: string withdrawal_id = 1;
    */
   withdrawalId: string;
+
+  /**
+   * The reference of the transfer in the bank (from its portal or statement): required,
+   * trimmed, 1..100 characters. Stored on the withdrawal.
+   *
+   * @generated from field: string bank_reference = 2;
+   */
+  bankReference: string;
 };
 
 /**
@@ -594,6 +664,8 @@ export const GetBalancesResponseSchema: GenMessage<GetBalancesResponse> = /*@__P
  */
 export type ListLedgerEntriesRequest = Message<"payments.payout.v1.ListLedgerEntriesRequest"> & {
   /**
+   * Required unless all_merchants is set.
+   *
    * @generated from field: string merchant_id = 1;
    */
   merchantId: string;
@@ -616,6 +688,13 @@ export type ListLedgerEntriesRequest = Message<"payments.payout.v1.ListLedgerEnt
    * @generated from field: string cursor = 4;
    */
   cursor: string;
+
+  /**
+   * An operator's view of the whole ledger, every merchant; merchant_id empty.
+   *
+   * @generated from field: bool all_merchants = 5;
+   */
+  allMerchants: boolean;
 };
 
 /**
@@ -753,6 +832,13 @@ export const WithdrawalStatusSchema: GenEnum<WithdrawalStatus> = /*@__PURE__*/
  * (VALIDATION_ERROR with `x-error-field`, INVALID_IBAN, INSUFFICIENT_BALANCE,
  * DUPLICATE_TRANSACTION, TRANSACTION_NOT_FOUND, INVALID_TRANSACTION_STATE, ...).
  *
+ * Merchant scope: every call about a merchant's money names it in `merchant_id`; an empty
+ * one is VALIDATION_ERROR on merchant_id, never "any merchant". An operator's view across
+ * merchants is asked for explicitly with `all_merchants: true` (GetWithdrawal by id,
+ * ListWithdrawals, CancelWithdrawal, ListLedgerEntries), and then merchant_id must be
+ * empty. CompleteWithdrawal and FailWithdrawal are operators' decisions on one withdrawal
+ * by its (globally unique) id and carry no merchant.
+ *
  * @generated from service payments.payout.v1.PayoutService
  */
 export const PayoutService: GenService<{
@@ -800,7 +886,8 @@ export const PayoutService: GenService<{
     output: typeof CancelWithdrawalResponseSchema;
   },
   /**
-   * processing → completed (an operator, for a transfer the bank left undecided).
+   * processing → completed (an operator, for a transfer the bank connector left to an
+   * operator, e.g. a live withdrawal paid by hand in the bank's portal), with the bank's reference.
    *
    * @generated from rpc payments.payout.v1.PayoutService.CompleteWithdrawal
    */
