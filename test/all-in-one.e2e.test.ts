@@ -83,6 +83,9 @@ test.serial("a merchant made with `pnpm cli merchant create --json` gets the sig
   t.is((wrong.json.error as { code: string }).code, "INVALID_SIGNATURE");
 });
 
+/** A valid Akbank IBAN standing in for the operator's own account at that bank. */
+const LIVE_IBAN = "TR940004607000000000000001";
+
 type DepositRecord = { transactionId: string; status: string; amount: number; reference: string; checkoutUrl: string; assignedAccount?: { iban: string } };
 
 async function createDeposit(processId: string, amount: number): Promise<DepositRecord> {
@@ -91,8 +94,25 @@ async function createDeposit(processId: string, amount: number): Promise<Deposit
   return res.json.data as DepositRecord;
 }
 
+test.serial("a live merchant's deposit is BANK_UNAVAILABLE on a fresh install; `pnpm cli account add` of a live account makes it work", async (t) => {
+  const refused = await signedFetch(gatewayUrl, merchant!, "POST", "/v1/deposit", { processId: "aio-order-0", amount: 35_000, customer: { id: "cus_1", name: "Elif Şahin", username: "elif" } });
+  t.is(refused.status, 400);
+  t.like(refused.json.error, { code: "BANK_UNAVAILABLE", message: "no receiving account is available for this bank" });
+  t.is((await signedFetch(gatewayUrl, merchant!, "GET", "/v1/deposit?processId=aio-order-0")).status, 404, "nothing was stored");
+
+  const banks = await cli(["bank", "list", "--json"]);
+  t.is(banks.code, 0, banks.stderr);
+  const akbank = (JSON.parse(banks.stdout) as { banks: Array<{ id: string; code: string }> }).banks.find((b) => b.code === "0046")!;
+  const added = await cli(["account", "add", "--bank", akbank.id, "--name", "Ödeme Hizmetleri A.Ş.", "--iban", LIVE_IBAN, "--fast", "--json"]);
+  t.is(added.code, 0, added.stderr);
+  t.like(JSON.parse(added.stdout), { account: { iban: LIVE_IBAN, active: true } });
+  const live = await cli(["account", "list", "--live", "--json"]);
+  t.deepEqual((JSON.parse(live.stdout) as { accounts: Array<{ iban: string }> }).accounts.map((a) => a.iban), [LIVE_IBAN], "the only live account is the operator's");
+});
+
 test.serial("a deposit's checkout page shows its account, and `pnpm cli transfer report` with its reference makes it completed", async (t) => {
   const deposit = await createDeposit("aio-order-1", 35_000);
+  t.is(deposit.assignedAccount?.iban, LIVE_IBAN, "a live merchant's customer pays into the live account, never a sandbox one");
   // PUBLIC_BASE_URL defaults to http://localhost:{PORT}.
   t.is(deposit.checkoutUrl.replace(/\?.*$/, ""), `http://localhost:${new URL(gatewayUrl).port}/checkout`);
   const page = await fetch(deposit.checkoutUrl.replace(/^https?:\/\/[^/]+/, gatewayUrl));
@@ -129,7 +149,27 @@ test.serial("`pnpm cli deposit reject` fails a pending deposit and an unpaid one
   t.is(status, "expired", unpaid.transactionId);
 });
 
-test.serial("deposit → operator confirm → balance → withdraw → completed, and `pnpm cli balance show` agrees", async (t) => {
+test.serial("a sandbox merchant's deposit gets a seeded sandbox account and the checkout page's simulation pays it", async (t) => {
+  const made = await cli(["merchant", "create", "--name", "Sandbox Shop", "--sandbox", "--json"]);
+  t.is(made.code, 0, made.stderr);
+  const creds = JSON.parse(made.stdout) as { merchantId: string; apiKey: string; apiSecret: string };
+  const res = await signedFetch(gatewayUrl, creds, "POST", "/v1/deposit", { processId: "aio-sandbox-1", amount: 12_000, customer: { id: "c", name: "N", username: "u" } });
+  t.is(res.status, 201, JSON.stringify(res.json));
+  const deposit = res.json.data as DepositRecord;
+  t.not(deposit.assignedAccount?.iban, LIVE_IBAN);
+  const sandboxAccounts = (JSON.parse((await cli(["account", "list", "--sandbox", "--json"])).stdout) as { accounts: Array<{ iban: string }> }).accounts.map((a) => a.iban);
+  t.true(sandboxAccounts.includes(deposit.assignedAccount!.iban), "pnpm start seeded the sandbox accounts");
+  const token = new URL(deposit.checkoutUrl).searchParams.get("token")!;
+  const simulated = await fetch(`${gatewayUrl}/checkout/simulate?token=${encodeURIComponent(token)}`, { method: "POST" });
+  t.is(simulated.status, 200);
+  const read = await signedFetch(gatewayUrl, creds, "GET", `/v1/deposit/${deposit.transactionId}`);
+  t.like(read.json.data, { status: "completed" });
+  const flip = await cli(["merchant", "set-sandbox", creds.merchantId, "false"]);
+  t.is(flip.code, 1, "a merchant with transactions cannot go live");
+  t.regex(flip.stderr, /SANDBOX_CHANGE_REFUSED|cannot switch between sandbox and live/);
+});
+
+test.serial("deposit → operator confirm → balance → withdraw → the operator pays it out → completed, and `pnpm cli balance show` agrees", async (t) => {
   const made = await cli(["merchant", "create", "--name", "Payout Shop", "--ip", "127.0.0.1,::1", "--json"]);
   t.is(made.code, 0, made.stderr);
   const creds = JSON.parse(made.stdout) as { merchantId: string; apiKey: string; apiSecret: string };
@@ -157,12 +197,24 @@ test.serial("deposit → operator confirm → balance → withdraw → completed
   });
   t.is(withdraw.status, 201, JSON.stringify(withdraw.json));
   const id = (withdraw.json.data as { transactionId: string }).transactionId;
-  let status = "pending";
-  for (let i = 0; i < 100 && (status === "pending" || status === "processing"); i++) {
+  // A live merchant's payout goes to the manual connector: it waits, processing, for an operator.
+  let awaiting: Array<{ id: string }> = [];
+  for (let i = 0; i < 100 && awaiting.length === 0; i++) {
     await new Promise((r) => setTimeout(r, 100));
-    status = ((await signedFetch(gatewayUrl, creds, "GET", `/v1/withdraw/${id}`)).json.data as { status: string }).status;
+    const listed = await cli(["withdrawal", "list", "--awaiting-operator", "--merchant", creds.merchantId, "--json"]);
+    awaiting = (JSON.parse(listed.stdout) as { withdrawals: Array<{ id: string }> }).withdrawals;
   }
-  t.is(status, "completed");
+  t.deepEqual(
+    awaiting.map((w) => w.id),
+    [id],
+  );
+  const exported = await cli(["withdrawal", "export", "--awaiting-operator", "--format", "csv", "--merchant", creds.merchantId]);
+  t.is(exported.code, 0, exported.stderr);
+  t.true(exported.stdout.includes(`Elif Şahin,TR330006100519786457841326,400.00,${id}`), exported.stdout);
+  t.is(((await signedFetch(gatewayUrl, creds, "GET", `/v1/withdraw/${id}`)).json.data as { status: string }).status, "processing");
+  const paid = await cli(["withdrawal", "complete", id, "--bank-reference", "AKB-2026-0001"]);
+  t.is(paid.code, 0, paid.stderr);
+  t.is(((await signedFetch(gatewayUrl, creds, "GET", `/v1/withdraw/${id}`)).json.data as { status: string }).status, "completed");
   const shown = await cli(["balance", "show", "--merchant", creds.merchantId, "--json"]);
   t.is(shown.code, 0, shown.stderr);
   t.like(JSON.parse(shown.stdout), { balances: [{ currency: "TRY", available: 50_000, held: 0 }] });

@@ -1,3 +1,4 @@
+import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
 import test from "ava";
 import { fromBinary } from "@bufbuild/protobuf";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
@@ -7,8 +8,8 @@ import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
 import { depositModule } from "@payments/deposit-service";
 import { payoutModule } from "@payments/payout-service";
 import { startGateway } from "@payments/gateway";
-import { createServiceClient, JetStreamBus, startServices, type RunningServices, type Subscription } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/kit/testing";
+import { createServiceClient, JetStreamBus, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/kit/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { callbackModule } from "@payments/callback-sender-service";
 import { verifyCallback } from "@payments/signing";
@@ -32,11 +33,13 @@ let observation: Subscription;
 const depositEvents: Array<{ msgId: string; topic: string; depositId: string; status: number; sequence: bigint }> = [];
 
 test.before(async () => {
-  merchantSvc = await startServices([merchantModule], {
-    mode: "split",
-    env: { ...common, DATABASE_URL: databases[0]!.url, MASTER_KEY: "a".repeat(64) },
-  });
+  // The merchant service reads DEPOSIT_SERVICE_URL and PAYOUT_SERVICE_URL when it first needs
+  // them (a sandbox switch), so they are filled in below, once those services listen.
+  const merchantEnv: Env = { ...common, DATABASE_URL: databases[0]!.url, MASTER_KEY: "a".repeat(64), CALLBACK_ALLOW_PRIVATE: "1" };
+  merchantSvc = await startServices([merchantModule], { mode: "split", env: merchantEnv });
   catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1]!.url } });
+  // A split install starts with no receiving account; the test's operator adds both kinds.
+  await addTestReceivingAccounts(createServiceClient(BankCatalogService, catalogSvc.server.url, { token }));
   depositSvc = await startServices([depositModule], {
     mode: "split",
     env: {
@@ -59,6 +62,7 @@ test.before(async () => {
       PAYOUT_WORKER_INTERVAL: "100ms",
     },
   });
+  Object.assign(merchantEnv, { DEPOSIT_SERVICE_URL: depositSvc.server.url, PAYOUT_SERVICE_URL: payoutSvc.server.url });
   callbackSvc = await startServices([callbackModule], {
     mode: "split",
     env: {
@@ -269,11 +273,16 @@ test("deposit → confirm → balance → withdraw → completed, every service 
   const short = await signedFetch(gateway.url, creds, "POST", "/v1/withdraw", { ...withdraw, processId: "split-too-much", amount: 60_000 });
   t.like(short, { status: 400, json: { error: { code: "INSUFFICIENT_BALANCE" } } });
 
-  const done = await until(
-    async () => (await signedFetch(gateway.url, creds, "GET", `/v1/withdraw/${id}`)).json.data as { status: string },
-    (w) => w.status === "completed" || w.status === "failed",
-    "the payout",
+  // A live merchant's payout waits, processing, for an operator to pay it in the bank's portal.
+  const payouts = createServiceClient(PayoutService, payoutSvc.server.url, { token });
+  const waiting = await until(
+    async () => (await payouts.listWithdrawals({ allMerchants: true, awaitingOperator: true, limit: 100 })).withdrawals.find((w) => w.id === id),
+    (w) => w !== undefined,
+    "the withdrawal awaiting an operator",
   );
+  t.like(waiting, { status: WithdrawalStatus.PROCESSING, awaitingOperator: true, sandbox: false });
+  await payouts.completeWithdrawal({ withdrawalId: id, bankReference: "SPLIT-REF-1" });
+  const done = (await signedFetch(gateway.url, creds, "GET", `/v1/withdraw/${id}`)).json.data as { status: string };
   t.is(done.status, "completed");
   const after = (await signedFetch(gateway.url, creds, "GET", "/v1/balance")).json.data as { balances: unknown[] };
   t.deepEqual(after.balances, [{ currency: "TRY", available: 50_000, held: 0 }]);
@@ -283,7 +292,8 @@ test("every status change reaches the merchant's callback URL signed; the mercha
   let answer = 500;
   const receiver = await startCallbackReceiver(() => answer);
   try {
-    const created = await merchants().createMerchant({ name: "Callback Shop", allowedIps: ["127.0.0.1", "::1"], callbackUrl: receiver.url("/cb?shop=1") });
+    // Sandbox: its withdrawal goes through the sandbox connector and completes by itself.
+    const created = await merchants().createMerchant({ name: "Callback Shop", allowedIps: ["127.0.0.1", "::1"], callbackUrl: receiver.url("/cb?shop=1"), sandbox: true });
     const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
     const res = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", { processId: "split-cb-in", amount: 50_000, customer: { id: "c", name: "N", username: "u" } });
     const depositId = (res.json.data as Record).transactionId;

@@ -1,3 +1,4 @@
+import { addTestReceivingAccounts } from "@payments/kit/testing";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
@@ -254,6 +255,8 @@ test.before(async () => {
     env: { DATA_DIR: dir, GRPC_PORT: "0", MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn" },
   });
   const url = running.server.url;
+  // A test install, like a split one, starts with no receiving account: both kinds are added here.
+  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   merchants = createServiceClient(MerchantService, url);
   bankCatalog = createServiceClient(BankCatalogService, url);
   deposits = createServiceClient(DepositService, url);
@@ -270,7 +273,7 @@ test.before(async () => {
   liveMerchant = (await merchants.createMerchant({ name: "Live Shop", sandbox: false })).merchant!.id;
   const limits = { minAmount: 100n, maxAmount: 10_000_000n };
   hostileBank = (await bankCatalog.createBank({ name: HOSTILE, code: "EVIL", logoUrl: "", ...limits })).bank!.id;
-  await bankCatalog.createReceivingAccount({ bankId: hostileBank, accountName: HOSTILE, iban: IBAN, fastEnabled: false });
+  await bankCatalog.createReceivingAccount({ bankId: hostileBank, accountName: HOSTILE, iban: IBAN, fastEnabled: false, sandbox: true });
   emptyBank = (await bankCatalog.createBank({ name: "Empty Bank", code: "EMPTY", logoUrl: "", ...limits })).bank!.id;
 });
 
@@ -420,7 +423,7 @@ test("simulate completes a sandbox merchant's deposit once; the status then hide
   securityHeaders(t, first.headers);
   t.true(first.json.success);
   t.like(first.json.data, { status: "completed", amount: 125_000, iban: null, bankName: null, accountName: null, sandbox: true });
-  t.is((await deposits.getDeposit({ key: { case: "depositId", value: deposit.id } })).deposit?.status, DepositStatus.COMPLETED);
+  t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: deposit.id } })).deposit?.status, DepositStatus.COMPLETED);
 
   const status = await fetch(`${gw()}/checkout/status?token=${deposit.checkoutToken}`);
   t.like(((await status.json()) as { data: Record<string, unknown> }).data, { status: "completed", iban: null });
@@ -443,14 +446,22 @@ test("simulate for a live merchant is 403 SANDBOX_ONLY and nothing changes", asy
   securityHeaders(t, res.headers);
   t.false(res.json.success);
   t.is(res.json.error?.code, "SANDBOX_ONLY");
-  const after = (await deposits.getDeposit({ key: { case: "depositId", value: deposit.id } })).deposit!;
+  const after = (await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: deposit.id } })).deposit!;
   t.is(after.status, DepositStatus.PENDING);
   t.is(after.sequence, deposit.sequence);
   t.is((await post(`/checkout/simulate?token=${tamper(deposit.checkoutToken)}`)).status, 404);
 });
 
-test("a deposit without an assigned account: the page says so, and simulate is 409 NO_ASSIGNED_ACCOUNT", async (t) => {
-  const deposit = await newDeposit(sandboxMerchant, { bankId: emptyBank });
+test("a bank without a receiving account takes no deposit; one stored without an account (made before accounts were required) gets a page saying so, and simulate is 409 NO_ASSIGNED_ACCOUNT", async (t) => {
+  const refused = await t.throwsAsync(newDeposit(sandboxMerchant, { bankId: emptyBank }));
+  t.regex(refused.message, /no receiving account is available for this bank/);
+  const made = await newDeposit(sandboxMerchant);
+  await running!
+    .contexts.get("deposit")!
+    .db("deposits")
+    .where({ id: made.id })
+    .update({ account_id: null, account_bank_id: null, account_bank_name: null, account_name: null, account_iban: null });
+  const deposit = (await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: made.id } })).deposit!;
   t.is(deposit.assignedAccount, undefined);
   const page = await get(`/checkout?token=${deposit.checkoutToken}&lang=en`);
   t.is(page.status, 200);

@@ -8,7 +8,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/kit/testing";
+import { addTestReceivingAccounts, manualClock } from "@payments/kit/testing";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
@@ -44,6 +44,8 @@ test.before(async () => {
   });
   merchants = createServiceClient(MerchantService, running.server.url);
   bankCatalog = createServiceClient(BankCatalogService, running.server.url);
+  // A test install, like a split one, starts with no receiving account: both kinds are added here.
+  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   depositService = createServiceClient(DepositService, running.server.url);
   gateway = await startGateway({
     env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", PUBLIC_BASE_URL },
@@ -307,6 +309,16 @@ test("metadata over the service's size limit is a VALIDATION_ERROR naming metada
   const message = failed(t, await post(t, merchant, "/v1/deposit", body({ metadata: { blob: "x".repeat(9000) } })), 400, "VALIDATION_ERROR");
   t.regex(message, /^metadata: /);
   t.false(message.includes("metadata_json"));
+});
+
+test("metadata nested thousands of levels deep is a VALIDATION_ERROR naming metadata, never a 500", async (t) => {
+  const merchant = await newMerchant();
+  for (const levels of [2_000, 5_000, 10_000]) {
+    const deep = `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
+    const text = JSON.stringify(body({ metadata: "DEEP" })).replace('"DEEP"', deep);
+    const message = failed(t, await post(t, merchant, "/v1/deposit", text), 400, "VALIDATION_ERROR");
+    t.regex(message, /^metadata: is nested too deeply/);
+  }
 });
 
 test("a body that is not a JSON object is a VALIDATION_ERROR about the body", async (t) => {

@@ -1,3 +1,4 @@
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
@@ -10,7 +11,7 @@ import type { Client } from "@connectrpc/connect";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/kit/testing";
+import { addTestReceivingAccounts, manualClock } from "@payments/kit/testing";
 import { verify } from "@payments/signing";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { callbackModule } from "@payments/callback-sender-service";
@@ -115,6 +116,8 @@ test.before(async () => {
     clock,
   });
   const url = running.server.url;
+  // A test install, like a split one, starts with no receiving account: both kinds are added here.
+  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   merchants = createServiceClient(MerchantService, url);
   deposits = createServiceClient(DepositService, url);
   gateway = await startGateway({

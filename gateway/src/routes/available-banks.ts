@@ -2,7 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import type { AvailableBank, BankCatalogService } from "@payments/contracts/bank-catalog";
 import type { Clock } from "@payments/kit";
 import { success } from "../envelope.js";
-import { authenticatedMerchantId, type Route } from "./route.js";
+import { authenticatedMerchant, type Route } from "./route.js";
 
 /** A bank entry of api.md; `logo` is absent on the FAST entry only. */
 export interface PublicBank {
@@ -35,7 +35,9 @@ export function availableBanks(deps: { bankCatalog: Pick<Client<typeof BankCatal
       path: "/v1/available-banks",
       access: "merchant",
       handler: async (ctx) => {
-        const res = await deps.bankCatalog.listAvailableBanks({ merchantId: authenticatedMerchantId(ctx) });
+        const merchant = authenticatedMerchant(ctx);
+        // FAST is offered only when an account of the merchant's kind (sandbox or live) takes it.
+        const res = await deps.bankCatalog.listAvailableBanks({ merchantId: merchant.merchantId, sandbox: merchant.sandbox });
         const banks: PublicBank[] = res.banks
           // "FAST" is reserved for the single FAST entry below.
           .filter((bank) => bank.id !== "FAST")

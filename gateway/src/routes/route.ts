@@ -82,7 +82,12 @@ export const amountField = z
 
 /** The merchant the authenticate middleware found; a merchant route without one is a wiring bug. */
 export function authenticatedMerchantId(ctx: RouteContext): string {
+  return authenticatedMerchant(ctx).merchantId;
+}
+
+/** The authenticated merchant's credentials (id, kind, limits); only on merchant routes. */
+export function authenticatedMerchant(ctx: RouteContext): NonNullable<RouteContext["state"]["merchant"]> {
   const merchant = ctx.state.merchant;
   if (!merchant) throw new Error(`${ctx.method} ${ctx.path} needs an authenticated merchant`);
-  return merchant.merchantId;
+  return merchant;
 }

@@ -1,4 +1,4 @@
-import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { bankCatalogModule, seedSandboxAccounts } from "@payments/bank-catalog-service";
 import { callbackModule } from "@payments/callback-sender-service";
 import { startGateway } from "@payments/gateway";
 import { createLogger, envVar, loadConfig, startServices, type Clock, type Env, type RunningServices } from "@payments/kit";
@@ -35,6 +35,14 @@ export async function startAllInOne(options: { env?: Env; clock?: Clock } = {}):
   const services = await startServices([...allModules], { mode: "all-in-one", env, clock: options.clock, logger });
   let gateway: AllInOne["gateway"];
   try {
+    // The all-in-one is for trying the product: sandbox merchants can take deposits at once.
+    // Only sandbox merchants' deposits ever go to these made-up accounts; a live merchant
+    // gets BANK_UNAVAILABLE until an operator adds a live account.
+    const catalog = services.contexts.get(bankCatalogModule.name);
+    if (catalog) {
+      const added = await seedSandboxAccounts(catalog.db, (options.clock ?? { now: () => new Date() }).now().getTime());
+      if (added.length > 0) logger.info({ added: added.length }, "sandbox receiving accounts seeded");
+    }
     gateway = await startGateway({
       env,
       bus: services.bus,

@@ -1,3 +1,5 @@
+import { addTestReceivingAccounts } from "@payments/kit/testing";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -65,6 +67,8 @@ test.before(async () => {
     env: { GRPC_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn", SHUTDOWN_GRACE: "1s" },
   });
   url = running.server.url;
+  // A test install, like a split one, starts with no receiving account: both kinds are added here.
+  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   const merchants = createServiceClient(MerchantService, url);
   deposits = createServiceClient(DepositService, url);
   merchantId = (await merchants.createMerchant({ name: "Deposit Shop", sandbox: true })).merchant!.id;

@@ -1,3 +1,5 @@
+import { addTestReceivingAccounts } from "@payments/kit/testing";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
@@ -108,6 +110,8 @@ test.before(async () => {
     },
   });
   url = running.server.url;
+  // A test install, like a split one, starts with no receiving account: both kinds are added here.
+  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   merchants = createServiceClient(MerchantService, url);
   deposits = createServiceClient(DepositService, url);
   callbacks = createServiceClient(CallbackService, url);
@@ -167,7 +171,7 @@ async function eventOf(merchantId: string, transactionId: string, status: Delive
 async function waitForEvent(eventId: string, done: (event: CallbackEvent) => boolean, what: string): Promise<CallbackEvent> {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const event = (await callbacks.getEvent({ merchantId: "", eventId })).event!;
+    const event = (await callbacks.getEvent({ allMerchants: true, eventId })).event!;
     if (done(event)) return event;
     if (Date.now() > deadline) throw new Error(`event ${eventId} is ${DeliveryStatus[event.deliveryStatus]} after ${event.attempts.length} attempts, expected ${what}`);
     await sleep(25);

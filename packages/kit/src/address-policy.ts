@@ -1,5 +1,5 @@
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns";
-import { isIP } from "node:net";
+import { lookup as dnsLookup, promises as dnsPromises, type LookupAddress, type LookupOptions } from "node:dns";
+import { BlockList, isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 
 /**
@@ -13,10 +13,21 @@ export class AddressRefused extends Error {
   readonly code = "CALLBACK_ADDRESS_REFUSED";
 }
 
-/** The ipaddr.js range of an address ("unicast" for a public one; "private", "loopback", "linkLocal", ...). */
+/**
+ * The ipaddr.js range of an address ("unicast" for a public one; "private", "loopback",
+ * "linkLocal", ...). ipaddr.js calls the deprecated IPv4-compatible IPv6 block (::/96,
+ * RFC 4291 §2.5.5.1) unicast, yet `::127.0.0.1` reaches 127.0.0.1 on stacks that still route
+ * it, so that block has a range of its own here.
+ */
 export function addressRange(address: string): string {
-  return ipaddr.process(address).range();
+  const range = ipaddr.process(address).range();
+  if (range !== "unicast" || isIP(address) !== 6) return range;
+  // ipaddr.js reads "::a.b.c.d" as if it were "::ffff:a.b.c.d"; Node's own parser does not.
+  return IPV4_COMPATIBLE.check(address, "ipv6") ? "ipv4Compatible" : range;
 }
+
+const IPV4_COMPATIBLE = new BlockList();
+IPV4_COMPATIBLE.addSubnet("::", 96, "ipv6");
 
 /** Whether a callback may go to this IP address. IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry. */
 export function isAllowedAddress(address: string, allowPrivate: boolean): boolean {
@@ -43,6 +54,36 @@ export function literalAddress(hostname: string): string | undefined {
 export function checkLiteralHost(url: URL, allowPrivate: boolean): void {
   const literal = literalAddress(url.hostname);
   if (literal !== undefined && !isAllowedAddress(literal, allowPrivate)) throw refusal(literal, literal);
+}
+
+/** Host names that always mean this machine, whatever DNS says (RFC 6761). */
+function isLocalName(hostname: string): boolean {
+  const name = hostname.toLowerCase().replace(/\.$/, "");
+  return name === "localhost" || name.endsWith(".localhost");
+}
+
+/**
+ * The check made when a merchant sets a callback URL: an IP literal, a `localhost` name or a
+ * name that resolves (now) to a refused address is refused with the reason. A name that does
+ * not resolve yet is let through: the check that counts runs again on every connection
+ * (`guardedLookup`). Returns the reason, or undefined when the URL may be used.
+ */
+export async function callbackUrlRefusal(url: URL, allowPrivate: boolean, lookupTimeoutMs = 2000): Promise<string | undefined> {
+  if (allowPrivate) return undefined;
+  const literal = literalAddress(url.hostname);
+  if (literal !== undefined) return isAllowedAddress(literal, false) ? undefined : refusal(literal, literal).message;
+  if (isLocalName(url.hostname)) return `refused to call ${url.hostname}: a loopback name (set CALLBACK_ALLOW_PRIVATE=1 only in development)`;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), lookupTimeoutMs);
+  });
+  try {
+    const addresses = await Promise.race([dnsPromises.lookup(url.hostname, { all: true }).catch(() => undefined), timeout]);
+    const refused = addresses?.find((a) => !isAllowedAddress(a.address, false));
+    return refused ? refusal(url.hostname, refused.address).message : undefined;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

@@ -24,21 +24,63 @@ export function parseRequest<S extends z.ZodType>(schema: S, request: unknown): 
   throw validationError(field, `${field}: ${issue?.message ?? "is invalid"}`);
 }
 
-/** A free-text field: trimmed, then 1..max characters. */
+/**
+ * Control characters (C0, DEL, C1) and the bidirectional embeddings, overrides and isolates
+ * (U+202A–U+202E, U+2066–U+2069): invisible in a log, a CSV or a bank's portal, they can hide
+ * or reorder what a name or id says, and NUL, CR and LF break the files and headers they
+ * travel into. Names and ids never need them.
+ */
+const UNSAFE_CHARACTERS = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/u;
+
+/** Whether a string holds a character no name or id may hold (see UNSAFE_CHARACTERS). */
+export function hasUnsafeCharacters(value: string): boolean {
+  return UNSAFE_CHARACTERS.test(value);
+}
+
+const UNSAFE_MESSAGE = "must not contain control characters or bidirectional overrides";
+
+/** A free-text field: trimmed, then 1..max characters, none of them a control or bidi-override character. */
 export function text(max = 200) {
   return z
     .string()
     .trim()
     .min(1, "is required")
-    .max(max, `must be at most ${max} characters`);
+    .max(max, `must be at most ${max} characters`)
+    .refine((v) => !hasUnsafeCharacters(v), UNSAFE_MESSAGE);
 }
 
-/** An identifier, taken as given (no trimming: an id with spaces is simply not found), 1..max characters. */
+/**
+ * An identifier, taken as given (no trimming: an id with spaces is simply not found),
+ * 1..max characters, none of them a control or bidi-override character.
+ */
 export function identifier(max = 100) {
   return z
     .string()
     .min(1, "is required")
-    .max(max, `must be at most ${max} characters`);
+    .max(max, `must be at most ${max} characters`)
+    .refine((v) => !hasUnsafeCharacters(v), UNSAFE_MESSAGE);
+}
+
+/** The two request fields `merchantScope` reads, for a request's zod object. */
+export const merchantScopeFields = {
+  merchantId: z.string().max(100, "must be at most 100 characters"),
+  allMerchants: z.boolean(),
+};
+
+/**
+ * Which merchant a merchant-scoped call is about: `merchant_id`, required, or an operator's
+ * explicit `all_merchants` view across merchants (then `merchant_id` stays empty). An empty
+ * merchant id never means "any merchant". Returns the merchant id, or undefined for all.
+ */
+export function merchantScope(input: { merchantId: string; allMerchants: boolean }): string | undefined {
+  if (input.allMerchants) {
+    if (input.merchantId !== "") throw validationError("all_merchants", "all_merchants: cannot be combined with merchant_id");
+    return undefined;
+  }
+  if (input.merchantId === "") {
+    throw validationError("merchant_id", "merchant_id: is required (operators set all_merchants to act across merchants)");
+  }
+  return input.merchantId;
 }
 
 /** A positive integer in the smallest currency unit (int64 on the wire), as a plain number from here on. */

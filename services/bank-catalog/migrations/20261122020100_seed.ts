@@ -1,7 +1,11 @@
 import type { Migration } from "@payments/kit";
 import { SEED_ACCOUNTS, SEED_BANKS, seedCatalog } from "../src/seed.js";
 
-/** A fresh install starts with the main Turkish banks, FAST enabled and sandbox receiving accounts. */
+/**
+ * A fresh install starts with the main Turkish banks and FAST enabled. (Installs made before
+ * 20261123000000_account_kind also got the sandbox receiving accounts here; that migration
+ * marks them sandbox. Newer installs get them only from an explicit seed.)
+ */
 export const seedMigration: Migration = {
   name: "20261122020100_seed",
   async up(db) {

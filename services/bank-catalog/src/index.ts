@@ -6,6 +6,7 @@ import { routes } from "./routes/index.js";
 
 export type { BankCatalogContext } from "./context.js";
 export { FAST_ID } from "./limits.js";
+export { SEED_ACCOUNTS, seedSandboxAccounts } from "./seed.js";
 
 /** Banks, FAST, per-merchant availability and limits, and the receiving-account pool. */
 export const bankCatalogModule: ServiceModule<BankCatalogContext> = {

@@ -3,13 +3,16 @@ import { composeIBAN } from "ibantools";
 import type { Knex } from "knex";
 
 /**
- * What a fresh install starts with: the main Turkish banks (real names and EFT codes),
- * FAST enabled, and a few SANDBOX receiving accounts. Everything here is deterministic,
- * so every install (and every replica, and the tests) agrees on ids and IBANs.
+ * What an install starts with: the main Turkish banks (real names and EFT codes, public
+ * facts) and FAST enabled, on every install. The SANDBOX receiving accounts are separate and
+ * never seeded by a migration: only the all-in-one `pnpm start` and an operator's explicit
+ * `cli account seed-sandbox` add them, and they are marked sandbox, so only sandbox
+ * merchants' deposits are ever sent to them. Everything here is deterministic, so every
+ * install (and every replica, and the tests) agrees on ids and IBANs.
  *
- * The receiving-account IBANs are made up: they pass the ISO 13616 checksum and carry the
- * bank's code, but nobody checked that they belong to no one. They exist so deposits can be
- * tried out; a production install deactivates them and adds its real accounts.
+ * The sandbox IBANs are made up: they pass the ISO 13616 checksum and carry the bank's code,
+ * but nobody checked that they belong to no one, which is why no live merchant's customer is
+ * ever told to pay into one.
  */
 
 /** Default limits of a seeded bank, in kuruş: 10.00 TRY .. 50,000.00 TRY. */
@@ -131,9 +134,9 @@ export const SEED_ACCOUNTS: readonly SeedAccount[] = SANDBOX_ACCOUNT_PLAN.flatMa
 );
 
 /**
- * Writes the seed into empty catalog tables. Run by the seed migration, inside the
- * migration's own transaction (a nested one would be a savepoint, which MySQL loses to the
- * implicit commit of the DDL migrated in the same batch).
+ * Writes the banks and FAST settings into empty catalog tables. Run by the seed migration,
+ * inside the migration's own transaction (a nested one would be a savepoint, which MySQL
+ * loses to the implicit commit of the DDL migrated in the same batch).
  */
 export async function seedCatalog(db: Knex, nowMs: number): Promise<void> {
   const times = { created_at: nowMs, updated_at: nowMs };
@@ -149,21 +152,44 @@ export async function seedCatalog(db: Knex, nowMs: number): Promise<void> {
       ...times,
     })),
   );
-  await db("receiving_accounts").insert(
-    SEED_ACCOUNTS.map((a) => ({
-      id: a.id,
-      bank_id: a.bankId,
-      account_name: a.accountName,
-      iban: a.iban,
-      active: a.active,
-      fast_enabled: a.fastEnabled,
-      ...times,
-    })),
-  );
   await db("fast_settings").where({ id: 1 }).update({
     enabled: SEED_FAST_SETTINGS.enabled,
     min_amount: SEED_FAST_SETTINGS.minAmount,
     max_amount: SEED_FAST_SETTINGS.maxAmount,
     updated_at: nowMs,
   });
+}
+
+/**
+ * Adds the sandbox receiving accounts that are missing, marked sandbox; accounts already
+ * there (by id or IBAN), whatever an operator made of them since, are left alone. Returns
+ * the ids added. Safe to run on every start and from several processes at once.
+ */
+export async function seedSandboxAccounts(db: Knex, nowMs: number): Promise<string[]> {
+  const existing = await db("receiving_accounts")
+    .whereIn(
+      "iban",
+      SEED_ACCOUNTS.map((a) => a.iban),
+    )
+    .pluck("iban");
+  const have = new Set<string>(existing as string[]);
+  const missing = SEED_ACCOUNTS.filter((a) => !have.has(a.iban));
+  if (missing.length === 0) return [];
+  await db("receiving_accounts")
+    .insert(
+      missing.map((a) => ({
+        id: a.id,
+        bank_id: a.bankId,
+        account_name: a.accountName,
+        iban: a.iban,
+        active: a.active,
+        fast_enabled: a.fastEnabled,
+        sandbox: true,
+        created_at: nowMs,
+        updated_at: nowMs,
+      })),
+    )
+    .onConflict("iban")
+    .ignore();
+  return missing.map((a) => a.id);
 }

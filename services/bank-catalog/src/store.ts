@@ -60,6 +60,8 @@ export interface ReceivingAccountRow {
   iban: string;
   active: DbBool;
   fast_enabled: DbBool;
+  /** Sandbox accounts take only sandbox merchants' deposits; live ones only live merchants'. */
+  sandbox: DbBool;
   created_at: number;
   updated_at: number;
 }
@@ -140,6 +142,7 @@ export function receivingAccountMessage(row: ReceivingAccountRow, bankName: stri
     iban: row.iban,
     active: Boolean(row.active),
     fastEnabled: Boolean(row.fast_enabled),
+    sandbox: Boolean(row.sandbox),
     createdAt: timestampFromDate(new Date(Number(row.created_at))),
     updatedAt: timestampFromDate(new Date(Number(row.updated_at))),
   });
@@ -181,8 +184,9 @@ export async function listMerchantLimitRows(db: Db, merchantId: string): Promise
   return (await db<MerchantLimitRow>("merchant_limits").where({ merchant_id: merchantId }).orderBy("bank_id")) as MerchantLimitRow[];
 }
 
-export async function hasActiveFastAccount(db: Db): Promise<boolean> {
-  const row = (await db("receiving_accounts").where({ active: true, fast_enabled: true }).first("id")) as { id: string } | undefined;
+/** Whether an active FAST-enabled account of this kind (sandbox or live) exists. */
+export async function hasActiveFastAccount(db: Db, sandbox: boolean): Promise<boolean> {
+  const row = (await db("receiving_accounts").where({ active: true, fast_enabled: true, sandbox }).first("id")) as { id: string } | undefined;
   return row !== undefined;
 }
 
@@ -193,12 +197,13 @@ export interface AccountWithBank extends ReceivingAccountRow {
 const accountColumns = ["a.*", "b.name as bank_name"] as const;
 
 /** Accounts with their bank's name, ordered by bank name, then IBAN. */
-export async function listAccountRows(db: Db, filter: { bankId?: string; activeOnly?: boolean } = {}): Promise<AccountWithBank[]> {
+export async function listAccountRows(db: Db, filter: { bankId?: string; activeOnly?: boolean; sandbox?: boolean } = {}): Promise<AccountWithBank[]> {
   const query = db("receiving_accounts as a")
     .join("banks as b", "b.id", "a.bank_id")
     .select(...accountColumns);
   if (filter.bankId) query.where("a.bank_id", filter.bankId);
   if (filter.activeOnly) query.where("a.active", true);
+  if (filter.sandbox !== undefined) query.where("a.sandbox", filter.sandbox);
   const rows = (await query) as AccountWithBank[];
   const key = (row: AccountWithBank) => ({ name: row.bank_name, code: row.bank_id, id: row.iban });
   return rows.sort((x, y) => compareBankNames(key(x), key(y)));

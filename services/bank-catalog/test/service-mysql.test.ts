@@ -19,6 +19,8 @@ let client: ReturnType<typeof createServiceClient<typeof BankCatalogService>>;
 const AKBANK = seedBankId("0046");
 const GARANTI = seedBankId("0062");
 const ZIRAAT = seedBankId("0010");
+/** A valid Akbank (00046) IBAN outside the sandbox plan's numbers (which start with 5). */
+const LIVE_AKBANK_IBAN = "TR940004607000000000000001";
 
 test.before(async () => {
   running = await startServices([bankCatalogModule], {
@@ -60,15 +62,23 @@ test.serial("a fresh MySQL database is seeded with the Turkish banks under deter
     t.is(bank?.minAmount, 1000n);
     t.is(bank?.maxAmount, 5_000_000n);
   }
-  const { accounts } = await client.listReceivingAccounts({});
-  t.deepEqual(accounts.map((a) => a.iban).sort(), SEED_ACCOUNTS.map((a) => a.iban).sort());
-  t.true(accounts.every((a) => isValidIBAN(a.iban) && a.bankName !== "" && a.accountName.startsWith("Sandbox")));
   const fast = await client.getFastSettings({});
   t.like(fast.settings, { enabled: true, minAmount: 100n, maxAmount: 10_000_000n });
+  t.deepEqual((await client.listReceivingAccounts({})).accounts, [], "a split install starts with no receiving account: no made-up IBAN is ever handed out unasked");
+});
+
+test.serial("SeedSandboxAccounts adds the made-up accounts once, marked sandbox; a second call adds nothing", async (t) => {
+  const { added } = await client.seedSandboxAccounts({});
+  t.deepEqual(added.map((a) => a.iban).sort(), SEED_ACCOUNTS.map((a) => a.iban).sort());
+  const { accounts } = await client.listReceivingAccounts({});
+  t.deepEqual(accounts.map((a) => a.iban).sort(), SEED_ACCOUNTS.map((a) => a.iban).sort());
+  t.true(accounts.every((a) => a.sandbox && isValidIBAN(a.iban) && a.bankName !== "" && a.accountName.startsWith("Sandbox")));
+  t.deepEqual((await client.seedSandboxAccounts({})).added, []);
+  t.deepEqual((await client.listReceivingAccounts({ sandbox: false })).accounts, [], "none of them is live");
 });
 
 test.serial("ListAvailableBanks gives every active bank with default limits in Turkish name order, and FAST with the FAST settings", async (t) => {
-  const response = await client.listAvailableBanks({ merchantId: merchant() });
+  const response = await client.listAvailableBanks({ merchantId: merchant(), sandbox: true });
   t.is(response.banks.length, SEED_BANKS.length);
   t.true(response.banks.every((b) => b.minAmount === 1000n && b.maxAmount === 5_000_000n && b.logoUrl !== ""));
   const names = response.banks.map((b) => b.name);
@@ -85,7 +95,7 @@ test.serial("a merchant's override changes the limits for that merchant only, an
   t.like(set.limit, { merchantId: mine, bankId: AKBANK, minAmount: 2500n, maxAmount: undefined, enabled: undefined });
   await client.setMerchantLimit({ limit: { merchantId: mine, bankId: "FAST", maxAmount: 50_000n } });
 
-  const forMe = await client.listAvailableBanks({ merchantId: mine });
+  const forMe = await client.listAvailableBanks({ merchantId: mine, sandbox: true });
   t.like(
     forMe.banks.find((b) => b.id === AKBANK),
     { minAmount: 2500n, maxAmount: 5_000_000n },
@@ -96,7 +106,7 @@ test.serial("a merchant's override changes the limits for that merchant only, an
   );
   t.like(forMe.fast, { minAmount: 100n, maxAmount: 50_000n });
 
-  const forOther = await client.listAvailableBanks({ merchantId: other });
+  const forOther = await client.listAvailableBanks({ merchantId: other, sandbox: true });
   t.like(
     forOther.banks.find((b) => b.id === AKBANK),
     { minAmount: 1000n, maxAmount: 5_000_000n },
@@ -107,7 +117,7 @@ test.serial("a merchant's override changes the limits for that merchant only, an
   t.deepEqual(limits.map((l) => l.bankId).sort(), [AKBANK, "FAST"].sort());
 
   await client.clearMerchantLimit({ merchantId: mine, bankId: AKBANK });
-  const cleared = await client.listAvailableBanks({ merchantId: mine });
+  const cleared = await client.listAvailableBanks({ merchantId: mine, sandbox: true });
   t.like(
     cleared.banks.find((b) => b.id === AKBANK),
     { minAmount: 1000n, maxAmount: 5_000_000n },
@@ -117,36 +127,36 @@ test.serial("a merchant's override changes the limits for that merchant only, an
 test.serial("a merchant's override with enabled=false hides that bank from that merchant only", async (t) => {
   const mine = merchant();
   await client.setMerchantLimit({ limit: { merchantId: mine, bankId: GARANTI, enabled: false } });
-  t.false((await client.listAvailableBanks({ merchantId: mine })).banks.some((b) => b.id === GARANTI));
-  t.true((await client.listAvailableBanks({ merchantId: merchant() })).banks.some((b) => b.id === GARANTI));
+  t.false((await client.listAvailableBanks({ merchantId: mine, sandbox: true })).banks.some((b) => b.id === GARANTI));
+  t.true((await client.listAvailableBanks({ merchantId: merchant(), sandbox: true })).banks.some((b) => b.id === GARANTI));
 });
 
 test.serial("disabling FAST for a merchant hides FAST from that merchant only", async (t) => {
   const mine = merchant();
   await client.setMerchantLimit({ limit: { merchantId: mine, bankId: "FAST", enabled: false } });
-  t.is((await client.listAvailableBanks({ merchantId: mine })).fast, undefined);
-  t.truthy((await client.listAvailableBanks({ merchantId: merchant() })).fast);
+  t.is((await client.listAvailableBanks({ merchantId: mine, sandbox: true })).fast, undefined);
+  t.truthy((await client.listAvailableBanks({ merchantId: merchant(), sandbox: true })).fast);
 });
 
 test.serial("deactivating every FAST-enabled receiving account hides FAST; one active FAST account brings it back", async (t) => {
-  const { accounts } = await client.listReceivingAccounts({});
+  const { accounts } = await client.listReceivingAccounts({ sandbox: true });
   const fastAccounts = accounts.filter((a) => a.active && a.fastEnabled);
   t.true(fastAccounts.length >= 2);
   for (const account of fastAccounts) await client.updateReceivingAccount({ accountId: account.id, active: false });
-  t.is((await client.listAvailableBanks({ merchantId: merchant() })).fast, undefined);
+  t.is((await client.listAvailableBanks({ merchantId: merchant(), sandbox: true })).fast, undefined);
 
   const [first, ...rest] = fastAccounts;
   await client.updateReceivingAccount({ accountId: first!.id, active: true });
-  t.truthy((await client.listAvailableBanks({ merchantId: merchant() })).fast);
+  t.truthy((await client.listAvailableBanks({ merchantId: merchant(), sandbox: true })).fast);
   for (const account of rest) await client.updateReceivingAccount({ accountId: account.id, active: true });
 });
 
 test.serial("disabling FAST in the settings hides FAST for every merchant", async (t) => {
   const updated = await client.updateFastSettings({ enabled: false });
   t.like(updated.settings, { enabled: false, minAmount: 100n, maxAmount: 10_000_000n });
-  t.is((await client.listAvailableBanks({ merchantId: merchant() })).fast, undefined);
+  t.is((await client.listAvailableBanks({ merchantId: merchant(), sandbox: true })).fast, undefined);
   await client.updateFastSettings({ enabled: true });
-  t.truthy((await client.listAvailableBanks({ merchantId: merchant() })).fast);
+  t.truthy((await client.listAvailableBanks({ merchantId: merchant(), sandbox: true })).fast);
 });
 
 test.serial("a created bank gets an opaque id and the clock's time; UpdateBank changes only the fields set; inactive banks are not available", async (t) => {
@@ -155,7 +165,7 @@ test.serial("a created bank gets an opaque id and the clock's time; UpdateBank c
   t.like(bank, { name: "Sandbox Katılım", code: "9901", active: true, minAmount: 500n, maxAmount: 900n });
   t.is(timestampDate(bank!.createdAt!).toISOString(), "2026-11-22T10:00:00.000Z");
   t.like(
-    (await client.listAvailableBanks({ merchantId: merchant() })).banks.find((b) => b.id === bank!.id),
+    (await client.listAvailableBanks({ merchantId: merchant(), sandbox: true })).banks.find((b) => b.id === bank!.id),
     { minAmount: 500n, maxAmount: 900n },
   );
 
@@ -163,8 +173,39 @@ test.serial("a created bank gets an opaque id and the clock's time; UpdateBank c
   const updated = await client.updateBank({ bankId: bank!.id, maxAmount: 1200n, active: false });
   t.like(updated.bank, { name: "Sandbox Katılım", logoUrl: "https://cdn.example.com/9901.svg", minAmount: 500n, maxAmount: 1200n, active: false });
   t.is(timestampDate(updated.bank!.updatedAt!).toISOString(), "2026-11-22T10:01:00.000Z");
-  t.false((await client.listAvailableBanks({ merchantId: merchant() })).banks.some((b) => b.id === bank!.id));
+  t.false((await client.listAvailableBanks({ merchantId: merchant(), sandbox: true })).banks.some((b) => b.id === bank!.id));
   t.true((await client.listBanks({})).banks.some((b) => b.id === bank!.id && !b.active));
+});
+
+test.serial("deposit terms and FAST never mix kinds: a live merchant gets only live accounts, a sandbox merchant only sandbox ones", async (t) => {
+  const live = merchant();
+  t.is((await client.listAvailableBanks({ merchantId: live, sandbox: false })).fast, undefined, "no live FAST account yet: no FAST for live merchants");
+  t.deepEqual((await client.getDepositTerms({ merchantId: live, bankId: AKBANK, sandbox: false })).accounts, [], "the sandbox Akbank accounts are not offered");
+  t.deepEqual((await client.getDepositTerms({ merchantId: live, bankId: "", sandbox: false })).accounts, []);
+
+  const { account } = await client.createReceivingAccount({ bankId: AKBANK, accountName: "Ödeme A.Ş.", iban: LIVE_AKBANK_IBAN, fastEnabled: true, sandbox: false });
+  try {
+    t.false(account!.sandbox);
+    const terms = await client.getDepositTerms({ merchantId: live, bankId: AKBANK, sandbox: false });
+    t.deepEqual(
+      terms.accounts.map((a) => a.id),
+      [account!.id],
+    );
+    t.truthy((await client.listAvailableBanks({ merchantId: live, sandbox: false })).fast, "a live FAST account makes FAST available to live merchants");
+    t.deepEqual(
+      (await client.getDepositTerms({ merchantId: live, bankId: "FAST", sandbox: false })).accounts.map((a) => a.id),
+      [account!.id],
+    );
+    const sandboxTerms = await client.getDepositTerms({ merchantId: merchant(), bankId: AKBANK, sandbox: true });
+    t.false(sandboxTerms.accounts.some((a) => a.id === account!.id), "a sandbox merchant never gets the live account");
+    t.true(sandboxTerms.accounts.length > 0 && sandboxTerms.accounts.every((a) => a.sandbox));
+    t.deepEqual(
+      (await client.listReceivingAccounts({ sandbox: false })).accounts.map((a) => a.id),
+      [account!.id],
+    );
+  } finally {
+    await client.updateReceivingAccount({ accountId: account!.id, active: false });
+  }
 });
 
 test.serial("a receiving account's IBAN is stored normalised, with its bank's name", async (t) => {
@@ -217,7 +258,7 @@ test.serial("bad input is VALIDATION_ERROR naming the proto field", async (t) =>
     ["account_id", () => client.updateReceivingAccount({ accountId: "", active: false })],
     ["merchant_id", () => client.getDepositTerms({ merchantId: "", bankId: AKBANK })],
     ["merchant_id", () => client.getDepositTerms({ merchantId: "", bankId: "" })],
-    ["bank_id", () => client.getDepositTerms({ merchantId: merchant(), bankId: "x".repeat(41) })],
+    ["bank_id", () => client.getDepositTerms({ merchantId: merchant(), bankId: "x".repeat(41), sandbox: true })],
   ];
   for (const [field, call] of cases) {
     const info = await failure(t, call());
@@ -258,7 +299,7 @@ test.serial("unknown bank and account ids are NOT_FOUND with BANK_NOT_FOUND / AC
 const byId = (ids: string[]) => [...ids].sort();
 
 async function activeAccountIds(filter: (a: { bankId: string; active: boolean; fastEnabled: boolean }) => boolean = () => true) {
-  const { accounts } = await client.listReceivingAccounts({});
+  const { accounts } = await client.listReceivingAccounts({ sandbox: true });
   return byId(accounts.filter((a) => a.active && filter(a)).map((a) => a.id));
 }
 
@@ -268,7 +309,7 @@ test.serial("GetDepositTerms for a bank gives its name, the default limits and o
   const [kept, deactivated] = seeded;
   await client.updateReceivingAccount({ accountId: deactivated!.id, active: false });
   try {
-    const terms = await client.getDepositTerms({ merchantId: merchant(), bankId: AKBANK });
+    const terms = await client.getDepositTerms({ merchantId: merchant(), bankId: AKBANK, sandbox: true });
     t.like(terms, { bankId: AKBANK, bankName: "Akbank", minAmount: 1000n, maxAmount: 5_000_000n });
     t.deepEqual(
       terms.accounts.map((a) => a.id),
@@ -278,7 +319,7 @@ test.serial("GetDepositTerms for a bank gives its name, the default limits and o
   } finally {
     await client.updateReceivingAccount({ accountId: deactivated!.id, active: true });
   }
-  const both = await client.getDepositTerms({ merchantId: merchant(), bankId: AKBANK });
+  const both = await client.getDepositTerms({ merchantId: merchant(), bankId: AKBANK, sandbox: true });
   t.deepEqual(
     both.accounts.map((a) => a.id),
     byId(seeded.map((a) => a.id)),
@@ -288,8 +329,8 @@ test.serial("GetDepositTerms for a bank gives its name, the default limits and o
 test.serial("GetDepositTerms for a bank gives that merchant's override limits, and other merchants keep the defaults", async (t) => {
   const mine = merchant();
   await client.setMerchantLimit({ limit: { merchantId: mine, bankId: GARANTI, minAmount: 2500n, maxAmount: 40_000n } });
-  t.like(await client.getDepositTerms({ merchantId: mine, bankId: GARANTI }), { bankId: GARANTI, minAmount: 2500n, maxAmount: 40_000n });
-  t.like(await client.getDepositTerms({ merchantId: merchant(), bankId: GARANTI }), { minAmount: 1000n, maxAmount: 5_000_000n });
+  t.like(await client.getDepositTerms({ merchantId: mine, bankId: GARANTI, sandbox: true }), { bankId: GARANTI, minAmount: 2500n, maxAmount: 40_000n });
+  t.like(await client.getDepositTerms({ merchantId: merchant(), bankId: GARANTI, sandbox: true }), { minAmount: 1000n, maxAmount: 5_000_000n });
 });
 
 test.serial("GetDepositTerms refuses a bank disabled for the merchant, an inactive bank and an unknown id with BANK_NOT_AVAILABLE naming bank_id", async (t) => {
@@ -301,13 +342,13 @@ test.serial("GetDepositTerms refuses a bank disabled for the merchant, an inacti
     t.like(info, { code: Code.FailedPrecondition, reason: "BANK_NOT_AVAILABLE", field: "bank_id", message: `bank ${bankId} is not available to this merchant` });
   }
   // The override disables Garanti for that merchant only.
-  t.like(await client.getDepositTerms({ merchantId: merchant(), bankId: GARANTI }), { bankId: GARANTI });
+  t.like(await client.getDepositTerms({ merchantId: merchant(), bankId: GARANTI, sandbox: true }), { bankId: GARANTI });
 });
 
 test.serial("GetDepositTerms for FAST gives the FAST limits with the merchant's override and every active FAST-enabled account of any bank", async (t) => {
   const mine = merchant();
   await client.setMerchantLimit({ limit: { merchantId: mine, bankId: "FAST", maxAmount: 50_000n } });
-  const terms = await client.getDepositTerms({ merchantId: mine, bankId: "FAST" });
+  const terms = await client.getDepositTerms({ merchantId: mine, bankId: "FAST", sandbox: true });
   t.like(terms, { bankId: "FAST", bankName: "FAST", minAmount: 100n, maxAmount: 50_000n });
   const expected = await activeAccountIds((a) => a.fastEnabled);
   t.deepEqual(
@@ -319,18 +360,18 @@ test.serial("GetDepositTerms for FAST gives the FAST limits with the merchant's 
   // Seeded FAST accounts of several banks, and none that is not FAST-enabled.
   t.true(SEED_ACCOUNTS.filter((a) => a.fastEnabled).every((a) => expected.includes(a.id)));
   t.false(SEED_ACCOUNTS.filter((a) => !a.fastEnabled).some((a) => expected.includes(a.id)));
-  t.like(await client.getDepositTerms({ merchantId: merchant(), bankId: "FAST" }), { minAmount: 100n, maxAmount: 10_000_000n });
+  t.like(await client.getDepositTerms({ merchantId: merchant(), bankId: "FAST", sandbox: true }), { minAmount: 100n, maxAmount: 10_000_000n });
 });
 
 test.serial("GetDepositTerms for FAST is BANK_NOT_AVAILABLE when the merchant's override or the FAST settings disable it", async (t) => {
   const mine = merchant();
   await client.setMerchantLimit({ limit: { merchantId: mine, bankId: "FAST", enabled: false } });
-  const forMe = await failure(t, client.getDepositTerms({ merchantId: mine, bankId: "FAST" }));
+  const forMe = await failure(t, client.getDepositTerms({ merchantId: mine, bankId: "FAST", sandbox: true }));
   t.like(forMe, { code: Code.FailedPrecondition, reason: "BANK_NOT_AVAILABLE", field: "bank_id", message: "bank FAST is not available to this merchant" });
 
   await client.updateFastSettings({ enabled: false });
   try {
-    const forAnyone = await failure(t, client.getDepositTerms({ merchantId: merchant(), bankId: "FAST" }));
+    const forAnyone = await failure(t, client.getDepositTerms({ merchantId: merchant(), bankId: "FAST", sandbox: true }));
     t.like(forAnyone, { code: Code.FailedPrecondition, reason: "BANK_NOT_AVAILABLE", field: "bank_id" });
   } finally {
     await client.updateFastSettings({ enabled: true });
@@ -343,7 +384,7 @@ test.serial("GetDepositTerms without a bank gives the merchant's widest limits o
   await client.setMerchantLimit({ limit: { merchantId: mine, bankId: AKBANK, maxAmount: 8_000_000n } });
   // A larger maximum that the merchant cannot use does not widen the range.
   await client.setMerchantLimit({ limit: { merchantId: mine, bankId: GARANTI, enabled: false, maxAmount: 9_000_000n } });
-  const terms = await client.getDepositTerms({ merchantId: mine, bankId: "" });
+  const terms = await client.getDepositTerms({ merchantId: mine, bankId: "", sandbox: true });
   // The minimum is FAST's, the maximum Akbank's.
   t.like(terms, { bankId: "", bankName: "", minAmount: 100n, maxAmount: 8_000_000n });
   // Garanti is hidden from this merchant: its accounts come only through FAST.
@@ -357,7 +398,7 @@ test.serial("GetDepositTerms without a bank gives the merchant's widest limits o
   const [ziraat] = accounts;
   await client.updateReceivingAccount({ accountId: ziraat!.id, active: false });
   try {
-    const without = await client.getDepositTerms({ merchantId: merchant(), bankId: "" });
+    const without = await client.getDepositTerms({ merchantId: merchant(), bankId: "", sandbox: true });
     t.like(without, { minAmount: 100n, maxAmount: 10_000_000n });
     t.false(without.accounts.some((a) => a.id === ziraat!.id));
   } finally {
@@ -367,10 +408,10 @@ test.serial("GetDepositTerms without a bank gives the merchant's widest limits o
 
 test.serial("GetDepositTerms without a bank is BANK_NOT_AVAILABLE when nothing is available to the merchant", async (t) => {
   const mine = merchant();
-  const { banks } = await client.listAvailableBanks({ merchantId: mine });
+  const { banks } = await client.listAvailableBanks({ merchantId: mine, sandbox: true });
   for (const bank of banks) await client.setMerchantLimit({ limit: { merchantId: mine, bankId: bank.id, enabled: false } });
   await client.setMerchantLimit({ limit: { merchantId: mine, bankId: "FAST", enabled: false } });
-  const info = await failure(t, client.getDepositTerms({ merchantId: mine, bankId: "" }));
+  const info = await failure(t, client.getDepositTerms({ merchantId: mine, bankId: "", sandbox: true }));
   t.like(info, { code: Code.FailedPrecondition, reason: "BANK_NOT_AVAILABLE", message: "no bank is available to this merchant" });
   t.is(info.field, undefined);
 });

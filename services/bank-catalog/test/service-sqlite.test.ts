@@ -28,13 +28,18 @@ test.after.always(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-test.serial("on SQLite a fresh database is seeded and ListAvailableBanks gives the defaults and FAST", async (t) => {
+test.serial("on SQLite a fresh database is seeded with banks only; the sandbox accounts come when asked for, and ListAvailableBanks gives the defaults and FAST", async (t) => {
   const { banks } = await client.listBanks({});
   t.deepEqual(banks.map((b) => b.id).sort(), SEED_BANKS.map((b) => b.id).sort());
+  t.deepEqual((await client.listReceivingAccounts({})).accounts, []);
+  t.is((await client.listAvailableBanks({ merchantId: "mch_sqlite_a", sandbox: true })).fast, undefined, "no FAST account, no FAST");
+  t.is((await client.seedSandboxAccounts({})).added.length, SEED_ACCOUNTS.length);
   const { accounts } = await client.listReceivingAccounts({});
   t.is(accounts.length, SEED_ACCOUNTS.length);
+  t.true(accounts.every((a) => a.sandbox));
+  t.is((await client.listAvailableBanks({ merchantId: "mch_sqlite_a", sandbox: false })).fast, undefined, "sandbox FAST accounts do not offer FAST to live merchants");
 
-  const available = await client.listAvailableBanks({ merchantId: "mch_sqlite_a" });
+  const available = await client.listAvailableBanks({ merchantId: "mch_sqlite_a", sandbox: true });
   t.is(available.banks.length, SEED_BANKS.length);
   t.true(available.banks.every((b) => b.minAmount === 1000n && b.maxAmount === 5_000_000n));
   t.like(available.fast, { minAmount: 100n, maxAmount: 10_000_000n });
@@ -47,7 +52,7 @@ test.serial("on SQLite a merchant's override changes only that merchant's limits
   // Setting again replaces the override rather than adding a second one.
   await client.setMerchantLimit({ limit: { merchantId: "mch_sqlite_b", bankId: akbank, minAmount: 2500n } });
 
-  const mine = await client.listAvailableBanks({ merchantId: "mch_sqlite_b" });
+  const mine = await client.listAvailableBanks({ merchantId: "mch_sqlite_b", sandbox: true });
   t.like(
     mine.banks.find((b) => b.id === akbank),
     { minAmount: 2500n, maxAmount: 5_000_000n },
@@ -55,7 +60,7 @@ test.serial("on SQLite a merchant's override changes only that merchant's limits
   t.is(mine.fast, undefined);
   t.is((await client.listMerchantLimits({ merchantId: "mch_sqlite_b" })).limits.length, 2);
 
-  const other = await client.listAvailableBanks({ merchantId: "mch_sqlite_c" });
+  const other = await client.listAvailableBanks({ merchantId: "mch_sqlite_c", sandbox: true });
   t.like(
     other.banks.find((b) => b.id === akbank),
     { minAmount: 1000n, maxAmount: 5_000_000n },
@@ -67,21 +72,21 @@ test.serial("on SQLite GetDepositTerms gives a bank's limits and accounts, FAST'
   const akbank = seedBankId("0046");
   const ids = (accounts: ReadonlyArray<{ id: string }>) => accounts.map((a) => a.id).sort();
 
-  const bank = await client.getDepositTerms({ merchantId: "mch_sqlite_e", bankId: akbank });
+  const bank = await client.getDepositTerms({ merchantId: "mch_sqlite_e", bankId: akbank, sandbox: true });
   t.like(bank, { bankId: akbank, bankName: "Akbank", minAmount: 1000n, maxAmount: 5_000_000n });
   t.deepEqual(
     bank.accounts.map((a) => a.id),
     ids(SEED_ACCOUNTS.filter((a) => a.bankId === akbank)),
   );
 
-  const fast = await client.getDepositTerms({ merchantId: "mch_sqlite_e", bankId: "FAST" });
+  const fast = await client.getDepositTerms({ merchantId: "mch_sqlite_e", bankId: "FAST", sandbox: true });
   t.like(fast, { bankId: "FAST", bankName: "FAST", minAmount: 100n, maxAmount: 10_000_000n });
   t.deepEqual(
     fast.accounts.map((a) => a.id),
     ids(SEED_ACCOUNTS.filter((a) => a.fastEnabled)),
   );
 
-  const any = await client.getDepositTerms({ merchantId: "mch_sqlite_e", bankId: "" });
+  const any = await client.getDepositTerms({ merchantId: "mch_sqlite_e", bankId: "", sandbox: true });
   t.like(any, { bankId: "", bankName: "", minAmount: 100n, maxAmount: 10_000_000n });
   t.deepEqual(
     any.accounts.map((a) => a.id),
@@ -89,7 +94,7 @@ test.serial("on SQLite GetDepositTerms gives a bank's limits and accounts, FAST'
   );
 
   // mch_sqlite_b has FAST disabled.
-  t.like(errorInfo(await t.throwsAsync(client.getDepositTerms({ merchantId: "mch_sqlite_b", bankId: "FAST" }))), {
+  t.like(errorInfo(await t.throwsAsync(client.getDepositTerms({ merchantId: "mch_sqlite_b", bankId: "FAST", sandbox: true }))), {
     code: Code.FailedPrecondition,
     reason: "BANK_NOT_AVAILABLE",
     field: "bank_id",
@@ -103,11 +108,11 @@ test.serial("on SQLite banks and receiving accounts are created, duplicates refu
     code: Code.AlreadyExists,
     reason: "BANK_CODE_TAKEN",
   });
-  const names = (await client.listAvailableBanks({ merchantId: "mch_sqlite_d" })).banks.map((b) => b.name);
+  const names = (await client.listAvailableBanks({ merchantId: "mch_sqlite_d", sandbox: true })).banks.map((b) => b.name);
   // Turkish order: Ç right after C, before D.
   t.true(names.indexOf("Çağ Bank") < names.indexOf("DenizBank"));
 
-  const { account } = await client.createReceivingAccount({ bankId: bank!.id, accountName: "Sandbox", iban: "tr71 0990 3000 0000 0000 0000 99", fastEnabled: false });
+  const { account } = await client.createReceivingAccount({ bankId: bank!.id, accountName: "Sandbox", iban: "tr71 0990 3000 0000 0000 0000 99", fastEnabled: false, sandbox: true });
   t.is(account?.iban, "TR710990300000000000000099");
   t.like(errorInfo(await t.throwsAsync(client.createReceivingAccount({ bankId: bank!.id, accountName: "Dup", iban: account!.iban, fastEnabled: false }))), {
     code: Code.AlreadyExists,
@@ -116,10 +121,10 @@ test.serial("on SQLite banks and receiving accounts are created, duplicates refu
 
   const fastAccounts = (await client.listReceivingAccounts({})).accounts.filter((a) => a.fastEnabled);
   for (const a of fastAccounts) await client.updateReceivingAccount({ accountId: a.id, fastEnabled: false });
-  t.is((await client.listAvailableBanks({ merchantId: "mch_sqlite_d" })).fast, undefined);
+  t.is((await client.listAvailableBanks({ merchantId: "mch_sqlite_d", sandbox: true })).fast, undefined);
   await client.updateReceivingAccount({ accountId: account!.id, fastEnabled: true });
-  t.truthy((await client.listAvailableBanks({ merchantId: "mch_sqlite_d" })).fast);
+  t.truthy((await client.listAvailableBanks({ merchantId: "mch_sqlite_d", sandbox: true })).fast);
 
-  const invalid = errorInfo(await t.throwsAsync(client.listAvailableBanks({ merchantId: "" })));
+  const invalid = errorInfo(await t.throwsAsync(client.listAvailableBanks({ merchantId: "", sandbox: true })));
   t.like(invalid, { reason: "VALIDATION_ERROR", field: "merchant_id" });
 });

@@ -1,5 +1,5 @@
 import { DeliveryStatus } from "@payments/contracts/callback";
-import { cursorField, decodeCursor, identifier, pageLimit } from "@payments/kit";
+import { cursorField, decodeCursor, identifier, merchantScope, merchantScopeFields, pageLimit } from "@payments/kit";
 import { z } from "zod";
 import { deliveryStatusFromProto } from "./store.js";
 
@@ -7,11 +7,8 @@ import { deliveryStatusFromProto } from "./store.js";
 
 export const eventId = identifier(40);
 export const merchantId = identifier(100);
-/** Empty for operators (every merchant); otherwise the caller's merchant. */
-export const optionalMerchantId = z
-  .string()
-  .max(100, "must be at most 100 characters")
-  .transform((v) => (v === "" ? undefined : v));
+/** merchant_id, required, or an operator's explicit all_merchants: the merchant, or undefined for every one. */
+export const scope = z.object(merchantScopeFields).transform(merchantScope);
 export const optionalTransactionId = z
   .string()
   .max(40, "must be at most 40 characters")

@@ -1,5 +1,5 @@
 import test from "ava";
-import { checkLiteralHost, guardedLookup, isAllowedAddress, literalAddress } from "../src/address-policy.js";
+import { callbackUrlRefusal, checkLiteralHost, guardedLookup, isAllowedAddress, literalAddress } from "@payments/kit";
 import { createCallbackPoster } from "../src/post-callback.js";
 import { Receiver, type Answer } from "./fixtures.js";
 
@@ -19,6 +19,9 @@ const refused = [
   ["::", "IPv6 unspecified"],
   ["::ffff:127.0.0.1", "IPv4-mapped loopback"],
   ["::ffff:10.0.0.1", "IPv4-mapped private"],
+  ["::127.0.0.1", "IPv4-compatible loopback"],
+  ["::10.0.0.1", "IPv4-compatible private"],
+  ["::93.184.216.34", "IPv4-compatible, deprecated (::/96)"],
 ] as const;
 
 for (const [address, what] of refused) {
@@ -31,6 +34,19 @@ for (const [address, what] of refused) {
 test("public unicast addresses are allowed", (t) => {
   for (const address of ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:93.184.216.34"]) t.true(isAllowedAddress(address, false), address);
   t.false(isAllowedAddress("not an address", false));
+});
+
+test("an IPv4-compatible IPv6 literal in a callback URL is refused", (t) => {
+  t.throws(() => checkLiteralHost(new URL("https://[::127.0.0.1]/cb"), false), { message: /ipv4Compatible/ });
+});
+
+test("setting a callback URL on a private, loopback or local name is refused unless private addresses are allowed", async (t) => {
+  for (const url of ["https://127.0.0.1/cb", "https://[::1]/cb", "https://[::127.0.0.1]/cb", "https://10.0.0.5/cb", "https://localhost/cb", "https://api.localhost/cb", "https://169.254.169.254/latest"]) {
+    t.truthy(await callbackUrlRefusal(new URL(url), false), url);
+    t.is(await callbackUrlRefusal(new URL(url), true), undefined, url);
+  }
+  t.is(await callbackUrlRefusal(new URL("https://93.184.216.34/cb"), false), undefined);
+  t.is(await callbackUrlRefusal(new URL("https://no-such-host.invalid/cb"), false, 500), undefined, "an unresolvable name is checked again at each connection");
 });
 
 test("IP literals in URLs are recognised, with or without IPv6 brackets", (t) => {

@@ -38,7 +38,7 @@ test("a callback-sender killed between its POST and its record leads to a redeli
     // A new replica (the restarted service) takes the event once the dead one's lease ends.
     const replacement = await stack.startSender(leases);
     const event = await eventually(async () => {
-      const { event } = await stack.callbacks(replacement).getEvent({ eventId: first.eventId });
+      const { event } = await stack.callbacks(replacement).getEvent({ allMerchants: true, eventId: first.eventId });
       return event?.deliveryStatus === DeliveryStatus.DELIVERED ? event : undefined;
     }, "the event delivered by the replacement");
     const arrivals = receiver.of(first.eventId);

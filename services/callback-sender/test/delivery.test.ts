@@ -46,7 +46,7 @@ function signedWith(secret: string, c: ReceivedCallback): boolean {
 }
 
 async function eventOf(eventId: string) {
-  return (await stack.callbacks().getEvent({ eventId })).event!;
+  return (await stack.callbacks().getEvent({ allMerchants: true, eventId })).event!;
 }
 
 async function delivered(eventId: string) {

@@ -1,3 +1,4 @@
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import http from "node:http";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { CallbackService } from "@payments/contracts/callback";
@@ -6,7 +7,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, startServices, type Env, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/kit/testing";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/kit/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "@payments/payout-service";
 import type { Knex } from "knex";
@@ -152,9 +153,12 @@ export class Stack {
         SANDBOX_PAYOUT_DELAY: "20ms",
         PAYOUT_WORKER_INTERVAL: "100ms",
         DEPOSIT_EXPIRY_INTERVAL: "100ms",
+        // The merchant service refuses loopback callback URLs when they are set, as the sender does when it calls.
+        CALLBACK_ALLOW_PRIVATE: "1",
         ...producerEnv,
       },
     });
+    await addTestReceivingAccounts(createServiceClient(BankCatalogService, this.producers.server.url, { token: INTERNAL_TOKEN }));
     return this;
   }
 

@@ -1,3 +1,5 @@
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { addTestReceivingAccounts } from "@payments/kit/testing";
 import test from "ava";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +26,7 @@ test("on SQLite with the in-process bus, a status change is delivered signed, re
   });
   try {
     const url = services.server.url;
+    await addTestReceivingAccounts(createServiceClient(BankCatalogService, url));
     const created = await createServiceClient(MerchantService, url).createMerchant({ name: "SQLite Shop", callbackUrl: receiver.url() });
     const merchantId = created.merchant!.id;
     const deposits = createServiceClient(DepositService, url);

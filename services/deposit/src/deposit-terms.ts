@@ -13,10 +13,10 @@ export interface DepositTerms {
 }
 
 /** Limits and candidate accounts from the bank catalog; a bank the merchant may not use is the caller's mistake. */
-export async function fetchDepositTerms(ctx: DepositContext, merchantId: string, bankId: string): Promise<DepositTerms> {
+export async function fetchDepositTerms(ctx: DepositContext, merchantId: string, bankId: string, sandbox: boolean): Promise<DepositTerms> {
   let res: GetDepositTermsResponse;
   try {
-    res = await ctx.bankCatalog.getDepositTerms({ merchantId, bankId });
+    res = await ctx.bankCatalog.getDepositTerms({ merchantId, bankId, sandbox });
   } catch (err) {
     const info = errorInfo(err);
     if (info.reason === "BANK_NOT_AVAILABLE") {
@@ -51,4 +51,17 @@ export function checkAmountInRange(amount: number, currency: string, terms: Depo
       details: { minAmount: String(terms.minAmount), maxAmount: String(terms.maxAmount), currency, ...(terms.bankId ? { bankCode: terms.bankId } : {}) },
     },
   );
+}
+
+/**
+ * A deposit is taken only when its customer can be told where to pay: no receiving account
+ * of the merchant's kind (sandbox or live) for this bank is BANK_UNAVAILABLE, before
+ * anything is stored. A fresh install has no live account until an operator adds one.
+ */
+export function requireReceivingAccount(terms: DepositTerms, sandbox: boolean): void {
+  if (terms.accounts.length > 0) return;
+  throw serviceError(Code.FailedPrecondition, "BANK_UNAVAILABLE", "no receiving account is available for this bank", {
+    field: "bank_id",
+    details: { ...(terms.bankId ? { bankCode: terms.bankId } : {}), accountKind: sandbox ? "sandbox" : "live" },
+  });
 }

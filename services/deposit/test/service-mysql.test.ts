@@ -7,7 +7,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, deriveDatabaseUrl, errorInfo, startServices, type RunningServices, type Subscription } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/kit/testing";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/kit/testing";
 import type { DepositContext } from "../src/context.js";
 import { expireDueDeposits } from "../src/expiry.js";
 import { depositModule } from "../src/index.js";
@@ -45,6 +45,7 @@ test.before(async () => {
   deposits = createServiceClient(DepositService, running.server.url);
   merchants = createServiceClient(MerchantService, running.server.url);
   catalog = createServiceClient(BankCatalogService, running.server.url);
+  await addTestReceivingAccounts(catalog);
   consumer = await running.bus.consume("deposit-test", ["deposit.v1.>"], async (message) => {
     publishedIds.push(message.msgId);
     published.push(fromBinary(DepositStatusChangedSchema, message.data));
@@ -211,7 +212,7 @@ test.serial("a transfer matching no pending deposit is kept unmatched for an ope
   t.regex(report.transfer!.unmatchedReason, /no pending deposit of this amount/);
   const { transfers } = await deposits.listUnmatchedTransfers({});
   t.true(transfers.some((tr) => tr.id === report.transfer!.id));
-  t.is((await deposits.getDeposit({ key: { case: "depositId", value: deposit!.id } })).deposit?.status, DepositStatus.PENDING);
+  t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: deposit!.id } })).deposit?.status, DepositStatus.PENDING);
 });
 
 test.serial("an operator settles an unmatched transfer by confirming its deposit with it: linked once, off the unmatched list", async (t) => {
@@ -227,7 +228,7 @@ test.serial("an operator settles an unmatched transfer by confirming its deposit
   t.false((await deposits.listUnmatchedTransfers({})).transfers.some((tr) => tr.id === transferId));
   const again = await failure(deposits.confirmDeposit({ depositId: b.deposit!.id, transferId }));
   t.like(again, { code: Code.FailedPrecondition, reason: "TRANSFER_ALREADY_MATCHED", details: { depositId: a.deposit!.id } });
-  t.is((await deposits.getDeposit({ key: { case: "depositId", value: b.deposit!.id } })).deposit?.status, DepositStatus.PENDING);
+  t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: b.deposit!.id } })).deposit?.status, DepositStatus.PENDING);
   t.like(await failure(deposits.confirmDeposit({ depositId: b.deposit!.id, transferId: "trf_missing" })), { reason: "VALIDATION_ERROR", field: "transfer_id" });
 });
 
@@ -242,7 +243,7 @@ test.serial("confirm racing expiry: each deposit ends in exactly one final state
     expireDueDeposits(depositContext(replica)),
   ]);
   for (const [i, id] of ids.entries()) {
-    const { deposit } = await deposits.getDeposit({ key: { case: "depositId", value: id } });
+    const { deposit } = await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: id } });
     const outcome = confirmations[i]!;
     if (outcome.status === "fulfilled") t.is(deposit?.status, DepositStatus.COMPLETED);
     else {
@@ -310,16 +311,20 @@ test.serial("a checkout token opens its deposit; simulate payment completes a sa
 
   const { deposit: liveDeposit } = await deposits.createDeposit(depositRequest(live));
   t.like(await failure(deposits.simulatePayment({ token: liveDeposit!.checkoutToken })), { code: Code.PermissionDenied, reason: "SANDBOX_ONLY" });
-  t.is((await deposits.getDeposit({ key: { case: "depositId", value: liveDeposit!.id } })).deposit?.status, DepositStatus.PENDING);
+  t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: liveDeposit!.id } })).deposit?.status, DepositStatus.PENDING);
 
-  // A live deposit stays live when its merchant turns sandbox on later, and a sandbox
-  // deposit cannot be simulated once its merchant went live.
-  await merchants.setSandbox({ merchantId: live, sandbox: true });
+  // A merchant with deposits cannot switch kinds (the merchant service refuses); should a
+  // switch race a creation, the deposit keeps the kind it was made with: a live deposit
+  // stays live when its merchant turns sandbox, and a sandbox deposit cannot be simulated
+  // once its merchant is live. The switch is written straight into the merchant's table here,
+  // as only such a race could.
+  const merchantDb = running.contexts.get("merchant")!.db;
+  await merchantDb("merchants").where({ id: live }).update({ sandbox: true });
   t.like(await failure(deposits.simulatePayment({ token: liveDeposit!.checkoutToken })), { reason: "SANDBOX_ONLY" });
   const { deposit: before } = await deposits.createDeposit(depositRequest(sandbox));
-  await merchants.setSandbox({ merchantId: sandbox, sandbox: false });
+  await merchantDb("merchants").where({ id: sandbox }).update({ sandbox: false });
   t.like(await failure(deposits.simulatePayment({ token: before!.checkoutToken })), { reason: "SANDBOX_ONLY" });
-  t.is((await deposits.getDeposit({ key: { case: "depositId", value: before!.id } })).deposit?.status, DepositStatus.PENDING);
+  t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: before!.id } })).deposit?.status, DepositStatus.PENDING);
 
   // The outcome stays visible for CHECKOUT_KEEP_FINAL (24h), then the link is gone.
   clock.advance(24 * 3600_000 + 1);

@@ -4,12 +4,13 @@ import { join } from "node:path";
 import test from "ava";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/kit/testing";
+import { addTestReceivingAccounts, manualClock } from "@payments/kit/testing";
 import { depositModule } from "../src/index.js";
 
 // The embedded mode of `pnpm start`: SQLite files and the in-process bus.
@@ -27,6 +28,7 @@ test.before(async () => {
   });
   deposits = createServiceClient(DepositService, running.server.url);
   merchants = createServiceClient(MerchantService, running.server.url);
+  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
 });
 
 test.after.always(async () => {
@@ -53,7 +55,7 @@ test.serial("on SQLite a deposit is created, found by id and by processId, and D
   t.like(await failure(deposits.getDeposit({ key: { case: "processId", value: "lite-1" } })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
   t.like(await failure(deposits.getDeposit({ merchantId: "mch_other", key: { case: "depositId", value: deposit!.id } })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
   t.like(await failure(deposits.getDeposit({})), { reason: "VALIDATION_ERROR", field: "deposit_id" });
-  t.like(await failure(deposits.getDeposit({ key: { case: "depositId", value: "d".repeat(41) } })), { reason: "VALIDATION_ERROR", field: "deposit_id" });
+  t.like(await failure(deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: "d".repeat(41) } })), { reason: "VALIDATION_ERROR", field: "deposit_id" });
 });
 
 test.serial("listing is newest first, pages with an opaque cursor without gaps or repeats, and filters by status and time", async (t) => {
@@ -83,7 +85,7 @@ test.serial("listing is newest first, pages with an opaque cursor without gaps o
   await deposits.cancelDeposit({ merchantId, depositId: ids[0]! });
   const cancelled = await deposits.listDeposits({ merchantId, status: DepositStatus.CANCELLED });
   t.deepEqual(cancelled.deposits.map((d) => d.id), [ids[0]]);
-  const first = (await deposits.getDeposit({ key: { case: "depositId", value: ids[0]! } })).deposit!;
+  const first = (await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: ids[0]! } })).deposit!;
   const early = await deposits.listDeposits({ merchantId, createdTo: timestampFromMs(Number(first.createdAt!.seconds) * 1000 + 1) });
   t.true(early.deposits.every((d) => d.createdAt!.seconds <= first.createdAt!.seconds));
   t.like(await failure(deposits.listDeposits({ merchantId, cursor: "not-a-cursor" })), { reason: "VALIDATION_ERROR", field: "cursor" });
@@ -98,7 +100,68 @@ test.serial("on SQLite the expiry job expires an unpaid deposit once its DEPOSIT
   let status = DepositStatus.PENDING;
   while (status === DepositStatus.PENDING && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    status = (await deposits.getDeposit({ key: { case: "depositId", value: deposit!.id } })).deposit!.status;
+    status = (await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: deposit!.id } })).deposit!.status;
   }
   t.is(status, DepositStatus.EXPIRED);
+});
+
+test.serial("every merchant-scoped call needs merchant_id; an operator's view across merchants says so with all_merchants", async (t) => {
+  const ids: string[] = [];
+  for (const name of ["Scope A", "Scope B"]) {
+    const { merchant } = await merchants.createMerchant({ name, sandbox: true });
+    const { deposit } = await deposits.createDeposit({ merchantId: merchant!.id, processId: "scope-1", amount: 10_000n, customer: { id: "c", name: "N", username: "u" } });
+    ids.push(deposit!.id);
+  }
+  const id = ids[0]!;
+  for (const call of [
+    () => deposits.getDeposit({ key: { case: "depositId", value: id } }),
+    () => deposits.listDeposits({}),
+    () => deposits.cancelDeposit({ depositId: id }),
+  ]) {
+    t.like(await failure(call()), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "merchant_id" });
+  }
+  t.like(await failure(deposits.listDeposits({ merchantId: "mer_x", allMerchants: true })), { reason: "VALIDATION_ERROR", field: "all_merchants" });
+  t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: id } })).deposit?.status, DepositStatus.PENDING, "nothing was cancelled by the refused call");
+  const everyone = (await deposits.listDeposits({ allMerchants: true, limit: 100 })).deposits.map((d) => d.id);
+  t.true(ids.every((d) => everyone.includes(d)), "the operator's explicit view lists every merchant's deposits");
+});
+
+test.serial("control characters and bidirectional overrides in processId and customer fields are refused and nothing is stored", async (t) => {
+  const { merchant } = await merchants.createMerchant({ name: "Clean Shop", sandbox: true });
+  const merchantId = merchant!.id;
+  const customer = { id: "c", name: "Ayşe", username: "ayse" };
+  const cases: Array<[string, Parameters<typeof deposits.createDeposit>[0]]> = [
+    ["process_id", { merchantId, processId: "order\u0000-1", amount: 10_000n, customer }],
+    ["process_id", { merchantId, processId: "order\n1", amount: 10_000n, customer }],
+    ["process_id", { merchantId, processId: "order\u202E1", amount: 10_000n, customer }],
+    ["customer.name", { merchantId, processId: "ok-1", amount: 10_000n, customer: { ...customer, name: "Ayşe\r\nX-Injected: 1" } }],
+    ["customer.name", { merchantId, processId: "ok-2", amount: 10_000n, customer: { ...customer, name: "\u2066Ayşe\u2069" } }],
+    ["customer.username", { merchantId, processId: "ok-3", amount: 10_000n, customer: { ...customer, username: "ay\u202Ase" } }],
+    ["customer.id", { merchantId, processId: "ok-4", amount: 10_000n, customer: { ...customer, id: "c\u0007" } }],
+  ];
+  for (const [field, request] of cases) {
+    t.like(await failure(deposits.createDeposit(request)), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field }, field);
+  }
+  t.deepEqual((await deposits.listDeposits({ merchantId })).deposits, []);
+});
+
+test.serial("a deposit is taken only when an account of the merchant's kind can be assigned: otherwise BANK_UNAVAILABLE and nothing stored", async (t) => {
+  const { merchant: live } = await merchants.createMerchant({ name: "Live Shop", sandbox: false });
+  const { merchant: sandbox } = await merchants.createMerchant({ name: "Sandbox Shop", sandbox: true });
+  const customer = { id: "c", name: "N", username: "u" };
+  // Şekerbank (0059) has no receiving account of either kind in the test pool.
+  const sekerbank = (await createServiceClient(BankCatalogService, running.server.url).listBanks({})).banks.find((b) => b.code === "0059")!.id;
+  for (const merchantId of [live!.id, sandbox!.id]) {
+    const refused = await failure(deposits.createDeposit({ merchantId, processId: "none-1", amount: 10_000n, bankId: sekerbank, customer }));
+    t.like(refused, { code: Code.FailedPrecondition, reason: "BANK_UNAVAILABLE", field: "bank_id", message: "no receiving account is available for this bank" });
+    t.deepEqual((await deposits.listDeposits({ merchantId })).deposits, [], "nothing stored");
+  }
+  const { deposit: liveDeposit } = await deposits.createDeposit({ merchantId: live!.id, processId: "kind-1", amount: 10_000n, customer });
+  const { deposit: sandboxDeposit } = await deposits.createDeposit({ merchantId: sandbox!.id, processId: "kind-1", amount: 10_000n, customer });
+  const catalog = createServiceClient(BankCatalogService, running.server.url);
+  const kindOf = async (iban: string) => (await catalog.listReceivingAccounts({})).accounts.find((a) => a.iban === iban)?.sandbox;
+  t.false(await kindOf(liveDeposit!.assignedAccount!.iban), "a live merchant's customer pays into a live account");
+  t.true(await kindOf(sandboxDeposit!.assignedAccount!.iban), "a sandbox merchant's customer pays into a sandbox account");
+  t.false(liveDeposit!.sandbox);
+  t.true(sandboxDeposit!.sandbox);
 });

@@ -1,4 +1,8 @@
-import { envVar, loadConfig, type BaseContext, type Env } from "@payments/kit";
+import { Code } from "@connectrpc/connect";
+import { DepositService } from "@payments/contracts/deposit";
+import { PayoutService } from "@payments/contracts/payout";
+import { envVar, loadConfig, serviceError, type BaseContext, type Env } from "@payments/kit";
+import type { ActivitySources } from "./merchant-activity.js";
 import { z } from "zod";
 import { createSecretBox, parseMasterKey, type SecretBox } from "./secret-box.js";
 
@@ -16,6 +20,8 @@ export const merchantConfigSchema = z.object({
   }),
   /** How long a rotated-out secret keeps verifying when the rotation does not say. */
   SECRET_GRACE_PERIOD: envVar.duration("24h"),
+  /** Accept callback URLs on private, loopback and link-local addresses (development and tests only), as the callback-sender's setting of the same name. */
+  CALLBACK_ALLOW_PRIVATE: envVar.flag(false),
 });
 export type MerchantConfig = z.infer<typeof merchantConfigSchema>;
 
@@ -23,6 +29,8 @@ export interface MerchantContext extends BaseContext {
   /** The parsed settings, without the master key: that stays inside secretBox. */
   config: Omit<MerchantConfig, "MASTER_KEY">;
   secretBox: SecretBox;
+  /** The deposit and payout services, asked before a merchant switches between sandbox and live. */
+  activity: ActivitySources;
 }
 
 export function loadMerchantConfig(env: Env): MerchantConfig {
@@ -31,5 +39,28 @@ export function loadMerchantConfig(env: Env): MerchantConfig {
 
 export function createMerchantContext(base: BaseContext): MerchantContext {
   const { MASTER_KEY, ...config } = loadMerchantConfig(base.env);
-  return { ...base, config, secretBox: createSecretBox(MASTER_KEY) };
+  return { ...base, config, secretBox: createSecretBox(MASTER_KEY), activity: activitySources(base) };
+}
+
+/**
+ * Made on first use: only SetSandbox needs them, so a merchant service deployed without
+ * DEPOSIT_SERVICE_URL and PAYOUT_SERVICE_URL still serves everything else, and refuses a
+ * switch it cannot check rather than allowing it.
+ */
+function activitySources(base: BaseContext): ActivitySources {
+  const lazily = <T>(make: () => T): (() => T) => {
+    let made: T | undefined;
+    return () => {
+      try {
+        made ??= make();
+      } catch (err) {
+        throw serviceError(Code.FailedPrecondition, "SANDBOX_CHANGE_UNCHECKED", `cannot check the merchant's transactions: ${(err as Error).message}`);
+      }
+      return made;
+    };
+  };
+  return {
+    deposits: lazily(() => base.client(DepositService, "deposit")),
+    payouts: lazily(() => base.client(PayoutService, "payout")),
+  };
 }

@@ -1,3 +1,4 @@
+import { hasUnsafeCharacters } from "@payments/kit";
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
 
@@ -23,6 +24,7 @@ export type MerchantChange = "created" | "secret_rotated" | "allowed_ips" | "cal
 export function normaliseName(raw: string): Checked<string> {
   const name = raw.trim();
   if (name.length < 1 || name.length > NAME_MAX_LENGTH) return refuse(`must be 1 to ${NAME_MAX_LENGTH} characters after trimming`);
+  if (hasUnsafeCharacters(name)) return refuse("must not contain control characters or bidirectional overrides");
   return accept(name);
 }
 
@@ -79,6 +81,8 @@ export function normaliseIpEntry(raw: string): Checked<string> {
     address = (address as ipaddr.IPv6).toIPv4Address();
     prefix -= 96;
   }
+  // "Empty list: withdrawals refused" would mean nothing if one entry could admit everyone.
+  if (prefix === 0) return refuse(`"${raw}" admits every address; list the merchant's own addresses or ranges`);
   const full = address.kind() === "ipv4" ? 32 : 128;
   const network = networkAddress(address, prefix);
   return accept(prefix === full ? format(network) : `${format(network)}/${prefix}`);

@@ -3,9 +3,15 @@ import { randomBytes } from "node:crypto";
 import { fromBinary, toJsonString } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, type Client } from "@connectrpc/connect";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { DepositService } from "@payments/contracts/deposit";
+import { PayoutService } from "@payments/contracts/payout";
 import { GetMerchantResponseSchema, MerchantChangedSchema, MerchantService, MerchantStatus, type MerchantChanged } from "@payments/contracts/merchant";
 import { createServiceClient, errorInfo, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
-import { manualClock } from "@payments/kit/testing";
+import { addTestReceivingAccounts, manualClock } from "@payments/kit/testing";
+import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { depositModule } from "@payments/deposit-service";
+import { payoutModule } from "@payments/payout-service";
 import { merchantModule } from "../src/index.js";
 import { MERCHANT_CHANGED_TOPIC } from "../src/merchant-store.js";
 
@@ -27,6 +33,7 @@ const HOUR = 3600 * SECOND;
 export function merchantServiceSuite(test: TestFn, backend: Backend): void {
   const clock = manualClock();
   let running: RunningServices | undefined;
+  let neighbours: RunningServices | undefined;
   let client: MerchantClient;
   let watcher: Subscription | undefined;
   const published: MerchantChanged[] = [];
@@ -46,6 +53,15 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     };
     running = await startServices([merchantModule], { mode: "split", env, clock });
     client = createServiceClient(MerchantService, running.server.url);
+    // SetSandbox asks the deposit and payout services whether the merchant has moved money:
+    // they run beside it (their own databases, derived from the same base), and the merchant
+    // service finds them through the *_SERVICE_URL it reads when it first needs them.
+    neighbours = await startServices([bankCatalogModule, depositModule, payoutModule], {
+      mode: "all-in-one",
+      env: { ...env, MERCHANT_SERVICE_URL: running.server.url, PAYOUT_WORKER: "0" },
+      clock,
+    });
+    Object.assign(env, { DEPOSIT_SERVICE_URL: neighbours.server.url, PAYOUT_SERVICE_URL: neighbours.server.url });
     watcher = await running.bus.watch([MERCHANT_CHANGED_TOPIC], async (message) => {
       published.push(fromBinary(MerchantChangedSchema, message.data));
     });
@@ -53,6 +69,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
 
   test.after.always(async () => {
     await watcher?.stop();
+    await neighbours?.stop();
     await running?.stop();
     await backend.cleanUp();
   });
@@ -313,7 +330,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     t.deepEqual((await client.getCredentials({ apiKey })).allowedIps, ["10.0.0.0/8", "2001:db8::1"]);
     t.deepEqual((await client.setAllowedIps({ merchantId, allowedIps: [] })).merchant!.allowedIps, []);
 
-    t.is((await client.setCallbackUrl({ merchantId, callbackUrl: "http://localhost:4000/cb" })).merchant!.callbackUrl, "http://localhost:4000/cb");
+    t.is((await client.setCallbackUrl({ merchantId, callbackUrl: "https://shop.example:8443/cb" })).merchant!.callbackUrl, "https://shop.example:8443/cb");
     t.is((await client.setCallbackUrl({ merchantId, callbackUrl: "" })).merchant!.callbackUrl, "", "empty clears it");
     t.is((await client.getMerchant({ merchantId })).merchant!.callbackUrl, "");
 
@@ -335,6 +352,46 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     t.is((await client.getCredentials({ apiKey })).rateLimitPerSecond, undefined);
   });
 
+  test("a merchant switches between sandbox and live only while it has no transactions and every balance is zero", async (t) => {
+    const deposits = createServiceClient(DepositService, neighbours!.server.url);
+    const payouts = createServiceClient(PayoutService, neighbours!.server.url);
+    await addTestReceivingAccounts(createServiceClient(BankCatalogService, neighbours!.server.url));
+    const refusedSwitch = async (merchantId: string, sandbox: boolean, because: RegExp) => {
+      const before = await db()("outbox").count({ n: "*" }).first();
+      const info = await rejection(() => client.setSandbox({ merchantId, sandbox }));
+      t.is(info.code, Code.FailedPrecondition);
+      t.is(info.reason, "SANDBOX_CHANGE_REFUSED");
+      t.regex(info.message, because);
+      t.is((await client.getMerchant({ merchantId })).merchant!.sandbox, !sandbox, "the flag did not change");
+      t.deepEqual(await db()("outbox").count({ n: "*" }).first(), before, "no change event was recorded");
+    };
+
+    const withDeposit = (await client.createMerchant({ name: "Deposit Shop", allowedIps: [], callbackUrl: "", sandbox: true })).merchant!.id;
+    await deposits.createDeposit({ merchantId: withDeposit, processId: "o-1", amount: 10_000n, customer: { id: "c", name: "N", username: "u" } });
+    await refusedSwitch(withDeposit, false, /has deposits/);
+
+    const withBalance = (await newMerchant("Balance Shop")).merchant!.id;
+    await payouts.adjustBalance({ merchantId: withBalance, amount: 500n, reason: "opening credit" });
+    await refusedSwitch(withBalance, true, /TRY balance is not zero/);
+    await payouts.adjustBalance({ merchantId: withBalance, amount: -500n, reason: "reversed" });
+    t.true((await client.setSandbox({ merchantId: withBalance, sandbox: true })).merchant!.sandbox, "back at zero and never transacted: the switch is allowed");
+
+    const same = (await client.setSandbox({ merchantId: withDeposit, sandbox: true })).merchant!;
+    t.true(same.sandbox, "setting the kind it already has is not a switch");
+  });
+
+  test("a private, loopback or link-local callback URL is refused when it is set, unless CALLBACK_ALLOW_PRIVATE is on", async (t) => {
+    const { merchant } = await newMerchant();
+    for (const callbackUrl of ["http://localhost:4000/cb", "https://127.0.0.1/cb", "https://[::127.0.0.1]/cb", "https://[::1]/cb", "https://10.0.0.5/cb", "https://169.254.169.254/latest/meta-data", "https://admin.localhost/cb"]) {
+      const info = await rejection(() => client.setCallbackUrl({ merchantId: merchant!.id, callbackUrl }));
+      t.is(info.reason, "VALIDATION_ERROR", callbackUrl);
+      t.is(info.field, "callback_url", callbackUrl);
+      const created = await rejection(() => client.createMerchant({ name: "Private", allowedIps: [], callbackUrl, sandbox: false }));
+      t.is(created.field, "callback_url", callbackUrl);
+    }
+    t.is((await client.getMerchant({ merchantId: merchant!.id })).merchant!.callbackUrl, "", "nothing was stored");
+  });
+
   test("bad input is refused with VALIDATION_ERROR naming the request field", async (t) => {
     const { merchant } = await newMerchant();
     const merchantId = merchant!.id;
@@ -344,6 +401,10 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       ["allowed_ips", () => client.createMerchant({ name: "A", allowedIps: ["10.0.0.1", "300.1.1.1"], callbackUrl: "", sandbox: false })],
       ["callback_url", () => client.createMerchant({ name: "A", allowedIps: [], callbackUrl: "http://acme.example/cb", sandbox: false })],
       ["allowed_ips", () => client.setAllowedIps({ merchantId, allowedIps: ["garbage"] })],
+      ["allowed_ips", () => client.setAllowedIps({ merchantId, allowedIps: ["203.0.113.7", "0.0.0.0/0"] })],
+      ["allowed_ips", () => client.setAllowedIps({ merchantId, allowedIps: ["::/0"] })],
+      ["name", () => client.createMerchant({ name: "Acme\u202E", allowedIps: [], callbackUrl: "", sandbox: false })],
+      ["name", () => client.createMerchant({ name: "Acme\r\nX", allowedIps: [], callbackUrl: "", sandbox: false })],
       ["callback_url", () => client.setCallbackUrl({ merchantId, callbackUrl: "ftp://acme.example" })],
       ["status", () => client.setStatus({ merchantId, status: MerchantStatus.UNSPECIFIED })],
       ["status", () => client.setStatus({ merchantId, status: 7 as MerchantStatus })],

@@ -24,11 +24,19 @@ test("names are trimmed and must be 1 to 200 characters", (t) => {
   t.false(normaliseName("x".repeat(201)).ok);
 });
 
+test("names holding control characters or bidirectional overrides are refused", (t) => {
+  for (const bad of ["Acme\u0000", "Ac\rme", "Ac\nme", "Acme\u0007", "\u202EemcA", "Acme \u202A", "Ac\u2066me\u2069", "Acme\u007F", "Acme\u0085"]) {
+    const checked = normaliseName(bad);
+    t.false(checked.ok, JSON.stringify(bad));
+    if (!checked.ok) t.regex(checked.message, /control characters or bidirectional overrides/);
+  }
+  t.is(value(normaliseName("Şeker Ödeme A.Ş.")), "Şeker Ödeme A.Ş.", "Turkish letters are fine");
+});
+
 test("IPv4 addresses and CIDRs are normalised to the network address", (t) => {
   t.is(value(normaliseIpEntry(" 203.0.113.7 ")), "203.0.113.7");
   t.is(value(normaliseIpEntry("203.0.113.7/24")), "203.0.113.0/24");
   t.is(value(normaliseIpEntry("10.1.2.3/8")), "10.0.0.0/8");
-  t.is(value(normaliseIpEntry("0.0.0.0/0")), "0.0.0.0/0");
   t.is(value(normaliseIpEntry("203.0.113.7/32")), "203.0.113.7", "a full-length prefix is the bare address");
 });
 
@@ -43,6 +51,16 @@ test("IPv4-mapped IPv6 entries become the IPv4 they are", (t) => {
   t.is(value(normaliseIpEntry("::ffff:198.51.100.9")), "198.51.100.9");
   t.is(value(normaliseIpEntry("::ffff:c633:6409")), "198.51.100.9");
   t.is(value(normaliseIpEntry("::ffff:198.51.100.0/120")), "198.51.100.0/24");
+});
+
+test("an entry that admits every address is refused, so an allow-list always narrows", (t) => {
+  for (const everyone of ["0.0.0.0/0", "::/0", "1.2.3.4/0", "2001:db8::/0", "::ffff:0.0.0.0/96"]) {
+    const checked = normaliseIpEntry(everyone);
+    t.false(checked.ok, everyone);
+    if (!checked.ok) t.regex(checked.message, /admits every address/);
+  }
+  t.false(normaliseAllowedIps(["203.0.113.7", "0.0.0.0/0"]).ok, "one such entry refuses the whole list");
+  t.is(value(normaliseIpEntry("0.0.0.0/1")), "0.0.0.0/1", "a wide range that is not everything stays allowed");
 });
 
 test("garbage, legacy IPv4 forms, bad prefixes and zone ids are refused", (t) => {

@@ -14,10 +14,24 @@ export const DEPOSIT_CREDITS_CONSUMER = "payout-deposit-credits";
  * racing one on another replica, into no change. A failure throws, so the event is
  * delivered again.
  */
-export async function creditDeposit(ctx: PayoutContext, data: Uint8Array): Promise<"credited" | "already"> {
+export async function creditDeposit(ctx: PayoutContext, data: Uint8Array): Promise<"credited" | "already" | "refused"> {
   const event = fromBinary(DepositStatusChangedSchema, data);
   const deposit = event.deposit;
   if (!deposit || deposit.status !== DepositStatus.COMPLETED) throw new Error(`event ${event.eventId} is not a completed deposit`);
+  // Sandbox money (simulated payments, made-up accounts) must never become a live balance,
+  // which a live connector would pay out for real. A merchant cannot switch kinds once it has
+  // a deposit, so this holds only a deposit that raced such a switch; it is logged for an
+  // operator, who can adjust the balance by hand if the money was real after all.
+  if (deposit.sandbox) {
+    const { merchant } = await ctx.merchants.getMerchant({ merchantId: deposit.merchantId });
+    if (!merchant?.sandbox) {
+      ctx.logger.error(
+        { depositId: deposit.id, merchantId: deposit.merchantId, amount: Number(deposit.amount), eventId: event.eventId },
+        "sandbox deposit not credited: its merchant is live",
+      );
+      return "refused";
+    }
+  }
   try {
     const entry = await ctx.db.transaction((trx) =>
       post(trx, ctx.clock, {

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import {
   CreateReceivingAccountResponseSchema,
   ListReceivingAccountsResponseSchema,
+  SeedSandboxAccountsResponseSchema,
   UpdateReceivingAccountResponseSchema,
   type ReceivingAccount,
 } from "@payments/contracts/bank-catalog";
@@ -9,6 +10,11 @@ import { parseBoolean } from "../arguments.js";
 import type { CommandContext } from "../context.js";
 import { UsageError } from "../errors.js";
 import { formatTime, yesNo, type Output } from "../output.js";
+
+/** Sandbox accounts take sandbox merchants' deposits only; live accounts live merchants' only. */
+function accountKind(account: ReceivingAccount): string {
+  return account.sandbox ? "sandbox" : "live";
+}
 
 function printAccount(out: Output, account: ReceivingAccount | undefined): void {
   if (!account) throw new Error("the service returned no account");
@@ -19,6 +25,7 @@ function printAccount(out: Output, account: ReceivingAccount | undefined): void 
     ["IBAN", account.iban],
     ["active", yesNo(account.active)],
     ["FAST", yesNo(account.fastEnabled)],
+    ["kind", accountKind(account)],
     ["created", formatTime(account.createdAt)],
     ["updated", formatTime(account.updatedAt)],
   ]);
@@ -31,26 +38,31 @@ export function registerAccountCommands(program: Command, ctx: CommandContext): 
     .command("list")
     .description("list receiving accounts")
     .option("--bank <id>", "only this bank's accounts")
-    .action(async (opts: { bank?: string }, cmd: Command) => {
+    .option("--sandbox", "only sandbox accounts")
+    .option("--live", "only live accounts")
+    .action(async (opts: { bank?: string; sandbox?: boolean; live?: boolean }, cmd: Command) => {
+      if (opts.sandbox && opts.live) throw new UsageError("give --sandbox or --live, not both");
       const { out, bankCatalog } = ctx.session(cmd);
-      const res = await bankCatalog.listReceivingAccounts({ bankId: opts.bank ?? "" });
+      const res = await bankCatalog.listReceivingAccounts({ bankId: opts.bank ?? "", sandbox: opts.sandbox ? true : opts.live ? false : undefined });
       if (out.json) return out.message(ListReceivingAccountsResponseSchema, res);
       out.table(
-        ["ID", "BANK", "ACCOUNT NAME", "IBAN", "ACTIVE", "FAST"],
-        res.accounts.map((a) => [a.id, a.bankName || a.bankId, a.accountName, a.iban, yesNo(a.active), yesNo(a.fastEnabled)]),
+        ["ID", "BANK", "ACCOUNT NAME", "IBAN", "ACTIVE", "FAST", "KIND"],
+        res.accounts.map((a) => [a.id, a.bankName || a.bankId, a.accountName, a.iban, yesNo(a.active), yesNo(a.fastEnabled), accountKind(a)]),
         "No receiving accounts.",
       );
     });
 
   account
-    .command("create")
-    .description("add a receiving account to a bank's pool")
+    .command("add")
+    .alias("create")
+    .description("add a receiving account to a bank's pool (live unless --sandbox)")
     .requiredOption("--bank <id>", "bank id")
     .requiredOption("--name <account-name>", "account holder name, as the customer sees it")
     .requiredOption("--iban <iban>", "Turkish IBAN (TR + 24 digits)")
     .option("--fast", "also receives FAST transfers")
     .option("--inactive", "add it without assigning it to deposits yet")
-    .action(async (opts: { bank: string; name: string; iban: string; fast?: boolean; inactive?: boolean }, cmd: Command) => {
+    .option("--sandbox", "a sandbox account: only sandbox merchants' deposits are sent to it (default: live)")
+    .action(async (opts: { bank: string; name: string; iban: string; fast?: boolean; inactive?: boolean; sandbox?: boolean }, cmd: Command) => {
       const { out, bankCatalog } = ctx.session(cmd);
       const res = await bankCatalog.createReceivingAccount({
         bankId: opts.bank,
@@ -58,10 +70,28 @@ export function registerAccountCommands(program: Command, ctx: CommandContext): 
         iban: opts.iban,
         fastEnabled: opts.fast === true,
         active: opts.inactive !== true,
+        sandbox: opts.sandbox === true,
       });
       if (out.json) return out.message(CreateReceivingAccountResponseSchema, res);
       out.line("Receiving account created.");
       printAccount(out, res.account);
+    });
+
+  account
+    .command("seed-sandbox")
+    .description("add the made-up sandbox receiving accounts that are missing (sandbox merchants only; never used for live money)")
+    .action(async (_opts: unknown, cmd: Command) => {
+      const { out, bankCatalog } = ctx.session(cmd);
+      const res = await bankCatalog.seedSandboxAccounts({});
+      if (out.json) return out.message(SeedSandboxAccountsResponseSchema, res);
+      out.line(res.added.length === 0 ? "Every sandbox receiving account is already there." : `Added ${res.added.length} sandbox receiving accounts.`);
+      if (res.added.length > 0) {
+        out.table(
+          ["ID", "BANK", "IBAN", "FAST"],
+          res.added.map((a) => [a.id, a.bankName || a.bankId, a.iban, yesNo(a.fastEnabled)]),
+          "",
+        );
+      }
     });
 
   account

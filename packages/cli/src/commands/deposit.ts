@@ -114,7 +114,7 @@ export function registerDepositCommands(program: Command, ctx: CommandContext): 
     .action(async (id: string, _opts: object, cmd: Command) => {
       const { out, deposits } = ctx.session(cmd);
       // No merchant id: operators see every merchant's deposits.
-      const res = await deposits.getDeposit({ merchantId: "", key: { case: "depositId", value: id } });
+      const res = await deposits.getDeposit({ merchantId: "", allMerchants: true, key: { case: "depositId", value: id } });
       if (out.json) return out.message(GetDepositResponseSchema, res);
       printDeposit(out, requiredDeposit(res.deposit));
     });
@@ -130,7 +130,9 @@ export function registerDepositCommands(program: Command, ctx: CommandContext): 
     .action(async (opts: { merchant?: string; status?: DepositStatus; limit?: number; cursor?: string }, cmd: Command) => {
       const { out, deposits } = ctx.session(cmd);
       const res = await deposits.listDeposits({
+        // Without --merchant the operator asks, explicitly, for every merchant's deposits.
         merchantId: opts.merchant ?? "",
+        allMerchants: opts.merchant === undefined,
         status: opts.status ?? DepositStatus.UNSPECIFIED,
         limit: opts.limit ?? 0,
         cursor: opts.cursor ?? "",

@@ -175,7 +175,7 @@ With --json, prints {"event":{…}}, including bodyJson: the exact body every at
     .action(async (id: string, _opts: object, cmd: Command) => {
       const { out, callbacks } = ctx.session(cmd);
       // No merchant id: operators see every merchant's events.
-      const res = await callbacks.getEvent({ merchantId: "", eventId: id });
+      const res = await callbacks.getEvent({ merchantId: "", allMerchants: true, eventId: id });
       if (out.json) return out.message(GetEventResponseSchema, res);
       printEvent(out, requiredEvent(res.event));
     });
@@ -195,7 +195,7 @@ with --json, {"event":{…}}.`,
     .action(async (id: string, _opts: object, cmd: Command) => {
       const { out, callbacks } = ctx.session(cmd);
       // No merchant id: operators may redeliver any merchant's events.
-      const res = await callbacks.redeliverEvent({ merchantId: "", eventId: id });
+      const res = await callbacks.redeliverEvent({ merchantId: "", allMerchants: true, eventId: id });
       if (out.json) return out.message(RedeliverEventResponseSchema, res);
       const event = requiredEvent(res.event);
       out.line(`Redelivery of event ${event.id} requested: ${stateLabel(event)}.`);

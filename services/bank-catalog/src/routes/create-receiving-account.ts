@@ -13,6 +13,7 @@ const request = z.object({
   iban,
   fastEnabled: z.boolean(),
   active: z.boolean().optional(),
+  sandbox: z.boolean(),
 });
 
 export function createReceivingAccount(ctx: BankCatalogContext): Rpc<"createReceivingAccount"> {
@@ -32,6 +33,7 @@ export function createReceivingAccount(ctx: BankCatalogContext): Rpc<"createRece
         iban: input.iban,
         active: input.active ?? true,
         fast_enabled: input.fastEnabled,
+        sandbox: input.sandbox,
         created_at: now,
         updated_at: now,
       };

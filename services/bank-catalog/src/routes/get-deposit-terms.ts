@@ -18,7 +18,7 @@ import {
 import type { Rpc } from "./index.js";
 
 // bank_id may be empty (no particular bank), so it is not the shared required `bankId`.
-const request = z.object({ merchantId, bankId: z.string().max(40, "must be at most 40 characters") });
+const request = z.object({ merchantId, bankId: z.string().max(40, "must be at most 40 characters"), sandbox: z.boolean() });
 
 function bankNotAvailable(bankId: string) {
   return bankId === ""
@@ -34,7 +34,8 @@ export function getDepositTerms(ctx: BankCatalogContext): Rpc<"getDepositTerms">
         listBankRows(ctx.db, { activeOnly: true }),
         getFastSettingsRow(ctx.db),
         listMerchantLimitRows(ctx.db, input.merchantId),
-        listAccountRows(ctx.db, { activeOnly: true }),
+        // Sandbox and live never mix: a merchant's deposits go only to accounts of its kind.
+        listAccountRows(ctx.db, { activeOnly: true, sandbox: input.sandbox }),
       ]);
       const terms = resolveDepositTerms(
         {

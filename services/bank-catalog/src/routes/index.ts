@@ -10,6 +10,7 @@ import { listAvailableBanks } from "./list-available-banks.js";
 import { listBanks } from "./list-banks.js";
 import { listMerchantLimits } from "./list-merchant-limits.js";
 import { listReceivingAccounts } from "./list-receiving-accounts.js";
+import { seedSandboxAccounts } from "./seed-sandbox-accounts.js";
 import { setMerchantLimit } from "./set-merchant-limit.js";
 import { updateBank } from "./update-bank.js";
 import { updateFastSettings } from "./update-fast-settings.js";
@@ -33,5 +34,6 @@ export function routes(router: ConnectRouter, ctx: BankCatalogContext): void {
     ...createReceivingAccount(ctx),
     ...updateReceivingAccount(ctx),
     ...getDepositTerms(ctx),
+    ...seedSandboxAccounts(ctx),
   });
 }

@@ -5,17 +5,17 @@ import { merchantId, parseRequest } from "../requests.js";
 import { bankFromRow, fastFromRow, getFastSettingsRow, hasActiveFastAccount, listBankRows, listMerchantLimitRows, overrideFromRow } from "../store.js";
 import type { Rpc } from "./index.js";
 
-const request = z.object({ merchantId });
+const request = z.object({ merchantId, sandbox: z.boolean() });
 
 export function listAvailableBanks(ctx: BankCatalogContext): Rpc<"listAvailableBanks"> {
   return {
     async listAvailableBanks(req) {
-      const { merchantId } = parseRequest(request, req);
+      const { merchantId, sandbox } = parseRequest(request, req);
       const [banks, fast, overrides, hasFastAccount] = await Promise.all([
         listBankRows(ctx.db, { activeOnly: true }),
         getFastSettingsRow(ctx.db),
         listMerchantLimitRows(ctx.db, merchantId),
-        hasActiveFastAccount(ctx.db),
+        hasActiveFastAccount(ctx.db, sandbox),
       ]);
       const catalog = resolveAvailableCatalog({
         banks: banks.map(bankFromRow),

@@ -1,13 +1,13 @@
 import { parseRequest } from "@payments/kit";
 import { z } from "zod";
 import type { CallbackContext } from "../context.js";
-import { eventId, optionalMerchantId } from "../requests.js";
+import { eventId, scope } from "../requests.js";
 import { eventsWithAttempts, getEventRow } from "../store.js";
 import type { Rpc } from "./index.js";
 
-const request = z.object({ merchantId: optionalMerchantId, eventId });
+const request = z.object({ eventId }).and(scope.transform((merchantId) => ({ merchantId })));
 
-/** A merchant's caller (merchant_id set) sees only its own events; an operator (empty) any. */
+/** A merchant's caller (merchant_id) sees only its own events; an operator (all_merchants) any. */
 export function getEvent(ctx: CallbackContext): Rpc<"getEvent"> {
   return {
     async getEvent(req) {

@@ -1,11 +1,11 @@
 import { newestFirstPage, parseRequest } from "@payments/kit";
 import { z } from "zod";
 import type { CallbackContext } from "../context.js";
-import { cursor, deliveryStatus, limit, optionalMerchantId, optionalTransactionId } from "../requests.js";
+import { cursor, deliveryStatus, limit, optionalTransactionId, scope } from "../requests.js";
 import { eventsWithAttempts, type EventRow } from "../store.js";
 import type { Rpc } from "./index.js";
 
-const request = z.object({ merchantId: optionalMerchantId, deliveryStatus, transactionId: optionalTransactionId, limit, cursor });
+const request = z.object({ deliveryStatus, transactionId: optionalTransactionId, limit, cursor }).and(scope.transform((merchantId) => ({ merchantId })));
 
 /** Newest first by (created_at, id), the time of the status change; the cursor is the last item's position. */
 export function listEvents(ctx: CallbackContext): Rpc<"listEvents"> {

@@ -2,11 +2,11 @@ import { parseRequest } from "@payments/kit";
 import { z } from "zod";
 import type { CallbackContext } from "../context.js";
 import { redeliverEvent as redeliver } from "../redelivery.js";
-import { eventId, optionalMerchantId } from "../requests.js";
+import { eventId, scope } from "../requests.js";
 import { eventsWithAttempts } from "../store.js";
 import type { Rpc } from "./index.js";
 
-const request = z.object({ merchantId: optionalMerchantId, eventId });
+const request = z.object({ eventId }).and(scope.transform((merchantId) => ({ merchantId })));
 
 export function redeliverEvent(ctx: CallbackContext): Rpc<"redeliverEvent"> {
   return {

@@ -2,7 +2,7 @@ import { Code } from "@connectrpc/connect";
 import { isUniqueViolation, newId, newToken, parseRequest, serviceError } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
-import { checkAmountInRange, fetchDepositTerms, type DepositTerms } from "../deposit-terms.js";
+import { checkAmountInRange, fetchDepositTerms, requireReceivingAccount, type DepositTerms } from "../deposit-terms.js";
 import { lookupMerchant, requireActive } from "../merchant-lookup.js";
 import { newReference } from "../reference.js";
 import { amount, currency, merchantId, metadataJson, processId, text } from "../requests.js";
@@ -17,13 +17,14 @@ function duplicate(existing: Pick<DepositRow, "id" | "process_id">) {
 }
 
 /** The least busy account of the candidates (fewest pending deposits, then by id), so amounts collide less when matching. */
-async function chooseAccount(ctx: DepositContext, terms: DepositTerms): Promise<DepositTerms["accounts"][number] | undefined> {
-  if (terms.accounts.length === 0) return undefined;
+async function chooseAccount(ctx: DepositContext, terms: DepositTerms): Promise<DepositTerms["accounts"][number]> {
   const counts = await pendingCountsByIban(
     ctx.db,
     terms.accounts.map((a) => a.iban),
   );
-  return [...terms.accounts].sort((a, b) => (counts.get(a.iban) ?? 0) - (counts.get(b.iban) ?? 0) || (a.id < b.id ? -1 : 1))[0];
+  const [least] = [...terms.accounts].sort((a, b) => (counts.get(a.iban) ?? 0) - (counts.get(b.iban) ?? 0) || (a.id < b.id ? -1 : 1));
+  if (!least) throw new Error("chooseAccount needs at least one candidate account");
+  return least;
 }
 
 export function createDeposit(ctx: DepositContext): Rpc<"createDeposit"> {
@@ -50,8 +51,9 @@ export function createDeposit(ctx: DepositContext): Rpc<"createDeposit"> {
 
       const merchant = await lookupMerchant(ctx, input.merchantId);
       requireActive(merchant);
-      const terms = await fetchDepositTerms(ctx, input.merchantId, input.bankId);
+      const terms = await fetchDepositTerms(ctx, input.merchantId, input.bankId, merchant.sandbox);
       checkAmountInRange(input.amount, input.currency, terms);
+      requireReceivingAccount(terms, merchant.sandbox);
       const account = await chooseAccount(ctx, terms);
 
       const now = ctx.clock.now().getTime();
@@ -69,11 +71,11 @@ export function createDeposit(ctx: DepositContext): Rpc<"createDeposit"> {
           requested_amount: input.amount,
           currency: input.currency,
           bank_id: terms.bankId,
-          account_id: account?.id ?? null,
-          account_bank_id: account?.bankId ?? null,
-          account_bank_name: account?.bankName ?? null,
-          account_name: account?.accountName ?? null,
-          account_iban: account?.iban ?? null,
+          account_id: account.id,
+          account_bank_id: account.bankId,
+          account_bank_name: account.bankName,
+          account_name: account.accountName,
+          account_iban: account.iban,
           reference: newReference(),
           checkout_token: newToken(24),
           customer_id: input.customer.id,
@@ -99,7 +101,7 @@ export function createDeposit(ctx: DepositContext): Rpc<"createDeposit"> {
           if (attempt >= 5) throw err;
         }
       }
-      ctx.logger.info({ depositId: id, merchantId: input.merchantId, amount: input.amount, bankId: terms.bankId, assigned: Boolean(account) }, "deposit created");
+      ctx.logger.info({ depositId: id, merchantId: input.merchantId, amount: input.amount, bankId: terms.bankId, accountId: account.id }, "deposit created");
       // The row as inserted is the row stored: every column is set here.
       return { deposit: depositFromRow(row) };
     },

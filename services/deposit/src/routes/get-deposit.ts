@@ -1,4 +1,4 @@
-import { parseRequest, validationError } from "@payments/kit";
+import { merchantScope, merchantScopeFields, parseRequest, validationError } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { depositId, processId } from "../requests.js";
@@ -6,22 +6,22 @@ import { depositFromRow, getDepositRow } from "../store.js";
 import type { Rpc } from "./index.js";
 
 // The oneof is flattened first, so a refusal names deposit_id or process_id, not "key".
-const merchantId = z.string().max(100, "must be at most 100 characters");
-const byId = z.object({ merchantId, depositId });
-const byProcess = z.object({ merchantId, processId });
+const byId = z.object({ ...merchantScopeFields, depositId });
+const byProcess = z.object({ ...merchantScopeFields, processId });
 
 export function getDeposit(ctx: DepositContext): Rpc<"getDeposit"> {
   return {
     async getDeposit(req) {
       if (req.key.case === undefined) throw validationError("deposit_id", "deposit_id: is required (or process_id with merchant_id)");
       if (req.key.case === "processId") {
-        const input = parseRequest(byProcess, { merchantId: req.merchantId, processId: req.key.value });
+        const input = parseRequest(byProcess, { merchantId: req.merchantId, allMerchants: req.allMerchants, processId: req.key.value });
+        // A process id is the merchant's own: across merchants it names nothing.
         const merchant = input.merchantId === "" ? undefined : input.merchantId;
         if (!merchant) throw validationError("merchant_id", "merchant_id: is required to find a deposit by process_id");
         return { deposit: depositFromRow(await getDepositRow(ctx.db, { processId: input.processId, merchantId: merchant })) };
       }
-      const input = parseRequest(byId, { merchantId: req.merchantId, depositId: req.key.value });
-      const merchant = input.merchantId === "" ? undefined : input.merchantId;
+      const input = parseRequest(byId, { merchantId: req.merchantId, allMerchants: req.allMerchants, depositId: req.key.value });
+      const merchant = merchantScope(input);
       return { deposit: depositFromRow(await getDepositRow(ctx.db, { depositId: input.depositId, merchantId: merchant })) };
     },
   };

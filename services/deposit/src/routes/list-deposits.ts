@@ -1,5 +1,5 @@
 import { DepositStatus } from "@payments/contracts/deposit";
-import { cursorField, decodeCursor, newestFirstPage, optionalTimestamp, parseRequest } from "@payments/kit";
+import { cursorField, decodeCursor, merchantScope, merchantScopeFields, newestFirstPage, optionalTimestamp, parseRequest } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { pageLimit } from "../requests.js";
@@ -7,7 +7,7 @@ import { depositFromRow, statusFromProto, type DepositRow } from "../store.js";
 import type { Rpc } from "./index.js";
 
 const request = z.object({
-  merchantId: z.string().max(100, "must be at most 100 characters"),
+  ...merchantScopeFields,
   status: z
     .number()
     .refine((s) => s === DepositStatus.UNSPECIFIED || statusFromProto(s) !== undefined, "is not a deposit status")
@@ -22,8 +22,9 @@ export function listDeposits(ctx: DepositContext): Rpc<"listDeposits"> {
   return {
     async listDeposits(req) {
       const input = parseRequest(request, req);
+      const merchantId = merchantScope(input);
       const query = ctx.db("deposits");
-      if (input.merchantId !== "") query.where({ merchant_id: input.merchantId });
+      if (merchantId !== undefined) query.where({ merchant_id: merchantId });
       if (input.status) query.where({ status: input.status });
       if (input.createdFrom !== undefined) query.where("created_at", ">=", input.createdFrom);
       if (input.createdTo !== undefined) query.where("created_at", "<", input.createdTo);

@@ -2,6 +2,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { CreateMerchantRequestSchema, type MerchantService } from "@payments/contracts/merchant";
 import { isUniqueViolation, newId } from "@payments/kit";
 import { z } from "zod";
+import { requireCallableCallbackUrl } from "../callback-url-policy.js";
 import type { MerchantContext } from "../context.js";
 import { allowedIpsInput, callbackUrlInput, merchantNameInput } from "../merchant.js";
 import { toMerchantMessage } from "../merchant-message.js";
@@ -29,6 +30,7 @@ export function createMerchant(ctx: MerchantContext): Pick<ServiceImpl<typeof Me
   return {
     async createMerchant(req) {
       const input = parseRequest(CreateMerchantRequestSchema, createMerchantInput, req);
+      await requireCallableCallbackUrl(ctx, input.callbackUrl);
       const apiSecret = newApiSecret();
       for (let attempt = 1; ; attempt++) {
         const now = ctx.clock.now().getTime();

@@ -1,6 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { SetCallbackUrlRequestSchema, type MerchantService } from "@payments/contracts/merchant";
 import { z } from "zod";
+import { requireCallableCallbackUrl } from "../callback-url-policy.js";
 import type { MerchantContext } from "../context.js";
 import { callbackUrlInput, merchantIdInput } from "../merchant.js";
 import { changeMerchant } from "../merchant-store.js";
@@ -12,6 +13,7 @@ export function setCallbackUrl(ctx: MerchantContext): Pick<ServiceImpl<typeof Me
   return {
     async setCallbackUrl(req) {
       const { merchantId, callbackUrl } = parseRequest(SetCallbackUrlRequestSchema, setCallbackUrlInput, req);
+      await requireCallableCallbackUrl(ctx, callbackUrl);
       const merchant = await changeMerchant(ctx, merchantId, "callback_url", { callback_url: callbackUrl });
       return { merchant };
     },

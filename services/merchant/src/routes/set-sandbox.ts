@@ -3,7 +3,8 @@ import { SetSandboxRequestSchema, type MerchantService } from "@payments/contrac
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { merchantIdInput } from "../merchant.js";
-import { changeMerchant } from "../merchant-store.js";
+import { sandboxChangeBlocker, sandboxChangeRefused } from "../merchant-activity.js";
+import { changeMerchant, findMerchant, merchantNotFound } from "../merchant-store.js";
 import { parseRequest } from "../request.js";
 
 const setSandboxInput = z.object({ merchantId: merchantIdInput, sandbox: z.boolean() });
@@ -12,6 +13,12 @@ export function setSandbox(ctx: MerchantContext): Pick<ServiceImpl<typeof Mercha
   return {
     async setSandbox(req) {
       const { merchantId, sandbox } = parseRequest(SetSandboxRequestSchema, setSandboxInput, req);
+      const current = await findMerchant(ctx.db, merchantId);
+      if (!current) throw merchantNotFound(merchantId);
+      if (current.sandbox !== sandbox) {
+        const blocker = await sandboxChangeBlocker(ctx.activity, merchantId);
+        if (blocker) throw sandboxChangeRefused(merchantId, blocker);
+      }
       const merchant = await changeMerchant(ctx, merchantId, "sandbox", { sandbox });
       return { merchant };
     },

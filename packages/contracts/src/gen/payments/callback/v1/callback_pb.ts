@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/callback/v1/callback.proto.
  */
 export const file_payments_callback_v1_callback: GenFile = /*@__PURE__*/
-  fileDesc("CiNwYXltZW50cy9jYWxsYmFjay92MS9jYWxsYmFjay5wcm90bxIUcGF5bWVudHMuY2FsbGJhY2sudjEiywMKDUNhbGxiYWNrRXZlbnQSCgoCaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSDAoEdHlwZRgDIAEoCRI/ChB0cmFuc2FjdGlvbl90eXBlGAQgASgOMiUucGF5bWVudHMuY2FsbGJhY2sudjEuVHJhbnNhY3Rpb25UeXBlEhYKDnRyYW5zYWN0aW9uX2lkGAUgASgJEhAKCHNlcXVlbmNlGAYgASgDEj0KD2RlbGl2ZXJ5X3N0YXR1cxgHIAEoDjIkLnBheW1lbnRzLmNhbGxiYWNrLnYxLkRlbGl2ZXJ5U3RhdHVzEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD25leHRfYXR0ZW1wdF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMZGVsaXZlcmVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglib2R5X2pzb24YCyABKAkSNwoIYXR0ZW1wdHMYDCADKAsyJS5wYXltZW50cy5jYWxsYmFjay52MS5EZWxpdmVyeUF0dGVtcHQiqQEKD0RlbGl2ZXJ5QXR0ZW1wdBIOCgZudW1iZXIYASABKAUSMAoMYXR0ZW1wdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgN1cmwYAyABKAkSEwoLc3RhdHVzX2NvZGUYBCABKAUSEgoKbGF0ZW5jeV9tcxgFIAEoBRINCgVlcnJvchgGIAEoCRIPCgdvdXRjb21lGAcgASgJIjgKD0dldEV2ZW50UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCSJGChBHZXRFdmVudFJlc3BvbnNlEjIKBWV2ZW50GAEgASgLMiMucGF5bWVudHMuY2FsbGJhY2sudjEuQ2FsbGJhY2tFdmVudCKeAQoRTGlzdEV2ZW50c1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSPQoPZGVsaXZlcnlfc3RhdHVzGAIgASgOMiQucGF5bWVudHMuY2FsbGJhY2sudjEuRGVsaXZlcnlTdGF0dXMSFgoOdHJhbnNhY3Rpb25faWQYAyABKAkSDQoFbGltaXQYBCABKAUSDgoGY3Vyc29yGAUgASgJIl4KEkxpc3RFdmVudHNSZXNwb25zZRIzCgZldmVudHMYASADKAsyIy5wYXltZW50cy5jYWxsYmFjay52MS5DYWxsYmFja0V2ZW50EhMKC25leHRfY3Vyc29yGAIgASgJIj4KFVJlZGVsaXZlckV2ZW50UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCSJMChZSZWRlbGl2ZXJFdmVudFJlc3BvbnNlEjIKBWV2ZW50GAEgASgLMiMucGF5bWVudHMuY2FsbGJhY2sudjEuQ2FsbGJhY2tFdmVudCJeChxSZWRlbGl2ZXJGYWlsZWRFdmVudHNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJBCh1SZWRlbGl2ZXJGYWlsZWRFdmVudHNSZXNwb25zZRINCgVjb3VudBgBIAEoBRIRCglldmVudF9pZHMYAiADKAkqiQEKDkRlbGl2ZXJ5U3RhdHVzEh8KG0RFTElWRVJZX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0RFTElWRVJZX1NUQVRVU19QRU5ESU5HEAESHQoZREVMSVZFUllfU1RBVFVTX0RFTElWRVJFRBACEhoKFkRFTElWRVJZX1NUQVRVU19GQUlMRUQQAypyCg9UcmFuc2FjdGlvblR5cGUSIAocVFJBTlNBQ1RJT05fVFlQRV9VTlNQRUNJRklFRBAAEhwKGFRSQU5TQUNUSU9OX1RZUEVfREVQT1NJVBABEh8KG1RSQU5TQUNUSU9OX1RZUEVfV0lUSERSQVdBTBACMr0DCg9DYWxsYmFja1NlcnZpY2USWQoIR2V0RXZlbnQSJS5wYXltZW50cy5jYWxsYmFjay52MS5HZXRFdmVudFJlcXVlc3QaJi5wYXltZW50cy5jYWxsYmFjay52MS5HZXRFdmVudFJlc3BvbnNlEl8KCkxpc3RFdmVudHMSJy5wYXltZW50cy5jYWxsYmFjay52MS5MaXN0RXZlbnRzUmVxdWVzdBooLnBheW1lbnRzLmNhbGxiYWNrLnYxLkxpc3RFdmVudHNSZXNwb25zZRJrCg5SZWRlbGl2ZXJFdmVudBIrLnBheW1lbnRzLmNhbGxiYWNrLnYxLlJlZGVsaXZlckV2ZW50UmVxdWVzdBosLnBheW1lbnRzLmNhbGxiYWNrLnYxLlJlZGVsaXZlckV2ZW50UmVzcG9uc2USgAEKFVJlZGVsaXZlckZhaWxlZEV2ZW50cxIyLnBheW1lbnRzLmNhbGxiYWNrLnYxLlJlZGVsaXZlckZhaWxlZEV2ZW50c1JlcXVlc3QaMy5wYXltZW50cy5jYWxsYmFjay52MS5SZWRlbGl2ZXJGYWlsZWRFdmVudHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiNwYXltZW50cy9jYWxsYmFjay92MS9jYWxsYmFjay5wcm90bxIUcGF5bWVudHMuY2FsbGJhY2sudjEiywMKDUNhbGxiYWNrRXZlbnQSCgoCaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSDAoEdHlwZRgDIAEoCRI/ChB0cmFuc2FjdGlvbl90eXBlGAQgASgOMiUucGF5bWVudHMuY2FsbGJhY2sudjEuVHJhbnNhY3Rpb25UeXBlEhYKDnRyYW5zYWN0aW9uX2lkGAUgASgJEhAKCHNlcXVlbmNlGAYgASgDEj0KD2RlbGl2ZXJ5X3N0YXR1cxgHIAEoDjIkLnBheW1lbnRzLmNhbGxiYWNrLnYxLkRlbGl2ZXJ5U3RhdHVzEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD25leHRfYXR0ZW1wdF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMZGVsaXZlcmVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglib2R5X2pzb24YCyABKAkSNwoIYXR0ZW1wdHMYDCADKAsyJS5wYXltZW50cy5jYWxsYmFjay52MS5EZWxpdmVyeUF0dGVtcHQiqQEKD0RlbGl2ZXJ5QXR0ZW1wdBIOCgZudW1iZXIYASABKAUSMAoMYXR0ZW1wdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgN1cmwYAyABKAkSEwoLc3RhdHVzX2NvZGUYBCABKAUSEgoKbGF0ZW5jeV9tcxgFIAEoBRINCgVlcnJvchgGIAEoCRIPCgdvdXRjb21lGAcgASgJIk8KD0dldEV2ZW50UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRIVCg1hbGxfbWVyY2hhbnRzGAMgASgIIkYKEEdldEV2ZW50UmVzcG9uc2USMgoFZXZlbnQYASABKAsyIy5wYXltZW50cy5jYWxsYmFjay52MS5DYWxsYmFja0V2ZW50IrUBChFMaXN0RXZlbnRzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRI9Cg9kZWxpdmVyeV9zdGF0dXMYAiABKA4yJC5wYXltZW50cy5jYWxsYmFjay52MS5EZWxpdmVyeVN0YXR1cxIWCg50cmFuc2FjdGlvbl9pZBgDIAEoCRINCgVsaW1pdBgEIAEoBRIOCgZjdXJzb3IYBSABKAkSFQoNYWxsX21lcmNoYW50cxgGIAEoCCJeChJMaXN0RXZlbnRzUmVzcG9uc2USMwoGZXZlbnRzGAEgAygLMiMucGF5bWVudHMuY2FsbGJhY2sudjEuQ2FsbGJhY2tFdmVudBITCgtuZXh0X2N1cnNvchgCIAEoCSJVChVSZWRlbGl2ZXJFdmVudFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSFQoNYWxsX21lcmNoYW50cxgDIAEoCCJMChZSZWRlbGl2ZXJFdmVudFJlc3BvbnNlEjIKBWV2ZW50GAEgASgLMiMucGF5bWVudHMuY2FsbGJhY2sudjEuQ2FsbGJhY2tFdmVudCJeChxSZWRlbGl2ZXJGYWlsZWRFdmVudHNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJBCh1SZWRlbGl2ZXJGYWlsZWRFdmVudHNSZXNwb25zZRINCgVjb3VudBgBIAEoBRIRCglldmVudF9pZHMYAiADKAkqiQEKDkRlbGl2ZXJ5U3RhdHVzEh8KG0RFTElWRVJZX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0RFTElWRVJZX1NUQVRVU19QRU5ESU5HEAESHQoZREVMSVZFUllfU1RBVFVTX0RFTElWRVJFRBACEhoKFkRFTElWRVJZX1NUQVRVU19GQUlMRUQQAypyCg9UcmFuc2FjdGlvblR5cGUSIAocVFJBTlNBQ1RJT05fVFlQRV9VTlNQRUNJRklFRBAAEhwKGFRSQU5TQUNUSU9OX1RZUEVfREVQT1NJVBABEh8KG1RSQU5TQUNUSU9OX1RZUEVfV0lUSERSQVdBTBACMr0DCg9DYWxsYmFja1NlcnZpY2USWQoIR2V0RXZlbnQSJS5wYXltZW50cy5jYWxsYmFjay52MS5HZXRFdmVudFJlcXVlc3QaJi5wYXltZW50cy5jYWxsYmFjay52MS5HZXRFdmVudFJlc3BvbnNlEl8KCkxpc3RFdmVudHMSJy5wYXltZW50cy5jYWxsYmFjay52MS5MaXN0RXZlbnRzUmVxdWVzdBooLnBheW1lbnRzLmNhbGxiYWNrLnYxLkxpc3RFdmVudHNSZXNwb25zZRJrCg5SZWRlbGl2ZXJFdmVudBIrLnBheW1lbnRzLmNhbGxiYWNrLnYxLlJlZGVsaXZlckV2ZW50UmVxdWVzdBosLnBheW1lbnRzLmNhbGxiYWNrLnYxLlJlZGVsaXZlckV2ZW50UmVzcG9uc2USgAEKFVJlZGVsaXZlckZhaWxlZEV2ZW50cxIyLnBheW1lbnRzLmNhbGxiYWNrLnYxLlJlZGVsaXZlckZhaWxlZEV2ZW50c1JlcXVlc3QaMy5wYXltZW50cy5jYWxsYmFjay52MS5SZWRlbGl2ZXJGYWlsZWRFdmVudHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * One status change of one transaction, as the merchant receives it.
@@ -173,7 +173,7 @@ export const DeliveryAttemptSchema: GenMessage<DeliveryAttempt> = /*@__PURE__*/
  */
 export type GetEventRequest = Message<"payments.callback.v1.GetEventRequest"> & {
   /**
-   * Required from merchants' callers (the gateway); empty for operators.
+   * Required unless all_merchants is set.
    *
    * @generated from field: string merchant_id = 1;
    */
@@ -183,6 +183,13 @@ export type GetEventRequest = Message<"payments.callback.v1.GetEventRequest"> & 
    * @generated from field: string event_id = 2;
    */
   eventId: string;
+
+  /**
+   * An operator's look across merchants (merchant_id empty).
+   *
+   * @generated from field: bool all_merchants = 3;
+   */
+  allMerchants: boolean;
 };
 
 /**
@@ -214,7 +221,7 @@ export const GetEventResponseSchema: GenMessage<GetEventResponse> = /*@__PURE__*
  */
 export type ListEventsRequest = Message<"payments.callback.v1.ListEventsRequest"> & {
   /**
-   * Empty: every merchant (operators).
+   * Required unless all_merchants is set.
    *
    * @generated from field: string merchant_id = 1;
    */
@@ -247,6 +254,13 @@ export type ListEventsRequest = Message<"payments.callback.v1.ListEventsRequest"
    * @generated from field: string cursor = 5;
    */
   cursor: string;
+
+  /**
+   * An operator's listing across every merchant (merchant_id empty).
+   *
+   * @generated from field: bool all_merchants = 6;
+   */
+  allMerchants: boolean;
 };
 
 /**
@@ -285,7 +299,7 @@ export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PUR
  */
 export type RedeliverEventRequest = Message<"payments.callback.v1.RedeliverEventRequest"> & {
   /**
-   * Required from merchants' callers (the gateway); empty for operators.
+   * Required unless all_merchants is set.
    *
    * @generated from field: string merchant_id = 1;
    */
@@ -295,6 +309,13 @@ export type RedeliverEventRequest = Message<"payments.callback.v1.RedeliverEvent
    * @generated from field: string event_id = 2;
    */
   eventId: string;
+
+  /**
+   * An operator's redelivery of any merchant's event (merchant_id empty).
+   *
+   * @generated from field: bool all_merchants = 3;
+   */
+  allMerchants: boolean;
 };
 
 /**

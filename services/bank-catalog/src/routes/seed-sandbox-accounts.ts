@@ -1,0 +1,16 @@
+import { getAccountRow, receivingAccountMessage } from "../store.js";
+import type { BankCatalogContext } from "../context.js";
+import { seedSandboxAccounts as seedAccounts } from "../seed.js";
+import type { Rpc } from "./index.js";
+
+/** An operator's explicit request for the made-up sandbox accounts (never a migration's). */
+export function seedSandboxAccounts(ctx: BankCatalogContext): Rpc<"seedSandboxAccounts"> {
+  return {
+    async seedSandboxAccounts() {
+      const ids = await seedAccounts(ctx.db, ctx.clock.now().getTime());
+      if (ids.length > 0) ctx.logger.info({ added: ids.length }, "sandbox receiving accounts seeded");
+      const rows = await Promise.all(ids.map((id) => getAccountRow(ctx.db, id)));
+      return { added: rows.map((row) => receivingAccountMessage(row, row.bank_name)) };
+    },
+  };
+}
