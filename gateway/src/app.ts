@@ -7,6 +7,7 @@ import type { DepositService } from "@payments/contracts/deposit";
 import type { MerchantService } from "@payments/contracts/merchant";
 import type { PayoutService } from "@payments/contracts/payout";
 import type { Clock, Logger, Metrics } from "@payments/kit";
+import type { AvailableBanksLookup } from "./catalog-cache.js";
 import type { GatewayConfig } from "./config.js";
 import type { CredentialCache } from "./credential-cache.js";
 import { compileTrustedProxies } from "./ip-rule.js";
@@ -38,6 +39,8 @@ export interface GatewayDeps {
   config: GatewayConfig;
   merchants: Client<typeof MerchantService>;
   bankCatalog: Client<typeof BankCatalogService>;
+  /** The bank lists the merchant routes serve, cached (CatalogCache); without it each request asks bankCatalog. */
+  catalog?: AvailableBanksLookup;
   deposits: Client<typeof DepositService>;
   /** Withdrawals and balances. */
   payouts: Client<typeof PayoutService>;
@@ -75,7 +78,7 @@ function isCheckout(path: string): boolean {
 export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   const { config, clock, logger, metrics } = deps;
   const routes: Route[] = [
-    ...availableBanks({ bankCatalog: deps.bankCatalog, clock, publicBaseUrl: publicBaseUrl(config) }),
+    ...availableBanks({ bankCatalog: deps.catalog ?? deps.bankCatalog, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...deposits({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...withdrawals({ payouts: deps.payouts, clock }),
     ...transactions({ deposits: deps.deposits, payouts: deps.payouts, clock, publicBaseUrl: publicBaseUrl(config) }),

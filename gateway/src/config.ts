@@ -50,6 +50,8 @@ export const gatewayConfigSchema = z.object({
   CREDENTIAL_CACHE_TTL: envVar.duration("30s"),
   NEGATIVE_CACHE_TTL: envVar.duration("5s"),
   BANK_ASSET_CACHE_TTL: envVar.duration("5m"),
+  /** How long a merchant's bank list is kept when no CatalogChanged event drops it first; 0: asked on every request. */
+  CATALOG_CACHE_TTL: envVar.duration("30s"),
   RPC_TIMEOUT: envVar.duration("5s"),
   HEALTH_TIMEOUT: envVar.duration("1s"),
   NATS_URL: envVar.url(["nats", "tls", "ws", "wss"]).optional(),

@@ -1,11 +1,13 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, type Client } from "@connectrpc/connect";
+import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
 import { MerchantChangedSchema, MerchantStatus, type GetCredentialsResponse, type MerchantService } from "@payments/contracts/merchant";
 import { errorInfo, type Clock, type EventBus, type Logger, type Subscription } from "@payments/kit";
 import { parseAllowList, type IpRange } from "./ip-rule.js";
 
-export const MERCHANT_CHANGED_TOPIC = "merchant.v1.merchant_changed";
+/** Named once, in @payments/contracts; re-exported for this package's tests. */
+export { MERCHANT_CHANGED_TOPIC };
 
 /** What the gateway needs to authenticate one merchant's requests. */
 export interface MerchantCredentials {

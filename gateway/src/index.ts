@@ -4,3 +4,4 @@ export { createApp, type GatewayDeps } from "./app.js";
 export { ApiError, mapServiceError, publicReasons } from "./errors.js";
 export type { Route } from "./routes/route.js";
 export type { GatewayState } from "./state.js";
+export { CatalogCache, type AvailableBanksLookup, type CatalogCacheOptions } from "./catalog-cache.js";

@@ -14,7 +14,7 @@ import { Health } from "@payments/contracts/health";
 import { MerchantChangedSchema, MerchantService, MerchantStatus, type MerchantChanged } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createLogger, createMetrics, createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, manualClock } from "@payments/kit/testing";
+import { addTestReceivingAccounts, eventually, manualClock } from "@payments/kit/testing";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
@@ -229,7 +229,12 @@ test("a merchant without FAST gets no FAST entry, and a merchant's own limits ar
   t.false(listed.some((b) => b._id === "FAST"));
   const isbank = listed.find((b) => b.code === "0064")!;
   await bankCatalog.setMerchantLimit({ limit: { merchantId: merchant.id, bankId: isbank._id as string, minAmount: 2_500n, maxAmount: 7_500_000n } });
-  const after = (await signedCall(gw(), merchant, clock, { path: BANKS })).json.data?.banks as Array<Record<string, unknown>>;
+  // The gateway's cached list goes when the catalog's CatalogChanged arrives, a moment after the RPC returns.
+  let after: Array<Record<string, unknown>> = [];
+  await eventually(async () => {
+    after = (await signedCall(gw(), merchant, clock, { path: BANKS })).json.data?.banks as Array<Record<string, unknown>>;
+    return after.find((b) => b.code === "0064")?.minAmount === 2_500;
+  }, "the new limits through the gateway", 1_000).catch(() => undefined);
   t.like(after.find((b) => b.code === "0064"), { minAmount: 2_500, maxAmount: 7_500_000 });
 });
 

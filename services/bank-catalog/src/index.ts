@@ -4,7 +4,8 @@ import { migrations } from "../migrations/index.js";
 import { createBankCatalogContext, type BankCatalogContext } from "./context.js";
 import { routes } from "./routes/index.js";
 
-export type { BankCatalogContext } from "./context.js";
+export { bankCatalogConfigSchema, loadBankCatalogConfig, type BankCatalogConfig, type BankCatalogContext } from "./context.js";
+export { CatalogSnapshots, type CatalogSnapshot } from "./catalog-snapshot.js";
 export { FAST_ID } from "./limits.js";
 export { SEED_ACCOUNTS, seedSandboxAccounts } from "./seed.js";
 
@@ -15,4 +16,6 @@ export const bankCatalogModule: ServiceModule<BankCatalogContext> = {
   migrations,
   createContext: createBankCatalogContext,
   routes,
+  // Every replica drops its snapshot on any replica's change.
+  start: async (ctx) => [await ctx.catalog.watch(ctx.bus)],
 };

@@ -69,6 +69,8 @@ export interface AvailabilityInput {
   overrides: readonly LimitOverride[];
   /** Whether at least one active, FAST-enabled receiving account exists. */
   hasFastAccount: boolean;
+  /** `banks` are already in compareBankNames order (a snapshot sorted them once): keep it. */
+  sorted?: boolean;
 }
 
 /** Each of min and max independently: the override when set, else the default. */
@@ -104,7 +106,7 @@ export function resolveAvailableCatalog(input: AvailabilityInput): AvailableCata
     if (!isValidRange(limits.minAmount, limits.maxAmount)) continue;
     banks.push({ id: bank.id, name: bank.name, code: bank.code, logoUrl: bank.logoUrl, ...limits });
   }
-  banks.sort(compareBankNames);
+  if (!input.sorted) banks.sort(compareBankNames);
 
   const fastOverride = overrides.get(FAST_ID);
   if (!input.fast.enabled || fastOverride?.enabled === false || !input.hasFastAccount) return { banks };
@@ -158,6 +160,7 @@ export function resolveDepositTerms<A extends CatalogAccount>(input: DepositTerm
     fast: input.fast,
     overrides: input.overrides,
     hasFastAccount: active.some((a) => a.fastEnabled),
+    sorted: input.sorted,
   });
 
   if (bankId === "") {

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { composeIBAN } from "ibantools";
 import type { Knex } from "knex";
+import { recordCatalogChanged } from "./catalog-changed.js";
 
 /**
  * What an install starts with: the main Turkish banks (real names and EFT codes, public
@@ -163,9 +164,19 @@ export async function seedCatalog(db: Knex, nowMs: number): Promise<void> {
 /**
  * Adds the sandbox receiving accounts that are missing, marked sandbox; accounts already
  * there (by id or IBAN), whatever an operator made of them since, are left alone. Returns
- * the ids added. Safe to run on every start and from several processes at once.
+ * the ids added. Safe to run on every start and from several processes at once. When it adds
+ * any, a CatalogChanged event is recorded in the same transaction.
  */
 export async function seedSandboxAccounts(db: Knex, nowMs: number): Promise<string[]> {
+  return db.transaction(async (trx) => {
+    const added = await insertMissingSandboxAccounts(trx, nowMs);
+    // Recorded with the accounts, whoever seeds (the RPC, or the all-in-one at start).
+    if (added.length > 0) await recordCatalogChanged(trx, { now: () => new Date(nowMs) }, "sandbox_accounts_seeded");
+    return added;
+  });
+}
+
+async function insertMissingSandboxAccounts(db: Knex.Transaction, nowMs: number): Promise<string[]> {
   const existing = await db("receiving_accounts")
     .whereIn(
       "iban",

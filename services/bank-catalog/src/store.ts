@@ -184,12 +184,6 @@ export async function listMerchantLimitRows(db: Db, merchantId: string): Promise
   return (await db<MerchantLimitRow>("merchant_limits").where({ merchant_id: merchantId }).orderBy("bank_id")) as MerchantLimitRow[];
 }
 
-/** Whether an active FAST-enabled account of this kind (sandbox or live) exists. */
-export async function hasActiveFastAccount(db: Db, sandbox: boolean): Promise<boolean> {
-  const row = (await db("receiving_accounts").where({ active: true, fast_enabled: true, sandbox }).first("id")) as { id: string } | undefined;
-  return row !== undefined;
-}
-
 export interface AccountWithBank extends ReceivingAccountRow {
   bank_name: string;
 }

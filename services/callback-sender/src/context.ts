@@ -1,7 +1,8 @@
 import type { Client } from "@connectrpc/connect";
 import { MerchantService } from "@payments/contracts/merchant";
-import { envVar, loadConfig, type BaseContext, type Env } from "@payments/kit";
+import { envVar, loadConfig, type BaseContext, type Env, type EventCache } from "@payments/kit";
 import { z } from "zod";
+import type { CallbackTarget } from "./callback-target.js";
 import type { CallbackPoster } from "./post-callback.js";
 
 /** The callback-sender's own settings, on top of the kit's base settings. */
@@ -28,6 +29,8 @@ export const callbackConfigSchema = z
     CALLBACK_MAX_RETRY_AFTER: envVar.duration("24h"),
     /** Whether this process sends callbacks (turn off for API-only replicas; events are still taken in). */
     CALLBACK_SENDER: envVar.flag(true),
+    /** How long a merchant's callback URL and signing secret are kept when no MerchantChanged event drops them first (an attempt that fails drops them too); 0: asked before every attempt. */
+    MERCHANT_CACHE_TTL: envVar.duration("30s"),
     /** Where customers reach the gateway: a deposit's checkoutUrl in callback bodies starts with it. */
     PUBLIC_BASE_URL: envVar
       .url(["http", "https"])
@@ -46,6 +49,8 @@ export type CallbackConfig = z.infer<typeof callbackConfigSchema>;
 export interface CallbackContext extends BaseContext {
   config: CallbackConfig;
   merchants: Client<typeof MerchantService>;
+  /** GetCallbackTarget answers by merchant id, dropped on MerchantChanged and after a failed attempt (src/callback-target.ts). */
+  callbackTargets: EventCache<CallbackTarget>;
   poster: CallbackPoster;
   /** Tells this process's sender to look for due attempts now (after a redelivery); a no-op without one. */
   wakeSender(): void;

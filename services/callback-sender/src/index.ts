@@ -2,6 +2,7 @@ import { CallbackService } from "@payments/contracts/callback";
 import { MerchantService } from "@payments/contracts/merchant";
 import type { BaseContext, ServiceModule, Stoppable } from "@payments/kit";
 import { migrations } from "../migrations/index.js";
+import { createCallbackTargetCache, watchMerchantChanges } from "./callback-target.js";
 import { loadCallbackConfig, type CallbackContext } from "./context.js";
 import { startIngest } from "./ingest.js";
 import { createCallbackPoster, type CallbackPoster } from "./post-callback.js";
@@ -25,6 +26,7 @@ export function createCallbackModule(options: CallbackModuleOptions = {}): Servi
         ...base,
         config,
         merchants: base.client(MerchantService, "merchant"),
+        callbackTargets: createCallbackTargetCache(base, config.MERCHANT_CACHE_TTL),
         poster: options.poster ?? createCallbackPoster({ timeoutMs: config.CALLBACK_TIMEOUT, allowPrivate: config.CALLBACK_ALLOW_PRIVATE }),
         wakeSender: () => {},
       };
@@ -33,6 +35,8 @@ export function createCallbackModule(options: CallbackModuleOptions = {}): Servi
     async start(ctx) {
       const jobs: Stoppable[] = [];
       if (ctx.config.CALLBACK_SENDER) {
+        // Watching before the first attempt: no change can slip between a lookup and the watch.
+        jobs.push(await watchMerchantChanges(ctx));
         const sender = startCallbackSender(ctx);
         ctx.wakeSender = sender.wake;
         jobs.push(sender);

@@ -1,6 +1,7 @@
 import { claimTransaction, forUpdateSkipLocked, transactionWithRetry, type Stoppable } from "@payments/kit";
 import { sign, unixTimestamp } from "@payments/signing";
 import type { Knex } from "knex";
+import { callbackTargetOf, forgetCallbackTarget, type CallbackTarget } from "./callback-target.js";
 import type { CallbackContext } from "./context.js";
 import type { PostResult } from "./post-callback.js";
 import { nextStep } from "./retry-schedule.js";
@@ -61,36 +62,55 @@ export async function claimDueAttempts(ctx: CallbackContext, limits: ClaimLimits
     >[];
     const taken: ClaimedAttempt[] = [];
     const takenBy = new Map<string, number>();
+    const lost: typeof rows = [];
     for (const row of rows) {
       const merchantTaken = takenBy.get(row.merchant_id) ?? 0;
       if (merchantTaken >= limits.merchantRoom(row.merchant_id)) continue;
-      const number = Number(row.attempts) + 1;
-      const updated = await due(trx("callback_events").where({ id: row.id, attempts: row.attempts }), now).update({
-        attempts: number,
-        round_attempts: Number(row.round_attempts) + 1,
-        in_flight_since: now,
-        next_attempt_at: now + ctx.config.CALLBACK_CLAIM_TIMEOUT,
-        updated_at: now,
-      });
-      if (updated !== 1) continue;
-      if (row.in_flight_since !== null) {
-        // The previous claim's lease ran out without a record: its sender died (or hung) after
-        // claiming, maybe after POSTing. Log it; the merchant may see this event twice.
-        await trx("callback_attempts")
-          .insert({ event_id: row.id, number: Number(row.attempts), attempted_at: Number(row.in_flight_since), url: "", status_code: 0, latency_ms: 0, error: LOST_ERROR, outcome: "lost" })
-          .onConflict(["event_id", "number"])
-          .ignore();
-      }
       takenBy.set(row.merchant_id, merchantTaken + 1);
+      // The previous claim's lease ran out without a record: its sender died (or hung) after
+      // claiming, maybe after POSTing. It is logged below; the merchant may see this event twice.
+      if (row.in_flight_since !== null) lost.push(row);
       taken.push({
         eventId: row.id,
         merchantId: row.merchant_id,
         type: row.type,
         body: row.body,
-        number,
+        number: Number(row.attempts) + 1,
         roundNumber: Number(row.round_attempts) + 1,
         claimedAt: now,
       });
+    }
+    if (taken.length === 0) return taken;
+    // The rows are locked until this transaction ends (SKIP LOCKED kept other senders off
+    // them), so one statement claims them all.
+    await trx("callback_events")
+      .whereIn(
+        "id",
+        taken.map((a) => a.eventId),
+      )
+      .update({
+        attempts: trx.raw("attempts + 1"),
+        round_attempts: trx.raw("round_attempts + 1"),
+        in_flight_since: now,
+        next_attempt_at: now + ctx.config.CALLBACK_CLAIM_TIMEOUT,
+        updated_at: now,
+      });
+    if (lost.length > 0) {
+      await trx("callback_attempts")
+        .insert(
+          lost.map((row) => ({
+            event_id: row.id,
+            number: Number(row.attempts),
+            attempted_at: Number(row.in_flight_since),
+            url: "",
+            status_code: 0,
+            latency_ms: 0,
+            error: LOST_ERROR,
+            outcome: "lost",
+          })),
+        )
+        .onConflict(["event_id", "number"])
+        .ignore();
     }
     return taken;
   });
@@ -190,7 +210,7 @@ export async function releaseClaim(ctx: CallbackContext, attempt: ClaimedAttempt
 }
 
 /** The POST of one attempt to where the merchant's callbacks go now; a missing or broken URL is an attempt that failed saying so. */
-async function postToMerchant(ctx: CallbackContext, attempt: ClaimedAttempt, target: { callbackUrl: string; signingSecret: string }): Promise<AttemptRecord> {
+async function postToMerchant(ctx: CallbackContext, attempt: ClaimedAttempt, target: CallbackTarget): Promise<AttemptRecord> {
   const unsent = (error: string): AttemptRecord => ({ url: target.callbackUrl, result: { delivered: false, statusCode: 0, latencyMs: 0, error } });
   if (target.callbackUrl === "") return unsent("the merchant has no callback URL set");
   if (!URL.canParse(target.callbackUrl)) return unsent("the merchant's callback URL is not a URL");
@@ -201,16 +221,16 @@ async function postToMerchant(ctx: CallbackContext, attempt: ClaimedAttempt, tar
 
 /**
  * Makes one claimed attempt: looks up where the merchant's callbacks go now and the secret
- * that signs them, POSTs, records. Never throws. When the lookup fails (our side) the claim
- * is given back uncounted; when the record fails the lease runs out and the event is sent
- * again.
+ * that signs them (kept until the merchant changes, src/callback-target.ts), POSTs, records.
+ * Never throws. When the lookup fails (our side) the claim is given back uncounted; when the
+ * record fails the lease runs out and the event is sent again.
  */
 export async function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttempt): Promise<AttemptOutcome | "released" | "unrecorded"> {
   const log = ctx.logger.child({ job: "callback-sender", eventId: attempt.eventId, merchantId: attempt.merchantId, attempt: attempt.number });
   const attempts = ctx.metrics.counter("callback_attempts_total", "Callback attempts, by outcome", ["outcome"]);
-  let target: { callbackUrl: string; signingSecret: string };
+  let target: CallbackTarget;
   try {
-    target = await ctx.merchants.getCallbackTarget({ merchantId: attempt.merchantId });
+    target = await callbackTargetOf(ctx, attempt.merchantId);
   } catch (err) {
     const retryIn = Math.min(ctx.config.CALLBACK_RETRY_SCHEDULE[0] ?? 5_000, 5_000);
     log.error({ err }, "could not look up the merchant's callback target; the attempt is given back and tried again");
@@ -220,6 +240,9 @@ export async function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttem
   }
 
   const { url, result } = await postToMerchant(ctx, attempt, target);
+  // A merchant whose endpoint fails may be changing it (its URL, its secret): its next
+  // attempt asks the merchant service rather than trust the cache.
+  if (!result.delivered) forgetCallbackTarget(ctx, attempt.merchantId);
 
   let outcome: AttemptOutcome;
   try {

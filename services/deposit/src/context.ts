@@ -1,8 +1,10 @@
 import type { Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
-import { envVar, loadConfig, type BaseContext, type Env } from "@payments/kit";
+import { envVar, loadConfig, type BaseContext, type Env, type EventCache } from "@payments/kit";
 import { z } from "zod";
+import { createMerchantCache, type MerchantFacts } from "./merchant-lookup.js";
+import { createDepositTermsCache, type DepositTermsAnswer } from "./deposit-terms.js";
 
 /** The deposit service's own settings, on top of the kit's base settings. */
 export const depositConfigSchema = z.object({
@@ -14,6 +16,10 @@ export const depositConfigSchema = z.object({
   CHECKOUT_KEEP_FINAL: envVar.duration("24h"),
   /** ISO 4217 codes accepted for deposits; the first is not special, TRY is the default when a request names none. */
   SUPPORTED_CURRENCIES: envVar.currencies(),
+  /** How long a merchant's facts (exists, active, sandbox) are kept when no MerchantChanged event drops them first; 0: asked on every deposit. */
+  MERCHANT_CACHE_TTL: envVar.duration("30s"),
+  /** How long the bank catalog's deposit terms are kept when no CatalogChanged event drops them first; 0: asked on every deposit. */
+  CATALOG_CACHE_TTL: envVar.duration("30s"),
 });
 export type DepositConfig = z.infer<typeof depositConfigSchema>;
 
@@ -21,6 +27,10 @@ export interface DepositContext extends BaseContext {
   config: DepositConfig;
   bankCatalog: Client<typeof BankCatalogService>;
   merchants: Client<typeof MerchantService>;
+  /** GetMerchant answers by merchant id, dropped on MerchantChanged (src/merchant-lookup.ts). */
+  merchantCache: EventCache<MerchantFacts>;
+  /** GetDepositTerms answers by (merchant, bank, kind), dropped on CatalogChanged (src/deposit-terms.ts). */
+  depositTermsCache: EventCache<DepositTermsAnswer>;
 }
 
 export function loadDepositConfig(env: Env): DepositConfig {
@@ -28,10 +38,13 @@ export function loadDepositConfig(env: Env): DepositConfig {
 }
 
 export function createDepositContext(base: BaseContext): DepositContext {
+  const config = loadDepositConfig(base.env);
   return {
     ...base,
-    config: loadDepositConfig(base.env),
+    config,
     bankCatalog: base.client(BankCatalogService, "bank-catalog"),
     merchants: base.client(MerchantService, "merchant"),
+    merchantCache: createMerchantCache(base, config.MERCHANT_CACHE_TTL),
+    depositTermsCache: createDepositTermsCache(base, config.CATALOG_CACHE_TTL),
   };
 }

@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
+import { CATALOG_CHANGED_TOPIC } from "@payments/contracts";
 import type { GetDepositTermsResponse } from "@payments/contracts/bank-catalog";
-import { errorInfo, serviceError, validationError } from "@payments/kit";
+import { errorInfo, EventCache, serviceError, validationError, type BaseContext, type Subscription } from "@payments/kit";
 import type { DepositContext } from "./context.js";
 
 /** The bank-catalog's answer for one deposit, with amounts as numbers. */
@@ -12,30 +13,65 @@ export interface DepositTerms {
   accounts: Array<{ id: string; bankId: string; bankName: string; accountName: string; iban: string }>;
 }
 
-/** Limits and candidate accounts from the bank catalog; a bank the merchant may not use is the caller's mistake. */
-export async function fetchDepositTerms(ctx: DepositContext, merchantId: string, bankId: string, sandbox: boolean): Promise<DepositTerms> {
+/** The catalog's answer for one (merchant, bank, kind): the terms, or that the bank is not available to the merchant. */
+export type DepositTermsAnswer = { terms: DepositTerms } | { notAvailable: true };
+
+/** Merchants × banks asked for whose answers are kept; past it the least recently used goes. */
+const MAX_TERMS = 20_000;
+
+/**
+ * A replica of the bank catalog may hear CatalogChanged a moment after this process and answer
+ * one more request from its old snapshot: what was loaded in that moment is dropped again
+ * this long after the event.
+ */
+const CATALOG_SETTLE_MS = 500;
+
+/**
+ * GetDepositTerms answers by (merchant, bank, kind), "not available" included, kept until the
+ * bank catalog announces a change (CatalogChanged, merchant limits included) or `ttlMs`
+ * passes (the bound when an event is lost); 0 turns it off. A deposit then makes no call to
+ * the catalog while nothing in it changes.
+ */
+export function createDepositTermsCache(base: Pick<BaseContext, "clock" | "logger">, ttlMs: number): EventCache<DepositTermsAnswer> {
+  return new EventCache<DepositTermsAnswer>({ clock: base.clock, ttlMs, maxEntries: MAX_TERMS, name: "deposit-terms", logger: base.logger });
+}
+
+/** Drops every kept answer when the catalog changes. */
+export function watchCatalogChanges(ctx: Pick<DepositContext, "bus" | "depositTermsCache">): Promise<Subscription> {
+  return ctx.depositTermsCache.watch(ctx.bus, [CATALOG_CHANGED_TOPIC], { settleMs: CATALOG_SETTLE_MS });
+}
+
+async function askBankCatalog(ctx: DepositContext, merchantId: string, bankId: string, sandbox: boolean): Promise<DepositTermsAnswer> {
   let res: GetDepositTermsResponse;
   try {
     res = await ctx.bankCatalog.getDepositTerms({ merchantId, bankId, sandbox });
   } catch (err) {
-    const info = errorInfo(err);
-    if (info.reason === "BANK_NOT_AVAILABLE") {
-      throw validationError(
-        "bank_id",
-        bankId === ""
-          ? "bank_id: no bank is available to this merchant for deposits"
-          : `bank_id: ${JSON.stringify(bankId)} is not one of this merchant's available banks (use a bank id or FAST from the bank list)`,
-      );
-    }
+    if (errorInfo(err).reason === "BANK_NOT_AVAILABLE") return { notAvailable: true };
     throw err;
   }
   return {
-    bankId: res.bankId,
-    bankName: res.bankName,
-    minAmount: Number(res.minAmount),
-    maxAmount: Number(res.maxAmount),
-    accounts: res.accounts.map((a) => ({ id: a.id, bankId: a.bankId, bankName: a.bankName, accountName: a.accountName, iban: a.iban })),
+    terms: {
+      bankId: res.bankId,
+      bankName: res.bankName,
+      minAmount: Number(res.minAmount),
+      maxAmount: Number(res.maxAmount),
+      accounts: res.accounts.map((a) => ({ id: a.id, bankId: a.bankId, bankName: a.bankName, accountName: a.accountName, iban: a.iban })),
+    },
   };
+}
+
+/** Limits and candidate accounts from the bank catalog (through the cache); a bank the merchant may not use is the caller's mistake. */
+export async function fetchDepositTerms(ctx: DepositContext, merchantId: string, bankId: string, sandbox: boolean): Promise<DepositTerms> {
+  const answer = await ctx.depositTermsCache.get(JSON.stringify([merchantId, sandbox, bankId]), () => askBankCatalog(ctx, merchantId, bankId, sandbox));
+  if ("notAvailable" in answer) {
+    throw validationError(
+      "bank_id",
+      bankId === ""
+        ? "bank_id: no bank is available to this merchant for deposits"
+        : `bank_id: ${JSON.stringify(bankId)} is not one of this merchant's available banks (use a bank id or FAST from the bank list)`,
+    );
+  }
+  return answer.terms;
 }
 
 /** AMOUNT_OUT_OF_RANGE unless amount is within the terms; the message states the range and currency. */

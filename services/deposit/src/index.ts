@@ -2,7 +2,9 @@ import { DepositService } from "@payments/contracts/deposit";
 import type { ServiceModule } from "@payments/kit";
 import { migrations } from "../migrations/index.js";
 import { createDepositContext, type DepositContext } from "./context.js";
+import { watchCatalogChanges } from "./deposit-terms.js";
 import { startExpiryJob } from "./expiry.js";
+import { watchMerchantChanges } from "./merchant-lookup.js";
 import { routes } from "./routes/index.js";
 
 /** Deposits: creation, checkout, matching incoming transfers, operator decisions and expiry. */
@@ -12,7 +14,7 @@ export const depositModule: ServiceModule<DepositContext> = {
   migrations,
   createContext: createDepositContext,
   routes,
-  start: (ctx) => [startExpiryJob(ctx)],
+  start: async (ctx) => [await watchMerchantChanges(ctx), await watchCatalogChanges(ctx), startExpiryJob(ctx)],
 };
 
 export { depositConfigSchema, loadDepositConfig, type DepositConfig, type DepositContext } from "./context.js";

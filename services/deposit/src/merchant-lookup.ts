@@ -1,6 +1,8 @@
+import { fromBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { MerchantStatus } from "@payments/contracts/merchant";
-import { errorInfo, serviceError, validationError } from "@payments/kit";
+import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
+import { MerchantChangedSchema, MerchantStatus } from "@payments/contracts/merchant";
+import { errorInfo, EventCache, serviceError, validationError, type BaseContext, type BusMessage, type Subscription } from "@payments/kit";
 import type { DepositContext } from "./context.js";
 
 /** The facts about a merchant a deposit needs, asked of the merchant service. */
@@ -10,7 +12,31 @@ export interface MerchantFacts {
   sandbox: boolean;
 }
 
-export async function lookupMerchant(ctx: DepositContext, merchantId: string): Promise<MerchantFacts> {
+/**
+ * Merchant facts by merchant id, kept until the merchant service announces a change to that
+ * merchant (MerchantChanged) or `ttlMs` passes (the bound when an event is lost); 0 turns it off.
+ */
+export function createMerchantCache(base: Pick<BaseContext, "clock" | "logger">, ttlMs: number): EventCache<MerchantFacts> {
+  return new EventCache<MerchantFacts>({ clock: base.clock, ttlMs, name: "deposit-merchants", logger: base.logger });
+}
+
+/**
+ * The merchant a MerchantChanged event is about: none for a creation (nothing is kept about a
+ * merchant that did not exist: failed loads are not kept); one without merchant_id counts as
+ * unreadable, and everything is dropped.
+ */
+function changedMerchant(message: BusMessage): string[] {
+  const { merchantId, change } = fromBinary(MerchantChangedSchema, message.data);
+  if (merchantId === "") throw new Error("a MerchantChanged event without merchant_id");
+  return change === "created" ? [] : [merchantId];
+}
+
+/** Drops a merchant's facts when it changes; everything on an event that cannot be read. */
+export function watchMerchantChanges(ctx: Pick<DepositContext, "bus" | "merchantCache">): Promise<Subscription> {
+  return ctx.merchantCache.watch(ctx.bus, [MERCHANT_CHANGED_TOPIC], { keysOf: changedMerchant });
+}
+
+async function askMerchantService(ctx: DepositContext, merchantId: string): Promise<MerchantFacts> {
   try {
     const { merchant } = await ctx.merchants.getMerchant({ merchantId });
     if (!merchant) throw new Error("GetMerchant answered without a merchant");
@@ -19,6 +45,15 @@ export async function lookupMerchant(ctx: DepositContext, merchantId: string): P
     if (errorInfo(err).code === Code.NotFound) throw validationError("merchant_id", `merchant_id: merchant ${JSON.stringify(merchantId)} does not exist`);
     throw err;
   }
+}
+
+/**
+ * The merchant's facts, from the cache unless `fresh`. An unknown merchant is a
+ * VALIDATION_ERROR on merchant_id and is not remembered.
+ */
+export function lookupMerchant(ctx: DepositContext, merchantId: string, options: { fresh?: boolean } = {}): Promise<MerchantFacts> {
+  if (options.fresh) return askMerchantService(ctx, merchantId);
+  return ctx.merchantCache.get(merchantId, () => askMerchantService(ctx, merchantId));
 }
 
 /** Deposits are taken for active merchants only (the gateway already refuses disabled ones; internal callers may not). */

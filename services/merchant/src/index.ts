@@ -15,5 +15,4 @@ export const merchantModule: ServiceModule<MerchantContext> = {
 
 export { loadMerchantConfig, merchantConfigSchema, type MerchantConfig, type MerchantContext } from "./context.js";
 export { ipAllowed, normaliseAllowedIps, normaliseCallbackUrl, secretValidAt, type MerchantChange } from "./merchant.js";
-export { MERCHANT_CHANGED_TOPIC } from "./merchant-store.js";
 export { migrations } from "../migrations/index.js";

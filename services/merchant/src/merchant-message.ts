@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { MerchantSchema, MerchantStatus, type Merchant } from "@payments/contracts/merchant";
 import { secretValidAt, type MerchantStatusName } from "./merchant.js";
-import type { MerchantRecord, SecretRecord } from "./merchant-store.js";
+import type { MerchantRecord, SecretInfo } from "./merchant-store.js";
 
 export function statusToProto(status: MerchantStatusName): MerchantStatus {
   return status === "active" ? MerchantStatus.ACTIVE : MerchantStatus.DISABLED;
@@ -13,7 +13,7 @@ export function timestampFromMs(ms: number) {
 }
 
 /** The public view of a merchant: settings and secret metadata, never a secret value. */
-export function toMerchantMessage(merchant: MerchantRecord, secrets: readonly SecretRecord[], now: number): Merchant {
+export function toMerchantMessage(merchant: MerchantRecord, secrets: readonly SecretInfo[], now: number): Merchant {
   return create(MerchantSchema, {
     id: merchant.id,
     name: merchant.name,

@@ -1,13 +1,12 @@
 import { Code } from "@connectrpc/connect";
 import type { Knex } from "knex";
+import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
 import { MerchantChangedSchema, type Merchant } from "@payments/contracts/merchant";
 import { newId, newToken, recordEvent, serviceError, type Clock } from "@payments/kit";
 import type { MerchantContext } from "./context.js";
 import type { MerchantChange, MerchantStatusName, RateLimit } from "./merchant.js";
 import { timestampFromMs, toMerchantMessage } from "./merchant-message.js";
 import { SecretBoxError, type SecretBox } from "./secret-box.js";
-
-export const MERCHANT_CHANGED_TOPIC = "merchant.v1.merchant_changed";
 
 /** A `merchants` row as both dialects return it. */
 export interface MerchantRow {
@@ -107,16 +106,82 @@ export async function findMerchantByApiKey(db: Knex, apiKey: string): Promise<Me
   return row ? toMerchantRecord(row) : undefined;
 }
 
-/** Secrets of each merchant, newest first. */
-export async function secretsOf(db: Knex, merchantIds: readonly string[]): Promise<Map<string, SecretRecord[]>> {
-  const byMerchant = new Map<string, SecretRecord[]>(merchantIds.map((id) => [id, []]));
+/** What the public view of a merchant shows of a secret: its lifetime, never its sealed value. */
+export type SecretInfo = Omit<SecretRecord, "sealed">;
+
+type SecretInfoRow = Omit<SecretRow, "sealed">;
+
+/** The columns of a SecretInfo: the sealed value is not even read. */
+const SECRET_INFO_COLUMNS = ["id", "merchant_id", "generation", "created_at", "expires_at"] as const;
+
+function toSecretInfo(row: SecretInfoRow): SecretInfo {
+  return {
+    id: row.id,
+    merchantId: row.merchant_id,
+    generation: Number(row.generation),
+    createdAt: Number(row.created_at),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+  };
+}
+
+/** Secret metadata of each merchant, newest first. */
+export async function secretsOf(db: Knex, merchantIds: readonly string[]): Promise<Map<string, SecretInfo[]>> {
+  const byMerchant = new Map<string, SecretInfo[]>(merchantIds.map((id) => [id, []]));
   if (merchantIds.length === 0) return byMerchant;
-  const rows = await db<SecretRow>("merchant_secrets").whereIn("merchant_id", [...merchantIds]).orderBy([
-    { column: "merchant_id" },
-    { column: "generation", order: "desc" },
-  ]);
-  for (const row of rows) byMerchant.get(row.merchant_id)?.push(toSecretRecord(row));
+  const rows: SecretInfoRow[] = await db<SecretRow>("merchant_secrets")
+    .select(...SECRET_INFO_COLUMNS)
+    .whereIn("merchant_id", [...merchantIds])
+    .orderBy([{ column: "merchant_id" }, { column: "generation", order: "desc" }]);
+  for (const row of rows) byMerchant.get(row.merchant_id)?.push(toSecretInfo(row));
   return byMerchant;
+}
+
+/** A merchant row joined with one secret's columns (all null when it has none), under names that cannot clash. */
+type MerchantSecretRow = MerchantRow & {
+  secret_id: string | null;
+  secret_generation: number | null;
+  secret_sealed?: string | null;
+  secret_created_at: number | string | null;
+  secret_expires_at: number | string | null;
+};
+
+function joinedSecret(row: MerchantSecretRow): SecretInfo | undefined {
+  if (row.secret_id === null || row.secret_generation === null || row.secret_created_at === null) return undefined;
+  return toSecretInfo({ id: row.secret_id, merchant_id: row.id, generation: row.secret_generation, created_at: row.secret_created_at, expires_at: row.secret_expires_at });
+}
+
+/**
+ * A merchant and its secret metadata, newest first, in one query (GetMerchant is asked on
+ * every deposit a cache does not answer). The sealed values are not read.
+ */
+export async function findMerchantWithSecrets(db: Knex, merchantId: string): Promise<{ merchant: MerchantRecord; secrets: SecretInfo[] } | undefined> {
+  const rows: MerchantSecretRow[] = await db("merchants as m")
+    .leftJoin("merchant_secrets as s", "s.merchant_id", "m.id")
+    .where("m.id", merchantId)
+    .select("m.*", "s.id as secret_id", "s.generation as secret_generation", "s.created_at as secret_created_at", "s.expires_at as secret_expires_at")
+    .orderBy("s.generation", "desc");
+  const [first] = rows;
+  if (!first) return undefined;
+  return { merchant: toMerchantRecord(first), secrets: rows.map(joinedSecret).filter((s): s is SecretInfo => s !== undefined) };
+}
+
+/**
+ * A merchant and its current secret (the newest that verifies at `now`; undefined when none
+ * does), in one query: what the callback-sender asks for before an attempt.
+ */
+export async function findMerchantWithCurrentSecret(db: Knex, merchantId: string, now: number): Promise<{ merchant: MerchantRecord; current: SecretRecord | undefined } | undefined> {
+  const row: MerchantSecretRow | undefined = await db("merchants as m")
+    .leftJoin("merchant_secrets as s", (on) =>
+      on.on("s.merchant_id", "=", "m.id").andOn((valid) => valid.onNull("s.expires_at").orOnVal("s.expires_at", ">", now)),
+    )
+    .where("m.id", merchantId)
+    .select("m.*", "s.id as secret_id", "s.generation as secret_generation", "s.sealed as secret_sealed", "s.created_at as secret_created_at", "s.expires_at as secret_expires_at")
+    .orderBy("s.generation", "desc")
+    .first();
+  if (!row) return undefined;
+  const info = joinedSecret(row);
+  const current = info && typeof row.secret_sealed === "string" ? { ...info, sealed: row.secret_sealed } : undefined;
+  return { merchant: toMerchantRecord(row), current };
 }
 
 /** Secrets that verify signatures at `now`, current first. */

@@ -13,7 +13,7 @@ import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { payoutModule } from "@payments/payout-service";
 import { merchantModule } from "../src/index.js";
-import { MERCHANT_CHANGED_TOPIC } from "../src/merchant-store.js";
+import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
 
 type MerchantClient = Client<typeof MerchantService>;
 
@@ -298,6 +298,50 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     t.deepEqual(
       again.secrets.map((s) => s.secret),
       [created.apiSecret],
+    );
+  });
+
+  // Serial, so the only statements on the merchant tables are the call's own.
+  test.serial("GetMerchant answers in one query that never reads a sealed secret, and GetCallbackTarget in one query", async (t) => {
+    const created = await newMerchant();
+    const merchantId = created.merchant!.id;
+    const rotated = await client.rotateSecret({ merchantId, gracePeriodSeconds: 60 });
+    const statements: string[] = [];
+    const listen = (query: { sql: string }) => {
+      if (/merchant/.test(query.sql)) statements.push(query.sql);
+    };
+    const during = async <T>(call: () => Promise<T>): Promise<T> => {
+      statements.length = 0;
+      db().on("query", listen);
+      try {
+        return await call();
+      } finally {
+        db().off("query", listen);
+      }
+    };
+
+    const { merchant } = await during(() => client.getMerchant({ merchantId }));
+    t.is(statements.length, 1, statements.join("\n"));
+    t.notRegex(statements[0]!, /sealed/, "secret metadata only");
+    t.deepEqual(
+      merchant!.secrets.map((s) => [s.valid, s.expiresAt !== undefined]),
+      [
+        [true, false],
+        [true, true],
+      ],
+      "both secrets, newest first, the older one in its grace period",
+    );
+    t.is(merchant!.apiKey, created.merchant!.apiKey);
+
+    const target = await during(() => client.getCallbackTarget({ merchantId }));
+    t.is(statements.length, 1, statements.join("\n"));
+    t.is(target.signingSecret, rotated.apiSecret);
+
+    clock.advance(61 * SECOND);
+    t.is((await client.getCallbackTarget({ merchantId })).signingSecret, rotated.apiSecret, "after the grace period too");
+    t.deepEqual(
+      (await client.getMerchant({ merchantId })).merchant!.secrets.map((s) => s.valid),
+      [true, false],
     );
   });
 

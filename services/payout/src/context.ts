@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { MerchantService } from "@payments/contracts/merchant";
-import { envVar, loadConfig, type BaseContext, type Env } from "@payments/kit";
+import { MerchantService, type Merchant } from "@payments/contracts/merchant";
+import { envVar, loadConfig, type BaseContext, type Env, type EventCache } from "@payments/kit";
 import { z } from "zod";
 import type { BankConnector } from "./bank-connector.js";
 
@@ -50,6 +50,10 @@ export const payoutConfigSchema = z.object({
   PAYOUT_WORKER: envVar.flag(true),
   /** The sandbox connector's delay before it answers. */
   SANDBOX_PAYOUT_DELAY: envVar.duration("2s"),
+  /** How long a merchant (exists, sandbox or live) is kept when no MerchantChanged event drops it first; 0: asked every time. */
+  MERCHANT_CACHE_TTL: envVar.duration("30s"),
+  /** How long the bank catalog's bank ids are kept when no CatalogChanged event drops them first; 0: asked on every withdrawal that names a bank. */
+  CATALOG_CACHE_TTL: envVar.duration("30s"),
 });
 export type PayoutConfig = z.infer<typeof payoutConfigSchema>;
 
@@ -63,6 +67,10 @@ export interface PayoutContext extends BaseContext {
   config: PayoutConfig;
   bankCatalog: Client<typeof BankCatalogService>;
   merchants: Client<typeof MerchantService>;
+  /** GetMerchant answers by merchant id, dropped on MerchantChanged (src/merchants.ts). */
+  merchantCache: EventCache<Merchant>;
+  /** The catalog's bank ids, dropped on CatalogChanged (src/bank-list.ts). */
+  bankIdsCache: EventCache<ReadonlySet<string>>;
   connectors: PayoutConnectors;
 }
 

@@ -1,6 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { DepositStatus, DepositStatusChangedSchema } from "@payments/contracts/deposit";
-import { isUniqueViolation, type Subscription } from "@payments/kit";
+import { isUniqueViolation, transactionWithRetry, type Subscription } from "@payments/kit";
 import type { PayoutContext } from "./context.js";
 import { post } from "./ledger.js";
 
@@ -21,10 +21,13 @@ export async function creditDeposit(ctx: PayoutContext, data: Uint8Array): Promi
   // Sandbox money (simulated payments, made-up accounts) must never become a live balance,
   // which a live connector would pay out for real. A merchant cannot switch kinds once it has
   // a deposit, so this holds only a deposit that raced such a switch; it is logged for an
-  // operator, who can adjust the balance by hand if the money was real after all.
+  // operator, who can adjust the balance by hand if the money was real after all. It asks the
+  // merchant service afresh rather than the cache: this is the last gate before sandbox money
+  // becomes spendable, it runs off the request path, and only for sandbox deposits.
   if (deposit.sandbox) {
     const { merchant } = await ctx.merchants.getMerchant({ merchantId: deposit.merchantId });
-    if (!merchant?.sandbox) {
+    if (!merchant) throw new Error(`the merchant service answered without merchant ${deposit.merchantId}`);
+    if (!merchant.sandbox) {
       ctx.logger.error(
         { depositId: deposit.id, merchantId: deposit.merchantId, amount: Number(deposit.amount), eventId: event.eventId },
         "sandbox deposit not credited: its merchant is live",
@@ -33,7 +36,7 @@ export async function creditDeposit(ctx: PayoutContext, data: Uint8Array): Promi
     }
   }
   try {
-    const entry = await ctx.db.transaction((trx) =>
+    const entry = await transactionWithRetry(ctx.db, (trx) =>
       post(trx, ctx.clock, {
         merchantId: deposit.merchantId,
         currency: deposit.currency,

@@ -7,6 +7,8 @@ import type { BankConnector } from "./bank-connector.js";
 import { loadPayoutConfig, type LiveConnectorName, type PayoutContext } from "./context.js";
 import { startDepositCredits } from "./deposit-credits.js";
 import { createManualConnector } from "./manual-connector.js";
+import { createMerchantCache, watchMerchantChanges } from "./merchants.js";
+import { createBankIdsCache, watchCatalogChanges } from "./bank-list.js";
 import { routes } from "./routes/index.js";
 import { createSandboxConnector } from "./sandbox-connector.js";
 import { startPayoutWorker } from "./worker.js";
@@ -39,6 +41,8 @@ export function createPayoutModule(options: PayoutModuleOptions = {}): ServiceMo
         config,
         bankCatalog: base.client(BankCatalogService, "bank-catalog"),
         merchants: base.client(MerchantService, "merchant"),
+        merchantCache: createMerchantCache(base, config.MERCHANT_CACHE_TTL),
+        bankIdsCache: createBankIdsCache(base, config.CATALOG_CACHE_TTL),
         connectors: {
           sandbox: options.sandboxConnector ?? createSandboxConnector({ delayMs: config.SANDBOX_PAYOUT_DELAY }),
           live,
@@ -47,7 +51,8 @@ export function createPayoutModule(options: PayoutModuleOptions = {}): ServiceMo
     },
     routes,
     async start(ctx) {
-      const jobs: Stoppable[] = [await startDepositCredits(ctx)];
+      // The watch first: the credit consumer may look a merchant up at once.
+      const jobs: Stoppable[] = [await watchMerchantChanges(ctx), await watchCatalogChanges(ctx), await startDepositCredits(ctx)];
       if (ctx.config.PAYOUT_WORKER) jobs.push(startPayoutWorker(ctx));
       return jobs;
     },

@@ -1,18 +1,54 @@
+import { fromBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import type { Merchant } from "@payments/contracts/merchant";
-import { errorInfo, validationError } from "@payments/kit";
+import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
+import { MerchantChangedSchema, type Merchant } from "@payments/contracts/merchant";
+import { errorInfo, EventCache, validationError, type BaseContext, type BusMessage, type Subscription } from "@payments/kit";
 import type { PayoutContext } from "./context.js";
+
+/**
+ * GetMerchant answers by merchant id, kept until the merchant service announces a change to
+ * that merchant (MerchantChanged) or `ttlMs` passes (the bound when an event is lost); 0
+ * turns it off. Withdrawals, adjustments and the deposit-credit check share it.
+ */
+export function createMerchantCache(base: Pick<BaseContext, "clock" | "logger">, ttlMs: number): EventCache<Merchant> {
+  return new EventCache<Merchant>({ clock: base.clock, ttlMs, name: "payout-merchants", logger: base.logger });
+}
+
+/**
+ * The merchant a MerchantChanged event is about: none for a creation (nothing is kept about a
+ * merchant that did not exist: failed loads are not kept); one without merchant_id counts as
+ * unreadable, and everything is dropped.
+ */
+function changedMerchant(message: BusMessage): string[] {
+  const { merchantId, change } = fromBinary(MerchantChangedSchema, message.data);
+  if (merchantId === "") throw new Error("a MerchantChanged event without merchant_id");
+  return change === "created" ? [] : [merchantId];
+}
+
+/** Drops a merchant when it changes; everything on an event that cannot be read. */
+export function watchMerchantChanges(ctx: Pick<PayoutContext, "bus" | "merchantCache">): Promise<Subscription> {
+  return ctx.merchantCache.watch(ctx.bus, [MERCHANT_CHANGED_TOPIC], { keysOf: changedMerchant });
+}
+
+/** The merchant as the merchant service describes it, through the cache; its errors as they came (NOT_FOUND included), and never kept. */
+export function merchantOf(ctx: PayoutContext, merchantId: string): Promise<Merchant> {
+  return ctx.merchantCache.get(merchantId, async () => {
+    const { merchant } = await ctx.merchants.getMerchant({ merchantId });
+    if (!merchant) throw new Error(`the merchant service answered without merchant ${merchantId}`);
+    return merchant;
+  });
+}
 
 /**
  * The merchant a withdrawal or an adjustment is for, from the merchant service. One it does
  * not know is VALIDATION_ERROR on merchant_id: an operator's typo must not open a balance,
- * and a withdrawal needs its merchant's kind (sandbox or live) to know where it goes.
+ * and a withdrawal needs its merchant's kind (sandbox or live) to know where it goes. A kind
+ * read from the cache cannot be stale in a way that matters: a merchant switches kinds only
+ * with every balance at zero, so a withdrawal racing the switch has nothing to hold.
  */
 export async function requireMerchant(ctx: PayoutContext, merchantId: string): Promise<Merchant> {
-  const { merchant } = await ctx.merchants.getMerchant({ merchantId }).catch((err: unknown) => {
+  return merchantOf(ctx, merchantId).catch((err: unknown) => {
     if (errorInfo(err).code === Code.NotFound) throw validationError("merchant_id", `merchant_id: merchant ${JSON.stringify(merchantId)} does not exist`);
     throw err;
   });
-  if (!merchant) throw new Error(`the merchant service answered without merchant ${merchantId}`);
-  return merchant;
 }

@@ -221,6 +221,19 @@ test.serial("200 concurrent withdrawals of 100 against 5,000 available: exactly 
   await assertLedgerInvariant(t, merchantId);
 });
 
+test.serial("concurrent first withdrawals of a merchant without a balance row lose no lock race to a 500: each is INSUFFICIENT_BALANCE", async (t) => {
+  for (let round = 0; round < 3; round++) {
+    const merchantId = await newMerchant();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => failure(payouts.createWithdrawal(withdrawalRequest(merchantId)))));
+    t.deepEqual(
+      answers.map((a) => a.reason),
+      Array(8).fill("INSUFFICIENT_BALANCE"),
+      JSON.stringify(answers.map((a) => a.message)),
+    );
+    await assertLedgerInvariant(t, merchantId);
+  }
+});
+
 test.serial("creates, cancels and adjustments racing on one balance keep it equal to the sum of its ledger entries", async (t) => {
   const merchantId = await newMerchant();
   await fund(merchantId, 6_000);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { bankId, merchantId, parseRequest } from "../requests.js";
 import type { Rpc } from "./index.js";
@@ -10,7 +11,10 @@ export function clearMerchantLimit(ctx: BankCatalogContext): Rpc<"clearMerchantL
     // Clearing an override that does not exist succeeds: the defaults apply either way.
     async clearMerchantLimit(req) {
       const input = parseRequest(request, req);
-      await ctx.db("merchant_limits").where({ merchant_id: input.merchantId, bank_id: input.bankId }).delete();
+      await changeCatalog(ctx, "merchant_limit_cleared", async (trx) => {
+        const deleted = await trx("merchant_limits").where({ merchant_id: input.merchantId, bank_id: input.bankId }).delete();
+        return { result: undefined, changed: deleted > 0 };
+      });
       return {};
     },
   };

@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { isUniqueViolation, newId, serviceError } from "@payments/kit";
 import { z } from "zod";
+import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { isValidRange } from "../limits.js";
 import { amount, bankCode, logoUrl, parseRequest, rangeError, text } from "../requests.js";
@@ -35,13 +36,16 @@ export function createBank(ctx: BankCatalogContext): Rpc<"createBank"> {
         created_at: now,
         updated_at: now,
       };
-      try {
-        await ctx.db<BankRow>("banks").insert(row);
-      } catch (err) {
-        if (isUniqueViolation(err)) throw serviceError(Code.AlreadyExists, "BANK_CODE_TAKEN", `a bank with code "${input.code}" already exists`, { field: "code" });
-        throw err;
-      }
-      return { bank: bankMessage(await getBankRow(ctx.db, row.id)) };
+      const created = await changeCatalog(ctx, "bank_created", async (trx) => {
+        try {
+          await trx<BankRow>("banks").insert(row);
+        } catch (err) {
+          if (isUniqueViolation(err)) throw serviceError(Code.AlreadyExists, "BANK_CODE_TAKEN", `a bank with code "${input.code}" already exists`, { field: "code" });
+          throw err;
+        }
+        return { result: await getBankRow(trx, row.id), changed: true };
+      });
+      return { bank: bankMessage(created) };
     },
   };
 }

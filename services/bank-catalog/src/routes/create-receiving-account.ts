@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { isUniqueViolation, newId, serviceError, validationError } from "@payments/kit";
 import { z } from "zod";
+import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { ibanBankCode, ibanMatchesBankCode } from "../limits.js";
 import { bankId, iban, parseRequest, text } from "../requests.js";
@@ -37,13 +38,15 @@ export function createReceivingAccount(ctx: BankCatalogContext): Rpc<"createRece
         created_at: now,
         updated_at: now,
       };
-      try {
-        await ctx.db<ReceivingAccountRow>("receiving_accounts").insert(row);
-      } catch (err) {
-        if (isUniqueViolation(err)) throw serviceError(Code.AlreadyExists, "IBAN_TAKEN", "a receiving account with this IBAN already exists", { field: "iban" });
-        throw err;
-      }
-      const created = await getAccountRow(ctx.db, row.id);
+      const created = await changeCatalog(ctx, "receiving_account_created", async (trx) => {
+        try {
+          await trx<ReceivingAccountRow>("receiving_accounts").insert(row);
+        } catch (err) {
+          if (isUniqueViolation(err)) throw serviceError(Code.AlreadyExists, "IBAN_TAKEN", "a receiving account with this IBAN already exists", { field: "iban" });
+          throw err;
+        }
+        return { result: await getAccountRow(trx, row.id), changed: true };
+      });
       return { account: receivingAccountMessage(created, created.bank_name) };
     },
   };

@@ -4,17 +4,6 @@ import { z } from "zod";
 import type { BankCatalogContext } from "../context.js";
 import { resolveDepositTerms } from "../limits.js";
 import { merchantId, parseRequest } from "../requests.js";
-import {
-  accountFromRow,
-  bankFromRow,
-  fastFromRow,
-  getFastSettingsRow,
-  listAccountRows,
-  listBankRows,
-  listMerchantLimitRows,
-  overrideFromRow,
-  receivingAccountMessage,
-} from "../store.js";
 import type { Rpc } from "./index.js";
 
 // bank_id may be empty (no particular bank), so it is not the shared required `bankId`.
@@ -30,19 +19,15 @@ export function getDepositTerms(ctx: BankCatalogContext): Rpc<"getDepositTerms">
   return {
     async getDepositTerms(req) {
       const input = parseRequest(request, req);
-      const [banks, fast, overrides, accounts] = await Promise.all([
-        listBankRows(ctx.db, { activeOnly: true }),
-        getFastSettingsRow(ctx.db),
-        listMerchantLimitRows(ctx.db, input.merchantId),
-        // Sandbox and live never mix: a merchant's deposits go only to accounts of its kind.
-        listAccountRows(ctx.db, { activeOnly: true, sandbox: input.sandbox }),
-      ]);
+      const snapshot = await ctx.catalog.current();
       const terms = resolveDepositTerms(
         {
-          banks: banks.map(bankFromRow),
-          fast: fastFromRow(fast),
-          overrides: overrides.map(overrideFromRow),
-          accounts: accounts.map((row) => ({ ...accountFromRow(row), row })),
+          banks: snapshot.activeBanks,
+          fast: snapshot.fast,
+          overrides: await snapshot.overrides(input.merchantId),
+          // Sandbox and live never mix: a merchant's deposits go only to accounts of its kind.
+          accounts: (input.sandbox ? snapshot.pools.sandbox : snapshot.pools.live).accounts,
+          sorted: true,
         },
         input.bankId,
       );
@@ -52,7 +37,7 @@ export function getDepositTerms(ctx: BankCatalogContext): Rpc<"getDepositTerms">
         bankName: terms.bankName,
         minAmount: BigInt(terms.minAmount),
         maxAmount: BigInt(terms.maxAmount),
-        accounts: terms.accounts.map(({ row }) => receivingAccountMessage(row, row.bank_name)),
+        accounts: terms.accounts.map((a) => a.message),
       };
     },
   };

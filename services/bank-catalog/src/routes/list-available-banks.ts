@@ -2,7 +2,6 @@ import { z } from "zod";
 import type { BankCatalogContext } from "../context.js";
 import { resolveAvailableCatalog } from "../limits.js";
 import { merchantId, parseRequest } from "../requests.js";
-import { bankFromRow, fastFromRow, getFastSettingsRow, hasActiveFastAccount, listBankRows, listMerchantLimitRows, overrideFromRow } from "../store.js";
 import type { Rpc } from "./index.js";
 
 const request = z.object({ merchantId, sandbox: z.boolean() });
@@ -11,17 +10,14 @@ export function listAvailableBanks(ctx: BankCatalogContext): Rpc<"listAvailableB
   return {
     async listAvailableBanks(req) {
       const { merchantId, sandbox } = parseRequest(request, req);
-      const [banks, fast, overrides, hasFastAccount] = await Promise.all([
-        listBankRows(ctx.db, { activeOnly: true }),
-        getFastSettingsRow(ctx.db),
-        listMerchantLimitRows(ctx.db, merchantId),
-        hasActiveFastAccount(ctx.db, sandbox),
-      ]);
+      const snapshot = await ctx.catalog.current();
       const catalog = resolveAvailableCatalog({
-        banks: banks.map(bankFromRow),
-        fast: fastFromRow(fast),
-        overrides: overrides.map(overrideFromRow),
-        hasFastAccount,
+        banks: snapshot.activeBanks,
+        fast: snapshot.fast,
+        overrides: await snapshot.overrides(merchantId),
+        // FAST is offered only when an account of the merchant's kind takes it.
+        hasFastAccount: (sandbox ? snapshot.pools.sandbox : snapshot.pools.live).hasFastAccount,
+        sorted: true,
       });
       return {
         banks: catalog.banks.map((b) => ({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { applyOverride, FAST_ID, isValidRange, type Limits } from "../limits.js";
 import { amount, bankId, merchantId, parseRequest, rangeError } from "../requests.js";
@@ -29,15 +30,18 @@ export function setMerchantLimit(ctx: BankCatalogContext): Rpc<"setMerchantLimit
       }
       const now = ctx.clock.now().getTime();
       const values = { enabled: limit.enabled ?? null, min_amount: limit.minAmount ?? null, max_amount: limit.maxAmount ?? null, updated_at: now };
-      // Setting replaces the whole override: a field left unset goes back to the default.
-      await ctx.db<MerchantLimitRow>("merchant_limits")
-        .insert({ merchant_id: limit.merchantId, bank_id: limit.bankId, ...values, created_at: now })
-        .onConflict(["merchant_id", "bank_id"])
-        .merge(values);
-      const row = (await ctx.db<MerchantLimitRow>("merchant_limits").where({ merchant_id: limit.merchantId, bank_id: limit.bankId }).first()) as
-        | MerchantLimitRow
-        | undefined;
-      if (!row) throw new Error("merchant limit vanished after upsert");
+      const row = await changeCatalog(ctx, "merchant_limit_set", async (trx) => {
+        // Setting replaces the whole override: a field left unset goes back to the default.
+        await trx<MerchantLimitRow>("merchant_limits")
+          .insert({ merchant_id: limit.merchantId, bank_id: limit.bankId, ...values, created_at: now })
+          .onConflict(["merchant_id", "bank_id"])
+          .merge(values);
+        const stored = (await trx<MerchantLimitRow>("merchant_limits").where({ merchant_id: limit.merchantId, bank_id: limit.bankId }).first()) as
+          | MerchantLimitRow
+          | undefined;
+        if (!stored) throw new Error("merchant limit vanished after upsert");
+        return { result: stored, changed: true };
+      });
       return { limit: merchantLimitMessage(row) };
     },
   };

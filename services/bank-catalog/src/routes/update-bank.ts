@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { isValidRange } from "../limits.js";
 import { amount, bankId, logoUrl, parseRequest, rangeError, text } from "../requests.js";
@@ -18,7 +19,7 @@ export function updateBank(ctx: BankCatalogContext): Rpc<"updateBank"> {
   return {
     async updateBank(req) {
       const input = parseRequest(request, req);
-      const row = await ctx.db.transaction(async (trx) => {
+      const row = await changeCatalog(ctx, "bank_updated", async (trx) => {
         // Locked, so two updates (one of min, one of max) cannot together leave min > max.
         const current = await getBankRow(trx, input.bankId, { forUpdate: true });
         const changes: Partial<BankRow> = {};
@@ -27,14 +28,14 @@ export function updateBank(ctx: BankCatalogContext): Rpc<"updateBank"> {
         if (input.active !== undefined) changes.active = input.active;
         if (input.minAmount !== undefined) changes.min_amount = input.minAmount;
         if (input.maxAmount !== undefined) changes.max_amount = input.maxAmount;
-        if (Object.keys(changes).length === 0) return current;
+        if (Object.keys(changes).length === 0) return { result: current, changed: false };
         const minAmount = Number(changes.min_amount ?? current.min_amount);
         const maxAmount = Number(changes.max_amount ?? current.max_amount);
         if (!isValidRange(minAmount, maxAmount)) throw rangeError({ minAmount, maxAmount }, input.minAmount !== undefined);
         await trx<BankRow>("banks")
           .where({ id: current.id })
           .update({ ...changes, updated_at: ctx.clock.now().getTime() });
-        return getBankRow(trx, current.id);
+        return { result: await getBankRow(trx, current.id), changed: true };
       });
       return { bank: bankMessage(row) };
     },

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { isValidRange } from "../limits.js";
 import { amount, parseRequest, rangeError } from "../requests.js";
@@ -15,20 +16,20 @@ export function updateFastSettings(ctx: BankCatalogContext): Rpc<"updateFastSett
   return {
     async updateFastSettings(req) {
       const input = parseRequest(request, req);
-      const row = await ctx.db.transaction(async (trx) => {
+      const row = await changeCatalog(ctx, "fast_settings_updated", async (trx) => {
         const current = await getFastSettingsRow(trx, { forUpdate: true });
         const changes: Partial<FastSettingsRow> = {};
         if (input.enabled !== undefined) changes.enabled = input.enabled;
         if (input.minAmount !== undefined) changes.min_amount = input.minAmount;
         if (input.maxAmount !== undefined) changes.max_amount = input.maxAmount;
-        if (Object.keys(changes).length === 0) return current;
+        if (Object.keys(changes).length === 0) return { result: current, changed: false };
         const minAmount = Number(changes.min_amount ?? current.min_amount);
         const maxAmount = Number(changes.max_amount ?? current.max_amount);
         if (!isValidRange(minAmount, maxAmount)) throw rangeError({ minAmount, maxAmount }, input.minAmount !== undefined);
         await trx<FastSettingsRow>("fast_settings")
           .where({ id: 1 })
           .update({ ...changes, updated_at: ctx.clock.now().getTime() });
-        return getFastSettingsRow(trx);
+        return { result: await getFastSettingsRow(trx), changed: true };
       });
       return { settings: fastSettingsMessage(row) };
     },

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { identifier, parseRequest, text } from "../requests.js";
 import { getAccountRow, receivingAccountMessage, type ReceivingAccountRow } from "../store.js";
@@ -19,13 +20,14 @@ export function updateReceivingAccount(ctx: BankCatalogContext): Rpc<"updateRece
       if (input.accountName !== undefined) changes.account_name = input.accountName;
       if (input.active !== undefined) changes.active = input.active;
       if (input.fastEnabled !== undefined) changes.fast_enabled = input.fastEnabled;
-      if (Object.keys(changes).length > 0) {
-        await ctx.db<ReceivingAccountRow>("receiving_accounts")
+      const row = await changeCatalog(ctx, "receiving_account_updated", async (trx) => {
+        if (Object.keys(changes).length === 0) return { result: await getAccountRow(trx, input.accountId), changed: false };
+        await trx<ReceivingAccountRow>("receiving_accounts")
           .where({ id: input.accountId })
           .update({ ...changes, updated_at: ctx.clock.now().getTime() });
-      }
-      // An unknown id updated nothing and is ACCOUNT_NOT_FOUND here.
-      const row = await getAccountRow(ctx.db, input.accountId);
+        // An unknown id updated nothing and is ACCOUNT_NOT_FOUND here: rolled back, no event.
+        return { result: await getAccountRow(trx, input.accountId), changed: true };
+      });
       return { account: receivingAccountMessage(row, row.bank_name) };
     },
   };

@@ -19,8 +19,9 @@ export function simulatePayment(ctx: DepositContext): Rpc<"simulatePayment"> {
     async simulatePayment(req) {
       const row = await depositForToken(ctx, req.token);
       // Both: a live customer's deposit stays live if the merchant later turns sandbox on,
-      // and a merchant gone live (or disabled) simulates nothing any more.
-      const merchant = await lookupMerchant(ctx, row.merchant_id);
+      // and a merchant gone live (or disabled) simulates nothing any more. Asked afresh, not
+      // from the cache: this is the last gate before sandbox money is paid, and rare.
+      const merchant = await lookupMerchant(ctx, row.merchant_id, { fresh: true });
       if (!row.sandbox || !merchant.sandbox || !merchant.active) {
         throw serviceError(Code.PermissionDenied, "SANDBOX_ONLY", "payments can be simulated only for deposits of active sandbox merchants");
       }

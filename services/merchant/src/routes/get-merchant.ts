@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { merchantIdInput } from "../merchant.js";
 import { toMerchantMessage } from "../merchant-message.js";
-import { findMerchant, merchantNotFound, secretsOf } from "../merchant-store.js";
+import { findMerchantWithSecrets, merchantNotFound } from "../merchant-store.js";
 import { parseRequest } from "../request.js";
 
 const getMerchantInput = z.object({ merchantId: merchantIdInput });
@@ -13,10 +13,9 @@ export function getMerchant(ctx: MerchantContext): Pick<ServiceImpl<typeof Merch
   return {
     async getMerchant(req) {
       const { merchantId } = parseRequest(GetMerchantRequestSchema, getMerchantInput, req);
-      const merchant = await findMerchant(ctx.db, merchantId);
-      if (!merchant) throw merchantNotFound(merchantId);
-      const secrets = (await secretsOf(ctx.db, [merchant.id])).get(merchant.id) ?? [];
-      return { merchant: toMerchantMessage(merchant, secrets, ctx.clock.now().getTime()) };
+      const found = await findMerchantWithSecrets(ctx.db, merchantId);
+      if (!found) throw merchantNotFound(merchantId);
+      return { merchant: toMerchantMessage(found.merchant, found.secrets, ctx.clock.now().getTime()) };
     },
   };
 }

@@ -1,4 +1,4 @@
-import { newId, parseRequest } from "@payments/kit";
+import { newId, parseRequest, transactionWithRetry } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { balanceRow, post } from "../ledger.js";
@@ -25,7 +25,7 @@ export function adjustBalance(ctx: PayoutContext): Rpc<"adjustBalance"> {
       const input = parseRequest(request, req);
       // An operator's typo must not open a balance for a merchant that does not exist.
       await requireMerchant(ctx, input.merchantId);
-      const { entry, balance } = await ctx.db.transaction(async (trx) => {
+      const { entry, balance } = await transactionWithRetry(ctx.db, async (trx) => {
         const posted = await post(trx, ctx.clock, {
           merchantId: input.merchantId,
           currency: input.currency,

@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
-import { errorInfo, isUniqueViolation, newId, parseRequest, serviceError, validationError } from "@payments/kit";
+import { errorInfo, isUniqueViolation, newId, parseRequest, serviceError, transactionWithRetry } from "@payments/kit";
 import { z } from "zod";
+import { requireKnownBank } from "../bank-list.js";
 import type { PayoutContext } from "../context.js";
 import { post } from "../ledger.js";
 import { requireMerchant } from "../merchants.js";
@@ -13,18 +14,6 @@ function duplicate(existing: Pick<WithdrawalRow, "id" | "process_id">) {
     field: "process_id",
     details: { transactionId: existing.id },
   });
-}
-
-/** FAST is on the merchant's bank list next to the banks (its `_id` is FAST), so a payout may name it too. */
-const FAST_BANK_ID = "FAST";
-
-/** bank_id, when given, names a bank of the catalog (active or not: it only labels the recipient's bank). */
-async function requireKnownBank(ctx: PayoutContext, bankId: string): Promise<void> {
-  if (bankId === FAST_BANK_ID) return;
-  const { banks } = await ctx.bankCatalog.listBanks({});
-  if (!banks.some((bank) => bank.id === bankId)) {
-    throw validationError("bank_id", `bank_id: ${JSON.stringify(bankId)} is not a bank of the bank list`);
-  }
 }
 
 export function createWithdrawal(ctx: PayoutContext): Rpc<"createWithdrawal"> {
@@ -84,8 +73,10 @@ export function createWithdrawal(ctx: PayoutContext): Rpc<"createWithdrawal"> {
       try {
         // The hold first: every creation for this merchant and currency then queues on the
         // balance row, so a racing duplicate waits for its twin's commit and then meets the
-        // unique (merchant_id, process_id) index, never a lock cycle.
-        await ctx.db.transaction(async (trx) => {
+        // unique (merchant_id, process_id) index. The first holds of a merchant without a
+        // balance row can still deadlock on that row's insert (InnoDB's insert intention
+        // locks); the loser is rolled back whole and simply runs again.
+        await transactionWithRetry(ctx.db, async (trx) => {
           const hold = await post(trx, ctx.clock, {
             merchantId: row.merchant_id,
             currency: row.currency,

@@ -1,0 +1,51 @@
+import { fromBinary } from "@bufbuild/protobuf";
+import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
+import { MerchantChangedSchema } from "@payments/contracts/merchant";
+import { EventCache, type BaseContext, type BusMessage, type Subscription } from "@payments/kit";
+import type { CallbackContext } from "./context.js";
+
+/** Where a merchant's callbacks go now and the secret that signs them (GetCallbackTarget). */
+export interface CallbackTarget {
+  /** Empty when the merchant has set none. */
+  callbackUrl: string;
+  signingSecret: string;
+}
+
+/**
+ * Callback targets by merchant id, kept until the merchant service announces a change to that
+ * merchant (MerchantChanged: a new URL, a rotated secret) or `ttlMs` passes (the bound when an
+ * event is lost); 0 turns it off. An attempt that is not delivered also drops its merchant's
+ * target, so a retry always signs and sends with what the merchant service says then.
+ */
+export function createCallbackTargetCache(base: Pick<BaseContext, "clock" | "logger">, ttlMs: number): EventCache<CallbackTarget> {
+  return new EventCache<CallbackTarget>({ clock: base.clock, ttlMs, name: "callback-targets", logger: base.logger });
+}
+
+/**
+ * The merchant a MerchantChanged event is about: none for a creation (nothing is kept about a
+ * merchant that did not exist: failed loads are not kept); one without merchant_id counts as
+ * unreadable, and everything is dropped.
+ */
+function changedMerchant(message: BusMessage): string[] {
+  const { merchantId, change } = fromBinary(MerchantChangedSchema, message.data);
+  if (merchantId === "") throw new Error("a MerchantChanged event without merchant_id");
+  return change === "created" ? [] : [merchantId];
+}
+
+/** Drops a merchant's target when it changes; everything on an event that cannot be read. */
+export function watchMerchantChanges(ctx: Pick<CallbackContext, "bus" | "callbackTargets">): Promise<Subscription> {
+  return ctx.callbackTargets.watch(ctx.bus, [MERCHANT_CHANGED_TOPIC], { keysOf: changedMerchant });
+}
+
+/** The merchant's callback target, from the cache or the merchant service; failures are thrown and not kept. */
+export function callbackTargetOf(ctx: CallbackContext, merchantId: string): Promise<CallbackTarget> {
+  return ctx.callbackTargets.get(merchantId, async () => {
+    const { callbackUrl, signingSecret } = await ctx.merchants.getCallbackTarget({ merchantId });
+    return { callbackUrl, signingSecret };
+  });
+}
+
+/** After an attempt that was not delivered: the merchant may be changing its endpoint, so the next attempt asks afresh. */
+export function forgetCallbackTarget(ctx: CallbackContext, merchantId: string): void {
+  ctx.callbackTargets.invalidate(merchantId);
+}

@@ -1,0 +1,178 @@
+import test from "ava";
+import { Code } from "@connectrpc/connect";
+import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { DepositService } from "@payments/contracts/deposit";
+import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
+import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { merchantModule } from "@payments/merchant-service";
+import { PayoutService } from "@payments/contracts/payout";
+import { createServiceClient, deriveDatabaseUrl, startServices, type BaseContext, type Env, type RunningServices, type ServiceModule } from "@payments/kit";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/kit/testing";
+import type { DepositContext } from "../src/context.js";
+import { depositModule } from "../src/index.js";
+import { createMerchantCache, lookupMerchant } from "../src/merchant-lookup.js";
+
+// The deposit service's cache of GetMerchant answers, against the real merchant service in a
+// process of its own (MySQL, JetStream): what the deposit service asks for is counted by the
+// merchant service's own RPC metric, and changes travel as the MerchantChanged events they are.
+const database = await createTestDatabase();
+const nats = jetStreamTestEnv();
+let merchantSide: RunningServices;
+let depositSide: RunningServices;
+
+/**
+ * The payout service as SetSandbox sees a merchant that never moved money: no withdrawals,
+ * no balances (this package does not depend on the real one; the payout suite uses it).
+ */
+const payoutWithoutMoney: ServiceModule = {
+  name: "payout",
+  services: [PayoutService],
+  migrations: [],
+  createContext: (base: BaseContext) => base,
+  routes: (router) => router.service(PayoutService, { listWithdrawals: async () => ({ withdrawals: [] }), getBalances: async () => ({ balances: [] }) }),
+};
+
+test.before(async () => {
+  const common = { GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), ...nats };
+  // SetSandbox asks the deposit service (started next) whether the merchant has deposits; the
+  // merchant service reads DEPOSIT_SERVICE_URL when it first needs it.
+  const merchantEnv: Env = { ...common, DATABASE_URL: database.url };
+  merchantSide = await startServices([merchantModule, bankCatalogModule, payoutWithoutMoney], { mode: "all-in-one", env: merchantEnv });
+  depositSide = await startServices([depositModule], {
+    mode: "split",
+    env: {
+      ...common,
+      DATABASE_URL: deriveDatabaseUrl(database.url, "deposit"),
+      MERCHANT_SERVICE_URL: merchantSide.server.url,
+      BANK_CATALOG_SERVICE_URL: merchantSide.server.url,
+    },
+  });
+  merchantEnv.DEPOSIT_SERVICE_URL = depositSide.server.url;
+  await addTestReceivingAccounts(createServiceClient(BankCatalogService, merchantSide.server.url));
+});
+
+test.after.always(async () => {
+  await depositSide?.stop();
+  await merchantSide?.stop();
+  await database.drop();
+  await deleteTestStream(nats);
+});
+
+const merchants = () => createServiceClient(MerchantService, merchantSide.server.url);
+const deposits = () => createServiceClient(DepositService, depositSide.server.url);
+const depositContext = () => depositSide.contexts.get("deposit") as DepositContext;
+
+/** GetMerchant calls the merchant service has answered so far. */
+async function getMerchantCalls(): Promise<number> {
+  const { values } = await merchantSide.metrics.rpcDuration.get();
+  return values.filter((v) => v.metricName?.endsWith("_count") && v.labels.method === "GetMerchant").reduce((sum, v) => sum + v.value, 0);
+}
+
+async function newMerchant(sandbox = true): Promise<string> {
+  return (await merchants().createMerchant({ name: "Cache Shop", sandbox })).merchant!.id;
+}
+
+let sequence = 0;
+const createDeposit = (merchantId: string) =>
+  deposits().createDeposit({ merchantId, processId: `cache-${++sequence}`, amount: 50_000n, customer: { id: "c1", name: "Ayşe Yılmaz", username: "ayse" } });
+
+/** How long `condition` took to hold, failing after 1 s. */
+async function withinASecond(condition: () => Promise<boolean>, what: string): Promise<number> {
+  const started = Date.now();
+  await eventually(condition, what, 1000);
+  return Date.now() - started;
+}
+
+test.serial("a merchant's facts are asked once: further deposits make no GetMerchant call", async (t) => {
+  const merchantId = await newMerchant();
+  const before = await getMerchantCalls();
+  await createDeposit(merchantId);
+  t.is(await getMerchantCalls(), before + 1, "the first deposit asks the merchant service");
+  await Promise.all([createDeposit(merchantId), createDeposit(merchantId), createDeposit(merchantId)]);
+  t.is(await getMerchantCalls(), before + 1, "the next three are answered from the cache");
+});
+
+test.serial("disabling a merchant refuses its next deposit within a second, and enabling it takes deposits again", async (t) => {
+  const merchantId = await newMerchant();
+  await createDeposit(merchantId);
+  await merchants().setStatus({ merchantId, status: MerchantStatus.DISABLED });
+  const refusedAfter = await withinASecond(async () => (await rejectionOf(createDeposit(merchantId)).catch(() => undefined))?.reason === "MERCHANT_DISABLED", "MERCHANT_DISABLED");
+  t.log(`refused ${refusedAfter} ms after the change`);
+  await merchants().setStatus({ merchantId, status: MerchantStatus.ACTIVE });
+  await withinASecond(async () => (await createDeposit(merchantId).then(() => true).catch(() => false)), "a deposit taken again");
+  t.pass();
+});
+
+test.serial("a switch between sandbox and live reaches the cached facts within a second", async (t) => {
+  const merchantId = await newMerchant(true);
+  t.true((await lookupMerchant(depositContext(), merchantId)).sandbox);
+  const calls = await getMerchantCalls();
+  t.true((await lookupMerchant(depositContext(), merchantId)).sandbox, "cached");
+  t.is(await getMerchantCalls(), calls, "no call for a cached merchant");
+  await merchants().setSandbox({ merchantId, sandbox: false });
+  await withinASecond(async () => !(await lookupMerchant(depositContext(), merchantId)).sandbox, "the merchant seen as live");
+  await merchants().setSandbox({ merchantId, sandbox: true });
+  await withinASecond(async () => (await lookupMerchant(depositContext(), merchantId)).sandbox, "the merchant seen as sandbox again");
+  t.pass();
+});
+
+test.serial("a change to one merchant keeps the others cached; an unreadable MerchantChanged drops them all", async (t) => {
+  const [a, b] = [await newMerchant(), await newMerchant()];
+  await lookupMerchant(depositContext(), a);
+  await lookupMerchant(depositContext(), b);
+  const calls = await getMerchantCalls();
+  await merchants().setCallbackUrl({ merchantId: a, callbackUrl: "https://shop.example/cb" });
+  await withinASecond(async () => {
+    await lookupMerchant(depositContext(), a);
+    return (await getMerchantCalls()) === calls + 1;
+  }, "merchant a asked again");
+  await lookupMerchant(depositContext(), b);
+  t.is(await getMerchantCalls(), calls + 1, "merchant b still cached");
+
+  await depositSide.bus.publish(MERCHANT_CHANGED_TOPIC, new Uint8Array([0xff, 0xff, 0xff]), `garbage-${Date.now()}`);
+  await withinASecond(async () => depositContext().merchantCache.size === 0, "everything dropped");
+  await lookupMerchant(depositContext(), b);
+  t.is(await getMerchantCalls(), calls + 2);
+});
+
+test.serial("an unknown merchant is VALIDATION_ERROR on merchant_id every time, never remembered", async (t) => {
+  const calls = await getMerchantCalls();
+  for (let i = 0; i < 2; i++) {
+    t.like(await rejectionOf(createDeposit("mer_doesnotexist")), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "merchant_id" });
+  }
+  t.is(await getMerchantCalls(), calls + 2);
+});
+
+test.serial("with no event, a cached answer is kept no longer than MERCHANT_CACHE_TTL", async (t) => {
+  // A cache of its own that watches nothing, on a clock the test moves: as if every event were lost.
+  const clock = manualClock();
+  const ctx: DepositContext = { ...depositContext(), merchantCache: createMerchantCache({ clock, logger: depositContext().logger }, 30_000) };
+  const merchantId = await newMerchant();
+  t.true((await lookupMerchant(ctx, merchantId)).active);
+  await merchants().setStatus({ merchantId, status: MerchantStatus.DISABLED });
+  clock.advance(29_999);
+  const calls = await getMerchantCalls();
+  t.true((await lookupMerchant(ctx, merchantId)).active, "stale, but within the TTL");
+  t.is(await getMerchantCalls(), calls);
+  clock.advance(1);
+  t.false((await lookupMerchant(ctx, merchantId)).active, "asked again once the TTL has passed");
+  t.is(await getMerchantCalls(), calls + 1);
+});
+
+test.serial("MERCHANT_CACHE_TTL=0 asks the merchant service for every deposit", async (t) => {
+  const ctx: DepositContext = { ...depositContext(), merchantCache: createMerchantCache(depositContext(), 0) };
+  const merchantId = await newMerchant();
+  const calls = await getMerchantCalls();
+  await lookupMerchant(ctx, merchantId);
+  await lookupMerchant(ctx, merchantId);
+  t.is(await getMerchantCalls(), calls + 2);
+});
+
+test.serial("simulating a payment asks the merchant service afresh, whatever is cached", async (t) => {
+  const merchantId = await newMerchant(true);
+  const { deposit } = await createDeposit(merchantId);
+  const calls = await getMerchantCalls();
+  await deposits().simulatePayment({ token: deposit!.checkoutToken });
+  t.is(await getMerchantCalls(), calls + 1);
+});

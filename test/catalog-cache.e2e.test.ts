@@ -1,0 +1,242 @@
+import test, { type ExecutionContext } from "ava";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startAllInOne, type AllInOne } from "@payments/all-in-one";
+import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { MerchantService } from "@payments/contracts/merchant";
+import { depositModule } from "@payments/deposit-service";
+import { startGateway } from "@payments/gateway";
+import { createServiceClient, startServices, type BaseContext, type RunningServices } from "@payments/kit";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/kit/testing";
+import { merchantModule } from "@payments/merchant-service";
+import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
+
+// The bank list and deposit terms are cached at every hop (the catalog's snapshot, the
+// gateway's lists, the deposit service's terms), with TTLs of 10 minutes here: only the
+// CatalogChanged event can explain a prompt change. An operator disables a bank with the real
+// CLI; within 1 s of the change being written the bank is no longer offered and a deposit
+// through it is refused. Once in split mode (MySQL, JetStream, a process per service as far
+// as the ports go), once all-in-one (SQLite, the in-process bus). A gateway that hears no
+// events at all shows what the TTL alone bounds.
+
+const root = new URL("..", import.meta.url).pathname;
+const token = "catalog-cache-internal-token";
+const LONG_TTL = "10m";
+const BOUND_MS = 1_000;
+const AKBANK_CODE = "0046";
+const GARANTI_CODE = "0062";
+
+interface Deployment {
+  gatewayUrl: string;
+  catalogUrl: string;
+  merchantUrl: string;
+  token?: string;
+  catalogDb(): BaseContext["db"];
+  /** ListAvailableBanks calls the gateway has made so far. */
+  gatewayCatalogLoads(): number;
+}
+
+const js = jetStreamTestEnv();
+const databases = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase()]);
+const dataDir = mkdtempSync(join(tmpdir(), "catalog-cache-e2e-"));
+let merchantSvc: RunningServices;
+let catalogSvc: RunningServices;
+let depositSvc: RunningServices;
+let gateway: Awaited<ReturnType<typeof startGateway>>;
+/** Hears no events: NATS_URL unset and no bus given. */
+let deafGateway: Awaited<ReturnType<typeof startGateway>>;
+let allInOne: AllInOne;
+let split: Deployment;
+let local: Deployment;
+
+test.before(async () => {
+  const common = { ...js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn", CATALOG_CACHE_TTL: LONG_TTL };
+  merchantSvc = await startServices([merchantModule], { mode: "split", env: { ...common, DATABASE_URL: databases[0]!.url, MASTER_KEY: "b".repeat(64) } });
+  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1]!.url } });
+  await addTestReceivingAccounts(createServiceClient(BankCatalogService, catalogSvc.server.url, { token }));
+  depositSvc = await startServices([depositModule], {
+    mode: "split",
+    env: { ...common, DATABASE_URL: databases[2]!.url, MERCHANT_SERVICE_URL: merchantSvc.server.url, BANK_CATALOG_SERVICE_URL: catalogSvc.server.url },
+  });
+  const gatewayEnv = {
+    PORT: "0",
+    HOST: "127.0.0.1",
+    INTERNAL_API_TOKEN: token,
+    MERCHANT_SERVICE_URL: merchantSvc.server.url,
+    BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
+    DEPOSIT_SERVICE_URL: depositSvc.server.url,
+    // Not called by these tests.
+    PAYOUT_SERVICE_URL: depositSvc.server.url,
+    CALLBACK_SENDER_SERVICE_URL: depositSvc.server.url,
+    CREDENTIAL_CACHE_TTL: LONG_TTL,
+    CATALOG_CACHE_TTL: LONG_TTL,
+    LOG_LEVEL: "warn",
+  };
+  gateway = await startGateway({ env: { ...gatewayEnv, ...js } });
+  deafGateway = await startGateway({ env: { ...gatewayEnv, CATALOG_CACHE_TTL: "1s", LOG_LEVEL: "error" } });
+  split = {
+    gatewayUrl: gateway.url,
+    catalogUrl: catalogSvc.server.url,
+    merchantUrl: merchantSvc.server.url,
+    token,
+    catalogDb: () => catalogSvc.contexts.get("bank-catalog")!.db,
+    gatewayCatalogLoads: () => gateway.catalog.stats().loads,
+  };
+
+  const env: Record<string, string | undefined> = { ...process.env, PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: "c".repeat(64), LOG_LEVEL: "warn", CATALOG_CACHE_TTL: LONG_TTL, CREDENTIAL_CACHE_TTL: LONG_TTL };
+  delete env.DATABASE_URL;
+  delete env.NATS_URL;
+  delete env.INTERNAL_API_TOKEN;
+  allInOne = await startAllInOne({ env });
+  local = {
+    gatewayUrl: allInOne.gateway.url,
+    catalogUrl: allInOne.services.server.url,
+    merchantUrl: allInOne.services.server.url,
+    catalogDb: () => allInOne.services.contexts.get("bank-catalog")!.db,
+    gatewayCatalogLoads: () => allInOne.gateway.catalog.stats().loads,
+  };
+});
+
+test.after.always(async () => {
+  await allInOne?.stop();
+  await deafGateway?.stop();
+  await gateway?.stop();
+  await depositSvc?.stop();
+  await catalogSvc?.stop();
+  await merchantSvc?.stop();
+  await Promise.all(databases.map((d) => d.drop()));
+  await deleteTestStream(js);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** `pnpm cli …` against a deployment, as an operator runs it. */
+function cli(deployment: Deployment, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const env: Record<string, string | undefined> = { ...process.env, GRPC_URL: deployment.catalogUrl, BANK_CATALOG_SERVICE_URL: deployment.catalogUrl, MERCHANT_SERVICE_URL: deployment.merchantUrl };
+    if (deployment.token) env.INTERNAL_API_TOKEN = deployment.token;
+    else delete env.INTERNAL_API_TOKEN;
+    const child = spawn("pnpm", ["cli", ...args], { cwd: root, env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function newMerchant(deployment: Deployment, sandbox: boolean): Promise<Credentials> {
+  const created = await createServiceClient(MerchantService, deployment.merchantUrl, deployment.token ? { token: deployment.token } : {}).createMerchant({ name: "Cache Shop", sandbox });
+  return { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+}
+
+async function offered(gatewayUrl: string, merchant: Credentials): Promise<BankEntry[]> {
+  const res = await signedFetch(gatewayUrl, merchant, "GET", "/v1/available-banks");
+  if (res.status !== 200) throw new Error(`bank list: ${res.status} ${JSON.stringify(res.json)}`);
+  return (res.json.data as { banks: BankEntry[] }).banks;
+}
+
+let sequence = 0;
+async function deposit(deployment: Deployment, merchant: Credentials, bankCode: string): Promise<{ status: number; code?: string }> {
+  const res = await signedFetch(deployment.gatewayUrl, merchant, "POST", "/v1/deposit", {
+    processId: `cache-e2e-${++sequence}`,
+    amount: 150_000,
+    bankCode,
+    customer: { id: "c1", name: "Ayşe Yılmaz", username: "ayse" },
+  });
+  return { status: res.status, code: (res.json.error as { code?: string } | undefined)?.code };
+}
+
+/**
+ * Repeats `probe` every 20 ms until it holds, then returns when that answer arrived (the
+ * later end of the probe, so a bound measured with it is never flattered); throws after
+ * `timeoutMs`.
+ */
+async function firstTimeTrue(probe: () => Promise<boolean>, what: string, timeoutMs = 5_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await probe()) return Date.now();
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** When the catalog wrote the change (its `updated_at`, by the service's clock). */
+async function changedAt(deployment: Deployment, bankCode: string): Promise<number> {
+  const row = (await deployment.catalogDb()("banks").where({ code: bankCode }).first("updated_at", "active")) as { updated_at: number; active: number | boolean };
+  if (Boolean(row.active)) throw new Error(`bank ${bankCode} is still active`);
+  return Number(row.updated_at);
+}
+
+async function disabledWithinOneSecond(t: ExecutionContext, deployment: Deployment, sandbox: boolean): Promise<void> {
+  const merchant = await newMerchant(deployment, sandbox);
+  const akbank = (await offered(deployment.gatewayUrl, merchant)).find((b) => b.code === AKBANK_CODE);
+  t.truthy(akbank, "Akbank is offered");
+  t.is((await deposit(deployment, merchant, akbank!._id)).status, 201, "and takes deposits");
+  // Both answers are now cached on the way: the bank list is served without asking the catalog.
+  const loads = deployment.gatewayCatalogLoads();
+  await offered(deployment.gatewayUrl, merchant);
+  t.is(deployment.gatewayCatalogLoads(), loads, "a repeated bank list makes no call to the catalog");
+
+  // The gateway is watched the whole time the CLI runs.
+  let watching = true;
+  const gone = (async () => {
+    while (watching) {
+      if (!(await offered(deployment.gatewayUrl, merchant)).some((b) => b._id === akbank!._id)) return Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return 0;
+  })();
+  const updated = await cli(deployment, ["bank", "update", akbank!._id, "--active", "false"]);
+  t.is(updated.code, 0, updated.stderr);
+  const changed = await changedAt(deployment, AKBANK_CODE);
+  const refused = await firstTimeTrue(async () => {
+    const res = await deposit(deployment, merchant, akbank!._id);
+    return res.status === 400 && res.code === "VALIDATION_ERROR";
+  }, "the deposit through the disabled bank refused");
+  const goneAt = await Promise.race([gone, new Promise<number>((resolve) => setTimeout(() => resolve(0), 5_000))]);
+  watching = false;
+  t.not(goneAt, 0, "the bank left the list");
+  t.log(`no longer offered ${goneAt - changed} ms, deposit refused ${refused - changed} ms after the change was written`);
+  t.true(goneAt - changed <= BOUND_MS, `no longer offered within ${BOUND_MS} ms (took ${goneAt - changed} ms)`);
+  t.true(refused - changed <= BOUND_MS, `deposit refused within ${BOUND_MS} ms (took ${refused - changed} ms; measured after the CLI exited)`);
+
+  // Back on (by RPC: one CLI start is proof enough), and the list follows the same way.
+  await createServiceClient(BankCatalogService, deployment.catalogUrl, deployment.token ? { token: deployment.token } : {}).updateBank({ bankId: akbank!._id, active: true });
+  await firstTimeTrue(async () => (await offered(deployment.gatewayUrl, merchant)).some((b) => b._id === akbank!._id), "Akbank offered again", BOUND_MS);
+}
+
+test.serial("split mode (MySQL, JetStream): a bank disabled with the CLI stops being offered and taking deposits within 1 s", async (t) => {
+  await disabledWithinOneSecond(t, split, false);
+});
+
+test.serial("all-in-one (SQLite, in-process bus): a bank disabled with the CLI stops being offered and taking deposits within 1 s", async (t) => {
+  await disabledWithinOneSecond(t, local, true);
+});
+
+test.serial("a gateway that hears no event still stops offering a disabled bank once CATALOG_CACHE_TTL (1 s) has passed", async (t) => {
+  const merchant = await newMerchant(split, false);
+  const garanti = (await offered(deafGateway.url, merchant)).find((b) => b.code === GARANTI_CODE)!;
+  // The kept list was read before this moment, so it expires before this moment + 1 s.
+  const keptBy = Date.now();
+  t.truthy(garanti);
+  const catalog = createServiceClient(BankCatalogService, catalogSvc.server.url, { token });
+  await catalog.updateBank({ bankId: garanti._id, active: false });
+  // The catalog itself, and the gateway that hears events, know at once.
+  await firstTimeTrue(async () => !(await offered(gateway.url, merchant)).some((b) => b._id === garanti._id), "the listening gateway to drop Garanti", BOUND_MS);
+  // The deaf one serves its kept list until the TTL: no answer to a request sent after keptBy + 1 s is stale.
+  const probes: Array<{ sentAt: number; stale: boolean }> = [];
+  await firstTimeTrue(async () => {
+    const sentAt = Date.now();
+    const stale = (await offered(deafGateway.url, merchant)).some((b) => b._id === garanti._id);
+    probes.push({ sentAt, stale });
+    return !stale;
+  }, "the TTL to expire", 3_000);
+  t.true(probes[0]!.stale, "after the change the deaf gateway first served its kept list");
+  const lastStale = probes.filter((p) => p.stale).at(-1)!;
+  t.log(`last stale answer to a request sent ${lastStale.sentAt - keptBy} ms after the list was kept`);
+  t.true(lastStale.sentAt <= keptBy + 1_000, "nothing older than CATALOG_CACHE_TTL was served");
+  await catalog.updateBank({ bankId: garanti._id, active: true });
+});
