@@ -1,5 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { createClient, type Transport } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
@@ -10,7 +11,7 @@ import {
   ConfigError,
   createLogger,
   createMetrics,
-  createServiceClient,
+  createServiceTransport,
   JetStreamBus,
   loadClientTls,
   systemClock,
@@ -24,6 +25,7 @@ import {
 import { createApp, publicBaseUrl } from "./app.js";
 import { answerClientError } from "./client-error.js";
 import { loadGatewayConfig, type GatewayConfig } from "./config.js";
+import { CatalogCache } from "./catalog-cache.js";
 import { CredentialCache } from "./credential-cache.js";
 
 export interface StartGatewayOptions {
@@ -43,6 +45,20 @@ export interface StartGatewayOptions {
   payoutUrl?: string;
   /** Override CALLBACK_SENDER_SERVICE_URL. */
   callbackUrl?: string;
+  /**
+   * Ready-made transports, per service, used instead of its URL (the all-in-one passes its
+   * services' in-process transport). A service without one is called at its URL.
+   */
+  transports?: GatewayServiceTransports;
+}
+
+/** A transport per service the gateway calls; each carries that service's calls and its health checks. */
+export interface GatewayServiceTransports {
+  merchant?: Transport;
+  bankCatalog?: Transport;
+  deposit?: Transport;
+  payout?: Transport;
+  callback?: Transport;
 }
 
 export interface RunningGateway {
@@ -51,6 +67,8 @@ export interface RunningGateway {
   url: string;
   config: GatewayConfig;
   credentials: CredentialCache;
+  /** The merchants' bank lists, dropped on CatalogChanged. */
+  catalog: CatalogCache;
   logger: Logger;
   /** Set when METRICS_PORT is configured. */
   metricsPort?: number;
@@ -88,28 +106,37 @@ function required(value: string | undefined, variable: string): string {
 /** env → config → clients → cache (+ invalidation) → app → listen. Used by main.ts, the all-in-one process and tests. */
 export async function startGateway(options: StartGatewayOptions = {}): Promise<RunningGateway> {
   const config = loadGatewayConfig(options.env ?? process.env);
-  const merchantUrl = required(options.merchantUrl ?? config.MERCHANT_SERVICE_URL, "MERCHANT_SERVICE_URL");
-  const bankCatalogUrl = required(options.bankCatalogUrl ?? config.BANK_CATALOG_SERVICE_URL, "BANK_CATALOG_SERVICE_URL");
-  const depositUrl = required(options.depositUrl ?? config.DEPOSIT_SERVICE_URL, "DEPOSIT_SERVICE_URL");
-  const payoutUrl = required(options.payoutUrl ?? config.PAYOUT_SERVICE_URL, "PAYOUT_SERVICE_URL");
-  const callbackUrl = required(options.callbackUrl ?? config.CALLBACK_SENDER_SERVICE_URL, "CALLBACK_SENDER_SERVICE_URL");
+  const given = options.transports ?? {};
+  const endpoint = (transport: Transport | undefined, url: string | undefined, variable: string) => transport ?? required(url, variable);
+  const merchantAt = endpoint(given.merchant, options.merchantUrl ?? config.MERCHANT_SERVICE_URL, "MERCHANT_SERVICE_URL");
+  const bankCatalogAt = endpoint(given.bankCatalog, options.bankCatalogUrl ?? config.BANK_CATALOG_SERVICE_URL, "BANK_CATALOG_SERVICE_URL");
+  const depositAt = endpoint(given.deposit, options.depositUrl ?? config.DEPOSIT_SERVICE_URL, "DEPOSIT_SERVICE_URL");
+  const payoutAt = endpoint(given.payout, options.payoutUrl ?? config.PAYOUT_SERVICE_URL, "PAYOUT_SERVICE_URL");
+  const callbackAt = endpoint(given.callback, options.callbackUrl ?? config.CALLBACK_SENDER_SERVICE_URL, "CALLBACK_SENDER_SERVICE_URL");
   const logger = options.logger?.child({ component: "gateway" }) ?? createLogger({ service: "gateway", level: config.LOG_LEVEL });
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? createMetrics();
 
-  // INTERNAL_TLS_* (CA, client certificate) apply to https:// service URLs.
-  const transport = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: loadClientTls(options.env ?? process.env) };
-  const merchants = createServiceClient(MerchantService, merchantUrl, transport);
-  const bankCatalog = createServiceClient(BankCatalogService, bankCatalogUrl, transport);
-  const deposits = createServiceClient(DepositService, depositUrl, transport);
-  const payouts = createServiceClient(PayoutService, payoutUrl, transport);
-  const callbacks = createServiceClient(CallbackService, callbackUrl, transport);
+  // INTERNAL_TLS_* (CA, client certificate) apply to https:// service URLs. One transport
+  // (one connection) per address: services at the same URL share it (kit's transport cache).
+  const transportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: loadClientTls(options.env ?? process.env) };
+  const transportOf = (at: Transport | string): Transport => (typeof at === "string" ? createServiceTransport(at, transportOptions) : at);
+  const merchantTransport = transportOf(merchantAt);
+  const bankCatalogTransport = transportOf(bankCatalogAt);
+  const depositTransport = transportOf(depositAt);
+  const payoutTransport = transportOf(payoutAt);
+  const callbackTransport = transportOf(callbackAt);
+  const merchants = createClient(MerchantService, merchantTransport);
+  const bankCatalog = createClient(BankCatalogService, bankCatalogTransport);
+  const deposits = createClient(DepositService, depositTransport);
+  const payouts = createClient(PayoutService, payoutTransport);
+  const callbacks = createClient(CallbackService, callbackTransport);
   const healthClients = {
-    merchant: createServiceClient(Health, merchantUrl, transport),
-    "bank-catalog": createServiceClient(Health, bankCatalogUrl, transport),
-    deposit: createServiceClient(Health, depositUrl, transport),
-    payout: createServiceClient(Health, payoutUrl, transport),
-    "callback-sender": createServiceClient(Health, callbackUrl, transport),
+    merchant: createClient(Health, merchantTransport),
+    "bank-catalog": createClient(Health, bankCatalogTransport),
+    deposit: createClient(Health, depositTransport),
+    payout: createClient(Health, payoutTransport),
+    "callback-sender": createClient(Health, callbackTransport),
   };
   const credentials = new CredentialCache({
     merchants,
@@ -118,6 +145,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     negativeTtlMs: config.NEGATIVE_CACHE_TTL,
     logger,
   });
+  const catalog = new CatalogCache({ bankCatalog, clock, ttlMs: config.CATALOG_CACHE_TTL, logger });
 
   const cleanups: Array<() => Promise<void>> = [];
   const stopAll = async () => {
@@ -140,6 +168,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     if (bus) {
       const subscription: Subscription = await credentials.watch(bus);
       cleanups.push(() => subscription.stop());
+      const catalogSubscription = await catalog.watch(bus);
+      cleanups.push(() => catalogSubscription.stop());
     } else {
       logger.warn({ ttlMs: config.CREDENTIAL_CACHE_TTL }, "no event bus (NATS_URL unset): merchant changes reach the gateway only when cached credentials expire");
     }
@@ -151,7 +181,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     const port = await listen(server, config.PORT, config.HOST);
     cleanups.push(() => close(server, config.SHUTDOWN_GRACE));
     const resolved: GatewayConfig = { ...config, PORT: port, PUBLIC_BASE_URL: publicBaseUrl({ ...config, PORT: port }) };
-    const app = createApp({ config: resolved, merchants, bankCatalog, deposits, payouts, callbacks, health: healthClients, credentials, logger, metrics, clock });
+    const app = createApp({ config: resolved, merchants, bankCatalog, deposits, payouts, callbacks, health: healthClients, credentials, catalog, logger, metrics, clock });
     server.on("request", app.callback());
 
     let metricsPort: number | undefined;
@@ -177,6 +207,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
       config: resolved,
       credentials,
+      catalog,
       logger,
       ...(metricsPort !== undefined ? { metricsPort } : {}),
       stop: () => (stopping ??= stopAll()),

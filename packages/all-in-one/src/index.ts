@@ -43,16 +43,15 @@ export async function startAllInOne(options: { env?: Env; clock?: Clock } = {}):
       const added = await seedSandboxAccounts(catalog.db, (options.clock ?? { now: () => new Date() }).now().getTime());
       if (added.length > 0) logger.info({ added: added.length }, "sandbox receiving accounts seeded");
     }
+    // The gateway calls the services in process (same handlers and interceptors as the
+    // GRPC_PORT, which still serves the CLI and internal systems), not over loopback HTTP/2.
+    const local = services.localTransport;
     gateway = await startGateway({
       env,
       bus: services.bus,
       logger,
       clock: options.clock,
-      merchantUrl: services.server.url,
-      bankCatalogUrl: services.server.url,
-      depositUrl: services.server.url,
-      payoutUrl: services.server.url,
-      callbackUrl: services.server.url,
+      transports: { merchant: local, bankCatalog: local, deposit: local, payout: local, callback: local },
     });
   } catch (err) {
     await services.stop();

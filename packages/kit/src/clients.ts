@@ -1,6 +1,7 @@
+import { createHash } from "node:crypto";
 import type { DescService } from "@bufbuild/protobuf";
 import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createGrpcTransport, Http2SessionManager, type GrpcTransportOptions } from "@connectrpc/connect-node";
 import type { ClientTlsOptions } from "./internal-tls.js";
 import { outgoingInterceptor } from "./interceptors.js";
 
@@ -14,20 +15,78 @@ export interface TransportOptions {
   interceptors?: Interceptor[];
 }
 
+export const DEFAULT_RPC_TIMEOUT_MS = 5000;
+
 /**
- * gRPC over HTTP/2 to another service, forwarding the request id and the internal token.
- * The URL picks the wire: `http://` is cleartext HTTP/2, `https://` is TLS (the service's
- * certificate must name the URL's host and chain to INTERNAL_TLS_CA, or to the public
- * roots without it).
+ * Internal calls go over loopback or a data-centre network, where zlib costs far more CPU
+ * than the bytes it saves: kit clients neither compress requests nor advertise an encoding
+ * they accept, so services never compress their answers to them (see rpc-server.ts).
+ */
+const NO_COMPRESSION: Pick<GrpcTransportOptions, "acceptCompression" | "sendCompression"> = { acceptCompression: [], sendCompression: undefined };
+
+/** Transports in the cache before the oldest is dropped (a process talks to a handful of addresses). */
+const MAX_CACHED = 64;
+
+const transports = new Map<string, Transport>();
+const sessions = new Map<string, Http2SessionManager>();
+
+function remember<T>(cache: Map<string, T>, key: string, make: () => T): T {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = make();
+    cache.set(key, value);
+    // A dropped entry keeps working for whoever holds it; it is only no longer shared.
+    if (cache.size > MAX_CACHED) cache.delete(cache.keys().next().value!);
+  }
+  return value;
+}
+
+function digest(parts: ReadonlyArray<string | Buffer | undefined>): string {
+  const hash = createHash("sha256");
+  for (const part of parts) {
+    if (part === undefined) hash.update("-;");
+    else hash.update(`${Buffer.byteLength(part)}:`).update(part).update(";");
+  }
+  return hash.digest("hex");
+}
+
+/**
+ * One HTTP/2 connection (session manager) per address and TLS identity, whoever calls it:
+ * the token and deadline are per call, the connection is not.
+ */
+function sessionFor(baseUrl: string, tls: ClientTlsOptions | undefined): Http2SessionManager {
+  const key = `${baseUrl}|${tls ? digest([tls.ca, tls.cert, tls.key]) : "-"}`;
+  return remember(sessions, key, () => {
+    const nodeOptions = tls ? { ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}) } : undefined;
+    return new Http2SessionManager(baseUrl, undefined, nodeOptions);
+  });
+}
+
+/**
+ * gRPC over HTTP/2 to another service, forwarding the request id and the internal token,
+ * uncompressed. The URL picks the wire: `http://` is cleartext HTTP/2, `https://` is TLS
+ * (the service's certificate must name the URL's host and chain to INTERNAL_TLS_CA, or to
+ * the public roots without it).
+ *
+ * One transport per address: calls with the same URL, token, TLS identity and deadline get
+ * the same transport, so a process holds one connection per service it calls however many
+ * clients it makes. Extra interceptors make a transport of their own, on the shared
+ * connection.
  */
 export function createServiceTransport(baseUrl: string, options: TransportOptions = {}): Transport {
   const tls = new URL(baseUrl).protocol === "https:" ? options.tls : undefined;
-  return createGrpcTransport({
-    baseUrl,
-    interceptors: [outgoingInterceptor(options.token), ...(options.interceptors ?? [])],
-    defaultTimeoutMs: options.timeoutMs ?? 5000,
-    ...(tls ? { nodeOptions: { ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}) } } : {}),
-  });
+  const timeoutMs = options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
+  const make = () =>
+    createGrpcTransport({
+      baseUrl,
+      sessionManager: sessionFor(baseUrl, tls),
+      interceptors: [outgoingInterceptor(options.token), ...(options.interceptors ?? [])],
+      defaultTimeoutMs: timeoutMs,
+      ...NO_COMPRESSION,
+    });
+  if (options.interceptors && options.interceptors.length > 0) return make();
+  const key = `${baseUrl}|${options.token === undefined ? "-" : digest([options.token])}|${tls ? digest([tls.ca, tls.cert, tls.key]) : "-"}|${timeoutMs}`;
+  return remember(transports, key, make);
 }
 
 export function createServiceClient<S extends DescService>(service: S, baseUrl: string, options: TransportOptions = {}): Client<S> {

@@ -3,9 +3,11 @@ import http2 from "node:http2";
 import net from "node:net";
 import tls from "node:tls";
 import type { DescService } from "@bufbuild/protobuf";
-import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { Code, ConnectError, type ConnectRouter, type ConnectRouterOptions, type Interceptor, type Transport } from "@connectrpc/connect";
+import { compressionBrotli, compressionGzip, connectNodeAdapter } from "@connectrpc/connect-node";
+import type { TransportOptions } from "./clients.js";
 import { HealthRegistry } from "./health.js";
+import { createInProcessTransport } from "./in-process-transport.js";
 import type { ServerTlsOptions } from "./internal-tls.js";
 import { bearerAuthInterceptor, errorInterceptor, requestIdInterceptor } from "./interceptors.js";
 import type { Logger } from "./logger.js";
@@ -31,8 +33,87 @@ export interface RpcServer {
   readonly health: HealthRegistry;
   /** Installs the handlers; calls that arrive before this get UNAVAILABLE. */
   serve(options: RpcServeOptions): void;
-  /** Stops accepting, lets calls in flight finish (up to graceMs), then closes. */
+  /**
+   * This server's own procedures without the network (see createInProcessTransport): the
+   * handlers and server interceptors `serve` installs, plus the client's outgoing
+   * interceptor. Usable at once; like the port, it answers UNAVAILABLE before `serve` and
+   * once `close` has begun. One transport per token, deadline (and extra interceptors).
+   * `tls` is ignored: nothing leaves the process.
+   */
+  inProcessTransport(options?: TransportOptions): Transport;
+  /** Stops accepting (on the port and in process), lets calls in flight finish (up to graceMs), then closes. */
   close(graceMs?: number): Promise<void>;
+}
+
+/** What the port serves, built once by `rpcHandlers` and shared by the HTTP adapter and the in-process transport. */
+export interface RpcHandlers {
+  /**
+   * Registers every procedure: the services' routes, health and reflection. The route
+   * factories ran once, when `rpcHandlers` was called; each router gets the same
+   * implementations (one set of closures and caches, whichever path a call takes).
+   */
+  routes(router: ConnectRouter): void;
+  /** Server-side options of every router: the interceptors, in order, and compression. */
+  options: ConnectRouterOptions;
+}
+
+/**
+ * Compression on the server side. Requests compressed with gzip or br are accepted (an
+ * external gRPC client may send them; decompressing costs the caller's choice only). A
+ * response is compressed only when the caller asks for it (grpc-accept-encoding,
+ * connect-accept-encoding or accept-encoding, or a compressed request without one) and the
+ * message is at least 1 KiB. Kit clients never ask (clients.ts), so internal calls are
+ * never compressed in either direction.
+ */
+export const serverCompression = {
+  acceptCompression: [compressionGzip, compressionBrotli],
+  compressMinBytes: 1024,
+};
+
+/** Runs `register` once against a recorder and returns a function that replays it on any router. */
+function recordRoutes(register: (router: ConnectRouter) => void): (router: ConnectRouter) => void {
+  const steps: Array<(router: ConnectRouter) => void> = [];
+  const recorder: ConnectRouter = {
+    handlers: [],
+    service(service, implementation, options) {
+      steps.push((router) => router.service(service, implementation, options));
+      return recorder;
+    },
+    rpc(method, implementation, options) {
+      steps.push((router) => router.rpc(method, implementation, options));
+      return recorder;
+    },
+  };
+  register(recorder);
+  return (router) => {
+    for (const step of steps) step(router);
+  };
+}
+
+/**
+ * The one definition of what an RPC server runs: the routes (services, health,
+ * reflection) and the server interceptors (request id, errors and metrics, internal
+ * token, then any extras). `serve` hands it to the HTTP/2 + HTTP/1.1 adapter and to the
+ * in-process transport, so a call gets the same treatment whichever way it arrives.
+ */
+export function rpcHandlers(options: RpcServeOptions, health: HealthRegistry): RpcHandlers {
+  const services = [...options.services];
+  return {
+    routes: recordRoutes((router) => {
+      options.routes(router);
+      health.routes(router);
+      reflectionRoutes(router, [...services, Health]);
+    }),
+    options: {
+      interceptors: [
+        requestIdInterceptor(),
+        errorInterceptor(options.logger, options.metrics),
+        bearerAuthInterceptor(options.internalToken),
+        ...(options.interceptors ?? []),
+      ],
+      ...serverCompression,
+    },
+  };
 }
 
 const H2_PREFACE = "PRI * HTTP/2.0";
@@ -123,25 +204,58 @@ export async function listenRpc(options: ListenRpcOptions): Promise<RpcServer> {
   const host = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
   const scheme = options.tls ? "https" : "http";
 
+  // In-process calls: refused before serve() and from close() on, like the port; unary
+  // calls in flight are waited for on close, and the shutdown signal ends the rest.
+  let served: RpcHandlers | undefined;
+  let closing = false;
+  let inFlight = 0;
+  let drained: (() => void) | undefined;
+  const shutdown = new AbortController();
+  const inProcess = new Map<string, Transport>();
+  const delegate = (options: TransportOptions): Transport => {
+    let routed: Transport | undefined;
+    const target = (): Transport => {
+      if (closing) throw new ConnectError("the server is shutting down", Code.Unavailable);
+      if (!served) throw new ConnectError("the server is starting", Code.Unavailable);
+      routed ??= createInProcessTransport(served, { ...options, shutdownSignal: shutdown.signal });
+      return routed;
+    };
+    return {
+      async unary(method, signal, timeoutMs, header, input, contextValues) {
+        const transport = target();
+        inFlight++;
+        try {
+          return await transport.unary(method, signal, timeoutMs, header, input, contextValues);
+        } finally {
+          if (--inFlight === 0) drained?.();
+        }
+      },
+      async stream(method, signal, timeoutMs, header, input, contextValues) {
+        return target().stream(method, signal, timeoutMs, header, input, contextValues);
+      },
+    };
+  };
+
   return {
     port: address.port,
     url: `${scheme}://${host.includes(":") ? `[${host}]` : host}:${address.port}`,
     health,
+    inProcessTransport(options = {}) {
+      if (options.interceptors && options.interceptors.length > 0) return delegate(options);
+      const key = `${options.token ?? ""}|${options.timeoutMs ?? ""}`;
+      let transport = inProcess.get(key);
+      if (!transport) {
+        transport = delegate({ token: options.token, timeoutMs: options.timeoutMs });
+        inProcess.set(key, transport);
+      }
+      return transport;
+    },
     serve(serveOptions) {
-      const registered = [...serveOptions.services];
-      for (const s of registered) health.register(s.typeName);
+      for (const s of serveOptions.services) health.register(s.typeName);
+      const handlers = rpcHandlers(serveOptions, health);
       const adapter = connectNodeAdapter({
-        routes(router) {
-          serveOptions.routes(router);
-          health.routes(router);
-          reflectionRoutes(router, [...registered, Health]);
-        },
-        interceptors: [
-          requestIdInterceptor(),
-          errorInterceptor(serveOptions.logger, serveOptions.metrics),
-          bearerAuthInterceptor(serveOptions.internalToken),
-          ...(serveOptions.interceptors ?? []),
-        ],
+        routes: handlers.routes,
+        ...handlers.options,
         fallback(req, res) {
           const path = (req.url ?? "/").split("?")[0];
           if (req.method === "GET" && path === "/metrics") {
@@ -168,18 +282,29 @@ export async function listenRpc(options: ListenRpcOptions): Promise<RpcServer> {
         },
       });
       handler = adapter as Handler;
+      served = handlers;
     },
     async close(graceMs = 10_000) {
       health.setAll(false);
+      closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const inProcessDone = new Promise<void>((resolve) => {
+        drained = resolve;
+        if (inFlight === 0) resolve();
+      });
       h1.closeIdleConnections();
       for (const session of sessions) session.close();
+      let gaveUp: () => void = () => undefined;
+      const graceOver = new Promise<void>((resolve) => (gaveUp = resolve));
       const timer = setTimeout(() => {
         for (const socket of sockets) socket.destroy();
+        gaveUp();
       }, graceMs);
       timer.unref();
-      await closed;
+      await Promise.all([closed, Promise.race([inProcessDone, graceOver])]);
       clearTimeout(timer);
+      // Ends what is still running in process (health watches, calls past the grace).
+      shutdown.abort(new ConnectError("the server is shutting down", Code.Unavailable));
     },
   };
 }

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
-import type { ConnectRouter } from "@connectrpc/connect";
+import { createClient, type Client, type ConnectRouter, type Transport } from "@connectrpc/connect";
 import type { Knex } from "knex";
 import { z } from "zod";
 import { InProcessBus, JetStreamBus, type EventBus } from "./bus.js";
@@ -25,8 +25,11 @@ export interface BaseContext {
   metrics: Metrics;
   /** Publish soon after a commit that recorded events. */
   outbox: OutboxRelay;
-  /** A client of another service, at `<NAME>_SERVICE_URL` (split) or this process (all-in-one). */
-  client<S extends DescService>(service: S, name: string): ReturnType<typeof createServiceClient<S>>;
+  /**
+   * A client of another service: at `<NAME>_SERVICE_URL` (split), or in this process when
+   * the process hosts it (all-in-one), through the in-process transport.
+   */
+  client<S extends DescService>(service: S, name: string): Client<S>;
 }
 
 export interface Stoppable {
@@ -60,6 +63,8 @@ export const baseConfigSchema = z.object({
   LOG_LEVEL: envVar.logLevel(),
   RPC_TIMEOUT: envVar.duration("5s"),
   SHUTDOWN_GRACE: envVar.duration("10s"),
+  /** Connections each service keeps to its MySQL database at most. */
+  DATABASE_POOL_MAX: envVar.int(10, 1),
 });
 export type BaseConfig = z.infer<typeof baseConfigSchema>;
 
@@ -80,6 +85,12 @@ export interface RunningServices {
   logger: Logger;
   metrics: Metrics;
   contexts: Map<string, BaseContext>;
+  /**
+   * Every service of this process without the network, with its INTERNAL_API_TOKEN and
+   * RPC_TIMEOUT: what local modules call each other through, and what an in-process
+   * caller (the all-in-one's gateway) should use too.
+   */
+  localTransport: Transport;
   stop(): Promise<void>;
 }
 
@@ -114,8 +125,9 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
   }
 
   const server = await listenRpc({ port: config.GRPC_PORT, host: config.GRPC_HOST, logger, tls: serverTls });
-  // Local modules (all-in-one) are called through server.url too: https:// when this server runs TLS.
   const transportOptions: TransportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: clientTls };
+  // Modules hosted here are called in process: same handlers and interceptors as the port, no HTTP/2.
+  const localTransport = server.inProcessTransport(transportOptions);
   const contexts = new Map<string, BaseContext>();
   const jobs: Stoppable[] = [];
   const dbs: Knex[] = [];
@@ -128,7 +140,7 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
       if (config.DATABASE_URL) {
         const url = options.mode === "all-in-one" ? deriveDatabaseUrl(config.DATABASE_URL, module.name) : config.DATABASE_URL;
         await ensureDatabase(url);
-        db = openDatabase({ url });
+        db = openDatabase({ url, poolMax: config.DATABASE_POOL_MAX });
       } else {
         db = openDatabase({ sqliteFile: join(config.DATA_DIR, `${module.name}.sqlite`) });
       }
@@ -147,9 +159,9 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
         metrics,
         outbox,
         client(service, name) {
-          const local = modules.some((m) => m.name === name);
+          if (modules.some((m) => m.name === name)) return createClient(service, localTransport);
           const variable = serviceUrlVariable(name);
-          const url = local ? server.url : env[variable];
+          const url = env[variable];
           if (!url) throw new Error(`${variable} is not set: ${module.name} needs the ${name} service`);
           return createServiceClient(service, url, transportOptions);
         },
@@ -182,6 +194,7 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
     logger,
     metrics,
     contexts,
+    localTransport,
     stop() {
       stopping ??= (async () => {
         await server.close(config.SHUTDOWN_GRACE);

@@ -253,7 +253,7 @@ test("split services call each other over mTLS with the INTERNAL_TLS_* settings,
   await t.throwsAsync(gamma.contexts.get("gamma")!.client(Health, "beta").check({ service: "" }));
 });
 
-test("all-in-one on TLS: local modules reach each other through the https:// server URL", async (t) => {
+test("all-in-one on TLS: the port is https://, and local modules reach each other in process", async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), "kit-tls-"));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const running = await startServices([emptyModule("one"), emptyModule("two")], {
