@@ -21,6 +21,11 @@ export function success<T>(data: T, clock: Clock): SuccessEnvelope<T> {
   return { success: true, data, timestamp: unixSeconds(clock) };
 }
 
+/** The success envelope around data already serialised as JSON, with the same keys in the same order as `success`. */
+export function successJson(dataJson: string, clock: Clock): string {
+  return `{"success":true,"data":${dataJson},"timestamp":${unixSeconds(clock)}}`;
+}
+
 export function failure(code: string, message: string, clock: Clock, details?: Record<string, string>): FailureEnvelope {
   return { success: false, error: details ? { code, message, details } : { code, message }, timestamp: unixSeconds(clock) };
 }

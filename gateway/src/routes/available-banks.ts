@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
-import type { AvailableBank, BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { AvailableBank, BankCatalogService, ListAvailableBanksResponse } from "@payments/contracts/bank-catalog";
 import type { Clock } from "@payments/kit";
-import { success } from "../envelope.js";
+import { successJson } from "../envelope.js";
 import { authenticatedMerchant, type Route } from "./route.js";
 
 /** A bank entry of api.md; `logo` is absent on the FAST entry only. */
@@ -28,7 +28,26 @@ export function logoUrl(bank: Pick<AvailableBank, "logoUrl" | "code">, publicBas
   return `${publicBaseUrl}/assets/banks/${encodeURIComponent(bank.code)}.svg`;
 }
 
+function publicBanks(res: ListAvailableBanksResponse, publicBaseUrl: string): PublicBank[] {
+  const banks: PublicBank[] = res.banks
+    // "FAST" is reserved for the single FAST entry below.
+    .filter((bank) => bank.id !== "FAST")
+    .map((bank) => ({
+      _id: bank.id,
+      name: bank.name,
+      code: bank.code,
+      minAmount: amount(bank.minAmount),
+      maxAmount: amount(bank.maxAmount),
+      logo: logoUrl(bank, publicBaseUrl),
+    }));
+  if (res.fast) {
+    banks.push({ _id: "FAST", name: "FAST", code: "FAST", minAmount: amount(res.fast.minAmount), maxAmount: amount(res.fast.maxAmount) });
+  }
+  return banks;
+}
+
 export function availableBanks(deps: { bankCatalog: Pick<Client<typeof BankCatalogService>, "listAvailableBanks">; clock: Clock; publicBaseUrl: string }): Route[] {
+  const rendered = new WeakMap<ListAvailableBanksResponse, string>();
   return [
     {
       method: "GET",
@@ -38,21 +57,15 @@ export function availableBanks(deps: { bankCatalog: Pick<Client<typeof BankCatal
         const merchant = authenticatedMerchant(ctx);
         // FAST is offered only when an account of the merchant's kind (sandbox or live) takes it.
         const res = await deps.bankCatalog.listAvailableBanks({ merchantId: merchant.merchantId, sandbox: merchant.sandbox });
-        const banks: PublicBank[] = res.banks
-          // "FAST" is reserved for the single FAST entry below.
-          .filter((bank) => bank.id !== "FAST")
-          .map((bank) => ({
-            _id: bank.id,
-            name: bank.name,
-            code: bank.code,
-            minAmount: amount(bank.minAmount),
-            maxAmount: amount(bank.maxAmount),
-            logo: logoUrl(bank, deps.publicBaseUrl),
-          }));
-        if (res.fast) {
-          banks.push({ _id: "FAST", name: "FAST", code: "FAST", minAmount: amount(res.fast.minAmount), maxAmount: amount(res.fast.maxAmount) });
+        // The catalog cache hands out the same answer until the catalog changes: its JSON is
+        // made once and only the envelope's timestamp is new on each request.
+        let data = rendered.get(res);
+        if (data === undefined) {
+          data = JSON.stringify({ banks: publicBanks(res, deps.publicBaseUrl) });
+          rendered.set(res, data);
         }
-        ctx.body = success({ banks }, deps.clock);
+        ctx.type = "application/json";
+        ctx.body = successJson(data, deps.clock);
       },
     },
   ];

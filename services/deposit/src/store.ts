@@ -170,14 +170,3 @@ export async function findDepositByToken(db: Knex, token: string): Promise<Depos
   return (await db("deposits").where({ checkout_token: token }).first()) as DepositRow | undefined;
 }
 
-/** How many pending deposits wait on each receiving IBAN, for spreading new deposits over the pool. */
-export async function pendingCountsByIban(db: Knex, ibans: readonly string[]): Promise<Map<string, number>> {
-  if (ibans.length === 0) return new Map();
-  const rows = (await db("deposits")
-    .select("account_iban")
-    .count({ n: "*" })
-    .whereIn("account_iban", ibans)
-    .where({ status: "pending" })
-    .groupBy("account_iban")) as Array<{ account_iban: string; n: number | string }>;
-  return new Map(rows.map((r) => [r.account_iban, Number(r.n)]));
-}

@@ -165,3 +165,19 @@ test.serial("a deposit is taken only when an account of the merchant's kind can 
   t.false(liveDeposit!.sandbox);
   t.true(sandboxDeposit!.sandbox);
 });
+
+test.serial("deposits take a bank's candidate accounts in turn, so pending deposits spread evenly over them", async (t) => {
+  const { merchant } = await merchants.createMerchant({ name: "Spread Shop", sandbox: true });
+  const catalog = createServiceClient(BankCatalogService, running.server.url);
+  const akbank = (await catalog.listBanks({})).banks.find((b) => b.code === "0046")!.id;
+  const ibans = (await catalog.listReceivingAccounts({ bankId: akbank, sandbox: true })).accounts.filter((a) => a.active).map((a) => a.iban);
+  t.is(ibans.length, 2);
+  const counts = new Map<string, number>();
+  for (let i = 0; i < 10; i++) {
+    const { deposit } = await deposits.createDeposit({ merchantId: merchant!.id, processId: `spread-${i}`, amount: 10_000n, bankId: akbank, customer: { id: "c", name: "N", username: "u" } });
+    const iban = deposit!.assignedAccount!.iban;
+    counts.set(iban, (counts.get(iban) ?? 0) + 1);
+  }
+  t.deepEqual([...counts.values()], [5, 5]);
+  t.deepEqual([...counts.keys()].sort(), [...ibans].sort());
+});

@@ -1,12 +1,13 @@
+import { randomInt } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import { isUniqueViolation, newId, newToken, parseRequest, serviceError } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { checkAmountInRange, fetchDepositTerms, requireReceivingAccount, type DepositTerms } from "../deposit-terms.js";
-import { lookupMerchant, requireActive } from "../merchant-lookup.js";
+import { lookupMerchant, requireActive, type MerchantFacts } from "../merchant-lookup.js";
 import { newReference } from "../reference.js";
 import { amount, currency, merchantId, metadataJson, processId, text } from "../requests.js";
-import { depositFromRow, findDepositRow, pendingCountsByIban, type DepositRow } from "../store.js";
+import { depositFromRow, findDepositRow, type DepositRow } from "../store.js";
 import type { Rpc } from "./index.js";
 
 function duplicate(existing: Pick<DepositRow, "id" | "process_id">) {
@@ -16,18 +17,23 @@ function duplicate(existing: Pick<DepositRow, "id" | "process_id">) {
   });
 }
 
-/** The least busy account of the candidates (fewest pending deposits, then by id), so amounts collide less when matching. */
-async function chooseAccount(ctx: DepositContext, terms: DepositTerms): Promise<DepositTerms["accounts"][number]> {
-  const counts = await pendingCountsByIban(
-    ctx.db,
-    terms.accounts.map((a) => a.iban),
-  );
-  const [least] = [...terms.accounts].sort((a, b) => (counts.get(a.iban) ?? 0) - (counts.get(b.iban) ?? 0) || (a.id < b.id ? -1 : 1));
-  if (!least) throw new Error("chooseAccount needs at least one candidate account");
-  return least;
+/**
+ * Deposits take the candidate accounts in turn (per process, from a random start), so
+ * pending deposits spread evenly and two of one amount rarely share an account, which keeps
+ * amount matching unambiguous. It used to count every pending deposit of every candidate on
+ * each creation, a query that grew with the backlog; the turn costs nothing.
+ */
+function accountRotation(): (terms: DepositTerms) => DepositTerms["accounts"][number] {
+  let turn = randomInt(1_000_000);
+  return (terms) => {
+    const account = terms.accounts[turn++ % terms.accounts.length];
+    if (!account) throw new Error("a deposit needs at least one candidate account");
+    return account;
+  };
 }
 
 export function createDeposit(ctx: DepositContext): Rpc<"createDeposit"> {
+  const chooseAccount = accountRotation();
   const request = z.object({
     merchantId,
     processId,
@@ -45,16 +51,24 @@ export function createDeposit(ctx: DepositContext): Rpc<"createDeposit"> {
     async createDeposit(req) {
       const input = parseRequest(request, req);
 
-      // A repeated request is answered before anything else about it is judged.
-      const existing = await findDepositRow(ctx.db, { merchantId: input.merchantId, processId: input.processId });
-      if (existing) throw duplicate(existing);
-
-      const merchant = await lookupMerchant(ctx, input.merchantId);
-      requireActive(merchant);
-      const terms = await fetchDepositTerms(ctx, input.merchantId, input.bankId, merchant.sandbox);
-      checkAmountInRange(input.amount, input.currency, terms);
-      requireReceivingAccount(terms, merchant.sandbox);
-      const account = await chooseAccount(ctx, terms);
+      let merchant: MerchantFacts;
+      let terms: DepositTerms;
+      try {
+        // Both come from caches their services keep current; the terms depend on the
+        // merchant's kind (sandbox or live), so on a miss the two asks go one after the other.
+        merchant = await lookupMerchant(ctx, input.merchantId);
+        requireActive(merchant);
+        terms = await fetchDepositTerms(ctx, input.merchantId, input.bankId, merchant.sandbox);
+        checkAmountInRange(input.amount, input.currency, terms);
+        requireReceivingAccount(terms, merchant.sandbox);
+      } catch (err) {
+        // A repeated request is answered as a duplicate whatever else is wrong with it now.
+        // The unique index finds duplicates on the way in; only a refusal looks for one.
+        const existing = await findDepositRow(ctx.db, { merchantId: input.merchantId, processId: input.processId });
+        if (existing) throw duplicate(existing);
+        throw err;
+      }
+      const account = chooseAccount(terms);
 
       const now = ctx.clock.now().getTime();
       const id = newId("dep");
