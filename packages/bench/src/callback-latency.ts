@@ -1,0 +1,195 @@
+import type { Client } from "@connectrpc/connect";
+import type { DepositService } from "@payments/contracts/deposit";
+import type { Arrival } from "./callback-receiver.js";
+import { cpuMillis } from "./proc-stats.js";
+import { nodeEntry, spawnServer, type ServerProcess } from "./server-process.js";
+
+export interface CallbackReceiver {
+  url: string;
+  process: ServerProcess;
+  /** Everything that arrived since the last take. */
+  take(): Promise<{ arrivals: Arrival[]; malformed: number }>;
+  stop(): Promise<void>;
+}
+
+export async function startCallbackReceiver(): Promise<CallbackReceiver> {
+  const proc = spawnServer("callback-receiver", nodeEntry("packages/bench", "callback-receiver"), { ...process.env }, { ipc: true });
+  const child = proc.child;
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`callback receiver not ready\n${proc.tail()}`)), 30_000);
+    child.once("message", (m: { url?: string }) => {
+      clearTimeout(timer);
+      if (m.url) resolve(m.url);
+      else reject(new Error("callback receiver sent no url"));
+    });
+  });
+  return {
+    url,
+    process: proc,
+    take: () =>
+      new Promise((resolve, reject) => {
+        if (!child.connected) return reject(new Error(`callback receiver is gone\n${proc.tail()}`));
+        child.once("message", (m: { arrivals: Arrival[]; malformed: number }) => resolve(m));
+        child.send({ take: true });
+      }),
+    stop: () => proc.stop(5_000),
+  };
+}
+
+export interface CallbackFigures {
+  targetRate: number;
+  /** Confirms per second actually issued over the sending window. */
+  achievedRate: number;
+  sendSeconds: number;
+  /** Status changes committed (confirm RPCs that succeeded). */
+  sent: number;
+  confirmFailures: number;
+  /** Distinct deposit.completed events of those deposits that reached the receiver. */
+  received: number;
+  missing: number;
+  /** Deliveries of an event already received (at-least-once). */
+  duplicates: number;
+  /** Commit (the callback body's createdAt, the status-change time) → arrival at the receiver. */
+  latencyMs: { p50: number; p90: number; p99: number; max: number };
+  /** Confirm RPC answered → arrival: the same, seen from the caller. */
+  fromConfirmAnswerMs: { p50: number; p99: number };
+  /**
+   * The two halves, when the event could be watched on JetStream: commit → the event seen
+   * on the stream (the outbox relay), and seen on the stream → arrival (the callback-sender).
+   */
+  commitToStreamMs?: { p50: number; p99: number };
+  streamToReceiverMs?: { p50: number; p99: number };
+  /** From the last confirm to the last callback (or the timeout). */
+  drainSeconds: number;
+  serverCpuMs: number;
+  serverCpuMsPerEvent: number;
+  failureSamples: string[];
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
+
+/**
+ * Confirms pending deposits (deposit service `ConfirmDeposit`, as an operator or a bank
+ * integration would) at a steady `rate` per second for `durationSeconds`: open loop (a slow
+ * answer does not slow the schedule) up to `maxInFlight` unanswered confirms; past that the
+ * schedule waits, and `achievedRate` shows the rate the product kept up with (what was not
+ * sent when the duration ends is left out). Then it waits
+ * up to drainTimeoutMs for every deposit.completed callback.
+ */
+export async function runCallbackScenario(options: {
+  deposits: Client<typeof DepositService>;
+  receiver: CallbackReceiver;
+  pendingDepositIds: readonly string[];
+  rate: number;
+  durationSeconds: number;
+  drainTimeoutMs: number;
+  serverPids: readonly number[];
+  maxInFlight?: number;
+  /** When each event (by id) was seen on JetStream, Date.now(); filled in while the scenario runs. */
+  seenOnStream?: ReadonlyMap<string, number>;
+}): Promise<CallbackFigures> {
+  const { deposits, receiver, rate } = options;
+  const total = Math.min(options.pendingDepositIds.length, Math.round(rate * options.durationSeconds));
+  const ids = options.pendingDepositIds.slice(0, total);
+  await receiver.take(); // forget anything that arrived before
+  const arrivals = new Map<string, Arrival>();
+  let duplicates = 0;
+  const wanted = new Set(ids);
+  const collect = async () => {
+    const { arrivals: batch } = await receiver.take();
+    for (const a of batch) {
+      if (a[1] !== "deposit.completed" || !wanted.has(a[2])) continue;
+      if (arrivals.has(a[0])) duplicates++;
+      else arrivals.set(a[0], a);
+    }
+  };
+
+  const confirmedAt = new Map<string, number>();
+  const failureSamples: string[] = [];
+  let failures = 0;
+  let inFlight = 0;
+  const maxInFlight = options.maxInFlight ?? 64;
+  const calls: Promise<void>[] = [];
+  const cpuBefore = cpuMillis(options.serverPids);
+  const start = performance.now();
+  const end = start + options.durationSeconds * 1000;
+  let i = 0;
+  // The schedule ends with the duration: what the product could not take by then is not sent.
+  while (i < total && performance.now() < end) {
+    const now = performance.now();
+    while (i < total && start + (i * 1000) / rate <= now && inFlight < maxInFlight) {
+      const depositId = ids[i++]!;
+      inFlight++;
+      calls.push(
+        deposits
+          .confirmDeposit({ depositId }, { timeoutMs: 30_000 })
+          .then(() => void confirmedAt.set(depositId, Date.now()))
+          .catch((err: unknown) => {
+            failures++;
+            if (failureSamples.length < 5) failureSamples.push(`confirm ${depositId}: ${(err as Error).message}`);
+          })
+          .finally(() => void inFlight--),
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  const sendSeconds = Math.max(options.durationSeconds, (performance.now() - start) / 1000);
+  await Promise.all(calls);
+  const sentAll = performance.now();
+
+  const sent = confirmedAt.size;
+  const deadline = sentAll + options.drainTimeoutMs;
+  for (;;) {
+    await collect();
+    if (arrivals.size >= sent || performance.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const serverCpuMs = cpuMillis(options.serverPids) - cpuBefore;
+  let lastArrival = 0;
+  const latencies: number[] = [];
+  const fromAnswer: number[] = [];
+  const toStream: number[] = [];
+  const fromStream: number[] = [];
+  for (const [eventId, , transactionId, createdAt, arrived] of arrivals.values()) {
+    lastArrival = Math.max(lastArrival, arrived);
+    latencies.push(arrived - createdAt);
+    const answered = confirmedAt.get(transactionId);
+    if (answered !== undefined) fromAnswer.push(arrived - answered);
+    const seen = options.seenOnStream?.get(eventId);
+    if (seen !== undefined) {
+      toStream.push(seen - createdAt);
+      fromStream.push(arrived - seen);
+    }
+  }
+  for (const list of [latencies, fromAnswer, toStream, fromStream]) list.sort((a, b) => a - b);
+  const halves =
+    toStream.length > 0
+      ? {
+          commitToStreamMs: { p50: percentile(toStream, 50), p99: percentile(toStream, 99) },
+          streamToReceiverMs: { p50: percentile(fromStream, 50), p99: percentile(fromStream, 99) },
+        }
+      : {};
+  const lastConfirm = Math.max(0, ...confirmedAt.values());
+  return {
+    targetRate: rate,
+    achievedRate: round(i / sendSeconds),
+    sendSeconds: round(sendSeconds, 2),
+    sent,
+    confirmFailures: failures,
+    received: arrivals.size,
+    missing: Math.max(0, sent - arrivals.size),
+    duplicates,
+    latencyMs: { p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), max: latencies.at(-1) ?? 0 },
+    fromConfirmAnswerMs: { p50: percentile(fromAnswer, 50), p99: percentile(fromAnswer, 99) },
+    ...halves,
+    drainSeconds: round(Math.max(0, (arrivals.size >= sent ? lastArrival - lastConfirm : options.drainTimeoutMs) / 1000), 2),
+    serverCpuMs: Math.round(serverCpuMs),
+    serverCpuMsPerEvent: sent === 0 ? 0 : round(serverCpuMs / sent, 3),
+    failureSamples,
+  };
+}

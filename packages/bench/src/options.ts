@@ -1,0 +1,101 @@
+import { parseArgs } from "node:util";
+
+export const SCENARIOS = ["banks", "deposit", "deposit-get", "callbacks", "withdraw"] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+export const TARGETS = ["floors", "aio", "split"] as const;
+export type TargetName = (typeof TARGETS)[number];
+
+export interface BenchOptions {
+  /** Seconds of measured load per scenario. */
+  duration: number;
+  /** Seconds of unmeasured load before each scenario (JIT, pools, caches). */
+  warmup: number;
+  connections: number;
+  merchants: number;
+  /** Status changes per second driven in the callback scenario. */
+  callbackRate: number;
+  scenarios: ScenarioName[];
+  targets: TargetName[];
+  out?: string;
+  cpuProf: boolean;
+  quick: boolean;
+  mysqlUrl: string;
+  natsUrl: string;
+}
+
+export const USAGE = `pnpm bench [options]
+
+Starts the floors, the all-in-one product and the split product on MySQL + JetStream, loads
+each with signed requests (autocannon), and prints and saves the figures.
+
+  --duration <s>        measured seconds per scenario (default 8; --quick: 2)
+  --warmup <s>          unmeasured seconds before each scenario (default 2; --quick: 0.5)
+  --connections <n>     concurrent connections (default 32)
+  --merchants <n>       merchants the load is spread over (default 64)
+  --callback-rate <n>   status changes per second in the callback scenario (default 500)
+  --only <list>         scenarios: ${SCENARIOS.join(",")} (default all)
+  --targets <list>      targets: ${TARGETS.join(",")} (default all)
+  --out <file>          JSON output (default var/bench/bench-<timestamp>.json, and var/bench/latest.json)
+  --cpu-prof            write V8 CPU profiles of the product processes to var/bench/profiles/
+  --quick               a smoke run: 2 s scenarios
+  -h, --help            this text
+
+Environment: BENCH_MYSQL_URL (default mysql://root@127.0.0.1:3306), BENCH_NATS_URL (default nats://127.0.0.1:4222).
+Exit code 1 when any request failed or got a non-2xx answer, or a balance differs from its ledger.`;
+
+function list<T extends string>(value: string | undefined, allowed: readonly T[], what: string): T[] {
+  if (value === undefined) return [...allowed];
+  const items = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const item of items) if (!(allowed as readonly string[]).includes(item)) throw new Error(`unknown ${what} "${item}" (known: ${allowed.join(", ")})`);
+  // In the canonical order, whatever order they were given in.
+  return allowed.filter((a) => items.includes(a));
+}
+
+function positive(value: string | undefined, fallback: number, what: string, integer = false): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new Error(`--${what} must be a positive ${integer ? "integer" : "number"} (got "${value}")`);
+  return n;
+}
+
+export function parseOptions(argv: string[]): BenchOptions | "help" {
+  // `pnpm bench -- --quick` passes the "--" through.
+  const args = argv.filter((a) => a !== "--");
+  const { values } = parseArgs({
+    args,
+    options: {
+      duration: { type: "string" },
+      warmup: { type: "string" },
+      connections: { type: "string" },
+      merchants: { type: "string" },
+      "callback-rate": { type: "string" },
+      only: { type: "string" },
+      targets: { type: "string" },
+      out: { type: "string" },
+      "cpu-prof": { type: "boolean", default: false },
+      quick: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) return "help";
+  const quick = values.quick ?? false;
+  return {
+    duration: positive(values.duration, quick ? 2 : 8, "duration"),
+    warmup: values.warmup === "0" ? 0 : positive(values.warmup, quick ? 0.5 : 2, "warmup"),
+    connections: positive(values.connections, 32, "connections", true),
+    merchants: positive(values.merchants, 64, "merchants", true),
+    callbackRate: positive(values["callback-rate"], 500, "callback-rate"),
+    scenarios: list(values.only, SCENARIOS, "scenario"),
+    targets: list(values.targets, TARGETS, "target"),
+    ...(values.out ? { out: values.out } : {}),
+    cpuProf: values["cpu-prof"] ?? false,
+    quick,
+    mysqlUrl: process.env.BENCH_MYSQL_URL ?? "mysql://root@127.0.0.1:3306",
+    natsUrl: process.env.BENCH_NATS_URL ?? "nats://127.0.0.1:4222",
+  };
+}

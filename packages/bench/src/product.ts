@@ -1,0 +1,263 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Client } from "@connectrpc/connect";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { DepositService } from "@payments/contracts/deposit";
+import { MerchantService } from "@payments/contracts/merchant";
+import { PayoutService } from "@payments/contracts/payout";
+import { createServiceClient } from "@payments/kit";
+import { freePort } from "@payments/kit/testing";
+import type { Merchant } from "./load.js";
+import { rssKib } from "./proc-stats.js";
+import type { ScratchResources } from "./scratch-resources.js";
+import { nodeEntry, spawnServer, waitForHttp200, type ServerProcess } from "./server-process.js";
+
+/** One process of a product deployment, with its cold start. */
+export interface ProductProcess {
+  name: string;
+  server: ServerProcess;
+  /** Spawn → ready (ready line or health check 200), in ms. */
+  coldStartMs: number;
+  idleRssMiB?: number;
+}
+
+export interface RunningProduct {
+  target: "aio" | "split";
+  gatewayUrl: string;
+  /** Its JetStream stream, to watch events on. */
+  stream: { NATS_URL: string; NATS_STREAM: string; NATS_SUBJECT_PREFIX: string };
+  processes: ProductProcess[];
+  pids: number[];
+  clients: {
+    merchants: Client<typeof MerchantService>;
+    bankCatalog: Client<typeof BankCatalogService>;
+    deposits: Client<typeof DepositService>;
+    payouts: Client<typeof PayoutService>;
+  };
+  /** SIGTERM every process (gateway first) and wait; the exit of each, for the report. */
+  stop(): Promise<Array<{ name: string; code: number | null; signal: string | null }>>;
+}
+
+const READY = /"msg":"ready/;
+
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  // Settings of the caller's own shell must not leak into the product under test.
+  for (const name of Object.keys(env)) {
+    if (/^(DATABASE_URL|NATS_|GRPC_|INTERNAL_|MERCHANT_SERVICE|BANK_CATALOG_SERVICE|DEPOSIT_SERVICE|PAYOUT_SERVICE|CALLBACK_|PUBLIC_BASE_URL|PORT$|HOST$|MASTER_KEY|LOG_LEVEL|NODE_OPTIONS)/.test(name)) delete env[name];
+  }
+  return env;
+}
+
+function profileFlags(profileDir: string | undefined, name: string): string[] {
+  if (!profileDir) return [];
+  const dir = join(profileDir, name);
+  mkdirSync(dir, { recursive: true });
+  return ["--cpu-prof", "--cpu-prof-dir", dir];
+}
+
+/** Idle resident memory of every process, read after `idleMs` without load. */
+async function sampleIdleRss(processes: ProductProcess[], idleMs: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, idleMs));
+  for (const p of processes) {
+    const kib = rssKib(p.server.pid);
+    if (kib !== undefined) p.idleRssMiB = Math.round((kib / 1024) * 10) / 10;
+  }
+}
+
+async function stopAll(processes: ProductProcess[]) {
+  const exits: Array<{ name: string; code: number | null; signal: string | null }> = [];
+  // The gateway first, then the services in reverse start order, as a deployment drains.
+  for (const p of [...processes].reverse()) {
+    await p.server.stop(20_000);
+    const { code, signal } = await p.server.exited;
+    exits.push({ name: p.name, code, signal });
+  }
+  return exits;
+}
+
+/**
+ * `pnpm start` on MySQL + JetStream: one process. PORT and GRPC_PORT are picked free ports
+ * (not 0) so readiness can be seen by GET /healthz on the gateway even at LOG_LEVEL=warn,
+ * which leaves out the info-level ready line; a ready line, when printed, counts too.
+ */
+export async function startAllInOne(resources: ScratchResources, options: { profileDir?: string | undefined; idleMs: number }): Promise<RunningProduct> {
+  const [port, grpcPort] = [await freePort(), await freePort()];
+  const dataDir = mkdtempSync(join(tmpdir(), "bench-aio-"));
+  const stream = resources.stream("aio");
+  const env: NodeJS.ProcessEnv = {
+    ...cleanEnv(),
+    DATABASE_URL: resources.database("aio"),
+    ...stream,
+    PORT: String(port),
+    GRPC_PORT: String(grpcPort),
+    HOST: "127.0.0.1",
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "warn",
+    MASTER_KEY: randomBytes(32).toString("hex"),
+    CALLBACK_ALLOW_PRIVATE: "1",
+  };
+  const server = spawnServer("all-in-one", nodeEntry("packages/all-in-one"), env, { nodeFlags: profileFlags(options.profileDir, "all-in-one") });
+  const gatewayUrl = `http://127.0.0.1:${port}`;
+  const grpcUrl = `http://127.0.0.1:${grpcPort}`;
+  let readyAt: number;
+  try {
+    const line = server.waitForLine((l) => (READY.test(l) ? performance.now() : undefined), 120_000);
+    line.catch(() => undefined);
+    readyAt = await Promise.race([line, waitForHttp200(`${gatewayUrl}/healthz`, server, 120_000)]);
+  } catch (err) {
+    await server.stop(5_000);
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  const processes: ProductProcess[] = [{ name: "all-in-one", server, coldStartMs: Math.round(readyAt - server.spawnedAt) }];
+  await sampleIdleRss(processes, options.idleMs);
+  return {
+    target: "aio",
+    gatewayUrl,
+    stream,
+    processes,
+    pids: [server.pid],
+    clients: {
+      merchants: createServiceClient(MerchantService, grpcUrl),
+      bankCatalog: createServiceClient(BankCatalogService, grpcUrl),
+      deposits: createServiceClient(DepositService, grpcUrl),
+      payouts: createServiceClient(PayoutService, grpcUrl),
+    },
+    async stop() {
+      const exits = await stopAll(processes);
+      rmSync(dataDir, { recursive: true, force: true });
+      return exits;
+    },
+  };
+}
+
+const SERVICES = ["merchant", "bank-catalog", "deposit", "payout", "callback-sender"] as const;
+type ServiceName = (typeof SERVICES)[number];
+
+/**
+ * Every service its own process with its own MySQL database, JetStream between them, the
+ * internal token on every call, then the gateway: as docker-compose runs them. Started one at
+ * a time, so each cold start is its own.
+ */
+export async function startSplit(resources: ScratchResources, options: { profileDir?: string | undefined; idleMs: number }): Promise<RunningProduct> {
+  const token = randomBytes(24).toString("hex");
+  const ports = {} as Record<ServiceName, number>;
+  for (const name of SERVICES) ports[name] = await freePort();
+  const gatewayPort = await freePort();
+  const url = (name: ServiceName) => `http://127.0.0.1:${ports[name]}`;
+  const dataDir = mkdtempSync(join(tmpdir(), "bench-split-"));
+  const stream = resources.stream("split");
+  const common: NodeJS.ProcessEnv = { ...cleanEnv(), ...stream, INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn", GRPC_HOST: "127.0.0.1", DATA_DIR: dataDir };
+  const urls = {
+    MERCHANT_SERVICE_URL: url("merchant"),
+    BANK_CATALOG_SERVICE_URL: url("bank-catalog"),
+    DEPOSIT_SERVICE_URL: url("deposit"),
+    PAYOUT_SERVICE_URL: url("payout"),
+    CALLBACK_SENDER_SERVICE_URL: url("callback-sender"),
+  };
+  const own: Record<ServiceName, NodeJS.ProcessEnv> = {
+    merchant: { MASTER_KEY: randomBytes(32).toString("hex"), CALLBACK_ALLOW_PRIVATE: "1", DEPOSIT_SERVICE_URL: urls.DEPOSIT_SERVICE_URL, PAYOUT_SERVICE_URL: urls.PAYOUT_SERVICE_URL },
+    "bank-catalog": {},
+    deposit: { MERCHANT_SERVICE_URL: urls.MERCHANT_SERVICE_URL, BANK_CATALOG_SERVICE_URL: urls.BANK_CATALOG_SERVICE_URL, PUBLIC_BASE_URL: `http://127.0.0.1:${gatewayPort}` },
+    payout: { MERCHANT_SERVICE_URL: urls.MERCHANT_SERVICE_URL, BANK_CATALOG_SERVICE_URL: urls.BANK_CATALOG_SERVICE_URL },
+    "callback-sender": { MERCHANT_SERVICE_URL: urls.MERCHANT_SERVICE_URL, CALLBACK_ALLOW_PRIVATE: "1", PUBLIC_BASE_URL: `http://127.0.0.1:${gatewayPort}` },
+  };
+  const processes: ProductProcess[] = [];
+  try {
+    for (const name of SERVICES) {
+      const env = { ...common, ...own[name], DATABASE_URL: resources.database(`split_${name.replace(/-/g, "_")}`), GRPC_PORT: String(ports[name]) };
+      const server = spawnServer(name, nodeEntry(`services/${name}`), env, { nodeFlags: profileFlags(options.profileDir, `split-${name}`) });
+      processes.push({ name, server, coldStartMs: 0 });
+      const readyAt = await waitForHttp200(`${url(name)}/healthz`, server, 120_000);
+      processes.at(-1)!.coldStartMs = Math.round(readyAt - server.spawnedAt);
+    }
+    const gatewayEnv = { ...cleanEnv(), ...stream, ...urls, INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn", PORT: String(gatewayPort), HOST: "127.0.0.1", PUBLIC_BASE_URL: `http://127.0.0.1:${gatewayPort}` };
+    const gateway = spawnServer("gateway", nodeEntry("gateway"), gatewayEnv, { nodeFlags: profileFlags(options.profileDir, "split-gateway") });
+    processes.push({ name: "gateway", server: gateway, coldStartMs: 0 });
+    const readyAt = await waitForHttp200(`http://127.0.0.1:${gatewayPort}/healthz`, gateway, 120_000);
+    processes.at(-1)!.coldStartMs = Math.round(readyAt - gateway.spawnedAt);
+  } catch (err) {
+    await stopAll(processes);
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  await sampleIdleRss(processes, options.idleMs);
+  const transport = { token };
+  return {
+    target: "split",
+    gatewayUrl: `http://127.0.0.1:${gatewayPort}`,
+    stream,
+    processes,
+    pids: processes.map((p) => p.server.pid),
+    clients: {
+      merchants: createServiceClient(MerchantService, url("merchant"), transport),
+      bankCatalog: createServiceClient(BankCatalogService, url("bank-catalog"), transport),
+      deposits: createServiceClient(DepositService, url("deposit"), transport),
+      payouts: createServiceClient(PayoutService, url("payout"), transport),
+    },
+    async stop() {
+      const exits = await stopAll(processes);
+      rmSync(dataDir, { recursive: true, force: true });
+      return exits;
+    },
+  };
+}
+
+/** fn(0..count-1), `concurrency` at a time; none is started after `deadline` (performance.now()), so the result may be shorter. */
+async function inParallel<T>(count: number, concurrency: number, fn: (i: number) => Promise<T>, deadline = Infinity): Promise<T[]> {
+  const out: T[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      for (let i = next++; i < count && performance.now() < deadline; i = next++) out.push(await fn(i));
+    }),
+  );
+  return out;
+}
+
+/**
+ * The merchants of a run: sandbox (deposits go to the seeded sandbox accounts), allowed IPs
+ * 127.0.0.1 and ::1 (withdrawals need an allow-list), callbacks to the receiver, no rate
+ * limit, and a balance funded by an operator adjustment so withdrawals succeed.
+ */
+export async function createMerchants(product: RunningProduct, count: number, callbackUrl: string): Promise<Merchant[]> {
+  const { merchants, bankCatalog, payouts } = product.clients;
+  // A split install starts without receiving accounts; the all-in-one seeds them itself.
+  if (product.target === "split") await bankCatalog.seedSandboxAccounts({});
+  return inParallel(count, 8, async (i) => {
+    const created = await merchants.createMerchant({ name: `Bench Shop ${i}`, sandbox: true, allowedIps: ["127.0.0.1", "::1"], callbackUrl });
+    const merchantId = created.merchant!.id;
+    await merchants.setRateLimit({ merchantId, requestsPerSecond: 0 });
+    await payouts.adjustBalance({ merchantId, amount: 10_000_000_000n, reason: "bench funding" });
+    return { merchantId, apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  });
+}
+
+/**
+ * Pending deposits made straight through the deposit service (for reads and confirms when
+ * the POST scenario made too few); no new one is started after `deadline`.
+ */
+export async function createDepositsByRpc(
+  product: RunningProduct,
+  merchants: readonly Merchant[],
+  count: number,
+  tag: string,
+  deadline = Infinity,
+): Promise<Array<{ merchantIndex: number; id: string }>> {
+  return inParallel(count, 32, async (n) => {
+    const merchantIndex = n % merchants.length;
+    const res = await product.clients.deposits.createDeposit({
+      merchantId: merchants[merchantIndex]!.merchantId,
+      processId: `${tag}-${merchantIndex}-${n}`,
+      amount: 50_000n,
+      currency: "",
+      bankId: "",
+      customer: { id: `cus_${n}`, name: "Ayşe Yılmaz", username: "ayse" },
+      metadataJson: "",
+    });
+    return { merchantIndex, id: res.deposit!.id };
+  }, deadline);
+}

@@ -1,0 +1,193 @@
+import type { CallbackFigures } from "./callback-latency.js";
+import type { LedgerCheck } from "./ledger-check.js";
+import type { LoadFigures } from "./load.js";
+import type { MachineInfo } from "./machine.js";
+import type { BenchOptions, ScenarioName, TargetName } from "./options.js";
+
+export const ENDPOINTS: Record<ScenarioName, string> = {
+  banks: "GET /v1/available-banks",
+  deposit: "POST /v1/deposit",
+  "deposit-get": "GET /v1/deposit/{id}",
+  withdraw: "POST /v1/withdraw",
+  callbacks: "callback latency",
+};
+
+/** Which floor each load scenario is measured against. */
+export const FLOOR_OF: Partial<Record<ScenarioName, "hmac" | "db">> = { banks: "hmac", "deposit-get": "hmac", deposit: "db", withdraw: "db" };
+
+export interface ScenarioResult {
+  target: TargetName;
+  scenario: ScenarioName;
+  endpoint: string;
+  /** For floor rows: which floor answered. */
+  floor?: "hmac" | "db";
+  load?: LoadFigures;
+  callbacks?: CallbackFigures;
+  /** Product ÷ floor of the same scenario. */
+  vsFloor?: { floor: "hmac" | "db"; requestsPerSecondRatio: number; p99Ratio: number };
+  /** A target from issue 11: shown, never changes the exit code. */
+  goal?: { text: string; met: boolean };
+}
+
+export interface ProcessFigures {
+  target: TargetName;
+  name: string;
+  coldStartMs: number;
+  idleRssMiB?: number;
+  peakRssMiB?: number;
+  exit?: { code: number | null; signal: string | null };
+  profiles?: string[];
+}
+
+export interface BenchReport {
+  version: 1;
+  startedAt: string;
+  finishedAt: string;
+  totalSeconds: number;
+  machine: MachineInfo;
+  settings: Omit<BenchOptions, "mysqlUrl" | "natsUrl"> & { mysqlUrl: string; natsUrl: string; runId: string; productEntry: string };
+  results: ScenarioResult[];
+  processes: ProcessFigures[];
+  ledger: Partial<Record<TargetName, LedgerCheck>>;
+  /** Why the run failed (exit code 1); empty when it passed. */
+  failures: string[];
+  notes: string[];
+  exitCode: number;
+}
+
+const round = (v: number, d = 2) => Math.round(v * 10 ** d) / 10 ** d;
+
+/** Fills in vsFloor and goal of every product row from the floor rows of the same run. */
+export function compareWithFloors(results: ScenarioResult[]): void {
+  for (const r of results) {
+    if (r.target === "floors") continue;
+    if (r.scenario === "callbacks" && r.callbacks) {
+      const c = r.callbacks;
+      const steady = c.achievedRate >= 0.95 * c.targetRate;
+      r.goal = { text: `p99 ≤ 100 ms at ${c.targetRate} ev/s`, met: c.latencyMs.p99 <= 100 && steady && c.missing === 0 };
+      continue;
+    }
+    const floorKind = FLOOR_OF[r.scenario];
+    const floor = results.find((f) => f.target === "floors" && f.scenario === r.scenario)?.load;
+    if (!floorKind || !floor || !r.load) continue;
+    const rps = floor.requestsPerSecond > 0 ? r.load.requestsPerSecond / floor.requestsPerSecond : 0;
+    const p99 = floor.latencyMs.p99 > 0 ? r.load.latencyMs.p99 / floor.latencyMs.p99 : 0;
+    r.vsFloor = { floor: floorKind, requestsPerSecondRatio: round(rps), p99Ratio: round(p99) };
+    if (r.target === "aio" && r.scenario === "deposit") r.goal = { text: "≥ 0.6× DB floor, p99 ≤ 2× floor", met: rps >= 0.6 && p99 <= 2 };
+    if (r.target === "aio" && r.scenario === "banks") r.goal = { text: "≥ 0.7× HMAC floor", met: rps >= 0.7 };
+    if (r.target === "aio" && r.scenario === "withdraw") r.goal = { text: "≥ 0.5× DB floor", met: rps >= 0.5 };
+    if (r.target === "split" && r.scenario === "deposit") r.goal = { text: "≥ 0.3× DB floor", met: rps >= 0.3 };
+  }
+}
+
+function table(headers: string[], rows: string[][], rightAligned: Set<number>): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
+  return [line(headers), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+const num = (v: number | undefined, d = 1) => (v === undefined ? "" : v.toFixed(d));
+
+export function formatReport(report: BenchReport): string {
+  const out: string[] = [];
+  const m = report.machine;
+  out.push(
+    `bench ${report.startedAt}  commit ${m.gitCommit.slice(0, 12)}${m.gitDirty ? " (+uncommitted changes)" : ""}  ${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, node ${m.nodeVersion}, load avg at start ${m.loadAverageAtStart}`,
+  );
+  const s = report.settings;
+  out.push(`${s.connections} connections, ${s.duration} s per scenario after ${s.warmup} s warm-up, ${s.merchants} merchants, callbacks at ${s.callbackRate}/s; product run as ${s.productEntry}`);
+  out.push("");
+
+  const loadRows = report.results
+    .filter((r) => r.load)
+    .map((r) => {
+      const l = r.load!;
+      return [
+        r.target === "floors" ? `floor:${r.floor}` : r.target,
+        r.endpoint,
+        num(l.requestsPerSecond, 0),
+        num(l.latencyMs.p50, 2),
+        num(l.latencyMs.p99, 2),
+        String(l.non2xx + l.warmup.non2xx),
+        String(l.errors + l.warmup.errors),
+        r.vsFloor ? `${r.vsFloor.requestsPerSecondRatio.toFixed(2)}×` : "",
+        r.vsFloor ? `${r.vsFloor.p99Ratio.toFixed(2)}×` : "",
+        num(l.serverCpuMsPerRequest, 3),
+        num(l.mysqlCpuMsPerRequest, 3),
+        r.goal ? `${r.goal.met ? "PASS" : "MISS"} (${r.goal.text})` : "",
+      ];
+    });
+  if (loadRows.length > 0) {
+    out.push(
+      table(
+        ["target", "endpoint", "req/s", "p50 ms", "p99 ms", "non-2xx", "errors", "req/s ÷ floor", "p99 ÷ floor", "cpu ms/req", "mysql ms/req", "issue 11 target"],
+        loadRows,
+        new Set([2, 3, 4, 5, 6, 7, 8, 9, 10]),
+      ),
+    );
+    out.push("");
+  }
+
+  const cbRows = report.results
+    .filter((r) => r.callbacks)
+    .map((r) => {
+      const c = r.callbacks!;
+      return [
+        r.target,
+        `${c.targetRate}/s → ${num(c.achievedRate, 0)}/s`,
+        `${c.sent} / ${c.received}`,
+        String(c.missing),
+        String(c.confirmFailures),
+        String(c.latencyMs.p50),
+        String(c.latencyMs.p99),
+        String(c.latencyMs.max),
+        String(c.fromConfirmAnswerMs.p99),
+        c.commitToStreamMs ? `${c.commitToStreamMs.p50} / ${c.commitToStreamMs.p99}` : "",
+        c.streamToReceiverMs ? `${c.streamToReceiverMs.p50} / ${c.streamToReceiverMs.p99}` : "",
+        num(c.serverCpuMsPerEvent, 3),
+        r.goal ? `${r.goal.met ? "PASS" : "MISS"} (${r.goal.text})` : "",
+      ];
+    });
+  if (cbRows.length > 0) {
+    out.push("Callbacks: status change committed (body createdAt) → arrival at the receiver");
+    out.push(
+      table(
+        ["target", "rate (asked → done)", "sent / received", "missing", "failed", "p50 ms", "p99 ms", "max ms", "p99 from confirm answer", "→ stream p50/p99", "stream → receiver p50/p99", "cpu ms/event", "issue 11 target"],
+        cbRows,
+        new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]),
+      ),
+    );
+    out.push("");
+  }
+
+  if (report.processes.length > 0) {
+    out.push("Processes: cold start (spawn → ready) and resident memory");
+    out.push(
+      table(
+        ["target", "process", "cold start ms", "idle RSS MiB", "peak RSS MiB", "exit"],
+        report.processes.map((p) => [
+          p.target,
+          p.name,
+          String(p.coldStartMs),
+          num(p.idleRssMiB),
+          num(p.peakRssMiB),
+          p.exit ? String(p.exit.code ?? p.exit.signal) : "",
+        ]),
+        new Set([2, 3, 4]),
+      ),
+    );
+    out.push("");
+  }
+
+  for (const [target, check] of Object.entries(report.ledger)) {
+    out.push(`Ledger ${target}: ${check.ok ? "OK" : "MISMATCH"}, ${check.merchants} merchants, ${check.entries} entries${check.ok ? "" : `\n  ${check.mismatches.slice(0, 10).join("\n  ")}`}`);
+  }
+  for (const note of report.notes) out.push(`note: ${note}`);
+  out.push(`total ${report.totalSeconds} s`);
+  out.push(report.failures.length === 0 ? "RESULT: no failed request, ledgers balanced" : `RESULT: FAILED\n  ${report.failures.join("\n  ")}`);
+  return out.join("\n");
+}
