@@ -18,3 +18,4 @@ export * from "./rpc-server.js";
 export * from "./service.js";
 export * from "./address-policy.js";
 export * from "./event-cache.js";
+export * from "./merchant-changes.js";

@@ -1,7 +1,4 @@
-import { fromBinary } from "@bufbuild/protobuf";
-import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
-import { MerchantChangedSchema } from "@payments/contracts/merchant";
-import { EventCache, type BaseContext, type BusMessage, type Subscription } from "@payments/kit";
+import { dropOnMerchantChange, EventCache, type BaseContext, type Subscription } from "@payments/kit";
 import type { CallbackContext } from "./context.js";
 
 /** Where a merchant's callbacks go now and the secret that signs them (GetCallbackTarget). */
@@ -21,20 +18,9 @@ export function createCallbackTargetCache(base: Pick<BaseContext, "clock" | "log
   return new EventCache<CallbackTarget>({ clock: base.clock, ttlMs, name: "callback-targets", logger: base.logger });
 }
 
-/**
- * The merchant a MerchantChanged event is about: none for a creation (nothing is kept about a
- * merchant that did not exist: failed loads are not kept); one without merchant_id counts as
- * unreadable, and everything is dropped.
- */
-function changedMerchant(message: BusMessage): string[] {
-  const { merchantId, change } = fromBinary(MerchantChangedSchema, message.data);
-  if (merchantId === "") throw new Error("a MerchantChanged event without merchant_id");
-  return change === "created" ? [] : [merchantId];
-}
-
 /** Drops a merchant's target when it changes; everything on an event that cannot be read. */
 export function watchMerchantChanges(ctx: Pick<CallbackContext, "bus" | "callbackTargets">): Promise<Subscription> {
-  return ctx.callbackTargets.watch(ctx.bus, [MERCHANT_CHANGED_TOPIC], { keysOf: changedMerchant });
+  return dropOnMerchantChange(ctx.callbackTargets, ctx.bus);
 }
 
 /** The merchant's callback target, from the cache or the merchant service; failures are thrown and not kept. */

@@ -1,8 +1,6 @@
-import { fromBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
-import { MerchantChangedSchema, MerchantStatus } from "@payments/contracts/merchant";
-import { errorInfo, EventCache, serviceError, validationError, type BaseContext, type BusMessage, type Subscription } from "@payments/kit";
+import { MerchantStatus } from "@payments/contracts/merchant";
+import { dropOnMerchantChange, errorInfo, EventCache, serviceError, validationError, type BaseContext, type Subscription } from "@payments/kit";
 import type { DepositContext } from "./context.js";
 
 /** The facts about a merchant a deposit needs, asked of the merchant service. */
@@ -20,20 +18,9 @@ export function createMerchantCache(base: Pick<BaseContext, "clock" | "logger">,
   return new EventCache<MerchantFacts>({ clock: base.clock, ttlMs, name: "deposit-merchants", logger: base.logger });
 }
 
-/**
- * The merchant a MerchantChanged event is about: none for a creation (nothing is kept about a
- * merchant that did not exist: failed loads are not kept); one without merchant_id counts as
- * unreadable, and everything is dropped.
- */
-function changedMerchant(message: BusMessage): string[] {
-  const { merchantId, change } = fromBinary(MerchantChangedSchema, message.data);
-  if (merchantId === "") throw new Error("a MerchantChanged event without merchant_id");
-  return change === "created" ? [] : [merchantId];
-}
-
 /** Drops a merchant's facts when it changes; everything on an event that cannot be read. */
 export function watchMerchantChanges(ctx: Pick<DepositContext, "bus" | "merchantCache">): Promise<Subscription> {
-  return ctx.merchantCache.watch(ctx.bus, [MERCHANT_CHANGED_TOPIC], { keysOf: changedMerchant });
+  return dropOnMerchantChange(ctx.merchantCache, ctx.bus);
 }
 
 async function askMerchantService(ctx: DepositContext, merchantId: string): Promise<MerchantFacts> {

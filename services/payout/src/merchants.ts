@@ -1,8 +1,6 @@
-import { fromBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
-import { MerchantChangedSchema, type Merchant } from "@payments/contracts/merchant";
-import { errorInfo, EventCache, validationError, type BaseContext, type BusMessage, type Subscription } from "@payments/kit";
+import type { Merchant } from "@payments/contracts/merchant";
+import { dropOnMerchantChange, errorInfo, EventCache, validationError, type BaseContext, type Subscription } from "@payments/kit";
 import type { PayoutContext } from "./context.js";
 
 /**
@@ -14,20 +12,9 @@ export function createMerchantCache(base: Pick<BaseContext, "clock" | "logger">,
   return new EventCache<Merchant>({ clock: base.clock, ttlMs, name: "payout-merchants", logger: base.logger });
 }
 
-/**
- * The merchant a MerchantChanged event is about: none for a creation (nothing is kept about a
- * merchant that did not exist: failed loads are not kept); one without merchant_id counts as
- * unreadable, and everything is dropped.
- */
-function changedMerchant(message: BusMessage): string[] {
-  const { merchantId, change } = fromBinary(MerchantChangedSchema, message.data);
-  if (merchantId === "") throw new Error("a MerchantChanged event without merchant_id");
-  return change === "created" ? [] : [merchantId];
-}
-
 /** Drops a merchant when it changes; everything on an event that cannot be read. */
 export function watchMerchantChanges(ctx: Pick<PayoutContext, "bus" | "merchantCache">): Promise<Subscription> {
-  return ctx.merchantCache.watch(ctx.bus, [MERCHANT_CHANGED_TOPIC], { keysOf: changedMerchant });
+  return dropOnMerchantChange(ctx.merchantCache, ctx.bus);
 }
 
 /** The merchant as the merchant service describes it, through the cache; its errors as they came (NOT_FOUND included), and never kept. */
