@@ -26,12 +26,14 @@ export interface ServerProcess {
 
 /**
  * A node entry point of the product: the compiled `dist/<file>.js` beside `src/` when a
- * build exists, else the TypeScript source through tsx (as `pnpm start` runs it).
+ * build exists (`pnpm bench` runs `pnpm build` first), run with plain node so its workspace
+ * packages resolve to their dist/ too, as in the images; else the TypeScript source through
+ * tsx with the `source` export condition (as `pnpm start` runs it).
  */
 export function nodeEntry(packageDir: string, file = "main"): string[] {
   const compiled = join(repoRoot, packageDir, "dist", `${file}.js`);
   if (existsSync(compiled)) return [compiled];
-  return ["--import", "tsx", join(repoRoot, packageDir, "src", `${file}.ts`)];
+  return ["--conditions=source", "--import", "tsx", join(repoRoot, packageDir, "src", `${file}.ts`)];
 }
 
 export function spawnServer(

@@ -88,8 +88,7 @@ test("the packed tarball works in a merchant's project with plain node, no TypeS
   t.true(files.includes("package/dist/index.d.ts"), listing);
   t.true(files.includes("package/README.md"), listing);
   t.false(files.some((f) => f.startsWith("package/test/") || f.includes("tsconfig")), listing);
-  // src/ ships too: `pnpm deploy` (the Dockerfile) copies this same file set of a workspace
-  // dependency but keeps the workspace `exports` (src/index.ts, run through tsx).
+  // src/ ships too: the declaration and source maps in dist/ point into it.
   t.true(files.includes("package/src/index.ts"), listing);
 
   // Install it by hand into a project outside the monorepo.

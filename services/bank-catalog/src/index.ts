@@ -1,6 +1,6 @@
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import type { ServiceModule } from "@payments/kit";
-import { migrations } from "../migrations/index.js";
+import { migrations } from "./migrations/index.js";
 import { createBankCatalogContext, type BankCatalogContext } from "./context.js";
 import { routes } from "./routes/index.js";
 

@@ -1,9 +1,9 @@
 import test from "ava";
 import { migrate, openDatabase, outboxMigration, ensureDatabase } from "@payments/kit";
 import { createTestDatabase } from "@payments/kit/testing";
-import { catalogMigration } from "../migrations/20261122020000_catalog.js";
-import { seedMigration } from "../migrations/20261122020100_seed.js";
-import { migrations } from "../migrations/index.js";
+import { catalogMigration } from "../src/migrations/20261122020000_catalog.js";
+import { seedMigration } from "../src/migrations/20261122020100_seed.js";
+import { migrations } from "../src/migrations/index.js";
 import { SEED_ACCOUNTS, seedBankId } from "../src/seed.js";
 
 test("an install made before account kinds keeps its accounts: the made-up seeded ones become sandbox, an operator's stay live", async (t) => {

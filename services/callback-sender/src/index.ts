@@ -1,7 +1,7 @@
 import { CallbackService } from "@payments/contracts/callback";
 import { MerchantService } from "@payments/contracts/merchant";
 import type { BaseContext, ServiceModule, Stoppable } from "@payments/kit";
-import { migrations } from "../migrations/index.js";
+import { migrations } from "./migrations/index.js";
 import { createCallbackTargetCache, watchMerchantChanges } from "./callback-target.js";
 import { loadCallbackConfig, type CallbackContext } from "./context.js";
 import { startIngest } from "./ingest.js";
@@ -57,4 +57,4 @@ export { callbackConfigSchema, loadCallbackConfig, type CallbackConfig, type Cal
 export { createCallbackPoster, type CallbackPoster, type PostRequest, type PostResult } from "./post-callback.js";
 export { nextStep, parseRetryAfter } from "./retry-schedule.js";
 export { claimDueAttempts, deliverAttempt, recordAttempt, startCallbackSender, type ClaimedAttempt } from "./sender.js";
-export { migrations } from "../migrations/index.js";
+export { migrations } from "./migrations/index.js";

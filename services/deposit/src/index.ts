@@ -1,6 +1,6 @@
 import { DepositService } from "@payments/contracts/deposit";
 import type { ServiceModule } from "@payments/kit";
-import { migrations } from "../migrations/index.js";
+import { migrations } from "./migrations/index.js";
 import { createDepositContext, type DepositContext } from "./context.js";
 import { watchCatalogChanges } from "./deposit-terms.js";
 import { startExpiryJob } from "./expiry.js";
@@ -20,4 +20,4 @@ export const depositModule: ServiceModule<DepositContext> = {
 export { depositConfigSchema, loadDepositConfig, type DepositConfig, type DepositContext } from "./context.js";
 export { DEPOSIT_TOPICS, depositTopic } from "./deposit-moves.js";
 export { expireDueDeposits } from "./expiry.js";
-export { migrations } from "../migrations/index.js";
+export { migrations } from "./migrations/index.js";

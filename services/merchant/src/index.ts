@@ -1,6 +1,6 @@
 import { MerchantService } from "@payments/contracts/merchant";
 import type { ServiceModule } from "@payments/kit";
-import { migrations } from "../migrations/index.js";
+import { migrations } from "./migrations/index.js";
 import { createMerchantContext, type MerchantContext } from "./context.js";
 import { routes } from "./routes/index.js";
 
@@ -15,4 +15,4 @@ export const merchantModule: ServiceModule<MerchantContext> = {
 
 export { loadMerchantConfig, merchantConfigSchema, type MerchantConfig, type MerchantContext } from "./context.js";
 export { ipAllowed, normaliseAllowedIps, normaliseCallbackUrl, secretValidAt, type MerchantChange } from "./merchant.js";
-export { migrations } from "../migrations/index.js";
+export { migrations } from "./migrations/index.js";

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import test from "ava";
 import { ensureDatabase, migrate, openDatabase, type Db } from "@payments/kit";
 import { createTestDatabase } from "@payments/kit/testing";
-import { payoutsMigration } from "../migrations/20261122040000_payouts.js";
-import { migrations } from "../migrations/index.js";
+import { payoutsMigration } from "../src/migrations/20261122040000_payouts.js";
+import { migrations } from "../src/migrations/index.js";
 
 // The withdrawal's sandbox flag arrives on a table that already has rows: they are marked
 // sandbox (until then every withdrawal went to the sandbox connector), and from then on a

@@ -1,5 +1,5 @@
 import type { Migration } from "@payments/kit";
-import { SEED_ACCOUNTS } from "../src/seed.js";
+import { SEED_ACCOUNTS } from "../seed.js";
 
 /**
  * Receiving accounts become sandbox or live. Every account so far is live (the default),

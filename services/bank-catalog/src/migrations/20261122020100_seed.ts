@@ -1,5 +1,5 @@
 import type { Migration } from "@payments/kit";
-import { SEED_ACCOUNTS, SEED_BANKS, seedCatalog } from "../src/seed.js";
+import { SEED_ACCOUNTS, SEED_BANKS, seedCatalog } from "../seed.js";
 
 /**
  * A fresh install starts with the main Turkish banks and FAST enabled. (Installs made before
