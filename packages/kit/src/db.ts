@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { inspect } from "node:util";
 import knexFactory, { type Knex } from "knex";
 
 export type Db = Knex;
@@ -11,6 +12,19 @@ export interface Migration {
   up(db: Knex): Promise<void>;
   down?(db: Knex): Promise<void>;
 }
+
+/**
+ * knex's warnings go to stderr (stdout carries the JSON logs). Its advice on a migration lock
+ * it cannot take ("knex migrate:unlock") is dropped: migrate() waits for the lock, logs that
+ * once and names `migrate unlock` (migrations.ts).
+ */
+const knexLog = {
+  warn(message: unknown): void {
+    const text = typeof message === "string" ? message : inspect(message);
+    if (/Can't take lock to run migrations|release the lock manually/.test(text)) return;
+    process.stderr.write(`knex: ${text}\n`);
+  },
+};
 
 export interface DatabaseOptions {
   /** mysql://user:pass@host:port/database. When absent, sqliteFile is used. */
@@ -44,6 +58,7 @@ export function openDatabase(options: DatabaseOptions): Knex {
         timezone: "Z",
       },
       pool: { min: 0, max: options.poolMax ?? 10 },
+      log: knexLog,
     });
   }
   const file = options.sqliteFile;
@@ -53,6 +68,7 @@ export function openDatabase(options: DatabaseOptions): Knex {
     client: "better-sqlite3",
     connection: { filename: file },
     useNullAsDefault: true,
+    log: knexLog,
     pool: {
       min: 1,
       max: 1,
@@ -101,24 +117,8 @@ export async function ensureDatabase(url: string): Promise<void> {
   }
 }
 
-class ListMigrationSource implements Knex.MigrationSource<Migration> {
-  constructor(private readonly migrations: readonly Migration[]) {}
-  async getMigrations(): Promise<Migration[]> {
-    return [...this.migrations].sort((a, b) => a.name.localeCompare(b.name));
-  }
-  getMigrationName(migration: Migration): string {
-    return migration.name;
-  }
-  async getMigration(migration: Migration): Promise<Knex.Migration> {
-    return { up: (db) => migration.up(db), down: (db) => (migration.down ? migration.down(db) : Promise.resolve()) };
-  }
-}
-
-/** Applies pending migrations; knex's lock table keeps concurrent replicas from racing. */
-export async function migrate(db: Knex, migrations: readonly Migration[]): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest({ migrationSource: new ListMigrationSource(migrations) })) as [number, string[]];
-  return applied;
-}
+/** Migrating (with the wait for the lock held by another process) is in migrations.ts. */
+export { migrate } from "./migrations.js";
 
 export function isMysql(db: Knex): boolean {
   return db.client.config.client === "mysql2";

@@ -1,0 +1,5 @@
+import { runMigrateCommand } from "@payments/kit";
+import { depositModule } from "./index.js";
+
+// `migrate [up|status|unlock]`: the deposit service's migrations, without starting it (a deploy's migrate job).
+process.exitCode = await runMigrateCommand([depositModule], process.argv.slice(2));
