@@ -29,7 +29,7 @@ test.before(async () => {
   delete env.DATABASE_URL;
   delete env.NATS_URL;
   // What `pnpm start` runs, without pnpm in between: pnpm does not pass SIGTERM on.
-  server = spawn(process.execPath, ["--import", "tsx", "packages/all-in-one/src/main.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  server = spawn(process.execPath, ["--conditions=source", "--import", "tsx", "packages/all-in-one/src/main.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
   server.stderr!.on("data", (d: Buffer) => logLines.push(d.toString()));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no ready line in 60 s:\n${logLines.join("")}`)), 60_000);

@@ -366,6 +366,7 @@ test("every status change reaches the merchant's callback URL signed; the mercha
 
 test("/healthz is 200 while every service answers", async (t) => {
   const res = await fetch(`${gateway.url}/healthz`);
-  t.is(res.status, 200);
-  t.is(((await res.json()) as { success: boolean }).success, true);
+  const body = (await res.json()) as { success: boolean };
+  t.is(res.status, 200, JSON.stringify(body));
+  t.is(body.success, true);
 });

@@ -18,6 +18,7 @@ import { clientIp } from "./middleware/client-ip.js";
 import { errorHandler } from "./middleware/error-handler.js";
 import { ipAllowlist } from "./middleware/ip-allowlist.js";
 import { ipRateLimit } from "./middleware/ip-rate-limit.js";
+import { metricsEndpoint } from "./middleware/metrics-endpoint.js";
 import { jsonBody } from "./middleware/json-body.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { readBody } from "./middleware/read-body.js";
@@ -144,6 +145,8 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   app.use(requestId());
   app.use(accessLog({ logger, metrics }));
   app.use(errorHandler({ clock, logger, metrics }));
+  // GET /metrics on the public port, for private callers or with METRICS_TOKEN (middleware/metrics-endpoint.ts).
+  app.use(metricsEndpoint({ metrics, trustedProxies, allow: config.METRICS_ALLOW, token: config.METRICS_TOKEN }));
   app.use(routeMatch({ router }));
   app.use(clientIp({ trustedProxies }));
   app.use(router.routes());

@@ -57,6 +57,21 @@ export const gatewayConfigSchema = z.object({
   NATS_URL: envVar.url(["nats", "tls", "ws", "wss"]).optional(),
   NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("PAYMENTS"),
   NATS_SUBJECT_PREFIX: z.string().regex(/^[a-z0-9_-]+$/).default("payments"),
+  /**
+   * Who may read GET /metrics on PORT without METRICS_TOKEN: the caller's address (after
+   * TRUSTED_PROXIES) must be in these ranges (IPs, CIDRs, `loopback`, `uniquelocal` = the
+   * private ranges, `linklocal`); `none` turns the address rule off.
+   */
+  METRICS_ALLOW: z
+    .string()
+    .default("loopback,uniquelocal")
+    .transform((text) => (text.trim() === "none" ? [] : text.split(",").map((s) => s.trim()).filter((s) => s.length > 0)))
+    .refine((entries) => entries.every(isTrustedProxyEntry), {
+      message: "expected a comma-separated list of IPs or CIDRs (or loopback, linklocal, uniquelocal), or none",
+    }),
+  /** With it, GET /metrics on PORT answers only `Authorization: Bearer <METRICS_TOKEN>`, from any address. */
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /** A separate port for GET /metrics as well (unset: none). */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   METRICS_HOST: z.string().default("0.0.0.0"),
   SHUTDOWN_GRACE: envVar.duration("10s"),

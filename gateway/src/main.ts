@@ -1,4 +1,4 @@
-import { stopOnSignals } from "@payments/kit";
+import { logStartupFailure, stopOnSignals } from "@payments/kit";
 import { startGateway } from "./server.js";
 
 // Split mode: one gateway process in front of the services named by *_SERVICE_URL.
@@ -7,6 +7,6 @@ try {
   stopOnSignals(gateway.stop, gateway.logger);
   gateway.logger.info({ port: gateway.port, metricsPort: gateway.metricsPort, publicBaseUrl: gateway.config.PUBLIC_BASE_URL }, "gateway ready");
 } catch (err) {
-  process.stderr.write(`gateway: ${(err as Error).message}\n`);
+  logStartupFailure("gateway", err);
   process.exit(1);
 }

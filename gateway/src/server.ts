@@ -27,6 +27,7 @@ import { answerClientError } from "./client-error.js";
 import { loadGatewayConfig, type GatewayConfig } from "./config.js";
 import { CatalogCache } from "./catalog-cache.js";
 import { CredentialCache } from "./credential-cache.js";
+import { probes } from "./routes/health.js";
 
 export interface StartGatewayOptions {
   env?: Env;
@@ -70,6 +71,8 @@ export interface RunningGateway {
   /** The merchants' bank lists, dropped on CatalogChanged. */
   catalog: CatalogCache;
   logger: Logger;
+  /** The registry GET /metrics serves (on PORT, and on METRICS_PORT when set). */
+  metrics: Metrics;
   /** Set when METRICS_PORT is configured. */
   metricsPort?: number;
   stop(): Promise<void>;
@@ -119,7 +122,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
 
   // INTERNAL_TLS_* (CA, client certificate) apply to https:// service URLs. One transport
   // (one connection) per address: services at the same URL share it (kit's transport cache).
-  const transportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: loadClientTls(options.env ?? process.env) };
+  const transportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: loadClientTls(options.env ?? process.env), metrics };
   const transportOf = (at: Transport | string): Transport => (typeof at === "string" ? createServiceTransport(at, transportOptions) : at);
   const merchantTransport = transportOf(merchantAt);
   const bankCatalogTransport = transportOf(bankCatalogAt);
@@ -148,6 +151,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const catalog = new CatalogCache({ bankCatalog, clock, ttlMs: config.CATALOG_CACHE_TTL, logger });
 
   const cleanups: Array<() => Promise<void>> = [];
+  /** Set when stop() begins: /readyz answers 503 from then on. */
+  let draining = false;
   const stopAll = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((err: unknown) => logger.warn({ err }, "stop step failed"));
   };
@@ -155,7 +160,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   try {
     let bus = options.bus;
     if (!bus && config.NATS_URL) {
-      const owned = await JetStreamBus.connect({
+      // In the background: the gateway starts, and stays ready, without NATS (see routes/health.ts).
+      const owned = JetStreamBus.open({
         url: config.NATS_URL,
         stream: config.NATS_STREAM,
         subjectPrefix: config.NATS_SUBJECT_PREFIX,
@@ -181,7 +187,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     const port = await listen(server, config.PORT, config.HOST);
     cleanups.push(() => close(server, config.SHUTDOWN_GRACE));
     const resolved: GatewayConfig = { ...config, PORT: port, PUBLIC_BASE_URL: publicBaseUrl({ ...config, PORT: port }) };
-    const app = createApp({ config: resolved, merchants, bankCatalog, deposits, payouts, callbacks, health: healthClients, credentials, catalog, logger, metrics, clock });
+    const readiness = { listening: () => server.listening, draining: () => draining };
+    const app = createApp({ config: resolved, merchants, bankCatalog, deposits, payouts, callbacks, health: healthClients, credentials, catalog, logger, metrics, clock, routes: probes({ readiness, clock }) });
     server.on("request", app.callback());
 
     let metricsPort: number | undefined;
@@ -209,8 +216,12 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       credentials,
       catalog,
       logger,
+      metrics,
       ...(metricsPort !== undefined ? { metricsPort } : {}),
-      stop: () => (stopping ??= stopAll()),
+      stop: () => {
+        draining = true;
+        return (stopping ??= stopAll());
+      },
     };
   } catch (err) {
     await stopAll();

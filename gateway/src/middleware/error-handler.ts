@@ -1,8 +1,22 @@
-import { ConnectError } from "@connectrpc/connect";
-import type { Clock, Logger, Metrics } from "@payments/kit";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { failedCallOf, type Clock, type Logger, type Metrics } from "@payments/kit";
 import { failure } from "../envelope.js";
 import { ApiError, INTERNAL_MESSAGE, mapServiceError } from "../errors.js";
 import type { GatewayMiddleware } from "../state.js";
+
+/** The deployable that serves a proto service: `payments.bankcatalog.v1.BankCatalogService` → `bank-catalog`. */
+const SERVICE_NAMES: Readonly<Record<string, string>> = {
+  merchant: "merchant",
+  bankcatalog: "bank-catalog",
+  deposit: "deposit",
+  payout: "payout",
+  callback: "callback-sender",
+};
+
+export function serviceName(typeName: string): string {
+  const pkg = /^payments\.([a-z0-9]+)\.v\d+\./.exec(typeName)?.[1];
+  return (pkg && SERVICE_NAMES[pkg]) ?? typeName;
+}
 
 /**
  * The single place an error becomes a response: the failure envelope with the right
@@ -22,7 +36,18 @@ export function errorHandler(options: { clock: Clock; logger: Logger; metrics: M
       } else if (err instanceof ConnectError) {
         apiError = mapServiceError(err);
         const level = apiError.status === 500 ? "error" : apiError.status > 500 ? "warn" : "info";
-        options.logger[level]({ code: err.code, reason: err.metadata.get("x-error-reason") ?? undefined, msg: err.rawMessage }, "service call failed");
+        // The service that failed is named (calledService, rpc); its message goes in `error`, so the line has one `msg`.
+        const call = failedCallOf(err);
+        options.logger[level](
+          {
+            calledService: call ? serviceName(call.service) : "unknown",
+            rpc: call ? `${call.service}/${call.method}` : undefined,
+            code: Code[err.code] ?? err.code,
+            reason: err.metadata.get("x-error-reason") ?? undefined,
+            error: err.rawMessage,
+          },
+          "service call failed",
+        );
       } else {
         options.logger.error({ err }, "unexpected error");
         apiError = new ApiError(500, "INTERNAL_ERROR", INTERNAL_MESSAGE);

@@ -38,3 +38,49 @@ export function health(deps: { services: Record<string, HealthClient>; clock: Cl
     },
   ];
 }
+
+/** What the gateway's readiness depends on: its own ability to serve. */
+export interface GatewayReadiness {
+  /** Listening, configuration loaded (the app exists only then). */
+  listening(): boolean;
+  /** Shutdown began. */
+  draining(): boolean;
+}
+
+/**
+ * GET /livez and GET /readyz, for orchestrators. /livez: the process answers. /readyz: this
+ * gateway can serve (configuration loaded, listening, not draining). Neither asks the
+ * backing services: one service down must not take every gateway out of its load balancer
+ * (its routes answer 503 SERVICE_UNAVAILABLE meanwhile; /healthz still reports them). NATS
+ * is not part of it either: it only carries cache invalidations, and a cached credential or
+ * bank list that misses one expires within its TTL (CREDENTIAL_CACHE_TTL, CATALOG_CACHE_TTL).
+ */
+export function probes(deps: { readiness: GatewayReadiness; clock: Clock }): Route[] {
+  return [
+    {
+      method: "GET",
+      path: "/livez",
+      access: "public",
+      handler: (ctx) => {
+        ctx.set("Cache-Control", "no-store");
+        ctx.body = success({ status: "ok" }, deps.clock);
+      },
+    },
+    {
+      method: "GET",
+      path: "/readyz",
+      access: "public",
+      handler: (ctx) => {
+        ctx.set("Cache-Control", "no-store");
+        const checks = {
+          server: deps.readiness.listening() ? "ok" : "not listening",
+          draining: deps.readiness.draining() ? "shutting down" : "ok",
+        };
+        if (!Object.values(checks).every((c) => c === "ok")) {
+          throw new ApiError(503, "SERVICE_UNAVAILABLE", "The gateway is not ready", checks);
+        }
+        ctx.body = success({ status: "READY", checks }, deps.clock);
+      },
+    },
+  ];
+}

@@ -50,6 +50,8 @@ export async function startAllInOne(options: { env?: Env; clock?: Clock } = {}):
       env,
       bus: services.bus,
       logger,
+      // One registry: /metrics on PORT and on GRPC_PORT show the gateway and every service.
+      metrics: services.metrics,
       clock: options.clock,
       transports: { merchant: local, bankCatalog: local, deposit: local, payout: local, callback: local },
     });

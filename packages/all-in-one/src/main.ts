@@ -1,4 +1,4 @@
-import { ConfigError, stopOnSignals } from "@payments/kit";
+import { logStartupFailure, stopOnSignals } from "@payments/kit";
 import { startAllInOne } from "./index.js";
 
 try {
@@ -11,6 +11,6 @@ try {
     `ready: gateway on ${gateway.url}, internal services on ${services.server.url}`,
   );
 } catch (err) {
-  process.stderr.write(`${err instanceof ConfigError ? "" : "failed to start: "}${(err as Error).message}\n`);
+  logStartupFailure("all-in-one", err);
   process.exit(1);
 }

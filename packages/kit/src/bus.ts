@@ -1,4 +1,5 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import {
   AckPolicy,
   DeliverPolicy,
@@ -42,6 +43,12 @@ export interface EventBus {
   consume(durable: string, topics: string[], handler: BusHandler): Promise<Subscription>;
   /** Best-effort, from now on, to every watcher: for dropping caches. */
   watch(topics: string[], handler: BusHandler): Promise<Subscription>;
+  /**
+   * Whether events can travel now (readiness): the in-process bus always; JetStream once
+   * connected with its stream set up, and while every durable consumer is running. A bus
+   * without this method counts as usable.
+   */
+  isReady?(): boolean;
   close(): Promise<void>;
 }
 
@@ -111,6 +118,10 @@ export class InProcessBus implements EventBus {
     return { stop: async () => void this.watchers.delete(watcher) };
   }
 
+  isReady(): boolean {
+    return true;
+  }
+
   async close(): Promise<void> {
     this.groups.clear();
     this.watchers.clear();
@@ -125,39 +136,240 @@ export interface JetStreamOptions {
   subjectPrefix?: string;
   name?: string;
   logger?: Logger;
+  /** Pause between connection attempts before the first connection, doubling up to 5 s. Default 250 ms. */
+  retryMs?: number;
 }
 
 const SECOND_NS = 1_000_000_000;
+const MAX_RETRY_MS = 5_000;
 
-/** JetStream: one stream for all events, durable pull consumers with explicit acks. */
+/** The server part of a NATS URL, without credentials, for logs: "nats://host:port". */
+export function natsAddress(url: string): string {
+  return url
+    .split(",")
+    .map((one) => {
+      try {
+        const u = new URL(one.includes("://") ? one.trim() : `nats://${one.trim()}`);
+        return `${u.protocol}//${u.hostname.includes(":") ? `[${u.hostname}]` : u.hostname}:${u.port || "4222"}`;
+      } catch {
+        return "nats://?";
+      }
+    })
+    .join(",");
+}
+
+class Closed extends Error {
+  constructor() {
+    super("the event bus is closed");
+  }
+}
+
+/**
+ * JetStream: one stream for all events, durable pull consumers with explicit acks.
+ *
+ * Survives NATS being away. `open` returns at once and connects in the background, retrying
+ * until NATS answers (logged once as "waiting for NATS (nats://host:port)"), then sets the
+ * stream up; the client then reconnects by itself forever, and every disconnect and
+ * reconnect is logged. Until connected, `publish` fails fast (the outbox keeps the rows and
+ * retries) and `consume`/`watch` return subscriptions that start once connected. A consumer
+ * whose message iterator ends (its consumer deleted on the server, the stream lost) is
+ * re-created with back-off. `isReady()` says whether events can travel now.
+ */
 export class JetStreamBus implements EventBus {
   readonly kind = "jetstream" as const;
+  readonly stream: string;
+  readonly prefix: string;
+  /** Where NATS is, without credentials. */
+  readonly address: string;
   private readonly running = new Set<Promise<void>>();
+  private readonly logger?: Logger;
+  private nc?: NatsConnection;
+  private js?: JetStreamClient;
+  private jsm?: JetStreamManager;
+  private connected = false;
+  private closing = false;
+  private waiters = new Set<{ resolve: () => void; reject: (err: Error) => void }>();
+  /** Durable consumers not running right now (starting, or being re-created). */
+  private readonly idleConsumers = new Map<string, number>();
+  private readonly connecting: Promise<void>;
+  private readonly sleepers = new Set<() => void>();
 
-  private constructor(
-    private readonly nc: NatsConnection,
-    private readonly js: JetStreamClient,
-    private readonly jsm: JetStreamManager,
-    readonly stream: string,
-    readonly prefix: string,
-    private readonly logger?: Logger,
-  ) {}
+  private constructor(private readonly options: JetStreamOptions) {
+    this.stream = options.stream ?? "PAYMENTS";
+    this.prefix = options.subjectPrefix ?? "payments";
+    this.address = natsAddress(options.url);
+    this.logger = options.logger?.child({ component: "bus" });
+    this.connecting = this.connectLoop();
+    this.running.add(this.connecting);
+  }
 
-  static async connect(options: JetStreamOptions): Promise<JetStreamBus> {
-    const nc = await connect({
-      servers: options.url,
-      name: options.name,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 1000,
-    });
-    const jsm = await jetstreamManager(nc);
-    const bus = new JetStreamBus(nc, jetstream(nc), jsm, options.stream ?? "PAYMENTS", options.subjectPrefix ?? "payments", options.logger);
-    await bus.ensureStream();
+  /**
+   * Connects in the background and returns at once: a service starts while NATS is down and
+   * becomes ready by itself when it comes. See `whenReady`.
+   */
+  static open(options: JetStreamOptions): JetStreamBus {
+    return new JetStreamBus(options);
+  }
+
+  /** Connects and waits for the first connection (tools and tests); fails after timeoutMs (default 10 s). */
+  static async connect(options: JetStreamOptions & { timeoutMs?: number }): Promise<JetStreamBus> {
+    const bus = new JetStreamBus({ ...options, logger: options.logger });
+    if (!(await bus.whenReady(options.timeoutMs ?? 10_000))) {
+      await bus.close();
+      throw new Error(`NATS is not reachable at ${bus.address}`);
+    }
     return bus;
+  }
+
+  isReady(): boolean {
+    return this.connected && !this.closing && this.idleConsumers.size === 0;
+  }
+
+  /** Why isReady() is false ("ok" when it is true), for /readyz. */
+  notReadyReason(): string {
+    if (this.closing) return "closed";
+    if (!this.connected) return `NATS not connected (${this.address})`;
+    if (this.idleConsumers.size > 0) return `JetStream consumer not running: ${[...this.idleConsumers.keys()].join(", ")}`;
+    return "ok";
+  }
+
+  /** Whether connected (stream set up); false until then. */
+  isConnected(): boolean {
+    return this.connected && !this.closing;
+  }
+
+  /** Resolves true once connected, false after timeoutMs (or when closed). */
+  whenReady(timeoutMs: number): Promise<boolean> {
+    if (this.isConnected()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      // Not unref()ed: a process waiting for NATS must not exit for want of anything else to do.
+      this.waitConnected().then(
+        () => (clearTimeout(timer), resolve(true)),
+        () => (clearTimeout(timer), resolve(false)),
+      );
+    });
+  }
+
+  private waitConnected(): Promise<void> {
+    if (this.closing) return Promise.reject(new Closed());
+    if (this.connected) return Promise.resolve();
+    return new Promise((resolve, reject) => this.waiters.add({ resolve, reject }));
+  }
+
+  private setConnected(value: boolean): void {
+    this.connected = value;
+    if (value) {
+      for (const w of this.waiters) w.resolve();
+      this.waiters.clear();
+    }
+  }
+
+  /** Pauses ms, or less when the bus closes (or `cancel.wake()` is called). */
+  private pause(ms: number, cancel?: { wake?: () => void }): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.sleepers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      // Not unref()ed: a process waiting for NATS must not exit for want of anything else to do.
+      this.sleepers.add(done);
+      if (cancel) cancel.wake = done;
+    });
+  }
+
+  /** First connection, retried until it works; then the stream, then status events. */
+  private async connectLoop(): Promise<void> {
+    let attempt = 0;
+    while (!this.closing) {
+      let nc: NatsConnection | undefined;
+      try {
+        nc = await connect({
+          servers: this.options.url.split(",").map((s) => s.trim()),
+          name: this.options.name,
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: 1000,
+          timeout: 5000,
+        });
+        if (this.closing) {
+          await nc.close().catch(() => undefined);
+          return;
+        }
+        this.nc = nc;
+        this.jsm = await jetstreamManager(nc);
+        this.js = jetstream(nc);
+        await this.ensureStream();
+        this.watchStatus(nc);
+        this.setConnected(true);
+        if (attempt > 0) this.logger?.info({ nats: this.address }, `NATS connected (${this.address})`);
+        else this.logger?.debug({ nats: this.address }, `NATS connected (${this.address})`);
+        return;
+      } catch (err) {
+        if (nc) await nc.close().catch(() => undefined);
+        this.nc = undefined;
+        if (this.closing) return;
+        attempt++;
+        const reason = (err as Error)?.message ?? String(err);
+        if (attempt === 1) this.logger?.warn({ nats: this.address, reason }, `waiting for NATS (${this.address}): ${reason}; retrying until it answers`);
+        else this.logger?.debug({ nats: this.address, reason, attempt }, `still waiting for NATS (${this.address})`);
+        await this.pause(Math.min(MAX_RETRY_MS, (this.options.retryMs ?? 250) * 2 ** Math.min(attempt - 1, 10)));
+      }
+    }
+  }
+
+  /** Logs disconnects and reconnects; readiness follows them. A connection closed under us starts over. */
+  private watchStatus(nc: NatsConnection): void {
+    const statusLoop = (async () => {
+      for await (const s of nc.status()) {
+        if (this.closing) break;
+        if (s.type === "disconnect") {
+          this.connected = false;
+          this.logger?.warn({ nats: this.address, server: s.server }, `NATS disconnected (${this.address})`);
+        } else if (s.type === "reconnect") {
+          this.logger?.info({ nats: this.address, server: s.server }, `NATS reconnected (${this.address})`);
+          // The server may have come back without the stream (a new store): set it up again.
+          try {
+            await this.ensureStream();
+            this.setConnected(true);
+          } catch (err) {
+            this.logger?.error({ err, nats: this.address, stream: this.stream }, "JetStream stream set-up failed after reconnecting");
+            // Retry shortly; the status iterator gives no further event while connected.
+            void this.retryStreamSetup(nc);
+          }
+        } else if (s.type === "error") {
+          this.logger?.warn({ nats: this.address, err: s.error }, "NATS error");
+        }
+      }
+    })().catch(() => undefined);
+    this.running.add(statusLoop);
+    void nc.closed().then((err) => {
+      if (this.closing) return;
+      this.connected = false;
+      this.logger?.error({ nats: this.address, err }, `NATS connection closed (${this.address}); connecting again`);
+      const again = this.connectLoop();
+      this.running.add(again);
+    });
+  }
+
+  private async retryStreamSetup(nc: NatsConnection): Promise<void> {
+    let attempt = 0;
+    while (!this.closing && this.nc === nc && !this.connected) {
+      await this.pause(Math.min(MAX_RETRY_MS, 500 * 2 ** attempt++));
+      try {
+        await this.ensureStream();
+        this.setConnected(true);
+        this.logger?.info({ stream: this.stream }, "JetStream stream set up again");
+      } catch {
+        // next round
+      }
+    }
   }
 
   /** Stream set-up, kept apart from publishing and consuming. */
   private async ensureStream(): Promise<void> {
+    const jsm = this.jsm!;
     const config = {
       name: this.stream,
       subjects: [`${this.prefix}.>`],
@@ -167,13 +379,13 @@ export class JetStreamBus implements EventBus {
       duplicate_window: 10 * 60 * SECOND_NS,
     };
     try {
-      await this.jsm.streams.info(this.stream);
+      await jsm.streams.info(this.stream);
     } catch {
       try {
-        await this.jsm.streams.add(config);
+        await jsm.streams.add(config);
       } catch (err) {
         // Another replica may have created it in between.
-        await this.jsm.streams.info(this.stream).catch(() => {
+        await jsm.streams.info(this.stream).catch(() => {
           throw err;
         });
       }
@@ -195,12 +407,15 @@ export class JetStreamBus implements EventBus {
   }
 
   async publish(topic: string, data: Uint8Array, msgId: string): Promise<void> {
+    // Fail fast while NATS is away: the outbox keeps the row and retries with back-off.
+    if (!this.connected || !this.js) throw new Error(`NATS is not connected (${this.address})`);
     await this.js.publish(this.subject(topic), data, { msgID: msgId });
   }
 
-  async consume(durable: string, topics: string[], handler: BusHandler): Promise<Subscription> {
+  private async ensureConsumer(durable: string, topics: string[]): Promise<void> {
+    const jsm = this.jsm!;
     try {
-      await this.jsm.consumers.add(this.stream, {
+      await jsm.consumers.add(this.stream, {
         durable_name: durable,
         ...this.filter(topics),
         ack_policy: AckPolicy.Explicit,
@@ -209,14 +424,93 @@ export class JetStreamBus implements EventBus {
         max_deliver: -1,
       });
     } catch (err) {
-      await this.jsm.consumers.info(this.stream, durable).catch(() => {
+      await jsm.consumers.info(this.stream, durable).catch(() => {
         throw err;
       });
     }
-    const consumer = await this.js.consumers.get(this.stream, durable);
-    const messages = await consumer.consume({ max_messages: 64 });
+  }
+
+  /**
+   * Runs `open` → iterate until the iterator ends, again and again (with back-off) until
+   * stopped: once connected, and again whenever the iterator ends while not stopped.
+   */
+  private async supervise(what: { kind: string; durable?: string }, open: () => Promise<ConsumerMessages>, each: (m: JsMsg) => Promise<void>): Promise<Subscription> {
+    // Connected now: return once the first attempt is made (started, as before this could
+    // wait). Not connected: return at once; it starts when NATS comes.
+    let firstAttempt: () => void = () => undefined;
+    const attempted = new Promise<void>((resolve) => (firstAttempt = resolve));
+    const state = { stopped: false, messages: undefined as ConsumerMessages | undefined, cancel: {} as { wake?: () => void } };
+    const key = what.durable ? `${what.durable}` : undefined;
+    const markIdle = (idle: boolean) => {
+      if (!key) return;
+      if (idle) this.idleConsumers.set(key, (this.idleConsumers.get(key) ?? 0) + 1);
+      else {
+        const n = (this.idleConsumers.get(key) ?? 1) - 1;
+        if (n <= 0) this.idleConsumers.delete(key);
+        else this.idleConsumers.set(key, n);
+      }
+    };
     const loop = (async () => {
-      for await (const m of messages) {
+      let failures = 0;
+      let idle = true;
+      markIdle(true);
+      try {
+        while (!state.stopped && !this.closing) {
+          try {
+            await this.waitConnected();
+            if (state.stopped) break;
+            state.messages = await open();
+            if (state.stopped) {
+              await state.messages.close();
+              break;
+            }
+            firstAttempt();
+            if (failures > 0) this.logger?.info({ ...what }, `JetStream ${what.kind} re-created`);
+            failures = 0;
+            if (idle) markIdle(false);
+            idle = false;
+            for await (const m of state.messages) await each(m);
+            if (state.stopped || this.closing) break;
+            this.logger?.warn({ ...what }, `JetStream ${what.kind} ended unexpectedly; re-creating it`);
+          } catch (err) {
+            if (state.stopped || this.closing || err instanceof Closed) break;
+            if (failures === 0 || failures % 10 === 0) this.logger?.warn({ err, ...what }, `JetStream ${what.kind} failed; re-creating it with back-off`);
+          }
+          firstAttempt();
+          if (!idle) markIdle(true);
+          idle = true;
+          failures++;
+          await this.pause(Math.min(MAX_RETRY_MS, 250 * 2 ** Math.min(failures - 1, 10)), state.cancel);
+        }
+      } finally {
+        firstAttempt();
+        if (idle) markIdle(false);
+      }
+    })();
+    this.running.add(loop);
+    if (this.connected) await attempted;
+    return {
+      stop: async () => {
+        state.stopped = true;
+        state.cancel.wake?.();
+        await state.messages?.close().catch(() => undefined);
+        await loop.catch(() => undefined);
+        this.running.delete(loop);
+      },
+    };
+  }
+
+  async consume(durable: string, topics: string[], handler: BusHandler): Promise<Subscription> {
+    return this.supervise(
+      { kind: "consumer", durable },
+      async () => {
+        await this.ensureConsumer(durable, topics);
+        const consumer = await this.js!.consumers.get(this.stream, durable);
+        // A deleted consumer or stream ends the iterator instead of waiting for someone else
+        // to restore it: supervise() re-creates both.
+        return consumer.consume({ max_messages: 64, abort_on_missing_resource: true });
+      },
+      async (m) => {
         const msgId = m.headers?.get("Nats-Msg-Id") || `${this.stream}:${m.seq}`;
         try {
           await handler({ topic: this.topic(m.subject), data: m.data, msgId, deliveryCount: m.info.deliveryCount });
@@ -225,49 +519,51 @@ export class JetStreamBus implements EventBus {
           this.logger?.warn({ err, subject: m.subject, msgId, durable }, "event handler failed; redelivering");
           m.nak(Math.min(30_000, 500 * 2 ** Math.min(m.info.deliveryCount, 6)));
         }
-      }
-    })();
-    this.running.add(loop);
-    const stop = async () => {
-      await messages.close();
-      await loop.catch(() => undefined);
-      this.running.delete(loop);
-    };
-    return { stop };
+      },
+    );
   }
 
   async watch(topics: string[], handler: BusHandler): Promise<Subscription> {
     const subjects = topics.map((t) => this.subject(t));
-    const consumer = await this.js.consumers.get(this.stream, {
-      // A single string keeps to filter_subject, which NATS 2.9 understands.
-      filter_subjects: subjects.length === 1 ? subjects[0]! : subjects,
-      deliver_policy: DeliverPolicy.New,
-    });
-    const messages = await consumer.consume();
-    const loop = (async () => {
-      for await (const m of messages) {
+    return this.supervise(
+      { kind: "watcher" },
+      async () => {
+        await this.ensureStream();
+        const consumer = await this.js!.consumers.get(this.stream, {
+          // A single string keeps to filter_subject, which NATS 2.9 understands.
+          filter_subjects: subjects.length === 1 ? subjects[0]! : subjects,
+          deliver_policy: DeliverPolicy.New,
+        });
+        return consumer.consume();
+      },
+      async (m) => {
         await handler({ topic: this.topic(m.subject), data: m.data, msgId: m.headers?.get("Nats-Msg-Id") ?? String(m.seq), deliveryCount: 1 }).catch(
           (err: unknown) => this.logger?.warn({ err, subject: m.subject }, "watcher failed"),
         );
-      }
-    })();
-    this.running.add(loop);
-    return {
-      stop: async () => {
-        await messages.close();
-        await loop.catch(() => undefined);
-        this.running.delete(loop);
       },
-    };
+    );
+  }
+
+  /** For tests and tools: the JetStream manager, once connected. */
+  async manager(): Promise<JetStreamManager> {
+    await this.waitConnected();
+    return this.jsm!;
   }
 
   /** For tests: removes this deployment's stream. */
   async deleteStream(): Promise<void> {
-    await this.jsm.streams.delete(this.stream).catch(() => undefined);
+    await this.waitConnected().catch(() => undefined);
+    await this.jsm?.streams.delete(this.stream).catch(() => undefined);
   }
 
   async close(): Promise<void> {
-    await this.nc.drain().catch(() => undefined);
+    if (this.closing) return;
+    this.closing = true;
+    this.connected = false;
+    for (const w of this.waiters) w.reject(new Closed());
+    this.waiters.clear();
+    for (const wake of [...this.sleepers]) wake();
+    await this.nc?.drain().catch(() => undefined);
     await Promise.allSettled([...this.running]);
   }
 }

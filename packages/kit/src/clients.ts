@@ -4,6 +4,7 @@ import { createClient, type Client, type Interceptor, type Transport } from "@co
 import { createGrpcTransport, Http2SessionManager, type GrpcTransportOptions } from "@connectrpc/connect-node";
 import type { ClientTlsOptions } from "./internal-tls.js";
 import { outgoingInterceptor } from "./interceptors.js";
+import type { Metrics } from "./metrics.js";
 
 export interface TransportOptions {
   /** Sent as a bearer token when set (INTERNAL_API_TOKEN). */
@@ -13,6 +14,21 @@ export interface TransportOptions {
   /** CA and client certificate for `https://` URLs (INTERNAL_TLS_*, see loadClientTls); `http://` URLs ignore it. */
   tls?: ClientTlsOptions | undefined;
   interceptors?: Interceptor[];
+  /** Where the calls' durations go (`rpc_client_duration_seconds`); none recorded without it. */
+  metrics?: Metrics | undefined;
+}
+
+const metricsIds = new WeakMap<Metrics, number>();
+let lastMetricsId = 0;
+/** A key part naming a Metrics object: transports recording into different registries are not shared. */
+export function metricsKey(metrics: Metrics | undefined): string {
+  if (!metrics) return "-";
+  let id = metricsIds.get(metrics);
+  if (id === undefined) {
+    id = ++lastMetricsId;
+    metricsIds.set(metrics, id);
+  }
+  return String(id);
 }
 
 export const DEFAULT_RPC_TIMEOUT_MS = 5000;
@@ -80,12 +96,12 @@ export function createServiceTransport(baseUrl: string, options: TransportOption
     createGrpcTransport({
       baseUrl,
       sessionManager: sessionFor(baseUrl, tls),
-      interceptors: [outgoingInterceptor(options.token), ...(options.interceptors ?? [])],
+      interceptors: [outgoingInterceptor(options.token, options.metrics), ...(options.interceptors ?? [])],
       defaultTimeoutMs: timeoutMs,
       ...NO_COMPRESSION,
     });
   if (options.interceptors && options.interceptors.length > 0) return make();
-  const key = `${baseUrl}|${options.token === undefined ? "-" : digest([options.token])}|${tls ? digest([tls.ca, tls.cert, tls.key]) : "-"}|${timeoutMs}`;
+  const key = `${baseUrl}|${options.token === undefined ? "-" : digest([options.token])}|${tls ? digest([tls.ca, tls.cert, tls.key]) : "-"}|${timeoutMs}|${metricsKey(options.metrics)}`;
   return remember(transports, key, make);
 }
 

@@ -22,7 +22,7 @@ export function createInProcessTransport(handlers: RpcHandlers, options: InProce
   return createRouterTransport(handlers.routes, {
     router: { ...handlers.options, ...(options.shutdownSignal ? { shutdownSignal: options.shutdownSignal } : {}) },
     transport: {
-      interceptors: [outgoingInterceptor(options.token), ...(options.interceptors ?? [])],
+      interceptors: [outgoingInterceptor(options.token, options.metrics), ...(options.interceptors ?? [])],
       defaultTimeoutMs: options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS,
     },
   });

@@ -16,9 +16,35 @@ export function requestIdInterceptor(): Interceptor {
   };
 }
 
+/** OpenTelemetry's `rpc.system` of a call: `grpc` (gRPC and gRPC-Web) or `connect_rpc`, from its content type. */
+export function rpcSystemOf(header: Headers): string {
+  return (header.get("content-type") ?? "").startsWith("application/grpc") ? "grpc" : "connect_rpc";
+}
+
+/** The numeric gRPC status code of an outcome (Connect's codes are the same numbers): 0 for OK, 2 (UNKNOWN) for anything not a ConnectError. */
+function statusCodeOf(err: unknown): string {
+  if (err === undefined) return "0";
+  return String(err instanceof ConnectError ? err.code : Code.Unknown);
+}
+
+/** The RPC an error came back from, for callers' logs: see `failedCallOf`. */
+export interface FailedCall {
+  /** The proto service, e.g. `payments.deposit.v1.DepositService`. */
+  service: string;
+  method: string;
+}
+
+const failedCalls = new WeakMap<object, FailedCall>();
+
+/** Which outgoing call (made through a kit client) an error came back from, if it did. */
+export function failedCallOf(err: unknown): FailedCall | undefined {
+  return typeof err === "object" && err !== null ? failedCalls.get(err) : undefined;
+}
+
 /**
  * Logs every call and turns anything that is not a deliberate ConnectError into a bare
- * INTERNAL, so no stack, SQL or driver text leaves the service.
+ * INTERNAL, so no stack, SQL or driver text leaves the service. Records
+ * `rpc_server_duration_seconds`.
  */
 export function errorInterceptor(logger: Logger, metrics?: Metrics): Interceptor {
   return (next) => async (req) => {
@@ -26,21 +52,27 @@ export function errorInterceptor(logger: Logger, metrics?: Metrics): Interceptor
     const service = req.service.typeName;
     const method = req.method.name;
     let code = "ok";
+    let failure: unknown;
     try {
       return await next(req);
     } catch (err) {
       if (err instanceof ConnectError) {
+        failure = err;
         code = Code[err.code] ?? String(err.code);
         const level = err.code === Code.Internal || err.code === Code.Unknown || err.code === Code.DataLoss ? "error" : "info";
         logger[level]({ rpc: `${service}/${method}`, code, reason: err.metadata.get("x-error-reason") ?? undefined, error: err.rawMessage }, "rpc failed");
         throw err;
       }
       code = "Internal";
+      failure = new ConnectError("internal error", Code.Internal);
       logger.error({ err, rpc: `${service}/${method}` }, "rpc crashed");
-      throw new ConnectError("internal error", Code.Internal);
+      throw failure;
     } finally {
       const seconds = (performance.now() - started) / 1000;
-      metrics?.rpcDuration.observe({ service, method, code }, seconds);
+      metrics?.rpcDuration.observe(
+        { rpc_system: rpcSystemOf(req.header), rpc_service: service, rpc_method: method, rpc_grpc_status_code: statusCodeOf(failure) },
+        seconds,
+      );
       logger.debug({ rpc: `${service}/${method}`, code, ms: Math.round(seconds * 1000) }, "rpc");
     }
   };
@@ -60,12 +92,36 @@ export function bearerAuthInterceptor(token: string | undefined): Interceptor {
   };
 }
 
-/** Client side: forwards the current request id and the internal token on outgoing calls. */
-export function outgoingInterceptor(token: string | undefined): Interceptor {
+/**
+ * Client side: forwards the current request id and the internal token on outgoing calls,
+ * records `rpc_client_duration_seconds` (with metrics) and remembers which call an error
+ * came back from (`failedCallOf`).
+ */
+export function outgoingInterceptor(token: string | undefined, metrics?: Metrics): Interceptor {
   return (next) => async (req) => {
     const requestId = currentRequestId();
     if (requestId && !req.header.has("x-request-id")) req.header.set("x-request-id", requestId);
     if (token && !req.header.has("authorization")) req.header.set("authorization", `Bearer ${token}`);
-    return next(req);
+    const started = performance.now();
+    let failure: unknown;
+    try {
+      return await next(req);
+    } catch (err) {
+      // Connect turns whatever a call throws into a ConnectError after the interceptors (the
+      // same object when it already is one; the abort reason when the deadline passed): the
+      // caller gets one of these, and each remembers the call.
+      const error = ConnectError.from(err);
+      const call = { service: req.service.typeName, method: req.method.name };
+      failedCalls.set(error, call);
+      const reason: unknown = req.signal.aborted ? req.signal.reason : undefined;
+      if (typeof reason === "object" && reason !== null) failedCalls.set(reason, call);
+      failure = error;
+      throw error;
+    } finally {
+      metrics?.rpcClientDuration.observe(
+        { rpc_system: rpcSystemOf(req.header), rpc_service: req.service.typeName, rpc_method: req.method.name, rpc_grpc_status_code: statusCodeOf(failure) },
+        (performance.now() - started) / 1000,
+      );
+    }
   };
 }

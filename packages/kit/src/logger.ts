@@ -70,3 +70,20 @@ export function createLogger(options: { service: string; level?: string; destina
     options.destination,
   );
 }
+
+/**
+ * A process that could not start says so in one JSON line on stderr, like every other log
+ * line: level fatal, the process name in `service`, a readable `msg` ("failed to start:
+ * invalid configuration: …") and the error in `err` (a configuration error without its
+ * stack: the message says all). Written synchronously, so it is out before process.exit.
+ */
+export function logStartupFailure(service: string, err: unknown, destination?: DestinationStream): void {
+  const error = err instanceof Error ? err : new Error(String(err));
+  const logger = createLogger({ service, destination: destination ?? pino.destination({ fd: 2, sync: true }) });
+  if (error.name === "ConfigError") {
+    const plain = logger.child({}, { serializers: { err: (e: unknown) => e } });
+    plain.fatal({ err: { type: error.name, message: error.message } }, `failed to start: ${error.message}`);
+  } else {
+    logger.fatal({ err: error }, `failed to start: ${error.message}`);
+  }
+}

@@ -4,7 +4,9 @@ import type { EventBus } from "./bus.js";
 import type { Clock } from "./clock.js";
 import { claimTransaction, forUpdateSkipLocked, type Migration } from "./db.js";
 import { newId, newToken } from "./ids.js";
+import { recordJobRun } from "./job-metrics.js";
 import type { Logger } from "./logger.js";
+import type { Metrics } from "./metrics.js";
 
 /** Every service includes this migration: its own outbox table in its own database. */
 export const outboxMigration: Migration = {
@@ -100,6 +102,13 @@ export interface OutboxRelayOptions {
   leaseMs?: number;
   /** The longest pause after failures; the pause starts at pollMs and doubles per failure. */
   maxBackoffMs?: number;
+  /**
+   * With it: `payments_outbox_backlog{service}` (unpublished rows, counted at most every
+   * few seconds when scraped) and the relay's passes as job `outbox-relay`.
+   */
+  metrics?: Metrics;
+  /** The service whose outbox this is (the backlog's label). */
+  service?: string;
 }
 
 interface ClaimedRow {
@@ -140,6 +149,15 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   /** Consecutive failed passes, and when (Date.now()) the next unforced pass may start. */
   let failures = 0;
   let retryAt = 0;
+  const stopSampling = options.metrics?.sampleGauge(
+    "outbox_backlog",
+    "Outbox events not yet published to the bus, by service",
+    ["service"],
+    async () => {
+      const row = (await db("outbox").whereNull("published_at").count({ n: "*" }).first()) as { n?: number | string } | undefined;
+      return [{ labels: { service: options.service ?? "unknown" }, value: Number(row?.n ?? 0) }];
+    },
+  );
 
   async function claim(token: string, now: number): Promise<ClaimedRow[]> {
     return claimTransaction(db, async (trx) => {
@@ -291,7 +309,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         let published = 0;
         // A full batch means there may be more: go on at once.
         do {
-          result = await publishBatch();
+          result = await recordJobRun(options.metrics, "outbox-relay", publishBatch, (batch) => (batch.failed ? "error" : "ok"));
           published += result.published;
         } while (!stopped && result.more);
         if (result.failed) noteFailure(result.failed.err, result.failed.row);
@@ -337,6 +355,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     },
     async stop() {
       stopped = true;
+      stopSampling?.();
       if (timer) clearTimeout(timer);
       await running;
     },

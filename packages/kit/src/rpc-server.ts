@@ -5,8 +5,9 @@ import tls from "node:tls";
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, type ConnectRouterOptions, type Interceptor, type Transport } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip, connectNodeAdapter } from "@connectrpc/connect-node";
-import type { TransportOptions } from "./clients.js";
+import { metricsKey, type TransportOptions } from "./clients.js";
 import { HealthRegistry } from "./health.js";
+import { Readiness } from "./readiness.js";
 import { createInProcessTransport } from "./in-process-transport.js";
 import type { ServerTlsOptions } from "./internal-tls.js";
 import { bearerAuthInterceptor, errorInterceptor, requestIdInterceptor } from "./interceptors.js";
@@ -31,6 +32,11 @@ export interface RpcServer {
   readonly port: number;
   readonly url: string;
   readonly health: HealthRegistry;
+  /**
+   * Whether this process should get work: `/readyz`, and every grpc.health.v1 status,
+   * follow it. Add checks with `readiness.add(name, check)`; `close` sets it draining.
+   */
+  readonly readiness: Readiness;
   /** Installs the handlers; calls that arrive before this get UNAVAILABLE. */
   serve(options: RpcServeOptions): void;
   /**
@@ -128,7 +134,11 @@ export interface ListenRpcOptions {
 
 /**
  * One port for everything: gRPC, Connect and gRPC-Web over HTTP/2, and HTTP/1.1 (Connect
- * and gRPC-Web from browsers and curl, /metrics and /healthz for probes).
+ * and gRPC-Web from browsers and curl, /metrics, and /livez, /readyz and /healthz for
+ * probes). `/livez` is 200 whenever the event loop answers, from the moment the port is
+ * bound; `/readyz` is 200 only once serving and every readiness check passes (503 with the
+ * checks otherwise, and while starting or draining); `/healthz` is kept for compatibility
+ * and answers as grpc.health.v1 Check("") does, which follows readiness.
  *
  * Cleartext: the first bytes of each connection pick the protocol (the HTTP/2 preface or
  * not). TLS: ALPN picks it (`h2`, else HTTP/1.1). With a client CA (mTLS) the handshake
@@ -139,9 +149,37 @@ export interface ListenRpcOptions {
  */
 export async function listenRpc(options: ListenRpcOptions): Promise<RpcServer> {
   const health = new HealthRegistry();
-  let handler: Handler = (_req, res) => {
+  const readiness = new Readiness();
+  health.follow(readiness);
+  let handler: Handler = (req, res) => {
+    if (probe(req, res)) return;
     res.writeHead(503, { "content-type": "text/plain" });
     res.end("starting");
+  };
+  let served: RpcHandlers | undefined;
+  let closing = false;
+  /** /livez and /readyz, on any protocol, before and after serve(). */
+  const probe = (req: { method?: string; url?: string }, res: { writeHead(status: number, headers: Record<string, string>): unknown; end(body: string): unknown }): boolean => {
+    if (req.method !== "GET" && req.method !== "HEAD") return false;
+    const path = (req.url ?? "/").split("?")[0];
+    const answer = (status: number, body: unknown) => {
+      res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
+      res.end(JSON.stringify(body));
+    };
+    if (path === "/livez") {
+      answer(200, { status: "ok" });
+      return true;
+    }
+    if (path !== "/readyz") return false;
+    if (!served || closing) {
+      answer(503, { status: "NOT_READY", checks: { server: closing ? "shutting down" : "starting" } });
+      return true;
+    }
+    readiness
+      .evaluate()
+      .then((report) => answer(report.ready ? 200 : 503, { status: report.ready ? "READY" : "NOT_READY", checks: report.checks }))
+      .catch(() => answer(503, { status: "NOT_READY" }));
+    return true;
   };
   const dispatch: Handler = (req, res) => handler(req, res);
   const h2 = http2.createServer({}, dispatch as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
@@ -206,8 +244,7 @@ export async function listenRpc(options: ListenRpcOptions): Promise<RpcServer> {
 
   // In-process calls: refused before serve() and from close() on, like the port; unary
   // calls in flight are waited for on close, and the shutdown signal ends the rest.
-  let served: RpcHandlers | undefined;
-  let closing = false;
+  let readinessTimer: NodeJS.Timeout | undefined;
   let inFlight = 0;
   let drained: (() => void) | undefined;
   const shutdown = new AbortController();
@@ -240,12 +277,13 @@ export async function listenRpc(options: ListenRpcOptions): Promise<RpcServer> {
     port: address.port,
     url: `${scheme}://${host.includes(":") ? `[${host}]` : host}:${address.port}`,
     health,
+    readiness,
     inProcessTransport(options = {}) {
       if (options.interceptors && options.interceptors.length > 0) return delegate(options);
-      const key = `${options.token ?? ""}|${options.timeoutMs ?? ""}`;
+      const key = `${options.token ?? ""}|${options.timeoutMs ?? ""}|${metricsKey(options.metrics)}`;
       let transport = inProcess.get(key);
       if (!transport) {
-        transport = delegate({ token: options.token, timeoutMs: options.timeoutMs });
+        transport = delegate({ token: options.token, timeoutMs: options.timeoutMs, metrics: options.metrics });
         inProcess.set(key, transport);
       }
       return transport;
@@ -272,19 +310,31 @@ export async function listenRpc(options: ListenRpcOptions): Promise<RpcServer> {
             return;
           }
           if (req.method === "GET" && path === "/healthz") {
-            const ok = health.get("") === 1;
-            res.writeHead(ok ? 200 : 503, { "content-type": "application/json" });
-            res.end(JSON.stringify({ status: ok ? "SERVING" : "NOT_SERVING" }));
+            void readiness
+              .evaluate()
+              .catch(() => undefined)
+              .then(() => {
+                const ok = health.get("") === 1;
+                res.writeHead(ok ? 200 : 503, { "content-type": "application/json" });
+                res.end(JSON.stringify({ status: ok ? "SERVING" : "NOT_SERVING" }));
+              });
             return;
           }
+          if (probe(req, res)) return;
           res.writeHead(404, { "content-type": "application/json" });
           res.end(JSON.stringify({ code: "not_found", message: "no such procedure" }));
         },
       });
       handler = adapter as Handler;
       served = handlers;
+      // Keeps grpc.health.v1 statuses (and Watch) current between probes.
+      void readiness.evaluate();
+      readinessTimer = setInterval(() => void readiness.evaluate().catch(() => undefined), 1000);
+      readinessTimer.unref();
     },
     async close(graceMs = 10_000) {
+      readiness.setDraining();
+      clearInterval(readinessTimer);
       health.setAll(false);
       closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

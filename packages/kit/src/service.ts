@@ -7,12 +7,14 @@ import { InProcessBus, JetStreamBus, type EventBus } from "./bus.js";
 import { systemClock, type Clock } from "./clock.js";
 import { createServiceClient, type TransportOptions } from "./clients.js";
 import { assertInternalBoundary, envVar, loadConfig, type Env } from "./config.js";
-import { deriveDatabaseUrl, ensureDatabase, migrate, openDatabase, type Migration } from "./db.js";
+import { deriveDatabaseUrl, ensureDatabase, openDatabase, type Migration } from "./db.js";
+import { migrationConfigSchema, prepareDatabase } from "./migrations.js";
 import { internalClientTlsSchema, internalServerTlsSchema, loadClientTls, loadServerTls } from "./internal-tls.js";
-import { createLogger, type Logger } from "./logger.js";
+import { createLogger, logStartupFailure, type Logger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { outboxMigrations, startOutboxRelay, type OutboxRelay } from "./outbox.js";
 import { listenRpc, type RpcServer } from "./rpc-server.js";
+import { databaseCheck, type Readiness } from "./readiness.js";
 
 /** What every service gets, whatever its mode. Services extend it in their own context. */
 export interface BaseContext {
@@ -65,6 +67,8 @@ export const baseConfigSchema = z.object({
   SHUTDOWN_GRACE: envVar.duration("10s"),
   /** Connections each service keeps to its MySQL database at most. */
   DATABASE_POOL_MAX: envVar.int(10, 1),
+  /** MIGRATE_ON_START, MIGRATION_LOCK_TIMEOUT (migrations.ts). */
+  ...migrationConfigSchema.shape,
 });
 export type BaseConfig = z.infer<typeof baseConfigSchema>;
 
@@ -86,6 +90,11 @@ export interface RunningServices {
   metrics: Metrics;
   contexts: Map<string, BaseContext>;
   /**
+   * `/readyz` and grpc.health.v1 (the server's): checks `migrations`, `database:<module>`
+   * and `bus` are registered here; add more with `readiness.add(name, check)`.
+   */
+  readiness: Readiness;
+  /**
    * Every service of this process without the network, with its INTERNAL_API_TOKEN and
    * RPC_TIMEOUT: what local modules call each other through, and what an in-process
    * caller (the all-in-one's gateway) should use too.
@@ -93,6 +102,9 @@ export interface RunningServices {
   localTransport: Transport;
   stop(): Promise<void>;
 }
+
+/** How long a start waits for NATS before going on without it (it connects later by itself). */
+const NATS_START_WAIT_MS = 2000;
 
 function serviceUrlVariable(name: string): string {
   return `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_SERVICE_URL`;
@@ -118,14 +130,21 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
   const bus: EventBus =
     options.bus ??
     (config.NATS_URL
-      ? await JetStreamBus.connect({ url: config.NATS_URL, stream: config.NATS_STREAM, subjectPrefix: config.NATS_SUBJECT_PREFIX, name: processName, logger })
+      ? // Connects in the background: NATS being down does not stop the start (not ready until it comes).
+        JetStreamBus.open({ url: config.NATS_URL, stream: config.NATS_STREAM, subjectPrefix: config.NATS_SUBJECT_PREFIX, name: processName, logger })
       : new InProcessBus(logger));
+  // Usually NATS answers at once: start connected then, as before; otherwise go on without it.
+  if (ownsBus && bus instanceof JetStreamBus) await bus.whenReady(NATS_START_WAIT_MS);
   if (options.mode === "split" && bus.kind === "in-process") {
     logger.warn("NATS_URL is not set: events stay inside this process (development only)");
   }
 
   const server = await listenRpc({ port: config.GRPC_PORT, host: config.GRPC_HOST, logger, tls: serverTls });
-  const transportOptions: TransportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: clientTls };
+  // Readiness (/readyz, grpc.health.v1): the bus, each database, migrations done, not draining.
+  server.readiness.add("bus", () => (bus.isReady?.() ?? true) || (bus instanceof JetStreamBus ? bus.notReadyReason() : "event bus not ready"));
+  let migrated = false;
+  server.readiness.add("migrations", () => migrated || "not applied yet");
+  const transportOptions: TransportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: clientTls, metrics };
   // Modules hosted here are called in process: same handlers and interceptors as the port, no HTTP/2.
   const localTransport = server.inProcessTransport(transportOptions);
   const contexts = new Map<string, BaseContext>();
@@ -145,9 +164,10 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
         db = openDatabase({ sqliteFile: join(config.DATA_DIR, `${module.name}.sqlite`) });
       }
       dbs.push(db);
-      const applied = await migrate(db, [...outboxMigrations, ...module.migrations]);
+      server.readiness.add(`database:${module.name}`, databaseCheck(db));
+      const applied = await prepareDatabase(db, [...outboxMigrations, ...module.migrations], { config, logger: log });
       if (applied.length > 0) log.info({ migrations: applied }, "migrated");
-      const outbox = startOutboxRelay({ db, bus, clock, logger: log });
+      const outbox = startOutboxRelay({ db, bus, clock, logger: log, metrics, service: module.name });
       jobs.push(outbox);
       const base: BaseContext = {
         name: module.name,
@@ -171,6 +191,7 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
       routes.push((router) => module.routes(router, ctx));
       if (module.start) jobs.push(...(await module.start(ctx)));
     }
+    migrated = true;
     server.serve({
       routes: (router) => routes.forEach((r) => r(router)),
       services: modules.flatMap((m) => m.services),
@@ -194,8 +215,10 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
     logger,
     metrics,
     contexts,
+    readiness: server.readiness,
     localTransport,
     stop() {
+      server.readiness.setDraining();
       stopping ??= (async () => {
         await server.close(config.SHUTDOWN_GRACE);
         await Promise.allSettled(jobs.reverse().map((j) => j.stop()));
@@ -235,7 +258,7 @@ export async function runService(module: ServiceModule<any>): Promise<void> {
     stopOnSignals(running.stop, running.logger);
     running.logger.info({ port: running.server.port, bus: running.bus.kind }, `${module.name} service ready`);
   } catch (err) {
-    process.stderr.write(`${module.name}: ${(err as Error).message}\n`);
+    logStartupFailure(module.name, err);
     process.exit(1);
   }
 }

@@ -84,7 +84,7 @@ test("a service process on 0.0.0.0 without INTERNAL_API_TOKEN exits non-zero wit
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const root = fileURLToPath(new URL("../../..", import.meta.url));
   const fixture = fileURLToPath(new URL("fixtures/run-empty-service.ts", import.meta.url));
-  const child = spawn(process.execPath, ["--import", "tsx", fixture], {
+  const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", fixture], {
     cwd: root,
     env: { PATH: process.env.PATH, GRPC_HOST: "0.0.0.0", GRPC_PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "silent" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -93,6 +93,13 @@ test("a service process on 0.0.0.0 without INTERNAL_API_TOKEN exits non-zero wit
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
   t.is(code, 1, stderr);
-  t.regex(stderr, /^probe: invalid configuration:\n {2}INTERNAL_API_TOKEN: required because GRPC_HOST=0\.0\.0\.0 is not a loopback address/);
+  // One JSON line: level fatal, the service, the readable reason in msg.
+  const lines = stderr.trim().split("\n");
+  t.is(lines.length, 1, stderr);
+  const line = JSON.parse(lines[0]!) as { level: string; service: string; msg: string; err: { type: string } };
+  t.is(line.level, "fatal");
+  t.is(line.service, "probe");
+  t.is(line.err.type, "ConfigError");
+  t.regex(line.msg, /^failed to start: invalid configuration:\n {2}INTERNAL_API_TOKEN: required because GRPC_HOST=0\.0\.0\.0 is not a loopback address/);
   t.notRegex(stderr, /EADDRINUSE/);
 });

@@ -118,7 +118,7 @@ test("the one TLS port still serves Connect over HTTP/1.1, /healthz and /metrics
   t.deepEqual(JSON.parse(healthz.body), { status: "SERVING" });
   const metrics = await get(`${server.url}/metrics`, validClient);
   t.is(metrics.status, 200);
-  t.regex(metrics.body, /payments_rpc_server_duration_seconds/);
+  t.regex(metrics.body, /^# TYPE rpc_server_duration_seconds histogram$/m);
 });
 
 test("with mTLS, probes and scrapers need a client certificate too: /healthz without one is refused", async (t) => {

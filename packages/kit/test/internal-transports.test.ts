@@ -277,9 +277,12 @@ test("the port and the in-process transport share one registration of the routes
   await failure(inProcess(server).getMerchant({ merchantId: "missing" }));
   t.is(registrations(), 1);
   t.is(seen.calls, 3);
-  const histogram = await metrics.registry.getSingleMetricAsString("payments_rpc_server_duration_seconds");
-  t.regex(histogram, /_count\{service="payments\.merchant\.v1\.MerchantService",method="GetMerchant",code="ok"\} 2/);
-  t.regex(histogram, /_count\{service="payments\.merchant\.v1\.MerchantService",method="GetMerchant",code="NotFound"\} 1/);
+  const histogram = await metrics.registry.getSingleMetricAsString("rpc_server_duration_seconds");
+  // In process the Connect protocol is used, over the port gRPC; the counts are by status code (0 OK, 5 NOT_FOUND).
+  const count = (system: string, status: number) =>
+    Number(new RegExp(`_count\\{rpc_system="${system}",rpc_service="payments\\.merchant\\.v1\\.MerchantService",rpc_method="GetMerchant",rpc_grpc_status_code="${status}"\\} (\\d+)`).exec(histogram)?.[1] ?? 0);
+  t.is(count("grpc", 0) + count("connect_rpc", 0), 2, histogram);
+  t.is(count("grpc", 5) + count("connect_rpc", 5), 1, histogram);
 });
 
 test("in process, calls before serve() and after close() get UNAVAILABLE like the port; close waits for a call in flight", async (t) => {

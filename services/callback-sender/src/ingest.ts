@@ -1,4 +1,4 @@
-import type { Subscription } from "@payments/kit";
+import { sampleConsumerPending, type Subscription } from "@payments/kit";
 import { callbackEventOf, CONSUMED_TOPICS } from "./callback-event.js";
 import type { CallbackContext } from "./context.js";
 import { storeEvent } from "./store.js";
@@ -26,5 +26,11 @@ export async function startIngest(ctx: CallbackContext, wake: () => void): Promi
       }),
     );
   }
+  const stopSampling = sampleConsumerPending(
+    ctx.metrics,
+    ctx.bus,
+    CONSUMED_TOPICS.map((c) => c.durable),
+  );
+  subscriptions.push({ stop: async () => stopSampling() });
   return subscriptions;
 }

@@ -1,4 +1,4 @@
-import { claimTransaction, forUpdateSkipLocked, transactionWithRetry, type Stoppable } from "@payments/kit";
+import { claimTransaction, forUpdateSkipLocked, recordJobRun, transactionWithRetry, type Stoppable } from "@payments/kit";
 import { sign, unixTimestamp } from "@payments/signing";
 import type { Knex } from "knex";
 import { callbackTargetOf, forgetCallbackTarget, type CallbackTarget } from "./callback-target.js";
@@ -32,6 +32,8 @@ export interface ClaimedAttempt {
   /** Its number within the current round of the retry schedule. */
   roundNumber: number;
   claimedAt: number;
+  /** When the status change happened (the callback body's createdAt), ms since the epoch. */
+  createdAt: number;
 }
 
 export interface ClaimLimits {
@@ -54,11 +56,11 @@ export async function claimDueAttempts(ctx: CallbackContext, limits: ClaimLimits
   if (limits.limit <= 0) return [];
   return claimTransaction(ctx.db, async (trx) => {
     const now = ctx.clock.now().getTime();
-    const scan = due(trx("callback_events").select("id", "merchant_id", "type", "body", "attempts", "round_attempts", "in_flight_since"), now);
+    const scan = due(trx("callback_events").select("id", "merchant_id", "type", "body", "attempts", "round_attempts", "in_flight_since", "created_at"), now);
     if (limits.fullMerchants.length > 0) scan.whereNotIn("merchant_id", [...limits.fullMerchants]);
     const rows = (await forUpdateSkipLocked(trx, scan.orderBy("next_attempt_at").orderBy("id").limit(limits.limit))) as Pick<
       EventRow,
-      "id" | "merchant_id" | "type" | "body" | "attempts" | "round_attempts" | "in_flight_since"
+      "id" | "merchant_id" | "type" | "body" | "attempts" | "round_attempts" | "in_flight_since" | "created_at"
     >[];
     const taken: ClaimedAttempt[] = [];
     const takenBy = new Map<string, number>();
@@ -78,6 +80,7 @@ export async function claimDueAttempts(ctx: CallbackContext, limits: ClaimLimits
         number: Number(row.attempts) + 1,
         roundNumber: Number(row.round_attempts) + 1,
         claimedAt: now,
+        createdAt: Number(row.created_at),
       });
     }
     if (taken.length === 0) return taken;
@@ -253,12 +256,20 @@ export async function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttem
     return "unrecorded";
   }
   attempts.inc({ outcome });
+  if (outcome === "delivered") {
+    ctx.metrics
+      .histogram("callback_delivery_duration_seconds", "From a status change to its callback's delivery to the merchant", [], DELIVERY_BUCKETS)
+      .observe(Math.max(0, ctx.clock.now().getTime() - attempt.createdAt) / 1000);
+  }
   const fields = { type: attempt.type, url, statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error || undefined };
   if (outcome === "delivered") log.info(fields, "callback delivered");
   else if (outcome === "retry") log.info(fields, "callback not delivered; retrying on the schedule");
   else log.warn(fields, "callback failed: the retry schedule is used up");
   return outcome;
 }
+
+/** Delivery takes from milliseconds (first attempt) to the retry schedule's hours. */
+const DELIVERY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600, 24 * 3600];
 
 export interface CallbackSender extends Stoppable {
   /** Look for due attempts now (a new event, a redelivery). */
@@ -280,16 +291,16 @@ export function startCallbackSender(ctx: CallbackContext): CallbackSender {
   let claiming: Promise<void> | undefined;
   let again = false;
 
-  const claim = async () => {
+  const claim = async (): Promise<"ok" | "error"> => {
     const free = total - inFlight.size;
-    if (stopped || free <= 0) return;
+    if (stopped || free <= 0) return "ok";
     const fullMerchants = [...busy].filter(([, n]) => n >= perMerchant).map(([id]) => id);
     let claimed: ClaimedAttempt[];
     try {
       claimed = await claimDueAttempts(ctx, { limit: free, fullMerchants, merchantRoom: (id) => perMerchant - (busy.get(id) ?? 0) });
     } catch (err) {
       if (!stopped) log.error({ err }, "claiming due callbacks failed; will retry");
-      return;
+      return "error";
     }
     for (const attempt of claimed) {
       busy.set(attempt.merchantId, (busy.get(attempt.merchantId) ?? 0) + 1);
@@ -304,6 +315,7 @@ export function startCallbackSender(ctx: CallbackContext): CallbackSender {
     }
     // Anything claimed: more may be due (other merchants' events passed over for room, a full batch).
     if (claimed.length > 0) again = true;
+    return "ok";
   };
 
   function wake(): void {
@@ -313,7 +325,7 @@ export function startCallbackSender(ctx: CallbackContext): CallbackSender {
       return;
     }
     again = false;
-    claiming = claim().finally(() => {
+    claiming = recordJobRun(ctx.metrics, "callback-sender", claim, (result) => result).then(() => undefined).finally(() => {
       claiming = undefined;
       if (again) wake();
     });

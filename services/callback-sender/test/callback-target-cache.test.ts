@@ -32,7 +32,7 @@ const sender = () => stack.senders[0]!.contexts.get("callback-sender") as Callba
 /** GetCallbackTarget calls the merchant service has answered so far. */
 async function targetCalls(): Promise<number> {
   const { values } = await stack.producers.metrics.rpcDuration.get();
-  return values.filter((v) => v.metricName?.endsWith("_count") && v.labels.method === "GetCallbackTarget").reduce((sum, v) => sum + v.value, 0);
+  return values.filter((v) => v.metricName?.endsWith("_count") && v.labels.rpc_method === "GetCallbackTarget").reduce((sum, v) => sum + v.value, 0);
 }
 
 /** A status change of the merchant: a deposit, cancelled. */

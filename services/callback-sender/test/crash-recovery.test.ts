@@ -22,7 +22,7 @@ test("a callback-sender killed between its POST and its record leads to a redeli
   }).start();
   try {
     const leases = { CALLBACK_TIMEOUT: "1s", CALLBACK_CLAIM_TIMEOUT: "2s" };
-    child = spawn(process.execPath, ["--import", "tsx", mainFile], { env: { ...process.env, ...stack.senderEnv({ ...leases, LOG_LEVEL: "info" }) }, stdio: ["ignore", "pipe", "pipe"] });
+    child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", mainFile], { env: { ...process.env, ...stack.senderEnv({ ...leases, LOG_LEVEL: "info" }) }, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));

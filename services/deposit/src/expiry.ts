@@ -1,4 +1,4 @@
-import { claimTransaction, forUpdateSkipLocked, type Stoppable } from "@payments/kit";
+import { claimTransaction, forUpdateSkipLocked, recordJobRun, type Stoppable } from "@payments/kit";
 import type { DepositContext } from "./context.js";
 import { moveDeposit } from "./deposit-moves.js";
 
@@ -34,7 +34,7 @@ export function startExpiryJob(ctx: DepositContext): Stoppable {
 
   const tick = async () => {
     try {
-      const count = await expireDueDeposits(ctx);
+      const count = await recordJobRun(ctx.metrics, "deposit-expiry", () => expireDueDeposits(ctx));
       if (count > 0) ctx.logger.info({ count }, "deposits expired");
     } catch (err) {
       if (!stopped) ctx.logger.error({ err }, "deposit expiry failed; will retry");

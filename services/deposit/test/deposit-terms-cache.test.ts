@@ -51,7 +51,7 @@ const catalogDb = () => (catalogSide.contexts.get("bank-catalog") as BaseContext
 /** GetDepositTerms calls the bank catalog has answered so far. */
 async function termsCalls(): Promise<number> {
   const { values } = await catalogSide.metrics.rpcDuration.get();
-  return values.filter((v) => v.metricName?.endsWith("_count") && v.labels.method === "GetDepositTerms").reduce((sum, v) => sum + v.value, 0);
+  return values.filter((v) => v.metricName?.endsWith("_count") && v.labels.rpc_method === "GetDepositTerms").reduce((sum, v) => sum + v.value, 0);
 }
 
 async function newMerchant(): Promise<string> {

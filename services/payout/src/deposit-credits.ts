@@ -1,6 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { DepositStatus, DepositStatusChangedSchema } from "@payments/contracts/deposit";
-import { isUniqueViolation, transactionWithRetry, type Subscription } from "@payments/kit";
+import { isUniqueViolation, sampleConsumerPending, transactionWithRetry, type Subscription } from "@payments/kit";
 import type { PayoutContext } from "./context.js";
 import { post } from "./ledger.js";
 
@@ -55,8 +55,15 @@ export async function creditDeposit(ctx: PayoutContext, data: Uint8Array): Promi
   }
 }
 
-export function startDepositCredits(ctx: PayoutContext): Promise<Subscription> {
-  return ctx.bus.consume(DEPOSIT_CREDITS_CONSUMER, [DEPOSIT_COMPLETED_TOPIC], async (message) => {
+export async function startDepositCredits(ctx: PayoutContext): Promise<Subscription> {
+  const stopSampling = sampleConsumerPending(ctx.metrics, ctx.bus, [DEPOSIT_CREDITS_CONSUMER]);
+  const subscription = await ctx.bus.consume(DEPOSIT_CREDITS_CONSUMER, [DEPOSIT_COMPLETED_TOPIC], async (message) => {
     await creditDeposit(ctx, message.data);
   });
+  return {
+    async stop() {
+      stopSampling();
+      await subscription.stop();
+    },
+  };
 }

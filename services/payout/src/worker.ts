@@ -1,4 +1,4 @@
-import { claimTransaction, errorInfo, forUpdateSkipLocked, transactionWithRetry, type Stoppable } from "@payments/kit";
+import { claimTransaction, errorInfo, forUpdateSkipLocked, recordJobRun, transactionWithRetry, type Stoppable } from "@payments/kit";
 import type { Knex } from "knex";
 import type { BankConnector, PayoutInstruction, PayoutResult } from "./bank-connector.js";
 import type { PayoutContext } from "./context.js";
@@ -218,9 +218,10 @@ export function startPayoutWorker(ctx: PayoutContext): Stoppable {
 
   // The overdue processing withdrawals first (they have waited longest), then pending
   // ones, PAYOUT_WORKER_BATCH in all; a failure of one step does not lose the other's rows.
-  const claim = async () => {
-    if (stopped || queue.length > 0 || inFlight.size >= SEND_CONCURRENCY) return;
+  const claim = async (): Promise<"ok" | "error"> => {
+    if (stopped || queue.length > 0 || inFlight.size >= SEND_CONCURRENCY) return "ok";
     let count = 0;
+    let result: "ok" | "error" = "ok";
     for (const [kind, take] of [
       ["overdue", claimOverdueWithdrawals],
       ["pending", claimPendingWithdrawals],
@@ -235,26 +236,34 @@ export function startPayoutWorker(ctx: PayoutContext): Stoppable {
         queue.push(...claimed);
         pump();
       } catch (err) {
+        result = "error";
         if (!stopped) log.error({ err }, `claiming ${kind} withdrawals failed; will retry`);
       }
     }
     backlog = count === batch;
+    return result;
   };
 
   function claimSoon(): void {
     if (stopped || claiming) return;
-    claiming = claim().finally(() => {
+    claiming = recordJobRun(ctx.metrics, "payout-worker", claim, (result) => result).then(() => undefined).finally(() => {
       claiming = undefined;
     });
   }
 
   const timer = setInterval(claimSoon, ctx.config.PAYOUT_WORKER_INTERVAL);
   timer.unref?.();
+  // The withdrawals waiting for the worker to send them, counted at most every few seconds when scraped.
+  const stopSampling = ctx.metrics.sampleGauge("payout_worker_backlog", "Withdrawals waiting for the payout worker to send them (status pending)", [], async () => {
+    const row = (await ctx.db("withdrawals").where({ status: "pending" }).count({ n: "*" }).first()) as { n?: number | string } | undefined;
+    return [{ labels: {}, value: Number(row?.n ?? 0) }];
+  });
 
   return {
     async stop() {
       stopped = true;
       clearInterval(timer);
+      stopSampling();
       await claiming;
       // Claimed rows are already processing: send them all rather than leave them for a re-send.
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);

@@ -52,7 +52,7 @@ const payouts = () => createServiceClient(PayoutService, payoutSide.server.url);
 /** ListBanks calls the bank catalog has answered so far. */
 async function listBanksCalls(): Promise<number> {
   const { values } = await catalogSide.metrics.rpcDuration.get();
-  return values.filter((v) => v.metricName?.endsWith("_count") && v.labels.method === "ListBanks").reduce((sum, v) => sum + v.value, 0);
+  return values.filter((v) => v.metricName?.endsWith("_count") && v.labels.rpc_method === "ListBanks").reduce((sum, v) => sum + v.value, 0);
 }
 
 let sequence = 0;

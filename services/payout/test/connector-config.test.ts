@@ -51,7 +51,7 @@ test("the payout process (src/main.ts) exits 1 at start with the reason on stder
   const dir = mkdtempSync(join(tmpdir(), "payout-connector-main-"));
   try {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, ["--import", "tsx", join(here, "../src/main.ts")], {
+      const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", join(here, "../src/main.ts")], {
         env: { PATH: process.env.PATH, DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "silent", PAYOUT_CONNECTOR: "sandbox", BANK_CATALOG_SERVICE_URL: "http://127.0.0.1:1", MERCHANT_SERVICE_URL: "http://127.0.0.1:1" },
         stdio: ["ignore", "ignore", "pipe"],
       });
@@ -65,7 +65,11 @@ test("the payout process (src/main.ts) exits 1 at start with the reason on stder
       });
     });
     t.is(result.code, 1, result.stderr);
-    t.regex(result.stderr, /^payout: invalid configuration:\n {2}PAYOUT_CONNECTOR: "sandbox" is not a live connector/m);
+    // Every line JSON; the failure is one fatal line naming the service, the reason readable in msg.
+    const lines = result.stderr.trim().split("\n").map((l) => JSON.parse(l) as { level: string; service: string; msg: string });
+    const fatal = lines.find((l) => l.level === "fatal");
+    t.is(fatal?.service, "payout", result.stderr);
+    t.regex(fatal?.msg ?? "", /^failed to start: invalid configuration:\n {2}PAYOUT_CONNECTOR: "sandbox" is not a live connector/m);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

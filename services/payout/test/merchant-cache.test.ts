@@ -60,7 +60,7 @@ const payout = () => payoutSide.contexts.get("payout") as PayoutContext;
 /** GetMerchant calls the merchant service has answered so far. */
 async function getMerchantCalls(): Promise<number> {
   const { values } = await merchantSide.metrics.rpcDuration.get();
-  return values.filter((v) => v.metricName?.endsWith("_count") && v.labels.method === "GetMerchant").reduce((sum, v) => sum + v.value, 0);
+  return values.filter((v) => v.metricName?.endsWith("_count") && v.labels.rpc_method === "GetMerchant").reduce((sum, v) => sum + v.value, 0);
 }
 
 async function newMerchant(sandbox = true): Promise<string> {
