@@ -1,4 +1,4 @@
-import { claimTransaction, forUpdateSkipLocked, recordJobRun, type Stoppable } from "@payments/kit";
+import { claimTransaction, forUpdateSkipLocked, startJob, type Stoppable } from "@payments/kit";
 import type { DepositContext } from "./context.js";
 import { moveDeposit } from "./deposit-moves.js";
 
@@ -26,36 +26,23 @@ export async function expireDueDeposits(ctx: DepositContext, batchSize = 100): P
   }
 }
 
-/** Runs expireDueDeposits every DEPOSIT_EXPIRY_INTERVAL until stopped. */
+/**
+ * Runs expireDueDeposits every DEPOSIT_EXPIRY_INTERVAL until stopped (job `deposit-expiry`);
+ * while it fails it backs off up to ten intervals and warns once per failure streak.
+ */
 export function startExpiryJob(ctx: DepositContext): Stoppable {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-
-  const tick = async () => {
-    try {
-      const count = await recordJobRun(ctx.metrics, "deposit-expiry", () => expireDueDeposits(ctx));
+  const interval = ctx.config.DEPOSIT_EXPIRY_INTERVAL;
+  return startJob({
+    name: "deposit-expiry",
+    intervalMs: interval,
+    backoff: { initialMs: interval, maxMs: interval * 10 },
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+    failureMessage: "deposit expiry failed; will retry",
+    recoveryMessage: "deposit expiry recovered",
+    async run() {
+      const count = await expireDueDeposits(ctx);
       if (count > 0) ctx.logger.info({ count }, "deposits expired");
-    } catch (err) {
-      if (!stopped) ctx.logger.error({ err }, "deposit expiry failed; will retry");
-    }
-  };
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = tick().finally(() => {
-        running = undefined;
-        schedule();
-      });
-    }, ctx.config.DEPOSIT_EXPIRY_INTERVAL);
-    timer.unref?.();
-  };
-  schedule();
-  return {
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
     },
-  };
+  });
 }

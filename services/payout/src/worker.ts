@@ -1,4 +1,4 @@
-import { claimTransaction, errorInfo, forUpdateSkipLocked, recordJobRun, transactionWithRetry, type Stoppable } from "@payments/kit";
+import { claimTransaction, errorInfo, forUpdateSkipLocked, startJob, transactionWithRetry, type JobResult, type Stoppable } from "@payments/kit";
 import type { Knex } from "knex";
 import type { BankConnector, PayoutInstruction, PayoutResult } from "./bank-connector.js";
 import type { PayoutContext } from "./context.js";
@@ -197,10 +197,10 @@ export async function dispatchWithdrawal(ctx: PayoutContext, row: WithdrawalRow)
 export function startPayoutWorker(ctx: PayoutContext): Stoppable {
   const log = ctx.logger.child({ job: "payout-worker" });
   const batch = ctx.config.PAYOUT_WORKER_BATCH;
+  const interval = ctx.config.PAYOUT_WORKER_INTERVAL;
   const queue: WithdrawalRow[] = [];
   const inFlight = new Set<Promise<unknown>>();
   let stopped = false;
-  let claiming: Promise<void> | undefined;
   /** The last claim was full: more are probably waiting. */
   let backlog = false;
 
@@ -210,7 +210,7 @@ export function startPayoutWorker(ctx: PayoutContext): Stoppable {
       const sending: Promise<unknown> = dispatchWithdrawal(ctx, row).finally(() => {
         inFlight.delete(sending);
         pump();
-        if (backlog) claimSoon();
+        if (backlog) job.wake();
       });
       inFlight.add(sending);
     }
@@ -218,10 +218,10 @@ export function startPayoutWorker(ctx: PayoutContext): Stoppable {
 
   // The overdue processing withdrawals first (they have waited longest), then pending
   // ones, PAYOUT_WORKER_BATCH in all; a failure of one step does not lose the other's rows.
-  const claim = async (): Promise<"ok" | "error"> => {
-    if (stopped || queue.length > 0 || inFlight.size >= SEND_CONCURRENCY) return "ok";
+  const claim = async (): Promise<JobResult> => {
+    if (stopped || queue.length > 0 || inFlight.size >= SEND_CONCURRENCY) return {};
     let count = 0;
-    let result: "ok" | "error" = "ok";
+    let failed: JobResult["failed"];
     for (const [kind, take] of [
       ["overdue", claimOverdueWithdrawals],
       ["pending", claimPendingWithdrawals],
@@ -236,35 +236,39 @@ export function startPayoutWorker(ctx: PayoutContext): Stoppable {
         queue.push(...claimed);
         pump();
       } catch (err) {
-        result = "error";
-        if (!stopped) log.error({ err }, `claiming ${kind} withdrawals failed; will retry`);
+        failed ??= { err, fields: { claiming: kind }, message: `claiming ${kind} withdrawals failed; will retry` };
       }
     }
     backlog = count === batch;
-    return result;
+    return failed ? { failed } : {};
   };
 
-  function claimSoon(): void {
-    if (stopped || claiming) return;
-    claiming = recordJobRun(ctx.metrics, "payout-worker", claim, (result) => result).then(() => undefined).finally(() => {
-      claiming = undefined;
-    });
-  }
-
-  const timer = setInterval(claimSoon, ctx.config.PAYOUT_WORKER_INTERVAL);
-  timer.unref?.();
-  // The withdrawals waiting for the worker to send them, counted at most every few seconds when scraped.
-  const stopSampling = ctx.metrics.sampleGauge("payout_worker_backlog", "Withdrawals waiting for the payout worker to send them (status pending)", [], async () => {
+  const pending = async () => {
     const row = (await ctx.db("withdrawals").where({ status: "pending" }).count({ n: "*" }).first()) as { n?: number | string } | undefined;
-    return [{ labels: {}, value: Number(row?.n ?? 0) }];
+    return Number(row?.n ?? 0);
+  };
+  // Claims every PAYOUT_WORKER_INTERVAL and when a send ends after a full claim; while claims
+  // fail it backs off up to ten intervals and warns once per failure streak.
+  const job = startJob({
+    name: "payout-worker",
+    intervalMs: interval,
+    backoff: { initialMs: interval, maxMs: interval * 10 },
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+    backlog: pending,
+    recoveryMessage: "claiming withdrawals recovered",
+    run: claim,
   });
+  // The withdrawals waiting for the worker to send them, counted at most every few seconds when scraped.
+  const stopSampling = ctx.metrics.sampleGauge("payout_worker_backlog", "Withdrawals waiting for the payout worker to send them (status pending)", [], async () => [
+    { labels: {}, value: await pending() },
+  ]);
 
   return {
     async stop() {
       stopped = true;
-      clearInterval(timer);
       stopSampling();
-      await claiming;
+      await job.stop();
       // Claimed rows are already processing: send them all rather than leave them for a re-send.
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
