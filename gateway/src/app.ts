@@ -12,6 +12,7 @@ import type { GatewayConfig } from "./config.js";
 import type { CredentialCache } from "./credential-cache.js";
 import { compileTrustedProxies } from "./ip-rule.js";
 import { accessLog } from "./middleware/access-log.js";
+import { traceRequests } from "./middleware/trace.js";
 import { authFailureLimit } from "./middleware/auth-failure-limit.js";
 import { authenticate } from "./middleware/authenticate.js";
 import { clientIp } from "./middleware/client-ip.js";
@@ -142,6 +143,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
     else logger.error({ err }, "response failed");
   });
 
+  app.use(traceRequests());
   app.use(requestId());
   app.use(accessLog({ logger, metrics }));
   app.use(errorHandler({ clock, logger, metrics }));

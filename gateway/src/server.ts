@@ -10,6 +10,7 @@ import { PayoutService } from "@payments/contracts/payout";
 import {
   ConfigError,
   createLogger,
+  startTracing,
   createMetrics,
   createServiceTransport,
   JetStreamBus,
@@ -119,6 +120,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const logger = options.logger?.child({ component: "gateway" }) ?? createLogger({ service: "gateway", level: config.LOG_LEVEL });
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? createMetrics();
+  // OTLP tracing when OTEL_EXPORTER_OTLP_ENDPOINT is set (once per process: all-in-one shares the services' SDK).
+  const tracing = startTracing("gateway", options.env ?? process.env);
 
   // INTERNAL_TLS_* (CA, client certificate) apply to https:// service URLs. One transport
   // (one connection) per address: services at the same URL share it (kit's transport cache).
@@ -157,6 +160,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((err: unknown) => logger.warn({ err }, "stop step failed"));
   };
 
+  cleanups.push(() => tracing.shutdown());
   try {
     let bus = options.bus;
     if (!bus && config.NATS_URL) {

@@ -10,7 +10,9 @@ import {
   RetentionPolicy,
   StorageType,
 } from "@nats-io/jetstream";
-import type { Logger } from "./logger.js";
+import { headers as natsHeaders } from "@nats-io/transport-node";
+import { withRequestIdOrNone, type Logger } from "./logger.js";
+import { extractTraceContext, SpanKind, withSpan } from "./tracing.js";
 
 export interface BusMessage {
   /** The topic without the deployment prefix, e.g. "merchant.v1.merchant_changed". */
@@ -20,6 +22,36 @@ export interface BusMessage {
   msgId: string;
   /** 1 on first delivery. */
   deliveryCount: number;
+  /** Headers it was published with: `traceparent`, `x-request-id` (lowercase names). */
+  headers?: Record<string, string>;
+}
+
+/** Message headers an event travels with: where it came from (trace, request id). */
+export type BusHeaders = Record<string, string>;
+
+/**
+ * Runs a handler the way every consumer and watcher does: in a consumer span continuing the
+ * trace of the message's `traceparent`, under the request id of its `x-request-id` (or none:
+ * never whatever context the delivery loop happens to be in).
+ */
+export function handleTraced(kind: "consume" | "watch", group: string | undefined, message: BusMessage, handler: BusHandler): Promise<void> {
+  const headers = message.headers ?? {};
+  return withRequestIdOrNone(headers["x-request-id"], () =>
+    withSpan(
+      `${kind === "consume" ? "process" : "watch"} ${message.topic}`,
+      {
+        kind: SpanKind.CONSUMER,
+        parent: extractTraceContext((key) => headers[key]),
+        attributes: {
+          "messaging.destination.name": message.topic,
+          "messaging.message.id": message.msgId,
+          ...(group ? { "messaging.consumer.group.name": group } : {}),
+          "messaging.message.delivery_count": message.deliveryCount,
+        },
+      },
+      () => handler(message),
+    ),
+  );
 }
 
 export type BusHandler = (message: BusMessage) => Promise<void>;
@@ -34,8 +66,8 @@ export interface Subscription {
  */
 export interface EventBus {
   readonly kind: "jetstream" | "in-process";
-  /** Publishes once per msgId within the deduplication window. */
-  publish(topic: string, data: Uint8Array, msgId: string): Promise<void>;
+  /** Publishes once per msgId within the deduplication window; headers travel with it (NATS headers). */
+  publish(topic: string, data: Uint8Array, msgId: string, headers?: BusHeaders): Promise<void>;
   /**
    * Durable, at-least-once: each message goes to one member of the named group, and comes
    * back when the handler throws. Handlers must be idempotent on msgId.
@@ -76,10 +108,10 @@ export class InProcessBus implements EventBus {
 
   constructor(private readonly logger?: Logger) {}
 
-  async publish(topic: string, data: Uint8Array, msgId: string): Promise<void> {
+  async publish(topic: string, data: Uint8Array, msgId: string, headers?: BusHeaders): Promise<void> {
     for (const watcher of this.watchers) {
       if (watcher.topics.some((f) => topicMatches(f, topic))) {
-        watcher.handler({ topic, data, msgId, deliveryCount: 1 }).catch((err: unknown) => this.logger?.warn({ err, topic }, "watcher failed"));
+        handleTraced("watch", undefined, { topic, data, msgId, deliveryCount: 1, headers: { ...headers } }, watcher.handler).catch((err: unknown) => this.logger?.warn({ err, topic }, "watcher failed"));
       }
     }
     for (const [durable, group] of this.groups) {
@@ -88,7 +120,7 @@ export class InProcessBus implements EventBus {
       const deliveryCount = (group.deliveries.get(msgId) ?? 0) + 1;
       group.deliveries.set(msgId, deliveryCount);
       try {
-        await handler({ topic, data, msgId, deliveryCount });
+        await handleTraced("consume", durable, { topic, data, msgId, deliveryCount, headers: { ...headers } }, handler);
         group.deliveries.delete(msgId);
       } catch (err) {
         this.logger?.warn({ err, topic, durable, msgId }, "event handler failed; the outbox will retry");
@@ -406,10 +438,16 @@ export class JetStreamBus implements EventBus {
     return subjects.length === 1 ? { filter_subject: subjects[0]! } : { filter_subjects: subjects };
   }
 
-  async publish(topic: string, data: Uint8Array, msgId: string): Promise<void> {
+  async publish(topic: string, data: Uint8Array, msgId: string, headers?: BusHeaders): Promise<void> {
     // Fail fast while NATS is away: the outbox keeps the row and retries with back-off.
     if (!this.connected || !this.js) throw new Error(`NATS is not connected (${this.address})`);
-    await this.js.publish(this.subject(topic), data, { msgID: msgId });
+    const entries = Object.entries(headers ?? {});
+    let h: ReturnType<typeof natsHeaders> | undefined;
+    if (entries.length > 0) {
+      h = natsHeaders();
+      for (const [key, value] of entries) h.set(key, value);
+    }
+    await this.js.publish(this.subject(topic), data, { msgID: msgId, ...(h ? { headers: h } : {}) });
   }
 
   private async ensureConsumer(durable: string, topics: string[]): Promise<void> {
@@ -513,7 +551,7 @@ export class JetStreamBus implements EventBus {
       async (m) => {
         const msgId = m.headers?.get("Nats-Msg-Id") || `${this.stream}:${m.seq}`;
         try {
-          await handler({ topic: this.topic(m.subject), data: m.data, msgId, deliveryCount: m.info.deliveryCount });
+          await handleTraced("consume", durable, { topic: this.topic(m.subject), data: m.data, msgId, deliveryCount: m.info.deliveryCount, headers: traceHeadersOf(m) }, handler);
           m.ack();
         } catch (err) {
           this.logger?.warn({ err, subject: m.subject, msgId, durable }, "event handler failed; redelivering");
@@ -537,7 +575,12 @@ export class JetStreamBus implements EventBus {
         return consumer.consume();
       },
       async (m) => {
-        await handler({ topic: this.topic(m.subject), data: m.data, msgId: m.headers?.get("Nats-Msg-Id") ?? String(m.seq), deliveryCount: 1 }).catch(
+        await handleTraced(
+          "watch",
+          undefined,
+          { topic: this.topic(m.subject), data: m.data, msgId: m.headers?.get("Nats-Msg-Id") ?? String(m.seq), deliveryCount: 1, headers: traceHeadersOf(m) },
+          handler,
+        ).catch(
           (err: unknown) => this.logger?.warn({ err, subject: m.subject }, "watcher failed"),
         );
       },
@@ -566,4 +609,14 @@ export class JetStreamBus implements EventBus {
     await this.nc?.drain().catch(() => undefined);
     await Promise.allSettled([...this.running]);
   }
+}
+
+/** The headers of a JetStream message that say where it came from. */
+function traceHeadersOf(m: JsMsg): BusHeaders {
+  const out: BusHeaders = {};
+  for (const key of ["traceparent", "tracestate", "x-request-id"]) {
+    const value = m.headers?.get(key);
+    if (value) out[key] = value;
+  }
+  return out;
 }

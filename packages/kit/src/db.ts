@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { inspect } from "node:util";
 import knexFactory, { type Knex } from "knex";
+import { SpanKind, withSpan } from "./tracing.js";
 
 export type Db = Knex;
 export type Tx = Knex.Transaction;
@@ -41,7 +42,7 @@ export function openDatabase(options: DatabaseOptions): Knex {
   if (options.url) {
     const url = new URL(options.url);
     if (url.protocol !== "mysql:") throw new Error(`DATABASE_URL must be a mysql:// URL, got ${url.protocol}`);
-    return knexFactory({
+    return traceTransactions(knexFactory({
       client: "mysql2",
       connection: {
         host: url.hostname,
@@ -59,12 +60,12 @@ export function openDatabase(options: DatabaseOptions): Knex {
       },
       pool: { min: 0, max: options.poolMax ?? 10 },
       log: knexLog,
-    });
+    }));
   }
   const file = options.sqliteFile;
   if (!file) throw new Error("either a DATABASE_URL or an SQLite file is required");
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
-  return knexFactory({
+  return traceTransactions(knexFactory({
     client: "better-sqlite3",
     connection: { filename: file },
     useNullAsDefault: true,
@@ -79,7 +80,24 @@ export function openDatabase(options: DatabaseOptions): Knex {
         done(null, conn);
       },
     },
-  });
+  }));
+}
+
+/**
+ * Every `db.transaction(async (trx) => …)` of this database (the services' own, the kit's
+ * `transactionWithRetry` and `claimTransaction`, each attempt) runs in a `db.transaction`
+ * client span; queries inside it are not spanned one by one. A no-op with tracing off.
+ */
+function traceTransactions(db: Knex): Knex {
+  // `knex.transaction` is read-only: it forwards to its context's method, which is patched.
+  const target = (db as unknown as { context: { transaction: (...args: unknown[]) => unknown } }).context;
+  const original = target.transaction;
+  const system = db.client.config.client === "mysql2" ? "mysql" : "sqlite";
+  target.transaction = function (this: unknown, ...args: unknown[]) {
+    if (typeof args[0] !== "function") return original.apply(this, args);
+    return withSpan("db.transaction", { kind: SpanKind.CLIENT, attributes: { "db.system.name": system } }, () => original.apply(this, args) as Promise<unknown>);
+  };
+  return db;
 }
 
 function databaseName(url: URL): string {

@@ -4,16 +4,39 @@ import { serviceError } from "./errors.js";
 import { newId } from "./ids.js";
 import { currentRequestId, isValidRequestId, withRequestId, type Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
+import { extractTraceContext, injectTraceContext, markSpanError, SpanKind, withSpan } from "./tracing.js";
 
 const HEALTH_SERVICE = "grpc.health.v1.Health";
 
-/** Adopts the caller's x-request-id (or makes one) for the logs of this call and the calls it makes. */
+/**
+ * Adopts the caller's x-request-id (or makes one) for the logs of this call and the calls it
+ * makes, and runs the call in a server span (`<service>/<method>`) continuing the caller's
+ * trace from its `traceparent` header (when tracing is on).
+ */
 export function requestIdInterceptor(): Interceptor {
   return (next) => async (req) => {
     const incoming = req.header.get("x-request-id");
     const requestId = isValidRequestId(incoming) ? incoming : newId("req");
-    return withRequestId(requestId, () => next(req));
+    const parent = extractTraceContext((key) => req.header.get(key));
+    return withRequestId(requestId, () =>
+      withSpan(
+        `${req.service.typeName}/${req.method.name}`,
+        { kind: SpanKind.SERVER, parent, attributes: rpcAttributes(req.header, req.service.typeName, req.method.name) },
+        async (span) => {
+          try {
+            return await next(req);
+          } catch (err) {
+            span.setAttribute("rpc.grpc.status_code", Number(statusCodeOf(err)));
+            throw err;
+          }
+        },
+      ),
+    );
   };
+}
+
+function rpcAttributes(header: Headers, service: string, method: string): Record<string, string> {
+  return { "rpc.system": rpcSystemOf(header), "rpc.service": service, "rpc.method": method };
 }
 
 /** OpenTelemetry's `rpc.system` of a call: `grpc` (gRPC and gRPC-Web) or `connect_rpc`, from its content type. */
@@ -105,7 +128,25 @@ export function outgoingInterceptor(token: string | undefined, metrics?: Metrics
     const started = performance.now();
     let failure: unknown;
     try {
-      return await next(req);
+      return await withSpan(
+        `${req.service.typeName}/${req.method.name}`,
+        {
+          kind: SpanKind.CLIENT,
+          attributes: rpcAttributes(req.header, req.service.typeName, req.method.name),
+          // A caller that set traceparent itself (a bank integration continuing a deposit's trace) is the parent.
+          ...(req.header.has("traceparent") ? { parent: extractTraceContext((key) => req.header.get(key)) } : {}),
+        },
+        async (span) => {
+          injectTraceContext((key, value) => req.header.set(key, value));
+          try {
+            return await next(req);
+          } catch (err) {
+            span.setAttribute("rpc.grpc.status_code", Number(statusCodeOf(ConnectError.from(err))));
+            markSpanError(span);
+            throw err;
+          }
+        },
+      );
     } catch (err) {
       // Connect turns whatever a call throws into a ConnectError after the interceptors (the
       // same object when it already is one; the abort reason when the deadline passed): the

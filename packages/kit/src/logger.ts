@@ -14,6 +14,14 @@ export function withRequestId<T>(requestId: string, fn: () => T): T {
   return scope.run({ requestId }, fn);
 }
 
+/**
+ * Runs fn with the given request id, or with none at all when it is missing (background work
+ * started from inside a request must not log that request's id).
+ */
+export function withRequestIdOrNone<T>(requestId: string | null | undefined, fn: () => T): T {
+  return isValidRequestId(requestId) ? scope.run({ requestId }, fn) : scope.exit(fn);
+}
+
 export function currentRequestId(): string | undefined {
   return scope.getStore()?.requestId;
 }

@@ -4,9 +4,10 @@ import type { EventBus } from "./bus.js";
 import type { Clock } from "./clock.js";
 import { claimTransaction, forUpdateSkipLocked, type Migration } from "./db.js";
 import { newId, newToken } from "./ids.js";
-import { recordJobRun } from "./job-metrics.js";
-import type { Logger } from "./logger.js";
+import { startJob, type JobResult } from "./job-runner.js";
+import { currentRequestId, withRequestIdOrNone, type Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
+import { currentTraceparent, extractTraceContext, injectTraceContext, SpanKind, withSpan } from "./tracing.js";
 
 /** Every service includes this migration: its own outbox table in its own database. */
 export const outboxMigration: Migration = {
@@ -50,8 +51,29 @@ export const outboxLeaseMigration: Migration = {
   },
 };
 
+/**
+ * Where an event came from: the W3C `traceparent` and the request id current when it was
+ * recorded. The relay publishes them as message headers, so the consumers' spans continue
+ * the trace and their logs carry the request id.
+ */
+export const outboxTraceMigration: Migration = {
+  name: "00000000000002_outbox_trace",
+  async up(db) {
+    await db.schema.alterTable("outbox", (t) => {
+      t.string("traceparent", 64).nullable();
+      t.string("request_id", 128).nullable();
+    });
+  },
+  async down(db) {
+    await db.schema.alterTable("outbox", (t) => {
+      t.dropColumn("traceparent");
+      t.dropColumn("request_id");
+    });
+  },
+};
+
 /** The outbox's migrations, oldest first: every service's database gets all of them. */
-export const outboxMigrations: readonly Migration[] = [outboxMigration, outboxLeaseMigration];
+export const outboxMigrations: readonly Migration[] = [outboxMigration, outboxLeaseMigration, outboxTraceMigration];
 
 /**
  * Writes an event in the caller's transaction, so it exists exactly when the change does.
@@ -72,6 +94,8 @@ export async function recordEvent<Desc extends DescMessage>(
     topic,
     payload: Buffer.from(toBinary(schema, message)),
     created_at: clock.now().getTime(),
+    traceparent: currentTraceparent() ?? null,
+    request_id: currentRequestId() ?? null,
   });
   return eventId;
 }
@@ -116,6 +140,8 @@ interface ClaimedRow {
   event_id: string;
   topic: string;
   payload: Buffer;
+  traceparent: string | null;
+  request_id: string | null;
 }
 
 interface BatchResult {
@@ -142,13 +168,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const leaseMs = options.leaseMs ?? 60_000;
   const maxBackoffMs = Math.max(options.maxBackoffMs ?? 5_000, pollMs);
   let stopped = false;
-  let running: Promise<void> | undefined;
-  let again = false;
-  let timer: NodeJS.Timeout | undefined;
   let lastCleanup = 0;
-  /** Consecutive failed passes, and when (Date.now()) the next unforced pass may start. */
-  let failures = 0;
-  let retryAt = 0;
   const stopSampling = options.metrics?.sampleGauge(
     "outbox_backlog",
     "Outbox events not yet published to the bus, by service",
@@ -164,7 +184,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       const rows: ClaimedRow[] = await forUpdateSkipLocked(
         db,
         trx("outbox")
-          .select("seq", "event_id", "topic", "payload")
+          .select("seq", "event_id", "topic", "payload", "traceparent", "request_id")
           .whereNull("published_at")
           .where((q) => q.whereNull("leased_until").orWhere("leased_until", "<", now))
           .orderBy("seq")
@@ -203,7 +223,25 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
    * publishing runs the consumers themselves, so rows go one at a time.
    */
   async function publishInOrder(rows: ClaimedRow[], claimedAt: number): Promise<{ done: number; failed?: { err: unknown; row: ClaimedRow } }> {
-    const send = (row: ClaimedRow) => bus.publish(row.topic, new Uint8Array(row.payload), row.event_id);
+    // Each row is published in the trace and under the request id it was recorded in (never
+    // those of whatever nudged the relay); on the in-process bus the consumers run inside it.
+    const send = (row: ClaimedRow) =>
+      withRequestIdOrNone(row.request_id, () =>
+        withSpan(
+          `publish ${row.topic}`,
+          {
+            kind: SpanKind.PRODUCER,
+            parent: extractTraceContext((key) => (key === "traceparent" ? row.traceparent : undefined)),
+            attributes: { "messaging.system": bus.kind === "jetstream" ? "nats" : "in-process", "messaging.destination.name": row.topic, "messaging.message.id": row.event_id },
+          },
+          () => {
+            const headers: Record<string, string> = {};
+            injectTraceContext((key, value) => (headers[key] = value));
+            if (row.request_id) headers["x-request-id"] = row.request_id;
+            return bus.publish(row.topic, new Uint8Array(row.payload), row.event_id, headers);
+          },
+        ),
+      );
     if (bus.kind === "in-process") {
       let done = 0;
       for (const row of rows) {
@@ -283,81 +321,44 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     await db("outbox").whereNotNull("published_at").where("published_at", "<", now - retentionMs).delete();
   }
 
-  /** One warning per failure streak, however many polls it lasts; the pause doubles each time. */
-  function noteFailure(err: unknown, row?: ClaimedRow): void {
-    failures++;
-    retryAt = Date.now() + Math.min(maxBackoffMs, pollMs * 2 ** Math.min(failures - 1, 20));
-    if (failures > 1) return;
-    if (row) logger.warn({ err, eventId: row.event_id, topic: row.topic }, "outbox publish failed; retrying with back-off until it succeeds");
-    else logger.error({ err }, "outbox relay failed; retrying with back-off");
-  }
-
-  function noteSuccess(): void {
-    if (failures > 0) logger.info({ failedPasses: failures }, "outbox publishing recovered");
-    failures = 0;
-    retryAt = 0;
-  }
-
-  async function run(force: boolean): Promise<void> {
-    let forced = force;
-    do {
-      again = false;
-      if (!forced && Date.now() < retryAt) return;
-      forced = false;
-      try {
-        let result: BatchResult;
-        let published = 0;
-        // A full batch means there may be more: go on at once.
-        do {
-          result = await recordJobRun(options.metrics, "outbox-relay", publishBatch, (batch) => (batch.failed ? "error" : "ok"));
-          published += result.published;
-        } while (!stopped && result.more);
-        if (result.failed) noteFailure(result.failed.err, result.failed.row);
-        // Finding nothing to take (another replica holds it) neither ends nor extends a streak.
-        else if (published > 0) noteSuccess();
-        await cleanup();
-      } catch (err) {
-        if (!stopped) noteFailure(err);
-      }
-    } while (again && !stopped);
-  }
-
-  function tick(force = false): Promise<void> {
-    if (running) {
-      again = true;
-      return running;
+  /**
+   * One batch. The job runner goes on at once while a full batch says there may be more, and
+   * after a failure backs off (the pause starts at pollMs and doubles) and warns once per streak.
+   */
+  async function run(): Promise<JobResult> {
+    const batch = await publishBatch();
+    if (batch.failed) {
+      const { err, row } = batch.failed;
+      return { failed: { err, fields: { eventId: row.event_id, topic: row.topic }, message: "outbox publish failed; retrying with back-off until it succeeds" } };
     }
-    running = run(force).finally(() => {
-      running = undefined;
-    });
-    return running;
+    const more = !stopped && batch.more;
+    if (!more) await cleanup();
+    // Finding nothing to take (another replica holds it) neither ends nor extends a streak.
+    return { more, idle: batch.published === 0 };
   }
 
-  function schedule(): void {
-    if (stopped) return;
-    timer = setTimeout(
-      () => {
-        void tick().finally(schedule);
-      },
-      Math.max(pollMs, retryAt - Date.now()),
-    );
-    timer.unref?.();
-  }
-  schedule();
+  const job = startJob({
+    name: "outbox-relay",
+    intervalMs: pollMs,
+    run,
+    backoff: { initialMs: pollMs, maxMs: maxBackoffMs },
+    logger,
+    metrics: options.metrics,
+    failureMessage: "outbox relay failed; retrying with back-off",
+    recoveryMessage: "outbox publishing recovered",
+  });
 
   return {
     nudge() {
-      if (!stopped && Date.now() >= retryAt) void tick();
+      job.wake();
     },
-    async flush() {
-      while (running) await running;
-      if (!stopped) await tick(true);
+    flush() {
+      return job.runNow();
     },
     async stop() {
       stopped = true;
       stopSampling?.();
-      if (timer) clearTimeout(timer);
-      await running;
+      await job.stop();
     },
   };
 }

@@ -15,6 +15,7 @@ import { createMetrics, type Metrics } from "./metrics.js";
 import { outboxMigrations, startOutboxRelay, type OutboxRelay } from "./outbox.js";
 import { listenRpc, type RpcServer } from "./rpc-server.js";
 import { databaseCheck, type Readiness } from "./readiness.js";
+import { startTracing } from "./tracing.js";
 
 /** What every service gets, whatever its mode. Services extend it in their own context. */
 export interface BaseContext {
@@ -124,6 +125,8 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
   const clientTls = loadClientTls(env);
   const processName = options.mode === "split" && modules.length === 1 ? modules[0]!.name : "all-in-one";
   const logger = options.logger ?? createLogger({ service: processName, level: config.LOG_LEVEL });
+  // OTLP tracing when OTEL_EXPORTER_OTLP_ENDPOINT is set; the no-op tracer otherwise.
+  const tracing = startTracing(processName, env);
   const metrics = options.metrics ?? createMetrics();
   const clock = options.clock ?? systemClock;
   const ownsBus = !options.bus;
@@ -204,6 +207,7 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
     await Promise.allSettled(jobs.map((j) => j.stop()));
     await Promise.allSettled(dbs.map((db) => db.destroy()));
     if (ownsBus) await bus.close();
+    await tracing.shutdown();
     throw err;
   }
 
@@ -224,6 +228,7 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
         await Promise.allSettled(jobs.reverse().map((j) => j.stop()));
         if (ownsBus) await bus.close();
         await Promise.allSettled(dbs.map((db) => db.destroy()));
+        await tracing.shutdown();
       })();
       return stopping;
     },

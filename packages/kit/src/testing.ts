@@ -11,6 +11,8 @@ import knexFactory from "knex";
 import { JetStreamBus } from "./bus.js";
 import type { Clock } from "./clock.js";
 import { errorInfo } from "./errors.js";
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { startTracing } from "./tracing.js";
 
 /** MySQL server for tests: MYSQL_TEST_URL, default the local MariaDB as root. */
 export const mysqlTestServer = process.env.MYSQL_TEST_URL ?? "mysql://root@127.0.0.1:3306/test";
@@ -214,4 +216,14 @@ export async function rejectionOf(call: Promise<unknown>): Promise<ReturnType<ty
     return errorInfo(err);
   }
   throw new Error("the call succeeded but was expected to fail");
+}
+
+/**
+ * Tracing on for this process with the SDK's in-memory exporter (one SimpleSpanProcessor):
+ * `spans()` lists the finished spans; `stop()` shuts the SDK down (call it in test.after).
+ */
+export function startInMemoryTracing(serviceName = "test"): { spans(): ReadableSpan[]; reset(): void; stop(): Promise<void> } {
+  const exporter = new InMemorySpanExporter();
+  const tracing = startTracing(serviceName, {}, { spanProcessors: [new SimpleSpanProcessor(exporter)] as never });
+  return { spans: () => exporter.getFinishedSpans(), reset: () => exporter.reset(), stop: () => tracing.shutdown() };
 }

@@ -1,5 +1,5 @@
 import { Agent, request } from "undici";
-import { AddressRefused, checkLiteralHost, guardedLookup } from "@payments/kit";
+import { AddressRefused, checkLiteralHost, guardedLookup, markSpanError, SpanKind, withSpan } from "@payments/kit";
 import { parseRetryAfter } from "./retry-schedule.js";
 
 /** One HTTP POST of a callback and what came of it. Never throws for the merchant's side of things. */
@@ -102,7 +102,22 @@ export function createCallbackPoster(options: PosterOptions): CallbackPoster {
   });
 
   return {
-    async post({ url, headers, body }) {
+    // One CLIENT span per POST, in the trace the attempt runs in (sender.ts). No traceparent
+    // goes to the merchant: trace ids are internal and their endpoint is not ours.
+    post(request) {
+      return withSpan("callback POST", { kind: SpanKind.CLIENT, attributes: { "http.request.method": "POST" } }, async (span) => {
+        const result = await postOnce(request);
+        span.setAttribute("http.response.status_code", result.statusCode);
+        if (!result.delivered) markSpanError(span, result.error);
+        return result;
+      });
+    },
+    async close() {
+      await agent.close();
+    },
+  };
+
+  async function postOnce({ url, headers, body }: PostRequest): Promise<PostResult> {
       const started = performance.now();
       const elapsed = () => Math.round(performance.now() - started);
       let target: URL;
@@ -131,9 +146,5 @@ export function createCallbackPoster(options: PosterOptions): CallbackPoster {
       } catch (err) {
         return { delivered: false, statusCode: 0, latencyMs: elapsed(), error: trimmed(describeFailure(err, options.timeoutMs)) };
       }
-    },
-    async close() {
-      await agent.close();
-    },
-  };
+  }
 }

@@ -1,4 +1,4 @@
-import { claimTransaction, forUpdateSkipLocked, recordJobRun, transactionWithRetry, type Stoppable } from "@payments/kit";
+import { claimTransaction, extractTraceContext, forUpdateSkipLocked, withRequestIdOrNone, withSpan, startJob, transactionWithRetry, type JobResult, type Stoppable } from "@payments/kit";
 import { sign, unixTimestamp } from "@payments/signing";
 import type { Knex } from "knex";
 import { callbackTargetOf, forgetCallbackTarget, type CallbackTarget } from "./callback-target.js";
@@ -34,6 +34,9 @@ export interface ClaimedAttempt {
   claimedAt: number;
   /** When the status change happened (the callback body's createdAt), ms since the epoch. */
   createdAt: number;
+  /** The trace and request id the event was ingested in (null for events stored before they were kept). */
+  traceparent?: string | null;
+  requestId?: string | null;
 }
 
 export interface ClaimLimits {
@@ -56,12 +59,12 @@ export async function claimDueAttempts(ctx: CallbackContext, limits: ClaimLimits
   if (limits.limit <= 0) return [];
   return claimTransaction(ctx.db, async (trx) => {
     const now = ctx.clock.now().getTime();
-    const scan = due(trx("callback_events").select("id", "merchant_id", "type", "body", "attempts", "round_attempts", "in_flight_since", "created_at"), now);
+    const scan = due(trx("callback_events").select("id", "merchant_id", "type", "body", "attempts", "round_attempts", "in_flight_since", "created_at", "traceparent", "request_id"), now);
     if (limits.fullMerchants.length > 0) scan.whereNotIn("merchant_id", [...limits.fullMerchants]);
-    const rows = (await forUpdateSkipLocked(trx, scan.orderBy("next_attempt_at").orderBy("id").limit(limits.limit))) as Pick<
+    const rows = (await forUpdateSkipLocked(trx, scan.orderBy("next_attempt_at").orderBy("id").limit(limits.limit))) as (Pick<
       EventRow,
       "id" | "merchant_id" | "type" | "body" | "attempts" | "round_attempts" | "in_flight_since" | "created_at"
-    >[];
+    > & { traceparent: string | null; request_id: string | null })[];
     const taken: ClaimedAttempt[] = [];
     const takenBy = new Map<string, number>();
     const lost: typeof rows = [];
@@ -81,6 +84,8 @@ export async function claimDueAttempts(ctx: CallbackContext, limits: ClaimLimits
         roundNumber: Number(row.round_attempts) + 1,
         claimedAt: now,
         createdAt: Number(row.created_at),
+        traceparent: row.traceparent,
+        requestId: row.request_id,
       });
     }
     if (taken.length === 0) return taken;
@@ -228,7 +233,26 @@ async function postToMerchant(ctx: CallbackContext, attempt: ClaimedAttempt, tar
  * Never throws. When the lookup fails (our side) the claim is given back uncounted; when the
  * record fails the lease runs out and the event is sent again.
  */
-export async function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttempt): Promise<AttemptOutcome | "released" | "unrecorded"> {
+export function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttempt): Promise<AttemptOutcome | "released" | "unrecorded"> {
+  // In the trace (and under the request id) of the event's ingest: the callback can be
+  // followed back to the request that caused it. Each attempt is a span of that trace.
+  return withRequestIdOrNone(attempt.requestId, () =>
+    withSpan(
+      "callback.deliver",
+      {
+        parent: extractTraceContext((key) => (key === "traceparent" ? (attempt.traceparent ?? undefined) : undefined)),
+        attributes: { "callback.event_id": attempt.eventId, "callback.attempt": attempt.number, "merchant.id": attempt.merchantId },
+      },
+      async (span) => {
+        const outcome = await deliverAttemptNow(ctx, attempt);
+        span.setAttribute("callback.outcome", outcome);
+        return outcome;
+      },
+    ),
+  );
+}
+
+async function deliverAttemptNow(ctx: CallbackContext, attempt: ClaimedAttempt): Promise<AttemptOutcome | "released" | "unrecorded"> {
   const log = ctx.logger.child({ job: "callback-sender", eventId: attempt.eventId, merchantId: attempt.merchantId, attempt: attempt.number });
   const attempts = ctx.metrics.counter("callback_attempts_total", "Callback attempts, by outcome", ["outcome"]);
   let target: CallbackTarget;
@@ -282,25 +306,22 @@ export interface CallbackSender extends Stoppable {
  * and waits for the attempts under way (each bounded by CALLBACK_TIMEOUT).
  */
 export function startCallbackSender(ctx: CallbackContext): CallbackSender {
-  const log = ctx.logger.child({ job: "callback-sender" });
   const total = ctx.config.CALLBACK_CONCURRENCY;
   const perMerchant = ctx.config.CALLBACK_MERCHANT_CONCURRENCY;
+  const interval = ctx.config.CALLBACK_POLL_INTERVAL;
   const busy = new Map<string, number>();
   const inFlight = new Set<Promise<unknown>>();
   let stopped = false;
-  let claiming: Promise<void> | undefined;
-  let again = false;
 
-  const claim = async (): Promise<"ok" | "error"> => {
+  const claim = async (): Promise<JobResult> => {
     const free = total - inFlight.size;
-    if (stopped || free <= 0) return "ok";
+    if (stopped || free <= 0) return {};
     const fullMerchants = [...busy].filter(([, n]) => n >= perMerchant).map(([id]) => id);
     let claimed: ClaimedAttempt[];
     try {
       claimed = await claimDueAttempts(ctx, { limit: free, fullMerchants, merchantRoom: (id) => perMerchant - (busy.get(id) ?? 0) });
     } catch (err) {
-      if (!stopped) log.error({ err }, "claiming due callbacks failed; will retry");
-      return "error";
+      return { failed: { err, message: "claiming due callbacks failed; will retry" } };
     }
     for (const attempt of claimed) {
       busy.set(attempt.merchantId, (busy.get(attempt.merchantId) ?? 0) + 1);
@@ -309,38 +330,31 @@ export function startCallbackSender(ctx: CallbackContext): CallbackSender {
         const left = (busy.get(attempt.merchantId) ?? 1) - 1;
         if (left <= 0) busy.delete(attempt.merchantId);
         else busy.set(attempt.merchantId, left);
-        wake();
+        job.wake();
       });
       inFlight.add(sending);
     }
     // Anything claimed: more may be due (other merchants' events passed over for room, a full batch).
-    if (claimed.length > 0) again = true;
-    return "ok";
+    return { more: claimed.length > 0 };
   };
 
-  function wake(): void {
-    if (stopped) return;
-    if (claiming) {
-      again = true;
-      return;
-    }
-    again = false;
-    claiming = recordJobRun(ctx.metrics, "callback-sender", claim, (result) => result).then(() => undefined).finally(() => {
-      claiming = undefined;
-      if (again) wake();
-    });
-  }
-
-  const timer = setInterval(wake, ctx.config.CALLBACK_POLL_INTERVAL);
-  timer.unref?.();
-  wake();
+  // While claims fail it backs off up to ten poll intervals and warns once per failure streak.
+  const job = startJob({
+    name: "callback-sender",
+    intervalMs: interval,
+    backoff: { initialMs: interval, maxMs: interval * 10 },
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+    runAtStart: true,
+    recoveryMessage: "claiming due callbacks recovered",
+    run: claim,
+  });
 
   return {
-    wake,
+    wake: () => job.wake(),
     async stop() {
       stopped = true;
-      clearInterval(timer);
-      await claiming;
+      await job.stop();
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
   };

@@ -9,7 +9,7 @@ import {
   type CallbackEvent,
   type DeliveryAttempt,
 } from "@payments/contracts/callback";
-import { isUniqueViolation, serviceError, type Clock } from "@payments/kit";
+import { currentRequestId, currentTraceparent, isUniqueViolation, serviceError, type Clock } from "@payments/kit";
 import { DELIVERY_STATUSES, deliveryStatusToProto, type DeliveryStatusName } from "@payments/records";
 import type { Knex } from "knex";
 import type { NewCallbackEvent } from "./callback-event.js";
@@ -83,6 +83,9 @@ export async function storeEvent(db: Knex, clock: Clock, event: NewCallbackEvent
       received_at: now,
       delivered_at: null,
       updated_at: now,
+      // The ingesting consumer's trace and request id: the sender's attempts continue them.
+      traceparent: currentTraceparent() ?? null,
+      request_id: currentRequestId() ?? null,
     });
     return true;
   } catch (err) {
