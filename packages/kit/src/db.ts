@@ -113,11 +113,12 @@ export function deriveDatabaseUrl(url: string, suffix: string): string {
   return parsed.toString();
 }
 
-/** Creates the MySQL database named in the URL when it does not exist yet. */
-export async function ensureDatabase(url: string): Promise<void> {
+/**
+ * Runs fn on one connection to the MySQL server of `url`, with no database selected (to
+ * create or look for the database itself), and closes it.
+ */
+export async function withServerConnection<T>(url: string, fn: (admin: Knex) => Promise<T>): Promise<T> {
   const parsed = new URL(url);
-  const name = databaseName(parsed);
-  parsed.pathname = "/";
   const admin = knexFactory({
     client: "mysql2",
     connection: {
@@ -129,10 +130,16 @@ export async function ensureDatabase(url: string): Promise<void> {
     pool: { min: 0, max: 1 },
   });
   try {
-    await admin.raw("CREATE DATABASE IF NOT EXISTS ?? CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", [name]);
+    return await fn(admin);
   } finally {
     await admin.destroy();
   }
+}
+
+/** Creates the MySQL database named in the URL when it does not exist yet. */
+export async function ensureDatabase(url: string): Promise<void> {
+  const name = databaseName(new URL(url));
+  await withServerConnection(url, (admin) => admin.raw("CREATE DATABASE IF NOT EXISTS ?? CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", [name]));
 }
 
 /** Migrating (with the wait for the lock held by another process) is in migrations.ts. */

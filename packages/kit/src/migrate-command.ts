@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import knexFactory, { type Knex } from "knex";
+import type { Knex } from "knex";
 import { ConfigError, loadConfig, type Env } from "./config.js";
-import { deriveDatabaseUrl, ensureDatabase, openDatabase, type Migration } from "./db.js";
+import { deriveDatabaseUrl, ensureDatabase, openDatabase, withServerConnection, type Migration } from "./db.js";
 import { createLogger, type Logger } from "./logger.js";
 import { appliedMigrations, migrate, migrationLockHeld, pendingMigrations, unlockMigrations } from "./migrations.js";
 import { outboxMigrations } from "./outbox.js";
@@ -121,21 +121,6 @@ export async function runMigrateCommand(modules: readonly ServiceModule<any>[], 
 
 /** Whether the MySQL database named in url is absent (asked without connecting to it, so nothing is logged). */
 async function databaseMissing(url: string): Promise<boolean> {
-  const parsed = new URL(url);
-  const admin = knexFactory({
-    client: "mysql2",
-    connection: {
-      host: parsed.hostname,
-      port: parsed.port ? Number(parsed.port) : 3306,
-      user: decodeURIComponent(parsed.username || "root"),
-      password: decodeURIComponent(parsed.password),
-    },
-    pool: { min: 0, max: 1 },
-  });
-  try {
-    const rows = await admin("information_schema.SCHEMATA").where("SCHEMA_NAME", decodeURIComponent(parsed.pathname.slice(1))).select("SCHEMA_NAME");
-    return rows.length === 0;
-  } finally {
-    await admin.destroy();
-  }
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  return withServerConnection(url, async (admin) => (await admin("information_schema.SCHEMATA").where("SCHEMA_NAME", name).select("SCHEMA_NAME")).length === 0);
 }
