@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { BankCatalogService, ReceivingAccount } from "@payments/contracts/bank-catalog";
@@ -226,4 +226,53 @@ export function startInMemoryTracing(serviceName = "test"): { spans(): ReadableS
   const exporter = new InMemorySpanExporter();
   const tracing = startTracing(serviceName, {}, { spanProcessors: [new SimpleSpanProcessor(exporter)] as never });
   return { spans: () => exporter.getFinishedSpans(), reset: () => exporter.reset(), stop: () => tracing.shutdown() };
+}
+
+/** The MariaDB binaries the outage tests start their own servers from (Debian's mariadb-server). */
+export const mariadbdBin = process.env.MARIADBD_BIN ?? "/usr/sbin/mariadbd";
+export const mariadbInstallDbBin = process.env.MARIADB_INSTALL_DB_BIN ?? "/usr/bin/mariadb-install-db";
+
+/** A throwaway MariaDB server of a test's own, so the test can stop and start it. */
+export interface OwnMariadbServer {
+  port: number;
+  /** mysql://root@127.0.0.1:<port>/<database> */
+  url(database: string): string;
+  /** Stops the server; its data stays. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and data (after stop()). */
+  start(): Promise<void>;
+  /** Stops it and removes its data. */
+  destroy(): Promise<void>;
+}
+
+export async function startMariadbServer(): Promise<OwnMariadbServer> {
+  if (!existsSync(mariadbdBin) || !existsSync(mariadbInstallDbBin)) throw new Error(`${mariadbdBin} or ${mariadbInstallDbBin} not found (Debian's mariadb-server)`);
+  const port = await freePort();
+  const home = mkdtempSync(join(tmpdir(), "own-mariadb-"));
+  const dataDir = join(home, "data");
+  execFileSync(mariadbInstallDbBin, ["--no-defaults", `--datadir=${dataDir}`, "--user=root", "--auth-root-authentication-method=normal", "--skip-test-db"], { stdio: "ignore" });
+  let server: ChildProcess | undefined;
+  const start = async () => {
+    server = spawn(
+      mariadbdBin,
+      ["--no-defaults", `--datadir=${dataDir}`, "--user=root", `--port=${port}`, "--bind-address=127.0.0.1", `--socket=${dataDir}/mysqld.sock`, `--pid-file=${dataDir}/mysqld.pid`, "--skip-log-bin", "--innodb-buffer-pool-size=32M"],
+      { stdio: "ignore" },
+    );
+    await waitForPort(port, "mariadbd", 30_000);
+  };
+  const stop = async () => {
+    if (server) await stopProcess(server);
+    server = undefined;
+  };
+  await start();
+  return {
+    port,
+    url: (database) => `mysql://root@127.0.0.1:${port}/${database}`,
+    stop,
+    start,
+    async destroy() {
+      await stop();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
 }

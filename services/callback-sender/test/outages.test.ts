@@ -1,16 +1,10 @@
 import test from "ava";
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { DeliveryStatus } from "@payments/contracts/callback";
-import { freePort, startNatsServer, stopProcess, waitForPort } from "@payments/kit/testing";
+import { startMariadbServer, startNatsServer } from "@payments/kit/testing";
 import { Receiver, Stack, eventually } from "./fixtures.js";
 
 // Outages of the parts callbacks travel through. Each test runs a server of its own (the
 // same binaries as the local ones) so stopping it disturbs no other suite.
-const MARIADBD = process.env.MARIADBD_BIN ?? "/usr/sbin/mariadbd";
-const MARIADB_INSTALL_DB = process.env.MARIADB_INSTALL_DB_BIN ?? "/usr/bin/mariadb-install-db";
 
 test("status changes made while NATS is down reach the merchant once it is back, each once", async (t) => {
   const nats = await startNatsServer();
@@ -46,36 +40,20 @@ test("status changes made while NATS is down reach the merchant once it is back,
   }
 });
 
-/** A throwaway MariaDB server on `port`, its data in `dataDir` (kept across restarts). */
-async function startMariadb(port: number, dataDir: string): Promise<ChildProcess> {
-  const server = spawn(
-    MARIADBD,
-    ["--no-defaults", `--datadir=${dataDir}`, "--user=root", `--port=${port}`, "--bind-address=127.0.0.1", `--socket=${dataDir}/mysqld.sock`, `--pid-file=${dataDir}/mysqld.pid`, "--skip-log-bin", "--innodb-buffer-pool-size=32M"],
-    { stdio: "ignore" },
-  );
-  await waitForPort(port, "mariadbd", 30_000);
-  return server;
-}
-
 test("status changes arriving while the callback-sender's database is down reach the merchant once it is back", async (t) => {
-  if (!existsSync(MARIADBD) || !existsSync(MARIADB_INSTALL_DB)) return t.fail(`${MARIADBD} or ${MARIADB_INSTALL_DB} not found`);
-  const port = await freePort();
-  const home = mkdtempSync(join(tmpdir(), "callback-db-outage-"));
-  const dataDir = join(home, "data");
-  execFileSync(MARIADB_INSTALL_DB, ["--no-defaults", `--datadir=${dataDir}`, "--user=root", "--auth-root-authentication-method=normal", "--skip-test-db"], { stdio: "ignore" });
-  let mariadb = await startMariadb(port, dataDir);
+  const mariadb = await startMariadbServer();
   const stack = new Stack();
   const receiver = await new Receiver().start();
   try {
     await stack.start();
     // LOG_LEVEL fatal: every poll during the outage logs its failed claim, as it should.
-    await stack.startSender({ DATABASE_URL: `mysql://root@127.0.0.1:${port}/callbacks`, LOG_LEVEL: "fatal" });
+    await stack.startSender({ DATABASE_URL: mariadb.url("callbacks"), LOG_LEVEL: "fatal" });
     const m = await stack.merchant(receiver.url());
     const before = await stack.deposit(m.id, "before-db-outage");
     await stack.deposits().confirmDeposit({ depositId: before.id });
     await eventually(() => receiver.received.length === 1, "the callback before the outage");
 
-    await stopProcess(mariadb);
+    await mariadb.stop();
     // The events reach the callback-sender, which cannot store them: it does not acknowledge
     // them, so JetStream delivers them again later.
     const during = await Promise.all(["db-outage-1", "db-outage-2", "db-outage-3"].map((p) => stack.deposit(m.id, p)));
@@ -83,7 +61,7 @@ test("status changes arriving while the callback-sender's database is down reach
     await new Promise((resolve) => setTimeout(resolve, 1500));
     t.is(receiver.received.length, 1, "nothing is sent without the database");
 
-    mariadb = await startMariadb(port, dataDir);
+    await mariadb.start();
     await eventually(() => receiver.received.length >= 4, "the three callbacks after the database is back", 90_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     if (receiver.received.length > 4) {
@@ -103,7 +81,6 @@ test("status changes arriving while the callback-sender's database is down reach
   } finally {
     await receiver.stop();
     await stack.stop();
-    await stopProcess(mariadb);
-    rmSync(home, { recursive: true, force: true });
+    await mariadb.destroy();
   }
 });
