@@ -16,7 +16,7 @@ import { signedFetch, startCallbackReceiver, type Credentials } from "./helpers.
 // integration reports the transfer (continuing the deposit's trace with the traceparent and
 // X-Request-Id the gateway answered with) → deposit completed → balance credited → callback
 // delivered: one trace, and the callback side's logs carry the deposit request's id.
-const tracing = startInMemoryTracing("tracing-test");
+const tracing = await startInMemoryTracing("tracing-test");
 const dataDir = mkdtempSync(join(tmpdir(), "tracing-"));
 const lines: Array<Record<string, unknown>> = [];
 const logger = createLogger({ service: "all-in-one", level: "debug", destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } });

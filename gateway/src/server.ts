@@ -121,7 +121,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
   const clock = options.clock ?? systemClock;
   const metrics = options.metrics ?? createMetrics();
   // OTLP tracing when OTEL_EXPORTER_OTLP_ENDPOINT is set (once per process: all-in-one shares the services' SDK).
-  const tracing = startTracing("gateway", options.env ?? process.env);
+  const tracing = await startTracing("gateway", options.env ?? process.env);
 
   // INTERNAL_TLS_* (CA, client certificate) apply to https:// service URLs. One transport
   // (one connection) per address: services at the same URL share it (kit's transport cache).

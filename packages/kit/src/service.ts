@@ -126,7 +126,7 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
   const processName = options.mode === "split" && modules.length === 1 ? modules[0]!.name : "all-in-one";
   const logger = options.logger ?? createLogger({ service: processName, level: config.LOG_LEVEL });
   // OTLP tracing when OTEL_EXPORTER_OTLP_ENDPOINT is set; the no-op tracer otherwise.
-  const tracing = startTracing(processName, env);
+  const tracing = await startTracing(processName, env);
   const metrics = options.metrics ?? createMetrics();
   const clock = options.clock ?? systemClock;
   const ownsBus = !options.bus;

@@ -222,9 +222,9 @@ export async function rejectionOf(call: Promise<unknown>): Promise<ReturnType<ty
  * Tracing on for this process with the SDK's in-memory exporter (one SimpleSpanProcessor):
  * `spans()` lists the finished spans; `stop()` shuts the SDK down (call it in test.after).
  */
-export function startInMemoryTracing(serviceName = "test"): { spans(): ReadableSpan[]; reset(): void; stop(): Promise<void> } {
+export async function startInMemoryTracing(serviceName = "test"): Promise<{ spans(): ReadableSpan[]; reset(): void; stop(): Promise<void> }> {
   const exporter = new InMemorySpanExporter();
-  const tracing = startTracing(serviceName, {}, { spanProcessors: [new SimpleSpanProcessor(exporter)] as never });
+  const tracing = await startTracing(serviceName, {}, { spanProcessors: [new SimpleSpanProcessor(exporter)] });
   return { spans: () => exporter.getFinishedSpans(), reset: () => exporter.reset(), stop: () => tracing.shutdown() };
 }
 
