@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
@@ -26,14 +26,32 @@ export interface ServerProcess {
 
 /**
  * A node entry point of the product: the compiled `dist/<file>.js` beside `src/` when a
- * build exists (`pnpm bench` runs `pnpm build` first), run with plain node so its workspace
- * packages resolve to their dist/ too, as in the images; else the TypeScript source through
+ * build exists (`pnpm bench` runs `pnpm build` first), run with plain node and the image's
+ * node flags so its workspace packages resolve to their dist/ too, as in the images; else the TypeScript source through
  * tsx with the `source` export condition (as `pnpm start` runs it).
  */
 export function nodeEntry(packageDir: string, file = "main"): string[] {
   const compiled = join(repoRoot, packageDir, "dist", `${file}.js`);
-  if (existsSync(compiled)) return [compiled];
+  if (existsSync(compiled)) return [...imageRuntime().flags, compiled];
   return ["--conditions=source", "--import", "tsx", join(repoRoot, packageDir, "src", `${file}.ts`)];
+}
+
+let image: { flags: string[]; env: Record<string, string> } | undefined;
+
+/**
+ * How the image runs every process: the Dockerfile's `NODE_OPTIONS` (node flags) and
+ * `MALLOC_ARENA_MAX`, so a compiled process here starts, and uses memory, as in the image.
+ */
+export function imageRuntime(): { flags: string[]; env: Record<string, string> } {
+  if (image) return image;
+  const dockerfile = readFileSync(join(repoRoot, "Dockerfile"), "utf8");
+  const setting = (name: string) => {
+    const match = new RegExp(`^\\s*(?:ENV\\s+)?${name}=("([^"]*)"|(\\S+))`, "m").exec(dockerfile);
+    return match?.[2] ?? match?.[3];
+  };
+  const arenas = setting("MALLOC_ARENA_MAX");
+  image = { flags: (setting("NODE_OPTIONS") ?? "").split(/\s+/).filter(Boolean), env: arenas ? { MALLOC_ARENA_MAX: arenas } : {} };
+  return image;
 }
 
 export function spawnServer(
@@ -45,7 +63,7 @@ export function spawnServer(
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, [...(options.nodeFlags ?? []), ...args], {
     cwd: repoRoot,
-    env,
+    env: { ...env, ...imageRuntime().env },
     stdio: options.ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],
     // Its own process group: a Ctrl-C reaches only the bench, which then stops each server
     // with one SIGTERM (a second signal would kill a server midway, losing its CPU profile).
