@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { inspect } from "node:util";
 import knexFactory, { type Knex } from "knex";
+import type { Logger } from "./logger.js";
 import { SpanKind, withSpan } from "./tracing.js";
 
 export type Db = Knex;
@@ -14,24 +15,36 @@ export interface Migration {
   down?(db: Knex): Promise<void>;
 }
 
+/** knex's advice on a migration lock it cannot take ("knex migrate:unlock"): migrate() waits for the lock, logs that once and names `migrate unlock` (migrations.ts). */
+const LOCK_ADVICE = /Can't take lock to run migrations|release the lock manually/;
+
 /**
- * knex's warnings go to stderr (stdout carries the JSON logs). Its advice on a migration lock
- * it cannot take ("knex migrate:unlock") is dropped: migrate() waits for the lock, logs that
- * once and names `migrate unlock` (migrations.ts).
+ * Where knex's own messages (warnings, deprecations, errors) go: with a logger, JSON lines on
+ * it like every other line of a service (component "knex"); without one (a bare openDatabase
+ * in a script) stderr, so stdout's JSON is never interleaved with plain text.
  */
-const knexLog = {
-  warn(message: unknown): void {
+function knexLog(logger: Logger | undefined): Knex.Config["log"] {
+  const emit = (level: "warn" | "error", message: unknown) => {
     const text = typeof message === "string" ? message : inspect(message);
-    if (/Can't take lock to run migrations|release the lock manually/.test(text)) return;
-    process.stderr.write(`knex: ${text}\n`);
-  },
-};
+    if (LOCK_ADVICE.test(text)) return;
+    if (logger) logger[level]({ component: "knex" }, text);
+    else process.stderr.write(`knex: ${text}\n`);
+  };
+  return {
+    warn: (message: unknown) => emit("warn", message),
+    error: (message: unknown) => emit("error", message),
+    deprecate: (method: string, alternative: string) => emit("warn", `${method} is deprecated, use ${alternative}`),
+    debug: () => undefined,
+  };
+}
 
 export interface DatabaseOptions {
   /** mysql://user:pass@host:port/database. When absent, sqliteFile is used. */
   url?: string;
   sqliteFile?: string;
   poolMax?: number;
+  /** Where knex's own warnings go (JSON); stderr without one. */
+  logger?: Logger;
 }
 
 /**
@@ -59,7 +72,7 @@ export function openDatabase(options: DatabaseOptions): Knex {
         timezone: "Z",
       },
       pool: { min: 0, max: options.poolMax ?? 10 },
-      log: knexLog,
+      log: knexLog(options.logger),
     }));
   }
   const file = options.sqliteFile;
@@ -69,7 +82,7 @@ export function openDatabase(options: DatabaseOptions): Knex {
     client: "better-sqlite3",
     connection: { filename: file },
     useNullAsDefault: true,
-    log: knexLog,
+    log: knexLog(options.logger),
     pool: {
       min: 1,
       max: 1,

@@ -95,7 +95,7 @@ export async function runMigrateCommand(modules: readonly ServiceModule<any>[], 
         log.info({ ...where }, "the database does not exist: no lock to clear");
         continue;
       }
-      db = url ? openDatabase({ url, poolMax: config.DATABASE_POOL_MAX }) : openDatabase({ sqliteFile: where.sqliteFile! });
+      db = url ? openDatabase({ url, poolMax: config.DATABASE_POOL_MAX, logger: log }) : openDatabase({ sqliteFile: where.sqliteFile!, logger: log });
       if (command === "up") {
         const applied = await migrate(db, list, { lockTimeoutMs: config.MIGRATION_LOCK_TIMEOUT, logger: log, unlockHint });
         log.info({ ...where, applied }, applied.length > 0 ? `applied ${applied.length} migration(s)` : "no pending migration");

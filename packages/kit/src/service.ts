@@ -162,9 +162,9 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
       if (config.DATABASE_URL) {
         const url = options.mode === "all-in-one" ? deriveDatabaseUrl(config.DATABASE_URL, module.name) : config.DATABASE_URL;
         await ensureDatabase(url);
-        db = openDatabase({ url, poolMax: config.DATABASE_POOL_MAX });
+        db = openDatabase({ url, poolMax: config.DATABASE_POOL_MAX, logger: log });
       } else {
-        db = openDatabase({ sqliteFile: join(config.DATA_DIR, `${module.name}.sqlite`) });
+        db = openDatabase({ sqliteFile: join(config.DATA_DIR, `${module.name}.sqlite`), logger: log });
       }
       dbs.push(db);
       server.readiness.add(`database:${module.name}`, databaseCheck(db));
