@@ -73,7 +73,7 @@ test.serial("a merchant made with `pnpm cli merchant create --json` gets the sig
   const lines = made.stdout.trim().split("\n");
   t.is(lines.length, 1, `exactly one line of JSON, got:\n${made.stdout}`);
   const creds = JSON.parse(lines[0]!) as { merchantId: string; apiKey: string; apiSecret: string };
-  t.deepEqual(Object.keys(creds).sort(), ["apiKey", "apiSecret", "merchantId"]);
+  t.deepEqual(Object.keys(creds).sort(), ["apiKey", "apiSecret", "merchantId", "webhookSecret"]);
   merchant = creds;
   const res = await signedFetch(gatewayUrl, creds, "GET", "/v1/available-banks");
   t.is(res.status, 200, JSON.stringify(res.json));

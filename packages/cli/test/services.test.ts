@@ -45,12 +45,13 @@ async function createMerchant(name: string, ...extra: string[]): Promise<Credent
   return singleJson(r.stdout) as Credentials;
 }
 
-test("merchant create --json prints one object with exactly merchantId, apiKey and apiSecret", async (t) => {
+test("merchant create --json prints one object with exactly merchantId, apiKey, apiSecret and webhookSecret", async (t) => {
   const r = await cli(["merchant", "create", "--name", "Acme", "--ip", "10.0.0.0/8", "--json", "--grpc-url", url]);
   t.is(r.code, 0, r.stderr);
   t.is(r.stderr, "");
   const json = singleJson(r.stdout) as Record<string, unknown>;
-  t.deepEqual(Object.keys(json).sort(), ["apiKey", "apiSecret", "merchantId"]);
+  t.deepEqual(Object.keys(json).sort(), ["apiKey", "apiSecret", "merchantId", "webhookSecret"]);
+  t.regex(String(json.webhookSecret), /^whsec_[A-Za-z0-9+/]+={0,2}$/);
   for (const value of Object.values(json)) t.true(typeof value === "string" && value.length > 0);
   const { merchantId, apiKey, apiSecret } = json as unknown as Credentials;
 
@@ -62,6 +63,7 @@ test("merchant create --json prints one object with exactly merchantId, apiKey a
   t.deepEqual(merchant.allowedIps, ["10.0.0.0/8"]);
   t.is(merchant.status, "MERCHANT_STATUS_ACTIVE");
   t.false(got.stdout.includes(apiSecret), "the secret is never shown again");
+  t.false(got.stdout.includes(String(json.webhookSecret).slice(6)), "nor the webhook secret");
 });
 
 test("merchant rotate-secret issues a new secret and the old one keeps a grace period", async (t) => {
@@ -77,6 +79,44 @@ test("merchant rotate-secret issues a new secret and the old one keeps a grace p
   t.is(shown.code, 0, shown.stderr);
   t.regex(shown.stdout, /never \(current\)/);
   t.regex(shown.stdout, /Secrets/);
+});
+
+test("merchant rotate-webhook-secret prints the new secret once and when the old one stops signing", async (t) => {
+  const created = (await createMerchant("Hooked")) as Credentials & { webhookSecret: string };
+  const before = Date.now();
+  const r = await cli(["merchant", "rotate-webhook-secret", created.merchantId, "--grace", "1h", "--json", "--grpc-url", url]);
+  t.is(r.code, 0, r.stderr);
+  const json = singleJson(r.stdout) as { merchantId: string; webhookSecret: string; previousValidUntil: string | null };
+  t.deepEqual(Object.keys(json).sort(), ["merchantId", "previousValidUntil", "webhookSecret"]);
+  t.is(json.merchantId, created.merchantId);
+  t.regex(json.webhookSecret, /^whsec_/);
+  t.not(json.webhookSecret, created.webhookSecret);
+  const until = Date.parse(json.previousValidUntil!);
+  t.true(until >= before + 3600_000 - 2000 && until <= Date.now() + 3600_000 + 2000, "about an hour from now");
+
+  const now = await cli(["merchant", "rotate-webhook-secret", created.merchantId, "--grace", "0", "--json", "--grpc-url", url]);
+  t.is(now.code, 0, now.stderr);
+  t.is((singleJson(now.stdout) as { previousValidUntil: string | null }).previousValidUntil, null, "grace 0 ends the old ones now");
+
+  const human = await cli(["merchant", "rotate-webhook-secret", created.merchantId, "--grpc-url", url]);
+  t.is(human.code, 0, human.stderr);
+  t.regex(human.stdout, /Webhook secret: whsec_/);
+  t.regex(human.stdout, /still signs callbacks .* until/);
+  t.regex(human.stdout, /shown only once/i);
+});
+
+test("merchant rotate-webhook-secret refuses a bad --grace with exit 2 before any call, and an unknown merchant with exit 1", async (t) => {
+  // An address nothing listens on: a usage error must come before any call.
+  for (const grace of ["soon", "-1h", "1y", "31d"]) {
+    const r = await cli(["merchant", "rotate-webhook-secret", "mer_x", "--grace", grace, "--grpc-url", "http://127.0.0.1:1"]);
+    t.is(r.code, 2, `--grace ${grace}: ${r.stderr}`);
+    t.is(r.stdout, "");
+    t.regex(r.stderr, /grace/);
+  }
+  const unknown = await cli(["merchant", "rotate-webhook-secret", "mer_doesnotexist", "--grpc-url", url]);
+  t.is(unknown.code, 1);
+  t.is(unknown.stdout, "");
+  t.regex(unknown.stderr, /^error: MERCHANT_NOT_FOUND: /);
 });
 
 test("merchant set-ips replaces the list and clears it without --ip", async (t) => {
@@ -130,5 +170,5 @@ test("the real bin prints exactly one JSON object for merchant create --json", a
   });
   t.is(stderr, "");
   const json = singleJson(stdout) as Record<string, unknown>;
-  t.deepEqual(Object.keys(json).sort(), ["apiKey", "apiSecret", "merchantId"]);
+  t.deepEqual(Object.keys(json).sort(), ["apiKey", "apiSecret", "merchantId", "webhookSecret"]);
 });

@@ -19,3 +19,13 @@ export {
   type HeadersLike,
   type HeadersRecord,
 } from "./callback.js";
+export {
+  verifyStandardWebhook,
+  standardWebhookHeaders,
+  standardWebhookSignature,
+  webhookSecretKey,
+  WEBHOOK_SECRET_PREFIX,
+  type StandardWebhookRefusalReason,
+  type StandardWebhookVerificationResult,
+  type VerifyStandardWebhookOptions,
+} from "./standard-webhooks.js";

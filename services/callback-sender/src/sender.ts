@@ -1,7 +1,7 @@
 import { claimTransaction, extractTraceContext, forUpdateSkipLocked, withRequestIdOrNone, withSpan, startJob, transactionWithRetry, type JobResult, type Stoppable } from "@payments/kit";
-import { sign, unixTimestamp } from "@payments/signing";
+import { sign, standardWebhookHeaders, unixTimestamp } from "@payments/signing";
 import type { Knex } from "knex";
-import { callbackTargetOf, forgetCallbackTarget, type CallbackTarget } from "./callback-target.js";
+import { callbackTargetOf, forgetCallbackTarget, webhookSecretsAt, type CallbackTarget } from "./callback-target.js";
 import type { CallbackContext } from "./context.js";
 import type { PostResult } from "./post-callback.js";
 import { nextStep } from "./retry-schedule.js";
@@ -124,10 +124,22 @@ export async function claimDueAttempts(ctx: CallbackContext, limits: ClaimLimits
   });
 }
 
-/** The callback's headers: the event's identity and the request signature scheme, over the callback URL's path and query. */
-export function callbackHeaders(secret: string, url: URL, attempt: Pick<ClaimedAttempt, "eventId" | "type" | "body">, now: Date): Record<string, string> {
+/**
+ * The callback's headers: the event's identity and the request signature scheme, over the
+ * callback URL's path and query; and, when the merchant has webhook secrets, the Standard
+ * Webhooks headers over the same timestamp and body (one `v1,` signature per secret, current
+ * first, so during a rotation's grace period either secret verifies).
+ */
+export function callbackHeaders(
+  secret: string,
+  url: URL,
+  attempt: Pick<ClaimedAttempt, "eventId" | "type" | "body">,
+  now: Date,
+  webhookSecrets: readonly string[] = [],
+): Record<string, string> {
   const timestamp = unixTimestamp(now);
   return {
+    ...(webhookSecrets.length > 0 ? standardWebhookHeaders(webhookSecrets, attempt.eventId, timestamp, attempt.body) : {}),
     "content-type": "application/json",
     "user-agent": "payments-callback-sender/1",
     "x-event-id": attempt.eventId,
@@ -223,7 +235,8 @@ async function postToMerchant(ctx: CallbackContext, attempt: ClaimedAttempt, tar
   if (target.callbackUrl === "") return unsent("the merchant has no callback URL set");
   if (!URL.canParse(target.callbackUrl)) return unsent("the merchant's callback URL is not a URL");
   const url = new URL(target.callbackUrl);
-  const headers = callbackHeaders(target.signingSecret, url, attempt, ctx.clock.now());
+  const now = ctx.clock.now();
+  const headers = callbackHeaders(target.signingSecret, url, attempt, now, webhookSecretsAt(target, now.getTime()));
   return { url: url.toString(), result: await ctx.poster.post({ url: url.toString(), headers, body: attempt.body }) };
 }
 

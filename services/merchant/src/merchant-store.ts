@@ -165,23 +165,65 @@ export async function findMerchantWithSecrets(db: Knex, merchantId: string): Pro
   return { merchant: toMerchantRecord(first), secrets: rows.map(joinedSecret).filter((s): s is SecretInfo => s !== undefined) };
 }
 
+/** The webhook secret columns joined onto a merchant row (all null when it has none that signs). */
+type WebhookJoinedRow = MerchantSecretRow & {
+  webhook_id: string | null;
+  webhook_generation: number | null;
+  webhook_sealed: string | null;
+  webhook_created_at: number | string | null;
+  webhook_expires_at: number | string | null;
+};
+
 /**
- * A merchant and its current secret (the newest that verifies at `now`; undefined when none
- * does), in one query: what the callback-sender asks for before an attempt.
+ * A merchant, its current secret (the newest that verifies at `now`; undefined when none
+ * does) and its webhook secrets that sign at `now` (current first), in one query: what the
+ * callback-sender asks for before an attempt its cache does not answer. Rows are API
+ * secrets × webhook secrets, a handful at most (two of each during rotations).
  */
-export async function findMerchantWithCurrentSecret(db: Knex, merchantId: string, now: number): Promise<{ merchant: MerchantRecord; current: SecretRecord | undefined } | undefined> {
-  const row: MerchantSecretRow | undefined = await db("merchants as m")
+export async function findMerchantWithCurrentSecret(
+  db: Knex,
+  merchantId: string,
+  now: number,
+): Promise<{ merchant: MerchantRecord; current: SecretRecord | undefined; webhookSecrets: SecretRecord[] } | undefined> {
+  const rows: WebhookJoinedRow[] = await db("merchants as m")
     .leftJoin("merchant_secrets as s", (on) =>
       on.on("s.merchant_id", "=", "m.id").andOn((valid) => valid.onNull("s.expires_at").orOnVal("s.expires_at", ">", now)),
     )
+    .leftJoin("merchant_webhook_secrets as w", (on) =>
+      on.on("w.merchant_id", "=", "m.id").andOn((valid) => valid.onNull("w.expires_at").orOnVal("w.expires_at", ">", now)),
+    )
     .where("m.id", merchantId)
-    .select("m.*", "s.id as secret_id", "s.generation as secret_generation", "s.sealed as secret_sealed", "s.created_at as secret_created_at", "s.expires_at as secret_expires_at")
-    .orderBy("s.generation", "desc")
-    .first();
+    .select(
+      "m.*",
+      "s.id as secret_id",
+      "s.generation as secret_generation",
+      "s.sealed as secret_sealed",
+      "s.created_at as secret_created_at",
+      "s.expires_at as secret_expires_at",
+      "w.id as webhook_id",
+      "w.generation as webhook_generation",
+      "w.sealed as webhook_sealed",
+      "w.created_at as webhook_created_at",
+      "w.expires_at as webhook_expires_at",
+    )
+    .orderBy([{ column: "s.generation", order: "desc" }, { column: "w.generation", order: "desc" }]);
+  const [row] = rows;
   if (!row) return undefined;
   const info = joinedSecret(row);
   const current = info && typeof row.secret_sealed === "string" ? { ...info, sealed: row.secret_sealed } : undefined;
-  return { merchant: toMerchantRecord(row), current };
+  const webhookSecrets = rows
+    .filter((r) => r.secret_id === row.secret_id && r.webhook_id !== null && r.webhook_sealed !== null)
+    .map((r) =>
+      toSecretRecord({
+        id: r.webhook_id!,
+        merchant_id: r.id,
+        generation: Number(r.webhook_generation),
+        sealed: r.webhook_sealed!,
+        created_at: r.webhook_created_at ?? 0,
+        expires_at: r.webhook_expires_at,
+      }),
+    );
+  return { merchant: toMerchantRecord(row), current, webhookSecrets };
 }
 
 /** Secrets that verify signatures at `now`, current first. */
@@ -282,13 +324,14 @@ export async function changeMerchant(
 }
 
 /**
- * A stored secret in plain text, for a caller that must sign or verify with it. One that
+ * A stored secret in plain text, for a caller that must sign or verify with it (`context`:
+ * what it was sealed under; a webhook secret's is webhookSealContext). One that
  * does not open (altered, or MASTER_KEY changed) is logged and refused as SECRET_UNREADABLE,
  * never handed out wrong.
  */
-export function openSecret(ctx: Pick<MerchantContext, "secretBox" | "logger">, secret: SecretRecord): string {
+export function openSecret(ctx: Pick<MerchantContext, "secretBox" | "logger">, secret: SecretRecord, context: string = secret.merchantId): string {
   try {
-    return ctx.secretBox.open(secret.sealed, secret.merchantId);
+    return ctx.secretBox.open(secret.sealed, context);
   } catch (err) {
     if (!(err instanceof SecretBoxError)) throw err;
     ctx.logger.error({ merchantId: secret.merchantId, secretId: secret.id, err }, "a stored secret does not decrypt: altered, or MASTER_KEY changed");

@@ -19,7 +19,7 @@ export const GRACE_PERIOD_MAX_SECONDS = 30 * 24 * 3600;
 export type MerchantStatusName = "active" | "disabled";
 
 /** What a MerchantChanged event says changed. */
-export type MerchantChange = "created" | "secret_rotated" | "allowed_ips" | "callback_url" | "status" | "sandbox" | "rate_limit";
+export type MerchantChange = "created" | "secret_rotated" | "webhook_secret_rotated" | "allowed_ips" | "callback_url" | "status" | "sandbox" | "rate_limit";
 
 export function normaliseName(raw: string): Checked<string> {
   const name = raw.trim();

@@ -233,6 +233,85 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     );
   });
 
+  test.serial("webhook secrets: one with every new merchant, rotated with a grace period during which both sign, then only the new one", async (t) => {
+    const created = await newMerchant();
+    const merchantId = created.merchant!.id;
+    t.regex(created.webhookSecret, /^whsec_[A-Za-z0-9+/]{43}=$/, "whsec_ and the base64 of 32 bytes");
+    t.is(Buffer.from(created.webhookSecret.slice(6), "base64").length, 32);
+    const first = await client.getCallbackTarget({ merchantId });
+    t.deepEqual(
+      first.webhookSecrets.map((s) => [s.secret, s.expiresAt]),
+      [[created.webhookSecret, undefined]],
+    );
+
+    const rotatedAt = clock.now().getTime();
+    const rotated = await client.rotateWebhookSecret({ merchantId, gracePeriodSeconds: 600 });
+    t.not(rotated.webhookSecret, created.webhookSecret);
+    t.regex(rotated.webhookSecret, /^whsec_/);
+    t.deepEqual(
+      rotated.webhookSecrets.map((s) => [s.valid, s.expiresAt ? timestampDate(s.expiresAt).getTime() : null]),
+      [
+        [true, null],
+        [true, rotatedAt + 600 * SECOND],
+      ],
+      "newest first, the older one in its grace period",
+    );
+    t.is(rotated.merchant!.id, merchantId);
+    const during = await client.getCallbackTarget({ merchantId });
+    t.deepEqual(
+      during.webhookSecrets.map((s) => s.secret),
+      [rotated.webhookSecret, created.webhookSecret],
+      "current first",
+    );
+    t.is(during.signingSecret, created.apiSecret, "the API secret is untouched");
+    t.is(timestampDate(during.webhookSecrets[1]!.expiresAt!).getTime(), rotatedAt + 600 * SECOND, "its end travels with it");
+
+    clock.advance(600 * SECOND);
+    t.deepEqual(
+      (await client.getCallbackTarget({ merchantId })).webhookSecrets.map((s) => s.secret),
+      [rotated.webhookSecret],
+      "after the grace period only the new one",
+    );
+
+    const third = await client.rotateWebhookSecret({ merchantId, gracePeriodSeconds: 0 });
+    t.deepEqual(
+      (await client.getCallbackTarget({ merchantId })).webhookSecrets.map((s) => s.secret),
+      [third.webhookSecret],
+      "grace 0 ends the old one now",
+    );
+    const defaulted = await client.rotateWebhookSecret({ merchantId });
+    t.is(timestampDate(defaulted.webhookSecrets[1]!.expiresAt!).getTime(), clock.now().getTime() + 2 * HOUR, "unset: SECRET_GRACE_PERIOD");
+  });
+
+  test("webhook secrets are stored sealed under their own context: an API secret's sealed value does not open as one", async (t) => {
+    const created = await newMerchant();
+    const merchantId = created.merchant!.id;
+    const rows = await db()("merchant_webhook_secrets").where({ merchant_id: merchantId });
+    t.is(rows.length, 1);
+    t.regex(String(rows[0].sealed), /^v1\./);
+    t.false(JSON.stringify(rows).includes(created.webhookSecret.slice(6)));
+    const [apiRow] = await db()("merchant_secrets").where({ merchant_id: merchantId });
+    await db()("merchant_webhook_secrets").where({ merchant_id: merchantId }).update({ sealed: apiRow.sealed });
+    const refused = await rejection(() => client.getCallbackTarget({ merchantId }));
+    t.is(refused.reason, "SECRET_UNREADABLE");
+  });
+
+  test("a merchant without a webhook secret (made before they existed) has none in its target until RotateWebhookSecret issues its first", async (t) => {
+    const created = await newMerchant();
+    const merchantId = created.merchant!.id;
+    await db()("merchant_webhook_secrets").where({ merchant_id: merchantId }).delete();
+    t.deepEqual((await client.getCallbackTarget({ merchantId })).webhookSecrets, []);
+    const issued = await client.rotateWebhookSecret({ merchantId, gracePeriodSeconds: 3600 });
+    t.is(issued.webhookSecrets.length, 1);
+    t.deepEqual(
+      (await client.getCallbackTarget({ merchantId })).webhookSecrets.map((s) => s.secret),
+      [issued.webhookSecret],
+    );
+    const unknown = await rejection(() => client.rotateWebhookSecret({ merchantId: "mer_doesnotexist" }));
+    t.is(unknown.code, Code.NotFound);
+    t.is(unknown.reason, "MERCHANT_NOT_FOUND");
+  });
+
   test("API secrets are stored sealed, never in plain text", async (t) => {
     const created = await newMerchant();
     const id = created.merchant!.id;
@@ -455,6 +534,8 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       ["burst", () => client.setRateLimit({ merchantId, requestsPerSecond: 50, burst: 10 })],
       ["requests_per_second", () => client.setRateLimit({ merchantId, requestsPerSecond: 4_000_000_000 })],
       ["grace_period_seconds", () => client.rotateSecret({ merchantId, gracePeriodSeconds: 31 * 24 * 3600 })],
+      ["grace_period_seconds", () => client.rotateWebhookSecret({ merchantId, gracePeriodSeconds: 31 * 24 * 3600 })],
+      ["merchant_id", () => client.rotateWebhookSecret({ merchantId: "" })],
       ["page_size", () => client.listMerchants({ pageSize: 101, pageToken: "" })],
       ["page_token", () => client.listMerchants({ pageSize: 10, pageToken: "not-a-token" })],
       ["merchant_id", () => client.getMerchant({ merchantId: "" })],
@@ -500,12 +581,13 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     const created = await newMerchant();
     const merchantId = created.merchant!.id;
     await client.rotateSecret({ merchantId });
+    await client.rotateWebhookSecret({ merchantId });
     await client.setAllowedIps({ merchantId, allowedIps: ["10.0.0.1"] });
     await client.setCallbackUrl({ merchantId, callbackUrl: "https://acme.example/cb" });
     await client.setStatus({ merchantId, status: MerchantStatus.DISABLED });
     await client.setSandbox({ merchantId, sandbox: true });
     await client.setRateLimit({ merchantId, requestsPerSecond: 5 });
-    const expected = ["created", "secret_rotated", "allowed_ips", "callback_url", "status", "sandbox", "rate_limit"];
+    const expected = ["created", "secret_rotated", "webhook_secret_rotated", "allowed_ips", "callback_url", "status", "sandbox", "rate_limit"];
 
     const ours = (rows: Array<{ payload: Buffer }>) => rows.map((r) => fromBinary(MerchantChangedSchema, new Uint8Array(r.payload))).filter((e) => e.merchantId === merchantId);
     const recorded = ours(await db()("outbox").select("payload").orderBy("seq"));

@@ -1,4 +1,5 @@
-import type { Command } from "commander";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { InvalidArgumentError, type Command } from "commander";
 import {
   GetMerchantResponseSchema,
   MerchantSchema,
@@ -73,6 +74,21 @@ export function credentialsJson(merchant: Merchant, apiSecret: string): { mercha
   return { merchantId: merchant.id, apiKey: merchant.apiKey, apiSecret };
 }
 
+/** `--grace` of rotate-webhook-secret: a duration, at most the service's 30 days, refused (exit 2) before any call. */
+export function parseWebhookGrace(value: string): number {
+  const seconds = parseDurationSeconds(value);
+  if (seconds > WEBHOOK_GRACE_MAX_SECONDS) throw new InvalidArgumentError("the grace period is at most 30d.");
+  return seconds;
+}
+
+const WEBHOOK_GRACE_MAX_SECONDS = 30 * 86_400;
+
+function printWebhookSecret(out: Output, webhookSecret: string): void {
+  out.line();
+  out.line(`Webhook secret: ${webhookSecret}`);
+  out.line("It verifies the webhook-signature header of callbacks (Standard Webhooks). Shown only once (`merchant rotate-webhook-secret` issues a new one).");
+}
+
 function printSecret(out: Output, apiSecret: string): void {
   out.line();
   out.line(`API secret: ${apiSecret}`);
@@ -89,15 +105,16 @@ export function registerMerchantCommands(program: Command, ctx: CommandContext):
     .option("--ip <ip-or-cidr>", "allowed caller IP or CIDR (IPv4/IPv6); repeat or comma-separate for several", collectIps)
     .option("--callback-url <url>", "where status callbacks are sent (https, or http for localhost in development)")
     .option("--sandbox", "sandbox merchant: test money and simulated banks")
-    .addHelpText("after", "\nWith --json, prints exactly one object: {\"merchantId\",\"apiKey\",\"apiSecret\"}.")
+    .addHelpText("after", "\nWith --json, prints exactly one object: {\"merchantId\",\"apiKey\",\"apiSecret\",\"webhookSecret\"}.")
     .action(async (opts: { name: string; ip?: string[]; callbackUrl?: string; sandbox?: boolean }, cmd: Command) => {
       const { out, merchants } = ctx.session(cmd);
       const res = await merchants.createMerchant({ name: opts.name, allowedIps: opts.ip ?? [], callbackUrl: opts.callbackUrl ?? "", sandbox: opts.sandbox === true });
       const created = required(res.merchant);
-      if (out.json) return out.data(credentialsJson(created, res.apiSecret));
+      if (out.json) return out.data({ ...credentialsJson(created, res.apiSecret), webhookSecret: res.webhookSecret });
       out.line("Merchant created.");
       printMerchant(out, created);
       printSecret(out, res.apiSecret);
+      printWebhookSecret(out, res.webhookSecret);
     });
 
   merchant
@@ -146,6 +163,24 @@ export function registerMerchantCommands(program: Command, ctx: CommandContext):
       const expiring = rotated.secrets.filter((s) => s.valid && s.expiresAt);
       for (const s of expiring) out.line(`Previous secret ${s.id} keeps working until ${formatTime(s.expiresAt)}.`);
       printSecret(out, res.apiSecret);
+    });
+
+  merchant
+    .command("rotate-webhook-secret")
+    .description("issue a new webhook secret (Standard Webhooks, whsec_…) for callbacks; during the grace period callbacks carry both signatures (shown once)")
+    .argument("<id>", "merchant id")
+    .option("--grace <duration>", "how long the old webhook secret still signs callbacks, e.g. 24h, 30m; 0 ends it now (default: the service's, 24h)", parseWebhookGrace)
+    .addHelpText("after", "\nWith --json, prints exactly one object: {\"merchantId\",\"webhookSecret\",\"previousValidUntil\"} (previousValidUntil: ISO time, or null when no older secret still signs).")
+    .action(async (id: string, opts: { grace?: number }, cmd: Command) => {
+      const { out, merchants } = ctx.session(cmd);
+      const res = await merchants.rotateWebhookSecret({ merchantId: id, gracePeriodSeconds: opts.grace });
+      const rotated = required(res.merchant);
+      const previous = res.webhookSecrets.filter((s) => s.valid && s.expiresAt);
+      const until = previous.map((s) => timestampDate(s.expiresAt!)).sort((a, b) => b.getTime() - a.getTime())[0];
+      if (out.json) return out.data({ merchantId: rotated.id, webhookSecret: res.webhookSecret, previousValidUntil: until?.toISOString() ?? null });
+      out.line(`New webhook secret issued for ${rotated.id}.`);
+      for (const s of previous) out.line(`Previous webhook secret ${s.id} still signs callbacks (a second v1 signature) until ${formatTime(s.expiresAt)}.`);
+      printWebhookSecret(out, res.webhookSecret);
     });
 
   merchant

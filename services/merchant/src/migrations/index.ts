@@ -1,5 +1,6 @@
 import type { Migration } from "@payments/kit";
 import { merchantsMigration } from "./20261122000000_merchants.js";
+import { webhookSecretsMigration } from "./20261124000000_webhook_secrets.js";
 
 /** Every migration of the merchant service, oldest first. */
-export const migrations: readonly Migration[] = [merchantsMigration];
+export const migrations: readonly Migration[] = [merchantsMigration, webhookSecretsMigration];

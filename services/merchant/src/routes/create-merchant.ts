@@ -16,6 +16,7 @@ import {
   type MerchantRecord,
 } from "../merchant-store.js";
 import { parseRequest } from "../request.js";
+import { insertWebhookSecret, newWebhookSecret } from "../webhook-secrets.js";
 
 const createMerchantInput = z.object({
   name: merchantNameInput,
@@ -32,6 +33,7 @@ export function createMerchant(ctx: MerchantContext): Pick<ServiceImpl<typeof Me
       const input = parseRequest(CreateMerchantRequestSchema, createMerchantInput, req);
       await requireCallableCallbackUrl(ctx, input.callbackUrl);
       const apiSecret = newApiSecret();
+      const webhookSecret = newWebhookSecret();
       for (let attempt = 1; ; attempt++) {
         const now = ctx.clock.now().getTime();
         const merchant: MerchantRecord = {
@@ -50,11 +52,12 @@ export function createMerchant(ctx: MerchantContext): Pick<ServiceImpl<typeof Me
           const secrets = await ctx.db.transaction(async (trx) => {
             await insertMerchant(trx, merchant);
             await insertSecret(trx, ctx.secretBox, merchant.id, 1, apiSecret, now);
+            await insertWebhookSecret(trx, ctx.secretBox, merchant.id, 1, webhookSecret, now);
             await recordMerchantChanged(trx, ctx.clock, merchant, "created", now);
             return (await secretsOf(trx, [merchant.id])).get(merchant.id) ?? [];
           });
           ctx.outbox.nudge();
-          return { merchant: toMerchantMessage(merchant, secrets, now), apiSecret };
+          return { merchant: toMerchantMessage(merchant, secrets, now), apiSecret, webhookSecret };
         } catch (err) {
           // Ids and keys are 128+ random bits, so a clash is next to impossible; if one happens, draw again.
           if (isUniqueViolation(err) && attempt < ATTEMPTS) continue;

@@ -7,6 +7,7 @@ import { getCredentials } from "./get-credentials.js";
 import { getMerchant } from "./get-merchant.js";
 import { listMerchants } from "./list-merchants.js";
 import { rotateSecret } from "./rotate-secret.js";
+import { rotateWebhookSecret } from "./rotate-webhook-secret.js";
 import { setAllowedIps } from "./set-allowed-ips.js";
 import { setCallbackUrl } from "./set-callback-url.js";
 import { setRateLimit } from "./set-rate-limit.js";
@@ -19,6 +20,7 @@ export function routes(router: ConnectRouter, ctx: MerchantContext): void {
     ...getMerchant(ctx),
     ...listMerchants(ctx),
     ...rotateSecret(ctx),
+    ...rotateWebhookSecret(ctx),
     ...setAllowedIps(ctx),
     ...setCallbackUrl(ctx),
     ...setStatus(ctx),

@@ -38,7 +38,8 @@ export type MerchantChanged = Message<"payments.merchant.v1.MerchantChanged"> & 
   apiKey: string;
 
   /**
-   * What changed: created, secret_rotated, allowed_ips, callback_url, status, sandbox, rate_limit.
+   * What changed: created, secret_rotated, webhook_secret_rotated, allowed_ips, callback_url,
+   * status, sandbox, rate_limit.
    *
    * @generated from field: string change = 4;
    */

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/merchant/v1/merchant.proto.
  */
 export const file_payments_merchant_v1_merchant: GenFile = /*@__PURE__*/
-  fileDesc("CiNwYXltZW50cy9tZXJjaGFudC92MS9tZXJjaGFudC5wcm90bxIUcGF5bWVudHMubWVyY2hhbnQudjEirAMKCE1lcmNoYW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSNAoGc3RhdHVzGAMgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMSDwoHc2FuZGJveBgEIAEoCBIPCgdhcGlfa2V5GAUgASgJEhMKC2FsbG93ZWRfaXBzGAYgAygJEhQKDGNhbGxiYWNrX3VybBgHIAEoCRIiChVyYXRlX2xpbWl0X3Blcl9zZWNvbmQYCCABKA1IAIgBARIdChByYXRlX2xpbWl0X2J1cnN0GAkgASgNSAGIAQESMQoHc2VjcmV0cxgKIAMoCzIgLnBheW1lbnRzLm1lcmNoYW50LnYxLlNlY3JldEluZm8SLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCGAoWX3JhdGVfbGltaXRfcGVyX3NlY29uZEITChFfcmF0ZV9saW1pdF9idXJzdCKHAQoKU2VjcmV0SW5mbxIKCgJpZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgV2YWxpZBgEIAEoCCJhChVDcmVhdGVNZXJjaGFudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgthbGxvd2VkX2lwcxgCIAMoCRIUCgxjYWxsYmFja191cmwYAyABKAkSDwoHc2FuZGJveBgEIAEoCCJeChZDcmVhdGVNZXJjaGFudFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQSEgoKYXBpX3NlY3JldBgCIAEoCSIpChJHZXRNZXJjaGFudFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkiRwoTR2V0TWVyY2hhbnRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50Ij0KFExpc3RNZXJjaGFudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJImMKFUxpc3RNZXJjaGFudHNSZXNwb25zZRIxCgltZXJjaGFudHMYASADKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiZgoTUm90YXRlU2VjcmV0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIhChRncmFjZV9wZXJpb2Rfc2Vjb25kcxgCIAEoDUgAiAEBQhcKFV9ncmFjZV9wZXJpb2Rfc2Vjb25kcyJcChRSb3RhdGVTZWNyZXRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50EhIKCmFwaV9zZWNyZXQYAiABKAkiQAoUU2V0QWxsb3dlZElwc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEwoLYWxsb3dlZF9pcHMYAiADKAkiSQoVU2V0QWxsb3dlZElwc1Jlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiQgoVU2V0Q2FsbGJhY2tVcmxSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhQKDGNhbGxiYWNrX3VybBgCIAEoCSJKChZTZXRDYWxsYmFja1VybFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiXQoQU2V0U3RhdHVzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRI0CgZzdGF0dXMYAiABKA4yJC5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudFN0YXR1cyJFChFTZXRTdGF0dXNSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IjkKEVNldFNhbmRib3hSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEg8KB3NhbmRib3gYAiABKAgiRgoSU2V0U2FuZGJveFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiggEKE1NldFJhdGVMaW1pdFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSIAoTcmVxdWVzdHNfcGVyX3NlY29uZBgCIAEoDUgAiAEBEhIKBWJ1cnN0GAMgASgNSAGIAQFCFgoUX3JlcXVlc3RzX3Blcl9zZWNvbmRCCAoGX2J1cnN0IkgKFFNldFJhdGVMaW1pdFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiKAoVR2V0Q3JlZGVudGlhbHNSZXF1ZXN0Eg8KB2FwaV9rZXkYASABKAkitAIKFkdldENyZWRlbnRpYWxzUmVzcG9uc2USEwoLbWVyY2hhbnRfaWQYASABKAkSNAoGc3RhdHVzGAIgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMSDwoHc2FuZGJveBgDIAEoCBI3CgdzZWNyZXRzGAQgAygLMiYucGF5bWVudHMubWVyY2hhbnQudjEuQ3JlZGVudGlhbFNlY3JldBITCgthbGxvd2VkX2lwcxgFIAMoCRIiChVyYXRlX2xpbWl0X3Blcl9zZWNvbmQYBiABKA1IAIgBARIdChByYXRlX2xpbWl0X2J1cnN0GAcgASgNSAGIAQFCGAoWX3JhdGVfbGltaXRfcGVyX3NlY29uZEITChFfcmF0ZV9saW1pdF9idXJzdCJSChBDcmVkZW50aWFsU2VjcmV0Eg4KBnNlY3JldBgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIvChhHZXRDYWxsYmFja1RhcmdldFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkilAEKGUdldENhbGxiYWNrVGFyZ2V0UmVzcG9uc2USEwoLbWVyY2hhbnRfaWQYASABKAkSFAoMY2FsbGJhY2tfdXJsGAIgASgJEhYKDnNpZ25pbmdfc2VjcmV0GAMgASgJEjQKBnN0YXR1cxgEIAEoDjIkLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50U3RhdHVzKmsKDk1lcmNoYW50U3RhdHVzEh8KG01FUkNIQU5UX1NUQVRVU19VTlNQRUNJRklFRBAAEhoKFk1FUkNIQU5UX1NUQVRVU19BQ1RJVkUQARIcChhNRVJDSEFOVF9TVEFUVVNfRElTQUJMRUQQAjKTCQoPTWVyY2hhbnRTZXJ2aWNlEmsKDkNyZWF0ZU1lcmNoYW50EisucGF5bWVudHMubWVyY2hhbnQudjEuQ3JlYXRlTWVyY2hhbnRSZXF1ZXN0GiwucGF5bWVudHMubWVyY2hhbnQudjEuQ3JlYXRlTWVyY2hhbnRSZXNwb25zZRJiCgtHZXRNZXJjaGFudBIoLnBheW1lbnRzLm1lcmNoYW50LnYxLkdldE1lcmNoYW50UmVxdWVzdBopLnBheW1lbnRzLm1lcmNoYW50LnYxLkdldE1lcmNoYW50UmVzcG9uc2USaAoNTGlzdE1lcmNoYW50cxIqLnBheW1lbnRzLm1lcmNoYW50LnYxLkxpc3RNZXJjaGFudHNSZXF1ZXN0GisucGF5bWVudHMubWVyY2hhbnQudjEuTGlzdE1lcmNoYW50c1Jlc3BvbnNlEmUKDFJvdGF0ZVNlY3JldBIpLnBheW1lbnRzLm1lcmNoYW50LnYxLlJvdGF0ZVNlY3JldFJlcXVlc3QaKi5wYXltZW50cy5tZXJjaGFudC52MS5Sb3RhdGVTZWNyZXRSZXNwb25zZRJoCg1TZXRBbGxvd2VkSXBzEioucGF5bWVudHMubWVyY2hhbnQudjEuU2V0QWxsb3dlZElwc1JlcXVlc3QaKy5wYXltZW50cy5tZXJjaGFudC52MS5TZXRBbGxvd2VkSXBzUmVzcG9uc2USawoOU2V0Q2FsbGJhY2tVcmwSKy5wYXltZW50cy5tZXJjaGFudC52MS5TZXRDYWxsYmFja1VybFJlcXVlc3QaLC5wYXltZW50cy5tZXJjaGFudC52MS5TZXRDYWxsYmFja1VybFJlc3BvbnNlElwKCVNldFN0YXR1cxImLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFN0YXR1c1JlcXVlc3QaJy5wYXltZW50cy5tZXJjaGFudC52MS5TZXRTdGF0dXNSZXNwb25zZRJfCgpTZXRTYW5kYm94EicucGF5bWVudHMubWVyY2hhbnQudjEuU2V0U2FuZGJveFJlcXVlc3QaKC5wYXltZW50cy5tZXJjaGFudC52MS5TZXRTYW5kYm94UmVzcG9uc2USZQoMU2V0UmF0ZUxpbWl0EikucGF5bWVudHMubWVyY2hhbnQudjEuU2V0UmF0ZUxpbWl0UmVxdWVzdBoqLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFJhdGVMaW1pdFJlc3BvbnNlEmsKDkdldENyZWRlbnRpYWxzEisucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q3JlZGVudGlhbHNSZXF1ZXN0GiwucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q3JlZGVudGlhbHNSZXNwb25zZRJ0ChFHZXRDYWxsYmFja1RhcmdldBIuLnBheW1lbnRzLm1lcmNoYW50LnYxLkdldENhbGxiYWNrVGFyZ2V0UmVxdWVzdBovLnBheW1lbnRzLm1lcmNoYW50LnYxLkdldENhbGxiYWNrVGFyZ2V0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiNwYXltZW50cy9tZXJjaGFudC92MS9tZXJjaGFudC5wcm90bxIUcGF5bWVudHMubWVyY2hhbnQudjEirAMKCE1lcmNoYW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSNAoGc3RhdHVzGAMgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMSDwoHc2FuZGJveBgEIAEoCBIPCgdhcGlfa2V5GAUgASgJEhMKC2FsbG93ZWRfaXBzGAYgAygJEhQKDGNhbGxiYWNrX3VybBgHIAEoCRIiChVyYXRlX2xpbWl0X3Blcl9zZWNvbmQYCCABKA1IAIgBARIdChByYXRlX2xpbWl0X2J1cnN0GAkgASgNSAGIAQESMQoHc2VjcmV0cxgKIAMoCzIgLnBheW1lbnRzLm1lcmNoYW50LnYxLlNlY3JldEluZm8SLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCGAoWX3JhdGVfbGltaXRfcGVyX3NlY29uZEITChFfcmF0ZV9saW1pdF9idXJzdCKHAQoKU2VjcmV0SW5mbxIKCgJpZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgV2YWxpZBgEIAEoCCJhChVDcmVhdGVNZXJjaGFudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgthbGxvd2VkX2lwcxgCIAMoCRIUCgxjYWxsYmFja191cmwYAyABKAkSDwoHc2FuZGJveBgEIAEoCCJ2ChZDcmVhdGVNZXJjaGFudFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQSEgoKYXBpX3NlY3JldBgCIAEoCRIWCg53ZWJob29rX3NlY3JldBgDIAEoCSIpChJHZXRNZXJjaGFudFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkiRwoTR2V0TWVyY2hhbnRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50Ij0KFExpc3RNZXJjaGFudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJImMKFUxpc3RNZXJjaGFudHNSZXNwb25zZRIxCgltZXJjaGFudHMYASADKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiZgoTUm90YXRlU2VjcmV0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIhChRncmFjZV9wZXJpb2Rfc2Vjb25kcxgCIAEoDUgAiAEBQhcKFV9ncmFjZV9wZXJpb2Rfc2Vjb25kcyJcChRSb3RhdGVTZWNyZXRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50EhIKCmFwaV9zZWNyZXQYAiABKAkibQoaUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSIQoUZ3JhY2VfcGVyaW9kX3NlY29uZHMYAiABKA1IAIgBAUIXChVfZ3JhY2VfcGVyaW9kX3NlY29uZHMiogEKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50EhYKDndlYmhvb2tfc2VjcmV0GAIgASgJEjkKD3dlYmhvb2tfc2VjcmV0cxgDIAMoCzIgLnBheW1lbnRzLm1lcmNoYW50LnYxLlNlY3JldEluZm8iQAoUU2V0QWxsb3dlZElwc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEwoLYWxsb3dlZF9pcHMYAiADKAkiSQoVU2V0QWxsb3dlZElwc1Jlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiQgoVU2V0Q2FsbGJhY2tVcmxSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhQKDGNhbGxiYWNrX3VybBgCIAEoCSJKChZTZXRDYWxsYmFja1VybFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiXQoQU2V0U3RhdHVzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRI0CgZzdGF0dXMYAiABKA4yJC5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudFN0YXR1cyJFChFTZXRTdGF0dXNSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IjkKEVNldFNhbmRib3hSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEg8KB3NhbmRib3gYAiABKAgiRgoSU2V0U2FuZGJveFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiggEKE1NldFJhdGVMaW1pdFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSIAoTcmVxdWVzdHNfcGVyX3NlY29uZBgCIAEoDUgAiAEBEhIKBWJ1cnN0GAMgASgNSAGIAQFCFgoUX3JlcXVlc3RzX3Blcl9zZWNvbmRCCAoGX2J1cnN0IkgKFFNldFJhdGVMaW1pdFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiKAoVR2V0Q3JlZGVudGlhbHNSZXF1ZXN0Eg8KB2FwaV9rZXkYASABKAkitAIKFkdldENyZWRlbnRpYWxzUmVzcG9uc2USEwoLbWVyY2hhbnRfaWQYASABKAkSNAoGc3RhdHVzGAIgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMSDwoHc2FuZGJveBgDIAEoCBI3CgdzZWNyZXRzGAQgAygLMiYucGF5bWVudHMubWVyY2hhbnQudjEuQ3JlZGVudGlhbFNlY3JldBITCgthbGxvd2VkX2lwcxgFIAMoCRIiChVyYXRlX2xpbWl0X3Blcl9zZWNvbmQYBiABKA1IAIgBARIdChByYXRlX2xpbWl0X2J1cnN0GAcgASgNSAGIAQFCGAoWX3JhdGVfbGltaXRfcGVyX3NlY29uZEITChFfcmF0ZV9saW1pdF9idXJzdCJSChBDcmVkZW50aWFsU2VjcmV0Eg4KBnNlY3JldBgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIvChhHZXRDYWxsYmFja1RhcmdldFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAki2QEKGUdldENhbGxiYWNrVGFyZ2V0UmVzcG9uc2USEwoLbWVyY2hhbnRfaWQYASABKAkSFAoMY2FsbGJhY2tfdXJsGAIgASgJEhYKDnNpZ25pbmdfc2VjcmV0GAMgASgJEjQKBnN0YXR1cxgEIAEoDjIkLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50U3RhdHVzEkMKD3dlYmhvb2tfc2VjcmV0cxgFIAMoCzIqLnBheW1lbnRzLm1lcmNoYW50LnYxLldlYmhvb2tTaWduaW5nU2VjcmV0IlYKFFdlYmhvb2tTaWduaW5nU2VjcmV0Eg4KBnNlY3JldBgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCprCg5NZXJjaGFudFN0YXR1cxIfChtNRVJDSEFOVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZNRVJDSEFOVF9TVEFUVVNfQUNUSVZFEAESHAoYTUVSQ0hBTlRfU1RBVFVTX0RJU0FCTEVEEAIyjwoKD01lcmNoYW50U2VydmljZRJrCg5DcmVhdGVNZXJjaGFudBIrLnBheW1lbnRzLm1lcmNoYW50LnYxLkNyZWF0ZU1lcmNoYW50UmVxdWVzdBosLnBheW1lbnRzLm1lcmNoYW50LnYxLkNyZWF0ZU1lcmNoYW50UmVzcG9uc2USYgoLR2V0TWVyY2hhbnQSKC5wYXltZW50cy5tZXJjaGFudC52MS5HZXRNZXJjaGFudFJlcXVlc3QaKS5wYXltZW50cy5tZXJjaGFudC52MS5HZXRNZXJjaGFudFJlc3BvbnNlEmgKDUxpc3RNZXJjaGFudHMSKi5wYXltZW50cy5tZXJjaGFudC52MS5MaXN0TWVyY2hhbnRzUmVxdWVzdBorLnBheW1lbnRzLm1lcmNoYW50LnYxLkxpc3RNZXJjaGFudHNSZXNwb25zZRJlCgxSb3RhdGVTZWNyZXQSKS5wYXltZW50cy5tZXJjaGFudC52MS5Sb3RhdGVTZWNyZXRSZXF1ZXN0GioucGF5bWVudHMubWVyY2hhbnQudjEuUm90YXRlU2VjcmV0UmVzcG9uc2USegoTUm90YXRlV2ViaG9va1NlY3JldBIwLnBheW1lbnRzLm1lcmNoYW50LnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0GjEucGF5bWVudHMubWVyY2hhbnQudjEuUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEmgKDVNldEFsbG93ZWRJcHMSKi5wYXltZW50cy5tZXJjaGFudC52MS5TZXRBbGxvd2VkSXBzUmVxdWVzdBorLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldEFsbG93ZWRJcHNSZXNwb25zZRJrCg5TZXRDYWxsYmFja1VybBIrLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldENhbGxiYWNrVXJsUmVxdWVzdBosLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldENhbGxiYWNrVXJsUmVzcG9uc2USXAoJU2V0U3RhdHVzEiYucGF5bWVudHMubWVyY2hhbnQudjEuU2V0U3RhdHVzUmVxdWVzdBonLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFN0YXR1c1Jlc3BvbnNlEl8KClNldFNhbmRib3gSJy5wYXltZW50cy5tZXJjaGFudC52MS5TZXRTYW5kYm94UmVxdWVzdBooLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFNhbmRib3hSZXNwb25zZRJlCgxTZXRSYXRlTGltaXQSKS5wYXltZW50cy5tZXJjaGFudC52MS5TZXRSYXRlTGltaXRSZXF1ZXN0GioucGF5bWVudHMubWVyY2hhbnQudjEuU2V0UmF0ZUxpbWl0UmVzcG9uc2USawoOR2V0Q3JlZGVudGlhbHMSKy5wYXltZW50cy5tZXJjaGFudC52MS5HZXRDcmVkZW50aWFsc1JlcXVlc3QaLC5wYXltZW50cy5tZXJjaGFudC52MS5HZXRDcmVkZW50aWFsc1Jlc3BvbnNlEnQKEUdldENhbGxiYWNrVGFyZ2V0Ei4ucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q2FsbGJhY2tUYXJnZXRSZXF1ZXN0Gi8ucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q2FsbGJhY2tUYXJnZXRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message payments.merchant.v1.Merchant
@@ -179,6 +179,13 @@ export type CreateMerchantResponse = Message<"payments.merchant.v1.CreateMerchan
    * @generated from field: string api_secret = 2;
    */
   apiSecret: string;
+
+  /**
+   * The webhook secret (Standard Webhooks, `whsec_<base64>`) in plain text. Shown only once.
+   *
+   * @generated from field: string webhook_secret = 3;
+   */
+  webhookSecret: string;
 };
 
 /**
@@ -319,6 +326,62 @@ export const RotateSecretResponseSchema: GenMessage<RotateSecretResponse> = /*@_
   messageDesc(file_payments_merchant_v1_merchant, 9);
 
 /**
+ * @generated from message payments.merchant.v1.RotateWebhookSecretRequest
+ */
+export type RotateWebhookSecretRequest = Message<"payments.merchant.v1.RotateWebhookSecretRequest"> & {
+  /**
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+
+  /**
+   * How long the webhook secrets rotated out still sign callbacks, in seconds; 0 ends them
+   * now. Unset: the service default (SECRET_GRACE_PERIOD).
+   *
+   * @generated from field: optional uint32 grace_period_seconds = 2;
+   */
+  gracePeriodSeconds?: number | undefined;
+};
+
+/**
+ * Describes the message payments.merchant.v1.RotateWebhookSecretRequest.
+ * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
+ */
+export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 10);
+
+/**
+ * @generated from message payments.merchant.v1.RotateWebhookSecretResponse
+ */
+export type RotateWebhookSecretResponse = Message<"payments.merchant.v1.RotateWebhookSecretResponse"> & {
+  /**
+   * @generated from field: payments.merchant.v1.Merchant merchant = 1;
+   */
+  merchant?: Merchant | undefined;
+
+  /**
+   * The new webhook secret in plain text. Shown only once.
+   *
+   * @generated from field: string webhook_secret = 2;
+   */
+  webhookSecret: string;
+
+  /**
+   * Webhook secret metadata, newest first (the values are never returned again).
+   *
+   * @generated from field: repeated payments.merchant.v1.SecretInfo webhook_secrets = 3;
+   */
+  webhookSecrets: SecretInfo[];
+};
+
+/**
+ * Describes the message payments.merchant.v1.RotateWebhookSecretResponse.
+ * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
+ */
+export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 11);
+
+/**
  * @generated from message payments.merchant.v1.SetAllowedIpsRequest
  */
 export type SetAllowedIpsRequest = Message<"payments.merchant.v1.SetAllowedIpsRequest"> & {
@@ -338,7 +401,7 @@ export type SetAllowedIpsRequest = Message<"payments.merchant.v1.SetAllowedIpsRe
  * Use `create(SetAllowedIpsRequestSchema)` to create a new message.
  */
 export const SetAllowedIpsRequestSchema: GenMessage<SetAllowedIpsRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 10);
+  messageDesc(file_payments_merchant_v1_merchant, 12);
 
 /**
  * @generated from message payments.merchant.v1.SetAllowedIpsResponse
@@ -355,7 +418,7 @@ export type SetAllowedIpsResponse = Message<"payments.merchant.v1.SetAllowedIpsR
  * Use `create(SetAllowedIpsResponseSchema)` to create a new message.
  */
 export const SetAllowedIpsResponseSchema: GenMessage<SetAllowedIpsResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 11);
+  messageDesc(file_payments_merchant_v1_merchant, 13);
 
 /**
  * @generated from message payments.merchant.v1.SetCallbackUrlRequest
@@ -379,7 +442,7 @@ export type SetCallbackUrlRequest = Message<"payments.merchant.v1.SetCallbackUrl
  * Use `create(SetCallbackUrlRequestSchema)` to create a new message.
  */
 export const SetCallbackUrlRequestSchema: GenMessage<SetCallbackUrlRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 12);
+  messageDesc(file_payments_merchant_v1_merchant, 14);
 
 /**
  * @generated from message payments.merchant.v1.SetCallbackUrlResponse
@@ -396,7 +459,7 @@ export type SetCallbackUrlResponse = Message<"payments.merchant.v1.SetCallbackUr
  * Use `create(SetCallbackUrlResponseSchema)` to create a new message.
  */
 export const SetCallbackUrlResponseSchema: GenMessage<SetCallbackUrlResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 13);
+  messageDesc(file_payments_merchant_v1_merchant, 15);
 
 /**
  * @generated from message payments.merchant.v1.SetStatusRequest
@@ -418,7 +481,7 @@ export type SetStatusRequest = Message<"payments.merchant.v1.SetStatusRequest"> 
  * Use `create(SetStatusRequestSchema)` to create a new message.
  */
 export const SetStatusRequestSchema: GenMessage<SetStatusRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 14);
+  messageDesc(file_payments_merchant_v1_merchant, 16);
 
 /**
  * @generated from message payments.merchant.v1.SetStatusResponse
@@ -435,7 +498,7 @@ export type SetStatusResponse = Message<"payments.merchant.v1.SetStatusResponse"
  * Use `create(SetStatusResponseSchema)` to create a new message.
  */
 export const SetStatusResponseSchema: GenMessage<SetStatusResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 15);
+  messageDesc(file_payments_merchant_v1_merchant, 17);
 
 /**
  * @generated from message payments.merchant.v1.SetSandboxRequest
@@ -457,7 +520,7 @@ export type SetSandboxRequest = Message<"payments.merchant.v1.SetSandboxRequest"
  * Use `create(SetSandboxRequestSchema)` to create a new message.
  */
 export const SetSandboxRequestSchema: GenMessage<SetSandboxRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 16);
+  messageDesc(file_payments_merchant_v1_merchant, 18);
 
 /**
  * @generated from message payments.merchant.v1.SetSandboxResponse
@@ -474,7 +537,7 @@ export type SetSandboxResponse = Message<"payments.merchant.v1.SetSandboxRespons
  * Use `create(SetSandboxResponseSchema)` to create a new message.
  */
 export const SetSandboxResponseSchema: GenMessage<SetSandboxResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 17);
+  messageDesc(file_payments_merchant_v1_merchant, 19);
 
 /**
  * @generated from message payments.merchant.v1.SetRateLimitRequest
@@ -505,7 +568,7 @@ export type SetRateLimitRequest = Message<"payments.merchant.v1.SetRateLimitRequ
  * Use `create(SetRateLimitRequestSchema)` to create a new message.
  */
 export const SetRateLimitRequestSchema: GenMessage<SetRateLimitRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 18);
+  messageDesc(file_payments_merchant_v1_merchant, 20);
 
 /**
  * @generated from message payments.merchant.v1.SetRateLimitResponse
@@ -522,7 +585,7 @@ export type SetRateLimitResponse = Message<"payments.merchant.v1.SetRateLimitRes
  * Use `create(SetRateLimitResponseSchema)` to create a new message.
  */
 export const SetRateLimitResponseSchema: GenMessage<SetRateLimitResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 19);
+  messageDesc(file_payments_merchant_v1_merchant, 21);
 
 /**
  * @generated from message payments.merchant.v1.GetCredentialsRequest
@@ -539,7 +602,7 @@ export type GetCredentialsRequest = Message<"payments.merchant.v1.GetCredentials
  * Use `create(GetCredentialsRequestSchema)` to create a new message.
  */
 export const GetCredentialsRequestSchema: GenMessage<GetCredentialsRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 20);
+  messageDesc(file_payments_merchant_v1_merchant, 22);
 
 /**
  * @generated from message payments.merchant.v1.GetCredentialsResponse
@@ -588,7 +651,7 @@ export type GetCredentialsResponse = Message<"payments.merchant.v1.GetCredential
  * Use `create(GetCredentialsResponseSchema)` to create a new message.
  */
 export const GetCredentialsResponseSchema: GenMessage<GetCredentialsResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 21);
+  messageDesc(file_payments_merchant_v1_merchant, 23);
 
 /**
  * @generated from message payments.merchant.v1.CredentialSecret
@@ -612,7 +675,7 @@ export type CredentialSecret = Message<"payments.merchant.v1.CredentialSecret"> 
  * Use `create(CredentialSecretSchema)` to create a new message.
  */
 export const CredentialSecretSchema: GenMessage<CredentialSecret> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 22);
+  messageDesc(file_payments_merchant_v1_merchant, 24);
 
 /**
  * @generated from message payments.merchant.v1.GetCallbackTargetRequest
@@ -629,7 +692,7 @@ export type GetCallbackTargetRequest = Message<"payments.merchant.v1.GetCallback
  * Use `create(GetCallbackTargetRequestSchema)` to create a new message.
  */
 export const GetCallbackTargetRequestSchema: GenMessage<GetCallbackTargetRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 23);
+  messageDesc(file_payments_merchant_v1_merchant, 25);
 
 /**
  * @generated from message payments.merchant.v1.GetCallbackTargetResponse
@@ -658,6 +721,15 @@ export type GetCallbackTargetResponse = Message<"payments.merchant.v1.GetCallbac
    * @generated from field: payments.merchant.v1.MerchantStatus status = 4;
    */
   status: MerchantStatus;
+
+  /**
+   * The webhook secrets that sign callbacks now (Standard Webhooks, `whsec_…`), current
+   * first; more than one during a rotation's grace period. Empty for a merchant that has
+   * never been shown one: its callbacks carry no webhook-* headers.
+   *
+   * @generated from field: repeated payments.merchant.v1.WebhookSigningSecret webhook_secrets = 5;
+   */
+  webhookSecrets: WebhookSigningSecret[];
 };
 
 /**
@@ -665,7 +737,31 @@ export type GetCallbackTargetResponse = Message<"payments.merchant.v1.GetCallbac
  * Use `create(GetCallbackTargetResponseSchema)` to create a new message.
  */
 export const GetCallbackTargetResponseSchema: GenMessage<GetCallbackTargetResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 24);
+  messageDesc(file_payments_merchant_v1_merchant, 26);
+
+/**
+ * @generated from message payments.merchant.v1.WebhookSigningSecret
+ */
+export type WebhookSigningSecret = Message<"payments.merchant.v1.WebhookSigningSecret"> & {
+  /**
+   * @generated from field: string secret = 1;
+   */
+  secret: string;
+
+  /**
+   * Unset for the current secret; a rotated-out secret stops signing at this time.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 2;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message payments.merchant.v1.WebhookSigningSecret.
+ * Use `create(WebhookSigningSecretSchema)` to create a new message.
+ */
+export const WebhookSigningSecretSchema: GenMessage<WebhookSigningSecret> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 27);
 
 /**
  * @generated from enum payments.merchant.v1.MerchantStatus
@@ -702,7 +798,8 @@ export const MerchantStatusSchema: GenEnum<MerchantStatus> = /*@__PURE__*/
  */
 export const MerchantService: GenService<{
   /**
-   * Creates an active merchant with a new API key and secret. The secret is returned only here.
+   * Creates an active merchant with a new API key, API secret and webhook secret. Both
+   * secrets are returned only here.
    *
    * @generated from rpc payments.merchant.v1.MerchantService.CreateMerchant
    */
@@ -740,6 +837,18 @@ export const MerchantService: GenService<{
     methodKind: "unary";
     input: typeof RotateSecretRequestSchema;
     output: typeof RotateSecretResponseSchema;
+  },
+  /**
+   * Issues a new webhook secret (Standard Webhooks, `whsec_…`) that signs callbacks from
+   * now on. During the grace period callbacks carry the older secret's signature as well;
+   * a merchant without one (made before webhook secrets existed) gets its first here.
+   *
+   * @generated from rpc payments.merchant.v1.MerchantService.RotateWebhookSecret
+   */
+  rotateWebhookSecret: {
+    methodKind: "unary";
+    input: typeof RotateWebhookSecretRequestSchema;
+    output: typeof RotateWebhookSecretResponseSchema;
   },
   /**
    * Replaces the list of IPs and CIDRs the merchant may call from.
