@@ -1,6 +1,15 @@
-import { claimTransaction, forUpdateSkipLocked, startJob, type Stoppable } from "@payments/kit";
+import { claimTransaction, forUpdateSkipLocked, startJob, type Clock, type Stoppable } from "@payments/kit";
+import type { Knex } from "knex";
 import type { DepositContext } from "./context.js";
-import { moveDeposit } from "./deposit-moves.js";
+import { moveDeposit, type MoveResult } from "./deposit-moves.js";
+
+/**
+ * The expiry of one deposit inside `trx`: the move the job makes for every due deposit, and
+ * the sandbox expire helper for one. Refused (INVALID_TRANSACTION_STATE) unless pending.
+ */
+export function expireDeposit(trx: Knex.Transaction, clock: Clock, depositId: string): Promise<MoveResult> {
+  return moveDeposit(trx, clock, { depositId, move: "expire" });
+}
 
 /**
  * Expires the pending deposits whose expiry has passed, a batch per transaction. Rows are
@@ -17,7 +26,7 @@ export async function expireDueDeposits(ctx: DepositContext, batchSize = 100): P
         trx,
         trx("deposits").select("id").where({ status: "pending" }).where("expires_at", "<=", now).orderBy("expires_at").limit(batchSize),
       )) as Array<{ id: string }>;
-      for (const { id } of due) await moveDeposit(trx, ctx.clock, { depositId: id, move: "expire" });
+      for (const { id } of due) await expireDeposit(trx, ctx.clock, id);
       return due.length;
     });
     total += expired;

@@ -10,6 +10,8 @@ import { listDeposits } from "./list-deposits.js";
 import { listUnmatchedTransfers } from "./list-unmatched-transfers.js";
 import { rejectDeposit } from "./reject-deposit.js";
 import { reportTransfer } from "./report-transfer.js";
+import { sandboxExpireDeposit } from "./sandbox-expire-deposit.js";
+import { sandboxPayDeposit } from "./sandbox-pay-deposit.js";
 import { simulatePayment } from "./simulate-payment.js";
 
 /** One RPC of DepositService, as each route file provides it. */
@@ -27,5 +29,7 @@ export function routes(router: ConnectRouter, ctx: DepositContext): void {
     ...listUnmatchedTransfers(ctx),
     ...getCheckout(ctx),
     ...simulatePayment(ctx),
+    ...sandboxPayDeposit(ctx),
+    ...sandboxExpireDeposit(ctx),
   });
 }

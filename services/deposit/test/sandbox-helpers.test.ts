@@ -1,0 +1,150 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import test from "ava";
+import { fromBinary } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { DepositService, DepositStatus, DepositStatusChangedSchema } from "@payments/contracts/deposit";
+import { MerchantService } from "@payments/contracts/merchant";
+import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { merchantModule } from "@payments/merchant-service";
+import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
+import { addTestReceivingAccounts, manualClock } from "@payments/kit/testing";
+import type { DepositContext } from "../src/context.js";
+import { depositModule } from "../src/index.js";
+
+// SandboxPayDeposit and SandboxExpireDeposit on the embedded SQLite mode: the merchant's CI
+// helpers must take the paths of a real transfer and of the expiry job, and never touch a
+// live deposit.
+const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
+const dir = mkdtempSync(join(tmpdir(), "deposit-sandbox-"));
+let running: RunningServices;
+let deposits: ReturnType<typeof createServiceClient<typeof DepositService>>;
+let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
+
+test.before(async () => {
+  running = await startServices([merchantModule, bankCatalogModule, depositModule], {
+    mode: "all-in-one",
+    clock,
+    env: { DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: "ef".repeat(32) },
+  });
+  deposits = createServiceClient(DepositService, running.server.url);
+  merchants = createServiceClient(MerchantService, running.server.url);
+  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
+});
+
+test.after.always(async () => {
+  await running?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const db = () => (running.contexts.get("deposit") as DepositContext).db;
+
+async function failure(call: Promise<unknown>) {
+  try {
+    await call;
+  } catch (err) {
+    return errorInfo(err);
+  }
+  throw new Error("the call succeeded but was expected to fail");
+}
+
+async function newMerchant(sandbox: boolean): Promise<string> {
+  const { merchant } = await merchants.createMerchant({ name: sandbox ? "Sandbox CI Shop" : "Live Shop", sandbox });
+  return merchant!.id;
+}
+
+let n = 0;
+async function newDeposit(merchantId: string, amount = 25_000n) {
+  const { deposit } = await deposits.createDeposit({ merchantId, processId: `ci-${++n}`, amount, customer: { id: "c", name: "Ayşe Yılmaz", username: "ayse" } });
+  return deposit!;
+}
+
+/** The deposit's status-change events in the outbox, by topic. */
+async function outboxTopics(depositId: string): Promise<string[]> {
+  const rows = (await db()("outbox").select("topic", "payload").orderBy("seq")) as Array<{ topic: string; payload: Uint8Array }>;
+  return rows.filter((r) => fromBinary(DepositStatusChangedSchema, new Uint8Array(r.payload)).deposit?.id === depositId).map((r) => r.topic);
+}
+
+test.serial("pay reports a sandbox- transfer through ReportTransfer's path and completes the deposit with one event; a repeat is refused", async (t) => {
+  const merchantId = await newMerchant(true);
+  const deposit = await newDeposit(merchantId);
+  const paid = await deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id });
+  t.like(paid.deposit, { id: deposit.id, status: DepositStatus.COMPLETED, amount: 25_000n, requestedAmount: 25_000n, sequence: 2n });
+  t.like(paid.transfer, { bankTransactionId: `sandbox-${deposit.id}`, depositId: deposit.id, amount: 25_000n, senderName: "Ayşe Yılmaz", iban: deposit.assignedAccount!.iban });
+  const transfers = await db()("incoming_transfers").where({ deposit_id: deposit.id });
+  t.is(transfers.length, 1, "the transfer is on record like a bank's");
+  t.is((await db()("deposits").where({ id: deposit.id }).first()).transfer_id, transfers[0].id);
+  t.deepEqual(await outboxTopics(deposit.id), ["deposit.v1.deposit_completed"]);
+
+  t.like(await failure(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE" });
+  t.like(await failure(deposits.sandboxExpireDeposit({ merchantId, depositId: deposit.id })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE" });
+  t.is((await db()("incoming_transfers").where({ deposit_id: deposit.id })).length, 1);
+  t.deepEqual(await outboxTopics(deposit.id), ["deposit.v1.deposit_completed"], "refused moves wrote no event");
+});
+
+test.serial("pay with another amount and sender is handled as such a transfer: completed with the amount received", async (t) => {
+  const merchantId = await newMerchant(true);
+  const deposit = await newDeposit(merchantId, 30_000n);
+  const paid = await deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, amount: 12_345n, senderName: "  Mehmet Kaya " });
+  t.like(paid.deposit, { status: DepositStatus.COMPLETED, amount: 12_345n, requestedAmount: 30_000n });
+  t.like(paid.transfer, { amount: 12_345n, senderName: "Mehmet Kaya" });
+});
+
+test.serial("expire moves a pending sandbox deposit to expired with the expiry job's event", async (t) => {
+  const merchantId = await newMerchant(true);
+  const deposit = await newDeposit(merchantId);
+  const expired = await deposits.sandboxExpireDeposit({ merchantId, depositId: deposit.id });
+  t.like(expired.deposit, { id: deposit.id, status: DepositStatus.EXPIRED, amount: 25_000n, sequence: 2n });
+  t.truthy(expired.deposit?.completedAt);
+  t.deepEqual(await outboxTopics(deposit.id), ["deposit.v1.deposit_expired"]);
+  t.like(await failure(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id })), { reason: "INVALID_TRANSACTION_STATE" });
+  t.is((await db()("incoming_transfers").where({ bank_transaction_id: `sandbox-${deposit.id}` })).length, 0, "a refused pay reports no transfer");
+});
+
+test.serial("a live merchant's deposit is SANDBOX_ONLY, another merchant's is not found, and nothing changes", async (t) => {
+  const live = await newMerchant(false);
+  const sandbox = await newMerchant(true);
+  const liveDeposit = await newDeposit(live);
+  for (const call of [
+    () => deposits.sandboxPayDeposit({ merchantId: live, depositId: liveDeposit.id }),
+    () => deposits.sandboxExpireDeposit({ merchantId: live, depositId: liveDeposit.id }),
+    // An operator's view across merchants does not lift the rule.
+    () => deposits.sandboxPayDeposit({ allMerchants: true, depositId: liveDeposit.id }),
+  ]) {
+    t.like(await failure(call()), { code: Code.PermissionDenied, reason: "SANDBOX_ONLY" });
+  }
+  for (const call of [
+    () => deposits.sandboxPayDeposit({ merchantId: sandbox, depositId: liveDeposit.id }),
+    () => deposits.sandboxExpireDeposit({ merchantId: sandbox, depositId: liveDeposit.id }),
+    () => deposits.sandboxPayDeposit({ merchantId: sandbox, depositId: "dep_unknown" }),
+  ]) {
+    t.like(await failure(call()), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
+  }
+  // A sandbox deposit whose merchant has since gone live (only a race could do this; written straight in).
+  const before = await newDeposit(sandbox);
+  await running.contexts.get("merchant")!.db("merchants").where({ id: sandbox }).update({ sandbox: false });
+  t.like(await failure(deposits.sandboxPayDeposit({ merchantId: sandbox, depositId: before.id })), { reason: "SANDBOX_ONLY" });
+  t.like(await failure(deposits.sandboxExpireDeposit({ merchantId: sandbox, depositId: before.id })), { reason: "SANDBOX_ONLY" });
+
+  for (const id of [liveDeposit.id, before.id]) {
+    const row = await db()("deposits").where({ id }).first();
+    t.like(row, { status: "pending", sequence: 1 });
+    t.deepEqual(await outboxTopics(id), []);
+  }
+  t.is((await db()("incoming_transfers").whereIn("bank_transaction_id", [`sandbox-${liveDeposit.id}`, `sandbox-${before.id}`])).length, 0);
+});
+
+test.serial("requests are validated and merchant-scoped", async (t) => {
+  const merchantId = await newMerchant(true);
+  const deposit = await newDeposit(merchantId);
+  t.like(await failure(deposits.sandboxPayDeposit({ depositId: deposit.id })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
+  t.like(await failure(deposits.sandboxExpireDeposit({ depositId: deposit.id })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
+  t.like(await failure(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, amount: 0n })), { reason: "VALIDATION_ERROR", field: "amount" });
+  t.like(await failure(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, amount: -5n })), { reason: "VALIDATION_ERROR", field: "amount" });
+  t.like(await failure(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, senderName: "x".repeat(201) })), { reason: "VALIDATION_ERROR", field: "sender_name" });
+  t.like(await failure(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, senderName: "a\u202Eb" })), { reason: "VALIDATION_ERROR", field: "sender_name" });
+  t.like(await failure(deposits.sandboxPayDeposit({ merchantId, depositId: "" })), { reason: "VALIDATION_ERROR", field: "deposit_id" });
+  t.is((await db()("deposits").where({ id: deposit.id }).first()).status, "pending");
+});
