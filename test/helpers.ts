@@ -1,4 +1,5 @@
 import { signedHeaders } from "@payments/signing";
+import { checkOpenApiResponse } from "./openapi-check.js";
 
 export interface Credentials {
   apiKey: string;
@@ -21,7 +22,10 @@ export async function signedFetch(
     ...extraHeaders,
   };
   const res = await fetch(`${baseUrl}${path}`, { method, headers, body: raw || undefined });
-  return { status: res.status, headers: res.headers, json: (await res.json()) as Record<string, unknown> };
+  const json = (await res.json()) as Record<string, unknown>;
+  // Every answer of a documented route must be one the OpenAPI document describes.
+  checkOpenApiResponse(method, path, res.status, json);
+  return { status: res.status, headers: res.headers, json };
 }
 
 export interface BankEntry {

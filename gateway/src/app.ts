@@ -30,7 +30,10 @@ import { availableBanks } from "./routes/available-banks.js";
 import { checkoutSecurityHeaders } from "./checkout/page.js";
 import { checkout } from "./routes/checkout.js";
 import { deposits } from "./routes/deposits.js";
+import { docs } from "./routes/docs.js";
 import { events } from "./routes/events.js";
+import { openapi } from "./routes/openapi.js";
+import { sandbox } from "./routes/sandbox.js";
 import { transactions } from "./routes/transactions.js";
 import { withdrawals } from "./routes/withdrawals.js";
 import { health, type HealthClient } from "./routes/health.js";
@@ -85,9 +88,12 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
     ...withdrawals({ payouts: deps.payouts, clock }),
     ...transactions({ deposits: deps.deposits, payouts: deps.payouts, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...events({ callbacks: deps.callbacks, clock }),
+    ...sandbox({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...checkout({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...health({ services: deps.health, clock, timeoutMs: config.HEALTH_TIMEOUT }),
     ...assets({ bankCatalog: deps.bankCatalog, clock, cacheTtlMs: config.BANK_ASSET_CACHE_TTL }),
+    ...docs({ publicBaseUrl: publicBaseUrl(config) }),
+    ...openapi(),
     ...(deps.routes ?? []),
   ];
 

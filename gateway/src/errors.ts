@@ -31,6 +31,8 @@ export const publicReasons: Readonly<Record<string, number>> = {
   TRANSACTION_NOT_FOUND: 404,
   /** A move the transaction's current status does not allow (cancelling a completed deposit); details.status says where it is. */
   INVALID_TRANSACTION_STATE: 409,
+  /** A sandbox helper (/v1/sandbox/…) called by a live merchant or on a live deposit: nothing changed. */
+  SANDBOX_ONLY: 403,
   /** A callback event the merchant does not have (unknown, or another merchant's). */
   EVENT_NOT_FOUND: 404,
 };

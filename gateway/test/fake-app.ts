@@ -19,6 +19,8 @@ export interface FakeMerchant extends Credentials {
   allowedIps?: string[];
   rateLimitPerSecond?: number;
   rateLimitBurst?: number;
+  /** A sandbox merchant (default: live). */
+  sandbox?: boolean;
 }
 
 export interface FakeApp {
@@ -61,6 +63,7 @@ export async function startFakeApp(
           status: MerchantStatus.ACTIVE,
           secrets: [{ secret: merchant.apiSecret }],
           allowedIps: merchant.allowedIps ?? [],
+          sandbox: merchant.sandbox ?? false,
           ...(merchant.rateLimitPerSecond !== undefined ? { rateLimitPerSecond: merchant.rateLimitPerSecond } : {}),
           ...(merchant.rateLimitBurst !== undefined ? { rateLimitBurst: merchant.rateLimitBurst } : {}),
         };

@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { Clock } from "@payments/kit";
 import { sign } from "@payments/signing";
+import { checkOpenApiResponse } from "../../test/openapi-check.js";
 
 /** The envelope as a test reads it. */
 export interface Envelope {
@@ -44,6 +45,13 @@ export function call(baseUrl: string, req: RawRequest): Promise<Reply> {
           const text = Buffer.concat(chunks).toString("utf8");
           let json = {} as Envelope;
           if (text !== "" && (res.headers["content-type"] ?? "").includes("json")) json = JSON.parse(text) as Envelope;
+          try {
+            // Every answer of a documented route must be one the OpenAPI document describes.
+            checkOpenApiResponse(req.method ?? "GET", req.path, res.statusCode ?? 0, json);
+          } catch (err) {
+            reject(err);
+            return;
+          }
           resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
         });
         res.on("error", reject);

@@ -44,7 +44,7 @@ export const createDepositBody = z.object({
 
 export type CreateDepositBody = z.output<typeof createDepositBody>;
 
-const byProcessIdQuery = z.object({ processId: queryValue });
+export const byProcessIdQuery = z.object({ processId: queryValue });
 
 
 function deposit(res: { deposit?: Deposit }): Deposit {

@@ -32,7 +32,7 @@ export const EVENT_FIELDS: Readonly<Record<string, string>> = {
 
 // Unknown parameters are ignored; a known one given twice is a VALIDATION_ERROR. The cursor and
 // the transactionId's length are the service's to judge (it issued the one and stores the other).
-const listQuery = z.object({
+export const listQuery = z.object({
   deliveryStatus: optionalQueryValue.transform((value, ctx) => {
     if (value === undefined || isDeliveryStatusName(value)) return value;
     ctx.addIssue({ code: "custom", message: `must be one of ${DELIVERY_STATUSES.join(", ")}` });

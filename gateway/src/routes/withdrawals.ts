@@ -45,7 +45,7 @@ export const createWithdrawalBody = z.object({
 
 export type CreateWithdrawalBody = z.output<typeof createWithdrawalBody>;
 
-const byProcessIdQuery = z.object({ processId: queryValue });
+export const byProcessIdQuery = z.object({ processId: queryValue });
 
 
 function withdrawal(res: { withdrawal?: Withdrawal }): Withdrawal {

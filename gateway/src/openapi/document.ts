@@ -1,0 +1,237 @@
+import type { z } from "zod";
+import { GETTING_STARTED } from "./getting-started.js";
+import { callbackBodyExample } from "./examples.js";
+import { componentSchemas, inputSchema, outputSchema, type JsonSchema } from "./json-schema.js";
+import { ERROR_MEANINGS, MERCHANT_ERRORS, OPERATIONS, type ErrorCodes, type OperationSpec } from "./operations.js";
+import { COMPONENT_SCHEMAS, failureEnvelope, successEnvelope, type ComponentName } from "./schemas.js";
+
+/** The OpenAPI document as JSON. Plain objects: the tests and `pnpm openapi` read it as such. */
+export type OpenApiDocument = Record<string, unknown> & {
+  openapi: string;
+  paths: Record<string, Record<string, Record<string, unknown>>>;
+  components: Record<string, Record<string, unknown>>;
+};
+
+const ref = (section: string, name: string) => ({ $ref: `#/components/${section}/${name}` });
+
+/** The request signing rule of api.md and decisions.md, for the security schemes. */
+const SIGNING = `Every merchant request carries three headers: \`X-API-Key\` (your API key), \`X-Timestamp\` (Unix time in seconds, as a string) and \`X-Signature\`.
+
+\`X-Signature\` = lower-case hex of HMAC-SHA256, keyed with your API secret, of the plain concatenation
+
+    X-Timestamp + METHOD + path-with-query + body
+
+- \`X-Timestamp\` exactly as sent; \`METHOD\` in upper case (\`GET\`, \`POST\`);
+- the path with its query string exactly as sent (\`/v1/deposit?processId=order-1\`);
+- the body bytes exactly as sent (sign what you send, never a re-serialised copy); the empty string when there is none (GET).
+
+The timestamp must be within 300 seconds of the server's time, either way. Checks run in this order, and the first failure answers: MISSING_API_KEY, INVALID_API_KEY, MISSING_TIMESTAMP, MISSING_SIGNATURE, TIMESTAMP_EXPIRED, INVALID_SIGNATURE (all 401), then IP_NOT_WHITELISTED (403) and RATE_LIMITED (429). During a secret rotation the old secret keeps working for a grace period. Keep the secret on your server.`;
+
+/** The callback's headers, for the webhook: both signatures of decisions.md and Standard Webhooks. */
+const CALLBACK_HEADERS: readonly { name: string; description: string; schema: JsonSchema; example: string }[] = [
+  { name: "X-Event-Id", description: "The event id, as `id` in the body: the same on every retry. De-duplicate on it.", schema: { type: "string" }, example: "evt_3nQp7RwX2kLm9TsV" },
+  { name: "X-Event-Type", description: "The event type, as `type` in the body.", schema: ref("schemas", "CallbackEventType"), example: "deposit.completed" },
+  { name: "X-Timestamp", description: "Unix time in seconds of this attempt, as a string.", schema: { type: "string", pattern: "^\\d+$" }, example: "1795342864" },
+  {
+    name: "X-Signature",
+    description:
+      "Lower-case hex HMAC-SHA256, keyed with your API secret (the current one), of `X-Timestamp + \"POST\" + path-with-query-of-your-callback-URL + raw body`: the request signing scheme. Reject a timestamp more than 300 s from your clock.",
+    schema: { type: "string", pattern: "^[0-9a-f]{64}$" },
+    example: "5d41402abc4b2a76b9719d911017c592ae2c5d8f1a0b0c8e9f7d6c5b4a392817",
+  },
+  { name: "webhook-id", description: "Standard Webhooks: the event id (the same as X-Event-Id).", schema: { type: "string" }, example: "evt_3nQp7RwX2kLm9TsV" },
+  { name: "webhook-timestamp", description: "Standard Webhooks: Unix time in seconds of this attempt.", schema: { type: "string", pattern: "^\\d+$" }, example: "1795342864" },
+  {
+    name: "webhook-signature",
+    description:
+      "Standard Webhooks: `v1,<base64 HMAC-SHA256 of webhook-id + \".\" + webhook-timestamp + \".\" + raw body>`, keyed with the base64-decoded part of your webhook secret after `whsec_`. While your webhook secret is being rotated there are two signatures, separated by a space; accept the callback when one matches.",
+    schema: { type: "string", pattern: "^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$" },
+    example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+  },
+];
+
+function errorDescription(codes: readonly string[]): string {
+  return codes.map((code) => `- \`${code}\`: ${ERROR_MEANINGS[code] ?? code}`).join("\n");
+}
+
+/** Each status's codes: MERCHANT_ERRORS with the operation's own added, in status order. */
+export function operationErrors(op: Pick<OperationSpec, "errors">): ErrorCodes {
+  const merged: Record<number, string[]> = {};
+  for (const source of [MERCHANT_ERRORS, op.errors]) {
+    for (const [status, codes] of Object.entries(source)) (merged[Number(status)] ??= []).push(...codes.filter((c) => !merged[Number(status)]?.includes(c)));
+  }
+  return Object.fromEntries(Object.entries(merged).sort(([a], [b]) => Number(a) - Number(b)));
+}
+
+function errorResponse(status: number, codes: readonly string[]): Record<string, unknown> {
+  const [first, ...rest] = codes;
+  return {
+    description: errorDescription(codes),
+    headers: {
+      "X-Request-Id": ref("headers", "X-Request-Id"),
+      ...(status === 429 ? { "Retry-After": ref("headers", "Retry-After") } : {}),
+    },
+    content: {
+      "application/json": {
+        schema: outputSchema(failureEnvelope([first!, ...rest])),
+        example: { success: false, error: { code: first, message: ERROR_MEANINGS[first!] ?? first }, timestamp: 1795342864 },
+      },
+    },
+  };
+}
+
+function sameCodes(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((code, i) => code === b[i]);
+}
+
+/** `Error<status>`: the failure response of each status every merchant operation has, with just the common codes. */
+function commonErrorResponses(): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(MERCHANT_ERRORS).map(([status, codes]) => [`Error${status}`, errorResponse(Number(status), codes)]));
+}
+
+function parameters(op: OperationSpec): Record<string, unknown>[] {
+  const params: Record<string, unknown>[] = [];
+  for (const [name, description] of Object.entries(op.pathParams ?? {})) {
+    params.push({ name, in: "path", required: true, description, schema: { type: "string" } });
+  }
+  if (op.query) {
+    for (const [name, schema] of Object.entries(op.query.schema.shape as Record<string, z.ZodType>)) {
+      params.push({
+        name,
+        in: "query",
+        required: !schema.safeParse(undefined).success,
+        ...(op.query.descriptions?.[name] ? { description: op.query.descriptions[name] } : {}),
+        schema: inputSchema(schema, op.query.overrides),
+      });
+    }
+  }
+  return params;
+}
+
+function operation(op: OperationSpec): Record<string, unknown> {
+  const params = parameters(op);
+  const responses: Record<string, unknown> = {
+    [op.success.status]: {
+      description: op.success.description,
+      headers: { "X-Request-Id": ref("headers", "X-Request-Id") },
+      content: {
+        "application/json": {
+          schema: ref("schemas", `${op.success.data}Response`),
+          example: { success: true, data: op.success.example, timestamp: 1795342864 },
+        },
+      },
+    },
+  };
+  for (const [status, codes] of Object.entries(operationErrors(op))) {
+    // A status whose codes are just the common ones shares one response object.
+    const common = MERCHANT_ERRORS[Number(status)];
+    responses[status] = common && sameCodes(common, codes) ? ref("responses", `Error${status}`) : errorResponse(Number(status), codes);
+  }
+  return {
+    operationId: op.operationId,
+    tags: [op.tag],
+    summary: op.summary,
+    description: op.description,
+    ...(params.length > 0 ? { parameters: params } : {}),
+    ...(op.body
+      ? { requestBody: { required: op.body.required, content: { "application/json": { schema: inputSchema(op.body.schema), example: op.body.example } } } }
+      : {}),
+    responses,
+  };
+}
+
+/** The document itself, served at GET /openapi.json: public, so the reference page and code generators can load it. */
+const SELF_OPERATION = {
+  operationId: "getOpenApiDocument",
+  tags: ["Reference"],
+  summary: "This OpenAPI document",
+  description: "The OpenAPI 3.1 document of this API. No authentication.",
+  security: [],
+  responses: {
+    200: {
+      description: "The document",
+      content: {
+        "application/json": {
+          schema: { type: "object", required: ["openapi", "info", "paths"], properties: { openapi: { type: "string", pattern: "^3\\.1\\.\\d+$" }, info: { type: "object" }, paths: { type: "object" } } },
+        },
+      },
+    },
+  },
+};
+
+const WEBHOOK = {
+  post: {
+    operationId: "transactionCallback",
+    tags: ["Callbacks"],
+    summary: "A transaction's status changed",
+    description: `POSTed to your callback URL once per status change after creation: ${COMPONENT_SCHEMAS.CallbackEventType.options.map((t) => `\`${t}\``).join(", ")}. \`data\` is the transaction record the API answers reads with; its \`sequence\` grows with every change, so discard a callback whose sequence is not newer than the one you have. Verify either signature over the raw body before trusting it.
+
+Delivery is at least once: any 2xx within 10 s counts as delivered. Otherwise it is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (a Retry-After in your answer is honoured), then marked failed. GET /v1/events lists the events and their attempts; POST /v1/events/{eventId}/redeliver sends one again.`,
+    security: [],
+    parameters: CALLBACK_HEADERS.map((h) => ({ name: h.name, in: "header", required: true, description: h.description, schema: h.schema, example: h.example })),
+    requestBody: { required: true, content: { "application/json": { schema: ref("schemas", "CallbackBody"), example: callbackBodyExample } } },
+    responses: {
+      "2XX": { description: "Delivered: the event is not sent again (unless you ask for a redelivery)." },
+      default: { description: "Not delivered (also: no answer within 10 s): retried on the schedule above." },
+    },
+  },
+};
+
+/** `<Data>Response`: the success envelope around each data schema an operation answers with. */
+function envelopeSchemas(): Record<string, z.ZodType> {
+  const names = [...new Set(OPERATIONS.map((op) => op.success.data))] as ComponentName[];
+  return Object.fromEntries(names.map((name) => [`${name}Response`, successEnvelope(COMPONENT_SCHEMAS[name])]));
+}
+
+/**
+ * Builds the whole document. Deterministic: the same code gives the same JSON, key order
+ * included, so `pnpm openapi` writes a stable file and the test can compare it.
+ */
+export function buildOpenApiDocument(): OpenApiDocument {
+  const paths: OpenApiDocument["paths"] = {};
+  for (const op of OPERATIONS) (paths[op.path] ??= {})[op.method] = operation(op);
+  paths["/openapi.json"] = { get: SELF_OPERATION };
+
+  return {
+    openapi: "3.1.1",
+    info: {
+      title: "Payment gateway: merchant API",
+      version: "1.0.0",
+      summary: "Bank list, deposits, withdrawals, balance, transactions and callbacks for Turkish bank transfers.",
+      description: GETTING_STARTED,
+    },
+    servers: [{ url: "/", description: "This gateway" }],
+    security: [{ ApiKey: [], Timestamp: [], Signature: [] }],
+    tags: [
+      { name: "Banks", description: "The banks and limits open to you." },
+      { name: "Deposits", description: "Money in: your customer pays by bank transfer." },
+      { name: "Withdrawals", description: "Money out: payouts to an IBAN, from an allowed IP." },
+      { name: "Balance", description: "What you hold, per currency." },
+      { name: "Transactions", description: "Deposits and withdrawals, listed." },
+      { name: "Events", description: "The callbacks sent to you, and redelivery." },
+      { name: "Sandbox", description: "Test helpers for sandbox merchants." },
+      { name: "Callbacks", description: "What the gateway POSTs to your callback URL." },
+      { name: "Reference", description: "This document." },
+    ],
+    paths,
+    webhooks: { transactionCallback: WEBHOOK },
+    components: {
+      schemas: componentSchemas({ ...COMPONENT_SCHEMAS, ...envelopeSchemas() }),
+      responses: commonErrorResponses(),
+      securitySchemes: {
+        ApiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: `Your API key.\n\n${SIGNING}` },
+        Timestamp: { type: "apiKey", in: "header", name: "X-Timestamp", description: "Unix time in seconds, as a string, within 300 s of the server's time. Part of the signed message." },
+        Signature: {
+          type: "apiKey",
+          in: "header",
+          name: "X-Signature",
+          description: "Lower-case hex HMAC-SHA256 of `X-Timestamp + METHOD + path-with-query + body`, keyed with your API secret. See ApiKey for the whole rule.",
+        },
+      },
+      headers: {
+        "X-Request-Id": { description: "The request's id (a valid incoming X-Request-Id is echoed); quote it to support.", schema: { type: "string" } },
+        "Retry-After": { description: "Whole seconds to wait before retrying.", schema: { type: "integer", minimum: 1 } },
+      },
+    },
+  };
+}
