@@ -1,0 +1,158 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import test from "ava";
+import { PaymentsClient, PaymentsError, type Deposit } from "../src/index.js";
+
+// The SDK against a real gateway: the all-in-one process (embedded SQLite, as `pnpm start`),
+// merchants made with `pnpm cli merchant create`, every call through PaymentsClient.
+
+const root = new URL("../../..", import.meta.url).pathname;
+const dataDir = mkdtempSync(join(tmpdir(), "sdk-e2e-"));
+let server: ChildProcess;
+let gatewayUrl = "";
+let grpcUrl = "";
+const logLines: string[] = [];
+
+test.before(async () => {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: "0",
+    GRPC_PORT: "0",
+    DATA_DIR: dataDir,
+    // The ready line (with the ports) is an info line.
+    LOG_LEVEL: "info",
+    SANDBOX_PAYOUT_DELAY: "50ms",
+    PAYOUT_WORKER_INTERVAL: "100ms",
+  };
+  delete env.DATABASE_URL;
+  delete env.NATS_URL;
+  server = spawn(process.execPath, ["--conditions=source", "--import", "tsx", "packages/all-in-one/src/main.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  server.stderr!.on("data", (d: Buffer) => logLines.push(d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ready line in 60 s:\n${logLines.join("")}`)), 60_000);
+    server.once("exit", (code) => reject(new Error(`the gateway exited with ${code}:\n${logLines.join("")}`)));
+    createInterface({ input: server.stdout! }).on("line", (line) => {
+      logLines.push(line);
+      if (gatewayUrl || !line.includes("ready")) return;
+      const entry = JSON.parse(line) as { gateway?: string; grpc?: string };
+      if (!entry.gateway || !entry.grpc) return;
+      gatewayUrl = entry.gateway;
+      grpcUrl = entry.grpc;
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+});
+
+test.after.always(() => {
+  if (server && server.exitCode === null) server.kill("SIGKILL");
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function cli(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("pnpm", ["cli", ...args], { cwd: root, env: { ...process.env, GRPC_URL: grpcUrl } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("exit", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`pnpm cli ${args.join(" ")}: ${code}\n${stderr}`))));
+  });
+}
+
+async function merchantClient(name: string, sandbox: boolean): Promise<PaymentsClient> {
+  const args = ["merchant", "create", "--name", name, "--ip", "127.0.0.1,::1", "--json", ...(sandbox ? ["--sandbox"] : [])];
+  const creds = JSON.parse((await cli(args)).trim()) as { apiKey: string; apiSecret: string };
+  return new PaymentsClient({ baseUrl: gatewayUrl, apiKey: creds.apiKey, apiSecret: creds.apiSecret, retryBaseDelayMs: 50 });
+}
+
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  for (let i = 0; i < 100; i++) {
+    const value = await read();
+    if (done(value)) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`never: ${what}`);
+}
+
+const customer = { id: "cus_1", name: "Elif Şahin", username: "elif" };
+
+test.serial("a sandbox merchant: banks, a deposit created, read, cancelled, another paid in the sandbox, a withdrawal, every transaction over pages", async (t) => {
+  const client = await merchantClient("SDK Sandbox Shop", true);
+
+  const { banks } = await client.availableBanks();
+  t.true(banks.length > 0);
+  const bank = banks.find((b) => b._id !== "FAST")!;
+  t.regex(bank.logo ?? "", /^https?:\/\//);
+
+  const created = await client.createDeposit({ processId: "sdk-dep-1", amount: 15_000, bankCode: bank._id, customer, metadata: { cart: 7 } });
+  t.like(created, { processId: "sdk-dep-1", amount: 15_000, currency: "TRY", status: "pending" });
+  t.regex(created.checkoutUrl, /token=/);
+  t.deepEqual(await client.getDeposit(created.transactionId), created);
+  t.is((await client.getDepositByProcessId("sdk-dep-1")).transactionId, created.transactionId);
+  t.is((await client.cancelDeposit(created.transactionId)).status, "cancelled");
+
+  const duplicate = await t.throwsAsync(client.createDeposit({ processId: "sdk-dep-1", amount: 15_000, customer }), { instanceOf: PaymentsError });
+  t.like(duplicate, { status: 400, code: "DUPLICATE_TRANSACTION", details: { transactionId: created.transactionId }, attempts: 1 });
+  t.regex(duplicate!.requestId ?? "", /\S/);
+
+  const missing = await t.throwsAsync(client.getDeposit("dep_doesnotexist"), { instanceOf: PaymentsError });
+  t.like(missing, { status: 404 });
+
+  // Paid through the sandbox helper: completed, and the sandbox balance is credited.
+  const paid = await client.createDeposit({ processId: "sdk-dep-2", amount: 90_000, customer });
+  const completed = await client.sandbox.payDeposit(paid.transactionId, { senderName: "ELIF SAHIN" });
+  t.is(completed.status, "completed");
+  const balance = await eventually(() => client.balance(), (b) => b.balances.some((x) => x.available === 90_000), "the sandbox credit");
+  t.like(balance.balances[0], { currency: "TRY", available: 90_000 });
+
+  const unpaid = await client.createDeposit({ processId: "sdk-dep-3", amount: 20_000, customer });
+  t.is((await client.sandbox.expireDeposit(unpaid.transactionId)).status, "expired");
+
+  const withdrawal = await client.createWithdrawal({
+    processId: "sdk-wd-1",
+    amount: 40_000,
+    accountName: "Elif Şahin",
+    iban: "TR330006100519786457841326",
+    userId: "u1",
+    userName: "elif",
+    name: "Elif Şahin",
+  });
+  t.like(withdrawal, { processId: "sdk-wd-1", amount: 40_000 });
+  t.is((await client.getWithdrawal(withdrawal.transactionId)).processId, "sdk-wd-1");
+  t.is((await client.getWithdrawalByProcessId("sdk-wd-1")).transactionId, withdrawal.transactionId);
+
+  // More deposits, then every transaction page by page (3 a page): each exactly once, newest first.
+  for (let i = 4; i <= 8; i++) await client.createDeposit({ processId: `sdk-dep-${i}`, amount: 10_000 + i, customer });
+  const listing = client.transactions({ limit: 3 });
+  const pages: number[] = [];
+  for await (const page of listing.pages()) pages.push(page.items.length);
+  t.true(pages.length >= 3, JSON.stringify(pages));
+  const all = [];
+  for await (const tx of listing) all.push(tx);
+  const ids = all.map((tx) => tx.processId);
+  t.is(new Set(ids).size, ids.length, "no transaction twice");
+  t.deepEqual([...ids].sort(), ["sdk-dep-1", "sdk-dep-2", "sdk-dep-3", "sdk-dep-4", "sdk-dep-5", "sdk-dep-6", "sdk-dep-7", "sdk-dep-8", "sdk-wd-1"]);
+  t.is(all.length, pages.reduce((a, b) => a + b, 0));
+  const deposits = await client.transactions({ type: "deposit", status: "pending", limit: 2 }).toArray();
+  t.deepEqual(deposits.map((d) => d.processId).sort(), ["sdk-dep-4", "sdk-dep-5", "sdk-dep-6", "sdk-dep-7", "sdk-dep-8"]);
+
+  // No callback URL is set, so the event log may be empty; the listing still answers.
+  t.true(Array.isArray(await client.events({ limit: 5 }).toArray(10)));
+});
+
+test.serial("a live merchant: the sandbox helpers are refused with 403 SANDBOX_ONLY; wrong credentials are INVALID_SIGNATURE", async (t) => {
+  const client = await merchantClient("SDK Live Shop", false);
+  const error = await t.throwsAsync(client.sandbox.payDeposit("dep_any"), { instanceOf: PaymentsError });
+  t.like(error, { status: 403, code: "SANDBOX_ONLY" });
+
+  const wrong = new PaymentsClient({ baseUrl: gatewayUrl, apiKey: "pk_unknown", apiSecret: "sk_wrong" });
+  const refused = await t.throwsAsync(wrong.balance(), { instanceOf: PaymentsError });
+  t.is(refused!.status, 401);
+  t.is(refused!.attempts, 1, "a 401 is not retried");
+});
+
+export type { Deposit };
