@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, type Page } from "playwright-core";
+import { assertChromium, launchChromium } from "./browser.js";
 import { startAllInOne, type AllInOne } from "@payments/all-in-one";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient } from "@payments/kit";
@@ -16,7 +17,6 @@ import { signedFetch, type Credentials } from "./helpers.js";
  * the page is opened at the checkoutUrl a merchant would redirect to.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 /** Short, so "expired" shows up within the test; the expiry job runs often enough to see it. */
 const DEPOSIT_TTL_MS = 4_000;
 const WAIT = { timeout: 15_000 };
@@ -45,9 +45,7 @@ let merchant: Credentials | undefined;
 
 test.before(async () => {
   // CI installs Chromium (.ci/run); a machine without it must fail here, not skip.
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium, as .ci/run does) or point CHROMIUM_PATH at a Chromium binary.`);
-  }
+  assertChromium();
   app = await startAllInOne({
     clock,
     env: {
@@ -63,11 +61,7 @@ test.before(async () => {
   const merchants = createServiceClient(MerchantService, app.services.server.url);
   const created = await merchants.createMerchant({ name: "Browser Sandbox Shop", sandbox: true });
   merchant = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    timeout: 30_000,
-  });
+  browser = await launchChromium();
 });
 
 test.after.always(async () => {

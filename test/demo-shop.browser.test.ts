@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import test from "ava";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, type Page } from "playwright-core";
+import { assertChromium, launchChromium } from "./browser.js";
 import { startAllInOne, type AllInOne } from "@payments/all-in-one";
 import { sign, unixTimestamp } from "@payments/signing";
 
@@ -17,7 +18,6 @@ import { sign, unixTimestamp } from "@payments/signing";
  * and the order page turns "Paid" because a verified callback reached the shop.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const WAIT = { timeout: 20_000 };
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -58,9 +58,7 @@ function startShop(env: NodeJS.ProcessEnv): Promise<string> {
 }
 
 test.before(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium) or point CHROMIUM_PATH at a Chromium binary.`);
-  }
+  assertChromium();
   app = await startAllInOne({
     env: {
       DATA_DIR: gatewayDir,
@@ -79,11 +77,7 @@ test.before(async () => {
     DEMO_PORT: "0",
     DEMO_DATA_DIR: shopDir,
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    timeout: 30_000,
-  });
+  browser = await launchChromium();
 });
 
 test.after.always(async () => {

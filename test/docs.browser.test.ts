@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
-import { chromium, type Browser } from "playwright-core";
+import { type Browser } from "playwright-core";
+import { assertChromium, launchChromium } from "./browser.js";
 import { startAllInOne, type AllInOne } from "@payments/all-in-one";
 
 /*
@@ -13,7 +14,6 @@ import { startAllInOne, type AllInOne } from "@payments/all-in-one";
  * of any other origin (every request is recorded; a blocked one or a CSP refusal fails too).
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const WAIT = { timeout: 30_000 };
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
 
@@ -22,17 +22,11 @@ let app: AllInOne | undefined;
 let browser: Browser | undefined;
 
 test.before(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}. Install it (apt-get install -y chromium, as .ci/run does) or point CHROMIUM_PATH at a Chromium binary.`);
-  }
+  assertChromium();
   app = await startAllInOne({
     env: { DATA_DIR: dataDir, PORT: "0", GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: randomBytes(32).toString("hex") },
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    timeout: 30_000,
-  });
+  browser = await launchChromium();
 });
 
 test.after.always(async () => {
