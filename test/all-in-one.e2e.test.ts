@@ -1,66 +1,27 @@
 import test from "ava";
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createInterface } from "node:readline";
+import type { ChildProcess } from "node:child_process";
 import { DepositService } from "@payments/contracts/deposit";
 import { createServiceClient } from "@payments/kit";
+import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/kit/testing";
 import { verifyCallback } from "@payments/signing";
 import { bankListProblems, signedFetch, startCallbackReceiver } from "./helpers.js";
 
 // The newcomer's path, for real: `pnpm start` on embedded SQLite, a merchant from
 // `pnpm cli merchant create --json`, a signed bank list, then SIGTERM.
-const root = new URL("..", import.meta.url).pathname;
-const dataDir = mkdtempSync(join(tmpdir(), "all-in-one-"));
+let app: AllInOneProcess;
 let server: ChildProcess;
 let gatewayUrl = "";
 let grpcUrl = "";
-const logLines: string[] = [];
 let merchant: { merchantId: string; apiKey: string; apiSecret: string } | undefined;
 
-function freePortEnv(): Record<string, string> {
-  // Port 0: the process picks free ports and reports them on its ready line.
-  return { PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info", DEPOSIT_TTL: "8s", DEPOSIT_EXPIRY_INTERVAL: "200ms", SANDBOX_PAYOUT_DELAY: "50ms", PAYOUT_WORKER_INTERVAL: "100ms", CALLBACK_ALLOW_PRIVATE: "1", CALLBACK_RETRY_SCHEDULE: "100ms,200ms", CALLBACK_POLL_INTERVAL: "50ms" };
-}
-
 test.before(async () => {
-  const env = { ...process.env, ...freePortEnv() };
-  delete env.DATABASE_URL;
-  delete env.NATS_URL;
-  // What `pnpm start` runs, without pnpm in between: pnpm does not pass SIGTERM on.
-  server = spawn(process.execPath, ["--conditions=source", "--import", "tsx", "packages/all-in-one/src/main.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
-  server.stderr!.on("data", (d: Buffer) => logLines.push(d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ready line in 60 s:\n${logLines.join("")}`)), 60_000);
-    server.once("exit", (code) => reject(new Error(`pnpm start exited with ${code}:\n${logLines.join("")}`)));
-    createInterface({ input: server.stdout! }).on("line", (line) => {
-      logLines.push(line);
-      if (!line.includes("ready")) return;
-      const entry = JSON.parse(line) as { gateway: string; grpc: string; msg: string };
-      gatewayUrl = entry.gateway;
-      grpcUrl = entry.grpc;
-      clearTimeout(timer);
-      resolve();
-    });
-  });
+  app = await spawnAllInOne({ DEPOSIT_TTL: "8s", DEPOSIT_EXPIRY_INTERVAL: "200ms", SANDBOX_PAYOUT_DELAY: "50ms", PAYOUT_WORKER_INTERVAL: "100ms", CALLBACK_ALLOW_PRIVATE: "1", CALLBACK_RETRY_SCHEDULE: "100ms,200ms", CALLBACK_POLL_INTERVAL: "50ms" });
+  ({ child: server, gatewayUrl, grpcUrl } = app);
 });
 
-test.after.always(() => {
-  if (server && server.exitCode === null) server.kill("SIGKILL");
-  rmSync(dataDir, { recursive: true, force: true });
-});
+test.after.always(() => app?.stop());
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn("pnpm", ["cli", ...args], { cwd: root, env: { ...process.env, GRPC_URL: grpcUrl } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[]) => runCli(args, { GRPC_URL: grpcUrl });
 
 test.serial("pnpm start prints a ready line naming the gateway and the internal address", (t) => {
   t.regex(gatewayUrl, /^http:\/\/.+:\d+$/);

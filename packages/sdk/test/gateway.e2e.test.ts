@@ -1,66 +1,24 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createInterface } from "node:readline";
 import test from "ava";
+import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/kit/testing";
 import { PaymentsClient, PaymentsError, type Deposit } from "../src/index.js";
 
 // The SDK against a real gateway: the all-in-one process (embedded SQLite, as `pnpm start`),
 // merchants made with `pnpm cli merchant create`, every call through PaymentsClient.
 
-const root = new URL("../../..", import.meta.url).pathname;
-const dataDir = mkdtempSync(join(tmpdir(), "sdk-e2e-"));
-let server: ChildProcess;
+let app: AllInOneProcess;
 let gatewayUrl = "";
-let grpcUrl = "";
-const logLines: string[] = [];
 
 test.before(async () => {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: "0",
-    GRPC_PORT: "0",
-    DATA_DIR: dataDir,
-    // The ready line (with the ports) is an info line.
-    LOG_LEVEL: "info",
-    SANDBOX_PAYOUT_DELAY: "50ms",
-    PAYOUT_WORKER_INTERVAL: "100ms",
-  };
-  delete env.DATABASE_URL;
-  delete env.NATS_URL;
-  server = spawn(process.execPath, ["--conditions=source", "--import", "tsx", "packages/all-in-one/src/main.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
-  server.stderr!.on("data", (d: Buffer) => logLines.push(d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ready line in 60 s:\n${logLines.join("")}`)), 60_000);
-    server.once("exit", (code) => reject(new Error(`the gateway exited with ${code}:\n${logLines.join("")}`)));
-    createInterface({ input: server.stdout! }).on("line", (line) => {
-      logLines.push(line);
-      if (gatewayUrl || !line.includes("ready")) return;
-      const entry = JSON.parse(line) as { gateway?: string; grpc?: string };
-      if (!entry.gateway || !entry.grpc) return;
-      gatewayUrl = entry.gateway;
-      grpcUrl = entry.grpc;
-      clearTimeout(timer);
-      resolve();
-    });
-  });
+  app = await spawnAllInOne({ SANDBOX_PAYOUT_DELAY: "50ms", PAYOUT_WORKER_INTERVAL: "100ms" });
+  gatewayUrl = app.gatewayUrl;
 });
 
-test.after.always(() => {
-  if (server && server.exitCode === null) server.kill("SIGKILL");
-  rmSync(dataDir, { recursive: true, force: true });
-});
+test.after.always(() => app?.stop());
 
-function cli(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("pnpm", ["cli", ...args], { cwd: root, env: { ...process.env, GRPC_URL: grpcUrl } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("exit", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`pnpm cli ${args.join(" ")}: ${code}\n${stderr}`))));
-  });
+async function cli(args: string[]): Promise<string> {
+  const result = await runCli(args, { GRPC_URL: app.grpcUrl });
+  if (result.code !== 0) throw new Error(`pnpm cli ${args.join(" ")}: ${result.code}\n${result.stderr}`);
+  return result.stdout;
 }
 
 async function merchantClient(name: string, sandbox: boolean): Promise<PaymentsClient> {
