@@ -77,7 +77,8 @@ export function toMerchantRecord(row: MerchantRow): MerchantRecord {
   };
 }
 
-function toSecretRecord(row: SecretRow): SecretRecord {
+/** A secret row (API or webhook secret: the same columns) as the service handles it. */
+export function toSecretRecord(row: SecretRow): SecretRecord {
   return {
     id: row.id,
     merchantId: row.merchant_id,

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Knex } from "knex";
 import { newId } from "@payments/kit";
 import { expiryAfterRotation } from "./merchant.js";
-import type { SecretInfo, SecretRecord, SecretRow } from "./merchant-store.js";
+import { toSecretRecord, type SecretInfo, type SecretRecord, type SecretRow } from "./merchant-store.js";
 import type { SecretBox } from "./secret-box.js";
 
 /**
@@ -29,24 +29,13 @@ export function webhookSealContext(merchantId: string): string {
   return `${merchantId}:webhook`;
 }
 
-function toRecord(row: SecretRow): SecretRecord {
-  return {
-    id: row.id,
-    merchantId: row.merchant_id,
-    generation: Number(row.generation),
-    sealed: row.sealed,
-    createdAt: Number(row.created_at),
-    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
-  };
-}
-
 /** Webhook secrets that sign callbacks at `now`, current first. */
 export async function validWebhookSecretsOf(db: Knex, merchantId: string, now: number): Promise<SecretRecord[]> {
   const rows: SecretRow[] = await db<SecretRow>(TABLE)
     .where({ merchant_id: merchantId })
     .andWhere((q) => q.whereNull("expires_at").orWhere("expires_at", ">", now))
     .orderBy("generation", "desc");
-  return rows.map(toRecord);
+  return rows.map(toSecretRecord);
 }
 
 /** Webhook secret metadata of a merchant, newest first; the sealed values are not read. */
@@ -56,7 +45,7 @@ export async function webhookSecretsInfoOf(db: Knex, merchantId: string): Promis
     .where({ merchant_id: merchantId })
     .orderBy("generation", "desc");
   return rows.map((row) => {
-    const { sealed: _, ...info } = toRecord({ ...row, sealed: "" });
+    const { sealed: _, ...info } = toSecretRecord({ ...row, sealed: "" });
     return info;
   });
 }
