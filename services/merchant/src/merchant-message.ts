@@ -1,12 +1,27 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { MerchantSchema, MerchantStatus, type Merchant } from "@payments/contracts/merchant";
-import { secretValidAt, type MerchantStatusName } from "./merchant.js";
+import { LatePaymentRule, MerchantSchema, MerchantStatus, OverpaymentRule, UnderpaymentRule, type Merchant } from "@payments/contracts/merchant";
+import { secretValidAt, type LatePaymentRuleName, type MerchantStatusName, type OverpaymentRuleName, type UnderpaymentRuleName } from "./merchant.js";
 import type { MerchantRecord, SecretInfo } from "./merchant-store.js";
 
 export function statusToProto(status: MerchantStatusName): MerchantStatus {
   return status === "active" ? MerchantStatus.ACTIVE : MerchantStatus.DISABLED;
 }
+
+// The paid-amount rules by name and as proto enums, both ways (requests come in as enums).
+export const UNDERPAYMENT_TO_PROTO: Readonly<Record<UnderpaymentRuleName, UnderpaymentRule>> = {
+  review: UnderpaymentRule.REVIEW,
+  complete: UnderpaymentRule.COMPLETE,
+};
+export const OVERPAYMENT_TO_PROTO: Readonly<Record<OverpaymentRuleName, OverpaymentRule>> = {
+  complete: OverpaymentRule.COMPLETE,
+  review: OverpaymentRule.REVIEW,
+};
+export const LATE_PAYMENT_TO_PROTO: Readonly<Record<LatePaymentRuleName, LatePaymentRule>> = {
+  review: LatePaymentRule.REVIEW,
+  complete: LatePaymentRule.COMPLETE,
+  return: LatePaymentRule.RETURN,
+};
 
 export function timestampFromMs(ms: number) {
   return timestampFromDate(new Date(ms));
@@ -24,6 +39,9 @@ export function toMerchantMessage(merchant: MerchantRecord, secrets: readonly Se
     callbackUrl: merchant.callbackUrl ?? "",
     rateLimitPerSecond: merchant.rateLimit.perSecond ?? undefined,
     rateLimitBurst: merchant.rateLimit.burst ?? undefined,
+    underpayment: UNDERPAYMENT_TO_PROTO[merchant.paymentRules.underpayment],
+    overpayment: OVERPAYMENT_TO_PROTO[merchant.paymentRules.overpayment],
+    latePayment: LATE_PAYMENT_TO_PROTO[merchant.paymentRules.latePayment],
     secrets: secrets.map((secret) => ({
       id: secret.id,
       createdAt: timestampFromMs(secret.createdAt),

@@ -4,7 +4,7 @@ import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
 import { MerchantChangedSchema, type Merchant } from "@payments/contracts/merchant";
 import { newId, newToken, recordEvent, serviceError, type Clock } from "@payments/kit";
 import type { MerchantContext } from "./context.js";
-import type { MerchantChange, MerchantStatusName, RateLimit } from "./merchant.js";
+import { LATE_PAYMENT_RULES, OVERPAYMENT_RULES, readRule, UNDERPAYMENT_RULES, type MerchantChange, type MerchantStatusName, type PaymentRules, type RateLimit } from "./merchant.js";
 import { timestampFromMs, toMerchantMessage } from "./merchant-message.js";
 import { SecretBoxError, type SecretBox } from "./secret-box.js";
 
@@ -19,6 +19,9 @@ export interface MerchantRow {
   callback_url: string | null;
   rate_limit_per_second: number | null;
   rate_limit_burst: number | null;
+  underpayment: string;
+  overpayment: string;
+  late_payment: string;
   created_at: number | string;
   updated_at: number | string;
 }
@@ -41,6 +44,7 @@ export interface MerchantRecord {
   allowedIps: string[];
   callbackUrl: string | null;
   rateLimit: RateLimit;
+  paymentRules: PaymentRules;
   createdAt: number;
   updatedAt: number;
 }
@@ -55,7 +59,7 @@ export interface SecretRecord {
 }
 
 /** The columns a change may set (besides updated_at). */
-export type MerchantPatch = Partial<Pick<MerchantRow, "status" | "sandbox" | "allowed_ips" | "callback_url" | "rate_limit_per_second" | "rate_limit_burst">>;
+export type MerchantPatch = Partial<Pick<MerchantRow, "status" | "sandbox" | "allowed_ips" | "callback_url" | "rate_limit_per_second" | "rate_limit_burst" | "underpayment" | "overpayment" | "late_payment">>;
 
 function parseIps(text: string): string[] {
   const value: unknown = JSON.parse(text);
@@ -72,6 +76,11 @@ export function toMerchantRecord(row: MerchantRow): MerchantRecord {
     allowedIps: parseIps(row.allowed_ips),
     callbackUrl: row.callback_url,
     rateLimit: { perSecond: row.rate_limit_per_second, burst: row.rate_limit_burst },
+    paymentRules: {
+      underpayment: readRule(UNDERPAYMENT_RULES, row.underpayment),
+      overpayment: readRule(OVERPAYMENT_RULES, row.overpayment),
+      latePayment: readRule(LATE_PAYMENT_RULES, row.late_payment),
+    },
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -257,6 +266,9 @@ export async function insertMerchant(trx: Knex, merchant: MerchantRecord): Promi
     callback_url: merchant.callbackUrl,
     rate_limit_per_second: merchant.rateLimit.perSecond,
     rate_limit_burst: merchant.rateLimit.burst,
+    underpayment: merchant.paymentRules.underpayment,
+    overpayment: merchant.paymentRules.overpayment,
+    late_payment: merchant.paymentRules.latePayment,
     created_at: merchant.createdAt,
     updated_at: merchant.updatedAt,
   });

@@ -19,7 +19,37 @@ export const GRACE_PERIOD_MAX_SECONDS = 30 * 24 * 3600;
 export type MerchantStatusName = "active" | "disabled";
 
 /** What a MerchantChanged event says changed. */
-export type MerchantChange = "created" | "secret_rotated" | "webhook_secret_rotated" | "allowed_ips" | "callback_url" | "status" | "sandbox" | "rate_limit";
+export type MerchantChange = "created" | "secret_rotated" | "webhook_secret_rotated" | "allowed_ips" | "callback_url" | "status" | "sandbox" | "rate_limit" | "payment_rules";
+
+/**
+ * The paid-amount rules (issue 14): what the deposit service does with a transfer that pays
+ * less (`underpayment`) or more (`overpayment`) than its deposit asked, or pays a deposit that
+ * has expired (`latePayment`). `review` holds the money for an operator, `complete` completes
+ * the deposit with what arrived, `return` sends it back. Stored by name, one column each.
+ */
+export const UNDERPAYMENT_RULES = ["review", "complete"] as const;
+export const OVERPAYMENT_RULES = ["complete", "review"] as const;
+export const LATE_PAYMENT_RULES = ["review", "complete", "return"] as const;
+export type UnderpaymentRuleName = (typeof UNDERPAYMENT_RULES)[number];
+export type OverpaymentRuleName = (typeof OVERPAYMENT_RULES)[number];
+export type LatePaymentRuleName = (typeof LATE_PAYMENT_RULES)[number];
+
+export interface PaymentRules {
+  underpayment: UnderpaymentRuleName;
+  overpayment: OverpaymentRuleName;
+  latePayment: LatePaymentRuleName;
+}
+
+/** What a merchant has until an operator decides otherwise (also the columns' defaults). */
+export const DEFAULT_PAYMENT_RULES: Readonly<PaymentRules> = { underpayment: "review", overpayment: "complete", latePayment: "review" };
+
+/**
+ * A stored rule by name. A value the service does not know (written by hand, or by a newer
+ * version) reads as `review`, which only ever holds money for an operator, never moves it.
+ */
+export function readRule<T extends string>(allowed: readonly T[], stored: string): T | "review" {
+  return (allowed as readonly string[]).includes(stored) ? (stored as T) : "review";
+}
 
 export function normaliseName(raw: string): Checked<string> {
   const name = raw.trim();

@@ -6,7 +6,17 @@ import { Code, type Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { PayoutService } from "@payments/contracts/payout";
-import { GetMerchantResponseSchema, MerchantChangedSchema, MerchantService, MerchantStatus, type MerchantChanged } from "@payments/contracts/merchant";
+import {
+  GetMerchantResponseSchema,
+  LatePaymentRule,
+  MerchantChangedSchema,
+  MerchantService,
+  MerchantStatus,
+  OverpaymentRule,
+  UnderpaymentRule,
+  type Merchant,
+  type MerchantChanged,
+} from "@payments/contracts/merchant";
 import { createServiceClient, errorInfo, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
 import { addTestReceivingAccounts, manualClock } from "@payments/kit/testing";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
@@ -515,6 +525,68 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     t.is((await client.getMerchant({ merchantId: merchant!.id })).merchant!.callbackUrl, "", "nothing was stored");
   });
 
+  test("paid-amount rules: a new merchant has the defaults, everywhere a merchant is returned", async (t) => {
+    const created = await newMerchant("Rules Default Shop");
+    const rules = (m: Merchant | undefined) => [m!.underpayment, m!.overpayment, m!.latePayment];
+    const defaults = [UnderpaymentRule.REVIEW, OverpaymentRule.COMPLETE, LatePaymentRule.REVIEW];
+    t.deepEqual(rules(created.merchant), defaults, "CreateMerchant");
+    const merchantId = created.merchant!.id;
+    t.deepEqual(rules((await client.getMerchant({ merchantId })).merchant), defaults, "GetMerchant (what the deposit service asks)");
+    let listed: Merchant | undefined;
+    for (let pageToken = ""; !listed; ) {
+      const page = await client.listMerchants({ pageSize: 100, pageToken });
+      listed = page.merchants.find((m) => m.id === merchantId);
+      if (page.nextPageToken === "") break;
+      pageToken = page.nextPageToken;
+    }
+    t.deepEqual(rules(listed), defaults, "ListMerchants");
+  });
+
+  test("SetPaymentRules changes only the rules given, and GetMerchant returns them", async (t) => {
+    const merchantId = (await newMerchant("Rules Shop")).merchant!.id;
+    const late = await client.setPaymentRules({ merchantId, latePayment: LatePaymentRule.RETURN });
+    t.is(late.merchant!.latePayment, LatePaymentRule.RETURN);
+    t.is(late.merchant!.underpayment, UnderpaymentRule.REVIEW, "left out: unchanged");
+    t.is(late.merchant!.overpayment, OverpaymentRule.COMPLETE, "left out: unchanged");
+
+    const all = await client.setPaymentRules({ merchantId, underpayment: UnderpaymentRule.COMPLETE, overpayment: OverpaymentRule.REVIEW, latePayment: LatePaymentRule.COMPLETE });
+    const expected = [UnderpaymentRule.COMPLETE, OverpaymentRule.REVIEW, LatePaymentRule.COMPLETE];
+    t.deepEqual([all.merchant!.underpayment, all.merchant!.overpayment, all.merchant!.latePayment], expected);
+    const { merchant } = await client.getMerchant({ merchantId });
+    t.deepEqual([merchant!.underpayment, merchant!.overpayment, merchant!.latePayment], expected);
+    t.like(await db()("merchants").where({ id: merchantId }).first(), { underpayment: "complete", overpayment: "review", late_payment: "complete" }, "stored by name");
+
+    const back = await client.setPaymentRules({ merchantId, underpayment: UnderpaymentRule.REVIEW });
+    t.deepEqual([back.merchant!.underpayment, back.merchant!.overpayment, back.merchant!.latePayment], [UnderpaymentRule.REVIEW, OverpaymentRule.REVIEW, LatePaymentRule.COMPLETE]);
+  });
+
+  test("SetPaymentRules refuses a call without any rule, and UNSPECIFIED or unknown values, changing nothing", async (t) => {
+    const merchantId = (await newMerchant("Rules Refused Shop")).merchant!.id;
+    // Other tests write to the outbox concurrently: only this merchant's events count.
+    const eventsOf = async () =>
+      ((await db()("outbox").select("payload")) as Array<{ payload: Buffer }>)
+        .map((row) => fromBinary(MerchantChangedSchema, new Uint8Array(row.payload)))
+        .filter((e) => e.merchantId === merchantId)
+        .map((e) => e.change);
+    const none = await rejection(() => client.setPaymentRules({ merchantId }));
+    t.is(none.code, Code.InvalidArgument);
+    t.is(none.reason, "VALIDATION_ERROR");
+    t.regex(none.message, /at least one rule/);
+    for (const [field, call] of [
+      ["underpayment", () => client.setPaymentRules({ merchantId, underpayment: UnderpaymentRule.UNSPECIFIED })],
+      ["overpayment", () => client.setPaymentRules({ merchantId, overpayment: 9 as OverpaymentRule })],
+      ["late_payment", () => client.setPaymentRules({ merchantId, underpayment: UnderpaymentRule.COMPLETE, latePayment: LatePaymentRule.UNSPECIFIED })],
+    ] as const) {
+      const info = await rejection(call);
+      t.is(info.code, Code.InvalidArgument, field);
+      t.is(info.field, field);
+      t.true(info.message.startsWith(field), info.message);
+    }
+    const { merchant } = await client.getMerchant({ merchantId });
+    t.deepEqual([merchant!.underpayment, merchant!.overpayment, merchant!.latePayment], [UnderpaymentRule.REVIEW, OverpaymentRule.COMPLETE, LatePaymentRule.REVIEW], "nothing changed");
+    t.deepEqual(await eventsOf(), ["created"], "no change event was recorded");
+  });
+
   test("bad input is refused with VALIDATION_ERROR naming the request field", async (t) => {
     const { merchant } = await newMerchant();
     const merchantId = merchant!.id;
@@ -565,6 +637,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       () => client.setStatus({ merchantId, status: MerchantStatus.DISABLED }),
       () => client.setSandbox({ merchantId, sandbox: true }),
       () => client.setRateLimit({ merchantId }),
+      () => client.setPaymentRules({ merchantId, overpayment: OverpaymentRule.REVIEW }),
     ]) {
       const info = await rejection(call);
       t.is(info.code, Code.NotFound);
@@ -587,7 +660,8 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     await client.setStatus({ merchantId, status: MerchantStatus.DISABLED });
     await client.setSandbox({ merchantId, sandbox: true });
     await client.setRateLimit({ merchantId, requestsPerSecond: 5 });
-    const expected = ["created", "secret_rotated", "webhook_secret_rotated", "allowed_ips", "callback_url", "status", "sandbox", "rate_limit"];
+    await client.setPaymentRules({ merchantId, latePayment: LatePaymentRule.RETURN });
+    const expected = ["created", "secret_rotated", "webhook_secret_rotated", "allowed_ips", "callback_url", "status", "sandbox", "rate_limit", "payment_rules"];
 
     const ours = (rows: Array<{ payload: Buffer }>) => rows.map((r) => fromBinary(MerchantChangedSchema, new Uint8Array(r.payload))).filter((e) => e.merchantId === merchantId);
     const recorded = ours(await db()("outbox").select("payload").orderBy("seq"));

@@ -2,6 +2,11 @@ import test from "ava";
 import {
   ALLOWED_IPS_MAX,
   checkRateLimit,
+  DEFAULT_PAYMENT_RULES,
+  LATE_PAYMENT_RULES,
+  OVERPAYMENT_RULES,
+  readRule,
+  UNDERPAYMENT_RULES,
   expiryAfterRotation,
   ipAllowed,
   normaliseAllowedIps,
@@ -168,4 +173,12 @@ test("rotation gives older secrets now + grace, but never extends an earlier exp
   t.is(expiryAfterRotation(1_200, 1_000, 500), 1_200);
   t.is(expiryAfterRotation(9_000, 1_000, 500), 1_500);
   t.is(expiryAfterRotation(null, 1_000, 0), 1_000);
+});
+
+test("a stored paid-amount rule the service does not know reads as review, which never moves money", (t) => {
+  t.is(readRule(LATE_PAYMENT_RULES, "return"), "return");
+  t.is(readRule(OVERPAYMENT_RULES, "complete"), "complete");
+  t.is(readRule(OVERPAYMENT_RULES, "refund"), "review");
+  t.is(readRule(UNDERPAYMENT_RULES, "return"), "review", "a rule of another kind is not taken");
+  t.deepEqual(DEFAULT_PAYMENT_RULES, { underpayment: "review", overpayment: "complete", latePayment: "review" });
 });

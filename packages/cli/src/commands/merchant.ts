@@ -2,13 +2,17 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { InvalidArgumentError, type Command } from "commander";
 import {
   GetMerchantResponseSchema,
+  LatePaymentRule,
   MerchantSchema,
   MerchantStatus,
+  OverpaymentRule,
   SetAllowedIpsResponseSchema,
   SetCallbackUrlResponseSchema,
+  SetPaymentRulesResponseSchema,
   SetRateLimitResponseSchema,
   SetSandboxResponseSchema,
   SetStatusResponseSchema,
+  UnderpaymentRule,
   type Merchant,
 } from "@payments/contracts/merchant";
 import { collectIps, parseBoolean, parseDurationSeconds, parseCount } from "../arguments.js";
@@ -36,6 +40,36 @@ export function rateLimitLabel(merchant: Pick<Merchant, "rateLimitPerSecond" | "
   return rps === undefined && burst === undefined ? "gateway default" : `${rate}, ${bursts}`;
 }
 
+/**
+ * The paid-amount rules by the names operators type (and the README uses), each with its
+ * enum value; the first of each list is the service's default.
+ */
+export const UNDERPAYMENT_CHOICES = { review: UnderpaymentRule.REVIEW, complete: UnderpaymentRule.COMPLETE } as const;
+export const OVERPAYMENT_CHOICES = { complete: OverpaymentRule.COMPLETE, review: OverpaymentRule.REVIEW } as const;
+export const LATE_PAYMENT_CHOICES = { review: LatePaymentRule.REVIEW, complete: LatePaymentRule.COMPLETE, return: LatePaymentRule.RETURN } as const;
+
+/** A parser for one rule option: a bad value is a usage error (exit 2, commander names the option) listing the allowed ones, before any call. */
+export function ruleParser<V extends number>(choices: Readonly<Record<string, V>>): (value: string) => V {
+  return (value: string) => {
+    const rule = Object.hasOwn(choices, value.trim().toLowerCase()) ? choices[value.trim().toLowerCase()] : undefined;
+    if (rule === undefined) throw new InvalidArgumentError(`expected one of: ${Object.keys(choices).join(", ")}.`);
+    return rule;
+  };
+}
+
+function ruleName(choices: Readonly<Record<string, number>>, value: number): string {
+  return Object.entries(choices).find(([, v]) => v === value)?.[0] ?? "unknown";
+}
+
+/** The three rules on one line, e.g. `underpayment review, overpayment complete, late payment return`. */
+export function paymentRulesLabel(merchant: Pick<Merchant, "underpayment" | "overpayment" | "latePayment">): string {
+  return [
+    `underpayment ${ruleName(UNDERPAYMENT_CHOICES, merchant.underpayment)}`,
+    `overpayment ${ruleName(OVERPAYMENT_CHOICES, merchant.overpayment)}`,
+    `late payment ${ruleName(LATE_PAYMENT_CHOICES, merchant.latePayment)}`,
+  ].join(", ");
+}
+
 function ipsLabel(ips: readonly string[]): string {
   return ips.length > 0 ? ips.join(", ") : "none (reads and deposits from any IP; withdrawals refused)";
 }
@@ -50,6 +84,7 @@ function printMerchant(out: Output, merchant: Merchant): void {
     ["allowed IPs", ipsLabel(merchant.allowedIps)],
     ["callback URL", merchant.callbackUrl || "not set"],
     ["rate limit", rateLimitLabel(merchant)],
+    ["payment rules", paymentRulesLabel(merchant)],
     ["created", formatTime(merchant.createdAt)],
     ["updated", formatTime(merchant.updatedAt)],
   ]);
@@ -119,6 +154,7 @@ export function registerMerchantCommands(program: Command, ctx: CommandContext):
 
   merchant
     .command("get")
+    .alias("show")
     .description("show one merchant (never its secrets)")
     .argument("<id>", "merchant id")
     .action(async (id: string, _opts: object, cmd: Command) => {
@@ -142,8 +178,19 @@ export function registerMerchantCommands(program: Command, ctx: CommandContext):
       } while (pageToken !== "");
       if (out.json) return out.data({ merchants: all.map((m) => messageJson(MerchantSchema, m)) });
       out.table(
-        ["ID", "NAME", "STATUS", "SANDBOX", "API KEY", "ALLOWED IPS", "CREATED"],
-        all.map((m) => [m.id, m.name, statusLabel(m.status), yesNo(m.sandbox), m.apiKey, m.allowedIps.join(",") || "-", formatTime(m.createdAt)]),
+        ["ID", "NAME", "STATUS", "SANDBOX", "API KEY", "ALLOWED IPS", "UNDER", "OVER", "LATE", "CREATED"],
+        all.map((m) => [
+          m.id,
+          m.name,
+          statusLabel(m.status),
+          yesNo(m.sandbox),
+          m.apiKey,
+          m.allowedIps.join(",") || "-",
+          ruleName(UNDERPAYMENT_CHOICES, m.underpayment),
+          ruleName(OVERPAYMENT_CHOICES, m.overpayment),
+          ruleName(LATE_PAYMENT_CHOICES, m.latePayment),
+          formatTime(m.createdAt),
+        ]),
         "No merchants yet. Create one with `pnpm cli merchant create --name NAME`.",
       );
     });
@@ -256,5 +303,24 @@ export function registerMerchantCommands(program: Command, ctx: CommandContext):
       if (out.json) return out.message(SetRateLimitResponseSchema, res);
       const updated = required(res.merchant);
       out.line(`Rate limit of ${updated.id}: ${rateLimitLabel(updated)}.`);
+    });
+
+  merchant
+    .command("set-payment-rules")
+    .description("set what the deposit service does with underpaid, overpaid and late transfers; rules left out keep their value")
+    .argument("<id>", "merchant id")
+    .option("--underpayment <rule>", "review (default) or complete: a transfer below the requested amount", ruleParser(UNDERPAYMENT_CHOICES))
+    .option("--overpayment <rule>", "complete (default) or review: a transfer above the requested amount", ruleParser(OVERPAYMENT_CHOICES))
+    .option("--late-payment <rule>", "review (default), complete or return: a transfer for a deposit that has expired", ruleParser(LATE_PAYMENT_CHOICES))
+    .addHelpText("after", "\nreview: the transfer waits in the review queue for an operator; complete: the deposit completes with the amount received; return: the money goes back to the sender.")
+    .action(async (id: string, opts: { underpayment?: UnderpaymentRule; overpayment?: OverpaymentRule; latePayment?: LatePaymentRule }, cmd: Command) => {
+      if (opts.underpayment === undefined && opts.overpayment === undefined && opts.latePayment === undefined) {
+        throw new UsageError("give at least one of --underpayment, --overpayment, --late-payment");
+      }
+      const { out, merchants } = ctx.session(cmd);
+      const res = await merchants.setPaymentRules({ merchantId: id, underpayment: opts.underpayment, overpayment: opts.overpayment, latePayment: opts.latePayment });
+      if (out.json) return out.message(SetPaymentRulesResponseSchema, res);
+      const updated = required(res.merchant);
+      out.line(`Payment rules of ${updated.id}: ${paymentRulesLabel(updated)}.`);
     });
 }

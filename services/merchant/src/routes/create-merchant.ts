@@ -4,7 +4,7 @@ import { isUniqueViolation, newId } from "@payments/kit";
 import { z } from "zod";
 import { requireCallableCallbackUrl } from "../callback-url-policy.js";
 import type { MerchantContext } from "../context.js";
-import { allowedIpsInput, callbackUrlInput, merchantNameInput } from "../merchant.js";
+import { allowedIpsInput, callbackUrlInput, DEFAULT_PAYMENT_RULES, merchantNameInput } from "../merchant.js";
 import { toMerchantMessage } from "../merchant-message.js";
 import {
   insertMerchant,
@@ -45,6 +45,7 @@ export function createMerchant(ctx: MerchantContext): Pick<ServiceImpl<typeof Me
           allowedIps: input.allowedIps,
           callbackUrl: input.callbackUrl,
           rateLimit: { perSecond: null, burst: null },
+          paymentRules: { ...DEFAULT_PAYMENT_RULES },
           createdAt: now,
           updatedAt: now,
         };

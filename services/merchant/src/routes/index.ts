@@ -10,6 +10,7 @@ import { rotateSecret } from "./rotate-secret.js";
 import { rotateWebhookSecret } from "./rotate-webhook-secret.js";
 import { setAllowedIps } from "./set-allowed-ips.js";
 import { setCallbackUrl } from "./set-callback-url.js";
+import { setPaymentRules } from "./set-payment-rules.js";
 import { setRateLimit } from "./set-rate-limit.js";
 import { setSandbox } from "./set-sandbox.js";
 import { setStatus } from "./set-status.js";
@@ -26,6 +27,7 @@ export function routes(router: ConnectRouter, ctx: MerchantContext): void {
     ...setStatus(ctx),
     ...setSandbox(ctx),
     ...setRateLimit(ctx),
+    ...setPaymentRules(ctx),
     ...getCredentials(ctx),
     ...getCallbackTarget(ctx),
   });

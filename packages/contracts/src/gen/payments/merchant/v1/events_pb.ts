@@ -16,8 +16,8 @@ export const file_payments_merchant_v1_events: GenFile = /*@__PURE__*/
 
 /**
  * Published on `payments.merchant.v1.merchant_changed` whenever anything about a
- * merchant changes (status, secrets, IPs, callback URL, limits). Caches of
- * credentials drop the merchant on receipt.
+ * merchant changes (status, secrets, IPs, callback URL, limits, paid-amount rules). Caches
+ * of credentials and merchants drop the merchant on receipt and ask again.
  *
  * @generated from message payments.merchant.v1.MerchantChanged
  */
@@ -39,7 +39,7 @@ export type MerchantChanged = Message<"payments.merchant.v1.MerchantChanged"> & 
 
   /**
    * What changed: created, secret_rotated, webhook_secret_rotated, allowed_ips, callback_url,
-   * status, sandbox, rate_limit.
+   * status, sandbox, rate_limit, payment_rules.
    *
    * @generated from field: string change = 4;
    */

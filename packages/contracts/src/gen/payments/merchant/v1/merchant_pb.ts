@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/merchant/v1/merchant.proto.
  */
 export const file_payments_merchant_v1_merchant: GenFile = /*@__PURE__*/
-  fileDesc("CiNwYXltZW50cy9tZXJjaGFudC92MS9tZXJjaGFudC5wcm90bxIUcGF5bWVudHMubWVyY2hhbnQudjEirAMKCE1lcmNoYW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSNAoGc3RhdHVzGAMgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMSDwoHc2FuZGJveBgEIAEoCBIPCgdhcGlfa2V5GAUgASgJEhMKC2FsbG93ZWRfaXBzGAYgAygJEhQKDGNhbGxiYWNrX3VybBgHIAEoCRIiChVyYXRlX2xpbWl0X3Blcl9zZWNvbmQYCCABKA1IAIgBARIdChByYXRlX2xpbWl0X2J1cnN0GAkgASgNSAGIAQESMQoHc2VjcmV0cxgKIAMoCzIgLnBheW1lbnRzLm1lcmNoYW50LnYxLlNlY3JldEluZm8SLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCGAoWX3JhdGVfbGltaXRfcGVyX3NlY29uZEITChFfcmF0ZV9saW1pdF9idXJzdCKHAQoKU2VjcmV0SW5mbxIKCgJpZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgV2YWxpZBgEIAEoCCJhChVDcmVhdGVNZXJjaGFudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgthbGxvd2VkX2lwcxgCIAMoCRIUCgxjYWxsYmFja191cmwYAyABKAkSDwoHc2FuZGJveBgEIAEoCCJ2ChZDcmVhdGVNZXJjaGFudFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQSEgoKYXBpX3NlY3JldBgCIAEoCRIWCg53ZWJob29rX3NlY3JldBgDIAEoCSIpChJHZXRNZXJjaGFudFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkiRwoTR2V0TWVyY2hhbnRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50Ij0KFExpc3RNZXJjaGFudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJImMKFUxpc3RNZXJjaGFudHNSZXNwb25zZRIxCgltZXJjaGFudHMYASADKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiZgoTUm90YXRlU2VjcmV0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIhChRncmFjZV9wZXJpb2Rfc2Vjb25kcxgCIAEoDUgAiAEBQhcKFV9ncmFjZV9wZXJpb2Rfc2Vjb25kcyJcChRSb3RhdGVTZWNyZXRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50EhIKCmFwaV9zZWNyZXQYAiABKAkibQoaUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSIQoUZ3JhY2VfcGVyaW9kX3NlY29uZHMYAiABKA1IAIgBAUIXChVfZ3JhY2VfcGVyaW9kX3NlY29uZHMiogEKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50EhYKDndlYmhvb2tfc2VjcmV0GAIgASgJEjkKD3dlYmhvb2tfc2VjcmV0cxgDIAMoCzIgLnBheW1lbnRzLm1lcmNoYW50LnYxLlNlY3JldEluZm8iQAoUU2V0QWxsb3dlZElwc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEwoLYWxsb3dlZF9pcHMYAiADKAkiSQoVU2V0QWxsb3dlZElwc1Jlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiQgoVU2V0Q2FsbGJhY2tVcmxSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhQKDGNhbGxiYWNrX3VybBgCIAEoCSJKChZTZXRDYWxsYmFja1VybFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiXQoQU2V0U3RhdHVzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRI0CgZzdGF0dXMYAiABKA4yJC5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudFN0YXR1cyJFChFTZXRTdGF0dXNSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IjkKEVNldFNhbmRib3hSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEg8KB3NhbmRib3gYAiABKAgiRgoSU2V0U2FuZGJveFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiggEKE1NldFJhdGVMaW1pdFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSIAoTcmVxdWVzdHNfcGVyX3NlY29uZBgCIAEoDUgAiAEBEhIKBWJ1cnN0GAMgASgNSAGIAQFCFgoUX3JlcXVlc3RzX3Blcl9zZWNvbmRCCAoGX2J1cnN0IkgKFFNldFJhdGVMaW1pdFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiKAoVR2V0Q3JlZGVudGlhbHNSZXF1ZXN0Eg8KB2FwaV9rZXkYASABKAkitAIKFkdldENyZWRlbnRpYWxzUmVzcG9uc2USEwoLbWVyY2hhbnRfaWQYASABKAkSNAoGc3RhdHVzGAIgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMSDwoHc2FuZGJveBgDIAEoCBI3CgdzZWNyZXRzGAQgAygLMiYucGF5bWVudHMubWVyY2hhbnQudjEuQ3JlZGVudGlhbFNlY3JldBITCgthbGxvd2VkX2lwcxgFIAMoCRIiChVyYXRlX2xpbWl0X3Blcl9zZWNvbmQYBiABKA1IAIgBARIdChByYXRlX2xpbWl0X2J1cnN0GAcgASgNSAGIAQFCGAoWX3JhdGVfbGltaXRfcGVyX3NlY29uZEITChFfcmF0ZV9saW1pdF9idXJzdCJSChBDcmVkZW50aWFsU2VjcmV0Eg4KBnNlY3JldBgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIvChhHZXRDYWxsYmFja1RhcmdldFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAki2QEKGUdldENhbGxiYWNrVGFyZ2V0UmVzcG9uc2USEwoLbWVyY2hhbnRfaWQYASABKAkSFAoMY2FsbGJhY2tfdXJsGAIgASgJEhYKDnNpZ25pbmdfc2VjcmV0GAMgASgJEjQKBnN0YXR1cxgEIAEoDjIkLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50U3RhdHVzEkMKD3dlYmhvb2tfc2VjcmV0cxgFIAMoCzIqLnBheW1lbnRzLm1lcmNoYW50LnYxLldlYmhvb2tTaWduaW5nU2VjcmV0IlYKFFdlYmhvb2tTaWduaW5nU2VjcmV0Eg4KBnNlY3JldBgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCprCg5NZXJjaGFudFN0YXR1cxIfChtNRVJDSEFOVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZNRVJDSEFOVF9TVEFUVVNfQUNUSVZFEAESHAoYTUVSQ0hBTlRfU1RBVFVTX0RJU0FCTEVEEAIyjwoKD01lcmNoYW50U2VydmljZRJrCg5DcmVhdGVNZXJjaGFudBIrLnBheW1lbnRzLm1lcmNoYW50LnYxLkNyZWF0ZU1lcmNoYW50UmVxdWVzdBosLnBheW1lbnRzLm1lcmNoYW50LnYxLkNyZWF0ZU1lcmNoYW50UmVzcG9uc2USYgoLR2V0TWVyY2hhbnQSKC5wYXltZW50cy5tZXJjaGFudC52MS5HZXRNZXJjaGFudFJlcXVlc3QaKS5wYXltZW50cy5tZXJjaGFudC52MS5HZXRNZXJjaGFudFJlc3BvbnNlEmgKDUxpc3RNZXJjaGFudHMSKi5wYXltZW50cy5tZXJjaGFudC52MS5MaXN0TWVyY2hhbnRzUmVxdWVzdBorLnBheW1lbnRzLm1lcmNoYW50LnYxLkxpc3RNZXJjaGFudHNSZXNwb25zZRJlCgxSb3RhdGVTZWNyZXQSKS5wYXltZW50cy5tZXJjaGFudC52MS5Sb3RhdGVTZWNyZXRSZXF1ZXN0GioucGF5bWVudHMubWVyY2hhbnQudjEuUm90YXRlU2VjcmV0UmVzcG9uc2USegoTUm90YXRlV2ViaG9va1NlY3JldBIwLnBheW1lbnRzLm1lcmNoYW50LnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0GjEucGF5bWVudHMubWVyY2hhbnQudjEuUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEmgKDVNldEFsbG93ZWRJcHMSKi5wYXltZW50cy5tZXJjaGFudC52MS5TZXRBbGxvd2VkSXBzUmVxdWVzdBorLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldEFsbG93ZWRJcHNSZXNwb25zZRJrCg5TZXRDYWxsYmFja1VybBIrLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldENhbGxiYWNrVXJsUmVxdWVzdBosLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldENhbGxiYWNrVXJsUmVzcG9uc2USXAoJU2V0U3RhdHVzEiYucGF5bWVudHMubWVyY2hhbnQudjEuU2V0U3RhdHVzUmVxdWVzdBonLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFN0YXR1c1Jlc3BvbnNlEl8KClNldFNhbmRib3gSJy5wYXltZW50cy5tZXJjaGFudC52MS5TZXRTYW5kYm94UmVxdWVzdBooLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFNhbmRib3hSZXNwb25zZRJlCgxTZXRSYXRlTGltaXQSKS5wYXltZW50cy5tZXJjaGFudC52MS5TZXRSYXRlTGltaXRSZXF1ZXN0GioucGF5bWVudHMubWVyY2hhbnQudjEuU2V0UmF0ZUxpbWl0UmVzcG9uc2USawoOR2V0Q3JlZGVudGlhbHMSKy5wYXltZW50cy5tZXJjaGFudC52MS5HZXRDcmVkZW50aWFsc1JlcXVlc3QaLC5wYXltZW50cy5tZXJjaGFudC52MS5HZXRDcmVkZW50aWFsc1Jlc3BvbnNlEnQKEUdldENhbGxiYWNrVGFyZ2V0Ei4ucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q2FsbGJhY2tUYXJnZXRSZXF1ZXN0Gi8ucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q2FsbGJhY2tUYXJnZXRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiNwYXltZW50cy9tZXJjaGFudC92MS9tZXJjaGFudC5wcm90bxIUcGF5bWVudHMubWVyY2hhbnQudjEi4wQKCE1lcmNoYW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSNAoGc3RhdHVzGAMgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMSDwoHc2FuZGJveBgEIAEoCBIPCgdhcGlfa2V5GAUgASgJEhMKC2FsbG93ZWRfaXBzGAYgAygJEhQKDGNhbGxiYWNrX3VybBgHIAEoCRIiChVyYXRlX2xpbWl0X3Blcl9zZWNvbmQYCCABKA1IAIgBARIdChByYXRlX2xpbWl0X2J1cnN0GAkgASgNSAGIAQESMQoHc2VjcmV0cxgKIAMoCzIgLnBheW1lbnRzLm1lcmNoYW50LnYxLlNlY3JldEluZm8SLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPAoMdW5kZXJwYXltZW50GA0gASgOMiYucGF5bWVudHMubWVyY2hhbnQudjEuVW5kZXJwYXltZW50UnVsZRI6CgtvdmVycGF5bWVudBgOIAEoDjIlLnBheW1lbnRzLm1lcmNoYW50LnYxLk92ZXJwYXltZW50UnVsZRI7CgxsYXRlX3BheW1lbnQYDyABKA4yJS5wYXltZW50cy5tZXJjaGFudC52MS5MYXRlUGF5bWVudFJ1bGVCGAoWX3JhdGVfbGltaXRfcGVyX3NlY29uZEITChFfcmF0ZV9saW1pdF9idXJzdCKHAQoKU2VjcmV0SW5mbxIKCgJpZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgV2YWxpZBgEIAEoCCJhChVDcmVhdGVNZXJjaGFudFJlcXVlc3QSDAoEbmFtZRgBIAEoCRITCgthbGxvd2VkX2lwcxgCIAMoCRIUCgxjYWxsYmFja191cmwYAyABKAkSDwoHc2FuZGJveBgEIAEoCCJ2ChZDcmVhdGVNZXJjaGFudFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQSEgoKYXBpX3NlY3JldBgCIAEoCRIWCg53ZWJob29rX3NlY3JldBgDIAEoCSIpChJHZXRNZXJjaGFudFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkiRwoTR2V0TWVyY2hhbnRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50Ij0KFExpc3RNZXJjaGFudHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJImMKFUxpc3RNZXJjaGFudHNSZXNwb25zZRIxCgltZXJjaGFudHMYASADKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiZgoTUm90YXRlU2VjcmV0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIhChRncmFjZV9wZXJpb2Rfc2Vjb25kcxgCIAEoDUgAiAEBQhcKFV9ncmFjZV9wZXJpb2Rfc2Vjb25kcyJcChRSb3RhdGVTZWNyZXRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50EhIKCmFwaV9zZWNyZXQYAiABKAkibQoaUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSIQoUZ3JhY2VfcGVyaW9kX3NlY29uZHMYAiABKA1IAIgBAUIXChVfZ3JhY2VfcGVyaW9kX3NlY29uZHMiogEKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50EhYKDndlYmhvb2tfc2VjcmV0GAIgASgJEjkKD3dlYmhvb2tfc2VjcmV0cxgDIAMoCzIgLnBheW1lbnRzLm1lcmNoYW50LnYxLlNlY3JldEluZm8iQAoUU2V0QWxsb3dlZElwc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEwoLYWxsb3dlZF9pcHMYAiADKAkiSQoVU2V0QWxsb3dlZElwc1Jlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiQgoVU2V0Q2FsbGJhY2tVcmxSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhQKDGNhbGxiYWNrX3VybBgCIAEoCSJKChZTZXRDYWxsYmFja1VybFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiXQoQU2V0U3RhdHVzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRI0CgZzdGF0dXMYAiABKA4yJC5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudFN0YXR1cyJFChFTZXRTdGF0dXNSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IjkKEVNldFNhbmRib3hSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEg8KB3NhbmRib3gYAiABKAgiRgoSU2V0U2FuZGJveFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiggEKE1NldFJhdGVMaW1pdFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSIAoTcmVxdWVzdHNfcGVyX3NlY29uZBgCIAEoDUgAiAEBEhIKBWJ1cnN0GAMgASgNSAGIAQFCFgoUX3JlcXVlc3RzX3Blcl9zZWNvbmRCCAoGX2J1cnN0IkgKFFNldFJhdGVMaW1pdFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQipQIKFlNldFBheW1lbnRSdWxlc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSQQoMdW5kZXJwYXltZW50GAIgASgOMiYucGF5bWVudHMubWVyY2hhbnQudjEuVW5kZXJwYXltZW50UnVsZUgAiAEBEj8KC292ZXJwYXltZW50GAMgASgOMiUucGF5bWVudHMubWVyY2hhbnQudjEuT3ZlcnBheW1lbnRSdWxlSAGIAQESQAoMbGF0ZV9wYXltZW50GAQgASgOMiUucGF5bWVudHMubWVyY2hhbnQudjEuTGF0ZVBheW1lbnRSdWxlSAKIAQFCDwoNX3VuZGVycGF5bWVudEIOCgxfb3ZlcnBheW1lbnRCDwoNX2xhdGVfcGF5bWVudCJLChdTZXRQYXltZW50UnVsZXNSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IigKFUdldENyZWRlbnRpYWxzUmVxdWVzdBIPCgdhcGlfa2V5GAEgASgJIrQCChZHZXRDcmVkZW50aWFsc1Jlc3BvbnNlEhMKC21lcmNoYW50X2lkGAEgASgJEjQKBnN0YXR1cxgCIAEoDjIkLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50U3RhdHVzEg8KB3NhbmRib3gYAyABKAgSNwoHc2VjcmV0cxgEIAMoCzImLnBheW1lbnRzLm1lcmNoYW50LnYxLkNyZWRlbnRpYWxTZWNyZXQSEwoLYWxsb3dlZF9pcHMYBSADKAkSIgoVcmF0ZV9saW1pdF9wZXJfc2Vjb25kGAYgASgNSACIAQESHQoQcmF0ZV9saW1pdF9idXJzdBgHIAEoDUgBiAEBQhgKFl9yYXRlX2xpbWl0X3Blcl9zZWNvbmRCEwoRX3JhdGVfbGltaXRfYnVyc3QiUgoQQ3JlZGVudGlhbFNlY3JldBIOCgZzZWNyZXQYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiLwoYR2V0Q2FsbGJhY2tUYXJnZXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJItkBChlHZXRDYWxsYmFja1RhcmdldFJlc3BvbnNlEhMKC21lcmNoYW50X2lkGAEgASgJEhQKDGNhbGxiYWNrX3VybBgCIAEoCRIWCg5zaWduaW5nX3NlY3JldBgDIAEoCRI0CgZzdGF0dXMYBCABKA4yJC5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudFN0YXR1cxJDCg93ZWJob29rX3NlY3JldHMYBSADKAsyKi5wYXltZW50cy5tZXJjaGFudC52MS5XZWJob29rU2lnbmluZ1NlY3JldCJWChRXZWJob29rU2lnbmluZ1NlY3JldBIOCgZzZWNyZXQYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqawoOTWVyY2hhbnRTdGF0dXMSHwobTUVSQ0hBTlRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWTUVSQ0hBTlRfU1RBVFVTX0FDVElWRRABEhwKGE1FUkNIQU5UX1NUQVRVU19ESVNBQkxFRBACKnMKEFVuZGVycGF5bWVudFJ1bGUSIQodVU5ERVJQQVlNRU5UX1JVTEVfVU5TUEVDSUZJRUQQABIcChhVTkRFUlBBWU1FTlRfUlVMRV9SRVZJRVcQARIeChpVTkRFUlBBWU1FTlRfUlVMRV9DT01QTEVURRACKm8KD092ZXJwYXltZW50UnVsZRIgChxPVkVSUEFZTUVOVF9SVUxFX1VOU1BFQ0lGSUVEEAASHQoZT1ZFUlBBWU1FTlRfUlVMRV9DT01QTEVURRABEhsKF09WRVJQQVlNRU5UX1JVTEVfUkVWSUVXEAIqkAEKD0xhdGVQYXltZW50UnVsZRIhCh1MQVRFX1BBWU1FTlRfUlVMRV9VTlNQRUNJRklFRBAAEhwKGExBVEVfUEFZTUVOVF9SVUxFX1JFVklFVxABEh4KGkxBVEVfUEFZTUVOVF9SVUxFX0NPTVBMRVRFEAISHAoYTEFURV9QQVlNRU5UX1JVTEVfUkVUVVJOEAMy/woKD01lcmNoYW50U2VydmljZRJrCg5DcmVhdGVNZXJjaGFudBIrLnBheW1lbnRzLm1lcmNoYW50LnYxLkNyZWF0ZU1lcmNoYW50UmVxdWVzdBosLnBheW1lbnRzLm1lcmNoYW50LnYxLkNyZWF0ZU1lcmNoYW50UmVzcG9uc2USYgoLR2V0TWVyY2hhbnQSKC5wYXltZW50cy5tZXJjaGFudC52MS5HZXRNZXJjaGFudFJlcXVlc3QaKS5wYXltZW50cy5tZXJjaGFudC52MS5HZXRNZXJjaGFudFJlc3BvbnNlEmgKDUxpc3RNZXJjaGFudHMSKi5wYXltZW50cy5tZXJjaGFudC52MS5MaXN0TWVyY2hhbnRzUmVxdWVzdBorLnBheW1lbnRzLm1lcmNoYW50LnYxLkxpc3RNZXJjaGFudHNSZXNwb25zZRJlCgxSb3RhdGVTZWNyZXQSKS5wYXltZW50cy5tZXJjaGFudC52MS5Sb3RhdGVTZWNyZXRSZXF1ZXN0GioucGF5bWVudHMubWVyY2hhbnQudjEuUm90YXRlU2VjcmV0UmVzcG9uc2USegoTUm90YXRlV2ViaG9va1NlY3JldBIwLnBheW1lbnRzLm1lcmNoYW50LnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0GjEucGF5bWVudHMubWVyY2hhbnQudjEuUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEmgKDVNldEFsbG93ZWRJcHMSKi5wYXltZW50cy5tZXJjaGFudC52MS5TZXRBbGxvd2VkSXBzUmVxdWVzdBorLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldEFsbG93ZWRJcHNSZXNwb25zZRJrCg5TZXRDYWxsYmFja1VybBIrLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldENhbGxiYWNrVXJsUmVxdWVzdBosLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldENhbGxiYWNrVXJsUmVzcG9uc2USXAoJU2V0U3RhdHVzEiYucGF5bWVudHMubWVyY2hhbnQudjEuU2V0U3RhdHVzUmVxdWVzdBonLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFN0YXR1c1Jlc3BvbnNlEl8KClNldFNhbmRib3gSJy5wYXltZW50cy5tZXJjaGFudC52MS5TZXRTYW5kYm94UmVxdWVzdBooLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFNhbmRib3hSZXNwb25zZRJlCgxTZXRSYXRlTGltaXQSKS5wYXltZW50cy5tZXJjaGFudC52MS5TZXRSYXRlTGltaXRSZXF1ZXN0GioucGF5bWVudHMubWVyY2hhbnQudjEuU2V0UmF0ZUxpbWl0UmVzcG9uc2USbgoPU2V0UGF5bWVudFJ1bGVzEiwucGF5bWVudHMubWVyY2hhbnQudjEuU2V0UGF5bWVudFJ1bGVzUmVxdWVzdBotLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFBheW1lbnRSdWxlc1Jlc3BvbnNlEmsKDkdldENyZWRlbnRpYWxzEisucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q3JlZGVudGlhbHNSZXF1ZXN0GiwucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q3JlZGVudGlhbHNSZXNwb25zZRJ0ChFHZXRDYWxsYmFja1RhcmdldBIuLnBheW1lbnRzLm1lcmNoYW50LnYxLkdldENhbGxiYWNrVGFyZ2V0UmVxdWVzdBovLnBheW1lbnRzLm1lcmNoYW50LnYxLkdldENhbGxiYWNrVGFyZ2V0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message payments.merchant.v1.Merchant
@@ -87,6 +87,24 @@ export type Merchant = Message<"payments.merchant.v1.Merchant"> & {
    * @generated from field: google.protobuf.Timestamp updated_at = 12;
    */
   updatedAt?: Timestamp | undefined;
+
+  /**
+   * Paid-amount rules, applied by the deposit service to incoming transfers. Always set
+   * (never UNSPECIFIED); a merchant that never chose has the defaults: REVIEW, COMPLETE, REVIEW.
+   *
+   * @generated from field: payments.merchant.v1.UnderpaymentRule underpayment = 13;
+   */
+  underpayment: UnderpaymentRule;
+
+  /**
+   * @generated from field: payments.merchant.v1.OverpaymentRule overpayment = 14;
+   */
+  overpayment: OverpaymentRule;
+
+  /**
+   * @generated from field: payments.merchant.v1.LatePaymentRule late_payment = 15;
+   */
+  latePayment: LatePaymentRule;
 };
 
 /**
@@ -588,6 +606,57 @@ export const SetRateLimitResponseSchema: GenMessage<SetRateLimitResponse> = /*@_
   messageDesc(file_payments_merchant_v1_merchant, 21);
 
 /**
+ * @generated from message payments.merchant.v1.SetPaymentRulesRequest
+ */
+export type SetPaymentRulesRequest = Message<"payments.merchant.v1.SetPaymentRulesRequest"> & {
+  /**
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+
+  /**
+   * Each rule left unset keeps its current value; UNSPECIFIED is refused.
+   *
+   * @generated from field: optional payments.merchant.v1.UnderpaymentRule underpayment = 2;
+   */
+  underpayment?: UnderpaymentRule | undefined;
+
+  /**
+   * @generated from field: optional payments.merchant.v1.OverpaymentRule overpayment = 3;
+   */
+  overpayment?: OverpaymentRule | undefined;
+
+  /**
+   * @generated from field: optional payments.merchant.v1.LatePaymentRule late_payment = 4;
+   */
+  latePayment?: LatePaymentRule | undefined;
+};
+
+/**
+ * Describes the message payments.merchant.v1.SetPaymentRulesRequest.
+ * Use `create(SetPaymentRulesRequestSchema)` to create a new message.
+ */
+export const SetPaymentRulesRequestSchema: GenMessage<SetPaymentRulesRequest> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 22);
+
+/**
+ * @generated from message payments.merchant.v1.SetPaymentRulesResponse
+ */
+export type SetPaymentRulesResponse = Message<"payments.merchant.v1.SetPaymentRulesResponse"> & {
+  /**
+   * @generated from field: payments.merchant.v1.Merchant merchant = 1;
+   */
+  merchant?: Merchant | undefined;
+};
+
+/**
+ * Describes the message payments.merchant.v1.SetPaymentRulesResponse.
+ * Use `create(SetPaymentRulesResponseSchema)` to create a new message.
+ */
+export const SetPaymentRulesResponseSchema: GenMessage<SetPaymentRulesResponse> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 23);
+
+/**
  * @generated from message payments.merchant.v1.GetCredentialsRequest
  */
 export type GetCredentialsRequest = Message<"payments.merchant.v1.GetCredentialsRequest"> & {
@@ -602,7 +671,7 @@ export type GetCredentialsRequest = Message<"payments.merchant.v1.GetCredentials
  * Use `create(GetCredentialsRequestSchema)` to create a new message.
  */
 export const GetCredentialsRequestSchema: GenMessage<GetCredentialsRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 22);
+  messageDesc(file_payments_merchant_v1_merchant, 24);
 
 /**
  * @generated from message payments.merchant.v1.GetCredentialsResponse
@@ -651,7 +720,7 @@ export type GetCredentialsResponse = Message<"payments.merchant.v1.GetCredential
  * Use `create(GetCredentialsResponseSchema)` to create a new message.
  */
 export const GetCredentialsResponseSchema: GenMessage<GetCredentialsResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 23);
+  messageDesc(file_payments_merchant_v1_merchant, 25);
 
 /**
  * @generated from message payments.merchant.v1.CredentialSecret
@@ -675,7 +744,7 @@ export type CredentialSecret = Message<"payments.merchant.v1.CredentialSecret"> 
  * Use `create(CredentialSecretSchema)` to create a new message.
  */
 export const CredentialSecretSchema: GenMessage<CredentialSecret> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 24);
+  messageDesc(file_payments_merchant_v1_merchant, 26);
 
 /**
  * @generated from message payments.merchant.v1.GetCallbackTargetRequest
@@ -692,7 +761,7 @@ export type GetCallbackTargetRequest = Message<"payments.merchant.v1.GetCallback
  * Use `create(GetCallbackTargetRequestSchema)` to create a new message.
  */
 export const GetCallbackTargetRequestSchema: GenMessage<GetCallbackTargetRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 25);
+  messageDesc(file_payments_merchant_v1_merchant, 27);
 
 /**
  * @generated from message payments.merchant.v1.GetCallbackTargetResponse
@@ -737,7 +806,7 @@ export type GetCallbackTargetResponse = Message<"payments.merchant.v1.GetCallbac
  * Use `create(GetCallbackTargetResponseSchema)` to create a new message.
  */
 export const GetCallbackTargetResponseSchema: GenMessage<GetCallbackTargetResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 26);
+  messageDesc(file_payments_merchant_v1_merchant, 28);
 
 /**
  * @generated from message payments.merchant.v1.WebhookSigningSecret
@@ -761,7 +830,7 @@ export type WebhookSigningSecret = Message<"payments.merchant.v1.WebhookSigningS
  * Use `create(WebhookSigningSecretSchema)` to create a new message.
  */
 export const WebhookSigningSecretSchema: GenMessage<WebhookSigningSecret> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 27);
+  messageDesc(file_payments_merchant_v1_merchant, 29);
 
 /**
  * @generated from enum payments.merchant.v1.MerchantStatus
@@ -788,6 +857,110 @@ export enum MerchantStatus {
  */
 export const MerchantStatusSchema: GenEnum<MerchantStatus> = /*@__PURE__*/
   enumDesc(file_payments_merchant_v1_merchant, 0);
+
+/**
+ * What the deposit service does with a transfer below the deposit's requested amount.
+ * UNSPECIFIED is never stored: in a request it is refused, on a Merchant it does not occur.
+ *
+ * @generated from enum payments.merchant.v1.UnderpaymentRule
+ */
+export enum UnderpaymentRule {
+  /**
+   * @generated from enum value: UNDERPAYMENT_RULE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Default: the transfer waits in the review queue, attached to its deposit, for an operator.
+   *
+   * @generated from enum value: UNDERPAYMENT_RULE_REVIEW = 1;
+   */
+  REVIEW = 1,
+
+  /**
+   * The deposit completes with the amount received (requested_amount unchanged).
+   *
+   * @generated from enum value: UNDERPAYMENT_RULE_COMPLETE = 2;
+   */
+  COMPLETE = 2,
+}
+
+/**
+ * Describes the enum payments.merchant.v1.UnderpaymentRule.
+ */
+export const UnderpaymentRuleSchema: GenEnum<UnderpaymentRule> = /*@__PURE__*/
+  enumDesc(file_payments_merchant_v1_merchant, 1);
+
+/**
+ * What the deposit service does with a transfer above the deposit's requested amount.
+ *
+ * @generated from enum payments.merchant.v1.OverpaymentRule
+ */
+export enum OverpaymentRule {
+  /**
+   * @generated from enum value: OVERPAYMENT_RULE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Default: the deposit completes with the amount received.
+   *
+   * @generated from enum value: OVERPAYMENT_RULE_COMPLETE = 1;
+   */
+  COMPLETE = 1,
+
+  /**
+   * The transfer waits in the review queue for an operator.
+   *
+   * @generated from enum value: OVERPAYMENT_RULE_REVIEW = 2;
+   */
+  REVIEW = 2,
+}
+
+/**
+ * Describes the enum payments.merchant.v1.OverpaymentRule.
+ */
+export const OverpaymentRuleSchema: GenEnum<OverpaymentRule> = /*@__PURE__*/
+  enumDesc(file_payments_merchant_v1_merchant, 2);
+
+/**
+ * What the deposit service does with a transfer that matches a deposit already expired.
+ *
+ * @generated from enum payments.merchant.v1.LatePaymentRule
+ */
+export enum LatePaymentRule {
+  /**
+   * @generated from enum value: LATE_PAYMENT_RULE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Default: the transfer waits in the review queue for an operator.
+   *
+   * @generated from enum value: LATE_PAYMENT_RULE_REVIEW = 1;
+   */
+  REVIEW = 1,
+
+  /**
+   * The expired deposit completes (the amount rules still apply to what arrived).
+   *
+   * @generated from enum value: LATE_PAYMENT_RULE_COMPLETE = 2;
+   */
+  COMPLETE = 2,
+
+  /**
+   * The money is sent back to the sender.
+   *
+   * @generated from enum value: LATE_PAYMENT_RULE_RETURN = 3;
+   */
+  RETURN = 3,
+}
+
+/**
+ * Describes the enum payments.merchant.v1.LatePaymentRule.
+ */
+export const LatePaymentRuleSchema: GenEnum<LatePaymentRule> = /*@__PURE__*/
+  enumDesc(file_payments_merchant_v1_merchant, 3);
 
 /**
  * MerchantService owns every merchant: identity, API credentials, network rules
@@ -899,6 +1072,18 @@ export const MerchantService: GenService<{
     methodKind: "unary";
     input: typeof SetRateLimitRequestSchema;
     output: typeof SetRateLimitResponseSchema;
+  },
+  /**
+   * Sets the merchant's paid-amount rules: what the deposit service does with a transfer
+   * that pays less or more than the deposit asked, or pays a deposit that has expired. Only
+   * the rules given change; none given is INVALID_ARGUMENT.
+   *
+   * @generated from rpc payments.merchant.v1.MerchantService.SetPaymentRules
+   */
+  setPaymentRules: {
+    methodKind: "unary";
+    input: typeof SetPaymentRulesRequestSchema;
+    output: typeof SetPaymentRulesResponseSchema;
   },
   /**
    * For the gateway: the merchant behind an API key with the secrets that verify its signatures now.
