@@ -6,3 +6,9 @@ export const MERCHANT_CHANGED_TOPIC = "merchant.v1.merchant_changed";
 
 /** CatalogChanged: every change to the bank catalog (banks, FAST, merchant limits, receiving accounts). Caches of catalog data drop everything on it. */
 export const CATALOG_CHANGED_TOPIC = "bankcatalog.v1.catalog_changed";
+
+/** TransferReturnChanged (payout): a return of an incoming transfer's money to its sender was completed. The deposit service marks the transfer returned. */
+export const TRANSFER_RETURN_COMPLETED_TOPIC = "payout.v1.transfer_return_completed";
+
+/** TransferReturnChanged (payout): a return failed. The deposit service puts the transfer back to unmatched (its money stays in suspense). */
+export const TRANSFER_RETURN_FAILED_TOPIC = "payout.v1.transfer_return_failed";

@@ -44,6 +44,8 @@ export async function creditDeposit(ctx: PayoutContext, data: Uint8Array): Promi
         availableDelta: Number(deposit.amount),
         heldDelta: 0,
         transactionId: deposit.id,
+        // Kept for statements: the deposit service has it, and a statement must not ask it per line.
+        processId: deposit.processId,
       }),
     );
     if (!entry) return "already";

@@ -1,5 +1,5 @@
 import { Code } from "@connectrpc/connect";
-import { newId, serviceError, type Clock } from "@payments/kit";
+import { isMysql, newId, serviceError, type Clock } from "@payments/kit";
 import type { Knex } from "knex";
 
 /**
@@ -19,6 +19,8 @@ export interface LedgerPosting {
   heldDelta: number;
   /** The deposit, withdrawal or adjustment this entry belongs to; unique per kind. */
   transactionId: string;
+  /** The merchant's process id of a deposit, kept with its credit for statements (withdrawals are joined instead). */
+  processId?: string;
   reason?: string;
 }
 
@@ -32,6 +34,8 @@ export interface LedgerEntryRow {
   held_delta: number;
   transaction_id: string;
   reason: string | null;
+  /** Deposit credits posted since 20261126020000_ledger_process_id; null otherwise. */
+  process_id?: string | null;
   created_at: number;
 }
 
@@ -83,6 +87,7 @@ export async function post(trx: Knex.Transaction, clock: Clock, posting: LedgerP
     held_delta: posting.heldDelta,
     transaction_id: posting.transactionId,
     reason: posting.reason ?? null,
+    ...(posting.processId === undefined ? {} : { process_id: posting.processId }),
     created_at: now,
   };
   await trx("ledger_entries").insert(entry);
@@ -97,3 +102,94 @@ export async function balanceRow(db: Knex, merchantId: string, currency: string)
   const row = (await db("balances").where({ merchant_id: merchantId, currency }).first()) as BalanceRow | undefined;
   return row ?? { merchant_id: merchantId, currency, available: 0, held: 0, updated_at: 0 };
 }
+
+// ---------------------------------------------------------------- statements
+
+/** At most this many entries in one statement; a longer range is refused (ask a shorter one). */
+export const STATEMENT_MAX_LINES = 10_000;
+
+export interface StatementBalance {
+  available: number;
+  held: number;
+}
+
+export interface StatementLineRow {
+  id: string;
+  kind: string;
+  available_delta: number;
+  held_delta: number;
+  transaction_id: string;
+  /** The credit's own process id, else the withdrawal's (joined); null for adjustments and older credits. */
+  process_id: string | null;
+  created_at: number;
+  /** available + held after this entry. */
+  balance_after: number;
+}
+
+export interface Statement {
+  opening: StatementBalance;
+  lines: StatementLineRow[];
+  closing: StatementBalance;
+}
+
+/**
+ * One merchant's ledger of one currency over [fromMs, toMs): the sums of every entry posted
+ * before fromMs (opening), the entries posted in the range in seq order, and opening plus
+ * them (closing). Seq, not time, orders the lines: entries of one balance row are inserted
+ * under that row's lock, so seq is the order the balance really changed in, and every
+ * running balance is one the ledger had (created_at is taken before the lock and can be a
+ * millisecond out of order). All reads are in one transaction, so a posting racing the
+ * statement is in both the opening and the lines or in neither. Returns undefined when the
+ * range holds more than `maxLines` entries.
+ */
+export async function statement(db: Knex, query: { merchantId: string; currency: string; fromMs: number; toMs: number; maxLines?: number }): Promise<Statement | undefined> {
+  const maxLines = query.maxLines ?? STATEMENT_MAX_LINES;
+  return db.transaction(
+    async (trx) => {
+      const scope = { "e.merchant_id": query.merchantId, "e.currency": query.currency };
+      const sums = (await trx("ledger_entries as e")
+        .where(scope)
+        .where("e.created_at", "<", query.fromMs)
+        .sum({ available: "e.available_delta", held: "e.held_delta" })
+        .first()) as { available: number | string | null; held: number | string | null } | undefined;
+      // SUM is DECIMAL on MySQL (a string from the driver) and NULL over no rows.
+      const opening: StatementBalance = { available: Number(sums?.available ?? 0), held: Number(sums?.held ?? 0) };
+      const rows = (await trx("ledger_entries as e")
+        // Only a withdrawal's entries join a withdrawal: an adjustment's or deposit's id never names one.
+        .leftJoin("withdrawals as w", function () {
+          this.on("w.id", "=", "e.transaction_id").andOn("w.merchant_id", "=", "e.merchant_id").andOnIn("e.kind", WITHDRAWAL_KINDS);
+        })
+        .where(scope)
+        .where("e.created_at", ">=", query.fromMs)
+        .where("e.created_at", "<", query.toMs)
+        .orderBy("e.seq", "asc")
+        .limit(maxLines + 1)
+        .select("e.id", "e.kind", "e.available_delta", "e.held_delta", "e.transaction_id", "e.created_at", trx.raw("coalesce(e.process_id, w.process_id) as process_id"))) as Array<
+        Omit<StatementLineRow, "balance_after">
+      >;
+      if (rows.length > maxLines) return undefined;
+      let available = opening.available;
+      let held = opening.held;
+      const lines = rows.map((row): StatementLineRow => {
+        available += Number(row.available_delta);
+        held += Number(row.held_delta);
+        return {
+          id: row.id,
+          kind: row.kind,
+          available_delta: Number(row.available_delta),
+          held_delta: Number(row.held_delta),
+          transaction_id: row.transaction_id,
+          process_id: row.process_id ?? null,
+          created_at: Number(row.created_at),
+          balance_after: available + held,
+        };
+      });
+      return { opening, lines, closing: { available, held } };
+    },
+    // One snapshot for every read (InnoDB's REPEATABLE READ, named in case a pool sets another
+    // default); SQLite's transaction already sees one state.
+    isMysql(db) ? { isolationLevel: "repeatable read" } : undefined,
+  );
+}
+
+const WITHDRAWAL_KINDS: readonly LedgerKind[] = ["withdrawal_hold", "withdrawal_release", "withdrawal_settle"];

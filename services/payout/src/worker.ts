@@ -3,6 +3,7 @@ import type { Knex } from "knex";
 import type { BankConnector, PayoutInstruction, PayoutResult } from "./bank-connector.js";
 import type { PayoutContext } from "./context.js";
 import { rowStatus, type WithdrawalRow } from "./store.js";
+import { startTransferReturnWorker } from "./transfer-return-worker.js";
 import { moveWithdrawal } from "./withdrawal-moves.js";
 
 /**
@@ -122,14 +123,14 @@ export async function recordPayoutResult(ctx: PayoutContext, withdrawalId: strin
   return result.outcome;
 }
 
-class SendTimeout extends Error {
+export class SendTimeout extends Error {
   constructor(ms: number) {
     super(`no answer from the bank within ${ms} ms`);
   }
 }
 
 /** The send, abandoned after `ms` (it is then due for a re-send anyway). */
-async function sendWithin(connector: BankConnector, instruction: PayoutInstruction, ms: number): Promise<PayoutResult> {
+export async function sendWithin(connector: BankConnector, instruction: PayoutInstruction, ms: number): Promise<PayoutResult> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new SendTimeout(ms)), ms);
@@ -264,11 +265,14 @@ export function startPayoutWorker(ctx: PayoutContext): Stoppable {
     { labels: {}, value: await pending() },
   ]);
 
+  // Transfer returns (src/transfer-return-worker.ts) go through the same connectors, on a job of their own.
+  const returns = startTransferReturnWorker(ctx);
+
   return {
     async stop() {
       stopped = true;
       stopSampling();
-      await job.stop();
+      await Promise.all([job.stop(), returns.stop()]);
       // Claimed rows are already processing: send them all rather than leave them for a re-send.
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },

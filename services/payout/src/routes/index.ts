@@ -3,12 +3,18 @@ import { PayoutService } from "@payments/contracts/payout";
 import type { PayoutContext } from "../context.js";
 import { adjustBalance } from "./adjust-balance.js";
 import { cancelWithdrawal } from "./cancel-withdrawal.js";
+import { checkLedger } from "./check-ledger.js";
+import { completeTransferReturn } from "./complete-transfer-return.js";
 import { completeWithdrawal } from "./complete-withdrawal.js";
+import { createTransferReturn } from "./create-transfer-return.js";
 import { createWithdrawal } from "./create-withdrawal.js";
+import { failTransferReturn } from "./fail-transfer-return.js";
 import { failWithdrawal } from "./fail-withdrawal.js";
 import { getBalances } from "./get-balances.js";
+import { getStatement } from "./get-statement.js";
 import { getWithdrawal } from "./get-withdrawal.js";
 import { listLedgerEntries } from "./list-ledger-entries.js";
+import { listTransferReturns } from "./list-transfer-returns.js";
 import { listWithdrawals } from "./list-withdrawals.js";
 
 /** One RPC of PayoutService, as each route file provides it. */
@@ -24,6 +30,12 @@ export function routes(router: ConnectRouter, ctx: PayoutContext): void {
     ...failWithdrawal(ctx),
     ...getBalances(ctx),
     ...listLedgerEntries(ctx),
+    ...getStatement(ctx),
     ...adjustBalance(ctx),
+    ...createTransferReturn(ctx),
+    ...completeTransferReturn(ctx),
+    ...failTransferReturn(ctx),
+    ...listTransferReturns(ctx),
+    ...checkLedger(ctx),
   });
 }

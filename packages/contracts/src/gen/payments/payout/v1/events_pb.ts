@@ -6,7 +6,7 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Withdrawal, WithdrawalStatus } from "./payout_pb.js";
+import type { TransferReturn, Withdrawal, WithdrawalStatus } from "./payout_pb.js";
 import { file_payments_payout_v1_payout } from "./payout_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/payout/v1/events.proto.
  */
 export const file_payments_payout_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Ch9wYXltZW50cy9wYXlvdXQvdjEvZXZlbnRzLnByb3RvEhJwYXltZW50cy5wYXlvdXQudjEizwEKF1dpdGhkcmF3YWxTdGF0dXNDaGFuZ2VkEhAKCGV2ZW50X2lkGAEgASgJEjIKCndpdGhkcmF3YWwYAiABKAsyHi5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbBI9Cg9wcmV2aW91c19zdGF0dXMYAyABKA4yJC5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbFN0YXR1cxIvCgtvY2N1cnJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBiBnByb3RvMw", [file_google_protobuf_timestamp, file_payments_payout_v1_payout]);
+  fileDesc("Ch9wYXltZW50cy9wYXlvdXQvdjEvZXZlbnRzLnByb3RvEhJwYXltZW50cy5wYXlvdXQudjEizwEKF1dpdGhkcmF3YWxTdGF0dXNDaGFuZ2VkEhAKCGV2ZW50X2lkGAEgASgJEjIKCndpdGhkcmF3YWwYAiABKAsyHi5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbBI9Cg9wcmV2aW91c19zdGF0dXMYAyABKA4yJC5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbFN0YXR1cxIvCgtvY2N1cnJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAilwEKFVRyYW5zZmVyUmV0dXJuQ2hhbmdlZBIQCghldmVudF9pZBgBIAEoCRI7Cg90cmFuc2Zlcl9yZXR1cm4YAiABKAsyIi5wYXltZW50cy5wYXlvdXQudjEuVHJhbnNmZXJSZXR1cm4SLwoLb2NjdXJyZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_google_protobuf_timestamp, file_payments_payout_v1_payout]);
 
 /**
  * Published once for every status change after creation, on
@@ -54,4 +54,38 @@ export type WithdrawalStatusChanged = Message<"payments.payout.v1.WithdrawalStat
  */
 export const WithdrawalStatusChangedSchema: GenMessage<WithdrawalStatusChanged> = /*@__PURE__*/
   messageDesc(file_payments_payout_v1_events, 0);
+
+/**
+ * Published when a transfer return becomes final, on `payout.v1.transfer_return_completed`
+ * and `payout.v1.transfer_return_failed` (TRANSFER_RETURN_*_TOPIC in @payments/contracts).
+ * The deposit service marks the transfer returned, or unmatched again on failure. The event
+ * id is stable; consumers make their effects idempotent on it (or on the return's id).
+ *
+ * @generated from message payments.payout.v1.TransferReturnChanged
+ */
+export type TransferReturnChanged = Message<"payments.payout.v1.TransferReturnChanged"> & {
+  /**
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * The return after the change.
+   *
+   * @generated from field: payments.payout.v1.TransferReturn transfer_return = 2;
+   */
+  transferReturn?: TransferReturn | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp occurred_at = 3;
+   */
+  occurredAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message payments.payout.v1.TransferReturnChanged.
+ * Use `create(TransferReturnChangedSchema)` to create a new message.
+ */
+export const TransferReturnChangedSchema: GenMessage<TransferReturnChanged> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_events, 1);
 

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/payout/v1/payout.proto.
  */
 export const file_payments_payout_v1_payout: GenFile = /*@__PURE__*/
-  fileDesc("Ch9wYXltZW50cy9wYXlvdXQvdjEvcGF5b3V0LnByb3RvEhJwYXltZW50cy5wYXlvdXQudjEigAQKCldpdGhkcmF3YWwSCgoCaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSEgoKcHJvY2Vzc19pZBgDIAEoCRIOCgZhbW91bnQYBCABKAMSEAoIY3VycmVuY3kYBSABKAkSNAoGc3RhdHVzGAYgASgOMiQucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWxTdGF0dXMSDwoHYmFua19pZBgHIAEoCRIUCgxhY2NvdW50X25hbWUYCCABKAkSDAoEaWJhbhgJIAEoCRIPCgd1c2VyX2lkGAogASgJEhEKCXVzZXJfbmFtZRgLIAEoCRIMCgRuYW1lGAwgASgJEhYKDmZhaWx1cmVfcmVhc29uGA0gASgJEhAKCHNlcXVlbmNlGA4gASgDEi4KCmNyZWF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRYXdhaXRpbmdfb3BlcmF0b3IYEiABKAgSFgoOYmFua19yZWZlcmVuY2UYEyABKAkSDwoHc2FuZGJveBgUIAEoCCI8CgdCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEhEKCWF2YWlsYWJsZRgCIAEoAxIMCgRoZWxkGAMgASgDItMBCgtMZWRnZXJFbnRyeRIKCgJpZBgBIAEoCRITCgttZXJjaGFudF9pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIMCgRraW5kGAQgASgJEhcKD2F2YWlsYWJsZV9kZWx0YRgFIAEoAxISCgpoZWxkX2RlbHRhGAYgASgDEhYKDnRyYW5zYWN0aW9uX2lkGAcgASgJEg4KBnJlYXNvbhgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLLAQoXQ3JlYXRlV2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKcHJvY2Vzc19pZBgCIAEoCRIOCgZhbW91bnQYAyABKAMSEAoIY3VycmVuY3kYBCABKAkSDwoHYmFua19pZBgFIAEoCRIUCgxhY2NvdW50X25hbWUYBiABKAkSDAoEaWJhbhgHIAEoCRIPCgd1c2VyX2lkGAggASgJEhEKCXVzZXJfbmFtZRgJIAEoCRIMCgRuYW1lGAogASgJIk4KGENyZWF0ZVdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwieAoUR2V0V2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFwoNd2l0aGRyYXdhbF9pZBgCIAEoCUgAEhQKCnByb2Nlc3NfaWQYAyABKAlIABIVCg1hbGxfbWVyY2hhbnRzGAQgASgIQgUKA2tleSJLChVHZXRXaXRoZHJhd2FsUmVzcG9uc2USMgoKd2l0aGRyYXdhbBgBIAEoCzIeLnBheW1lbnRzLnBheW91dC52MS5XaXRoZHJhd2FsIrgCChZMaXN0V2l0aGRyYXdhbHNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEjQKBnN0YXR1cxgCIAEoDjIkLnBheW1lbnRzLnBheW91dC52MS5XaXRoZHJhd2FsU3RhdHVzEjAKDGNyZWF0ZWRfZnJvbRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF90bxgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFbGltaXQYBSABKAUSDgoGY3Vyc29yGAYgASgJEhUKDWFsbF9tZXJjaGFudHMYByABKAgSGQoRYXdhaXRpbmdfb3BlcmF0b3IYCCABKAgSFAoHc2FuZGJveBgJIAEoCEgAiAEBQgoKCF9zYW5kYm94ImMKF0xpc3RXaXRoZHJhd2Fsc1Jlc3BvbnNlEjMKC3dpdGhkcmF3YWxzGAEgAygLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwSEwoLbmV4dF9jdXJzb3IYAiABKAkiXAoXQ2FuY2VsV2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFQoNd2l0aGRyYXdhbF9pZBgCIAEoCRIVCg1hbGxfbWVyY2hhbnRzGAMgASgIIk4KGENhbmNlbFdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwiSgoZQ29tcGxldGVXaXRoZHJhd2FsUmVxdWVzdBIVCg13aXRoZHJhd2FsX2lkGAEgASgJEhYKDmJhbmtfcmVmZXJlbmNlGAIgASgJIlAKGkNvbXBsZXRlV2l0aGRyYXdhbFJlc3BvbnNlEjIKCndpdGhkcmF3YWwYASABKAsyHi5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbCI+ChVGYWlsV2l0aGRyYXdhbFJlcXVlc3QSFQoNd2l0aGRyYXdhbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiTAoWRmFpbFdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwiKQoSR2V0QmFsYW5jZXNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJIkQKE0dldEJhbGFuY2VzUmVzcG9uc2USLQoIYmFsYW5jZXMYASADKAsyGy5wYXltZW50cy5wYXlvdXQudjEuQmFsYW5jZSJ3ChhMaXN0TGVkZ2VyRW50cmllc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJEhUKDWFsbF9tZXJjaGFudHMYBSABKAgiYgoZTGlzdExlZGdlckVudHJpZXNSZXNwb25zZRIwCgdlbnRyaWVzGAEgAygLMh8ucGF5bWVudHMucGF5b3V0LnYxLkxlZGdlckVudHJ5EhMKC25leHRfY3Vyc29yGAIgASgJIl0KFEFkanVzdEJhbGFuY2VSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEg4KBmFtb3VudBgCIAEoAxIQCghjdXJyZW5jeRgDIAEoCRIOCgZyZWFzb24YBCABKAkidQoVQWRqdXN0QmFsYW5jZVJlc3BvbnNlEiwKB2JhbGFuY2UYASABKAsyGy5wYXltZW50cy5wYXlvdXQudjEuQmFsYW5jZRIuCgVlbnRyeRgCIAEoCzIfLnBheW1lbnRzLnBheW91dC52MS5MZWRnZXJFbnRyeSrWAQoQV2l0aGRyYXdhbFN0YXR1cxIhCh1XSVRIRFJBV0FMX1NUQVRVU19VTlNQRUNJRklFRBAAEh0KGVdJVEhEUkFXQUxfU1RBVFVTX1BFTkRJTkcQARIgChxXSVRIRFJBV0FMX1NUQVRVU19QUk9DRVNTSU5HEAISHwobV0lUSERSQVdBTF9TVEFUVVNfQ09NUExFVEVEEAMSHAoYV0lUSERSQVdBTF9TVEFUVVNfRkFJTEVEEAQSHwobV0lUSERSQVdBTF9TVEFUVVNfQ0FOQ0VMTEVEEAUy1QcKDVBheW91dFNlcnZpY2USbQoQQ3JlYXRlV2l0aGRyYXdhbBIrLnBheW1lbnRzLnBheW91dC52MS5DcmVhdGVXaXRoZHJhd2FsUmVxdWVzdBosLnBheW1lbnRzLnBheW91dC52MS5DcmVhdGVXaXRoZHJhd2FsUmVzcG9uc2USZAoNR2V0V2l0aGRyYXdhbBIoLnBheW1lbnRzLnBheW91dC52MS5HZXRXaXRoZHJhd2FsUmVxdWVzdBopLnBheW1lbnRzLnBheW91dC52MS5HZXRXaXRoZHJhd2FsUmVzcG9uc2USagoPTGlzdFdpdGhkcmF3YWxzEioucGF5bWVudHMucGF5b3V0LnYxLkxpc3RXaXRoZHJhd2Fsc1JlcXVlc3QaKy5wYXltZW50cy5wYXlvdXQudjEuTGlzdFdpdGhkcmF3YWxzUmVzcG9uc2USbQoQQ2FuY2VsV2l0aGRyYXdhbBIrLnBheW1lbnRzLnBheW91dC52MS5DYW5jZWxXaXRoZHJhd2FsUmVxdWVzdBosLnBheW1lbnRzLnBheW91dC52MS5DYW5jZWxXaXRoZHJhd2FsUmVzcG9uc2UScwoSQ29tcGxldGVXaXRoZHJhd2FsEi0ucGF5bWVudHMucGF5b3V0LnYxLkNvbXBsZXRlV2l0aGRyYXdhbFJlcXVlc3QaLi5wYXltZW50cy5wYXlvdXQudjEuQ29tcGxldGVXaXRoZHJhd2FsUmVzcG9uc2USZwoORmFpbFdpdGhkcmF3YWwSKS5wYXltZW50cy5wYXlvdXQudjEuRmFpbFdpdGhkcmF3YWxSZXF1ZXN0GioucGF5bWVudHMucGF5b3V0LnYxLkZhaWxXaXRoZHJhd2FsUmVzcG9uc2USXgoLR2V0QmFsYW5jZXMSJi5wYXltZW50cy5wYXlvdXQudjEuR2V0QmFsYW5jZXNSZXF1ZXN0GicucGF5bWVudHMucGF5b3V0LnYxLkdldEJhbGFuY2VzUmVzcG9uc2UScAoRTGlzdExlZGdlckVudHJpZXMSLC5wYXltZW50cy5wYXlvdXQudjEuTGlzdExlZGdlckVudHJpZXNSZXF1ZXN0Gi0ucGF5bWVudHMucGF5b3V0LnYxLkxpc3RMZWRnZXJFbnRyaWVzUmVzcG9uc2USZAoNQWRqdXN0QmFsYW5jZRIoLnBheW1lbnRzLnBheW91dC52MS5BZGp1c3RCYWxhbmNlUmVxdWVzdBopLnBheW1lbnRzLnBheW91dC52MS5BZGp1c3RCYWxhbmNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Ch9wYXltZW50cy9wYXlvdXQvdjEvcGF5b3V0LnByb3RvEhJwYXltZW50cy5wYXlvdXQudjEigAQKCldpdGhkcmF3YWwSCgoCaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSEgoKcHJvY2Vzc19pZBgDIAEoCRIOCgZhbW91bnQYBCABKAMSEAoIY3VycmVuY3kYBSABKAkSNAoGc3RhdHVzGAYgASgOMiQucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWxTdGF0dXMSDwoHYmFua19pZBgHIAEoCRIUCgxhY2NvdW50X25hbWUYCCABKAkSDAoEaWJhbhgJIAEoCRIPCgd1c2VyX2lkGAogASgJEhEKCXVzZXJfbmFtZRgLIAEoCRIMCgRuYW1lGAwgASgJEhYKDmZhaWx1cmVfcmVhc29uGA0gASgJEhAKCHNlcXVlbmNlGA4gASgDEi4KCmNyZWF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRYXdhaXRpbmdfb3BlcmF0b3IYEiABKAgSFgoOYmFua19yZWZlcmVuY2UYEyABKAkSDwoHc2FuZGJveBgUIAEoCCI8CgdCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEhEKCWF2YWlsYWJsZRgCIAEoAxIMCgRoZWxkGAMgASgDItMBCgtMZWRnZXJFbnRyeRIKCgJpZBgBIAEoCRITCgttZXJjaGFudF9pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIMCgRraW5kGAQgASgJEhcKD2F2YWlsYWJsZV9kZWx0YRgFIAEoAxISCgpoZWxkX2RlbHRhGAYgASgDEhYKDnRyYW5zYWN0aW9uX2lkGAcgASgJEg4KBnJlYXNvbhgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLLAQoXQ3JlYXRlV2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKcHJvY2Vzc19pZBgCIAEoCRIOCgZhbW91bnQYAyABKAMSEAoIY3VycmVuY3kYBCABKAkSDwoHYmFua19pZBgFIAEoCRIUCgxhY2NvdW50X25hbWUYBiABKAkSDAoEaWJhbhgHIAEoCRIPCgd1c2VyX2lkGAggASgJEhEKCXVzZXJfbmFtZRgJIAEoCRIMCgRuYW1lGAogASgJIk4KGENyZWF0ZVdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwieAoUR2V0V2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFwoNd2l0aGRyYXdhbF9pZBgCIAEoCUgAEhQKCnByb2Nlc3NfaWQYAyABKAlIABIVCg1hbGxfbWVyY2hhbnRzGAQgASgIQgUKA2tleSJLChVHZXRXaXRoZHJhd2FsUmVzcG9uc2USMgoKd2l0aGRyYXdhbBgBIAEoCzIeLnBheW1lbnRzLnBheW91dC52MS5XaXRoZHJhd2FsIrgCChZMaXN0V2l0aGRyYXdhbHNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEjQKBnN0YXR1cxgCIAEoDjIkLnBheW1lbnRzLnBheW91dC52MS5XaXRoZHJhd2FsU3RhdHVzEjAKDGNyZWF0ZWRfZnJvbRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF90bxgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFbGltaXQYBSABKAUSDgoGY3Vyc29yGAYgASgJEhUKDWFsbF9tZXJjaGFudHMYByABKAgSGQoRYXdhaXRpbmdfb3BlcmF0b3IYCCABKAgSFAoHc2FuZGJveBgJIAEoCEgAiAEBQgoKCF9zYW5kYm94ImMKF0xpc3RXaXRoZHJhd2Fsc1Jlc3BvbnNlEjMKC3dpdGhkcmF3YWxzGAEgAygLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwSEwoLbmV4dF9jdXJzb3IYAiABKAkiXAoXQ2FuY2VsV2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFQoNd2l0aGRyYXdhbF9pZBgCIAEoCRIVCg1hbGxfbWVyY2hhbnRzGAMgASgIIk4KGENhbmNlbFdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwiSgoZQ29tcGxldGVXaXRoZHJhd2FsUmVxdWVzdBIVCg13aXRoZHJhd2FsX2lkGAEgASgJEhYKDmJhbmtfcmVmZXJlbmNlGAIgASgJIlAKGkNvbXBsZXRlV2l0aGRyYXdhbFJlc3BvbnNlEjIKCndpdGhkcmF3YWwYASABKAsyHi5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbCI+ChVGYWlsV2l0aGRyYXdhbFJlcXVlc3QSFQoNd2l0aGRyYXdhbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiTAoWRmFpbFdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwiKQoSR2V0QmFsYW5jZXNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJIkQKE0dldEJhbGFuY2VzUmVzcG9uc2USLQoIYmFsYW5jZXMYASADKAsyGy5wYXltZW50cy5wYXlvdXQudjEuQmFsYW5jZSJ3ChhMaXN0TGVkZ2VyRW50cmllc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJEhUKDWFsbF9tZXJjaGFudHMYBSABKAgiYgoZTGlzdExlZGdlckVudHJpZXNSZXNwb25zZRIwCgdlbnRyaWVzGAEgAygLMh8ucGF5bWVudHMucGF5b3V0LnYxLkxlZGdlckVudHJ5EhMKC25leHRfY3Vyc29yGAIgASgJIl0KFEFkanVzdEJhbGFuY2VSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEg4KBmFtb3VudBgCIAEoAxIQCghjdXJyZW5jeRgDIAEoCRIOCgZyZWFzb24YBCABKAkidQoVQWRqdXN0QmFsYW5jZVJlc3BvbnNlEiwKB2JhbGFuY2UYASABKAsyGy5wYXltZW50cy5wYXlvdXQudjEuQmFsYW5jZRIuCgVlbnRyeRgCIAEoCzIfLnBheW1lbnRzLnBheW91dC52MS5MZWRnZXJFbnRyeSLRAwoOVHJhbnNmZXJSZXR1cm4SCgoCaWQYASABKAkSEwoLdHJhbnNmZXJfaWQYAiABKAkSDAoEaWJhbhgDIAEoCRIWCg5yZWNpcGllbnRfbmFtZRgEIAEoCRIOCgZhbW91bnQYBSABKAMSEAoIY3VycmVuY3kYBiABKAkSDwoHc2FuZGJveBgHIAEoCBI4CgZzdGF0dXMYCCABKA4yKC5wYXltZW50cy5wYXlvdXQudjEuVHJhbnNmZXJSZXR1cm5TdGF0dXMSGQoRYXdhaXRpbmdfb3BlcmF0b3IYCSABKAgSFgoOYmFua19yZWZlcmVuY2UYCiABKAkSFgoOZmFpbHVyZV9yZWFzb24YCyABKAkSDgoGcmVhc29uGAwgASgJEg0KBWFjdG9yGA0gASgJEi4KCmNyZWF0ZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHYXR0ZW1wdBgRIAEoBSKqAQobQ3JlYXRlVHJhbnNmZXJSZXR1cm5SZXF1ZXN0EhMKC3RyYW5zZmVyX2lkGAEgASgJEgwKBGliYW4YAiABKAkSFgoOcmVjaXBpZW50X25hbWUYAyABKAkSDgoGYW1vdW50GAQgASgDEhAKCGN1cnJlbmN5GAUgASgJEg8KB3NhbmRib3gYBiABKAgSDgoGcmVhc29uGAcgASgJEg0KBWFjdG9yGAggASgJImwKHENyZWF0ZVRyYW5zZmVyUmV0dXJuUmVzcG9uc2USOwoPdHJhbnNmZXJfcmV0dXJuGAEgASgLMiIucGF5bWVudHMucGF5b3V0LnYxLlRyYW5zZmVyUmV0dXJuEg8KB2NyZWF0ZWQYAiABKAgiQwodQ29tcGxldGVUcmFuc2ZlclJldHVyblJlcXVlc3QSCgoCaWQYASABKAkSFgoOYmFua19yZWZlcmVuY2UYAiABKAkiXQoeQ29tcGxldGVUcmFuc2ZlclJldHVyblJlc3BvbnNlEjsKD3RyYW5zZmVyX3JldHVybhgBIAEoCzIiLnBheW1lbnRzLnBheW91dC52MS5UcmFuc2ZlclJldHVybiI3ChlGYWlsVHJhbnNmZXJSZXR1cm5SZXF1ZXN0EgoKAmlkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSJZChpGYWlsVHJhbnNmZXJSZXR1cm5SZXNwb25zZRI7Cg90cmFuc2Zlcl9yZXR1cm4YASABKAsyIi5wYXltZW50cy5wYXlvdXQudjEuVHJhbnNmZXJSZXR1cm4ipQEKGkxpc3RUcmFuc2ZlclJldHVybnNSZXF1ZXN0EjgKBnN0YXR1cxgBIAEoDjIoLnBheW1lbnRzLnBheW91dC52MS5UcmFuc2ZlclJldHVyblN0YXR1cxIZChFhd2FpdGluZ19vcGVyYXRvchgCIAEoCBINCgVsaW1pdBgDIAEoBRIOCgZjdXJzb3IYBCABKAkSEwoLdHJhbnNmZXJfaWQYBSABKAkicAobTGlzdFRyYW5zZmVyUmV0dXJuc1Jlc3BvbnNlEjwKEHRyYW5zZmVyX3JldHVybnMYASADKAsyIi5wYXltZW50cy5wYXlvdXQudjEuVHJhbnNmZXJSZXR1cm4SEwoLbmV4dF9jdXJzb3IYAiABKAkiXAoTR2V0U3RhdGVtZW50UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIPCgdmcm9tX21zGAMgASgDEg0KBXRvX21zGAQgASgDIs8BCg1TdGF0ZW1lbnRMaW5lEhAKCGVudHJ5X2lkGAEgASgJEi4KCmNyZWF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBGtpbmQYAyABKAkSFwoPYXZhaWxhYmxlX2RlbHRhGAQgASgDEhIKCmhlbGRfZGVsdGEYBSABKAMSFQoNYmFsYW5jZV9hZnRlchgGIAEoAxIWCg50cmFuc2FjdGlvbl9pZBgHIAEoCRISCgpwcm9jZXNzX2lkGAggASgJIrYBChRHZXRTdGF0ZW1lbnRSZXNwb25zZRIQCghjdXJyZW5jeRgBIAEoCRIsCgdvcGVuaW5nGAIgASgLMhsucGF5bWVudHMucGF5b3V0LnYxLkJhbGFuY2USMAoFbGluZXMYAyADKAsyIS5wYXltZW50cy5wYXlvdXQudjEuU3RhdGVtZW50TGluZRIsCgdjbG9zaW5nGAQgASgLMhsucGF5bWVudHMucGF5b3V0LnYxLkJhbGFuY2UidAoSQ2hlY2tMZWRnZXJSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhUKDWFsbF9tZXJjaGFudHMYAiABKAgSMgoHY3JlZGl0cxgDIAMoCzIhLnBheW1lbnRzLnBheW91dC52MS5EZXBvc2l0Q3JlZGl0IloKDURlcG9zaXRDcmVkaXQSEgoKZGVwb3NpdF9pZBgBIAEoCRITCgttZXJjaGFudF9pZBgCIAEoCRIOCgZhbW91bnQYAyABKAMSEAoIY3VycmVuY3kYBCABKAkingEKE01lcmNoYW50TGVkZ2VyQ2hlY2sSEwoLbWVyY2hhbnRfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSEQoJYXZhaWxhYmxlGAMgASgDEgwKBGhlbGQYBCABKAMSGAoQbGVkZ2VyX2F2YWlsYWJsZRgFIAEoAxITCgtsZWRnZXJfaGVsZBgGIAEoAxIQCghiYWxhbmNlZBgHIAEoCCJoChNDaGVja0xlZGdlclJlc3BvbnNlEjoKCW1lcmNoYW50cxgBIAMoCzInLnBheW1lbnRzLnBheW91dC52MS5NZXJjaGFudExlZGdlckNoZWNrEhUKDWRpc2NyZXBhbmNpZXMYAiADKAkq1gEKEFdpdGhkcmF3YWxTdGF0dXMSIQodV0lUSERSQVdBTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIdChlXSVRIRFJBV0FMX1NUQVRVU19QRU5ESU5HEAESIAocV0lUSERSQVdBTF9TVEFUVVNfUFJPQ0VTU0lORxACEh8KG1dJVEhEUkFXQUxfU1RBVFVTX0NPTVBMRVRFRBADEhwKGFdJVEhEUkFXQUxfU1RBVFVTX0ZBSUxFRBAEEh8KG1dJVEhEUkFXQUxfU1RBVFVTX0NBTkNFTExFRBAFKtIBChRUcmFuc2ZlclJldHVyblN0YXR1cxImCiJUUkFOU0ZFUl9SRVRVUk5fU1RBVFVTX1VOU1BFQ0lGSUVEEAASIgoeVFJBTlNGRVJfUkVUVVJOX1NUQVRVU19QRU5ESU5HEAESJQohVFJBTlNGRVJfUkVUVVJOX1NUQVRVU19QUk9DRVNTSU5HEAISJAogVFJBTlNGRVJfUkVUVVJOX1NUQVRVU19DT01QTEVURUQQAxIhCh1UUkFOU0ZFUl9SRVRVUk5fU1RBVFVTX0ZBSUxFRBAEMoENCg1QYXlvdXRTZXJ2aWNlEm0KEENyZWF0ZVdpdGhkcmF3YWwSKy5wYXltZW50cy5wYXlvdXQudjEuQ3JlYXRlV2l0aGRyYXdhbFJlcXVlc3QaLC5wYXltZW50cy5wYXlvdXQudjEuQ3JlYXRlV2l0aGRyYXdhbFJlc3BvbnNlEmQKDUdldFdpdGhkcmF3YWwSKC5wYXltZW50cy5wYXlvdXQudjEuR2V0V2l0aGRyYXdhbFJlcXVlc3QaKS5wYXltZW50cy5wYXlvdXQudjEuR2V0V2l0aGRyYXdhbFJlc3BvbnNlEmoKD0xpc3RXaXRoZHJhd2FscxIqLnBheW1lbnRzLnBheW91dC52MS5MaXN0V2l0aGRyYXdhbHNSZXF1ZXN0GisucGF5bWVudHMucGF5b3V0LnYxLkxpc3RXaXRoZHJhd2Fsc1Jlc3BvbnNlEm0KEENhbmNlbFdpdGhkcmF3YWwSKy5wYXltZW50cy5wYXlvdXQudjEuQ2FuY2VsV2l0aGRyYXdhbFJlcXVlc3QaLC5wYXltZW50cy5wYXlvdXQudjEuQ2FuY2VsV2l0aGRyYXdhbFJlc3BvbnNlEnMKEkNvbXBsZXRlV2l0aGRyYXdhbBItLnBheW1lbnRzLnBheW91dC52MS5Db21wbGV0ZVdpdGhkcmF3YWxSZXF1ZXN0Gi4ucGF5bWVudHMucGF5b3V0LnYxLkNvbXBsZXRlV2l0aGRyYXdhbFJlc3BvbnNlEmcKDkZhaWxXaXRoZHJhd2FsEikucGF5bWVudHMucGF5b3V0LnYxLkZhaWxXaXRoZHJhd2FsUmVxdWVzdBoqLnBheW1lbnRzLnBheW91dC52MS5GYWlsV2l0aGRyYXdhbFJlc3BvbnNlEl4KC0dldEJhbGFuY2VzEiYucGF5bWVudHMucGF5b3V0LnYxLkdldEJhbGFuY2VzUmVxdWVzdBonLnBheW1lbnRzLnBheW91dC52MS5HZXRCYWxhbmNlc1Jlc3BvbnNlEnAKEUxpc3RMZWRnZXJFbnRyaWVzEiwucGF5bWVudHMucGF5b3V0LnYxLkxpc3RMZWRnZXJFbnRyaWVzUmVxdWVzdBotLnBheW1lbnRzLnBheW91dC52MS5MaXN0TGVkZ2VyRW50cmllc1Jlc3BvbnNlEmEKDEdldFN0YXRlbWVudBInLnBheW1lbnRzLnBheW91dC52MS5HZXRTdGF0ZW1lbnRSZXF1ZXN0GigucGF5bWVudHMucGF5b3V0LnYxLkdldFN0YXRlbWVudFJlc3BvbnNlEmQKDUFkanVzdEJhbGFuY2USKC5wYXltZW50cy5wYXlvdXQudjEuQWRqdXN0QmFsYW5jZVJlcXVlc3QaKS5wYXltZW50cy5wYXlvdXQudjEuQWRqdXN0QmFsYW5jZVJlc3BvbnNlEnkKFENyZWF0ZVRyYW5zZmVyUmV0dXJuEi8ucGF5bWVudHMucGF5b3V0LnYxLkNyZWF0ZVRyYW5zZmVyUmV0dXJuUmVxdWVzdBowLnBheW1lbnRzLnBheW91dC52MS5DcmVhdGVUcmFuc2ZlclJldHVyblJlc3BvbnNlEn8KFkNvbXBsZXRlVHJhbnNmZXJSZXR1cm4SMS5wYXltZW50cy5wYXlvdXQudjEuQ29tcGxldGVUcmFuc2ZlclJldHVyblJlcXVlc3QaMi5wYXltZW50cy5wYXlvdXQudjEuQ29tcGxldGVUcmFuc2ZlclJldHVyblJlc3BvbnNlEnMKEkZhaWxUcmFuc2ZlclJldHVybhItLnBheW1lbnRzLnBheW91dC52MS5GYWlsVHJhbnNmZXJSZXR1cm5SZXF1ZXN0Gi4ucGF5bWVudHMucGF5b3V0LnYxLkZhaWxUcmFuc2ZlclJldHVyblJlc3BvbnNlEnYKE0xpc3RUcmFuc2ZlclJldHVybnMSLi5wYXltZW50cy5wYXlvdXQudjEuTGlzdFRyYW5zZmVyUmV0dXJuc1JlcXVlc3QaLy5wYXltZW50cy5wYXlvdXQudjEuTGlzdFRyYW5zZmVyUmV0dXJuc1Jlc3BvbnNlEl4KC0NoZWNrTGVkZ2VyEiYucGF5bWVudHMucGF5b3V0LnYxLkNoZWNrTGVkZ2VyUmVxdWVzdBonLnBheW1lbnRzLnBheW91dC52MS5DaGVja0xlZGdlclJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message payments.payout.v1.Withdrawal
@@ -785,6 +785,660 @@ export const AdjustBalanceResponseSchema: GenMessage<AdjustBalanceResponse> = /*
   messageDesc(file_payments_payout_v1_payout, 20);
 
 /**
+ * Money of an incoming transfer paid back to its sender. Not a merchant's money: no balance
+ * or ledger entry ever follows from it.
+ *
+ * @generated from message payments.payout.v1.TransferReturn
+ */
+export type TransferReturn = Message<"payments.payout.v1.TransferReturn"> & {
+  /**
+   * trr_…: the bank connector's idempotency key.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The deposit service's incoming transfer whose money is returned.
+   *
+   * @generated from field: string transfer_id = 2;
+   */
+  transferId: string;
+
+  /**
+   * The sender's Turkish IBAN, electronic format.
+   *
+   * @generated from field: string iban = 3;
+   */
+  iban: string;
+
+  /**
+   * @generated from field: string recipient_name = 4;
+   */
+  recipientName: string;
+
+  /**
+   * @generated from field: int64 amount = 5;
+   */
+  amount: bigint;
+
+  /**
+   * @generated from field: string currency = 6;
+   */
+  currency: string;
+
+  /**
+   * true: the sandbox connector (no money moves); false: the live connector (PAYOUT_CONNECTOR).
+   *
+   * @generated from field: bool sandbox = 7;
+   */
+  sandbox: boolean;
+
+  /**
+   * @generated from field: payments.payout.v1.TransferReturnStatus status = 8;
+   */
+  status: TransferReturnStatus;
+
+  /**
+   * True while processing and the connector left the decision to an operator (the live
+   * `manual` connector always): CompleteTransferReturn or FailTransferReturn decides it.
+   *
+   * @generated from field: bool awaiting_operator = 9;
+   */
+  awaitingOperator: boolean;
+
+  /**
+   * The bank's reference: the connector's answer, or the operator's on CompleteTransferReturn.
+   *
+   * @generated from field: string bank_reference = 10;
+   */
+  bankReference: string;
+
+  /**
+   * Set when failed: a bank code (ACCOUNT_CLOSED, …) or the operator's reason.
+   *
+   * @generated from field: string failure_reason = 11;
+   */
+  failureReason: string;
+
+  /**
+   * Why the money is returned, and who decided it (from the request).
+   *
+   * @generated from field: string reason = 12;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: string actor = 13;
+   */
+  actor: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 14;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 15;
+   */
+  updatedAt?: Timestamp | undefined;
+
+  /**
+   * Set when final.
+   *
+   * @generated from field: google.protobuf.Timestamp completed_at = 16;
+   */
+  completedAt?: Timestamp | undefined;
+
+  /**
+   * 1 for a transfer's first return, plus one for each new one after a failed one.
+   *
+   * @generated from field: int32 attempt = 17;
+   */
+  attempt: number;
+};
+
+/**
+ * Describes the message payments.payout.v1.TransferReturn.
+ * Use `create(TransferReturnSchema)` to create a new message.
+ */
+export const TransferReturnSchema: GenMessage<TransferReturn> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 21);
+
+/**
+ * @generated from message payments.payout.v1.CreateTransferReturnRequest
+ */
+export type CreateTransferReturnRequest = Message<"payments.payout.v1.CreateTransferReturnRequest"> & {
+  /**
+   * @generated from field: string transfer_id = 1;
+   */
+  transferId: string;
+
+  /**
+   * The sender's Turkish IBAN; spaces and case are ignored (INVALID_IBAN as for withdrawals).
+   *
+   * @generated from field: string iban = 2;
+   */
+  iban: string;
+
+  /**
+   * @generated from field: string recipient_name = 3;
+   */
+  recipientName: string;
+
+  /**
+   * > 0, kuruş.
+   *
+   * @generated from field: int64 amount = 4;
+   */
+  amount: bigint;
+
+  /**
+   * Empty: TRY.
+   *
+   * @generated from field: string currency = 5;
+   */
+  currency: string;
+
+  /**
+   * Route to the sandbox connector (the transfer was a sandbox one).
+   *
+   * @generated from field: bool sandbox = 6;
+   */
+  sandbox: boolean;
+
+  /**
+   * @generated from field: string reason = 7;
+   */
+  reason: string;
+
+  /**
+   * Who decided the return (an operator's name).
+   *
+   * @generated from field: string actor = 8;
+   */
+  actor: string;
+};
+
+/**
+ * Describes the message payments.payout.v1.CreateTransferReturnRequest.
+ * Use `create(CreateTransferReturnRequestSchema)` to create a new message.
+ */
+export const CreateTransferReturnRequestSchema: GenMessage<CreateTransferReturnRequest> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 22);
+
+/**
+ * @generated from message payments.payout.v1.CreateTransferReturnResponse
+ */
+export type CreateTransferReturnResponse = Message<"payments.payout.v1.CreateTransferReturnResponse"> & {
+  /**
+   * @generated from field: payments.payout.v1.TransferReturn transfer_return = 1;
+   */
+  transferReturn?: TransferReturn | undefined;
+
+  /**
+   * False when an existing return of the transfer was answered (the idempotent repeat).
+   *
+   * @generated from field: bool created = 2;
+   */
+  created: boolean;
+};
+
+/**
+ * Describes the message payments.payout.v1.CreateTransferReturnResponse.
+ * Use `create(CreateTransferReturnResponseSchema)` to create a new message.
+ */
+export const CreateTransferReturnResponseSchema: GenMessage<CreateTransferReturnResponse> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 23);
+
+/**
+ * @generated from message payments.payout.v1.CompleteTransferReturnRequest
+ */
+export type CompleteTransferReturnRequest = Message<"payments.payout.v1.CompleteTransferReturnRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The reference of the transfer in the bank: required, trimmed, 1..100 characters.
+   *
+   * @generated from field: string bank_reference = 2;
+   */
+  bankReference: string;
+};
+
+/**
+ * Describes the message payments.payout.v1.CompleteTransferReturnRequest.
+ * Use `create(CompleteTransferReturnRequestSchema)` to create a new message.
+ */
+export const CompleteTransferReturnRequestSchema: GenMessage<CompleteTransferReturnRequest> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 24);
+
+/**
+ * @generated from message payments.payout.v1.CompleteTransferReturnResponse
+ */
+export type CompleteTransferReturnResponse = Message<"payments.payout.v1.CompleteTransferReturnResponse"> & {
+  /**
+   * @generated from field: payments.payout.v1.TransferReturn transfer_return = 1;
+   */
+  transferReturn?: TransferReturn | undefined;
+};
+
+/**
+ * Describes the message payments.payout.v1.CompleteTransferReturnResponse.
+ * Use `create(CompleteTransferReturnResponseSchema)` to create a new message.
+ */
+export const CompleteTransferReturnResponseSchema: GenMessage<CompleteTransferReturnResponse> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 25);
+
+/**
+ * @generated from message payments.payout.v1.FailTransferReturnRequest
+ */
+export type FailTransferReturnRequest = Message<"payments.payout.v1.FailTransferReturnRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Why it failed: required, trimmed, 1..100 characters.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message payments.payout.v1.FailTransferReturnRequest.
+ * Use `create(FailTransferReturnRequestSchema)` to create a new message.
+ */
+export const FailTransferReturnRequestSchema: GenMessage<FailTransferReturnRequest> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 26);
+
+/**
+ * @generated from message payments.payout.v1.FailTransferReturnResponse
+ */
+export type FailTransferReturnResponse = Message<"payments.payout.v1.FailTransferReturnResponse"> & {
+  /**
+   * @generated from field: payments.payout.v1.TransferReturn transfer_return = 1;
+   */
+  transferReturn?: TransferReturn | undefined;
+};
+
+/**
+ * Describes the message payments.payout.v1.FailTransferReturnResponse.
+ * Use `create(FailTransferReturnResponseSchema)` to create a new message.
+ */
+export const FailTransferReturnResponseSchema: GenMessage<FailTransferReturnResponse> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 27);
+
+/**
+ * @generated from message payments.payout.v1.ListTransferReturnsRequest
+ */
+export type ListTransferReturnsRequest = Message<"payments.payout.v1.ListTransferReturnsRequest"> & {
+  /**
+   * Unspecified: every status.
+   *
+   * @generated from field: payments.payout.v1.TransferReturnStatus status = 1;
+   */
+  status: TransferReturnStatus;
+
+  /**
+   * True: only returns waiting for an operator's decision. False: no filter.
+   *
+   * @generated from field: bool awaiting_operator = 2;
+   */
+  awaitingOperator: boolean;
+
+  /**
+   * 1..100; 0 means 20.
+   *
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+
+  /**
+   * From a previous response's next_cursor.
+   *
+   * @generated from field: string cursor = 4;
+   */
+  cursor: string;
+
+  /**
+   * Only the returns (every attempt) of this transfer; empty: all.
+   *
+   * @generated from field: string transfer_id = 5;
+   */
+  transferId: string;
+};
+
+/**
+ * Describes the message payments.payout.v1.ListTransferReturnsRequest.
+ * Use `create(ListTransferReturnsRequestSchema)` to create a new message.
+ */
+export const ListTransferReturnsRequestSchema: GenMessage<ListTransferReturnsRequest> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 28);
+
+/**
+ * @generated from message payments.payout.v1.ListTransferReturnsResponse
+ */
+export type ListTransferReturnsResponse = Message<"payments.payout.v1.ListTransferReturnsResponse"> & {
+  /**
+   * @generated from field: repeated payments.payout.v1.TransferReturn transfer_returns = 1;
+   */
+  transferReturns: TransferReturn[];
+
+  /**
+   * Empty at the end.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message payments.payout.v1.ListTransferReturnsResponse.
+ * Use `create(ListTransferReturnsResponseSchema)` to create a new message.
+ */
+export const ListTransferReturnsResponseSchema: GenMessage<ListTransferReturnsResponse> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 29);
+
+/**
+ * @generated from message payments.payout.v1.GetStatementRequest
+ */
+export type GetStatementRequest = Message<"payments.payout.v1.GetStatementRequest"> & {
+  /**
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+
+  /**
+   * Empty: TRY. One of the configured currencies.
+   *
+   * @generated from field: string currency = 2;
+   */
+  currency: string;
+
+  /**
+   * Epoch milliseconds: entries posted at or after from_ms and before to_ms; from_ms < to_ms,
+   * at most 366 days apart.
+   *
+   * @generated from field: int64 from_ms = 3;
+   */
+  fromMs: bigint;
+
+  /**
+   * @generated from field: int64 to_ms = 4;
+   */
+  toMs: bigint;
+};
+
+/**
+ * Describes the message payments.payout.v1.GetStatementRequest.
+ * Use `create(GetStatementRequestSchema)` to create a new message.
+ */
+export const GetStatementRequestSchema: GenMessage<GetStatementRequest> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 30);
+
+/**
+ * One ledger entry of a statement.
+ *
+ * @generated from message payments.payout.v1.StatementLine
+ */
+export type StatementLine = Message<"payments.payout.v1.StatementLine"> & {
+  /**
+   * The ledger entry's id.
+   *
+   * @generated from field: string entry_id = 1;
+   */
+  entryId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 2;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * The ledger's kind: deposit_credit, withdrawal_hold, withdrawal_release, withdrawal_settle, adjustment.
+   *
+   * @generated from field: string kind = 3;
+   */
+  kind: string;
+
+  /**
+   * Signed changes of available and held.
+   *
+   * @generated from field: int64 available_delta = 4;
+   */
+  availableDelta: bigint;
+
+  /**
+   * @generated from field: int64 held_delta = 5;
+   */
+  heldDelta: bigint;
+
+  /**
+   * available + held after this entry: the money the merchant owns.
+   *
+   * @generated from field: int64 balance_after = 6;
+   */
+  balanceAfter: bigint;
+
+  /**
+   * The deposit, withdrawal or adjustment (adj_…) it belongs to.
+   *
+   * @generated from field: string transaction_id = 7;
+   */
+  transactionId: string;
+
+  /**
+   * The merchant's process id of that deposit or withdrawal; empty for an adjustment, and for a
+   * deposit credited before process ids were stored with credits.
+   *
+   * @generated from field: string process_id = 8;
+   */
+  processId: string;
+};
+
+/**
+ * Describes the message payments.payout.v1.StatementLine.
+ * Use `create(StatementLineSchema)` to create a new message.
+ */
+export const StatementLineSchema: GenMessage<StatementLine> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 31);
+
+/**
+ * @generated from message payments.payout.v1.GetStatementResponse
+ */
+export type GetStatementResponse = Message<"payments.payout.v1.GetStatementResponse"> & {
+  /**
+   * @generated from field: string currency = 1;
+   */
+  currency: string;
+
+  /**
+   * The balance before from_ms (the sums of every earlier entry).
+   *
+   * @generated from field: payments.payout.v1.Balance opening = 2;
+   */
+  opening?: Balance | undefined;
+
+  /**
+   * In posting order (the ledger's seq: the order the balance really changed in).
+   *
+   * @generated from field: repeated payments.payout.v1.StatementLine lines = 3;
+   */
+  lines: StatementLine[];
+
+  /**
+   * opening plus every line.
+   *
+   * @generated from field: payments.payout.v1.Balance closing = 4;
+   */
+  closing?: Balance | undefined;
+};
+
+/**
+ * Describes the message payments.payout.v1.GetStatementResponse.
+ * Use `create(GetStatementResponseSchema)` to create a new message.
+ */
+export const GetStatementResponseSchema: GenMessage<GetStatementResponse> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 32);
+
+/**
+ * @generated from message payments.payout.v1.CheckLedgerRequest
+ */
+export type CheckLedgerRequest = Message<"payments.payout.v1.CheckLedgerRequest"> & {
+  /**
+   * Must be empty: the check is about every merchant.
+   *
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+
+  /**
+   * Required (true): an operator's check across merchants.
+   *
+   * @generated from field: bool all_merchants = 2;
+   */
+  allMerchants: boolean;
+
+  /**
+   * Deposits completed by a transfer, each to be credited exactly once with its amount.
+   * At most 100,000.
+   *
+   * @generated from field: repeated payments.payout.v1.DepositCredit credits = 3;
+   */
+  credits: DepositCredit[];
+};
+
+/**
+ * Describes the message payments.payout.v1.CheckLedgerRequest.
+ * Use `create(CheckLedgerRequestSchema)` to create a new message.
+ */
+export const CheckLedgerRequestSchema: GenMessage<CheckLedgerRequest> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 33);
+
+/**
+ * A completed deposit the ledger must have credited (the deposit service's DepositCredit).
+ *
+ * @generated from message payments.payout.v1.DepositCredit
+ */
+export type DepositCredit = Message<"payments.payout.v1.DepositCredit"> & {
+  /**
+   * @generated from field: string deposit_id = 1;
+   */
+  depositId: string;
+
+  /**
+   * @generated from field: string merchant_id = 2;
+   */
+  merchantId: string;
+
+  /**
+   * @generated from field: int64 amount = 3;
+   */
+  amount: bigint;
+
+  /**
+   * Empty: TRY.
+   *
+   * @generated from field: string currency = 4;
+   */
+  currency: string;
+};
+
+/**
+ * Describes the message payments.payout.v1.DepositCredit.
+ * Use `create(DepositCreditSchema)` to create a new message.
+ */
+export const DepositCreditSchema: GenMessage<DepositCredit> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 34);
+
+/**
+ * One balance row (or one merchant and currency with ledger entries) against its ledger.
+ *
+ * @generated from message payments.payout.v1.MerchantLedgerCheck
+ */
+export type MerchantLedgerCheck = Message<"payments.payout.v1.MerchantLedgerCheck"> & {
+  /**
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+
+  /**
+   * @generated from field: string currency = 2;
+   */
+  currency: string;
+
+  /**
+   * The balance row; 0 when there is none.
+   *
+   * @generated from field: int64 available = 3;
+   */
+  available: bigint;
+
+  /**
+   * @generated from field: int64 held = 4;
+   */
+  held: bigint;
+
+  /**
+   * Sums of the ledger entries' available_delta and held_delta.
+   *
+   * @generated from field: int64 ledger_available = 5;
+   */
+  ledgerAvailable: bigint;
+
+  /**
+   * @generated from field: int64 ledger_held = 6;
+   */
+  ledgerHeld: bigint;
+
+  /**
+   * available == ledger_available and held == ledger_held.
+   *
+   * @generated from field: bool balanced = 7;
+   */
+  balanced: boolean;
+};
+
+/**
+ * Describes the message payments.payout.v1.MerchantLedgerCheck.
+ * Use `create(MerchantLedgerCheckSchema)` to create a new message.
+ */
+export const MerchantLedgerCheckSchema: GenMessage<MerchantLedgerCheck> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 35);
+
+/**
+ * @generated from message payments.payout.v1.CheckLedgerResponse
+ */
+export type CheckLedgerResponse = Message<"payments.payout.v1.CheckLedgerResponse"> & {
+  /**
+   * Every merchant and currency with a balance row or a ledger entry, by merchant and currency.
+   *
+   * @generated from field: repeated payments.payout.v1.MerchantLedgerCheck merchants = 1;
+   */
+  merchants: MerchantLedgerCheck[];
+
+  /**
+   * Each credit that does not match the ledger, naming its deposit: missing, another amount
+   * or currency, another merchant, credited more than once, or listed more than once.
+   *
+   * @generated from field: repeated string discrepancies = 2;
+   */
+  discrepancies: string[];
+};
+
+/**
+ * Describes the message payments.payout.v1.CheckLedgerResponse.
+ * Use `create(CheckLedgerResponseSchema)` to create a new message.
+ */
+export const CheckLedgerResponseSchema: GenMessage<CheckLedgerResponse> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 36);
+
+/**
  * @generated from enum payments.payout.v1.WithdrawalStatus
  */
 export enum WithdrawalStatus {
@@ -824,6 +1478,42 @@ export enum WithdrawalStatus {
  */
 export const WithdrawalStatusSchema: GenEnum<WithdrawalStatus> = /*@__PURE__*/
   enumDesc(file_payments_payout_v1_payout, 0);
+
+/**
+ * @generated from enum payments.payout.v1.TransferReturnStatus
+ */
+export enum TransferReturnStatus {
+  /**
+   * @generated from enum value: TRANSFER_RETURN_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: TRANSFER_RETURN_STATUS_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * @generated from enum value: TRANSFER_RETURN_STATUS_PROCESSING = 2;
+   */
+  PROCESSING = 2,
+
+  /**
+   * @generated from enum value: TRANSFER_RETURN_STATUS_COMPLETED = 3;
+   */
+  COMPLETED = 3,
+
+  /**
+   * @generated from enum value: TRANSFER_RETURN_STATUS_FAILED = 4;
+   */
+  FAILED = 4,
+}
+
+/**
+ * Describes the enum payments.payout.v1.TransferReturnStatus.
+ */
+export const TransferReturnStatusSchema: GenEnum<TransferReturnStatus> = /*@__PURE__*/
+  enumDesc(file_payments_payout_v1_payout, 1);
 
 /**
  * PayoutService owns withdrawals (payouts to a recipient's IBAN) and each merchant's
@@ -927,6 +1617,19 @@ export const PayoutService: GenService<{
     output: typeof ListLedgerEntriesResponseSchema;
   },
   /**
+   * A merchant's statement of one currency over [from_ms, to_ms): the balances before, every
+   * ledger entry posted in the range in posting order with the balance after it, and the
+   * balances after. Opening plus the sum of the lines is the closing balance, exactly.
+   * More than 10,000 entries in the range is VALIDATION_ERROR on to_ms (ask a shorter range).
+   *
+   * @generated from rpc payments.payout.v1.PayoutService.GetStatement
+   */
+  getStatement: {
+    methodKind: "unary";
+    input: typeof GetStatementRequestSchema;
+    output: typeof GetStatementResponseSchema;
+  },
+  /**
    * An operator's manual adjustment of available (positive or negative), with a reason.
    * A negative adjustment larger than available fails with INSUFFICIENT_BALANCE.
    *
@@ -936,6 +1639,68 @@ export const PayoutService: GenService<{
     methodKind: "unary";
     input: typeof AdjustBalanceRequestSchema;
     output: typeof AdjustBalanceResponseSchema;
+  },
+  /**
+   * Pays an incoming transfer's money back to its sender (the deposit service asks, on an
+   * operator's return decision). Never touches a merchant's balance or the ledger: the money
+   * sits in the deposit service's suspense, not with a merchant. Idempotent by transfer_id:
+   * while a return of the transfer is pending, processing or completed, a repeated call
+   * answers that return (created false) and ignores the request's other fields; only after
+   * it FAILED does a call create a new attempt (attempt + 1). The payout worker sends it
+   * through the sandbox connector (sandbox true) or the live one (PAYOUT_CONNECTOR).
+   *
+   * @generated from rpc payments.payout.v1.PayoutService.CreateTransferReturn
+   */
+  createTransferReturn: {
+    methodKind: "unary";
+    input: typeof CreateTransferReturnRequestSchema;
+    output: typeof CreateTransferReturnResponseSchema;
+  },
+  /**
+   * processing → completed (an operator, for a return the connector left to an operator, e.g.
+   * paid by hand in the bank's portal), with the bank's reference.
+   *
+   * @generated from rpc payments.payout.v1.PayoutService.CompleteTransferReturn
+   */
+  completeTransferReturn: {
+    methodKind: "unary";
+    input: typeof CompleteTransferReturnRequestSchema;
+    output: typeof CompleteTransferReturnResponseSchema;
+  },
+  /**
+   * processing → failed (an operator), with a reason; the transfer may then be returned again.
+   *
+   * @generated from rpc payments.payout.v1.PayoutService.FailTransferReturn
+   */
+  failTransferReturn: {
+    methodKind: "unary";
+    input: typeof FailTransferReturnRequestSchema;
+    output: typeof FailTransferReturnResponseSchema;
+  },
+  /**
+   * Newest first, with an opaque cursor.
+   *
+   * @generated from rpc payments.payout.v1.PayoutService.ListTransferReturns
+   */
+  listTransferReturns: {
+    methodKind: "unary";
+    input: typeof ListTransferReturnsRequestSchema;
+    output: typeof ListTransferReturnsResponseSchema;
+  },
+  /**
+   * An operator's check of the merchant ledger, every merchant (all_merchants must be set):
+   * each balance row against the sum of its ledger entries, and each given deposit credit
+   * (the deposit service's GetReconciliation credits) against the ledger's deposit_credit
+   * entry for that deposit. Read-only, from one snapshot. At most 100,000 credits per call.
+   * Ledger credits of deposits not in the list are not reported (the list covers a period,
+   * the ledger all time).
+   *
+   * @generated from rpc payments.payout.v1.PayoutService.CheckLedger
+   */
+  checkLedger: {
+    methodKind: "unary";
+    input: typeof CheckLedgerRequestSchema;
+    output: typeof CheckLedgerResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_payments_payout_v1_payout, 0);

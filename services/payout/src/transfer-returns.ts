@@ -1,0 +1,168 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code } from "@connectrpc/connect";
+import { TRANSFER_RETURN_COMPLETED_TOPIC, TRANSFER_RETURN_FAILED_TOPIC } from "@payments/contracts";
+import { TransferReturnChangedSchema, TransferReturnSchema, TransferReturnStatus, type TransferReturn } from "@payments/contracts/payout";
+import { forUpdate, recordEvent, serviceError, type Clock } from "@payments/kit";
+import type { Knex } from "knex";
+import type { PayoutContext } from "./context.js";
+
+/**
+ * Transfer returns: the money of an incoming transfer nobody could match, paid back to its
+ * sender. The deposit service holds that money in suspense and asks for the return; here it
+ * goes out through the same bank connectors as withdrawals (src/transfer-return-worker.ts).
+ *
+ * Unlike a withdrawal a return belongs to no merchant, so nothing here ever posts to the
+ * ledger or touches a balance: a return's moves are its status, its bookkeeping columns and,
+ * when it becomes final, its TransferReturnChanged event in the outbox, which the deposit
+ * service consumes to mark the transfer returned (or unmatched again).
+ */
+
+export const TRANSFER_RETURN_STATUSES = ["pending", "processing", "completed", "failed"] as const;
+export type TransferReturnStatusName = (typeof TRANSFER_RETURN_STATUSES)[number];
+
+export interface TransferReturnRow {
+  id: string;
+  transfer_id: string;
+  attempt: number;
+  status: string;
+  amount: number;
+  currency: string;
+  iban: string;
+  recipient_name: string;
+  sandbox: boolean | number;
+  reason: string;
+  actor: string;
+  failure_reason: string | null;
+  dispatched_at: number | null;
+  dispatch_attempts: number;
+  bank_reference: string | null;
+  awaiting_operator: boolean | number;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+}
+
+const STATUS_TO_PROTO: Readonly<Record<TransferReturnStatusName, TransferReturnStatus>> = {
+  pending: TransferReturnStatus.PENDING,
+  processing: TransferReturnStatus.PROCESSING,
+  completed: TransferReturnStatus.COMPLETED,
+  failed: TransferReturnStatus.FAILED,
+};
+
+export function returnStatusFromProto(status: TransferReturnStatus): TransferReturnStatusName | undefined {
+  return (Object.keys(STATUS_TO_PROTO) as TransferReturnStatusName[]).find((name) => STATUS_TO_PROTO[name] === status);
+}
+
+function isReturnStatus(value: string): value is TransferReturnStatusName {
+  return (TRANSFER_RETURN_STATUSES as readonly string[]).includes(value);
+}
+
+export function returnRowStatus(row: Pick<TransferReturnRow, "status" | "id">): TransferReturnStatusName {
+  if (!isReturnStatus(row.status)) throw new Error(`transfer return ${row.id} has an unknown status ${row.status}`);
+  return row.status;
+}
+
+/** The topic a final status is published on; pending → processing is not published (the deposit service waits for the outcome only). */
+export function transferReturnTopic(status: "completed" | "failed"): string {
+  return status === "completed" ? TRANSFER_RETURN_COMPLETED_TOPIC : TRANSFER_RETURN_FAILED_TOPIC;
+}
+
+export function transferReturnFromRow(row: TransferReturnRow): TransferReturn {
+  const status = returnRowStatus(row);
+  return create(TransferReturnSchema, {
+    id: row.id,
+    transferId: row.transfer_id,
+    attempt: Number(row.attempt),
+    iban: row.iban,
+    recipientName: row.recipient_name,
+    amount: BigInt(row.amount),
+    currency: row.currency,
+    sandbox: Boolean(row.sandbox),
+    status: STATUS_TO_PROTO[status],
+    // As for withdrawals: the column keeps the connector's answer after the decision; the flag is about now.
+    awaitingOperator: status === "processing" && Boolean(row.awaiting_operator),
+    bankReference: row.bank_reference ?? "",
+    failureReason: row.failure_reason ?? "",
+    reason: row.reason,
+    actor: row.actor,
+    createdAt: timestampFromMs(Number(row.created_at)),
+    updatedAt: timestampFromMs(Number(row.updated_at)),
+    completedAt: row.completed_at === null ? undefined : timestampFromMs(Number(row.completed_at)),
+  });
+}
+
+/** The return, or TRANSACTION_NOT_FOUND. `lock` holds it until the transaction ends. */
+export async function getTransferReturnRow(db: Knex, id: string, options: { lock?: boolean } = {}): Promise<TransferReturnRow> {
+  const query = db("transfer_returns").where({ id }).first();
+  const row = (await (options.lock ? forUpdate(db, query) : query)) as TransferReturnRow | undefined;
+  if (!row) throw serviceError(Code.NotFound, "TRANSACTION_NOT_FOUND", `no transfer return ${id}`);
+  return row;
+}
+
+/** The transfer's latest return attempt (the only one that can be open), or undefined. */
+export async function latestReturnOfTransfer(db: Knex, transferId: string): Promise<TransferReturnRow | undefined> {
+  return (await db("transfer_returns").where({ transfer_id: transferId }).orderBy("attempt", "desc").first()) as TransferReturnRow | undefined;
+}
+
+/** start: the worker takes it; complete/fail: the bank's answer or an operator. */
+export type TransferReturnMove = "start" | "complete" | "fail";
+
+const MOVES: Readonly<Record<TransferReturnMove, { from: TransferReturnStatusName; to: TransferReturnStatusName }>> = {
+  start: { from: "pending", to: "processing" },
+  complete: { from: "processing", to: "completed" },
+  fail: { from: "processing", to: "failed" },
+};
+
+export interface TransferReturnMoveRequest {
+  id: string;
+  move: TransferReturnMove;
+  /** fail: why. */
+  failureReason?: string;
+  /** Extra columns to set with the move (the worker's bookkeeping, the operator's reference). */
+  patch?: Partial<Pick<TransferReturnRow, "dispatched_at" | "dispatch_attempts" | "bank_reference" | "awaiting_operator">>;
+}
+
+/**
+ * Applies one move inside `trx`: lock the row, decide on its status, a conditional update and,
+ * for a final status, the TransferReturnChanged event in the outbox, all or nothing. A move
+ * that no longer applies (a racing answer or operator decided first) is refused with
+ * INVALID_TRANSACTION_STATE and changes nothing. No ledger entry: the money is not a merchant's.
+ */
+export async function moveTransferReturn(trx: Knex.Transaction, clock: Clock, request: TransferReturnMoveRequest): Promise<TransferReturnRow> {
+  const current = await getTransferReturnRow(trx, request.id, { lock: true });
+  const status = returnRowStatus(current);
+  const { from, to } = MOVES[request.move];
+  if (status !== from) {
+    throw serviceError(Code.FailedPrecondition, "INVALID_TRANSACTION_STATE", `the transfer return is ${status}; only a ${from} one can move to ${to}`, { details: { status } });
+  }
+  const now = clock.now().getTime();
+  const patch: Partial<TransferReturnRow> = { ...request.patch, status: to, updated_at: now };
+  if (to !== "processing") patch.completed_at = now;
+  if (to === "failed") patch.failure_reason = request.failureReason || "FAILED";
+  const updated = await trx("transfer_returns").where({ id: current.id, status: from }).update(patch);
+  if (updated !== 1) throw new Error(`transfer return ${current.id} changed under its lock`);
+  const row = await getTransferReturnRow(trx, current.id);
+  if (to === "completed" || to === "failed") {
+    await recordEvent(trx, clock, transferReturnTopic(to), TransferReturnChangedSchema, { transferReturn: transferReturnFromRow(row), occurredAt: timestampFromMs(now) });
+  }
+  return row;
+}
+
+/**
+ * An operator may decide a processing return only when the bank cannot still decide it behind
+ * their back: the connector left it to an operator, or it was never handed to the bank. While
+ * a send is in flight or due to be repeated, the bank may still pay it, and failing it would
+ * let the deposit service return (or match) the same money again. Runs inside the move's
+ * transaction; the move itself refuses any other status.
+ */
+export async function requireReturnOperatorDecidable(trx: Knex.Transaction, ctx: PayoutContext, id: string): Promise<TransferReturnRow> {
+  const row = await getTransferReturnRow(trx, id, { lock: true });
+  if (returnRowStatus(row) !== "processing") return row;
+  if (Boolean(row.awaiting_operator) || row.dispatched_at === null) return row;
+  throw serviceError(
+    Code.FailedPrecondition,
+    "BANK_ANSWER_PENDING",
+    `transfer return ${row.id} is with the bank and its answer is still awaited; the worker sends it again with the same key every ${Math.round(ctx.config.PAYOUT_RESEND_AFTER / 1000)} s until the bank decides`,
+  );
+}

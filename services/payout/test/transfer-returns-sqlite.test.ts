@@ -1,0 +1,25 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import test from "ava";
+import { startServices, type RunningServices } from "@payments/kit";
+import { manualClock } from "@payments/kit/testing";
+import { createPayoutModule } from "../src/index.js";
+import { recordingConnectors, transferReturnSuite, WORKER_ENV, type Sent } from "./transfer-returns-suite.js";
+
+// Transfer returns in the embedded mode of `pnpm start`: SQLite files and the in-process bus.
+const clock = manualClock(new Date("2026-11-26T10:00:00.000Z"));
+const dir = mkdtempSync(join(tmpdir(), "payout-transfer-returns-"));
+const sent: Sent = { sandbox: [], live: [] };
+let running: RunningServices;
+
+test.before(async () => {
+  running = await startServices([createPayoutModule(recordingConnectors(sent))], { mode: "all-in-one", clock, env: { ...WORKER_ENV, DATA_DIR: dir } });
+});
+
+test.after.always(async () => {
+  await running?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+transferReturnSuite(test, () => running, sent);
