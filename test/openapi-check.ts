@@ -59,10 +59,10 @@ export class OpenApiChecker {
 
   /**
    * Throws OpenApiMismatch unless the document has this operation, this status for it, and
-   * a schema the body matches. Paths the document does not describe (/healthz, /checkout…)
+   * a schema the body matches (for a non-JSON `contentType`, that media type documented). Paths the document does not describe (/healthz, /checkout…)
    * are not checked; a documented path with an undocumented method must be 405.
    */
-  check(method: string, path: string, status: number, body: unknown): void {
+  check(method: string, path: string, status: number, body: unknown, contentType?: string): void {
     const template = this.pathTemplate(path);
     if (template === undefined) return;
     const verb = method.toLowerCase();
@@ -77,6 +77,13 @@ export class OpenApiChecker {
     const responses = (methods[verb] as { responses: Record<string, unknown> }).responses;
     if (!Object.hasOwn(responses, String(status))) {
       throw new OpenApiMismatch(`${where}: status ${status} is not documented for ${method.toUpperCase()} ${template} (documented: ${Object.keys(responses).join(", ")})`);
+    }
+    // A non-JSON answer (text/csv): its media type must be documented; its text has no schema to check.
+    const mediaType = contentType?.split(";")[0]!.trim().toLowerCase();
+    if (mediaType && mediaType !== "application/json" && !mediaType.endsWith("+json")) {
+      const content = (responses[String(status)] as { content?: Record<string, unknown> }).content ?? {};
+      if (!Object.hasOwn(content, mediaType)) throw new OpenApiMismatch(`${where}: ${mediaType} is not documented (documented: ${Object.keys(content).join(", ")})`);
+      return;
     }
     const validate = this.validator(template, verb, String(status));
     if (!validate(body)) {
@@ -112,6 +119,6 @@ export function openApiChecker(): OpenApiChecker {
 }
 
 /** Checks one answer against the gateway's document; see OpenApiChecker.check. */
-export function checkOpenApiResponse(method: string, path: string, status: number, body: unknown): void {
-  openApiChecker().check(method, path, status, body);
+export function checkOpenApiResponse(method: string, path: string, status: number, body: unknown, contentType?: string): void {
+  openApiChecker().check(method, path, status, body, contentType);
 }

@@ -34,6 +34,7 @@ import { docs } from "./routes/docs.js";
 import { events } from "./routes/events.js";
 import { openapi } from "./routes/openapi.js";
 import { sandbox } from "./routes/sandbox.js";
+import { statement } from "./routes/statement.js";
 import { transactions } from "./routes/transactions.js";
 import { withdrawals } from "./routes/withdrawals.js";
 import { health, type HealthClient } from "./routes/health.js";
@@ -87,6 +88,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
     ...deposits({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...withdrawals({ payouts: deps.payouts, clock }),
     ...transactions({ deposits: deps.deposits, payouts: deps.payouts, clock, publicBaseUrl: publicBaseUrl(config) }),
+    ...statement({ payouts: deps.payouts, clock }),
     ...events({ callbacks: deps.callbacks, clock }),
     ...sandbox({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...checkout({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),

@@ -47,7 +47,7 @@ export function call(baseUrl: string, req: RawRequest): Promise<Reply> {
           if (text !== "" && (res.headers["content-type"] ?? "").includes("json")) json = JSON.parse(text) as Envelope;
           try {
             // Every answer of a documented route must be one the OpenAPI document describes.
-            checkOpenApiResponse(req.method ?? "GET", req.path, res.statusCode ?? 0, json);
+            checkOpenApiResponse(req.method ?? "GET", req.path, res.statusCode ?? 0, json, res.headers["content-type"]);
           } catch (err) {
             reject(err);
             return;

@@ -113,12 +113,16 @@ function operation(op: OperationSpec): Record<string, unknown> {
   const responses: Record<string, unknown> = {
     [op.success.status]: {
       description: op.success.description,
-      headers: { "X-Request-Id": ref("headers", "X-Request-Id") },
+      headers: {
+        "X-Request-Id": ref("headers", "X-Request-Id"),
+        ...(op.success.csv ? { "Content-Disposition": { description: "CSV answers only: `attachment` with the file's name", schema: { type: "string" } } } : {}),
+      },
       content: {
         "application/json": {
           schema: ref("schemas", `${op.success.data}Response`),
           example: { success: true, data: op.success.example, timestamp: 1795342864 },
         },
+        ...(op.success.csv ? { "text/csv": { schema: { type: "string", description: op.success.csv.description }, example: op.success.csv.example } } : {}),
       },
     },
   };

@@ -1,5 +1,6 @@
 import type { z } from "zod";
-import type { balanceListSchema, bankListSchema, callbackBodySchema, depositSchema, eventSchema, withdrawalSchema } from "./schemas.js";
+import { statementCsv } from "../routes/statement.js";
+import type { balanceListSchema, bankListSchema, callbackBodySchema, depositSchema, eventSchema, statementSchema, withdrawalSchema } from "./schemas.js";
 
 /*
  * Example answers for the document. Typed by the response schemas, and parsed with them in
@@ -66,6 +67,22 @@ export const bankListExample: z.output<typeof bankListSchema> = {
 export const balanceListExample: z.output<typeof balanceListSchema> = {
   balances: [{ currency: "TRY", available: 1250000, held: 50000 }],
 };
+
+/** A day with a deposit and a withdrawal paid out: the hold moves nothing you own, the debit does. */
+export const statementExample: z.output<typeof statementSchema> = {
+  currency: "TRY",
+  from: "2026-11-22",
+  to: "2026-11-22",
+  openingBalance: 1200000,
+  closingBalance: 1300000,
+  movements: [
+    { at: "2026-11-22T10:05:12.345Z", kind: "deposit_credit", amount: 150000, availableChange: 150000, heldChange: 0, balanceAfter: 1350000, transactionId: "dep_5hGk2QmT9xYb7LwN", processId: "order-1001" },
+    { at: "2026-11-22T11:00:00.000Z", kind: "withdrawal_hold", amount: 0, availableChange: -50000, heldChange: 50000, balanceAfter: 1350000, transactionId: "wd_8cJr3VnQ1zKe6HsP", processId: "payout-2001" },
+    { at: "2026-11-22T11:02:30.000Z", kind: "withdrawal_debit", amount: -50000, availableChange: 0, heldChange: -50000, balanceAfter: 1300000, transactionId: "wd_8cJr3VnQ1zKe6HsP", processId: "payout-2001" },
+  ],
+};
+
+export const statementCsvExample = statementCsv(statementExample, Date.parse("2026-11-22T00:00:00.000Z"), Date.parse("2026-11-23T00:00:00.000Z"));
 
 export const callbackBodyExample: z.output<typeof callbackBodySchema> = {
   id: "evt_3nQp7RwX2kLm9TsV",

@@ -4,9 +4,10 @@ import { byProcessIdQuery as depositByProcessId, createDepositBody } from "../ro
 import { listQuery as eventListQuery } from "../routes/events.js";
 import { optionalQueryValue, pageLimit } from "../routes/route.js";
 import { sandboxPayBody } from "../routes/sandbox.js";
+import { STATEMENT_FORMATS, STATEMENT_MAX_DAYS, statementQuery } from "../routes/statement.js";
 import { TRANSACTION_TYPES } from "../routes/transactions.js";
 import { byProcessIdQuery as withdrawalByProcessId, createWithdrawalBody } from "../routes/withdrawals.js";
-import { balanceListExample, bankListExample, completedDepositExample, depositExample, eventExample, withdrawalExample } from "./examples.js";
+import { balanceListExample, bankListExample, completedDepositExample, depositExample, eventExample, statementCsvExample, statementExample, withdrawalExample } from "./examples.js";
 import type { JsonSchema } from "./json-schema.js";
 import type { ComponentName } from "./schemas.js";
 
@@ -28,7 +29,14 @@ export interface OperationSpec {
   query?: { schema: z.ZodObject; overrides?: ReadonlyMap<z.core.$ZodType, JsonSchema>; descriptions?: Readonly<Record<string, string>> };
   /** The JSON body the route parses; `required: false` for routes that accept an empty body. */
   body?: { schema: z.ZodType; required: boolean; example: unknown };
-  success: { status: 200 | 201; data: ComponentName; description: string; example: unknown };
+  success: {
+    status: 200 | 201;
+    data: ComponentName;
+    description: string;
+    example: unknown;
+    /** A CSV rendering of the same answer the merchant asks for in the query (format=csv), with its example. */
+    csv?: { description: string; example: string };
+  };
   /** Errors of this operation beyond those every merchant operation has (MERCHANT_ERRORS). */
   errors: ErrorCodes;
 }
@@ -223,6 +231,38 @@ export const OPERATIONS: readonly OperationSpec[] = [
     summary: "Get your balance",
     description: "Per currency: `available` (what a withdrawal can take) and `held` (by withdrawals not yet final), in the smallest currency unit.",
     success: { status: 200, data: "BalanceList", description: "Your balances", example: balanceListExample },
+    errors: {},
+  },
+  {
+    method: "get",
+    path: "/v1/statement",
+    operationId: "getStatement",
+    tag: "Balance",
+    summary: "Get your statement",
+    description: `Your ledger of one currency over whole UTC days, for your accounts: the opening balance, every movement with the balance after it, and the closing balance. The balance is the money you own, \`available + held\` of GET /v1/balance: money held for a withdrawal is yours until the withdrawal completes, so a hold and a release have amount 0 (their \`availableChange\` and \`heldChange\` show the move) and the withdrawal's debit is when it leaves. openingBalance plus every amount is closingBalance, exactly.
+
+\`from\` and \`to\` are dates (YYYY-MM-DD), both included: the statement covers [from 00:00 UTC, the day after to 00:00 UTC), at most ${STATEMENT_MAX_DAYS} days. A range holding more than 10,000 movements is a VALIDATION_ERROR on \`to\`: ask for shorter ranges. \`format=csv\` answers the same statement as \`text/csv\` (UTF-8, CRLF, RFC 4180) to download: a header row, an opening row, one row per movement and a closing row, each amount in the smallest unit and with two decimals; a text value starting with = + - @ gets a leading apostrophe so a spreadsheet never runs it. Errors are JSON whatever the format.`,
+    query: {
+      schema: statementQuery,
+      overrides: new Map<z.core.$ZodType, JsonSchema>([
+        [statementQuery.shape.from, { type: "string", format: "date" }],
+        [statementQuery.shape.to, { type: "string", format: "date" }],
+        [statementQuery.shape.format, { type: "string", enum: [...STATEMENT_FORMATS] }],
+      ]),
+      descriptions: {
+        currency: "A currency you are configured for; default TRY (another is a VALIDATION_ERROR, as on withdrawals)",
+        from: "The first day, YYYY-MM-DD (UTC)",
+        to: "The last day, YYYY-MM-DD (UTC), included; not before `from`",
+        format: "json (default) or csv",
+      },
+    },
+    success: {
+      status: 200,
+      data: "Statement",
+      description: "The statement",
+      example: statementExample,
+      csv: { description: "With format=csv: the statement as a CSV file (Content-Disposition: attachment; filename=\"statement-<currency>-<from>-<to>.csv\")", example: statementCsvExample },
+    },
     errors: {},
   },
   {

@@ -1,6 +1,7 @@
 import { DELIVERY_STATUSES, DEPOSIT_STATUSES, WITHDRAWAL_STATUSES } from "@payments/records";
 import { CALLBACK_EVENT_TYPES } from "@payments/signing";
 import { z } from "zod";
+import { STATEMENT_KINDS } from "../routes/statement.js";
 
 /*
  * What the gateway answers, as zod schemas: the OpenAPI document's response schemas are
@@ -95,6 +96,38 @@ export const balanceSchema = z.strictObject({ currency: z.string(), available: a
 
 export const balanceListSchema = z.strictObject({ balances: z.array(balanceSchema) });
 
+/** A signed integer amount (a movement's change): negative takes money out. */
+const signedAmount = z.int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
+const day = z.iso.date().describe("A UTC day, YYYY-MM-DD");
+
+export const statementMovementSchema = z
+  .strictObject({
+    at: time.describe("When the ledger entry was posted"),
+    kind: z
+      .enum(STATEMENT_KINDS)
+      .describe(
+        "deposit_credit: a completed deposit credited. withdrawal_hold: a withdrawal's amount set aside from available (amount 0: still yours). withdrawal_debit: a completed withdrawal's money left (negative). withdrawal_release: a cancelled or failed withdrawal's amount back to available (amount 0). adjustment: a manual correction by the operator (either sign).",
+      ),
+    amount: signedAmount.describe("Change of your balance (available + held), in the smallest currency unit; negative when money left"),
+    availableChange: signedAmount.describe("Change of `available`"),
+    heldChange: signedAmount.describe("Change of `held`"),
+    balanceAfter: amount.describe("Your balance (available + held) after this movement"),
+    transactionId: z.string().describe("The deposit or withdrawal it belongs to (an adjustment's own id, `adj_…`, for an adjustment)"),
+    processId: z.string().nullable().describe("Your processId of that deposit or withdrawal; null for an adjustment (and for deposits credited before statements existed)"),
+  })
+  .meta({ description: "One ledger movement of a statement." });
+
+export const statementSchema = z
+  .strictObject({
+    currency: z.string(),
+    from: day.describe("The first day covered, from its start (00:00 UTC)"),
+    to: day.describe("The last day covered, to its end (inclusive)"),
+    openingBalance: amount.describe("Your balance (available + held, as GET /v1/balance) at the start of `from`"),
+    closingBalance: amount.describe("Your balance at the end of `to`: openingBalance plus every movement's amount, exactly"),
+    movements: z.array(statementMovementSchema).describe("Every movement of the period, in the order the ledger posted them; balanceAfter is the running balance"),
+  })
+  .meta({ description: "Your statement of one currency over whole UTC days." });
+
 export const callbackEventTypeSchema = z.enum(CALLBACK_EVENT_TYPES);
 
 /** The body of a callback, exactly as POSTed to the merchant. */
@@ -171,6 +204,8 @@ export const COMPONENT_SCHEMAS = {
   TransactionPage: transactionPageSchema,
   Balance: balanceSchema,
   BalanceList: balanceListSchema,
+  StatementMovement: statementMovementSchema,
+  Statement: statementSchema,
   CallbackEventType: callbackEventTypeSchema,
   CallbackBody: callbackBodySchema,
   DeliveryAttempt: deliveryAttemptSchema,

@@ -324,3 +324,4 @@ export function eventRecord(event: CallbackEvent): EventRecord {
     attempts: event.attempts.map(deliveryAttemptRecord),
   };
 }
+export * from "./csv.js";

@@ -1,5 +1,5 @@
 import test from "ava";
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { AssignedAccountSchema, CustomerSchema, DepositSchema, DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { DEPOSIT_STATUSES, depositRecord, depositStatusToProto } from "../src/index.js";
@@ -7,7 +7,7 @@ import { DEPOSIT_STATUSES, depositRecord, depositStatusToProto } from "../src/in
 const BASE = "https://pay.example.test";
 const CREATED = Date.UTC(2026, 10, 22, 10, 15, 30, 123);
 
-function deposit(overrides: Partial<Deposit> = {}): Deposit {
+function deposit(overrides: MessageInitShape<typeof DepositSchema> = {}): Deposit {
   return create(DepositSchema, {
     id: "dep_abc",
     merchantId: "m_1",

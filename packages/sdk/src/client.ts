@@ -9,6 +9,8 @@ import type {
   Deposit,
   Event,
   EventPage,
+  Statement,
+  StatementQuery,
   EventsQuery,
   SandboxPayBody,
   Transaction,
@@ -124,6 +126,21 @@ export class PaymentsClient {
   /** Available and held amounts per currency. */
   balance(options?: CallOptions): Promise<Balances> {
     return this.#get("/v1/balance", undefined, options);
+  }
+
+  /**
+   * Your statement of one currency over whole UTC days (`from` and `to` are YYYY-MM-DD, both
+   * included, at most 366 days): opening balance, every movement with the balance after it,
+   * closing balance. Balances are available + held, in the smallest currency unit.
+   */
+  statement(query: StatementQuery, options?: CallOptions): Promise<Statement> {
+    return this.#get("/v1/statement", { ...query }, options);
+  }
+
+  /** The same statement as the CSV file the gateway offers for download (UTF-8, CRLF, RFC 4180), as text. */
+  async statementCsv(query: StatementQuery, options?: CallOptions): Promise<string> {
+    const answer = await this.#transport.request<string>({ method: "GET", path: "/v1/statement", query: { ...query, format: "csv" }, signal: options?.signal, text: "text/csv" });
+    return answer.data;
   }
 
   /**

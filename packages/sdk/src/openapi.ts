@@ -172,6 +172,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/statement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get your statement
+         * @description Your ledger of one currency over whole UTC days, for your accounts: the opening balance, every movement with the balance after it, and the closing balance. The balance is the money you own, `available + held` of GET /v1/balance: money held for a withdrawal is yours until the withdrawal completes, so a hold and a release have amount 0 (their `availableChange` and `heldChange` show the move) and the withdrawal's debit is when it leaves. openingBalance plus every amount is closingBalance, exactly.
+         *
+         *     `from` and `to` are dates (YYYY-MM-DD), both included: the statement covers [from 00:00 UTC, the day after to 00:00 UTC), at most 366 days. A range holding more than 10,000 movements is a VALIDATION_ERROR on `to`: ask for shorter ranges. `format=csv` answers the same statement as `text/csv` (UTF-8, CRLF, RFC 4180) to download: a header row, an opening row, one row per movement and a closing row, each amount in the smallest unit and with two decimals; a text value starting with = + - @ gets a leading apostrophe so a spreadsheet never runs it. Errors are JSON whatever the format.
+         */
+        get: operations["getStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/transactions": {
         parameters: {
             query?: never;
@@ -475,6 +497,51 @@ export interface components {
         BalanceList: {
             balances: components["schemas"]["Balance"][];
         };
+        /** @description One ledger movement of a statement. */
+        StatementMovement: {
+            /**
+             * Format: date-time
+             * @description When the ledger entry was posted
+             */
+            at: string;
+            /**
+             * @description deposit_credit: a completed deposit credited. withdrawal_hold: a withdrawal's amount set aside from available (amount 0: still yours). withdrawal_debit: a completed withdrawal's money left (negative). withdrawal_release: a cancelled or failed withdrawal's amount back to available (amount 0). adjustment: a manual correction by the operator (either sign).
+             * @enum {string}
+             */
+            kind: "deposit_credit" | "withdrawal_hold" | "withdrawal_release" | "withdrawal_debit" | "adjustment";
+            /** @description Change of your balance (available + held), in the smallest currency unit; negative when money left */
+            amount: number;
+            /** @description Change of `available` */
+            availableChange: number;
+            /** @description Change of `held` */
+            heldChange: number;
+            /** @description Your balance (available + held) after this movement */
+            balanceAfter: number;
+            /** @description The deposit or withdrawal it belongs to (an adjustment's own id, `adj_…`, for an adjustment) */
+            transactionId: string;
+            /** @description Your processId of that deposit or withdrawal; null for an adjustment (and for deposits credited before statements existed) */
+            processId: string | null;
+        };
+        /** @description Your statement of one currency over whole UTC days. */
+        Statement: {
+            currency: string;
+            /**
+             * Format: date
+             * @description The first day covered, from its start (00:00 UTC)
+             */
+            from: string;
+            /**
+             * Format: date
+             * @description The last day covered, to its end (inclusive)
+             */
+            to: string;
+            /** @description Your balance (available + held, as GET /v1/balance) at the start of `from` */
+            openingBalance: number;
+            /** @description Your balance at the end of `to`: openingBalance plus every movement's amount, exactly */
+            closingBalance: number;
+            /** @description Every movement of the period, in the order the ledger posted them; balanceAfter is the running balance */
+            movements: components["schemas"]["StatementMovement"][];
+        };
         /** @enum {string} */
         CallbackEventType: "deposit.completed" | "deposit.failed" | "deposit.expired" | "deposit.cancelled" | "withdrawal.processing" | "withdrawal.completed" | "withdrawal.failed" | "withdrawal.cancelled";
         /** @description A status change of one transaction. */
@@ -554,6 +621,13 @@ export interface components {
             /** @constant */
             success: true;
             data: components["schemas"]["BalanceList"];
+            /** @description Unix time in seconds of the response */
+            timestamp: number;
+        };
+        StatementResponse: {
+            /** @constant */
+            success: true;
+            data: components["schemas"]["Statement"];
             /** @description Unix time in seconds of the response */
             timestamp: number;
         };
@@ -1908,6 +1982,101 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["BalanceListResponse"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+            504: components["responses"]["Error504"];
+        };
+    };
+    getStatement: {
+        parameters: {
+            query: {
+                /** @description A currency you are configured for; default TRY (another is a VALIDATION_ERROR, as on withdrawals) */
+                currency?: string;
+                /** @description The first day, YYYY-MM-DD (UTC) */
+                from: string;
+                /** @description The last day, YYYY-MM-DD (UTC), included; not before `from` */
+                to: string;
+                /** @description json (default) or csv */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statement */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description CSV answers only: `attachment` with the file's name */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "currency": "TRY",
+                     *         "from": "2026-11-22",
+                     *         "to": "2026-11-22",
+                     *         "openingBalance": 1200000,
+                     *         "closingBalance": 1300000,
+                     *         "movements": [
+                     *           {
+                     *             "at": "2026-11-22T10:05:12.345Z",
+                     *             "kind": "deposit_credit",
+                     *             "amount": 150000,
+                     *             "availableChange": 150000,
+                     *             "heldChange": 0,
+                     *             "balanceAfter": 1350000,
+                     *             "transactionId": "dep_5hGk2QmT9xYb7LwN",
+                     *             "processId": "order-1001"
+                     *           },
+                     *           {
+                     *             "at": "2026-11-22T11:00:00.000Z",
+                     *             "kind": "withdrawal_hold",
+                     *             "amount": 0,
+                     *             "availableChange": -50000,
+                     *             "heldChange": 50000,
+                     *             "balanceAfter": 1350000,
+                     *             "transactionId": "wd_8cJr3VnQ1zKe6HsP",
+                     *             "processId": "payout-2001"
+                     *           },
+                     *           {
+                     *             "at": "2026-11-22T11:02:30.000Z",
+                     *             "kind": "withdrawal_debit",
+                     *             "amount": -50000,
+                     *             "availableChange": 0,
+                     *             "heldChange": -50000,
+                     *             "balanceAfter": 1300000,
+                     *             "transactionId": "wd_8cJr3VnQ1zKe6HsP",
+                     *             "processId": "payout-2001"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "timestamp": 1795342864
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StatementResponse"];
+                    /**
+                     * @example Time,Kind,Amount (kuruş),Amount (TRY),Balance after (kuruş),Balance after (TRY),Transaction ID,Process ID
+                     *     2026-11-22T00:00:00.000Z,opening_balance,,,1200000,12000.00,,
+                     *     2026-11-22T10:05:12.345Z,deposit_credit,150000,1500.00,1350000,13500.00,dep_5hGk2QmT9xYb7LwN,order-1001
+                     *     2026-11-22T11:00:00.000Z,withdrawal_hold,0,0.00,1350000,13500.00,wd_8cJr3VnQ1zKe6HsP,payout-2001
+                     *     2026-11-22T11:02:30.000Z,withdrawal_debit,-50000,-500.00,1300000,13000.00,wd_8cJr3VnQ1zKe6HsP,payout-2001
+                     *     2026-11-23T00:00:00.000Z,closing_balance,,,1300000,13000.00,,
+                     */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];

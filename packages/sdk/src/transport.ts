@@ -27,6 +27,8 @@ export interface RequestSpec {
   /** JSON body of a POST; none for GET and for the action POSTs (cancel, redeliver). */
   body?: unknown;
   signal?: AbortSignal | undefined;
+  /** A download (GET /v1/statement?format=csv): a success is this media type, answered as its text; failures are still the JSON envelope. */
+  text?: "text/csv" | undefined;
 }
 
 export interface Answer<T> {
@@ -94,7 +96,7 @@ export class Transport {
       const retriesLeft = this.#policy.maxRetries - (attempt - 1);
       let response: Response;
       try {
-        response = await this.#send(spec.method, path, body, spec.signal);
+        response = await this.#send(spec.method, path, body, spec.signal, spec.text);
       } catch (error) {
         // The caller's own abort is not a failure to retry.
         if (spec.signal?.aborted) throw spec.signal.reason;
@@ -110,14 +112,14 @@ export class Transport {
         await sleep(retryDelay(attempt - 1, response.headers.get("retry-after"), this.#policy), spec.signal);
         continue;
       }
-      return { ...(await unwrap<T>(response, attempt)), attempts: attempt };
+      return { ...(await unwrap<T>(response, attempt, spec.text)), attempts: attempt };
     }
   }
 
-  #send(method: string, path: string, body: string, signal: AbortSignal | undefined): Promise<Response> {
+  #send(method: string, path: string, body: string, signal: AbortSignal | undefined, text: string | undefined): Promise<Response> {
     const headers: Record<string, string> = {
       ...signedHeaders(this.#credentials, { method, path, body }),
-      accept: "application/json",
+      accept: text ? `${text}, application/json` : "application/json",
       ...(body ? { "content-type": "application/json" } : {}),
     };
     const timeout = AbortSignal.timeout(this.#timeoutMs);
@@ -143,9 +145,11 @@ function networkError(error: unknown, method: string, path: string, attempts: nu
 }
 
 /** The `data` of a success envelope, or the PaymentsError of anything else. */
-async function unwrap<T>(response: Response, attempts: number): Promise<Omit<Answer<T>, "attempts">> {
+async function unwrap<T>(response: Response, attempts: number, mediaType?: string): Promise<Omit<Answer<T>, "attempts">> {
   const requestId = response.headers.get("x-request-id") ?? undefined;
   const text = await response.text();
+  const contentType = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (mediaType !== undefined && response.ok && contentType === mediaType) return { data: text as T, status: response.status, requestId };
   let json: unknown;
   try {
     json = text === "" ? undefined : JSON.parse(text);

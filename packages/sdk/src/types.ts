@@ -50,3 +50,8 @@ export type EventPage = ResponseData<Operation<"/v1/events", "get">>;
 export type Event = EventPage["items"][number];
 
 export type SandboxPayBody = RequestBody<Operation<"/v1/sandbox/deposit/{transactionId}/pay", "post">>;
+
+export type StatementQuery = Omit<QueryOf<Operation<"/v1/statement", "get">>, "format">;
+export type Statement = ResponseData<Operation<"/v1/statement", "get">>;
+export type StatementMovement = Statement["movements"][number];
+export type StatementKind = StatementMovement["kind"];

@@ -9,6 +9,7 @@ import {
   WithdrawalStatus,
   type Withdrawal,
 } from "@payments/contracts/payout";
+import { csvCell, csvLines, kurusToLira as liraOf } from "@payments/records";
 import { WITHDRAWAL_STATUS_NAMES, pageLimitParser, parseRequiredText, parseWithdrawalStatus } from "../arguments.js";
 import type { PayoutClient } from "../clients.js";
 import type { CommandContext } from "../context.js";
@@ -90,22 +91,14 @@ function listScope(merchant: string | undefined): { merchantId: string; allMerch
 /** The bulk-payment file's columns, in order. */
 export const BANK_PAYMENT_CSV_HEADER = ["Recipient name", "IBAN", "Amount", "Description"] as const;
 
-/** Kuruş to lira with two decimals, exactly (bigint arithmetic, never a float): 150050 → "1500.50". */
+/** Kuruş to lira with two decimals, exactly (the shared kurusToLira); a payment amount is never negative. */
 export function kurusToLira(amount: bigint): string {
   if (amount < 0n) throw new Error(`a payment amount cannot be negative (${amount})`);
-  return `${amount / 100n}.${(amount % 100n).toString().padStart(2, "0")}`;
+  return liraOf(amount);
 }
 
-/**
- * One CSV cell. A value a spreadsheet would read as a formula (starting with =, +, -, @, a
- * tab or a carriage return) gets a leading apostrophe, so an operator opening the file
- * never runs a recipient's name. Then RFC 4180: a value holding a comma, a double quote, CR
- * or LF is quoted, its quotes doubled.
- */
-export function csvCell(value: string): string {
-  const inert = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(inert) ? `"${inert.replaceAll('"', '""')}"` : inert;
-}
+/** The shared RFC 4180 cell with the formula-injection guard (@payments/records). */
+export { csvCell };
 
 /**
  * The CSV an operator uploads to a bank's bulk-payment screen: a header row, then per
@@ -115,7 +108,7 @@ export function csvCell(value: string): string {
  */
 export function bankPaymentCsv(withdrawals: readonly Withdrawal[]): string {
   const rows = [BANK_PAYMENT_CSV_HEADER, ...withdrawals.map((w) => [w.accountName, w.iban, kurusToLira(w.amount), w.id])];
-  return rows.map((row) => row.map(csvCell).join(",")).join("\r\n") + "\r\n";
+  return csvLines(rows.map((row) => row.map(csvCell)));
 }
 
 /** Every live withdrawal waiting for an operator (of one merchant, or all), oldest first: all pages. */

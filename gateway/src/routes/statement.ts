@@ -1,0 +1,182 @@
+import { timestampMs } from "@bufbuild/protobuf/wkt";
+import type { Client } from "@connectrpc/connect";
+import type { GetStatementResponse, PayoutService, StatementLine } from "@payments/contracts/payout";
+import type { Clock } from "@payments/kit";
+import { csvCell, csvLines, csvNumber, kurusToLira } from "@payments/records";
+import { z } from "zod";
+import { success } from "../envelope.js";
+import { callService, validationFailure } from "../errors.js";
+import { authenticatedMerchantId, optionalQueryValue, parseInput, queryValue, type Route } from "./route.js";
+
+/*
+ * GET /v1/statement: the merchant's own ledger of one currency over whole UTC days, for an
+ * accountant. The balance it reports is the money the merchant owns: available + held of
+ * GET /v1/balance. Money held for a withdrawal is still the merchant's until the withdrawal
+ * completes, so a hold or a release moves nothing between the merchant and the world (amount
+ * 0; availableChange and heldChange show the move between the two parts) and the
+ * withdrawal's debit is when the money leaves.
+ */
+
+/** The ledger's kinds under their public names: stable, whatever the ledger calls them inside. */
+export const STATEMENT_KIND_BY_LEDGER_KIND = {
+  deposit_credit: "deposit_credit",
+  withdrawal_hold: "withdrawal_hold",
+  withdrawal_release: "withdrawal_release",
+  withdrawal_settle: "withdrawal_debit",
+  adjustment: "adjustment",
+} as const;
+
+export const STATEMENT_KINDS = Object.values(STATEMENT_KIND_BY_LEDGER_KIND);
+export type StatementKind = (typeof STATEMENT_KINDS)[number];
+
+export const STATEMENT_FORMATS = ["json", "csv"] as const;
+
+/** The longest statement, from and to both counted: a leap year fits. The payout service holds the same bound. */
+export const STATEMENT_MAX_DAYS = 366;
+const DAY_MS = 86_400_000;
+
+const DATE_PROBLEM = "must be a date, YYYY-MM-DD (a whole UTC day; a time of day is not accepted)";
+const isoDate = z.iso.date();
+
+/** A calendar date (YYYY-MM-DD, a real day) as the epoch ms of its start in UTC. */
+const day = queryValue.transform((value, ctx) => {
+  if (!isoDate.safeParse(value).success) {
+    ctx.addIssue({ code: "custom", message: DATE_PROBLEM });
+    return z.NEVER;
+  }
+  return Date.parse(`${value}T00:00:00.000Z`);
+});
+
+/** Unknown parameters are ignored; a known one given twice is a VALIDATION_ERROR. */
+export const statementQuery = z.object({
+  currency: optionalQueryValue,
+  from: day,
+  to: day,
+  format: optionalQueryValue.refine((f) => f === undefined || (STATEMENT_FORMATS as readonly string[]).includes(f), `must be one of ${STATEMENT_FORMATS.join(", ")}`),
+});
+
+/** The payout service's request fields by the merchant's query parameters, for its VALIDATION_ERROR. */
+const STATEMENT_FIELDS: Readonly<Record<string, string>> = { currency: "currency", from_ms: "from", to_ms: "to" };
+
+export interface StatementMovement {
+  at: string;
+  kind: StatementKind;
+  amount: number;
+  availableChange: number;
+  heldChange: number;
+  balanceAfter: number;
+  transactionId: string;
+  processId: string | null;
+}
+
+export interface StatementRecord {
+  currency: string;
+  from: string;
+  to: string;
+  openingBalance: number;
+  closingBalance: number;
+  movements: StatementMovement[];
+}
+
+function safe(value: bigint, what: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new Error(`${what} ${value} is beyond a JSON number's exact range`);
+  return n;
+}
+
+function publicKind(kind: string): StatementKind {
+  if (!Object.hasOwn(STATEMENT_KIND_BY_LEDGER_KIND, kind)) throw new Error(`ledger kind ${kind} has no public statement name`);
+  return STATEMENT_KIND_BY_LEDGER_KIND[kind as keyof typeof STATEMENT_KIND_BY_LEDGER_KIND];
+}
+
+function movement(line: StatementLine): StatementMovement {
+  const availableChange = safe(line.availableDelta, "availableDelta");
+  const heldChange = safe(line.heldDelta, "heldDelta");
+  return {
+    at: new Date(line.createdAt ? timestampMs(line.createdAt) : 0).toISOString(),
+    kind: publicKind(line.kind),
+    amount: availableChange + heldChange,
+    availableChange,
+    heldChange,
+    balanceAfter: safe(line.balanceAfter, "balanceAfter"),
+    transactionId: line.transactionId,
+    processId: line.processId === "" ? null : line.processId,
+  };
+}
+
+/** The public statement of the service's answer; `from` and `to` are the merchant's dates. */
+export function statementRecord(res: GetStatementResponse, from: string, to: string): StatementRecord {
+  const total = (b: GetStatementResponse["opening"], what: string) => safe((b?.available ?? 0n) + (b?.held ?? 0n), what);
+  return {
+    currency: res.currency,
+    from,
+    to,
+    openingBalance: total(res.opening, "opening balance"),
+    closingBalance: total(res.closing, "closing balance"),
+    movements: res.lines.map(movement),
+  };
+}
+
+/**
+ * The statement as CSV: a header row, an opening row (at the start of `from`), one row per
+ * movement, a closing row (at the end of `to`, exclusive), each amount in the smallest unit
+ * and in the currency with two decimals, exactly. Text cells are csvCell's (RFC 4180 quoting,
+ * formula guard); numbers are written as numbers so a negative amount still sums.
+ */
+export function statementCsv(statement: StatementRecord, startMs: number, endMs: number): string {
+  const minor = statement.currency === "TRY" ? "kuruş" : "minor units";
+  const header = [
+    "Time",
+    "Kind",
+    `Amount (${minor})`,
+    `Amount (${statement.currency})`,
+    `Balance after (${minor})`,
+    `Balance after (${statement.currency})`,
+    "Transaction ID",
+    "Process ID",
+  ].map(csvCell);
+  const money = (n: number) => [csvNumber(n), csvNumber(kurusToLira(n))];
+  const rows = [
+    header,
+    [csvCell(new Date(startMs).toISOString()), csvCell("opening_balance"), "", "", ...money(statement.openingBalance), "", ""],
+    ...statement.movements.map((m) => [csvCell(m.at), csvCell(m.kind), ...money(m.amount), ...money(m.balanceAfter), csvCell(m.transactionId), csvCell(m.processId ?? "")]),
+    [csvCell(new Date(endMs).toISOString()), csvCell("closing_balance"), "", "", ...money(statement.closingBalance), "", ""],
+  ];
+  return csvLines(rows);
+}
+
+/** GET /v1/statement, JSON (default) or CSV (format=csv), from the payout service. */
+export function statement(deps: { payouts: Pick<Client<typeof PayoutService>, "getStatement">; clock: Clock }): Route[] {
+  return [
+    {
+      method: "GET",
+      path: "/v1/statement",
+      access: "merchant",
+      handler: async (ctx) => {
+        const query = parseInput(statementQuery, ctx.query, "query");
+        if (query.to < query.from) throw validationFailure([{ field: "to", problem: "must not be before from" }]);
+        const days = (query.to - query.from) / DAY_MS + 1;
+        if (days > STATEMENT_MAX_DAYS) throw validationFailure([{ field: "to", problem: `must be at most ${STATEMENT_MAX_DAYS} days from from, both counted (this range is ${days})` }]);
+        // `to` is a whole day: the statement ends where the next day starts.
+        const startMs = query.from;
+        const endMs = query.to + DAY_MS;
+        const res = await callService(
+          deps.payouts.getStatement({ merchantId: authenticatedMerchantId(ctx), currency: query.currency ?? "", fromMs: BigInt(startMs), toMs: BigInt(endMs) }),
+          { fields: STATEMENT_FIELDS },
+        );
+        const from = new Date(startMs).toISOString().slice(0, 10);
+        const to = new Date(query.to).toISOString().slice(0, 10);
+        const record = statementRecord(res, from, to);
+        if (query.format === "csv") {
+          ctx.status = 200;
+          ctx.type = "text/csv; charset=utf-8";
+          // The currency is the service's configured code and the dates were validated: nothing here needs quoting rules.
+          ctx.set("Content-Disposition", `attachment; filename="statement-${record.currency}-${from}-${to}.csv"`);
+          ctx.body = statementCsv(record, startMs, endMs);
+          return;
+        }
+        ctx.body = success(record, deps.clock);
+      },
+    },
+  ];
+}
