@@ -7,6 +7,7 @@ import { Code, ConnectError, type ConnectRouter, type ConnectRouterOptions, type
 import { compressionBrotli, compressionGzip, connectNodeAdapter } from "@connectrpc/connect-node";
 import { metricsKey, type TransportOptions } from "./clients.js";
 import { HealthRegistry } from "./health.js";
+import { serveHttpRoute, type HttpRoute } from "./http-routes.js";
 import { Readiness } from "./readiness.js";
 import { createInProcessTransport } from "./in-process-transport.js";
 import type { ServerTlsOptions } from "./internal-tls.js";
@@ -18,6 +19,9 @@ import { Health } from "@payments/contracts/health";
 
 type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
+export type { HttpRoute, HttpRouteRequest, HttpRouteResponse } from "./http-routes.js";
+export { DEFAULT_HTTP_BODY_LIMIT } from "./http-routes.js";
+
 export interface RpcServeOptions {
   routes: (router: ConnectRouter) => void;
   /** The services the routes register; they are listed by reflection and health. */
@@ -26,6 +30,8 @@ export interface RpcServeOptions {
   metrics: Metrics;
   internalToken?: string;
   interceptors?: Interceptor[];
+  /** Plain HTTP endpoints on the same port (http-routes.ts), consulted before the 404. */
+  http?: readonly HttpRoute[];
 }
 
 export interface RpcServer {
@@ -321,6 +327,7 @@ export async function listenRpc(options: ListenRpcOptions): Promise<RpcServer> {
             return;
           }
           if (probe(req, res)) return;
+          if (serveOptions.http && serveHttpRoute(serveOptions.http, req, res, serveOptions.logger)) return;
           res.writeHead(404, { "content-type": "application/json" });
           res.end(JSON.stringify({ code: "not_found", message: "no such procedure" }));
         },

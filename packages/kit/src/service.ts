@@ -13,7 +13,7 @@ import { internalClientTlsSchema, internalServerTlsSchema, loadClientTls, loadSe
 import { createLogger, logStartupFailure, type Logger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { outboxMigrations, startOutboxRelay, type OutboxRelay } from "./outbox.js";
-import { listenRpc, type RpcServer } from "./rpc-server.js";
+import { listenRpc, type HttpRoute, type RpcServer } from "./rpc-server.js";
 import { databaseCheck, type Readiness } from "./readiness.js";
 import { startTracing } from "./tracing.js";
 
@@ -47,6 +47,12 @@ export interface ServiceModule<Ctx extends BaseContext = BaseContext> {
   migrations: readonly Migration[];
   createContext(base: BaseContext): Promise<Ctx> | Ctx;
   routes(router: ConnectRouter, ctx: Ctx): void;
+  /**
+   * Plain HTTP endpoints on the service's port (see HttpRoute in http-routes.ts): for pushes
+   * from outside systems that speak neither gRPC nor Connect. Each authenticates its own
+   * callers (not INTERNAL_API_TOKEN); internal network only, like the port.
+   */
+  http?(ctx: Ctx): readonly HttpRoute[];
   /** Background jobs (expiry, workers, consumers); stopped before the database closes. */
   start?(ctx: Ctx): Promise<Stoppable[]> | Stoppable[];
 }
@@ -154,6 +160,7 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
   const jobs: Stoppable[] = [];
   const dbs: Knex[] = [];
   const routes: Array<(router: ConnectRouter) => void> = [];
+  const httpRoutes: HttpRoute[] = [];
 
   try {
     for (const module of modules) {
@@ -192,6 +199,7 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
       const ctx = await module.createContext(base);
       contexts.set(module.name, ctx);
       routes.push((router) => module.routes(router, ctx));
+      if (module.http) httpRoutes.push(...module.http(ctx));
       if (module.start) jobs.push(...(await module.start(ctx)));
     }
     migrated = true;
@@ -201,6 +209,7 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
       logger,
       metrics,
       internalToken: config.INTERNAL_API_TOKEN,
+      http: httpRoutes,
     });
   } catch (err) {
     await server.close(0);
