@@ -2,7 +2,7 @@ import test from "ava";
 import { allModules } from "@payments/all-in-one";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
-import { MerchantService } from "@payments/contracts/merchant";
+import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv } from "@payments/kit/testing";
@@ -126,8 +126,20 @@ test("pay completes a sandbox deposit: 200 with the record, a signed deposit.com
   t.is(shop.callbacks().length, 1);
 });
 
-test("pay with a smaller amount does what ReportTransfer does with that transfer: completed with the amount received", async (t) => {
+test("pay with a smaller amount, under the default rules: the transfer waits in review, the deposit stays pending, nothing is credited", async (t) => {
   const shop = await newShop(true);
+  const deposit = await createDeposit(shop, "ci-short-review", 30_000);
+  const paid = await signedFetch(gateway.url, shop.creds, "POST", `/v1/sandbox/deposit/${String(deposit.transactionId)}/pay`, { amount: 10_000 });
+  t.is(paid.status, 200, JSON.stringify(paid.json));
+  t.like(paid.json.data as Json, { status: "pending", amount: 30_000 });
+  const { transfers } = await createServiceClient(DepositService, services.server.url).listUnmatchedTransfers({ includeReview: true, limit: 500 });
+  t.true(transfers.some((tr) => tr.reviewDepositId === String(deposit.transactionId) && tr.amount === 10_000n));
+  t.is(await available(shop), 0);
+});
+
+test("pay with a smaller amount does what ReportTransfer does with that transfer: completed with the amount received when the merchant's rule says so", async (t) => {
+  const shop = await newShop(true);
+  await createServiceClient(MerchantService, services.server.url).setPaymentRules({ merchantId: shop.merchantId, underpayment: UnderpaymentRule.COMPLETE });
   const viaHelper = await createDeposit(shop, "ci-short-1", 30_000);
   const viaBank = await createDeposit(shop, "ci-short-2", 30_000);
   const paid = await signedFetch(gateway.url, shop.creds, "POST", `/v1/sandbox/deposit/${String(viaHelper.transactionId)}/pay`, { amount: 10_000, senderName: "Mehmet Kaya" });

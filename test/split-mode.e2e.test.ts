@@ -4,7 +4,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatusChangedSchema } from "@payments/contracts/deposit";
-import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
+import { MerchantService, MerchantStatus, UnderpaymentRule } from "@payments/contracts/merchant";
 import { depositModule } from "@payments/deposit-service";
 import { payoutModule } from "@payments/payout-service";
 import { startGateway } from "@payments/gateway";
@@ -177,6 +177,8 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, wha
 
 test("a deposit created at the gateway, paid by a reported bank transfer, reads completed with the paid amount; its event is on JetStream once", async (t) => {
   const created = await merchants().createMerchant({ name: "Deposit Shop" });
+  // This merchant completes short payments (the default holds them for an operator's review).
+  await merchants().setPaymentRules({ merchantId: created.merchant!.id, underpayment: UnderpaymentRule.COMPLETE });
   const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
   const res = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", {
     processId: "split-order-1",

@@ -1,8 +1,10 @@
 import type { Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
+import { PayoutService } from "@payments/contracts/payout";
 import { envVar, loadConfig, type BaseContext, type Env, type EventCache } from "@payments/kit";
 import { z } from "zod";
+import { bankFeedsSetting } from "./bank-feed-http.js";
 import { createMerchantCache, type MerchantFacts } from "./merchant-lookup.js";
 import { createDepositTermsCache, type DepositTermsAnswer } from "./deposit-terms.js";
 
@@ -20,6 +22,18 @@ export const depositConfigSchema = z.object({
   MERCHANT_CACHE_TTL: envVar.duration("30s"),
   /** How long the bank catalog's deposit terms are kept when no CatalogChanged event drops them first; 0: asked on every deposit. */
   CATALOG_CACHE_TTL: envVar.duration("30s"),
+  /**
+   * How long after a deposit expired a transfer can still match it as a late payment (the
+   * merchant's late-payment rule then decides); older expired deposits are not candidates,
+   * and such a transfer waits in suspense for an operator.
+   */
+  LATE_PAYMENT_WINDOW: envVar.duration("7d"),
+  /** A directory watched for bank statement files (bank-feed-dir.ts); unset: off. */
+  BANK_FEED_DIR: z.string().optional(),
+  /** How often BANK_FEED_DIR is scanned. */
+  BANK_FEED_INTERVAL: envVar.duration("10s"),
+  /** The JSON push feeds (bank-feed-http.ts): comma-separated feedId:secret; a feedId twice = both secrets valid. */
+  BANK_FEEDS: bankFeedsSetting(),
 });
 export type DepositConfig = z.infer<typeof depositConfigSchema>;
 
@@ -27,6 +41,12 @@ export interface DepositContext extends BaseContext {
   config: DepositConfig;
   bankCatalog: Client<typeof BankCatalogService>;
   merchants: Client<typeof MerchantService>;
+  /**
+   * The payout service, for returning unmatched money to its sender only: created on first
+   * use, so a deposit service without PAYOUT_SERVICE_URL serves everything else (a return
+   * then fails, saying which setting is missing).
+   */
+  payouts(): Client<typeof PayoutService>;
   /** GetMerchant answers by merchant id, dropped on MerchantChanged (src/merchant-lookup.ts). */
   merchantCache: EventCache<MerchantFacts>;
   /** GetDepositTerms answers by (merchant, bank, kind), dropped on CatalogChanged (src/deposit-terms.ts). */
@@ -39,8 +59,13 @@ export function loadDepositConfig(env: Env): DepositConfig {
 
 export function createDepositContext(base: BaseContext): DepositContext {
   const config = loadDepositConfig(base.env);
+  let payouts: Client<typeof PayoutService> | undefined;
   return {
     ...base,
+    payouts() {
+      payouts ??= base.client(PayoutService, "payout");
+      return payouts;
+    },
     config,
     bankCatalog: base.client(BankCatalogService, "bank-catalog"),
     merchants: base.client(MerchantService, "merchant"),

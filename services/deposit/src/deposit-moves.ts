@@ -24,6 +24,8 @@ export interface MoveRequest {
   failureReason?: string;
   /** complete: the incoming transfer that paid it. */
   transferId?: string;
+  /** complete: how that transfer was matched (kept with the deposit for operators). */
+  match?: { by: string; score: number; reasons: readonly string[] };
   /** A repeat of a move that already happened returns the deposit instead of refusing (cancel). */
   idempotent?: boolean;
 }
@@ -52,9 +54,15 @@ export async function moveDeposit(trx: Knex.Transaction, clock: Clock, request: 
 
   const now = clock.now().getTime();
   const patch: Partial<DepositRow> = { status: outcome.to, updated_at: now, completed_at: now };
-  if (request.move === "complete") {
+  if (request.move === "complete" || request.move === "complete_late") {
     patch.amount = request.amount ?? current.requested_amount;
     if (request.transferId !== undefined) patch.transfer_id = request.transferId;
+  }
+  if (request.move === "complete_late") patch.late_payment = true;
+  if (request.match) {
+    patch.match_by = request.match.by;
+    patch.match_score = request.match.score;
+    patch.match_reasons = JSON.stringify(request.match.reasons);
   }
   if (request.move === "fail") patch.failure_reason = request.failureReason ?? "";
   const updated = await trx("deposits")

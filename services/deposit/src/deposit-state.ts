@@ -7,11 +7,19 @@
 export const DEPOSIT_STATUSES = ["pending", "completed", "failed", "expired", "cancelled"] as const;
 export type DepositStatusName = (typeof DEPOSIT_STATUSES)[number];
 
-/** Who or what moves a deposit: a matched transfer or an operator, an operator, the expiry job, the merchant. */
-export type DepositMove = "complete" | "fail" | "expire" | "cancel";
+/**
+ * Who or what moves a deposit: a matched transfer or an operator, an operator, the expiry
+ * job, the merchant; and `complete_late`, the one move out of `expired`: a transfer that
+ * arrived after the deposit expired completes it, by the merchant's late-payment rule or an
+ * operator's decision on that transfer (decisions.md, "Late payment").
+ */
+export type DepositMove = "complete" | "complete_late" | "fail" | "expire" | "cancel";
+
+export const DEPOSIT_MOVES: readonly DepositMove[] = ["complete", "complete_late", "fail", "expire", "cancel"];
 
 const MOVES: Readonly<Record<DepositMove, { from: DepositStatusName; to: DepositStatusName }>> = {
   complete: { from: "pending", to: "completed" },
+  complete_late: { from: "expired", to: "completed" },
   fail: { from: "pending", to: "failed" },
   expire: { from: "pending", to: "expired" },
   cancel: { from: "pending", to: "cancelled" },
@@ -21,7 +29,7 @@ export function isDepositStatus(value: string): value is DepositStatusName {
   return (DEPOSIT_STATUSES as readonly string[]).includes(value);
 }
 
-/** Every status but pending is final: nothing moves a deposit out of it. */
+/** Every status but pending is final: nothing moves a deposit out of it but a late payment (expired → completed). */
 export function isFinal(status: DepositStatusName): boolean {
   return status !== "pending";
 }
@@ -43,6 +51,7 @@ export type MoveOutcome =
 
 const VERB: Readonly<Record<DepositMove, string>> = {
   complete: "completed",
+  complete_late: "completed late",
   fail: "rejected",
   expire: "expired",
   cancel: "cancelled",
@@ -60,7 +69,7 @@ export function decideMove(status: DepositStatusName, move: DepositMove, options
   return {
     kind: "refused",
     status,
-    message: `the deposit is ${status}; only a ${from} deposit can be ${VERB[move]}`,
+    message: `the deposit is ${status}; only ${/^[aeiou]/.test(from) ? "an" : "a"} ${from} deposit can be ${VERB[move]}`,
   };
 }
 

@@ -1,11 +1,14 @@
 import { DepositService } from "@payments/contracts/deposit";
 import type { ServiceModule } from "@payments/kit";
 import { migrations } from "./migrations/index.js";
+import { startBankFeedDirJob } from "./bank-feed-dir.js";
+import { bankFeedRoutes } from "./bank-feed-http.js";
 import { createDepositContext, type DepositContext } from "./context.js";
 import { watchCatalogChanges } from "./deposit-terms.js";
 import { startExpiryJob } from "./expiry.js";
 import { watchMerchantChanges } from "./merchant-lookup.js";
 import { routes } from "./routes/index.js";
+import { startTransferReturnSettlement } from "./transfer-returns.js";
 
 /** Deposits: creation, checkout, matching incoming transfers, operator decisions and expiry. */
 export const depositModule: ServiceModule<DepositContext> = {
@@ -14,7 +17,8 @@ export const depositModule: ServiceModule<DepositContext> = {
   migrations,
   createContext: createDepositContext,
   routes,
-  start: async (ctx) => [await watchMerchantChanges(ctx), await watchCatalogChanges(ctx), startExpiryJob(ctx)],
+  http: bankFeedRoutes,
+  start: async (ctx) => [await watchMerchantChanges(ctx), await watchCatalogChanges(ctx), startExpiryJob(ctx), ...(await startTransferReturnSettlement(ctx)), ...[startBankFeedDirJob(ctx)].filter((job) => job !== undefined)],
 };
 
 export { depositConfigSchema, loadDepositConfig, type DepositConfig, type DepositContext } from "./context.js";

@@ -1,13 +1,25 @@
 import { Code } from "@connectrpc/connect";
-import { MerchantStatus } from "@payments/contracts/merchant";
+import { LatePaymentRule, MerchantStatus, OverpaymentRule, UnderpaymentRule, type Merchant } from "@payments/contracts/merchant";
 import { dropOnMerchantChange, errorInfo, EventCache, serviceError, validationError, type BaseContext, type Subscription } from "@payments/kit";
 import type { DepositContext } from "./context.js";
+import { DEFAULT_RULES, type PaidAmountRules } from "./paid-amount-rules.js";
 
 /** The facts about a merchant a deposit needs, asked of the merchant service. */
 export interface MerchantFacts {
   id: string;
   active: boolean;
   sandbox: boolean;
+  /** What an under-, over- or late payment does (src/paid-amount-rules.ts). */
+  rules: PaidAmountRules;
+}
+
+/** The merchant's rules; a value this service does not know reads as the default, which holds the money for review. */
+export function rulesOf(merchant: Pick<Merchant, "underpayment" | "overpayment" | "latePayment">): PaidAmountRules {
+  return {
+    underpayment: merchant.underpayment === UnderpaymentRule.COMPLETE ? "complete" : DEFAULT_RULES.underpayment,
+    overpayment: merchant.overpayment === OverpaymentRule.REVIEW ? "review" : DEFAULT_RULES.overpayment,
+    latePayment: merchant.latePayment === LatePaymentRule.COMPLETE ? "complete" : merchant.latePayment === LatePaymentRule.RETURN ? "return" : DEFAULT_RULES.latePayment,
+  };
 }
 
 /**
@@ -27,7 +39,7 @@ async function askMerchantService(ctx: DepositContext, merchantId: string): Prom
   try {
     const { merchant } = await ctx.merchants.getMerchant({ merchantId });
     if (!merchant) throw new Error("GetMerchant answered without a merchant");
-    return { id: merchant.id, active: merchant.status === MerchantStatus.ACTIVE, sandbox: merchant.sandbox };
+    return { id: merchant.id, active: merchant.status === MerchantStatus.ACTIVE, sandbox: merchant.sandbox, rules: rulesOf(merchant) };
   } catch (err) {
     if (errorInfo(err).code === Code.NotFound) throw validationError("merchant_id", `merchant_id: merchant ${JSON.stringify(merchantId)} does not exist`);
     throw err;

@@ -59,12 +59,16 @@ export async function paySandboxDeposit(ctx: DepositContext, row: DepositRow, tr
     senderName: transfer.senderName,
     reference: row.reference,
     bankTransactionId: transfer.bankTransactionId,
+    source: "sandbox",
   });
-  if (outcome.deposit?.id !== row.id) {
-    // Only possible when the deposit became final between the read and the report (the
-    // transfer then stays unmatched, for an operator, as a real one would).
-    const now = await getDepositRow(ctx.db, { depositId: row.id });
-    notPayable(now.status);
+  if (outcome.deposit?.id === row.id) return { ...outcome, deposit: outcome.deposit };
+  // Another amount under a merchant's `review` rule: the transfer waits, attached to this
+  // deposit, which stays pending until an operator decides, exactly as a real one would.
+  if (outcome.transfer.status === "review" && outcome.transfer.review_deposit_id === row.id) {
+    return { ...outcome, deposit: await getDepositRow(ctx.db, { depositId: row.id }) };
   }
-  return { ...outcome, deposit: outcome.deposit };
+  // Only possible when the deposit became final between the read and the report (the
+  // transfer then stays unmatched, for an operator, as a real one would).
+  const now = await getDepositRow(ctx.db, { depositId: row.id });
+  notPayable(now.status);
 }

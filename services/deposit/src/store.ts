@@ -7,12 +7,16 @@ import {
   DepositSchema,
   DepositStatus,
   IncomingTransferSchema,
+  TransferActionSchema,
+  TransferCandidateSchema,
+  TransferStatus,
   type Deposit,
   type IncomingTransfer,
 } from "@payments/contracts/deposit";
 import { forUpdate, serviceError } from "@payments/kit";
 import type { Knex } from "knex";
 import { isDepositStatus, type DepositStatusName } from "./deposit-state.js";
+import type { TransferActionRow } from "./transfer-actions.js";
 
 /**
  * The deposit tables: row shapes, reads, and the conversion to protobuf messages. Both
@@ -42,6 +46,12 @@ export interface DepositRow {
   metadata_json: string | null;
   failure_reason: string | null;
   transfer_id: string | null;
+  /** Completed by a transfer that arrived after it expired (SQLite answers 0/1). */
+  late_payment?: boolean | number;
+  match_by?: string | null;
+  match_score?: number | null;
+  /** JSON array of strings. */
+  match_reasons?: string | null;
   sequence: number;
   sandbox: boolean | number;
   expires_at: number;
@@ -61,7 +71,26 @@ export interface TransferRow {
   deposit_id: string | null;
   unmatched_reason: string | null;
   reported_at: number;
+  /** matched, review, unmatched, returning, returned (migration 20261124010000). */
+  status: TransferStatusName;
+  review_deposit_id: string | null;
+  match_by: string | null;
+  match_score: number | null;
+  /** JSON array of strings. */
+  match_reasons: string | null;
+  /** JSON array of {depositId, score, reasons}. */
+  candidates: string | null;
+  late: boolean | number;
+  value_date: string | null;
+  sender_iban: string | null;
+  source: string;
+  resolved_by: string | null;
+  resolved_at: number | null;
+  resolution: string | null;
 }
+
+export const TRANSFER_STATUSES = ["matched", "review", "unmatched", "returning", "returned"] as const;
+export type TransferStatusName = (typeof TRANSFER_STATUSES)[number];
 
 const STATUS_TO_PROTO: Readonly<Record<DepositStatusName, DepositStatus>> = {
   pending: DepositStatus.PENDING,
@@ -116,10 +145,29 @@ export function depositFromRow(row: DepositRow): Deposit {
     createdAt: timestampFromMs(Number(row.created_at)),
     updatedAt: timestampFromMs(Number(row.updated_at)),
     completedAt: row.completed_at === null ? undefined : timestampFromMs(Number(row.completed_at)),
+    latePayment: Boolean(row.late_payment),
+    matchBy: row.match_by ?? "",
+    matchScore: row.match_score == null ? 0 : Number(row.match_score),
+    matchReasons: parseJsonList<string>(row.match_reasons),
   });
 }
 
-export function transferFromRow(row: TransferRow): IncomingTransfer {
+/** A JSON array column (null or empty when there is none). */
+export function parseJsonList<T>(value: string | null | undefined): T[] {
+  if (!value) return [];
+  const parsed = JSON.parse(value) as unknown;
+  return Array.isArray(parsed) ? (parsed as T[]) : [];
+}
+
+const TRANSFER_STATUS_TO_PROTO: Readonly<Record<TransferStatusName, TransferStatus>> = {
+  matched: TransferStatus.MATCHED,
+  review: TransferStatus.REVIEW,
+  unmatched: TransferStatus.UNMATCHED,
+  returning: TransferStatus.RETURNING,
+  returned: TransferStatus.RETURNED,
+};
+
+export function transferFromRow(row: TransferRow, actions: readonly TransferActionRow[] = []): IncomingTransfer {
   return create(IncomingTransferSchema, {
     id: row.id,
     iban: row.iban,
@@ -131,6 +179,22 @@ export function transferFromRow(row: TransferRow): IncomingTransfer {
     depositId: row.deposit_id ?? "",
     unmatchedReason: row.unmatched_reason ?? "",
     reportedAt: timestampFromMs(Number(row.reported_at)),
+    status: TRANSFER_STATUS_TO_PROTO[row.status] ?? TransferStatus.UNSPECIFIED,
+    reviewDepositId: row.review_deposit_id ?? "",
+    matchBy: row.match_by ?? "",
+    matchScore: row.match_score == null ? 0 : Number(row.match_score),
+    matchReasons: parseJsonList<string>(row.match_reasons),
+    candidates: parseJsonList<{ depositId: string; score: number; reasons: string[] }>(row.candidates).map((c) => create(TransferCandidateSchema, c)),
+    late: Boolean(row.late),
+    valueDate: row.value_date ?? "",
+    senderIban: row.sender_iban ?? "",
+    source: row.source,
+    resolvedBy: row.resolved_by ?? "",
+    resolvedAt: row.resolved_at == null ? undefined : timestampFromMs(Number(row.resolved_at)),
+    resolution: row.resolution ?? "",
+    actions: actions.map((a) =>
+      create(TransferActionSchema, { action: a.action, actor: a.actor, reason: a.reason, depositId: a.deposit_id ?? "", at: timestampFromMs(Number(a.at)) }),
+    ),
   });
 }
 

@@ -1,8 +1,12 @@
 import test from "ava";
-import { acceptsPayment, decideMove, DEPOSIT_STATUSES, isFinal, type DepositMove } from "../src/deposit-state.js";
+import { acceptsPayment, decideMove, DEPOSIT_MOVES, DEPOSIT_STATUSES, isFinal, type DepositMove } from "../src/deposit-state.js";
 
 const MOVES: DepositMove[] = ["complete", "fail", "expire", "cancel"];
-const TARGET: Record<DepositMove, string> = { complete: "completed", fail: "failed", expire: "expired", cancel: "cancelled" };
+const TARGET: Record<DepositMove, string> = { complete: "completed", complete_late: "completed", fail: "failed", expire: "expired", cancel: "cancelled" };
+
+test("the moves are exactly the four from pending and the late completion", (t) => {
+  t.deepEqual([...DEPOSIT_MOVES].sort(), [...MOVES, "complete_late"].sort());
+});
 
 test("from pending every move applies and leads to its own final status", (t) => {
   for (const move of MOVES) {
@@ -10,7 +14,16 @@ test("from pending every move applies and leads to its own final status", (t) =>
   }
 });
 
-test("every status but pending is final and no move leaves it", (t) => {
+test("a late payment is the one move out of expired: it completes an expired deposit and nothing else", (t) => {
+  for (const status of DEPOSIT_STATUSES) {
+    const outcome = decideMove(status, "complete_late");
+    if (status === "expired") t.deepEqual(outcome, { kind: "moved", from: "expired", to: "completed" });
+    else t.is(outcome.kind, "refused", status);
+  }
+  t.is(decideMove("pending", "complete_late").kind === "refused" ? (decideMove("pending", "complete_late") as { message: string }).message : "", "the deposit is pending; only an expired deposit can be completed late");
+});
+
+test("every status but pending is final and no move of the four leaves it", (t) => {
   for (const status of DEPOSIT_STATUSES.filter((s) => s !== "pending")) {
     t.true(isFinal(status));
     for (const move of MOVES) {

@@ -5,8 +5,8 @@ import test from "ava";
 import { fromBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { DepositService, DepositStatus, DepositStatusChangedSchema } from "@payments/contracts/deposit";
-import { MerchantService } from "@payments/contracts/merchant";
+import { DepositService, DepositStatus, DepositStatusChangedSchema, TransferStatus } from "@payments/contracts/deposit";
+import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
@@ -84,12 +84,21 @@ test.serial("pay reports a sandbox- transfer through ReportTransfer's path and c
   t.deepEqual(await outboxTopics(deposit.id), ["deposit.v1.deposit_completed"], "refused moves wrote no event");
 });
 
-test.serial("pay with another amount and sender is handled as such a transfer: completed with the amount received", async (t) => {
+test.serial("pay with another amount is handled as such a transfer: under the default rules it waits in review and the deposit stays pending", async (t) => {
   const merchantId = await newMerchant(true);
   const deposit = await newDeposit(merchantId, 30_000n);
   const paid = await deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, amount: 12_345n, senderName: "  Mehmet Kaya " });
+  t.like(paid.deposit, { status: DepositStatus.PENDING, amount: 30_000n, requestedAmount: 30_000n });
+  t.like(paid.transfer, { amount: 12_345n, senderName: "Mehmet Kaya", status: TransferStatus.REVIEW, reviewDepositId: deposit.id, source: "sandbox" });
+});
+
+test.serial("pay with another amount completes with the amount received when the merchant's rule completes short payments", async (t) => {
+  const merchantId = await newMerchant(true);
+  await merchants.setPaymentRules({ merchantId, underpayment: UnderpaymentRule.COMPLETE });
+  const deposit = await newDeposit(merchantId, 30_000n);
+  const paid = await deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, amount: 12_345n, senderName: "  Mehmet Kaya " });
   t.like(paid.deposit, { status: DepositStatus.COMPLETED, amount: 12_345n, requestedAmount: 30_000n });
-  t.like(paid.transfer, { amount: 12_345n, senderName: "Mehmet Kaya" });
+  t.like(paid.transfer, { amount: 12_345n, senderName: "Mehmet Kaya", status: TransferStatus.MATCHED });
 });
 
 test.serial("expire moves a pending sandbox deposit to expired with the expiry job's event", async (t) => {

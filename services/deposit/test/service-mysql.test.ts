@@ -2,8 +2,8 @@ import test from "ava";
 import { fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { CreateDepositRequestSchema, type CreateDepositRequest, DepositService, DepositStatus, DepositStatusChangedSchema, type DepositStatusChanged } from "@payments/contracts/deposit";
-import { MerchantService } from "@payments/contracts/merchant";
+import { CreateDepositRequestSchema, type CreateDepositRequest, DepositService, DepositStatus, DepositStatusChangedSchema, TransferStatus, type DepositStatusChanged } from "@payments/contracts/deposit";
+import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, deriveDatabaseUrl, errorInfo, startServices, type RunningServices, type Subscription } from "@payments/kit";
@@ -168,8 +168,29 @@ test.serial("bad input is VALIDATION_ERROR naming the proto field, and nothing i
   t.is((await depositContext(running).db("deposits").where({ merchant_id: merchantId })).length, 0);
 });
 
+test.serial("under the default rules a short payment waits in review attached to its deposit, in suspense, and the deposit stays pending", async (t) => {
+  const merchantId = await newMerchant();
+  const { deposit } = await deposits.createDeposit(depositRequest(merchantId, { amount: 75_000n }));
+  const report = await deposits.reportTransfer({
+    iban: deposit!.assignedAccount!.iban,
+    amount: 74_500n,
+    senderName: "AYSE YILMAZ",
+    reference: `odeme ${deposit!.reference}`,
+    bankTransactionId: `BTX-short-${deposit!.id}`,
+  });
+  t.is(report.deposit, undefined);
+  t.like(report.transfer, { status: TransferStatus.REVIEW, reviewDepositId: deposit!.id, depositId: "" });
+  t.regex(report.transfer!.unmatchedReason, /^underpayment/);
+  t.deepEqual(report.transfer!.matchReasons.slice(0, 1), ["reference exact"]);
+  t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: deposit!.id } })).deposit?.status, DepositStatus.PENDING);
+  const held = await depositContext(running).db("suspense_entries").where({ transfer_id: report.transfer!.id }).sum({ amount: "amount" }).first();
+  t.is(Number((held as { amount: number }).amount), 74_500);
+});
+
 test.serial("a transfer carrying the reference completes the deposit with the amount received; reported again it changes nothing", async (t) => {
   const merchantId = await newMerchant();
+  // The merchant completes short payments (the default would hold it for review).
+  await merchants.setPaymentRules({ merchantId, underpayment: UnderpaymentRule.COMPLETE });
   const { deposit } = await deposits.createDeposit(depositRequest(merchantId, { amount: 75_000n }));
   const iban = deposit!.assignedAccount!.iban;
   const report = {

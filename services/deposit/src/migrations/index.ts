@@ -1,5 +1,6 @@
 import type { Migration } from "@payments/kit";
 import { depositsMigration } from "./20261122030000_deposits.js";
+import { reconciliationMigration } from "./20261124010000_reconciliation.js";
 
 /** In the order they apply. */
-export const migrations: readonly Migration[] = [depositsMigration];
+export const migrations: readonly Migration[] = [depositsMigration, reconciliationMigration];

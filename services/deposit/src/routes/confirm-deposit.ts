@@ -4,7 +4,8 @@ import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { moveDeposit } from "../deposit-moves.js";
 import { amount, depositId, identifier } from "../requests.js";
-import { depositFromRow, getDepositRow, type TransferRow } from "../store.js";
+import { depositFromRow, type TransferRow } from "../store.js";
+import { giveTransferToDeposit } from "../transfer-resolution.js";
 import type { Rpc } from "./index.js";
 
 const request = z.object({ depositId, amount: amount.optional(), transferId: z.union([z.literal(""), identifier(40)]) });
@@ -27,17 +28,7 @@ export function confirmDeposit(ctx: DepositContext): Rpc<"confirmDeposit"> {
             details: { depositId: transfer.deposit_id },
           });
         }
-        const deposit = await getDepositRow(trx, { depositId: input.depositId });
-        if (deposit.currency !== transfer.currency) {
-          throw validationError("transfer_id", `transfer_id: the transfer is in ${transfer.currency}, the deposit in ${deposit.currency}`);
-        }
-        const moved = await moveDeposit(trx, ctx.clock, {
-          depositId: input.depositId,
-          move: "complete",
-          amount: input.amount ?? Number(transfer.amount),
-          transferId: transfer.id,
-        });
-        await trx("incoming_transfers").where({ id: transfer.id }).update({ deposit_id: input.depositId });
+        const moved = await giveTransferToDeposit(trx, ctx, transfer, input.depositId, { actor: "operator", reason: "confirmed with this transfer" }, { amount: input.amount });
         return moved;
       });
       ctx.outbox.nudge();

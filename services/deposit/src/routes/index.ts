@@ -6,9 +6,13 @@ import { confirmDeposit } from "./confirm-deposit.js";
 import { createDeposit } from "./create-deposit.js";
 import { getCheckout } from "./get-checkout.js";
 import { getDeposit } from "./get-deposit.js";
+import { getReconciliation } from "./get-reconciliation.js";
+import { getTransfer } from "./get-transfer.js";
+import { importStatementRpc } from "./import-statement.js";
 import { listDeposits } from "./list-deposits.js";
 import { listUnmatchedTransfers } from "./list-unmatched-transfers.js";
 import { rejectDeposit } from "./reject-deposit.js";
+import { resolveTransfer } from "./resolve-transfer.js";
 import { reportTransfer } from "./report-transfer.js";
 import { sandboxExpireDeposit } from "./sandbox-expire-deposit.js";
 import { sandboxPayDeposit } from "./sandbox-pay-deposit.js";
@@ -31,5 +35,9 @@ export function routes(router: ConnectRouter, ctx: DepositContext): void {
     ...simulatePayment(ctx),
     ...sandboxPayDeposit(ctx),
     ...sandboxExpireDeposit(ctx),
+    ...getTransfer(ctx),
+    ...resolveTransfer(ctx),
+    ...getReconciliation(ctx),
+    ...importStatementRpc(ctx),
   });
 }

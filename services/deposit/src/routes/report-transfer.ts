@@ -14,11 +14,13 @@ export function reportTransfer(ctx: DepositContext): Rpc<"reportTransfer"> {
     senderName: text(200),
     reference: z.string().trim().max(500, "must be at most 500 characters"),
     bankTransactionId: text(100),
+    valueDate: z.union([z.literal(""), z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date, YYYY-MM-DD")]),
+    senderIban: z.union([z.literal(""), iban]),
   });
   return {
     async reportTransfer(req) {
       const input = parseRequest(request, req);
-      const outcome = await recordTransfer(ctx, input);
+      const outcome = await recordTransfer(ctx, { ...input, valueDate: input.valueDate || undefined, senderIban: input.senderIban || undefined, source: "api" });
       return {
         transfer: transferFromRow(outcome.transfer),
         deposit: outcome.deposit && depositFromRow(outcome.deposit),

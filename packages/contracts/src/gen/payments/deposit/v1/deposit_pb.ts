@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/deposit/v1/deposit.proto.
  */
 export const file_payments_deposit_v1_deposit: GenFile = /*@__PURE__*/
-  fileDesc("CiFwYXltZW50cy9kZXBvc2l0L3YxL2RlcG9zaXQucHJvdG8SE3BheW1lbnRzLmRlcG9zaXQudjEiNgoIQ3VzdG9tZXISCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCgh1c2VybmFtZRgDIAEoCSJtCg9Bc3NpZ25lZEFjY291bnQSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgdiYW5rX2lkGAIgASgJEhEKCWJhbmtfbmFtZRgDIAEoCRIUCgxhY2NvdW50X25hbWUYBCABKAkSDAoEaWJhbhgFIAEoCSLvBAoHRGVwb3NpdBIKCgJpZBgBIAEoCRITCgttZXJjaGFudF9pZBgCIAEoCRISCgpwcm9jZXNzX2lkGAMgASgJEg4KBmFtb3VudBgEIAEoAxIYChByZXF1ZXN0ZWRfYW1vdW50GAUgASgDEhAKCGN1cnJlbmN5GAYgASgJEjIKBnN0YXR1cxgHIAEoDjIiLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdFN0YXR1cxIPCgdiYW5rX2lkGAggASgJEj4KEGFzc2lnbmVkX2FjY291bnQYCSABKAsyJC5wYXltZW50cy5kZXBvc2l0LnYxLkFzc2lnbmVkQWNjb3VudBIRCglyZWZlcmVuY2UYCiABKAkSFgoOY2hlY2tvdXRfdG9rZW4YCyABKAkSLwoIY3VzdG9tZXIYDCABKAsyHS5wYXltZW50cy5kZXBvc2l0LnYxLkN1c3RvbWVyEhUKDW1ldGFkYXRhX2pzb24YDSABKAkSFgoOZmFpbHVyZV9yZWFzb24YDiABKAkSEAoIc2VxdWVuY2UYDyABKAMSDwoHc2FuZGJveBgQIAEoCBIuCgpleHBpcmVzX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIvIBChBJbmNvbWluZ1RyYW5zZmVyEgoKAmlkGAEgASgJEgwKBGliYW4YAiABKAkSDgoGYW1vdW50GAMgASgDEhAKCGN1cnJlbmN5GAQgASgJEhMKC3NlbmRlcl9uYW1lGAUgASgJEhEKCXJlZmVyZW5jZRgGIAEoCRIbChNiYW5rX3RyYW5zYWN0aW9uX2lkGAcgASgJEhIKCmRlcG9zaXRfaWQYCCABKAkSGAoQdW5tYXRjaGVkX3JlYXNvbhgJIAEoCRIvCgtyZXBvcnRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiugEKFENyZWF0ZURlcG9zaXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhIKCnByb2Nlc3NfaWQYAiABKAkSDgoGYW1vdW50GAMgASgDEhAKCGN1cnJlbmN5GAQgASgJEg8KB2JhbmtfaWQYBSABKAkSLwoIY3VzdG9tZXIYBiABKAsyHS5wYXltZW50cy5kZXBvc2l0LnYxLkN1c3RvbWVyEhUKDW1ldGFkYXRhX2pzb24YByABKAkiRgoVQ3JlYXRlRGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQicgoRR2V0RGVwb3NpdFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFAoKZGVwb3NpdF9pZBgCIAEoCUgAEhQKCnByb2Nlc3NfaWQYAyABKAlIABIVCg1hbGxfbWVyY2hhbnRzGAQgASgIQgUKA2tleSJDChJHZXREZXBvc2l0UmVzcG9uc2USLQoHZGVwb3NpdBgBIAEoCzIcLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdCL2AQoTTGlzdERlcG9zaXRzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIyCgZzdGF0dXMYAiABKA4yIi5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXRTdGF0dXMSMAoMY3JlYXRlZF9mcm9tGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX3RvGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVsaW1pdBgFIAEoBRIOCgZjdXJzb3IYBiABKAkSFQoNYWxsX21lcmNoYW50cxgHIAEoCCJbChRMaXN0RGVwb3NpdHNSZXNwb25zZRIuCghkZXBvc2l0cxgBIAMoCzIcLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdBITCgtuZXh0X2N1cnNvchgCIAEoCSJWChRDYW5jZWxEZXBvc2l0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRISCgpkZXBvc2l0X2lkGAIgASgJEhUKDWFsbF9tZXJjaGFudHMYAyABKAgiRgoVQ2FuY2VsRGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQiYAoVQ29uZmlybURlcG9zaXRSZXF1ZXN0EhIKCmRlcG9zaXRfaWQYASABKAkSEwoGYW1vdW50GAIgASgDSACIAQESEwoLdHJhbnNmZXJfaWQYAyABKAlCCQoHX2Ftb3VudCJHChZDb25maXJtRGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQiOgoUUmVqZWN0RGVwb3NpdFJlcXVlc3QSEgoKZGVwb3NpdF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiRgoVUmVqZWN0RGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQijAEKFVJlcG9ydFRyYW5zZmVyUmVxdWVzdBIMCgRpYmFuGAEgASgJEg4KBmFtb3VudBgCIAEoAxIQCghjdXJyZW5jeRgDIAEoCRITCgtzZW5kZXJfbmFtZRgEIAEoCRIRCglyZWZlcmVuY2UYBSABKAkSGwoTYmFua190cmFuc2FjdGlvbl9pZBgGIAEoCSKTAQoWUmVwb3J0VHJhbnNmZXJSZXNwb25zZRI3Cgh0cmFuc2ZlchgBIAEoCzIlLnBheW1lbnRzLmRlcG9zaXQudjEuSW5jb21pbmdUcmFuc2ZlchItCgdkZXBvc2l0GAIgASgLMhwucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0EhEKCWR1cGxpY2F0ZRgDIAEoCCIuCh1MaXN0VW5tYXRjaGVkVHJhbnNmZXJzUmVxdWVzdBINCgVsaW1pdBgBIAEoBSJaCh5MaXN0VW5tYXRjaGVkVHJhbnNmZXJzUmVzcG9uc2USOAoJdHJhbnNmZXJzGAEgAygLMiUucGF5bWVudHMuZGVwb3NpdC52MS5JbmNvbWluZ1RyYW5zZmVyIiMKEkdldENoZWNrb3V0UmVxdWVzdBINCgV0b2tlbhgBIAEoCSJVChNHZXRDaGVja291dFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQSDwoHc2FuZGJveBgCIAEoCCInChZTaW11bGF0ZVBheW1lbnRSZXF1ZXN0Eg0KBXRva2VuGAEgASgJIkgKF1NpbXVsYXRlUGF5bWVudFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQijwEKGFNhbmRib3hQYXlEZXBvc2l0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRISCgpkZXBvc2l0X2lkGAIgASgJEhUKDWFsbF9tZXJjaGFudHMYAyABKAgSEwoGYW1vdW50GAQgASgDSACIAQESEwoLc2VuZGVyX25hbWUYBSABKAlCCQoHX2Ftb3VudCKDAQoZU2FuZGJveFBheURlcG9zaXRSZXNwb25zZRItCgdkZXBvc2l0GAEgASgLMhwucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0EjcKCHRyYW5zZmVyGAIgASgLMiUucGF5bWVudHMuZGVwb3NpdC52MS5JbmNvbWluZ1RyYW5zZmVyIl0KG1NhbmRib3hFeHBpcmVEZXBvc2l0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRISCgpkZXBvc2l0X2lkGAIgASgJEhUKDWFsbF9tZXJjaGFudHMYAyABKAgiTQocU2FuZGJveEV4cGlyZURlcG9zaXRSZXNwb25zZRItCgdkZXBvc2l0GAEgASgLMhwucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0Kr4BCg1EZXBvc2l0U3RhdHVzEh4KGkRFUE9TSVRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWREVQT1NJVF9TVEFUVVNfUEVORElORxABEhwKGERFUE9TSVRfU1RBVFVTX0NPTVBMRVRFRBACEhkKFURFUE9TSVRfU1RBVFVTX0ZBSUxFRBADEhoKFkRFUE9TSVRfU1RBVFVTX0VYUElSRUQQBBIcChhERVBPU0lUX1NUQVRVU19DQU5DRUxMRUQQBTKnCgoORGVwb3NpdFNlcnZpY2USZgoNQ3JlYXRlRGVwb3NpdBIpLnBheW1lbnRzLmRlcG9zaXQudjEuQ3JlYXRlRGVwb3NpdFJlcXVlc3QaKi5wYXltZW50cy5kZXBvc2l0LnYxLkNyZWF0ZURlcG9zaXRSZXNwb25zZRJdCgpHZXREZXBvc2l0EiYucGF5bWVudHMuZGVwb3NpdC52MS5HZXREZXBvc2l0UmVxdWVzdBonLnBheW1lbnRzLmRlcG9zaXQudjEuR2V0RGVwb3NpdFJlc3BvbnNlEmMKDExpc3REZXBvc2l0cxIoLnBheW1lbnRzLmRlcG9zaXQudjEuTGlzdERlcG9zaXRzUmVxdWVzdBopLnBheW1lbnRzLmRlcG9zaXQudjEuTGlzdERlcG9zaXRzUmVzcG9uc2USZgoNQ2FuY2VsRGVwb3NpdBIpLnBheW1lbnRzLmRlcG9zaXQudjEuQ2FuY2VsRGVwb3NpdFJlcXVlc3QaKi5wYXltZW50cy5kZXBvc2l0LnYxLkNhbmNlbERlcG9zaXRSZXNwb25zZRJpCg5Db25maXJtRGVwb3NpdBIqLnBheW1lbnRzLmRlcG9zaXQudjEuQ29uZmlybURlcG9zaXRSZXF1ZXN0GisucGF5bWVudHMuZGVwb3NpdC52MS5Db25maXJtRGVwb3NpdFJlc3BvbnNlEmYKDVJlamVjdERlcG9zaXQSKS5wYXltZW50cy5kZXBvc2l0LnYxLlJlamVjdERlcG9zaXRSZXF1ZXN0GioucGF5bWVudHMuZGVwb3NpdC52MS5SZWplY3REZXBvc2l0UmVzcG9uc2USaQoOUmVwb3J0VHJhbnNmZXISKi5wYXltZW50cy5kZXBvc2l0LnYxLlJlcG9ydFRyYW5zZmVyUmVxdWVzdBorLnBheW1lbnRzLmRlcG9zaXQudjEuUmVwb3J0VHJhbnNmZXJSZXNwb25zZRKBAQoWTGlzdFVubWF0Y2hlZFRyYW5zZmVycxIyLnBheW1lbnRzLmRlcG9zaXQudjEuTGlzdFVubWF0Y2hlZFRyYW5zZmVyc1JlcXVlc3QaMy5wYXltZW50cy5kZXBvc2l0LnYxLkxpc3RVbm1hdGNoZWRUcmFuc2ZlcnNSZXNwb25zZRJgCgtHZXRDaGVja291dBInLnBheW1lbnRzLmRlcG9zaXQudjEuR2V0Q2hlY2tvdXRSZXF1ZXN0GigucGF5bWVudHMuZGVwb3NpdC52MS5HZXRDaGVja291dFJlc3BvbnNlEmwKD1NpbXVsYXRlUGF5bWVudBIrLnBheW1lbnRzLmRlcG9zaXQudjEuU2ltdWxhdGVQYXltZW50UmVxdWVzdBosLnBheW1lbnRzLmRlcG9zaXQudjEuU2ltdWxhdGVQYXltZW50UmVzcG9uc2UScgoRU2FuZGJveFBheURlcG9zaXQSLS5wYXltZW50cy5kZXBvc2l0LnYxLlNhbmRib3hQYXlEZXBvc2l0UmVxdWVzdBouLnBheW1lbnRzLmRlcG9zaXQudjEuU2FuZGJveFBheURlcG9zaXRSZXNwb25zZRJ7ChRTYW5kYm94RXhwaXJlRGVwb3NpdBIwLnBheW1lbnRzLmRlcG9zaXQudjEuU2FuZGJveEV4cGlyZURlcG9zaXRSZXF1ZXN0GjEucGF5bWVudHMuZGVwb3NpdC52MS5TYW5kYm94RXhwaXJlRGVwb3NpdFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("CiFwYXltZW50cy9kZXBvc2l0L3YxL2RlcG9zaXQucHJvdG8SE3BheW1lbnRzLmRlcG9zaXQudjEiNgoIQ3VzdG9tZXISCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCgh1c2VybmFtZRgDIAEoCSJtCg9Bc3NpZ25lZEFjY291bnQSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgdiYW5rX2lkGAIgASgJEhEKCWJhbmtfbmFtZRgDIAEoCRIUCgxhY2NvdW50X25hbWUYBCABKAkSDAoEaWJhbhgFIAEoCSLDBQoHRGVwb3NpdBIKCgJpZBgBIAEoCRITCgttZXJjaGFudF9pZBgCIAEoCRISCgpwcm9jZXNzX2lkGAMgASgJEg4KBmFtb3VudBgEIAEoAxIYChByZXF1ZXN0ZWRfYW1vdW50GAUgASgDEhAKCGN1cnJlbmN5GAYgASgJEjIKBnN0YXR1cxgHIAEoDjIiLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdFN0YXR1cxIPCgdiYW5rX2lkGAggASgJEj4KEGFzc2lnbmVkX2FjY291bnQYCSABKAsyJC5wYXltZW50cy5kZXBvc2l0LnYxLkFzc2lnbmVkQWNjb3VudBIRCglyZWZlcmVuY2UYCiABKAkSFgoOY2hlY2tvdXRfdG9rZW4YCyABKAkSLwoIY3VzdG9tZXIYDCABKAsyHS5wYXltZW50cy5kZXBvc2l0LnYxLkN1c3RvbWVyEhUKDW1ldGFkYXRhX2pzb24YDSABKAkSFgoOZmFpbHVyZV9yZWFzb24YDiABKAkSEAoIc2VxdWVuY2UYDyABKAMSDwoHc2FuZGJveBgQIAEoCBIuCgpleHBpcmVzX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGxhdGVfcGF5bWVudBgVIAEoCBIQCghtYXRjaF9ieRgWIAEoCRITCgttYXRjaF9zY29yZRgXIAEoARIVCg1tYXRjaF9yZWFzb25zGBggAygJIpMFChBJbmNvbWluZ1RyYW5zZmVyEgoKAmlkGAEgASgJEgwKBGliYW4YAiABKAkSDgoGYW1vdW50GAMgASgDEhAKCGN1cnJlbmN5GAQgASgJEhMKC3NlbmRlcl9uYW1lGAUgASgJEhEKCXJlZmVyZW5jZRgGIAEoCRIbChNiYW5rX3RyYW5zYWN0aW9uX2lkGAcgASgJEhIKCmRlcG9zaXRfaWQYCCABKAkSGAoQdW5tYXRjaGVkX3JlYXNvbhgJIAEoCRIvCgtyZXBvcnRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoGc3RhdHVzGAsgASgOMiMucGF5bWVudHMuZGVwb3NpdC52MS5UcmFuc2ZlclN0YXR1cxIZChFyZXZpZXdfZGVwb3NpdF9pZBgMIAEoCRIQCghtYXRjaF9ieRgNIAEoCRITCgttYXRjaF9zY29yZRgOIAEoARIVCg1tYXRjaF9yZWFzb25zGA8gAygJEjoKCmNhbmRpZGF0ZXMYECADKAsyJi5wYXltZW50cy5kZXBvc2l0LnYxLlRyYW5zZmVyQ2FuZGlkYXRlEgwKBGxhdGUYESABKAgSEgoKdmFsdWVfZGF0ZRgSIAEoCRITCgtzZW5kZXJfaWJhbhgTIAEoCRIOCgZzb3VyY2UYFCABKAkSEwoLcmVzb2x2ZWRfYnkYFSABKAkSLwoLcmVzb2x2ZWRfYXQYFiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnJlc29sdXRpb24YFyABKAkSNAoHYWN0aW9ucxgYIAMoCzIjLnBheW1lbnRzLmRlcG9zaXQudjEuVHJhbnNmZXJBY3Rpb24iRwoRVHJhbnNmZXJDYW5kaWRhdGUSEgoKZGVwb3NpdF9pZBgBIAEoCRINCgVzY29yZRgCIAEoARIPCgdyZWFzb25zGAMgAygJInsKDlRyYW5zZmVyQWN0aW9uEg4KBmFjdGlvbhgBIAEoCRINCgVhY3RvchgCIAEoCRIOCgZyZWFzb24YAyABKAkSEgoKZGVwb3NpdF9pZBgEIAEoCRImCgJhdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiugEKFENyZWF0ZURlcG9zaXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhIKCnByb2Nlc3NfaWQYAiABKAkSDgoGYW1vdW50GAMgASgDEhAKCGN1cnJlbmN5GAQgASgJEg8KB2JhbmtfaWQYBSABKAkSLwoIY3VzdG9tZXIYBiABKAsyHS5wYXltZW50cy5kZXBvc2l0LnYxLkN1c3RvbWVyEhUKDW1ldGFkYXRhX2pzb24YByABKAkiRgoVQ3JlYXRlRGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQicgoRR2V0RGVwb3NpdFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFAoKZGVwb3NpdF9pZBgCIAEoCUgAEhQKCnByb2Nlc3NfaWQYAyABKAlIABIVCg1hbGxfbWVyY2hhbnRzGAQgASgIQgUKA2tleSJDChJHZXREZXBvc2l0UmVzcG9uc2USLQoHZGVwb3NpdBgBIAEoCzIcLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdCL2AQoTTGlzdERlcG9zaXRzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIyCgZzdGF0dXMYAiABKA4yIi5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXRTdGF0dXMSMAoMY3JlYXRlZF9mcm9tGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX3RvGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVsaW1pdBgFIAEoBRIOCgZjdXJzb3IYBiABKAkSFQoNYWxsX21lcmNoYW50cxgHIAEoCCJbChRMaXN0RGVwb3NpdHNSZXNwb25zZRIuCghkZXBvc2l0cxgBIAMoCzIcLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdBITCgtuZXh0X2N1cnNvchgCIAEoCSJWChRDYW5jZWxEZXBvc2l0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRISCgpkZXBvc2l0X2lkGAIgASgJEhUKDWFsbF9tZXJjaGFudHMYAyABKAgiRgoVQ2FuY2VsRGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQiYAoVQ29uZmlybURlcG9zaXRSZXF1ZXN0EhIKCmRlcG9zaXRfaWQYASABKAkSEwoGYW1vdW50GAIgASgDSACIAQESEwoLdHJhbnNmZXJfaWQYAyABKAlCCQoHX2Ftb3VudCJHChZDb25maXJtRGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQiOgoUUmVqZWN0RGVwb3NpdFJlcXVlc3QSEgoKZGVwb3NpdF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiRgoVUmVqZWN0RGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQitQEKFVJlcG9ydFRyYW5zZmVyUmVxdWVzdBIMCgRpYmFuGAEgASgJEg4KBmFtb3VudBgCIAEoAxIQCghjdXJyZW5jeRgDIAEoCRITCgtzZW5kZXJfbmFtZRgEIAEoCRIRCglyZWZlcmVuY2UYBSABKAkSGwoTYmFua190cmFuc2FjdGlvbl9pZBgGIAEoCRISCgp2YWx1ZV9kYXRlGAcgASgJEhMKC3NlbmRlcl9pYmFuGAggASgJIpMBChZSZXBvcnRUcmFuc2ZlclJlc3BvbnNlEjcKCHRyYW5zZmVyGAEgASgLMiUucGF5bWVudHMuZGVwb3NpdC52MS5JbmNvbWluZ1RyYW5zZmVyEi0KB2RlcG9zaXQYAiABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQSEQoJZHVwbGljYXRlGAMgASgIIl0KHUxpc3RVbm1hdGNoZWRUcmFuc2ZlcnNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEhYKDmluY2x1ZGVfcmV2aWV3GAIgASgIEhUKDW9sZGVyX3RoYW5fbXMYAyABKAMiWgoeTGlzdFVubWF0Y2hlZFRyYW5zZmVyc1Jlc3BvbnNlEjgKCXRyYW5zZmVycxgBIAMoCzIlLnBheW1lbnRzLmRlcG9zaXQudjEuSW5jb21pbmdUcmFuc2ZlciIjChJHZXRDaGVja291dFJlcXVlc3QSDQoFdG9rZW4YASABKAkiVQoTR2V0Q2hlY2tvdXRSZXNwb25zZRItCgdkZXBvc2l0GAEgASgLMhwucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0Eg8KB3NhbmRib3gYAiABKAgiJwoWU2ltdWxhdGVQYXltZW50UmVxdWVzdBINCgV0b2tlbhgBIAEoCSJIChdTaW11bGF0ZVBheW1lbnRSZXNwb25zZRItCgdkZXBvc2l0GAEgASgLMhwucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0Io8BChhTYW5kYm94UGF5RGVwb3NpdFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKZGVwb3NpdF9pZBgCIAEoCRIVCg1hbGxfbWVyY2hhbnRzGAMgASgIEhMKBmFtb3VudBgEIAEoA0gAiAEBEhMKC3NlbmRlcl9uYW1lGAUgASgJQgkKB19hbW91bnQigwEKGVNhbmRib3hQYXlEZXBvc2l0UmVzcG9uc2USLQoHZGVwb3NpdBgBIAEoCzIcLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdBI3Cgh0cmFuc2ZlchgCIAEoCzIlLnBheW1lbnRzLmRlcG9zaXQudjEuSW5jb21pbmdUcmFuc2ZlciJdChtTYW5kYm94RXhwaXJlRGVwb3NpdFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKZGVwb3NpdF9pZBgCIAEoCRIVCg1hbGxfbWVyY2hhbnRzGAMgASgIIk0KHFNhbmRib3hFeHBpcmVEZXBvc2l0UmVzcG9uc2USLQoHZGVwb3NpdBgBIAEoCzIcLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdCIpChJHZXRUcmFuc2ZlclJlcXVlc3QSEwoLdHJhbnNmZXJfaWQYASABKAkiTgoTR2V0VHJhbnNmZXJSZXNwb25zZRI3Cgh0cmFuc2ZlchgBIAEoCzIlLnBheW1lbnRzLmRlcG9zaXQudjEuSW5jb21pbmdUcmFuc2ZlciLRAQoWUmVzb2x2ZVRyYW5zZmVyUmVxdWVzdBITCgt0cmFuc2Zlcl9pZBgBIAEoCRINCgVhY3RvchgCIAEoCRIOCgZyZWFzb24YAyABKAkSGgoQbWF0Y2hfZGVwb3NpdF9pZBgEIAEoCUgAEhIKCGNvbXBsZXRlGAUgASgISAASEAoGcmVmdXNlGAYgASgISAASNQoGcmV0dXJuGAcgASgLMiMucGF5bWVudHMuZGVwb3NpdC52MS5SZXR1cm5EZWNpc2lvbkgAQgoKCGRlY2lzaW9uIh4KDlJldHVybkRlY2lzaW9uEgwKBGliYW4YASABKAkigQEKF1Jlc29sdmVUcmFuc2ZlclJlc3BvbnNlEjcKCHRyYW5zZmVyGAEgASgLMiUucGF5bWVudHMuZGVwb3NpdC52MS5JbmNvbWluZ1RyYW5zZmVyEi0KB2RlcG9zaXQYAiABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQiTAoWSW1wb3J0U3RhdGVtZW50UmVxdWVzdBIOCgZmb3JtYXQYASABKAkSDwoHY29udGVudBgCIAEoDBIRCglmaWxlX25hbWUYAyABKAkihAEKF0ltcG9ydFN0YXRlbWVudFJlc3BvbnNlEhAKCGltcG9ydGVkGAEgASgFEg8KB21hdGNoZWQYAiABKAUSEQoJdW5tYXRjaGVkGAMgASgFEg4KBnJldmlldxgEIAEoBRISCgpkdXBsaWNhdGVzGAUgASgFEg8KB3NraXBwZWQYBiADKAkibAoYR2V0UmVjb25jaWxpYXRpb25SZXF1ZXN0EigKBGZyb20YASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKOAQoZR2V0UmVjb25jaWxpYXRpb25SZXNwb25zZRI8CghhY2NvdW50cxgBIAMoCzIqLnBheW1lbnRzLmRlcG9zaXQudjEuQWNjb3VudFJlY29uY2lsaWF0aW9uEjMKB2NyZWRpdHMYAiADKAsyIi5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXRDcmVkaXQiqgEKFUFjY291bnRSZWNvbmNpbGlhdGlvbhIMCgRpYmFuGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhAKCHJlY2VpdmVkGAMgASgDEhAKCGNyZWRpdGVkGAQgASgDEhAKCHN1c3BlbnNlGAUgASgDEhAKCHJldHVybmVkGAYgASgDEhIKCmRpZmZlcmVuY2UYByABKAMSFQoNZGlzY3JlcGFuY2llcxgIIAMoCSJaCg1EZXBvc2l0Q3JlZGl0EhIKCmRlcG9zaXRfaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSDgoGYW1vdW50GAMgASgDEhAKCGN1cnJlbmN5GAQgASgJKr4BCg1EZXBvc2l0U3RhdHVzEh4KGkRFUE9TSVRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWREVQT1NJVF9TVEFUVVNfUEVORElORxABEhwKGERFUE9TSVRfU1RBVFVTX0NPTVBMRVRFRBACEhkKFURFUE9TSVRfU1RBVFVTX0ZBSUxFRBADEhoKFkRFUE9TSVRfU1RBVFVTX0VYUElSRUQQBBIcChhERVBPU0lUX1NUQVRVU19DQU5DRUxMRUQQBSrGAQoOVHJhbnNmZXJTdGF0dXMSHwobVFJBTlNGRVJfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXVFJBTlNGRVJfU1RBVFVTX01BVENIRUQQARIaChZUUkFOU0ZFUl9TVEFUVVNfUkVWSUVXEAISHQoZVFJBTlNGRVJfU1RBVFVTX1VOTUFUQ0hFRBADEh0KGVRSQU5TRkVSX1NUQVRVU19SRVRVUk5JTkcQBBIcChhUUkFOU0ZFUl9TVEFUVVNfUkVUVVJORUQQBTLZDQoORGVwb3NpdFNlcnZpY2USZgoNQ3JlYXRlRGVwb3NpdBIpLnBheW1lbnRzLmRlcG9zaXQudjEuQ3JlYXRlRGVwb3NpdFJlcXVlc3QaKi5wYXltZW50cy5kZXBvc2l0LnYxLkNyZWF0ZURlcG9zaXRSZXNwb25zZRJdCgpHZXREZXBvc2l0EiYucGF5bWVudHMuZGVwb3NpdC52MS5HZXREZXBvc2l0UmVxdWVzdBonLnBheW1lbnRzLmRlcG9zaXQudjEuR2V0RGVwb3NpdFJlc3BvbnNlEmMKDExpc3REZXBvc2l0cxIoLnBheW1lbnRzLmRlcG9zaXQudjEuTGlzdERlcG9zaXRzUmVxdWVzdBopLnBheW1lbnRzLmRlcG9zaXQudjEuTGlzdERlcG9zaXRzUmVzcG9uc2USZgoNQ2FuY2VsRGVwb3NpdBIpLnBheW1lbnRzLmRlcG9zaXQudjEuQ2FuY2VsRGVwb3NpdFJlcXVlc3QaKi5wYXltZW50cy5kZXBvc2l0LnYxLkNhbmNlbERlcG9zaXRSZXNwb25zZRJpCg5Db25maXJtRGVwb3NpdBIqLnBheW1lbnRzLmRlcG9zaXQudjEuQ29uZmlybURlcG9zaXRSZXF1ZXN0GisucGF5bWVudHMuZGVwb3NpdC52MS5Db25maXJtRGVwb3NpdFJlc3BvbnNlEmYKDVJlamVjdERlcG9zaXQSKS5wYXltZW50cy5kZXBvc2l0LnYxLlJlamVjdERlcG9zaXRSZXF1ZXN0GioucGF5bWVudHMuZGVwb3NpdC52MS5SZWplY3REZXBvc2l0UmVzcG9uc2USaQoOUmVwb3J0VHJhbnNmZXISKi5wYXltZW50cy5kZXBvc2l0LnYxLlJlcG9ydFRyYW5zZmVyUmVxdWVzdBorLnBheW1lbnRzLmRlcG9zaXQudjEuUmVwb3J0VHJhbnNmZXJSZXNwb25zZRKBAQoWTGlzdFVubWF0Y2hlZFRyYW5zZmVycxIyLnBheW1lbnRzLmRlcG9zaXQudjEuTGlzdFVubWF0Y2hlZFRyYW5zZmVyc1JlcXVlc3QaMy5wYXltZW50cy5kZXBvc2l0LnYxLkxpc3RVbm1hdGNoZWRUcmFuc2ZlcnNSZXNwb25zZRJgCgtHZXRDaGVja291dBInLnBheW1lbnRzLmRlcG9zaXQudjEuR2V0Q2hlY2tvdXRSZXF1ZXN0GigucGF5bWVudHMuZGVwb3NpdC52MS5HZXRDaGVja291dFJlc3BvbnNlEmwKD1NpbXVsYXRlUGF5bWVudBIrLnBheW1lbnRzLmRlcG9zaXQudjEuU2ltdWxhdGVQYXltZW50UmVxdWVzdBosLnBheW1lbnRzLmRlcG9zaXQudjEuU2ltdWxhdGVQYXltZW50UmVzcG9uc2UScgoRU2FuZGJveFBheURlcG9zaXQSLS5wYXltZW50cy5kZXBvc2l0LnYxLlNhbmRib3hQYXlEZXBvc2l0UmVxdWVzdBouLnBheW1lbnRzLmRlcG9zaXQudjEuU2FuZGJveFBheURlcG9zaXRSZXNwb25zZRJ7ChRTYW5kYm94RXhwaXJlRGVwb3NpdBIwLnBheW1lbnRzLmRlcG9zaXQudjEuU2FuZGJveEV4cGlyZURlcG9zaXRSZXF1ZXN0GjEucGF5bWVudHMuZGVwb3NpdC52MS5TYW5kYm94RXhwaXJlRGVwb3NpdFJlc3BvbnNlEmAKC0dldFRyYW5zZmVyEicucGF5bWVudHMuZGVwb3NpdC52MS5HZXRUcmFuc2ZlclJlcXVlc3QaKC5wYXltZW50cy5kZXBvc2l0LnYxLkdldFRyYW5zZmVyUmVzcG9uc2USbAoPUmVzb2x2ZVRyYW5zZmVyEisucGF5bWVudHMuZGVwb3NpdC52MS5SZXNvbHZlVHJhbnNmZXJSZXF1ZXN0GiwucGF5bWVudHMuZGVwb3NpdC52MS5SZXNvbHZlVHJhbnNmZXJSZXNwb25zZRJsCg9JbXBvcnRTdGF0ZW1lbnQSKy5wYXltZW50cy5kZXBvc2l0LnYxLkltcG9ydFN0YXRlbWVudFJlcXVlc3QaLC5wYXltZW50cy5kZXBvc2l0LnYxLkltcG9ydFN0YXRlbWVudFJlc3BvbnNlEnIKEUdldFJlY29uY2lsaWF0aW9uEi0ucGF5bWVudHMuZGVwb3NpdC52MS5HZXRSZWNvbmNpbGlhdGlvblJlcXVlc3QaLi5wYXltZW50cy5kZXBvc2l0LnYxLkdldFJlY29uY2lsaWF0aW9uUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message payments.deposit.v1.Customer
@@ -203,6 +203,32 @@ export type Deposit = Message<"payments.deposit.v1.Deposit"> & {
    * @generated from field: google.protobuf.Timestamp completed_at = 20;
    */
   completedAt?: Timestamp | undefined;
+
+  /**
+   * Completed by a transfer that arrived after it had expired (the one move out of expired).
+   *
+   * @generated from field: bool late_payment = 21;
+   */
+  latePayment: boolean;
+
+  /**
+   * How the transfer that completed it was matched (reference, name_amount, amount, operator),
+   * with a score 0..1 and the reasons ("reference exact", "name 0.94", "amount exact").
+   * Internal: not in the merchant's JSON.
+   *
+   * @generated from field: string match_by = 22;
+   */
+  matchBy: string;
+
+  /**
+   * @generated from field: double match_score = 23;
+   */
+  matchScore: number;
+
+  /**
+   * @generated from field: repeated string match_reasons = 24;
+   */
+  matchReasons: string[];
 };
 
 /**
@@ -263,7 +289,7 @@ export type IncomingTransfer = Message<"payments.deposit.v1.IncomingTransfer"> &
   depositId: string;
 
   /**
-   * Why it matched nothing, when unmatched.
+   * Why it matched nothing, when unmatched; why it waits, in review.
    *
    * @generated from field: string unmatched_reason = 9;
    */
@@ -273,6 +299,90 @@ export type IncomingTransfer = Message<"payments.deposit.v1.IncomingTransfer"> &
    * @generated from field: google.protobuf.Timestamp reported_at = 10;
    */
   reportedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: payments.deposit.v1.TransferStatus status = 11;
+   */
+  status: TransferStatus;
+
+  /**
+   * In review: the deposit it is attached to (under-, over- or late payment), when one.
+   *
+   * @generated from field: string review_deposit_id = 12;
+   */
+  reviewDepositId: string;
+
+  /**
+   * @generated from field: string match_by = 13;
+   */
+  matchBy: string;
+
+  /**
+   * @generated from field: double match_score = 14;
+   */
+  matchScore: number;
+
+  /**
+   * @generated from field: repeated string match_reasons = 15;
+   */
+  matchReasons: string[];
+
+  /**
+   * In review because ambiguous: the candidates, best first.
+   *
+   * @generated from field: repeated payments.deposit.v1.TransferCandidate candidates = 16;
+   */
+  candidates: TransferCandidate[];
+
+  /**
+   * It matched an expired deposit.
+   *
+   * @generated from field: bool late = 17;
+   */
+  late: boolean;
+
+  /**
+   * YYYY-MM-DD, from a statement or a feed.
+   *
+   * @generated from field: string value_date = 18;
+   */
+  valueDate: string;
+
+  /**
+   * @generated from field: string sender_iban = 19;
+   */
+  senderIban: string;
+
+  /**
+   * api, mt940, feed:<id>, sandbox.
+   *
+   * @generated from field: string source = 20;
+   */
+  source: string;
+
+  /**
+   * The operator's last decision on it.
+   *
+   * @generated from field: string resolved_by = 21;
+   */
+  resolvedBy: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp resolved_at = 22;
+   */
+  resolvedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string resolution = 23;
+   */
+  resolution: string;
+
+  /**
+   * Every action on it, oldest first (GetTransfer only).
+   *
+   * @generated from field: repeated payments.deposit.v1.TransferAction actions = 24;
+   */
+  actions: TransferAction[];
 };
 
 /**
@@ -281,6 +391,74 @@ export type IncomingTransfer = Message<"payments.deposit.v1.IncomingTransfer"> &
  */
 export const IncomingTransferSchema: GenMessage<IncomingTransfer> = /*@__PURE__*/
   messageDesc(file_payments_deposit_v1_deposit, 3);
+
+/**
+ * @generated from message payments.deposit.v1.TransferCandidate
+ */
+export type TransferCandidate = Message<"payments.deposit.v1.TransferCandidate"> & {
+  /**
+   * @generated from field: string deposit_id = 1;
+   */
+  depositId: string;
+
+  /**
+   * @generated from field: double score = 2;
+   */
+  score: number;
+
+  /**
+   * @generated from field: repeated string reasons = 3;
+   */
+  reasons: string[];
+};
+
+/**
+ * Describes the message payments.deposit.v1.TransferCandidate.
+ * Use `create(TransferCandidateSchema)` to create a new message.
+ */
+export const TransferCandidateSchema: GenMessage<TransferCandidate> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 4);
+
+/**
+ * @generated from message payments.deposit.v1.TransferAction
+ */
+export type TransferAction = Message<"payments.deposit.v1.TransferAction"> & {
+  /**
+   * matched, completed, refused, return_requested, returned, return_failed
+   *
+   * @generated from field: string action = 1;
+   */
+  action: string;
+
+  /**
+   * An operator's name, or "rules".
+   *
+   * @generated from field: string actor = 2;
+   */
+  actor: string;
+
+  /**
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: string deposit_id = 4;
+   */
+  depositId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp at = 5;
+   */
+  at?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message payments.deposit.v1.TransferAction.
+ * Use `create(TransferActionSchema)` to create a new message.
+ */
+export const TransferActionSchema: GenMessage<TransferAction> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 5);
 
 /**
  * @generated from message payments.deposit.v1.CreateDepositRequest
@@ -333,7 +511,7 @@ export type CreateDepositRequest = Message<"payments.deposit.v1.CreateDepositReq
  * Use `create(CreateDepositRequestSchema)` to create a new message.
  */
 export const CreateDepositRequestSchema: GenMessage<CreateDepositRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 4);
+  messageDesc(file_payments_deposit_v1_deposit, 6);
 
 /**
  * @generated from message payments.deposit.v1.CreateDepositResponse
@@ -350,7 +528,7 @@ export type CreateDepositResponse = Message<"payments.deposit.v1.CreateDepositRe
  * Use `create(CreateDepositResponseSchema)` to create a new message.
  */
 export const CreateDepositResponseSchema: GenMessage<CreateDepositResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 5);
+  messageDesc(file_payments_deposit_v1_deposit, 7);
 
 /**
  * @generated from message payments.deposit.v1.GetDepositRequest
@@ -395,7 +573,7 @@ export type GetDepositRequest = Message<"payments.deposit.v1.GetDepositRequest">
  * Use `create(GetDepositRequestSchema)` to create a new message.
  */
 export const GetDepositRequestSchema: GenMessage<GetDepositRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 6);
+  messageDesc(file_payments_deposit_v1_deposit, 8);
 
 /**
  * @generated from message payments.deposit.v1.GetDepositResponse
@@ -412,7 +590,7 @@ export type GetDepositResponse = Message<"payments.deposit.v1.GetDepositResponse
  * Use `create(GetDepositResponseSchema)` to create a new message.
  */
 export const GetDepositResponseSchema: GenMessage<GetDepositResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 7);
+  messageDesc(file_payments_deposit_v1_deposit, 9);
 
 /**
  * @generated from message payments.deposit.v1.ListDepositsRequest
@@ -473,7 +651,7 @@ export type ListDepositsRequest = Message<"payments.deposit.v1.ListDepositsReque
  * Use `create(ListDepositsRequestSchema)` to create a new message.
  */
 export const ListDepositsRequestSchema: GenMessage<ListDepositsRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 8);
+  messageDesc(file_payments_deposit_v1_deposit, 10);
 
 /**
  * @generated from message payments.deposit.v1.ListDepositsResponse
@@ -497,7 +675,7 @@ export type ListDepositsResponse = Message<"payments.deposit.v1.ListDepositsResp
  * Use `create(ListDepositsResponseSchema)` to create a new message.
  */
 export const ListDepositsResponseSchema: GenMessage<ListDepositsResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 9);
+  messageDesc(file_payments_deposit_v1_deposit, 11);
 
 /**
  * @generated from message payments.deposit.v1.CancelDepositRequest
@@ -528,7 +706,7 @@ export type CancelDepositRequest = Message<"payments.deposit.v1.CancelDepositReq
  * Use `create(CancelDepositRequestSchema)` to create a new message.
  */
 export const CancelDepositRequestSchema: GenMessage<CancelDepositRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 10);
+  messageDesc(file_payments_deposit_v1_deposit, 12);
 
 /**
  * @generated from message payments.deposit.v1.CancelDepositResponse
@@ -545,7 +723,7 @@ export type CancelDepositResponse = Message<"payments.deposit.v1.CancelDepositRe
  * Use `create(CancelDepositResponseSchema)` to create a new message.
  */
 export const CancelDepositResponseSchema: GenMessage<CancelDepositResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 11);
+  messageDesc(file_payments_deposit_v1_deposit, 13);
 
 /**
  * @generated from message payments.deposit.v1.ConfirmDepositRequest
@@ -578,7 +756,7 @@ export type ConfirmDepositRequest = Message<"payments.deposit.v1.ConfirmDepositR
  * Use `create(ConfirmDepositRequestSchema)` to create a new message.
  */
 export const ConfirmDepositRequestSchema: GenMessage<ConfirmDepositRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 12);
+  messageDesc(file_payments_deposit_v1_deposit, 14);
 
 /**
  * @generated from message payments.deposit.v1.ConfirmDepositResponse
@@ -595,7 +773,7 @@ export type ConfirmDepositResponse = Message<"payments.deposit.v1.ConfirmDeposit
  * Use `create(ConfirmDepositResponseSchema)` to create a new message.
  */
 export const ConfirmDepositResponseSchema: GenMessage<ConfirmDepositResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 13);
+  messageDesc(file_payments_deposit_v1_deposit, 15);
 
 /**
  * @generated from message payments.deposit.v1.RejectDepositRequest
@@ -617,7 +795,7 @@ export type RejectDepositRequest = Message<"payments.deposit.v1.RejectDepositReq
  * Use `create(RejectDepositRequestSchema)` to create a new message.
  */
 export const RejectDepositRequestSchema: GenMessage<RejectDepositRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 14);
+  messageDesc(file_payments_deposit_v1_deposit, 16);
 
 /**
  * @generated from message payments.deposit.v1.RejectDepositResponse
@@ -634,7 +812,7 @@ export type RejectDepositResponse = Message<"payments.deposit.v1.RejectDepositRe
  * Use `create(RejectDepositResponseSchema)` to create a new message.
  */
 export const RejectDepositResponseSchema: GenMessage<RejectDepositResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 15);
+  messageDesc(file_payments_deposit_v1_deposit, 17);
 
 /**
  * @generated from message payments.deposit.v1.ReportTransferRequest
@@ -677,6 +855,20 @@ export type ReportTransferRequest = Message<"payments.deposit.v1.ReportTransferR
    * @generated from field: string bank_transaction_id = 6;
    */
   bankTransactionId: string;
+
+  /**
+   * YYYY-MM-DD; optional.
+   *
+   * @generated from field: string value_date = 7;
+   */
+  valueDate: string;
+
+  /**
+   * The sender's IBAN when the bank gives it; optional.
+   *
+   * @generated from field: string sender_iban = 8;
+   */
+  senderIban: string;
 };
 
 /**
@@ -684,7 +876,7 @@ export type ReportTransferRequest = Message<"payments.deposit.v1.ReportTransferR
  * Use `create(ReportTransferRequestSchema)` to create a new message.
  */
 export const ReportTransferRequestSchema: GenMessage<ReportTransferRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 16);
+  messageDesc(file_payments_deposit_v1_deposit, 18);
 
 /**
  * @generated from message payments.deposit.v1.ReportTransferResponse
@@ -715,7 +907,7 @@ export type ReportTransferResponse = Message<"payments.deposit.v1.ReportTransfer
  * Use `create(ReportTransferResponseSchema)` to create a new message.
  */
 export const ReportTransferResponseSchema: GenMessage<ReportTransferResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 17);
+  messageDesc(file_payments_deposit_v1_deposit, 19);
 
 /**
  * @generated from message payments.deposit.v1.ListUnmatchedTransfersRequest
@@ -727,6 +919,20 @@ export type ListUnmatchedTransfersRequest = Message<"payments.deposit.v1.ListUnm
    * @generated from field: int32 limit = 1;
    */
   limit: number;
+
+  /**
+   * Also the transfers in review (the open ones: what an operator still has to resolve).
+   *
+   * @generated from field: bool include_review = 2;
+   */
+  includeReview: boolean;
+
+  /**
+   * Only those reported before now minus this many milliseconds; 0: all.
+   *
+   * @generated from field: int64 older_than_ms = 3;
+   */
+  olderThanMs: bigint;
 };
 
 /**
@@ -734,7 +940,7 @@ export type ListUnmatchedTransfersRequest = Message<"payments.deposit.v1.ListUnm
  * Use `create(ListUnmatchedTransfersRequestSchema)` to create a new message.
  */
 export const ListUnmatchedTransfersRequestSchema: GenMessage<ListUnmatchedTransfersRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 18);
+  messageDesc(file_payments_deposit_v1_deposit, 20);
 
 /**
  * @generated from message payments.deposit.v1.ListUnmatchedTransfersResponse
@@ -751,7 +957,7 @@ export type ListUnmatchedTransfersResponse = Message<"payments.deposit.v1.ListUn
  * Use `create(ListUnmatchedTransfersResponseSchema)` to create a new message.
  */
 export const ListUnmatchedTransfersResponseSchema: GenMessage<ListUnmatchedTransfersResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 19);
+  messageDesc(file_payments_deposit_v1_deposit, 21);
 
 /**
  * @generated from message payments.deposit.v1.GetCheckoutRequest
@@ -768,7 +974,7 @@ export type GetCheckoutRequest = Message<"payments.deposit.v1.GetCheckoutRequest
  * Use `create(GetCheckoutRequestSchema)` to create a new message.
  */
 export const GetCheckoutRequestSchema: GenMessage<GetCheckoutRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 20);
+  messageDesc(file_payments_deposit_v1_deposit, 22);
 
 /**
  * @generated from message payments.deposit.v1.GetCheckoutResponse
@@ -793,7 +999,7 @@ export type GetCheckoutResponse = Message<"payments.deposit.v1.GetCheckoutRespon
  * Use `create(GetCheckoutResponseSchema)` to create a new message.
  */
 export const GetCheckoutResponseSchema: GenMessage<GetCheckoutResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 21);
+  messageDesc(file_payments_deposit_v1_deposit, 23);
 
 /**
  * @generated from message payments.deposit.v1.SimulatePaymentRequest
@@ -810,7 +1016,7 @@ export type SimulatePaymentRequest = Message<"payments.deposit.v1.SimulatePaymen
  * Use `create(SimulatePaymentRequestSchema)` to create a new message.
  */
 export const SimulatePaymentRequestSchema: GenMessage<SimulatePaymentRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 22);
+  messageDesc(file_payments_deposit_v1_deposit, 24);
 
 /**
  * @generated from message payments.deposit.v1.SimulatePaymentResponse
@@ -827,7 +1033,7 @@ export type SimulatePaymentResponse = Message<"payments.deposit.v1.SimulatePayme
  * Use `create(SimulatePaymentResponseSchema)` to create a new message.
  */
 export const SimulatePaymentResponseSchema: GenMessage<SimulatePaymentResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 23);
+  messageDesc(file_payments_deposit_v1_deposit, 25);
 
 /**
  * @generated from message payments.deposit.v1.SandboxPayDepositRequest
@@ -873,7 +1079,7 @@ export type SandboxPayDepositRequest = Message<"payments.deposit.v1.SandboxPayDe
  * Use `create(SandboxPayDepositRequestSchema)` to create a new message.
  */
 export const SandboxPayDepositRequestSchema: GenMessage<SandboxPayDepositRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 24);
+  messageDesc(file_payments_deposit_v1_deposit, 26);
 
 /**
  * @generated from message payments.deposit.v1.SandboxPayDepositResponse
@@ -897,7 +1103,7 @@ export type SandboxPayDepositResponse = Message<"payments.deposit.v1.SandboxPayD
  * Use `create(SandboxPayDepositResponseSchema)` to create a new message.
  */
 export const SandboxPayDepositResponseSchema: GenMessage<SandboxPayDepositResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 25);
+  messageDesc(file_payments_deposit_v1_deposit, 27);
 
 /**
  * @generated from message payments.deposit.v1.SandboxExpireDepositRequest
@@ -928,7 +1134,7 @@ export type SandboxExpireDepositRequest = Message<"payments.deposit.v1.SandboxEx
  * Use `create(SandboxExpireDepositRequestSchema)` to create a new message.
  */
 export const SandboxExpireDepositRequestSchema: GenMessage<SandboxExpireDepositRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 26);
+  messageDesc(file_payments_deposit_v1_deposit, 28);
 
 /**
  * @generated from message payments.deposit.v1.SandboxExpireDepositResponse
@@ -945,7 +1151,368 @@ export type SandboxExpireDepositResponse = Message<"payments.deposit.v1.SandboxE
  * Use `create(SandboxExpireDepositResponseSchema)` to create a new message.
  */
 export const SandboxExpireDepositResponseSchema: GenMessage<SandboxExpireDepositResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 27);
+  messageDesc(file_payments_deposit_v1_deposit, 29);
+
+/**
+ * @generated from message payments.deposit.v1.GetTransferRequest
+ */
+export type GetTransferRequest = Message<"payments.deposit.v1.GetTransferRequest"> & {
+  /**
+   * @generated from field: string transfer_id = 1;
+   */
+  transferId: string;
+};
+
+/**
+ * Describes the message payments.deposit.v1.GetTransferRequest.
+ * Use `create(GetTransferRequestSchema)` to create a new message.
+ */
+export const GetTransferRequestSchema: GenMessage<GetTransferRequest> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 30);
+
+/**
+ * @generated from message payments.deposit.v1.GetTransferResponse
+ */
+export type GetTransferResponse = Message<"payments.deposit.v1.GetTransferResponse"> & {
+  /**
+   * @generated from field: payments.deposit.v1.IncomingTransfer transfer = 1;
+   */
+  transfer?: IncomingTransfer | undefined;
+};
+
+/**
+ * Describes the message payments.deposit.v1.GetTransferResponse.
+ * Use `create(GetTransferResponseSchema)` to create a new message.
+ */
+export const GetTransferResponseSchema: GenMessage<GetTransferResponse> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 31);
+
+/**
+ * @generated from message payments.deposit.v1.ResolveTransferRequest
+ */
+export type ResolveTransferRequest = Message<"payments.deposit.v1.ResolveTransferRequest"> & {
+  /**
+   * @generated from field: string transfer_id = 1;
+   */
+  transferId: string;
+
+  /**
+   * Who decides (an operator's name); required.
+   *
+   * @generated from field: string actor = 2;
+   */
+  actor: string;
+
+  /**
+   * Why; required.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * @generated from oneof payments.deposit.v1.ResolveTransferRequest.decision
+   */
+  decision: {
+    /**
+     * Give the transfer to this deposit.
+     *
+     * @generated from field: string match_deposit_id = 4;
+     */
+    value: string;
+    case: "matchDepositId";
+  } | {
+    /**
+     * Complete the deposit the transfer is attached to in review.
+     *
+     * @generated from field: bool complete = 5;
+     */
+    value: boolean;
+    case: "complete";
+  } | {
+    /**
+     * Do not apply it to that deposit: the transfer becomes unmatched (money in suspense).
+     *
+     * @generated from field: bool refuse = 6;
+     */
+    value: boolean;
+    case: "refuse";
+  } | {
+    /**
+     * Pay it back; the sender's IBAN (empty: the one the bank reported).
+     *
+     * @generated from field: payments.deposit.v1.ReturnDecision return = 7;
+     */
+    value: ReturnDecision;
+    case: "return";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message payments.deposit.v1.ResolveTransferRequest.
+ * Use `create(ResolveTransferRequestSchema)` to create a new message.
+ */
+export const ResolveTransferRequestSchema: GenMessage<ResolveTransferRequest> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 32);
+
+/**
+ * @generated from message payments.deposit.v1.ReturnDecision
+ */
+export type ReturnDecision = Message<"payments.deposit.v1.ReturnDecision"> & {
+  /**
+   * @generated from field: string iban = 1;
+   */
+  iban: string;
+};
+
+/**
+ * Describes the message payments.deposit.v1.ReturnDecision.
+ * Use `create(ReturnDecisionSchema)` to create a new message.
+ */
+export const ReturnDecisionSchema: GenMessage<ReturnDecision> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 33);
+
+/**
+ * @generated from message payments.deposit.v1.ResolveTransferResponse
+ */
+export type ResolveTransferResponse = Message<"payments.deposit.v1.ResolveTransferResponse"> & {
+  /**
+   * @generated from field: payments.deposit.v1.IncomingTransfer transfer = 1;
+   */
+  transfer?: IncomingTransfer | undefined;
+
+  /**
+   * The deposit it completed, when it did.
+   *
+   * @generated from field: payments.deposit.v1.Deposit deposit = 2;
+   */
+  deposit?: Deposit | undefined;
+};
+
+/**
+ * Describes the message payments.deposit.v1.ResolveTransferResponse.
+ * Use `create(ResolveTransferResponseSchema)` to create a new message.
+ */
+export const ResolveTransferResponseSchema: GenMessage<ResolveTransferResponse> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 34);
+
+/**
+ * @generated from message payments.deposit.v1.ImportStatementRequest
+ */
+export type ImportStatementRequest = Message<"payments.deposit.v1.ImportStatementRequest"> & {
+  /**
+   * mt940
+   *
+   * @generated from field: string format = 1;
+   */
+  format: string;
+
+  /**
+   * @generated from field: bytes content = 2;
+   */
+  content: Uint8Array;
+
+  /**
+   * For the log.
+   *
+   * @generated from field: string file_name = 3;
+   */
+  fileName: string;
+};
+
+/**
+ * Describes the message payments.deposit.v1.ImportStatementRequest.
+ * Use `create(ImportStatementRequestSchema)` to create a new message.
+ */
+export const ImportStatementRequestSchema: GenMessage<ImportStatementRequest> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 35);
+
+/**
+ * @generated from message payments.deposit.v1.ImportStatementResponse
+ */
+export type ImportStatementResponse = Message<"payments.deposit.v1.ImportStatementResponse"> & {
+  /**
+   * @generated from field: int32 imported = 1;
+   */
+  imported: number;
+
+  /**
+   * @generated from field: int32 matched = 2;
+   */
+  matched: number;
+
+  /**
+   * @generated from field: int32 unmatched = 3;
+   */
+  unmatched: number;
+
+  /**
+   * @generated from field: int32 review = 4;
+   */
+  review: number;
+
+  /**
+   * @generated from field: int32 duplicates = 5;
+   */
+  duplicates: number;
+
+  /**
+   * Lines left out (debits, ...), each with why.
+   *
+   * @generated from field: repeated string skipped = 6;
+   */
+  skipped: string[];
+};
+
+/**
+ * Describes the message payments.deposit.v1.ImportStatementResponse.
+ * Use `create(ImportStatementResponseSchema)` to create a new message.
+ */
+export const ImportStatementResponseSchema: GenMessage<ImportStatementResponse> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 36);
+
+/**
+ * @generated from message payments.deposit.v1.GetReconciliationRequest
+ */
+export type GetReconciliationRequest = Message<"payments.deposit.v1.GetReconciliationRequest"> & {
+  /**
+   * Transfers reported in [from, to); unset: since the beginning, until now.
+   *
+   * @generated from field: google.protobuf.Timestamp from = 1;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp to = 2;
+   */
+  to?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message payments.deposit.v1.GetReconciliationRequest.
+ * Use `create(GetReconciliationRequestSchema)` to create a new message.
+ */
+export const GetReconciliationRequestSchema: GenMessage<GetReconciliationRequest> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 37);
+
+/**
+ * @generated from message payments.deposit.v1.GetReconciliationResponse
+ */
+export type GetReconciliationResponse = Message<"payments.deposit.v1.GetReconciliationResponse"> & {
+  /**
+   * @generated from field: repeated payments.deposit.v1.AccountReconciliation accounts = 1;
+   */
+  accounts: AccountReconciliation[];
+
+  /**
+   * Deposits completed by a transfer, with the amount each was completed with, so the
+   * payout ledger's credits can be checked against them.
+   *
+   * @generated from field: repeated payments.deposit.v1.DepositCredit credits = 2;
+   */
+  credits: DepositCredit[];
+};
+
+/**
+ * Describes the message payments.deposit.v1.GetReconciliationResponse.
+ * Use `create(GetReconciliationResponseSchema)` to create a new message.
+ */
+export const GetReconciliationResponseSchema: GenMessage<GetReconciliationResponse> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 38);
+
+/**
+ * @generated from message payments.deposit.v1.AccountReconciliation
+ */
+export type AccountReconciliation = Message<"payments.deposit.v1.AccountReconciliation"> & {
+  /**
+   * @generated from field: string iban = 1;
+   */
+  iban: string;
+
+  /**
+   * @generated from field: string currency = 2;
+   */
+  currency: string;
+
+  /**
+   * @generated from field: int64 received = 3;
+   */
+  received: bigint;
+
+  /**
+   * Completed deposits' amounts from these transfers.
+   *
+   * @generated from field: int64 credited = 4;
+   */
+  credited: bigint;
+
+  /**
+   * Still in suspense (unmatched, in review).
+   *
+   * @generated from field: int64 suspense = 5;
+   */
+  suspense: bigint;
+
+  /**
+   * Returned or being returned.
+   *
+   * @generated from field: int64 returned = 6;
+   */
+  returned: bigint;
+
+  /**
+   * received - credited - suspense - returned: 0 when balanced.
+   *
+   * @generated from field: int64 difference = 7;
+   */
+  difference: bigint;
+
+  /**
+   * Transfers whose state does not add up, each with why.
+   *
+   * @generated from field: repeated string discrepancies = 8;
+   */
+  discrepancies: string[];
+};
+
+/**
+ * Describes the message payments.deposit.v1.AccountReconciliation.
+ * Use `create(AccountReconciliationSchema)` to create a new message.
+ */
+export const AccountReconciliationSchema: GenMessage<AccountReconciliation> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 39);
+
+/**
+ * @generated from message payments.deposit.v1.DepositCredit
+ */
+export type DepositCredit = Message<"payments.deposit.v1.DepositCredit"> & {
+  /**
+   * @generated from field: string deposit_id = 1;
+   */
+  depositId: string;
+
+  /**
+   * @generated from field: string merchant_id = 2;
+   */
+  merchantId: string;
+
+  /**
+   * @generated from field: int64 amount = 3;
+   */
+  amount: bigint;
+
+  /**
+   * @generated from field: string currency = 4;
+   */
+  currency: string;
+};
+
+/**
+ * Describes the message payments.deposit.v1.DepositCredit.
+ * Use `create(DepositCreditSchema)` to create a new message.
+ */
+export const DepositCreditSchema: GenMessage<DepositCredit> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 40);
 
 /**
  * @generated from enum payments.deposit.v1.DepositStatus
@@ -987,6 +1554,55 @@ export enum DepositStatus {
  */
 export const DepositStatusSchema: GenEnum<DepositStatus> = /*@__PURE__*/
   enumDesc(file_payments_deposit_v1_deposit, 0);
+
+/**
+ * @generated from enum payments.deposit.v1.TransferStatus
+ */
+export enum TransferStatus {
+  /**
+   * @generated from enum value: TRANSFER_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * It paid a deposit.
+   *
+   * @generated from enum value: TRANSFER_STATUS_MATCHED = 1;
+   */
+  MATCHED = 1,
+
+  /**
+   * Waiting for an operator: ambiguous, or under-, over- or late paid under the merchant's rules.
+   *
+   * @generated from enum value: TRANSFER_STATUS_REVIEW = 2;
+   */
+  REVIEW = 2,
+
+  /**
+   * No deposit: its money is in suspense.
+   *
+   * @generated from enum value: TRANSFER_STATUS_UNMATCHED = 3;
+   */
+  UNMATCHED = 3,
+
+  /**
+   * Being paid back to the sender.
+   *
+   * @generated from enum value: TRANSFER_STATUS_RETURNING = 4;
+   */
+  RETURNING = 4,
+
+  /**
+   * @generated from enum value: TRANSFER_STATUS_RETURNED = 5;
+   */
+  RETURNED = 5,
+}
+
+/**
+ * Describes the enum payments.deposit.v1.TransferStatus.
+ */
+export const TransferStatusSchema: GenEnum<TransferStatus> = /*@__PURE__*/
+  enumDesc(file_payments_deposit_v1_deposit, 1);
 
 /**
  * DepositService owns deposits: creation, the checkout, matching incoming bank
@@ -1128,6 +1744,50 @@ export const DepositService: GenService<{
     methodKind: "unary";
     input: typeof SandboxExpireDepositRequestSchema;
     output: typeof SandboxExpireDepositResponseSchema;
+  },
+  /**
+   * One transfer with its match explanation and every action taken on it.
+   *
+   * @generated from rpc payments.deposit.v1.DepositService.GetTransfer
+   */
+  getTransfer: {
+    methodKind: "unary";
+    input: typeof GetTransferRequestSchema;
+    output: typeof GetTransferResponseSchema;
+  },
+  /**
+   * An operator resolves an unmatched or in-review transfer by exactly one decision:
+   * match it to a deposit (pending, or expired: a late payment), complete the deposit it
+   * is attached to in review, refuse that (the money stays in suspense), or return it to
+   * the sender through the payout connector. Records who, when and why.
+   *
+   * @generated from rpc payments.deposit.v1.DepositService.ResolveTransfer
+   */
+  resolveTransfer: {
+    methodKind: "unary";
+    input: typeof ResolveTransferRequestSchema;
+    output: typeof ResolveTransferResponseSchema;
+  },
+  /**
+   * A bank statement (MT940) or feed file: every credit reported as a transfer, once
+   * (a repeated bank transaction id changes nothing).
+   *
+   * @generated from rpc payments.deposit.v1.DepositService.ImportStatement
+   */
+  importStatement: {
+    methodKind: "unary";
+    input: typeof ImportStatementRequestSchema;
+    output: typeof ImportStatementResponseSchema;
+  },
+  /**
+   * Money received per receiving account and currency against where it went.
+   *
+   * @generated from rpc payments.deposit.v1.DepositService.GetReconciliation
+   */
+  getReconciliation: {
+    methodKind: "unary";
+    input: typeof GetReconciliationRequestSchema;
+    output: typeof GetReconciliationResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_payments_deposit_v1_deposit, 0);
