@@ -290,7 +290,7 @@ test("transfer report to the assigned IBAN with the deposit's reference in the d
   const created = await createDeposit(25000n);
   const iban = created.assignedAccount!.iban;
   const r = await depositCli([
-    "transfer", "report", "--iban", iban, "--amount", "24990", "--sender", "AYSE YILMAZ",
+    "transfer", "report", "--iban", iban, "--amount", "25000", "--sender", "AYSE YILMAZ",
     "--reference", `Ödeme ${created.reference} teşekkürler`, "--bank-tx-id", "BTX-MATCH-1", "--json",
   ]);
   t.is(r.code, 0, r.stderr);
@@ -300,7 +300,7 @@ test("transfer report to the assigned IBAN with the deposit's reference in the d
   t.is(res.transfer.unmatchedReason, "");
   t.is(res.deposit?.id, created.id);
   t.is(res.deposit?.status, "DEPOSIT_STATUS_COMPLETED");
-  t.is(res.deposit?.amount, 24990);
+  t.is(res.deposit?.amount, 25000);
   t.is(res.deposit?.requestedAmount, 25000);
   t.is((await showJson(created.id)).status, "DEPOSIT_STATUS_COMPLETED");
 
@@ -370,7 +370,7 @@ test("a transfer to an IBAN with no pending deposit is unmatched, says why, and 
 
   const table = await depositCli(["transfer", "unmatched", "--limit", "500"]);
   t.is(table.code, 0, table.stderr);
-  t.regex(table.stdout, /^ID\s+REPORTED\s+IBAN\s+AMOUNT\s+SENDER\s+DESCRIPTION\s+BANK TX ID\s+WHY UNMATCHED/);
+  t.regex(table.stdout, /^ID\s+STATUS\s+AGE\s+REPORTED\s+IBAN\s+AMOUNT\s+SENDER\s+DESCRIPTION\s+BANK TX ID\s+WHY/);
   t.regex(table.stdout, new RegExp(`${iban}\\s+5000 kuruş \\(50\\.00 TRY\\)\\s+Mehmet Kaya`));
 
   const tooMany = await depositCli(["transfer", "unmatched", "--limit", "501"]);

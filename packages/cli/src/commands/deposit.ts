@@ -61,6 +61,11 @@ export function printDeposit(out: Output, deposit: Deposit): void {
     ["customer", deposit.customer ? `${deposit.customer.name} (username ${deposit.customer.username}, id ${deposit.customer.id})` : "—"],
     ["sandbox", yesNo(deposit.sandbox)],
   );
+  if (deposit.latePayment) fields.push(["late payment", "yes"]);
+  if (deposit.matchBy) {
+    const reasons = deposit.matchReasons.length > 0 ? ` — ${deposit.matchReasons.join("; ")}` : "";
+    fields.push(["matched", `${deposit.matchBy} ${deposit.matchScore.toFixed(2)}${reasons}`]);
+  }
   if (deposit.metadataJson) fields.push(["metadata", deposit.metadataJson]);
   fields.push(["created", formatTime(deposit.createdAt)], ["expires", formatTime(deposit.expiresAt)], ["updated", formatTime(deposit.updatedAt)]);
   if (deposit.completedAt) fields.push(["final since", formatTime(deposit.completedAt)]);

@@ -1,30 +1,155 @@
-import type { Command } from "commander";
-import { ListUnmatchedTransfersResponseSchema, ReportTransferResponseSchema, type IncomingTransfer } from "@payments/contracts/deposit";
-import { pageLimitParser, parsePositiveAmount, parseRequiredText } from "../arguments.js";
+import { readFile } from "node:fs/promises";
+import { basename } from "node:path";
+import { userInfo } from "node:os";
+import { InvalidArgumentError, type Command } from "commander";
+import { create } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import {
+  GetTransferResponseSchema,
+  IncomingTransferSchema,
+  ReportTransferResponseSchema,
+  ResolveTransferResponseSchema,
+  ReturnDecisionSchema,
+  TransferStatus,
+  type IncomingTransfer,
+  type ResolveTransferRequest,
+  type TransferCandidate,
+} from "@payments/contracts/deposit";
+import { pageLimitParser, parseDurationSeconds, parsePositiveAmount, parseRequiredText } from "../arguments.js";
 import type { CommandContext } from "../context.js";
-import { formatMoney, formatTime, type Output } from "../output.js";
+import { UsageError } from "../errors.js";
+import { formatMoney, formatTime, messageJson, yesNo, type Output } from "../output.js";
 import { depositStatusLabel, printDeposit } from "./deposit.js";
 
 /** ListUnmatchedTransfers takes 1..500; 0 means 100. */
 export const UNMATCHED_MAX = 500;
 const UNMATCHED_DEFAULT = 100;
 
+/** Statement formats ImportStatement reads. */
+export const STATEMENT_FORMATS = ["mt940"] as const;
+
+/** mt940 (any case); anything else is a usage error before any call. */
+export function parseStatementFormat(value: string): string {
+  const text = value.trim().toLowerCase();
+  if (!(STATEMENT_FORMATS as readonly string[]).includes(text)) throw new InvalidArgumentError(`expected one of ${STATEMENT_FORMATS.join(", ")}.`);
+  return text;
+}
+
+export function transferStatusLabel(transfer: IncomingTransfer): string {
+  switch (transfer.status) {
+    case TransferStatus.MATCHED:
+      return "matched";
+    case TransferStatus.REVIEW:
+      return "review";
+    case TransferStatus.UNMATCHED:
+      return "unmatched";
+    case TransferStatus.RETURNING:
+      return "returning";
+    case TransferStatus.RETURNED:
+      return "returned";
+    default:
+      // A service from before statuses: a transfer either paid a deposit or did not.
+      return transfer.depositId ? "matched" : "unmatched";
+  }
+}
+
+/** Whole seconds since the transfer was reported (0 when it has no time or is in the future). */
+export function transferAgeSeconds(transfer: IncomingTransfer, nowMs = Date.now()): number {
+  if (!transfer.reportedAt) return 0;
+  return Math.max(0, Math.floor((nowMs - timestampDate(transfer.reportedAt).getTime()) / 1000));
+}
+
+/** "45s", "12m 5s", "3h 12m", "2d 4h": the two largest units. */
+export function formatAge(seconds: number): string {
+  const units: Array<[string, number]> = [
+    ["d", 86_400],
+    ["h", 3600],
+    ["m", 60],
+    ["s", 1],
+  ];
+  let rest = Math.max(0, Math.floor(seconds));
+  const parts: string[] = [];
+  for (const [unit, size] of units) {
+    const n = Math.floor(rest / size);
+    rest -= n * size;
+    if (n > 0 || parts.length > 0) parts.push(`${n}${unit}`);
+    if (parts.length === 2) break;
+  }
+  return parts.length === 0 ? "0s" : parts.join(" ");
+}
+
+function formatScore(score: number): string {
+  return score.toFixed(2);
+}
+
+function candidateLabel(c: TransferCandidate): string {
+  return `${c.depositId} ${formatScore(c.score)}${c.reasons.length > 0 ? ` (${c.reasons.join("; ")})` : ""}`;
+}
+
+/** "reference 1.00 — reference exact; amount exact" */
+function matchLabel(by: string, score: number, reasons: readonly string[]): string {
+  return `${by} ${formatScore(score)}${reasons.length > 0 ? ` — ${reasons.join("; ")}` : ""}`;
+}
+
+/** The WHY column of `transfer unmatched`: the reason, and for review what it waits on. */
+function openReason(t: IncomingTransfer): string {
+  const why = t.unmatchedReason || "—";
+  if (t.status !== TransferStatus.REVIEW) return why;
+  if (t.reviewDepositId) return `${why}; waits on deposit ${t.reviewDepositId}`;
+  if (t.candidates.length > 0) return `${why}; candidates: ${t.candidates.slice(0, 3).map((c) => `${c.depositId} ${formatScore(c.score)}`).join(", ")}`;
+  return why;
+}
+
 function printTransfer(out: Output, transfer: IncomingTransfer): void {
   const fields: Array<[string, string]> = [
     ["id", transfer.id],
+    ["status", transferStatusLabel(transfer)],
     ["IBAN", transfer.iban],
     ["amount", formatMoney(transfer.amount, transfer.currency)],
     ["sender", transfer.senderName],
-    ["description", transfer.reference || "(empty)"],
-    ["bank transaction id", transfer.bankTransactionId],
-    ["reported", formatTime(transfer.reportedAt)],
   ];
-  fields.push(transfer.depositId ? ["deposit", transfer.depositId] : ["unmatched", transfer.unmatchedReason || "yes"]);
+  if (transfer.senderIban) fields.push(["sender IBAN", transfer.senderIban]);
+  fields.push(["description", transfer.reference || "(empty)"], ["bank transaction id", transfer.bankTransactionId]);
+  if (transfer.valueDate) fields.push(["value date", transfer.valueDate]);
+  if (transfer.source) fields.push(["source", transfer.source]);
+  fields.push(["reported", formatTime(transfer.reportedAt)]);
+  if (transfer.depositId) fields.push(["deposit", transfer.depositId]);
+  else if (transfer.status === TransferStatus.REVIEW) fields.push(["in review", transfer.unmatchedReason || "yes"]);
+  else fields.push(["unmatched", transfer.unmatchedReason || "yes"]);
+  if (transfer.reviewDepositId) fields.push(["waits on deposit", transfer.reviewDepositId]);
+  if (transfer.matchBy) fields.push(["matched by", matchLabel(transfer.matchBy, transfer.matchScore, transfer.matchReasons)]);
+  transfer.candidates.forEach((c, i) => fields.push([i === 0 ? "candidates" : "", `${i + 1}. ${candidateLabel(c)}`]));
+  if (transfer.late) fields.push(["late", yesNo(true) + " (it matched an expired deposit)"]);
+  if (transfer.resolution || transfer.resolvedBy) {
+    fields.push(["resolution", `${transfer.resolution || "—"} by ${transfer.resolvedBy || "—"} at ${formatTime(transfer.resolvedAt)}`]);
+  }
   out.fields(fields);
 }
 
+function requiredTransfer(transfer: IncomingTransfer | undefined): IncomingTransfer {
+  if (!transfer) throw new Error("the service returned no transfer");
+  return transfer;
+}
+
+/** --actor, else PAYMENTS_OPERATOR, else the OS user name. */
+function operatorName(actor: string | undefined, env: Readonly<Record<string, string | undefined>>): string {
+  if (actor !== undefined) return actor;
+  const fromEnv = env.PAYMENTS_OPERATOR?.trim();
+  if (fromEnv) return fromEnv;
+  let name = "";
+  try {
+    name = userInfo().username.trim();
+  } catch {
+    // No user name (some containers): the operator must say who they are.
+  }
+  if (!name) throw new UsageError("no operator name: pass --actor NAME or set PAYMENTS_OPERATOR.");
+  return name;
+}
+
+type Decision = ResolveTransferRequest["decision"];
+
 export function registerTransferCommands(program: Command, ctx: CommandContext): void {
-  const transfer = program.command("transfer").description("incoming bank transfers on the receiving accounts: report one, list the unmatched");
+  const transfer = program.command("transfer").description("incoming bank transfers on the receiving accounts: report or import them, list the open ones, show one, and resolve it (match, complete, refuse, return)");
 
   transfer
     .command("report")
@@ -96,28 +221,173 @@ With --json, prints {"transfer":{…},"deposit":{…},"duplicate":false}; "depos
 
   transfer
     .command("unmatched")
-    .description("transfers that matched no pending deposit, oldest first")
+    .description("the open transfers an operator still has to resolve (unmatched and in review), oldest first, with their age")
+    .option("--older-than <duration>", "only those reported at least this long ago: 24h, 90m, 1h30m, 2d, or seconds", parseDurationSeconds)
     .option("--limit <n>", `how many, 1 to ${UNMATCHED_MAX} (default: the service's, ${UNMATCHED_DEFAULT})`, pageLimitParser(UNMATCHED_MAX))
-    .action(async (opts: { limit?: number }, cmd: Command) => {
+    .addHelpText(
+      "after",
+      `
+STATUS is unmatched (no deposit: the money is in suspense) or review (waiting for an operator:
+ambiguous, or under-, over- or late paid); AGE is now minus reported. For review, WHY also names
+the deposit it waits on or the top candidates. Resolve one with \`transfer match|complete|refuse|return\`.
+With --json, prints {"transfers":[{…,"ageSeconds":n}]}: each transfer as proto JSON plus its age in whole seconds.`,
+    )
+    .action(async (opts: { olderThan?: number; limit?: number }, cmd: Command) => {
       const { out, deposits } = ctx.session(cmd);
       const limit = opts.limit ?? 0;
-      const res = await deposits.listUnmatchedTransfers({ limit });
-      if (out.json) return out.message(ListUnmatchedTransfersResponseSchema, res);
+      const res = await deposits.listUnmatchedTransfers({ limit, includeReview: true, olderThanMs: BigInt(opts.olderThan ?? 0) * 1000n });
+      const now = Date.now();
+      if (out.json) {
+        return out.data({ transfers: res.transfers.map((t) => ({ ...messageJson(IncomingTransferSchema, t), ageSeconds: transferAgeSeconds(t, now) })) });
+      }
       out.table(
-        ["ID", "REPORTED", "IBAN", "AMOUNT", "SENDER", "DESCRIPTION", "BANK TX ID", "WHY UNMATCHED"],
+        ["ID", "STATUS", "AGE", "REPORTED", "IBAN", "AMOUNT", "SENDER", "DESCRIPTION", "BANK TX ID", "WHY"],
         res.transfers.map((t) => [
           t.id,
+          transferStatusLabel(t),
+          formatAge(transferAgeSeconds(t, now)),
           formatTime(t.reportedAt),
           t.iban,
           formatMoney(t.amount, t.currency),
           t.senderName,
           t.reference || "—",
           t.bankTransactionId,
-          t.unmatchedReason || "—",
+          openReason(t),
         ]),
-        "No unmatched transfers.",
+        opts.olderThan === undefined ? "No open transfers." : "No open transfers that old.",
       );
       const shown = limit === 0 ? UNMATCHED_DEFAULT : limit;
       if (res.transfers.length >= shown) out.line(`\nShowing the oldest ${res.transfers.length}; there may be more (--limit up to ${UNMATCHED_MAX}).`);
+    });
+
+  transfer
+    .command("show")
+    .description("one transfer: status, how it matched (or the ranked candidates), late, value date, sender IBAN, source, resolution and every action")
+    .argument("<transfer-id>", "the transfer's id (trf_…)")
+    .action(async (id: string, _opts: object, cmd: Command) => {
+      const { out, deposits } = ctx.session(cmd);
+      const res = await deposits.getTransfer({ transferId: id });
+      if (out.json) return out.message(GetTransferResponseSchema, res);
+      const shown = requiredTransfer(res.transfer);
+      printTransfer(out, shown);
+      out.line();
+      out.line("Actions:");
+      out.table(
+        ["AT", "ACTION", "ACTOR", "DEPOSIT", "REASON"],
+        shown.actions.map((a) => [formatTime(a.at), a.action, a.actor || "—", a.depositId || "—", a.reason || "—"]),
+        "  (none)",
+      );
+    });
+
+  const resolveHelp = `
+--actor defaults to the PAYMENTS_OPERATOR environment variable, else the OS user name. The decision,
+who and why are recorded on the transfer (see \`transfer show\`).
+With --json, prints {"transfer":{…},"deposit":{…}} ("deposit" left out when none was completed).`;
+
+  async function resolve(cmd: Command, transferId: string, opts: { reason: string; actor?: string }, decision: Decision): Promise<void> {
+    const actor = operatorName(opts.actor, ctx.io.env);
+    const { out, deposits } = ctx.session(cmd);
+    const res = await deposits.resolveTransfer({ transferId, actor, reason: opts.reason, decision });
+    if (out.json) return out.message(ResolveTransferResponseSchema, res);
+    const resolved = requiredTransfer(res.transfer);
+    const paid = res.deposit;
+    out.line(
+      paid
+        ? `Transfer ${resolved.id} is ${transferStatusLabel(resolved)}: deposit ${paid.id} (reference ${paid.reference}) is now ${depositStatusLabel(paid.status)} with ${formatMoney(paid.amount, paid.currency)}${paid.latePayment ? " (late payment)" : ""}.`
+        : `Transfer ${resolved.id} is ${transferStatusLabel(resolved)}.`,
+    );
+    out.line();
+    out.line("Transfer:");
+    printTransfer(out, resolved);
+    if (paid) {
+      out.line();
+      out.line("Deposit:");
+      printDeposit(out, paid);
+    }
+  }
+
+  const reasonOption = ["--reason <text>", "why (required; recorded with the decision)"] as const;
+  const actorOption = ["--actor <name>", "who decides (default: $PAYMENTS_OPERATOR, else the OS user name)"] as const;
+
+  transfer
+    .command("match")
+    .description("give an unmatched or in-review transfer to a deposit (pending, or expired: a late payment), completing it")
+    .argument("<transfer-id>", "the transfer's id (trf_…)")
+    .argument("<deposit-id>", "the deposit it pays (dep_…)")
+    .requiredOption(...reasonOption, parseRequiredText)
+    .option(...actorOption, parseRequiredText)
+    .addHelpText("after", resolveHelp)
+    .action((transferId: string, depositId: string, opts: { reason: string; actor?: string }, cmd: Command) =>
+      resolve(cmd, transferId, opts, { case: "matchDepositId", value: depositId.trim() }),
+    );
+
+  transfer
+    .command("complete")
+    .description("complete the deposit an in-review transfer is attached to (under-, over- or late payment)")
+    .argument("<transfer-id>", "the transfer's id (trf_…)")
+    .requiredOption(...reasonOption, parseRequiredText)
+    .option(...actorOption, parseRequiredText)
+    .addHelpText("after", resolveHelp)
+    .action((transferId: string, opts: { reason: string; actor?: string }, cmd: Command) => resolve(cmd, transferId, opts, { case: "complete", value: true }));
+
+  transfer
+    .command("refuse")
+    .description("do not apply an in-review transfer to its deposit: it becomes unmatched, its money stays in suspense")
+    .argument("<transfer-id>", "the transfer's id (trf_…)")
+    .requiredOption(...reasonOption, parseRequiredText)
+    .option(...actorOption, parseRequiredText)
+    .addHelpText("after", resolveHelp)
+    .action((transferId: string, opts: { reason: string; actor?: string }, cmd: Command) => resolve(cmd, transferId, opts, { case: "refuse", value: true }));
+
+  transfer
+    .command("return")
+    .description("pay an unmatched or in-review transfer back to its sender (through the payout service: see `transfer-return list`)")
+    .argument("<transfer-id>", "the transfer's id (trf_…)")
+    .option("--iban <sender-iban>", "the IBAN to pay back to (default: the sender's IBAN the bank reported)", parseRequiredText)
+    .requiredOption(...reasonOption, parseRequiredText)
+    .option(...actorOption, parseRequiredText)
+    .addHelpText("after", resolveHelp)
+    .action((transferId: string, opts: { reason: string; actor?: string; iban?: string }, cmd: Command) =>
+      resolve(cmd, transferId, opts, { case: "return", value: create(ReturnDecisionSchema, { iban: opts.iban ?? "" }) }),
+    );
+
+  transfer
+    .command("import")
+    .description("import a bank statement: every credit is reported as a transfer, once (a repeated bank transaction id changes nothing)")
+    .requiredOption("--format <format>", `the statement's format: ${STATEMENT_FORMATS.join("|")}`, parseStatementFormat)
+    .requiredOption("--file <path>", "the statement file")
+    .addHelpText(
+      "after",
+      `
+With --json, prints {"imported":n,"matched":n,"unmatched":n,"duplicates":n,"review":n,"skipped":["…"]}
+(the first four keys always in that order; skipped: the lines left out, each with why).`,
+    )
+    .action(async (opts: { format: string; file: string }, cmd: Command) => {
+      let content: Uint8Array;
+      try {
+        content = await readFile(opts.file);
+      } catch (err) {
+        throw new UsageError(`cannot read ${opts.file}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      const { out, deposits } = ctx.session(cmd);
+      const res = await deposits.importStatement({ format: opts.format, content, fileName: basename(opts.file) });
+      if (out.json) {
+        return out.data({ imported: res.imported, matched: res.matched, unmatched: res.unmatched, duplicates: res.duplicates, review: res.review, skipped: res.skipped });
+      }
+      out.line(`Imported ${opts.file}: ${res.imported} new transfer(s).`);
+      out.fields([
+        ["imported", String(res.imported)],
+        ["matched", String(res.matched)],
+        ["unmatched", String(res.unmatched)],
+        ["review", String(res.review)],
+        ["duplicates", String(res.duplicates)],
+        ["skipped", String(res.skipped.length)],
+      ]);
+      if (res.skipped.length > 0) {
+        out.line();
+        out.line("Skipped:");
+        for (const why of res.skipped) out.line(`  ${why}`);
+      }
+      if (res.unmatched + res.review > 0) out.line("\nOpen transfers: `pnpm cli transfer unmatched`.");
     });
 }
