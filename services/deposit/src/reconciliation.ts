@@ -36,7 +36,13 @@ function expectedSuspense(transfer: TransferRow): number {
   return transfer.status === "unmatched" || transfer.status === "review" ? Number(transfer.amount) : 0;
 }
 
-export async function reconcile(db: Knex, period: { from?: number; to?: number }): Promise<Reconciliation> {
+export function reconcile(db: Knex, period: { from?: number; to?: number }): Promise<Reconciliation> {
+  // One transaction for every read: a return settling between them must not show as a
+  // discrepancy (MySQL's repeatable read gives the reads one snapshot).
+  return db.transaction((trx) => reconcileIn(trx, period));
+}
+
+async function reconcileIn(db: Knex, period: { from?: number; to?: number }): Promise<Reconciliation> {
   const query = db("incoming_transfers").orderBy([{ column: "iban" }, { column: "currency" }, { column: "reported_at" }, { column: "id" }]);
   if (period.from !== undefined) query.where("reported_at", ">=", period.from);
   if (period.to !== undefined) query.where("reported_at", "<", period.to);

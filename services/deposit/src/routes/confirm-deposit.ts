@@ -28,7 +28,12 @@ export function confirmDeposit(ctx: DepositContext): Rpc<"confirmDeposit"> {
             details: { depositId: transfer.deposit_id },
           });
         }
-        const moved = await giveTransferToDeposit(trx, ctx, transfer, input.depositId, { actor: "operator", reason: "confirmed with this transfer" }, { amount: input.amount });
+        // The deposit is credited what the transfer brought: another amount would credit money
+        // the bank never received (or keep some of it nowhere), and the books would not balance.
+        if (input.amount !== undefined && input.amount !== Number(transfer.amount)) {
+          throw validationError("amount", `amount: with a transfer the deposit is credited what it brought (${transfer.amount}); leave amount out`);
+        }
+        const moved = await giveTransferToDeposit(trx, ctx, transfer, input.depositId, { actor: "operator", reason: "confirmed with this transfer" });
         return moved;
       });
       ctx.outbox.nudge();
