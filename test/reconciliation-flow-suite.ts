@@ -10,8 +10,8 @@ import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "@payments/payout-service";
-import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventually } from "@payments/kit/testing";
+import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
+import { addTestReceivingAccounts, eventually, rejectionOf } from "@payments/kit/testing";
 import type { Knex } from "knex";
 
 // Reconciliation end to end, every service in one process, on the embedded storage and on
@@ -46,14 +46,7 @@ test.after.always(async () => {
 
 const depositDb = () => running.contexts.get("deposit")!.db as Knex;
 
-async function failure(call: Promise<unknown>) {
-  try {
-    await call;
-  } catch (err) {
-    return errorInfo(err);
-  }
-  throw new Error("the call succeeded but was expected to fail");
-}
+const failure = rejectionOf;
 
 async function sandboxMerchant(rules: { latePayment?: LatePaymentRule } = {}): Promise<string> {
   const { merchant } = await merchants.createMerchant({ name: "Reconciled Shop", sandbox: true });

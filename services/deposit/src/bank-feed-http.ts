@@ -2,7 +2,7 @@ import { isUniqueViolation, type HttpRoute, type HttpRouteRequest, type HttpRout
 import { z } from "zod";
 import type { DepositContext } from "./context.js";
 import { BankFeedError, FEED_SIGNATURE_HEADER, FEED_TIMESTAMP_HEADER, validateFeedBody, verifyFeedSignature, type ParseResult } from "./bank-feed/index.js";
-import { reportOf } from "./statement-import.js";
+import { countTransfer, reportOf, type TransferCounts } from "./statement-import.js";
 import { afterRecorded, recordTransferIn, rulesForAccounts, type TransferOutcome } from "./transfers.js";
 
 /**
@@ -51,13 +51,8 @@ export const bankFeedsSetting = () =>
       return feeds;
     });
 
-export interface FeedCounts {
-  imported: number;
-  matched: number;
-  unmatched: number;
-  review: number;
-  duplicates: number;
-}
+/** The answer to a push: what its transfers did. */
+export type FeedCounts = TransferCounts;
 
 export interface FeedProblem {
   /** The transfer's position in the body's `transfers`, when the problem is one transfer's. */
@@ -169,15 +164,8 @@ export async function applyFeedBody(ctx: DepositContext, feedId: string, parsed:
       });
       const counts: FeedCounts = { imported: 0, matched: 0, unmatched: 0, review: 0, duplicates: parsed.skipped.length };
       for (const outcome of outcomes) {
-        if (!outcome) {
-          counts.duplicates++;
-          continue;
-        }
-        counts.imported++;
-        if (outcome.transfer.status === "matched") counts.matched++;
-        else if (outcome.transfer.status === "review") counts.review++;
-        else counts.unmatched++;
-        afterRecorded(ctx, outcome);
+        countTransfer(counts, outcome && { ...outcome, duplicate: false });
+        if (outcome) afterRecorded(ctx, outcome);
       }
       ctx.outbox.nudge();
       ctx.logger.info({ feedId, ...counts }, "bank feed push applied");

@@ -7,13 +7,29 @@ import { recordTransfer, type TransferOutcome } from "./transfers.js";
 /** The statement formats ImportStatement reads. */
 export const STATEMENT_FORMATS: Readonly<Record<string, BankFeedAdapter>> = { mt940: mt940Adapter };
 
-export interface ImportCounts {
+/** What a batch of transfers did: recorded (matched, unmatched, in review) or already recorded. */
+export interface TransferCounts {
   imported: number;
   matched: number;
   unmatched: number;
   review: number;
   duplicates: number;
+}
+
+export interface ImportCounts extends TransferCounts {
   skipped: string[];
+}
+
+/** Counts one transfer of a batch; `undefined` (or a duplicate outcome) is one already recorded. */
+export function countTransfer(counts: TransferCounts, outcome: Pick<TransferOutcome, "transfer" | "duplicate"> | undefined): void {
+  if (!outcome || outcome.duplicate) {
+    counts.duplicates++;
+    return;
+  }
+  counts.imported++;
+  if (outcome.transfer.status === "matched") counts.matched++;
+  else if (outcome.transfer.status === "review") counts.review++;
+  else counts.unmatched++;
 }
 
 /** The record as the service reports a transfer: the statement's free text is the description it matches on. */
@@ -54,17 +70,7 @@ export async function importStatement(ctx: DepositContext, format: string, conte
     throw err;
   }
   const counts: ImportCounts = { imported: 0, matched: 0, unmatched: 0, review: 0, duplicates: 0, skipped: parsed.skipped.map(skippedLine) };
-  for (const record of parsed.records) {
-    const outcome: TransferOutcome = await recordTransfer(ctx, reportOf(record, adapter.name));
-    if (outcome.duplicate) {
-      counts.duplicates++;
-      continue;
-    }
-    counts.imported++;
-    if (outcome.transfer.status === "matched") counts.matched++;
-    else if (outcome.transfer.status === "review") counts.review++;
-    else counts.unmatched++;
-  }
+  for (const record of parsed.records) countTransfer(counts, await recordTransfer(ctx, reportOf(record, adapter.name)));
   ctx.logger.info({ fileName, format, ...counts, skipped: counts.skipped.length }, "statement imported");
   return counts;
 }
