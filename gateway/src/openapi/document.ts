@@ -168,7 +168,7 @@ const WEBHOOK = {
     operationId: "transactionCallback",
     tags: ["Callbacks"],
     summary: "A transaction's status changed",
-    description: `POSTed to your callback URL once per status change after creation: ${COMPONENT_SCHEMAS.CallbackEventType.options.map((t) => `\`${t}\``).join(", ")}. \`data\` is the transaction record the API answers reads with; its \`sequence\` grows with every change, so discard a callback whose sequence is not newer than the one you have. Verify either signature over the raw body before trusting it.
+    description: `POSTed to your callback URL once per status change after creation: ${COMPONENT_SCHEMAS.CallbackEventType.options.map((t) => `\`${t}\``).join(", ")}. \`data\` is the transaction record the API answers reads with; its \`sequence\` grows with every change, so discard a callback whose sequence is not newer than the one you have. A deposit's final status is final, with one exception: a late payment (a transfer that arrives after the deposit expired, completed by your late-payment rule or an operator) moves it from \`expired\` to \`completed\`, so after \`deposit.expired\` a \`deposit.completed\` with the next sequence may follow. Verify either signature over the raw body before trusting it.
 
 Delivery is at least once: any 2xx within 10 s counts as delivered. Otherwise it is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (a Retry-After in your answer is honoured), then marked failed. GET /v1/events lists the events and their attempts; POST /v1/events/{eventId}/redeliver sends one again.`,
     security: [],
