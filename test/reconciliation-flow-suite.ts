@@ -172,6 +172,20 @@ test.serial("late payment rules: complete completes it on arrival; return sends 
   await assertBalanced(t, "after the rules acted");
 });
 
+test.serial("sandbox and live never mix: money on a live account cannot pay a sandbox deposit, by either decision, and nothing changes", async (t) => {
+  const merchantId = await sandboxMerchant();
+  const deposit = await newDeposit(merchantId);
+  const { accounts } = await createServiceClient(BankCatalogService, running.server.url).listReceivingAccounts({ sandbox: false });
+  const liveIban = accounts[0]!.iban;
+  const { transfer } = await deposits.reportTransfer({ iban: liveIban, amount: 50_000n, senderName: "KEMAL SUNAL", reference: "real money", bankTransactionId: `REC-LIVE-${++btx}` });
+  t.is(transfer!.status, TransferStatus.UNMATCHED);
+  t.like(await failure(deposits.resolveTransfer({ transferId: transfer!.id, actor: "ops", reason: "looks like it", decision: { case: "matchDepositId", value: deposit.id } })), { reason: "SANDBOX_MISMATCH" });
+  t.like(await failure(deposits.confirmDeposit({ depositId: deposit.id, transferId: transfer!.id })), { reason: "SANDBOX_MISMATCH" });
+  t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: deposit.id } })).deposit!.status, DepositStatus.PENDING);
+  t.like((await deposits.getTransfer({ transferId: transfer!.id })).transfer, { status: TransferStatus.UNMATCHED, actions: [] });
+  await assertBalanced(t, "after the refusals");
+});
+
 function mt940(iban: string, lines: Array<{ amount: string; ref: string; description: string }>): string {
   const body = lines.map((l) => `:61:2611231123C${l.amount}NTRF${l.ref}//${l.ref}\n:86:${l.description}`).join("\n");
   const total = lines.reduce((sum, l) => sum + Number(l.amount.replace(",", ".")), 0);

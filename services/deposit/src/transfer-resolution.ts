@@ -13,6 +13,13 @@ export interface Decider {
   reason: string;
 }
 
+/** The transfer, unlocked (to learn what to ask before the transaction); NOT_FOUND (TRANSFER_NOT_FOUND) when there is none. */
+export async function findTransfer(db: Knex, transferId: string): Promise<TransferRow> {
+  const transfer = (await db("incoming_transfers").where({ id: transferId }).first()) as TransferRow | undefined;
+  if (!transfer) throw serviceError(Code.NotFound, "TRANSFER_NOT_FOUND", `no incoming transfer ${transferId}`);
+  return transfer;
+}
+
 /** The transfer, locked; NOT_FOUND (TRANSFER_NOT_FOUND) when there is none. */
 export async function lockTransfer(trx: Knex.Transaction, transferId: string): Promise<TransferRow> {
   const transfer = (await forUpdate(trx, trx("incoming_transfers").where({ id: transferId }).first())) as TransferRow | undefined;
@@ -41,12 +48,21 @@ export async function giveTransferToDeposit(
   transfer: TransferRow,
   depositId: string,
   decider: Decider,
-  options: { amount?: number; action?: "matched" | "completed" } = {},
+  options: { amount?: number; action?: "matched" | "completed"; transferSandbox: boolean },
 ): Promise<MoveResult> {
   requireOpen(transfer);
   const deposit = await getDepositRow(trx, { depositId }, { lock: true });
   if (deposit.currency !== transfer.currency) {
     throw validationError("deposit_id", `deposit_id: the transfer is in ${transfer.currency}, the deposit in ${deposit.currency}`);
+  }
+  // Sandbox and live never mix: money that arrived on a sandbox account cannot pay a live
+  // deposit (a live balance would hold made-up money), nor live money a sandbox deposit.
+  if (Boolean(deposit.sandbox) !== options.transferSandbox) {
+    throw serviceError(
+      Code.FailedPrecondition,
+      "SANDBOX_MISMATCH",
+      `the transfer arrived on a ${options.transferSandbox ? "sandbox" : "live"} account and cannot pay a ${deposit.sandbox ? "sandbox" : "live"} deposit`,
+    );
   }
   const late = deposit.status === "expired";
   const moved = await moveDeposit(trx, ctx.clock, {

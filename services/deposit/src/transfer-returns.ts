@@ -8,21 +8,11 @@ import type { DepositContext } from "./context.js";
 import type { TransferRow } from "./store.js";
 import { recordSuspense } from "./suspense.js";
 import { recordTransferAction } from "./transfer-actions.js";
+import { isSandboxAccount } from "./account-kind.js";
 import { lockTransfer, requireOpen, type Decider } from "./transfer-resolution.js";
 
 /** The durable consumers (one per topic) that settle returns when the payout service reports them. */
 export const TRANSFER_RETURNS_CONSUMER = "deposit-transfer-returns";
-
-/**
- * Whether money that arrived on `iban` is sandbox money: the bank catalog says so for its
- * sandbox accounts. Anything else (a live account, or one the catalog no longer lists) is
- * treated as live, so its return goes to the live connector (`manual`: an operator pays it
- * in the bank's portal) and never to the sandbox bank.
- */
-async function isSandboxAccount(ctx: DepositContext, iban: string): Promise<boolean> {
-  const { accounts } = await ctx.bankCatalog.listReceivingAccounts({ sandbox: true });
-  return accounts.some((account) => account.iban === iban);
-}
 
 /**
  * Returns an open transfer's money to its sender. First, in one transaction, the transfer

@@ -5,6 +5,7 @@ import type { DepositContext } from "../context.js";
 import { moveDeposit } from "../deposit-moves.js";
 import { amount, depositId, identifier } from "../requests.js";
 import { depositFromRow, type TransferRow } from "../store.js";
+import { isSandboxAccount } from "../account-kind.js";
 import { giveTransferToDeposit } from "../transfer-resolution.js";
 import type { Rpc } from "./index.js";
 
@@ -19,6 +20,8 @@ export function confirmDeposit(ctx: DepositContext): Rpc<"confirmDeposit"> {
   return {
     async confirmDeposit(req) {
       const input = parseRequest(request, req);
+      // With a transfer: which kind of money it is, asked before the transaction.
+      const transferSandbox = input.transferId === "" ? false : await transferOnSandboxAccount(ctx, input.transferId);
       const result = await ctx.db.transaction(async (trx) => {
         if (input.transferId === "") return moveDeposit(trx, ctx.clock, { depositId: input.depositId, move: "complete", amount: input.amount });
         const transfer = (await forUpdate(trx, trx("incoming_transfers").where({ id: input.transferId }).first())) as TransferRow | undefined;
@@ -33,7 +36,7 @@ export function confirmDeposit(ctx: DepositContext): Rpc<"confirmDeposit"> {
         if (input.amount !== undefined && input.amount !== Number(transfer.amount)) {
           throw validationError("amount", `amount: with a transfer the deposit is credited what it brought (${transfer.amount}); leave amount out`);
         }
-        const moved = await giveTransferToDeposit(trx, ctx, transfer, input.depositId, { actor: "operator", reason: "confirmed with this transfer" });
+        const moved = await giveTransferToDeposit(trx, ctx, transfer, input.depositId, { actor: "operator", reason: "confirmed with this transfer" }, { transferSandbox });
         return moved;
       });
       ctx.outbox.nudge();
@@ -41,4 +44,11 @@ export function confirmDeposit(ctx: DepositContext): Rpc<"confirmDeposit"> {
       return { deposit: depositFromRow(result.row) };
     },
   };
+}
+
+/** An unknown transfer id is the request's fault (VALIDATION_ERROR on transfer_id, as before). */
+async function transferOnSandboxAccount(ctx: DepositContext, transferId: string): Promise<boolean> {
+  const transfer = (await ctx.db("incoming_transfers").where({ id: transferId }).first("iban")) as { iban: string } | undefined;
+  if (!transfer) throw validationError("transfer_id", `transfer_id: no incoming transfer ${transferId}`);
+  return isSandboxAccount(ctx, transfer.iban);
 }

@@ -6,7 +6,8 @@ import type { DepositContext } from "../context.js";
 import { depositId, iban, identifier, text } from "../requests.js";
 import { depositFromRow, getDepositRow, transferFromRow, type TransferRow } from "../store.js";
 import { requestTransferReturn } from "../transfer-returns.js";
-import { giveTransferToDeposit, lockTransfer, refuseTransfer } from "../transfer-resolution.js";
+import { isSandboxAccount } from "../account-kind.js";
+import { findTransfer, giveTransferToDeposit, lockTransfer, refuseTransfer } from "../transfer-resolution.js";
 import type { Rpc } from "./index.js";
 
 const request = z.object({
@@ -49,6 +50,8 @@ export function resolveTransfer(ctx: DepositContext): Rpc<"resolveTransfer"> {
         const transfer = await requestTransferReturn(ctx, input.transferId, choice.iban, decider);
         return { transfer: transferFromRow(transfer) };
       }
+      // Which kind of money it is, asked before the transaction (no call while rows are locked).
+      const transferSandbox = choice.case === "refuse" ? false : await isSandboxAccount(ctx, (await findTransfer(ctx.db, input.transferId)).iban);
       const result = await ctx.db.transaction(async (trx) => {
         const transfer: TransferRow = await lockTransfer(trx, input.transferId);
         if (choice.case === "refuse") {
@@ -63,7 +66,7 @@ export function resolveTransfer(ctx: DepositContext): Rpc<"resolveTransfer"> {
           }
           target = transfer.review_deposit_id;
         }
-        const moved = await giveTransferToDeposit(trx, ctx, transfer, target, decider, { action: choice.case === "complete" ? "completed" : "matched" });
+        const moved = await giveTransferToDeposit(trx, ctx, transfer, target, decider, { action: choice.case === "complete" ? "completed" : "matched", transferSandbox });
         return { deposit: moved.row };
       });
       if (result.deposit) ctx.outbox.nudge();
