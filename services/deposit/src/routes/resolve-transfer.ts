@@ -4,7 +4,7 @@ import { parseRequest, serviceError, validationError } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { depositId, iban, identifier, text } from "../requests.js";
-import { depositFromRow, getDepositRow, transferFromRow, type TransferRow } from "../store.js";
+import { depositFromRow, transferFromRow, type TransferRow } from "../store.js";
 import { requestTransferReturn } from "../transfer-returns.js";
 import { isSandboxAccount } from "../account-kind.js";
 import { findTransfer, giveTransferToDeposit, lockTransfer, refuseTransfer } from "../transfer-resolution.js";
@@ -70,9 +70,10 @@ export function resolveTransfer(ctx: DepositContext): Rpc<"resolveTransfer"> {
         return { deposit: moved.row };
       });
       if (result.deposit) ctx.outbox.nudge();
-      const row = (await ctx.db("incoming_transfers").where({ id: input.transferId }).first()) as TransferRow;
+      // The transfer as the decision left it (its status, resolution and deposit changed in the transaction).
+      const row = await findTransfer(ctx.db, input.transferId);
       ctx.logger.info({ transferId: row.id, decision: choice.case, actor: input.actor, depositId: result.deposit?.id }, "transfer resolved by an operator");
-      return { transfer: transferFromRow(row), deposit: result.deposit ? depositFromRow(await getDepositRow(ctx.db, { depositId: result.deposit.id })) : undefined };
+      return { transfer: transferFromRow(row), deposit: result.deposit ? depositFromRow(result.deposit) : undefined };
     },
   };
 }
