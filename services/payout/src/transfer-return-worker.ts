@@ -1,9 +1,9 @@
-import { claimTransaction, errorInfo, forUpdateSkipLocked, startJob, transactionWithRetry, type JobResult, type Stoppable } from "@payments/kit";
+import { claimTransaction, forUpdateSkipLocked, startJob, type JobResult, type Stoppable } from "@payments/kit";
 import type { Knex } from "knex";
 import type { PayoutInstruction, PayoutResult } from "./bank-connector.js";
 import type { PayoutContext } from "./context.js";
 import { moveTransferReturn, returnRowStatus, type TransferReturnRow } from "./transfer-returns.js";
-import { connectorFor, SendTimeout, sendWithin, type RecordedOutcome } from "./worker.js";
+import { connectorFor, recordConnectorAnswer, SendTimeout, sendWithin, type RecordedOutcome } from "./worker.js";
 
 /**
  * Sends transfer returns through the bank connectors, as the payout worker sends withdrawals
@@ -65,35 +65,9 @@ export function transferReturnInstruction(row: TransferReturnRow): PayoutInstruc
   };
 }
 
-/** The columns are 100 characters; a longer code from a bank must not make the answer unrecordable. */
-function clip(value: string | undefined): string | undefined {
-  return value === undefined || value === "" ? undefined : value.slice(0, 100);
-}
-
 /** Records the bank's answer for a return the worker sent; nothing changes when it is no longer processing. */
-export async function recordTransferReturnResult(ctx: PayoutContext, id: string, result: PayoutResult): Promise<RecordedOutcome> {
-  const bankReference = clip(result.bankReference);
-  if (result.outcome === "accepted") {
-    const updated = await ctx.db("transfer_returns")
-      .where({ id, status: "processing" })
-      .update({ awaiting_operator: true, ...(bankReference ? { bank_reference: bankReference } : {}) });
-    return updated === 1 ? "awaiting_operator" : "already_decided";
-  }
-  try {
-    await transactionWithRetry(ctx.db, (trx) =>
-      moveTransferReturn(trx, ctx.clock, {
-        id,
-        move: result.outcome === "completed" ? "complete" : "fail",
-        failureReason: result.outcome === "failed" ? (clip(result.reason) ?? "FAILED") : undefined,
-        patch: bankReference ? { bank_reference: bankReference } : undefined,
-      }),
-    );
-  } catch (err) {
-    if (errorInfo(err).reason === "INVALID_TRANSACTION_STATE") return "already_decided";
-    throw err;
-  }
-  ctx.outbox.nudge();
-  return result.outcome;
+export function recordTransferReturnResult(ctx: PayoutContext, id: string, result: PayoutResult): Promise<RecordedOutcome> {
+  return recordConnectorAnswer(ctx, "transfer_returns", id, result, (trx, change) => moveTransferReturn(trx, ctx.clock, { id, ...change }));
 }
 
 /**

@@ -92,24 +92,26 @@ function clip(value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : value.slice(0, 100);
 }
 
+/** The move a bank's final answer makes, applied by the caller's state machine inside `trx`. */
+export type AnswerMove = (trx: Knex.Transaction, change: { move: "complete" | "fail"; failureReason?: string; patch?: { bank_reference: string } }) => Promise<unknown>;
+
 /**
- * Records the bank's answer for a withdrawal the worker sent: completed and failed move it
- * (settling or releasing the held amount, with the status event); accepted leaves it
- * processing and marks it as waiting for an operator. When the withdrawal is no longer
- * processing (an operator, or a racing re-send, decided first) nothing changes.
+ * Records a bank's answer for something the worker sent (a withdrawal, a transfer return):
+ * completed and failed make the row's move, with its event; accepted leaves it processing and
+ * marks it as waiting for an operator. When the row is no longer processing (an operator, or a
+ * racing re-send, decided first) nothing changes.
  */
-export async function recordPayoutResult(ctx: PayoutContext, withdrawalId: string, result: PayoutResult): Promise<RecordedOutcome> {
+export async function recordConnectorAnswer(ctx: PayoutContext, table: "withdrawals" | "transfer_returns", id: string, result: PayoutResult, move: AnswerMove): Promise<RecordedOutcome> {
   const bankReference = clip(result.bankReference);
   if (result.outcome === "accepted") {
-    const updated = await ctx.db("withdrawals")
-      .where({ id: withdrawalId, status: "processing" })
+    const updated = await ctx.db(table)
+      .where({ id, status: "processing" })
       .update({ awaiting_operator: true, ...(bankReference ? { bank_reference: bankReference } : {}) });
     return updated === 1 ? "awaiting_operator" : "already_decided";
   }
   try {
     await transactionWithRetry(ctx.db, (trx) =>
-      moveWithdrawal(trx, ctx.clock, {
-        withdrawalId,
+      move(trx, {
         move: result.outcome === "completed" ? "complete" : "fail",
         failureReason: result.outcome === "failed" ? (clip(result.reason) ?? "FAILED") : undefined,
         patch: bankReference ? { bank_reference: bankReference } : undefined,
@@ -121,6 +123,15 @@ export async function recordPayoutResult(ctx: PayoutContext, withdrawalId: strin
   }
   ctx.outbox.nudge();
   return result.outcome;
+}
+
+/**
+ * Records the bank's answer for a withdrawal the worker sent: completed and failed move it
+ * (settling or releasing the held amount, with the status event); accepted leaves it
+ * processing and marks it as waiting for an operator.
+ */
+export function recordPayoutResult(ctx: PayoutContext, withdrawalId: string, result: PayoutResult): Promise<RecordedOutcome> {
+  return recordConnectorAnswer(ctx, "withdrawals", withdrawalId, result, (trx, change) => moveWithdrawal(trx, ctx.clock, { withdrawalId, ...change }));
 }
 
 export class SendTimeout extends Error {
