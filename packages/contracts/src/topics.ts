@@ -12,3 +12,6 @@ export const TRANSFER_RETURN_COMPLETED_TOPIC = "payout.v1.transfer_return_comple
 
 /** TransferReturnChanged (payout): a return failed. The deposit service puts the transfer back to unmatched (its money stays in suspense). */
 export const TRANSFER_RETURN_FAILED_TOPIC = "payout.v1.transfer_return_failed";
+
+/** TransferReturnRequested (deposit): an operator or a merchant's rule decided to pay an incoming transfer's money back. The payout service creates the return. */
+export const TRANSFER_RETURN_REQUESTED_TOPIC = "deposit.v1.transfer_return_requested";

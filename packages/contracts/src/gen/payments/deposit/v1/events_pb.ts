@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/deposit/v1/events.proto.
  */
 export const file_payments_deposit_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("CiBwYXltZW50cy9kZXBvc2l0L3YxL2V2ZW50cy5wcm90bxITcGF5bWVudHMuZGVwb3NpdC52MSLFAQoURGVwb3NpdFN0YXR1c0NoYW5nZWQSEAoIZXZlbnRfaWQYASABKAkSLQoHZGVwb3NpdBgCIAEoCzIcLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdBI7Cg9wcmV2aW91c19zdGF0dXMYAyABKA4yIi5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXRTdGF0dXMSLwoLb2NjdXJyZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_google_protobuf_timestamp, file_payments_deposit_v1_deposit]);
+  fileDesc("CiBwYXltZW50cy9kZXBvc2l0L3YxL2V2ZW50cy5wcm90bxITcGF5bWVudHMuZGVwb3NpdC52MSLFAQoURGVwb3NpdFN0YXR1c0NoYW5nZWQSEAoIZXZlbnRfaWQYASABKAkSLQoHZGVwb3NpdBgCIAEoCzIcLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdBI7Cg9wcmV2aW91c19zdGF0dXMYAyABKA4yIi5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXRTdGF0dXMSLwoLb2NjdXJyZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIvoBChdUcmFuc2ZlclJldHVyblJlcXVlc3RlZBIQCghldmVudF9pZBgBIAEoCRITCgt0cmFuc2Zlcl9pZBgCIAEoCRIPCgdhdHRlbXB0GAMgASgFEgwKBGliYW4YBCABKAkSFgoOcmVjaXBpZW50X25hbWUYBSABKAkSDgoGYW1vdW50GAYgASgDEhAKCGN1cnJlbmN5GAcgASgJEg8KB3NhbmRib3gYCCABKAgSDgoGcmVhc29uGAkgASgJEg0KBWFjdG9yGAogASgJEi8KC29jY3VycmVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcGIGcHJvdG8z", [file_google_protobuf_timestamp, file_payments_deposit_v1_deposit]);
 
 /**
  * Published once for every status change after creation, on
@@ -54,4 +54,85 @@ export type DepositStatusChanged = Message<"payments.deposit.v1.DepositStatusCha
  */
 export const DepositStatusChangedSchema: GenMessage<DepositStatusChanged> = /*@__PURE__*/
   messageDesc(file_payments_deposit_v1_events, 0);
+
+/**
+ * Published when an operator or a merchant's rule decides to pay an incoming transfer's money
+ * back to its sender, on `deposit.v1.transfer_return_requested`
+ * (TRANSFER_RETURN_REQUESTED_TOPIC in @payments/contracts), written to the outbox in the same
+ * transaction as the decision. The payout service creates the return; (transfer_id, attempt)
+ * makes that idempotent, so a repeated delivery never pays twice.
+ *
+ * @generated from message payments.deposit.v1.TransferReturnRequested
+ */
+export type TransferReturnRequested = Message<"payments.deposit.v1.TransferReturnRequested"> & {
+  /**
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string transfer_id = 2;
+   */
+  transferId: string;
+
+  /**
+   * 1 for the transfer's first return, +1 after each failed one.
+   *
+   * @generated from field: int32 attempt = 3;
+   */
+  attempt: number;
+
+  /**
+   * The Turkish IBAN to pay, electronic form.
+   *
+   * @generated from field: string iban = 4;
+   */
+  iban: string;
+
+  /**
+   * @generated from field: string recipient_name = 5;
+   */
+  recipientName: string;
+
+  /**
+   * @generated from field: int64 amount = 6;
+   */
+  amount: bigint;
+
+  /**
+   * @generated from field: string currency = 7;
+   */
+  currency: string;
+
+  /**
+   * The money arrived on a sandbox receiving account: the sandbox connector pays it.
+   *
+   * @generated from field: bool sandbox = 8;
+   */
+  sandbox: boolean;
+
+  /**
+   * @generated from field: string reason = 9;
+   */
+  reason: string;
+
+  /**
+   * Who decided: an operator's name, or "rules".
+   *
+   * @generated from field: string actor = 10;
+   */
+  actor: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp occurred_at = 11;
+   */
+  occurredAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message payments.deposit.v1.TransferReturnRequested.
+ * Use `create(TransferReturnRequestedSchema)` to create a new message.
+ */
+export const TransferReturnRequestedSchema: GenMessage<TransferReturnRequested> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_events, 1);
 

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/payout/v1/payout.proto.
  */
 export const file_payments_payout_v1_payout: GenFile = /*@__PURE__*/
-  fileDesc("Ch9wYXltZW50cy9wYXlvdXQvdjEvcGF5b3V0LnByb3RvEhJwYXltZW50cy5wYXlvdXQudjEigAQKCldpdGhkcmF3YWwSCgoCaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSEgoKcHJvY2Vzc19pZBgDIAEoCRIOCgZhbW91bnQYBCABKAMSEAoIY3VycmVuY3kYBSABKAkSNAoGc3RhdHVzGAYgASgOMiQucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWxTdGF0dXMSDwoHYmFua19pZBgHIAEoCRIUCgxhY2NvdW50X25hbWUYCCABKAkSDAoEaWJhbhgJIAEoCRIPCgd1c2VyX2lkGAogASgJEhEKCXVzZXJfbmFtZRgLIAEoCRIMCgRuYW1lGAwgASgJEhYKDmZhaWx1cmVfcmVhc29uGA0gASgJEhAKCHNlcXVlbmNlGA4gASgDEi4KCmNyZWF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRYXdhaXRpbmdfb3BlcmF0b3IYEiABKAgSFgoOYmFua19yZWZlcmVuY2UYEyABKAkSDwoHc2FuZGJveBgUIAEoCCI8CgdCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEhEKCWF2YWlsYWJsZRgCIAEoAxIMCgRoZWxkGAMgASgDItMBCgtMZWRnZXJFbnRyeRIKCgJpZBgBIAEoCRITCgttZXJjaGFudF9pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIMCgRraW5kGAQgASgJEhcKD2F2YWlsYWJsZV9kZWx0YRgFIAEoAxISCgpoZWxkX2RlbHRhGAYgASgDEhYKDnRyYW5zYWN0aW9uX2lkGAcgASgJEg4KBnJlYXNvbhgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLLAQoXQ3JlYXRlV2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKcHJvY2Vzc19pZBgCIAEoCRIOCgZhbW91bnQYAyABKAMSEAoIY3VycmVuY3kYBCABKAkSDwoHYmFua19pZBgFIAEoCRIUCgxhY2NvdW50X25hbWUYBiABKAkSDAoEaWJhbhgHIAEoCRIPCgd1c2VyX2lkGAggASgJEhEKCXVzZXJfbmFtZRgJIAEoCRIMCgRuYW1lGAogASgJIk4KGENyZWF0ZVdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwieAoUR2V0V2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFwoNd2l0aGRyYXdhbF9pZBgCIAEoCUgAEhQKCnByb2Nlc3NfaWQYAyABKAlIABIVCg1hbGxfbWVyY2hhbnRzGAQgASgIQgUKA2tleSJLChVHZXRXaXRoZHJhd2FsUmVzcG9uc2USMgoKd2l0aGRyYXdhbBgBIAEoCzIeLnBheW1lbnRzLnBheW91dC52MS5XaXRoZHJhd2FsIrgCChZMaXN0V2l0aGRyYXdhbHNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEjQKBnN0YXR1cxgCIAEoDjIkLnBheW1lbnRzLnBheW91dC52MS5XaXRoZHJhd2FsU3RhdHVzEjAKDGNyZWF0ZWRfZnJvbRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF90bxgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFbGltaXQYBSABKAUSDgoGY3Vyc29yGAYgASgJEhUKDWFsbF9tZXJjaGFudHMYByABKAgSGQoRYXdhaXRpbmdfb3BlcmF0b3IYCCABKAgSFAoHc2FuZGJveBgJIAEoCEgAiAEBQgoKCF9zYW5kYm94ImMKF0xpc3RXaXRoZHJhd2Fsc1Jlc3BvbnNlEjMKC3dpdGhkcmF3YWxzGAEgAygLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwSEwoLbmV4dF9jdXJzb3IYAiABKAkiXAoXQ2FuY2VsV2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFQoNd2l0aGRyYXdhbF9pZBgCIAEoCRIVCg1hbGxfbWVyY2hhbnRzGAMgASgIIk4KGENhbmNlbFdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwiSgoZQ29tcGxldGVXaXRoZHJhd2FsUmVxdWVzdBIVCg13aXRoZHJhd2FsX2lkGAEgASgJEhYKDmJhbmtfcmVmZXJlbmNlGAIgASgJIlAKGkNvbXBsZXRlV2l0aGRyYXdhbFJlc3BvbnNlEjIKCndpdGhkcmF3YWwYASABKAsyHi5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbCI+ChVGYWlsV2l0aGRyYXdhbFJlcXVlc3QSFQoNd2l0aGRyYXdhbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiTAoWRmFpbFdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwiKQoSR2V0QmFsYW5jZXNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJIkQKE0dldEJhbGFuY2VzUmVzcG9uc2USLQoIYmFsYW5jZXMYASADKAsyGy5wYXltZW50cy5wYXlvdXQudjEuQmFsYW5jZSJ3ChhMaXN0TGVkZ2VyRW50cmllc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJEhUKDWFsbF9tZXJjaGFudHMYBSABKAgiYgoZTGlzdExlZGdlckVudHJpZXNSZXNwb25zZRIwCgdlbnRyaWVzGAEgAygLMh8ucGF5bWVudHMucGF5b3V0LnYxLkxlZGdlckVudHJ5EhMKC25leHRfY3Vyc29yGAIgASgJIl0KFEFkanVzdEJhbGFuY2VSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEg4KBmFtb3VudBgCIAEoAxIQCghjdXJyZW5jeRgDIAEoCRIOCgZyZWFzb24YBCABKAkidQoVQWRqdXN0QmFsYW5jZVJlc3BvbnNlEiwKB2JhbGFuY2UYASABKAsyGy5wYXltZW50cy5wYXlvdXQudjEuQmFsYW5jZRIuCgVlbnRyeRgCIAEoCzIfLnBheW1lbnRzLnBheW91dC52MS5MZWRnZXJFbnRyeSLRAwoOVHJhbnNmZXJSZXR1cm4SCgoCaWQYASABKAkSEwoLdHJhbnNmZXJfaWQYAiABKAkSDAoEaWJhbhgDIAEoCRIWCg5yZWNpcGllbnRfbmFtZRgEIAEoCRIOCgZhbW91bnQYBSABKAMSEAoIY3VycmVuY3kYBiABKAkSDwoHc2FuZGJveBgHIAEoCBI4CgZzdGF0dXMYCCABKA4yKC5wYXltZW50cy5wYXlvdXQudjEuVHJhbnNmZXJSZXR1cm5TdGF0dXMSGQoRYXdhaXRpbmdfb3BlcmF0b3IYCSABKAgSFgoOYmFua19yZWZlcmVuY2UYCiABKAkSFgoOZmFpbHVyZV9yZWFzb24YCyABKAkSDgoGcmVhc29uGAwgASgJEg0KBWFjdG9yGA0gASgJEi4KCmNyZWF0ZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHYXR0ZW1wdBgRIAEoBSKqAQobQ3JlYXRlVHJhbnNmZXJSZXR1cm5SZXF1ZXN0EhMKC3RyYW5zZmVyX2lkGAEgASgJEgwKBGliYW4YAiABKAkSFgoOcmVjaXBpZW50X25hbWUYAyABKAkSDgoGYW1vdW50GAQgASgDEhAKCGN1cnJlbmN5GAUgASgJEg8KB3NhbmRib3gYBiABKAgSDgoGcmVhc29uGAcgASgJEg0KBWFjdG9yGAggASgJImwKHENyZWF0ZVRyYW5zZmVyUmV0dXJuUmVzcG9uc2USOwoPdHJhbnNmZXJfcmV0dXJuGAEgASgLMiIucGF5bWVudHMucGF5b3V0LnYxLlRyYW5zZmVyUmV0dXJuEg8KB2NyZWF0ZWQYAiABKAgiQwodQ29tcGxldGVUcmFuc2ZlclJldHVyblJlcXVlc3QSCgoCaWQYASABKAkSFgoOYmFua19yZWZlcmVuY2UYAiABKAkiXQoeQ29tcGxldGVUcmFuc2ZlclJldHVyblJlc3BvbnNlEjsKD3RyYW5zZmVyX3JldHVybhgBIAEoCzIiLnBheW1lbnRzLnBheW91dC52MS5UcmFuc2ZlclJldHVybiI3ChlGYWlsVHJhbnNmZXJSZXR1cm5SZXF1ZXN0EgoKAmlkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSJZChpGYWlsVHJhbnNmZXJSZXR1cm5SZXNwb25zZRI7Cg90cmFuc2Zlcl9yZXR1cm4YASABKAsyIi5wYXltZW50cy5wYXlvdXQudjEuVHJhbnNmZXJSZXR1cm4ipQEKGkxpc3RUcmFuc2ZlclJldHVybnNSZXF1ZXN0EjgKBnN0YXR1cxgBIAEoDjIoLnBheW1lbnRzLnBheW91dC52MS5UcmFuc2ZlclJldHVyblN0YXR1cxIZChFhd2FpdGluZ19vcGVyYXRvchgCIAEoCBINCgVsaW1pdBgDIAEoBRIOCgZjdXJzb3IYBCABKAkSEwoLdHJhbnNmZXJfaWQYBSABKAkicAobTGlzdFRyYW5zZmVyUmV0dXJuc1Jlc3BvbnNlEjwKEHRyYW5zZmVyX3JldHVybnMYASADKAsyIi5wYXltZW50cy5wYXlvdXQudjEuVHJhbnNmZXJSZXR1cm4SEwoLbmV4dF9jdXJzb3IYAiABKAkiXAoTR2V0U3RhdGVtZW50UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIPCgdmcm9tX21zGAMgASgDEg0KBXRvX21zGAQgASgDIs8BCg1TdGF0ZW1lbnRMaW5lEhAKCGVudHJ5X2lkGAEgASgJEi4KCmNyZWF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBGtpbmQYAyABKAkSFwoPYXZhaWxhYmxlX2RlbHRhGAQgASgDEhIKCmhlbGRfZGVsdGEYBSABKAMSFQoNYmFsYW5jZV9hZnRlchgGIAEoAxIWCg50cmFuc2FjdGlvbl9pZBgHIAEoCRISCgpwcm9jZXNzX2lkGAggASgJIrYBChRHZXRTdGF0ZW1lbnRSZXNwb25zZRIQCghjdXJyZW5jeRgBIAEoCRIsCgdvcGVuaW5nGAIgASgLMhsucGF5bWVudHMucGF5b3V0LnYxLkJhbGFuY2USMAoFbGluZXMYAyADKAsyIS5wYXltZW50cy5wYXlvdXQudjEuU3RhdGVtZW50TGluZRIsCgdjbG9zaW5nGAQgASgLMhsucGF5bWVudHMucGF5b3V0LnYxLkJhbGFuY2UidAoSQ2hlY2tMZWRnZXJSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhUKDWFsbF9tZXJjaGFudHMYAiABKAgSMgoHY3JlZGl0cxgDIAMoCzIhLnBheW1lbnRzLnBheW91dC52MS5EZXBvc2l0Q3JlZGl0IloKDURlcG9zaXRDcmVkaXQSEgoKZGVwb3NpdF9pZBgBIAEoCRITCgttZXJjaGFudF9pZBgCIAEoCRIOCgZhbW91bnQYAyABKAMSEAoIY3VycmVuY3kYBCABKAkingEKE01lcmNoYW50TGVkZ2VyQ2hlY2sSEwoLbWVyY2hhbnRfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSEQoJYXZhaWxhYmxlGAMgASgDEgwKBGhlbGQYBCABKAMSGAoQbGVkZ2VyX2F2YWlsYWJsZRgFIAEoAxITCgtsZWRnZXJfaGVsZBgGIAEoAxIQCghiYWxhbmNlZBgHIAEoCCJoChNDaGVja0xlZGdlclJlc3BvbnNlEjoKCW1lcmNoYW50cxgBIAMoCzInLnBheW1lbnRzLnBheW91dC52MS5NZXJjaGFudExlZGdlckNoZWNrEhUKDWRpc2NyZXBhbmNpZXMYAiADKAkq1gEKEFdpdGhkcmF3YWxTdGF0dXMSIQodV0lUSERSQVdBTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIdChlXSVRIRFJBV0FMX1NUQVRVU19QRU5ESU5HEAESIAocV0lUSERSQVdBTF9TVEFUVVNfUFJPQ0VTU0lORxACEh8KG1dJVEhEUkFXQUxfU1RBVFVTX0NPTVBMRVRFRBADEhwKGFdJVEhEUkFXQUxfU1RBVFVTX0ZBSUxFRBAEEh8KG1dJVEhEUkFXQUxfU1RBVFVTX0NBTkNFTExFRBAFKtIBChRUcmFuc2ZlclJldHVyblN0YXR1cxImCiJUUkFOU0ZFUl9SRVRVUk5fU1RBVFVTX1VOU1BFQ0lGSUVEEAASIgoeVFJBTlNGRVJfUkVUVVJOX1NUQVRVU19QRU5ESU5HEAESJQohVFJBTlNGRVJfUkVUVVJOX1NUQVRVU19QUk9DRVNTSU5HEAISJAogVFJBTlNGRVJfUkVUVVJOX1NUQVRVU19DT01QTEVURUQQAxIhCh1UUkFOU0ZFUl9SRVRVUk5fU1RBVFVTX0ZBSUxFRBAEMoENCg1QYXlvdXRTZXJ2aWNlEm0KEENyZWF0ZVdpdGhkcmF3YWwSKy5wYXltZW50cy5wYXlvdXQudjEuQ3JlYXRlV2l0aGRyYXdhbFJlcXVlc3QaLC5wYXltZW50cy5wYXlvdXQudjEuQ3JlYXRlV2l0aGRyYXdhbFJlc3BvbnNlEmQKDUdldFdpdGhkcmF3YWwSKC5wYXltZW50cy5wYXlvdXQudjEuR2V0V2l0aGRyYXdhbFJlcXVlc3QaKS5wYXltZW50cy5wYXlvdXQudjEuR2V0V2l0aGRyYXdhbFJlc3BvbnNlEmoKD0xpc3RXaXRoZHJhd2FscxIqLnBheW1lbnRzLnBheW91dC52MS5MaXN0V2l0aGRyYXdhbHNSZXF1ZXN0GisucGF5bWVudHMucGF5b3V0LnYxLkxpc3RXaXRoZHJhd2Fsc1Jlc3BvbnNlEm0KEENhbmNlbFdpdGhkcmF3YWwSKy5wYXltZW50cy5wYXlvdXQudjEuQ2FuY2VsV2l0aGRyYXdhbFJlcXVlc3QaLC5wYXltZW50cy5wYXlvdXQudjEuQ2FuY2VsV2l0aGRyYXdhbFJlc3BvbnNlEnMKEkNvbXBsZXRlV2l0aGRyYXdhbBItLnBheW1lbnRzLnBheW91dC52MS5Db21wbGV0ZVdpdGhkcmF3YWxSZXF1ZXN0Gi4ucGF5bWVudHMucGF5b3V0LnYxLkNvbXBsZXRlV2l0aGRyYXdhbFJlc3BvbnNlEmcKDkZhaWxXaXRoZHJhd2FsEikucGF5bWVudHMucGF5b3V0LnYxLkZhaWxXaXRoZHJhd2FsUmVxdWVzdBoqLnBheW1lbnRzLnBheW91dC52MS5GYWlsV2l0aGRyYXdhbFJlc3BvbnNlEl4KC0dldEJhbGFuY2VzEiYucGF5bWVudHMucGF5b3V0LnYxLkdldEJhbGFuY2VzUmVxdWVzdBonLnBheW1lbnRzLnBheW91dC52MS5HZXRCYWxhbmNlc1Jlc3BvbnNlEnAKEUxpc3RMZWRnZXJFbnRyaWVzEiwucGF5bWVudHMucGF5b3V0LnYxLkxpc3RMZWRnZXJFbnRyaWVzUmVxdWVzdBotLnBheW1lbnRzLnBheW91dC52MS5MaXN0TGVkZ2VyRW50cmllc1Jlc3BvbnNlEmEKDEdldFN0YXRlbWVudBInLnBheW1lbnRzLnBheW91dC52MS5HZXRTdGF0ZW1lbnRSZXF1ZXN0GigucGF5bWVudHMucGF5b3V0LnYxLkdldFN0YXRlbWVudFJlc3BvbnNlEmQKDUFkanVzdEJhbGFuY2USKC5wYXltZW50cy5wYXlvdXQudjEuQWRqdXN0QmFsYW5jZVJlcXVlc3QaKS5wYXltZW50cy5wYXlvdXQudjEuQWRqdXN0QmFsYW5jZVJlc3BvbnNlEnkKFENyZWF0ZVRyYW5zZmVyUmV0dXJuEi8ucGF5bWVudHMucGF5b3V0LnYxLkNyZWF0ZVRyYW5zZmVyUmV0dXJuUmVxdWVzdBowLnBheW1lbnRzLnBheW91dC52MS5DcmVhdGVUcmFuc2ZlclJldHVyblJlc3BvbnNlEn8KFkNvbXBsZXRlVHJhbnNmZXJSZXR1cm4SMS5wYXltZW50cy5wYXlvdXQudjEuQ29tcGxldGVUcmFuc2ZlclJldHVyblJlcXVlc3QaMi5wYXltZW50cy5wYXlvdXQudjEuQ29tcGxldGVUcmFuc2ZlclJldHVyblJlc3BvbnNlEnMKEkZhaWxUcmFuc2ZlclJldHVybhItLnBheW1lbnRzLnBheW91dC52MS5GYWlsVHJhbnNmZXJSZXR1cm5SZXF1ZXN0Gi4ucGF5bWVudHMucGF5b3V0LnYxLkZhaWxUcmFuc2ZlclJldHVyblJlc3BvbnNlEnYKE0xpc3RUcmFuc2ZlclJldHVybnMSLi5wYXltZW50cy5wYXlvdXQudjEuTGlzdFRyYW5zZmVyUmV0dXJuc1JlcXVlc3QaLy5wYXltZW50cy5wYXlvdXQudjEuTGlzdFRyYW5zZmVyUmV0dXJuc1Jlc3BvbnNlEl4KC0NoZWNrTGVkZ2VyEiYucGF5bWVudHMucGF5b3V0LnYxLkNoZWNrTGVkZ2VyUmVxdWVzdBonLnBheW1lbnRzLnBheW91dC52MS5DaGVja0xlZGdlclJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("Ch9wYXltZW50cy9wYXlvdXQvdjEvcGF5b3V0LnByb3RvEhJwYXltZW50cy5wYXlvdXQudjEigAQKCldpdGhkcmF3YWwSCgoCaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSEgoKcHJvY2Vzc19pZBgDIAEoCRIOCgZhbW91bnQYBCABKAMSEAoIY3VycmVuY3kYBSABKAkSNAoGc3RhdHVzGAYgASgOMiQucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWxTdGF0dXMSDwoHYmFua19pZBgHIAEoCRIUCgxhY2NvdW50X25hbWUYCCABKAkSDAoEaWJhbhgJIAEoCRIPCgd1c2VyX2lkGAogASgJEhEKCXVzZXJfbmFtZRgLIAEoCRIMCgRuYW1lGAwgASgJEhYKDmZhaWx1cmVfcmVhc29uGA0gASgJEhAKCHNlcXVlbmNlGA4gASgDEi4KCmNyZWF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRYXdhaXRpbmdfb3BlcmF0b3IYEiABKAgSFgoOYmFua19yZWZlcmVuY2UYEyABKAkSDwoHc2FuZGJveBgUIAEoCCI8CgdCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEhEKCWF2YWlsYWJsZRgCIAEoAxIMCgRoZWxkGAMgASgDItMBCgtMZWRnZXJFbnRyeRIKCgJpZBgBIAEoCRITCgttZXJjaGFudF9pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIMCgRraW5kGAQgASgJEhcKD2F2YWlsYWJsZV9kZWx0YRgFIAEoAxISCgpoZWxkX2RlbHRhGAYgASgDEhYKDnRyYW5zYWN0aW9uX2lkGAcgASgJEg4KBnJlYXNvbhgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLLAQoXQ3JlYXRlV2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKcHJvY2Vzc19pZBgCIAEoCRIOCgZhbW91bnQYAyABKAMSEAoIY3VycmVuY3kYBCABKAkSDwoHYmFua19pZBgFIAEoCRIUCgxhY2NvdW50X25hbWUYBiABKAkSDAoEaWJhbhgHIAEoCRIPCgd1c2VyX2lkGAggASgJEhEKCXVzZXJfbmFtZRgJIAEoCRIMCgRuYW1lGAogASgJIk4KGENyZWF0ZVdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwieAoUR2V0V2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFwoNd2l0aGRyYXdhbF9pZBgCIAEoCUgAEhQKCnByb2Nlc3NfaWQYAyABKAlIABIVCg1hbGxfbWVyY2hhbnRzGAQgASgIQgUKA2tleSJLChVHZXRXaXRoZHJhd2FsUmVzcG9uc2USMgoKd2l0aGRyYXdhbBgBIAEoCzIeLnBheW1lbnRzLnBheW91dC52MS5XaXRoZHJhd2FsIrgCChZMaXN0V2l0aGRyYXdhbHNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEjQKBnN0YXR1cxgCIAEoDjIkLnBheW1lbnRzLnBheW91dC52MS5XaXRoZHJhd2FsU3RhdHVzEjAKDGNyZWF0ZWRfZnJvbRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF90bxgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFbGltaXQYBSABKAUSDgoGY3Vyc29yGAYgASgJEhUKDWFsbF9tZXJjaGFudHMYByABKAgSGQoRYXdhaXRpbmdfb3BlcmF0b3IYCCABKAgSFAoHc2FuZGJveBgJIAEoCEgAiAEBQgoKCF9zYW5kYm94ImMKF0xpc3RXaXRoZHJhd2Fsc1Jlc3BvbnNlEjMKC3dpdGhkcmF3YWxzGAEgAygLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwSEwoLbmV4dF9jdXJzb3IYAiABKAkiXAoXQ2FuY2VsV2l0aGRyYXdhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFQoNd2l0aGRyYXdhbF9pZBgCIAEoCRIVCg1hbGxfbWVyY2hhbnRzGAMgASgIIk4KGENhbmNlbFdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwiSgoZQ29tcGxldGVXaXRoZHJhd2FsUmVxdWVzdBIVCg13aXRoZHJhd2FsX2lkGAEgASgJEhYKDmJhbmtfcmVmZXJlbmNlGAIgASgJIlAKGkNvbXBsZXRlV2l0aGRyYXdhbFJlc3BvbnNlEjIKCndpdGhkcmF3YWwYASABKAsyHi5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbCI+ChVGYWlsV2l0aGRyYXdhbFJlcXVlc3QSFQoNd2l0aGRyYXdhbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiTAoWRmFpbFdpdGhkcmF3YWxSZXNwb25zZRIyCgp3aXRoZHJhd2FsGAEgASgLMh4ucGF5bWVudHMucGF5b3V0LnYxLldpdGhkcmF3YWwiKQoSR2V0QmFsYW5jZXNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJIkQKE0dldEJhbGFuY2VzUmVzcG9uc2USLQoIYmFsYW5jZXMYASADKAsyGy5wYXltZW50cy5wYXlvdXQudjEuQmFsYW5jZSJ3ChhMaXN0TGVkZ2VyRW50cmllc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJEhUKDWFsbF9tZXJjaGFudHMYBSABKAgiYgoZTGlzdExlZGdlckVudHJpZXNSZXNwb25zZRIwCgdlbnRyaWVzGAEgAygLMh8ucGF5bWVudHMucGF5b3V0LnYxLkxlZGdlckVudHJ5EhMKC25leHRfY3Vyc29yGAIgASgJIl0KFEFkanVzdEJhbGFuY2VSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEg4KBmFtb3VudBgCIAEoAxIQCghjdXJyZW5jeRgDIAEoCRIOCgZyZWFzb24YBCABKAkidQoVQWRqdXN0QmFsYW5jZVJlc3BvbnNlEiwKB2JhbGFuY2UYASABKAsyGy5wYXltZW50cy5wYXlvdXQudjEuQmFsYW5jZRIuCgVlbnRyeRgCIAEoCzIfLnBheW1lbnRzLnBheW91dC52MS5MZWRnZXJFbnRyeSLRAwoOVHJhbnNmZXJSZXR1cm4SCgoCaWQYASABKAkSEwoLdHJhbnNmZXJfaWQYAiABKAkSDAoEaWJhbhgDIAEoCRIWCg5yZWNpcGllbnRfbmFtZRgEIAEoCRIOCgZhbW91bnQYBSABKAMSEAoIY3VycmVuY3kYBiABKAkSDwoHc2FuZGJveBgHIAEoCBI4CgZzdGF0dXMYCCABKA4yKC5wYXltZW50cy5wYXlvdXQudjEuVHJhbnNmZXJSZXR1cm5TdGF0dXMSGQoRYXdhaXRpbmdfb3BlcmF0b3IYCSABKAgSFgoOYmFua19yZWZlcmVuY2UYCiABKAkSFgoOZmFpbHVyZV9yZWFzb24YCyABKAkSDgoGcmVhc29uGAwgASgJEg0KBWFjdG9yGA0gASgJEi4KCmNyZWF0ZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHYXR0ZW1wdBgRIAEoBSK7AQobQ3JlYXRlVHJhbnNmZXJSZXR1cm5SZXF1ZXN0EhMKC3RyYW5zZmVyX2lkGAEgASgJEgwKBGliYW4YAiABKAkSFgoOcmVjaXBpZW50X25hbWUYAyABKAkSDgoGYW1vdW50GAQgASgDEhAKCGN1cnJlbmN5GAUgASgJEg8KB3NhbmRib3gYBiABKAgSDgoGcmVhc29uGAcgASgJEg0KBWFjdG9yGAggASgJEg8KB2F0dGVtcHQYCSABKAUibAocQ3JlYXRlVHJhbnNmZXJSZXR1cm5SZXNwb25zZRI7Cg90cmFuc2Zlcl9yZXR1cm4YASABKAsyIi5wYXltZW50cy5wYXlvdXQudjEuVHJhbnNmZXJSZXR1cm4SDwoHY3JlYXRlZBgCIAEoCCJDCh1Db21wbGV0ZVRyYW5zZmVyUmV0dXJuUmVxdWVzdBIKCgJpZBgBIAEoCRIWCg5iYW5rX3JlZmVyZW5jZRgCIAEoCSJdCh5Db21wbGV0ZVRyYW5zZmVyUmV0dXJuUmVzcG9uc2USOwoPdHJhbnNmZXJfcmV0dXJuGAEgASgLMiIucGF5bWVudHMucGF5b3V0LnYxLlRyYW5zZmVyUmV0dXJuIjcKGUZhaWxUcmFuc2ZlclJldHVyblJlcXVlc3QSCgoCaWQYASABKAkSDgoGcmVhc29uGAIgASgJIlkKGkZhaWxUcmFuc2ZlclJldHVyblJlc3BvbnNlEjsKD3RyYW5zZmVyX3JldHVybhgBIAEoCzIiLnBheW1lbnRzLnBheW91dC52MS5UcmFuc2ZlclJldHVybiKlAQoaTGlzdFRyYW5zZmVyUmV0dXJuc1JlcXVlc3QSOAoGc3RhdHVzGAEgASgOMigucGF5bWVudHMucGF5b3V0LnYxLlRyYW5zZmVyUmV0dXJuU3RhdHVzEhkKEWF3YWl0aW5nX29wZXJhdG9yGAIgASgIEg0KBWxpbWl0GAMgASgFEg4KBmN1cnNvchgEIAEoCRITCgt0cmFuc2Zlcl9pZBgFIAEoCSJwChtMaXN0VHJhbnNmZXJSZXR1cm5zUmVzcG9uc2USPAoQdHJhbnNmZXJfcmV0dXJucxgBIAMoCzIiLnBheW1lbnRzLnBheW91dC52MS5UcmFuc2ZlclJldHVybhITCgtuZXh0X2N1cnNvchgCIAEoCSJ7ChNHZXRTdGF0ZW1lbnRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEg8KB2Zyb21fbXMYAyABKAMSDQoFdG9fbXMYBCABKAMSDQoFbGltaXQYBSABKAUSDgoGY3Vyc29yGAYgASgJIs8BCg1TdGF0ZW1lbnRMaW5lEhAKCGVudHJ5X2lkGAEgASgJEi4KCmNyZWF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBGtpbmQYAyABKAkSFwoPYXZhaWxhYmxlX2RlbHRhGAQgASgDEhIKCmhlbGRfZGVsdGEYBSABKAMSFQoNYmFsYW5jZV9hZnRlchgGIAEoAxIWCg50cmFuc2FjdGlvbl9pZBgHIAEoCRISCgpwcm9jZXNzX2lkGAggASgJIssBChRHZXRTdGF0ZW1lbnRSZXNwb25zZRIQCghjdXJyZW5jeRgBIAEoCRIsCgdvcGVuaW5nGAIgASgLMhsucGF5bWVudHMucGF5b3V0LnYxLkJhbGFuY2USMAoFbGluZXMYAyADKAsyIS5wYXltZW50cy5wYXlvdXQudjEuU3RhdGVtZW50TGluZRIsCgdjbG9zaW5nGAQgASgLMhsucGF5bWVudHMucGF5b3V0LnYxLkJhbGFuY2USEwoLbmV4dF9jdXJzb3IYBSABKAkidAoSQ2hlY2tMZWRnZXJSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhUKDWFsbF9tZXJjaGFudHMYAiABKAgSMgoHY3JlZGl0cxgDIAMoCzIhLnBheW1lbnRzLnBheW91dC52MS5EZXBvc2l0Q3JlZGl0IloKDURlcG9zaXRDcmVkaXQSEgoKZGVwb3NpdF9pZBgBIAEoCRITCgttZXJjaGFudF9pZBgCIAEoCRIOCgZhbW91bnQYAyABKAMSEAoIY3VycmVuY3kYBCABKAkingEKE01lcmNoYW50TGVkZ2VyQ2hlY2sSEwoLbWVyY2hhbnRfaWQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSEQoJYXZhaWxhYmxlGAMgASgDEgwKBGhlbGQYBCABKAMSGAoQbGVkZ2VyX2F2YWlsYWJsZRgFIAEoAxITCgtsZWRnZXJfaGVsZBgGIAEoAxIQCghiYWxhbmNlZBgHIAEoCCJoChNDaGVja0xlZGdlclJlc3BvbnNlEjoKCW1lcmNoYW50cxgBIAMoCzInLnBheW1lbnRzLnBheW91dC52MS5NZXJjaGFudExlZGdlckNoZWNrEhUKDWRpc2NyZXBhbmNpZXMYAiADKAkizwIKDldpdGhoZWxkQ3JlZGl0EgoKAmlkGAEgASgJEhIKCmRlcG9zaXRfaWQYAiABKAkSEwoLbWVyY2hhbnRfaWQYAyABKAkSEgoKcHJvY2Vzc19pZBgEIAEoCRIOCgZhbW91bnQYBSABKAMSEAoIY3VycmVuY3kYBiABKAkSDgoGcmVhc29uGAcgASgJEjgKBnN0YXR1cxgIIAEoDjIoLnBheW1lbnRzLnBheW91dC52MS5XaXRoaGVsZENyZWRpdFN0YXR1cxITCgtyZXNvbHZlZF9ieRgJIAEoCRISCgpyZXNvbHV0aW9uGAogASgJEi4KCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3Jlc29sdmVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKKAQoaTGlzdFdpdGhoZWxkQ3JlZGl0c1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSOAoGc3RhdHVzGAIgASgOMigucGF5bWVudHMucGF5b3V0LnYxLldpdGhoZWxkQ3JlZGl0U3RhdHVzEg0KBWxpbWl0GAMgASgFEg4KBmN1cnNvchgEIAEoCSJnChtMaXN0V2l0aGhlbGRDcmVkaXRzUmVzcG9uc2USMwoHY3JlZGl0cxgBIAMoCzIiLnBheW1lbnRzLnBheW91dC52MS5XaXRoaGVsZENyZWRpdBITCgtuZXh0X2N1cnNvchgCIAEoCSJ6ChxSZXNvbHZlV2l0aGhlbGRDcmVkaXRSZXF1ZXN0EgoKAmlkGAEgASgJEg0KBWFjdG9yGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIQCgZjcmVkaXQYBCABKAhIABIRCgdkaXNtaXNzGAUgASgISABCCgoIZGVjaXNpb24iUwodUmVzb2x2ZVdpdGhoZWxkQ3JlZGl0UmVzcG9uc2USMgoGY3JlZGl0GAEgASgLMiIucGF5bWVudHMucGF5b3V0LnYxLldpdGhoZWxkQ3JlZGl0KtYBChBXaXRoZHJhd2FsU3RhdHVzEiEKHVdJVEhEUkFXQUxfU1RBVFVTX1VOU1BFQ0lGSUVEEAASHQoZV0lUSERSQVdBTF9TVEFUVVNfUEVORElORxABEiAKHFdJVEhEUkFXQUxfU1RBVFVTX1BST0NFU1NJTkcQAhIfChtXSVRIRFJBV0FMX1NUQVRVU19DT01QTEVURUQQAxIcChhXSVRIRFJBV0FMX1NUQVRVU19GQUlMRUQQBBIfChtXSVRIRFJBV0FMX1NUQVRVU19DQU5DRUxMRUQQBSrSAQoUVHJhbnNmZXJSZXR1cm5TdGF0dXMSJgoiVFJBTlNGRVJfUkVUVVJOX1NUQVRVU19VTlNQRUNJRklFRBAAEiIKHlRSQU5TRkVSX1JFVFVSTl9TVEFUVVNfUEVORElORxABEiUKIVRSQU5TRkVSX1JFVFVSTl9TVEFUVVNfUFJPQ0VTU0lORxACEiQKIFRSQU5TRkVSX1JFVFVSTl9TVEFUVVNfQ09NUExFVEVEEAMSIQodVFJBTlNGRVJfUkVUVVJOX1NUQVRVU19GQUlMRUQQBCqqAQoUV2l0aGhlbGRDcmVkaXRTdGF0dXMSJgoiV0lUSEhFTERfQ1JFRElUX1NUQVRVU19VTlNQRUNJRklFRBAAEh8KG1dJVEhIRUxEX0NSRURJVF9TVEFUVVNfT1BFThABEiMKH1dJVEhIRUxEX0NSRURJVF9TVEFUVVNfQ1JFRElURUQQAhIkCiBXSVRISEVMRF9DUkVESVRfU1RBVFVTX0RJU01JU1NFRBADMvcOCg1QYXlvdXRTZXJ2aWNlEm0KEENyZWF0ZVdpdGhkcmF3YWwSKy5wYXltZW50cy5wYXlvdXQudjEuQ3JlYXRlV2l0aGRyYXdhbFJlcXVlc3QaLC5wYXltZW50cy5wYXlvdXQudjEuQ3JlYXRlV2l0aGRyYXdhbFJlc3BvbnNlEmQKDUdldFdpdGhkcmF3YWwSKC5wYXltZW50cy5wYXlvdXQudjEuR2V0V2l0aGRyYXdhbFJlcXVlc3QaKS5wYXltZW50cy5wYXlvdXQudjEuR2V0V2l0aGRyYXdhbFJlc3BvbnNlEmoKD0xpc3RXaXRoZHJhd2FscxIqLnBheW1lbnRzLnBheW91dC52MS5MaXN0V2l0aGRyYXdhbHNSZXF1ZXN0GisucGF5bWVudHMucGF5b3V0LnYxLkxpc3RXaXRoZHJhd2Fsc1Jlc3BvbnNlEm0KEENhbmNlbFdpdGhkcmF3YWwSKy5wYXltZW50cy5wYXlvdXQudjEuQ2FuY2VsV2l0aGRyYXdhbFJlcXVlc3QaLC5wYXltZW50cy5wYXlvdXQudjEuQ2FuY2VsV2l0aGRyYXdhbFJlc3BvbnNlEnMKEkNvbXBsZXRlV2l0aGRyYXdhbBItLnBheW1lbnRzLnBheW91dC52MS5Db21wbGV0ZVdpdGhkcmF3YWxSZXF1ZXN0Gi4ucGF5bWVudHMucGF5b3V0LnYxLkNvbXBsZXRlV2l0aGRyYXdhbFJlc3BvbnNlEmcKDkZhaWxXaXRoZHJhd2FsEikucGF5bWVudHMucGF5b3V0LnYxLkZhaWxXaXRoZHJhd2FsUmVxdWVzdBoqLnBheW1lbnRzLnBheW91dC52MS5GYWlsV2l0aGRyYXdhbFJlc3BvbnNlEl4KC0dldEJhbGFuY2VzEiYucGF5bWVudHMucGF5b3V0LnYxLkdldEJhbGFuY2VzUmVxdWVzdBonLnBheW1lbnRzLnBheW91dC52MS5HZXRCYWxhbmNlc1Jlc3BvbnNlEnAKEUxpc3RMZWRnZXJFbnRyaWVzEiwucGF5bWVudHMucGF5b3V0LnYxLkxpc3RMZWRnZXJFbnRyaWVzUmVxdWVzdBotLnBheW1lbnRzLnBheW91dC52MS5MaXN0TGVkZ2VyRW50cmllc1Jlc3BvbnNlEmEKDEdldFN0YXRlbWVudBInLnBheW1lbnRzLnBheW91dC52MS5HZXRTdGF0ZW1lbnRSZXF1ZXN0GigucGF5bWVudHMucGF5b3V0LnYxLkdldFN0YXRlbWVudFJlc3BvbnNlEmQKDUFkanVzdEJhbGFuY2USKC5wYXltZW50cy5wYXlvdXQudjEuQWRqdXN0QmFsYW5jZVJlcXVlc3QaKS5wYXltZW50cy5wYXlvdXQudjEuQWRqdXN0QmFsYW5jZVJlc3BvbnNlEnkKFENyZWF0ZVRyYW5zZmVyUmV0dXJuEi8ucGF5bWVudHMucGF5b3V0LnYxLkNyZWF0ZVRyYW5zZmVyUmV0dXJuUmVxdWVzdBowLnBheW1lbnRzLnBheW91dC52MS5DcmVhdGVUcmFuc2ZlclJldHVyblJlc3BvbnNlEn8KFkNvbXBsZXRlVHJhbnNmZXJSZXR1cm4SMS5wYXltZW50cy5wYXlvdXQudjEuQ29tcGxldGVUcmFuc2ZlclJldHVyblJlcXVlc3QaMi5wYXltZW50cy5wYXlvdXQudjEuQ29tcGxldGVUcmFuc2ZlclJldHVyblJlc3BvbnNlEnMKEkZhaWxUcmFuc2ZlclJldHVybhItLnBheW1lbnRzLnBheW91dC52MS5GYWlsVHJhbnNmZXJSZXR1cm5SZXF1ZXN0Gi4ucGF5bWVudHMucGF5b3V0LnYxLkZhaWxUcmFuc2ZlclJldHVyblJlc3BvbnNlEnYKE0xpc3RUcmFuc2ZlclJldHVybnMSLi5wYXltZW50cy5wYXlvdXQudjEuTGlzdFRyYW5zZmVyUmV0dXJuc1JlcXVlc3QaLy5wYXltZW50cy5wYXlvdXQudjEuTGlzdFRyYW5zZmVyUmV0dXJuc1Jlc3BvbnNlEl4KC0NoZWNrTGVkZ2VyEiYucGF5bWVudHMucGF5b3V0LnYxLkNoZWNrTGVkZ2VyUmVxdWVzdBonLnBheW1lbnRzLnBheW91dC52MS5DaGVja0xlZGdlclJlc3BvbnNlEnYKE0xpc3RXaXRoaGVsZENyZWRpdHMSLi5wYXltZW50cy5wYXlvdXQudjEuTGlzdFdpdGhoZWxkQ3JlZGl0c1JlcXVlc3QaLy5wYXltZW50cy5wYXlvdXQudjEuTGlzdFdpdGhoZWxkQ3JlZGl0c1Jlc3BvbnNlEnwKFVJlc29sdmVXaXRoaGVsZENyZWRpdBIwLnBheW1lbnRzLnBheW91dC52MS5SZXNvbHZlV2l0aGhlbGRDcmVkaXRSZXF1ZXN0GjEucGF5bWVudHMucGF5b3V0LnYxLlJlc29sdmVXaXRoaGVsZENyZWRpdFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message payments.payout.v1.Withdrawal
@@ -958,6 +958,15 @@ export type CreateTransferReturnRequest = Message<"payments.payout.v1.CreateTran
    * @generated from field: string actor = 8;
    */
   actor: string;
+
+  /**
+   * 0: a new attempt only after the latest one failed (as described on the RPC). N > 0:
+   * exactly attempt N of this transfer, idempotently (the deposit service's
+   * TransferReturnRequested events carry it): an existing attempt N is answered unchanged.
+   *
+   * @generated from field: int32 attempt = 9;
+   */
+  attempt: number;
 };
 
 /**
@@ -1172,6 +1181,20 @@ export type GetStatementRequest = Message<"payments.payout.v1.GetStatementReques
    * @generated from field: int64 to_ms = 4;
    */
   toMs: bigint;
+
+  /**
+   * Lines per page, 1..10000; 0 means 1000.
+   *
+   * @generated from field: int32 limit = 5;
+   */
+  limit: number;
+
+  /**
+   * From a previous response's next_cursor (the same merchant, currency and range).
+   *
+   * @generated from field: string cursor = 6;
+   */
+  cursor: string;
 };
 
 /**
@@ -1272,11 +1295,18 @@ export type GetStatementResponse = Message<"payments.payout.v1.GetStatementRespo
   lines: StatementLine[];
 
   /**
-   * opening plus every line.
+   * opening plus every line of the range (all pages).
    *
    * @generated from field: payments.payout.v1.Balance closing = 4;
    */
   closing?: Balance | undefined;
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_cursor = 5;
+   */
+  nextCursor: string;
 };
 
 /**
@@ -1439,6 +1469,217 @@ export const CheckLedgerResponseSchema: GenMessage<CheckLedgerResponse> = /*@__P
   messageDesc(file_payments_payout_v1_payout, 36);
 
 /**
+ * @generated from message payments.payout.v1.WithheldCredit
+ */
+export type WithheldCredit = Message<"payments.payout.v1.WithheldCredit"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The completed deposit whose credit was withheld.
+   *
+   * @generated from field: string deposit_id = 2;
+   */
+  depositId: string;
+
+  /**
+   * @generated from field: string merchant_id = 3;
+   */
+  merchantId: string;
+
+  /**
+   * @generated from field: string process_id = 4;
+   */
+  processId: string;
+
+  /**
+   * @generated from field: int64 amount = 5;
+   */
+  amount: bigint;
+
+  /**
+   * @generated from field: string currency = 6;
+   */
+  currency: string;
+
+  /**
+   * Why it was withheld ("sandbox deposit of a live merchant").
+   *
+   * @generated from field: string reason = 7;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: payments.payout.v1.WithheldCreditStatus status = 8;
+   */
+  status: WithheldCreditStatus;
+
+  /**
+   * The operator's decision: who and why.
+   *
+   * @generated from field: string resolved_by = 9;
+   */
+  resolvedBy: string;
+
+  /**
+   * @generated from field: string resolution = 10;
+   */
+  resolution: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 11;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp resolved_at = 12;
+   */
+  resolvedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message payments.payout.v1.WithheldCredit.
+ * Use `create(WithheldCreditSchema)` to create a new message.
+ */
+export const WithheldCreditSchema: GenMessage<WithheldCredit> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 37);
+
+/**
+ * @generated from message payments.payout.v1.ListWithheldCreditsRequest
+ */
+export type ListWithheldCreditsRequest = Message<"payments.payout.v1.ListWithheldCreditsRequest"> & {
+  /**
+   * Empty: every merchant's.
+   *
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+
+  /**
+   * Unspecified: every status.
+   *
+   * @generated from field: payments.payout.v1.WithheldCreditStatus status = 2;
+   */
+  status: WithheldCreditStatus;
+
+  /**
+   * 1..100; 0 means 20.
+   *
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+
+  /**
+   * From a previous response's next_cursor.
+   *
+   * @generated from field: string cursor = 4;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message payments.payout.v1.ListWithheldCreditsRequest.
+ * Use `create(ListWithheldCreditsRequestSchema)` to create a new message.
+ */
+export const ListWithheldCreditsRequestSchema: GenMessage<ListWithheldCreditsRequest> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 38);
+
+/**
+ * @generated from message payments.payout.v1.ListWithheldCreditsResponse
+ */
+export type ListWithheldCreditsResponse = Message<"payments.payout.v1.ListWithheldCreditsResponse"> & {
+  /**
+   * @generated from field: repeated payments.payout.v1.WithheldCredit credits = 1;
+   */
+  credits: WithheldCredit[];
+
+  /**
+   * Empty at the end.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message payments.payout.v1.ListWithheldCreditsResponse.
+ * Use `create(ListWithheldCreditsResponseSchema)` to create a new message.
+ */
+export const ListWithheldCreditsResponseSchema: GenMessage<ListWithheldCreditsResponse> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 39);
+
+/**
+ * @generated from message payments.payout.v1.ResolveWithheldCreditRequest
+ */
+export type ResolveWithheldCreditRequest = Message<"payments.payout.v1.ResolveWithheldCreditRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Who decides (an operator's name); required.
+   *
+   * @generated from field: string actor = 2;
+   */
+  actor: string;
+
+  /**
+   * Why; required.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * @generated from oneof payments.payout.v1.ResolveWithheldCreditRequest.decision
+   */
+  decision: {
+    /**
+     * Credit the amount to the merchant's available balance after all.
+     *
+     * @generated from field: bool credit = 4;
+     */
+    value: boolean;
+    case: "credit";
+  } | {
+    /**
+     * Credit nothing: the record is closed.
+     *
+     * @generated from field: bool dismiss = 5;
+     */
+    value: boolean;
+    case: "dismiss";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message payments.payout.v1.ResolveWithheldCreditRequest.
+ * Use `create(ResolveWithheldCreditRequestSchema)` to create a new message.
+ */
+export const ResolveWithheldCreditRequestSchema: GenMessage<ResolveWithheldCreditRequest> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 40);
+
+/**
+ * @generated from message payments.payout.v1.ResolveWithheldCreditResponse
+ */
+export type ResolveWithheldCreditResponse = Message<"payments.payout.v1.ResolveWithheldCreditResponse"> & {
+  /**
+   * @generated from field: payments.payout.v1.WithheldCredit credit = 1;
+   */
+  credit?: WithheldCredit | undefined;
+};
+
+/**
+ * Describes the message payments.payout.v1.ResolveWithheldCreditResponse.
+ * Use `create(ResolveWithheldCreditResponseSchema)` to create a new message.
+ */
+export const ResolveWithheldCreditResponseSchema: GenMessage<ResolveWithheldCreditResponse> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_payout, 41);
+
+/**
  * @generated from enum payments.payout.v1.WithdrawalStatus
  */
 export enum WithdrawalStatus {
@@ -1514,6 +1755,43 @@ export enum TransferReturnStatus {
  */
 export const TransferReturnStatusSchema: GenEnum<TransferReturnStatus> = /*@__PURE__*/
   enumDesc(file_payments_payout_v1_payout, 1);
+
+/**
+ * @generated from enum payments.payout.v1.WithheldCreditStatus
+ */
+export enum WithheldCreditStatus {
+  /**
+   * @generated from enum value: WITHHELD_CREDIT_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Waiting for an operator; not in any balance.
+   *
+   * @generated from enum value: WITHHELD_CREDIT_STATUS_OPEN = 1;
+   */
+  OPEN = 1,
+
+  /**
+   * An operator credited it to the merchant's available balance (a ledger deposit_credit).
+   *
+   * @generated from enum value: WITHHELD_CREDIT_STATUS_CREDITED = 2;
+   */
+  CREDITED = 2,
+
+  /**
+   * An operator dismissed it: nothing was credited.
+   *
+   * @generated from enum value: WITHHELD_CREDIT_STATUS_DISMISSED = 3;
+   */
+  DISMISSED = 3,
+}
+
+/**
+ * Describes the enum payments.payout.v1.WithheldCreditStatus.
+ */
+export const WithheldCreditStatusSchema: GenEnum<WithheldCreditStatus> = /*@__PURE__*/
+  enumDesc(file_payments_payout_v1_payout, 2);
 
 /**
  * PayoutService owns withdrawals (payouts to a recipient's IBAN) and each merchant's
@@ -1620,7 +1898,8 @@ export const PayoutService: GenService<{
    * A merchant's statement of one currency over [from_ms, to_ms): the balances before, every
    * ledger entry posted in the range in posting order with the balance after it, and the
    * balances after. Opening plus the sum of the lines is the closing balance, exactly.
-   * More than 10,000 entries in the range is VALIDATION_ERROR on to_ms (ask a shorter range).
+   * Paged by key: each page holds at most `limit` lines, and next_cursor continues it; opening
+   * and closing are the whole range's on every page.
    *
    * @generated from rpc payments.payout.v1.PayoutService.GetStatement
    */
@@ -1701,6 +1980,30 @@ export const PayoutService: GenService<{
     methodKind: "unary";
     input: typeof CheckLedgerRequestSchema;
     output: typeof CheckLedgerResponseSchema;
+  },
+  /**
+   * Credits the ledger did not post: a completed sandbox deposit whose merchant is live (it
+   * raced the merchant's switch to live). Sandbox money never becomes a live balance on its
+   * own; each waits here for an operator. Newest first, paged by key.
+   *
+   * @generated from rpc payments.payout.v1.PayoutService.ListWithheldCredits
+   */
+  listWithheldCredits: {
+    methodKind: "unary";
+    input: typeof ListWithheldCreditsRequestSchema;
+    output: typeof ListWithheldCreditsResponseSchema;
+  },
+  /**
+   * An operator's decision on an open withheld credit, exactly one of: credit it to the
+   * merchant after all (the money was real), or dismiss it (it was sandbox money). Records
+   * who and why; a decided one is refused (INVALID_TRANSACTION_STATE).
+   *
+   * @generated from rpc payments.payout.v1.PayoutService.ResolveWithheldCredit
+   */
+  resolveWithheldCredit: {
+    methodKind: "unary";
+    input: typeof ResolveWithheldCreditRequestSchema;
+    output: typeof ResolveWithheldCreditResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_payments_payout_v1_payout, 0);
