@@ -83,7 +83,7 @@ export function validateFeedBody(body: unknown): ParseResult {
     throw new BankFeedError(issues.length === 1 ? issues[0]! : `${issues[0]!} (and ${issues.length - 1} more)`, issues);
   }
 
-  const parsed: ParseResult = { records: [], skipped: [] };
+  const parsed: ParseResult = { records: [], skipped: [], statements: [] };
   const seen = new Map<string, number>();
   result.data.transfers.forEach((transfer, index) => {
     const key = `${transfer.receivingIban}\u0000${transfer.bankTransactionId}`;

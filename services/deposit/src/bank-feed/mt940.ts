@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import mt940js from "mt940js";
 import { cleanText, decimalToMinorUnits, DESCRIPTION_MAX, ibansInText, isCalendarDate, minorUnitDigits, normalizeIban, SENDER_NAME_MAX, turkishIbanIn } from "./text.js";
-import { BankFeedError, type BankFeedAdapter, type IncomingTransferRecord, type ParseResult, type SkippedEntry } from "./types.js";
+import { BankFeedError, type BankFeedAdapter, type IncomingTransferRecord, type ParseResult, type SkippedEntry, type StatementInfo } from "./types.js";
 
 /**
  * MT940 customer statements, as Turkish banks deliver them under a corporate agreement, to
@@ -81,6 +81,7 @@ export function parseMt940(input: string | Uint8Array): ParseResult {
 
   const records: IncomingTransferRecord[] = [];
   const skipped: SkippedEntry[] = [];
+  const infos: StatementInfo[] = [];
   statements.forEach((statement, s) => {
     const tags61 = (statement.tags ?? []).filter((tag) => tag.id === 61);
     if (tags61.length !== statement.transactions.length) throw new BankFeedError(`MT940: statement ${s + 1}: could not pair :61: lines with transactions`);
@@ -90,6 +91,7 @@ export function parseMt940(input: string | Uint8Array): ParseResult {
     lineCursor += tags61.length;
 
     const receivingIban = turkishIbanIn(statement.accountIdentification);
+    infos.push({ label, account: statement.accountIdentification.trim(), line: referenceLineNumbers[s], ...(receivingIban ? { receivingIban } : {}) });
     if (!receivingIban) {
       skipped.push({
         entry: label,
@@ -140,7 +142,7 @@ export function parseMt940(input: string | Uint8Array): ParseResult {
       records.push(record);
     });
   });
-  return { records, skipped };
+  return { records, skipped, statements: infos };
 }
 
 const SKIP_REASONS: Record<Exclude<StatementLine["mark"], "C">, string> = {

@@ -32,10 +32,35 @@ export interface SkippedEntry {
   reason: string;
 }
 
+/**
+ * One statement (one account's report) found in the input, whatever it held. The importer
+ * checks every one against our receiving accounts and refuses the whole input when one is
+ * not ours, naming it by `label` and `account`.
+ */
+export interface StatementInfo {
+  /** In words an operator can find in the file: "statement 2 (:20: STMT1, :28C: 00042/001)". */
+  label: string;
+  /** The account as the statement names it (MT940 :25:, camt Acct/Id), trimmed. */
+  account: string;
+  /** That account as a valid Turkish IBAN in electronic form; undefined when it is not one. */
+  receivingIban?: string;
+  /** 1-based line where the statement starts, when the format has lines. */
+  line?: number;
+}
+
 export interface ParseResult {
   records: IncomingTransferRecord[];
   skipped: SkippedEntry[];
+  /** Every statement of the input, in order (a push feed body has none: its records name their accounts). */
+  statements: StatementInfo[];
 }
+
+/**
+ * Whether a file dropped in BANK_FEED_DIR has been written to its end: its last statement is
+ * closed (MT940: a closing balance :62F:/:62M: and the `-` that ends the message; camt: the
+ * document's closing tag). A file that is not complete is left for a later pass, not refused.
+ */
+export type Completeness = { complete: true } | { complete: false; reason: string };
 
 /**
  * One feed format. `parse` either reads the whole input (records and, for entries it chose
@@ -46,6 +71,8 @@ export interface BankFeedAdapter<Input = string | Uint8Array> {
   /** Short, stable name: the transfer's `source` is derived from it (mt940, feed:…). */
   readonly name: string;
   parse(input: Input): ParseResult;
+  /** For file formats: whether the input has been written to its end (see Completeness). */
+  completeness?(input: Uint8Array): Completeness;
 }
 
 /**
