@@ -368,9 +368,9 @@ test("an amount outside the chosen bank's limits is 400 AMOUNT_OUT_OF_RANGE stat
 
   // The seeded defaults: banks 1000..5000000, FAST 100..10000000.
   const seeded = failed(t, await post(t, merchant, "/v1/deposit", body({ bankCode: await bankId("0046"), amount: 999 })), 400, "AMOUNT_OUT_OF_RANGE");
-  t.regex(seeded, /1000 to 5000000 TRY/);
+  t.regex(seeded, /1000 to 5000000 \(10\.00 to 50000\.00 TRY\)/);
   const fast = failed(t, await post(t, merchant, "/v1/deposit", body({ bankCode: "FAST", amount: 99 })), 400, "AMOUNT_OUT_OF_RANGE");
-  t.regex(fast, /100 to 10000000 TRY/);
+  t.regex(fast, /100 to 10000000 \(1\.00 to 100000\.00 TRY\)/);
 });
 
 // ---------------------------------------------------------------- read

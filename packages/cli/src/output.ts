@@ -1,6 +1,10 @@
 import { ScalarType, toJson, type DescField, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { formatMajor } from "@payments/kit";
 import type { Io } from "./io.js";
+
+/** "150.50 TRY": an amount in the smallest unit, written in the currency's main unit (the kit's, exact). */
+export { formatMajor };
 
 const INT64_TYPES = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64]);
 
@@ -77,25 +81,6 @@ export function formatTime(timestamp: Timestamp | undefined): string {
 }
 
 /** How many decimals a currency's smallest unit has (2 for TRY; 0 for JPY); 2 when unknown. */
-function fractionDigits(currency: string): number {
-  try {
-    return new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    return 2;
-  }
-}
-
-/** "150.50 TRY": an amount in the smallest unit, written in the currency's main unit (exactly, no float). */
-export function formatMajor(amount: bigint, currency = "TRY"): string {
-  const code = currency || "TRY";
-  const digits = fractionDigits(code);
-  const negative = amount < 0n;
-  const abs = negative ? -amount : amount;
-  const scale = 10n ** BigInt(digits);
-  const fraction = digits > 0 ? `.${(abs % scale).toString().padStart(digits, "0")}` : "";
-  return `${negative ? "-" : ""}${abs / scale}${fraction} ${code}`;
-}
-
 /** "15050 kuruş (150.50 TRY)": the integer operators type, and what it means. */
 export function formatKurus(amount: bigint): string {
   return `${amount} kuruş (${formatMajor(amount, "TRY")})`;

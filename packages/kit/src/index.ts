@@ -12,6 +12,7 @@ export * from "./interceptors.js";
 export * from "./internal-tls.js";
 export * from "./logger.js";
 export * from "./metrics.js";
+export * from "./money.js";
 export * from "./migrations.js";
 export * from "./migrate-command.js";
 export * from "./job-metrics.js";

@@ -1,7 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { CATALOG_CHANGED_TOPIC } from "@payments/contracts";
 import type { GetDepositTermsResponse } from "@payments/contracts/bank-catalog";
-import { errorInfo, EventCache, serviceError, validationError, type BaseContext, type Subscription } from "@payments/kit";
+import { errorInfo, EventCache, formatMajor, majorUnits, serviceError, validationError, type BaseContext, type Subscription } from "@payments/kit";
 import type { DepositContext } from "./context.js";
 
 /** The bank-catalog's answer for one deposit, with amounts as numbers. */
@@ -81,7 +81,8 @@ export function checkAmountInRange(amount: number, currency: string, terms: Depo
   throw serviceError(
     Code.InvalidArgument,
     "AMOUNT_OUT_OF_RANGE",
-    `amount ${amount} is outside the limits of ${where}: ${terms.minAmount} to ${terms.maxAmount} ${currency} (in the smallest currency unit)`,
+    // Merchants send kuruş and read lira: both, so neither has to convert.
+    `amount ${amount} (${formatMajor(amount, currency)}) is outside the limits of ${where}: ${terms.minAmount} to ${terms.maxAmount} (${majorUnits(terms.minAmount, currency)} to ${formatMajor(terms.maxAmount, currency)}), in the smallest currency unit`,
     {
       field: "amount",
       details: { minAmount: String(terms.minAmount), maxAmount: String(terms.maxAmount), currency, ...(terms.bankId ? { bankCode: terms.bankId } : {}) },

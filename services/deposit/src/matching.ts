@@ -1,3 +1,4 @@
+import { formatMajor, majorUnits } from "@payments/kit";
 import { amountRelation, type AmountRelation } from "./paid-amount-rules.js";
 import { findReference, nameSimilarity } from "./turkish-text.js";
 
@@ -71,10 +72,8 @@ export const NAME_AGAINST_THRESHOLD = 0.5;
 /** The confidence reported for a match on the amount alone: a guess the rules may still review. */
 export const AMOUNT_ONLY_SCORE = 0.5;
 
-/** Amounts as operators read them: two decimals and the currency. */
-function money(amount: number): string {
-  return amount.toFixed(2);
-}
+/** Amounts as operators read them: kuruş written in lira, exactly ("450.00 TRY"). */
+const money = formatMajor;
 
 /** A score shown to an operator, rounded down so "0.85" never stands for 0.846. */
 function shownScore(score: number): string {
@@ -84,7 +83,7 @@ function shownScore(score: number): string {
 function amountReason(paid: number, requested: number, currency: string): string {
   const relation = amountRelation(paid, requested);
   if (relation === "exact") return "amount exact";
-  return `amount ${money(paid)} of ${money(requested)} ${currency} (${relation === "under" ? "short" : "over"})`;
+  return `amount ${majorUnits(paid, currency)} of ${money(requested, currency)} (${relation === "under" ? "short" : "over"})`;
 }
 
 function hasText(value: string | null | undefined): value is string {
@@ -234,7 +233,7 @@ export function matchTransfer(transfer: TransferFacts, candidates: readonly Matc
   if (byAmount.length > 1) {
     return {
       kind: "review",
-      reason: `${byAmount.length} pending deposits await ${money(transfer.amount)} ${transfer.currency}; no reference or matching sender name`,
+      reason: `${byAmount.length} pending deposits await ${money(transfer.amount, transfer.currency)}; no reference or matching sender name`,
       candidates: ranked(transfer, byAmount),
     };
   }
@@ -247,6 +246,6 @@ export function matchTransfer(transfer: TransferFacts, candidates: readonly Matc
   const expiredNote = expiredSameAmount > 0 ? `; ${count(expiredSameAmount, "expired deposit")} of this amount` : "";
   return {
     kind: "unmatched",
-    reason: `no reference or matching sender name, and no pending deposit of this amount (${money(transfer.amount)} ${transfer.currency}) on this account${expiredNote}`,
+    reason: `no reference or matching sender name, and no pending deposit of this amount (${money(transfer.amount, transfer.currency)}) on this account${expiredNote}`,
   };
 }

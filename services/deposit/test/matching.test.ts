@@ -35,12 +35,21 @@ for (const [label, description] of [
   });
 }
 
+test("reasons state amounts in lira, from kuruş exactly: 450.00 of 500.00 TRY", (t) => {
+  const r = matchTransfer(transfer(45_000, "K7M2QX9P"), [candidate("dep_x", "K7M2QX9P", 50_000)]);
+  t.deepEqual(r.kind === "matched" && r.reasons, ["reference exact", "amount 450.00 of 500.00 TRY (short)"]);
+  const odd = matchTransfer(transfer(100_001, "K7M2QX9P"), [candidate("dep_x", "K7M2QX9P", 99)]);
+  t.deepEqual(odd.kind === "matched" && odd.reasons, ["reference exact", "amount 1000.01 of 0.99 TRY (over)"]);
+  const none = matchTransfer(transfer(12_345, "no reference"), [candidate("dep_x", "K7M2QX9P", 50_000)]);
+  t.true(none.kind === "unmatched" && none.reason.includes("(123.45 TRY)"), JSON.stringify(none));
+});
+
 test("a reference wins whatever the amount and name, and reports both", (t) => {
   const r = matchTransfer(transfer(1450, "K7M2QX9P", "Ali Demir"), [A, B]);
   t.like(r, { kind: "matched", depositId: "dep_a", by: "reference", amountRelation: "under" });
-  t.deepEqual(r.kind === "matched" && r.reasons, ["reference exact", "name 0.00", "amount 1450.00 of 1500.00 TRY (short)"]);
+  t.deepEqual(r.kind === "matched" && r.reasons, ["reference exact", "name 0.00", "amount 14.50 of 15.00 TRY (short)"]);
   const over = matchTransfer(transfer(1550, "K7M2QX9P"), [A]);
-  t.deepEqual(over.kind === "matched" && [over.reasons, over.amountRelation], [["reference exact", "amount 1550.00 of 1500.00 TRY (over)"], "over"]);
+  t.deepEqual(over.kind === "matched" && [over.reasons, over.amountRelation], [["reference exact", "amount 15.50 of 15.00 TRY (over)"], "over"]);
 });
 
 test("without a known name, a reference match reports no name reason", (t) => {
@@ -134,13 +143,13 @@ test("a sender name against the only pending deposit of the amount goes to revie
 test("several pending deposits of the amount go to review", (t) => {
   const C = candidate("dep_c", "ZZZZ2222", 750, { createdAt: 9 });
   const r = matchTransfer(transfer(750, "havale"), [B, C]);
-  t.like(r, { kind: "review", reason: "2 pending deposits await 750.00 TRY; no reference or matching sender name" });
+  t.like(r, { kind: "review", reason: "2 pending deposits await 7.50 TRY; no reference or matching sender name" });
   t.deepEqual(ids(r), ["dep_c", "dep_b"]); // equal scores: the newer first
 });
 
 test("an expired deposit is never matched on the amount alone", (t) => {
   const r = matchTransfer(transfer(750, "havale"), [{ ...B, status: "expired" }]);
-  t.deepEqual(r, { kind: "unmatched", reason: "no reference or matching sender name, and no pending deposit of this amount (750.00 TRY) on this account; 1 expired deposit of this amount" });
+  t.deepEqual(r, { kind: "unmatched", reason: "no reference or matching sender name, and no pending deposit of this amount (7.50 TRY) on this account; 1 expired deposit of this amount" });
 });
 
 // d) Otherwise
@@ -148,12 +157,12 @@ test("an expired deposit is never matched on the amount alone", (t) => {
 test("a fitting name with another amount goes to review", (t) => {
   const r = matchTransfer(transfer(1450, "havale", "AYŞE YILMAZ"), [A, B]);
   t.like(r, { kind: "review", reason: "the sender name fits but the amount differs; no reference in the description" });
-  t.deepEqual(r.kind === "review" && r.candidates, [{ depositId: "dep_a", score: 0.593, reasons: ["name 1.00", "amount 1450.00 of 1500.00 TRY (short)"] }]);
+  t.deepEqual(r.kind === "review" && r.candidates, [{ depositId: "dep_a", score: 0.593, reasons: ["name 1.00", "amount 14.50 of 15.00 TRY (short)"] }]);
 });
 
 test("no candidates, another amount or another currency match nothing", (t) => {
   t.deepEqual(matchTransfer(transfer(1500, "K7M2QX9P"), []), { kind: "unmatched", reason: "no pending deposit is assigned to this account" });
-  t.deepEqual(matchTransfer(transfer(1, "havale"), [A, B]), { kind: "unmatched", reason: "no reference or matching sender name, and no pending deposit of this amount (1.00 TRY) on this account" });
+  t.deepEqual(matchTransfer(transfer(1, "havale"), [A, B]), { kind: "unmatched", reason: "no reference or matching sender name, and no pending deposit of this amount (0.01 TRY) on this account" });
   t.deepEqual(matchTransfer(transfer(1500, "K7M2QX9P", "Ayşe Yılmaz", "EUR"), [A, B]), {
     kind: "unmatched",
     reason: "no deposit on this account is in EUR; the description carries the reference of a TRY deposit",

@@ -135,7 +135,7 @@ test.serial("an amount outside the chosen bank's limits is AMOUNT_OUT_OF_RANGE s
   await catalog.setMerchantLimit({ limit: { merchantId, bankId: bank.id, minAmount: 2_000n, maxAmount: 90_000n } });
   const high = await failure(deposits.createDeposit(depositRequest(merchantId, { bankId: bank.id, amount: 90_001n })));
   t.like(high, { reason: "AMOUNT_OUT_OF_RANGE", field: "amount", details: { minAmount: "2000", maxAmount: "90000", currency: "TRY", bankCode: bank.id } });
-  t.is(high.message, "amount 90001 is outside the limits of Akbank: 2000 to 90000 TRY (in the smallest currency unit)");
+  t.is(high.message, "amount 90001 (900.01 TRY) is outside the limits of Akbank: 2000 to 90000 (20.00 to 900.00 TRY), in the smallest currency unit");
   t.like(await failure(deposits.createDeposit(depositRequest(merchantId, { bankId: bank.id, amount: 1_999n }))), { reason: "AMOUNT_OUT_OF_RANGE" });
   const edge = await deposits.createDeposit(depositRequest(merchantId, { bankId: bank.id, amount: 90_000n }));
   t.is(edge.deposit?.assignedAccount?.bankName, "Akbank");

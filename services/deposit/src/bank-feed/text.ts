@@ -1,4 +1,4 @@
-import { hasUnsafeCharacters, normalizeIban } from "@payments/kit";
+import { hasUnsafeCharacters, minorUnitDigits, normalizeIban } from "@payments/kit";
 import { isValidIBAN } from "ibantools";
 
 /**
@@ -73,17 +73,7 @@ export function isCalendarDate(value: string): boolean {
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
-/**
- * Digits after the decimal separator in the currency's smallest unit (ISO 4217 as ICU
- * knows it): 2 for TRY, EUR, USD; 0 for JPY; 3 for KWD. Amounts are integers in that unit.
- */
-export function minorUnitDigits(currency: string): number {
-  try {
-    return new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    return 2;
-  }
-}
+export { minorUnitDigits };
 
 /**
  * A decimal amount as written in a statement ("1500,00", "1500,", "1500", "0,5") to an
