@@ -116,6 +116,20 @@ export class EventCache<V> {
     return run.promise;
   }
 
+  /**
+   * The value kept for `key` now, without loading: for code that must not wait on a load at
+   * that moment (inside a transaction that holds row locks). Undefined on a miss.
+   */
+  peek(key: string): V | undefined {
+    if (!this.enabled) return undefined;
+    const entry = this.entries.get(key);
+    if (!entry || entry.expiresAt <= this.options.clock.now().getTime()) return undefined;
+    this.counters.hits++;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.value;
+  }
+
   private store(key: string, entry: Entry<V>): void {
     this.entries.delete(key);
     this.entries.set(key, entry);

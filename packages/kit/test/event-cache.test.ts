@@ -190,3 +190,16 @@ test("with settleMs, an event drops the cache again that long after it (a slower
   t.is(await cache.get("k", async () => "fresh"), "fresh", "dropped again after settleMs");
   await subscription.stop();
 });
+
+test("peek answers a kept value without loading, and nothing on a miss, an expiry or with the cache off", async (t) => {
+  const clock = manualClock();
+  const cache = new EventCache<number>({ clock, ttlMs: 1000 });
+  t.is(cache.peek("k"), undefined, "nothing kept yet, and peek never loads");
+  t.is(await cache.get("k", async () => 7), 7);
+  t.is(cache.peek("k"), 7);
+  clock.advance(1000);
+  t.is(cache.peek("k"), undefined, "expired");
+  const off = new EventCache<number>({ clock, ttlMs: 0 });
+  await off.get("k", async () => 1);
+  t.is(off.peek("k"), undefined);
+});
