@@ -3,6 +3,8 @@ import { dirname } from "node:path";
 import { inspect } from "node:util";
 import knexFactory, { type Knex } from "knex";
 import type { Logger } from "./logger.js";
+import { Code } from "@connectrpc/connect";
+import { serviceError } from "./errors.js";
 import { SpanKind, withSpan } from "./tracing.js";
 
 export type Db = Knex;
@@ -190,21 +192,47 @@ export function isRetryableConflict(err: unknown): boolean {
   return code === "ER_LOCK_DEADLOCK" || code === "ER_LOCK_WAIT_TIMEOUT" || code === "SQLITE_BUSY";
 }
 
-/** Runs `fn` in a transaction, again (up to `attempts` times, with a short jittered pause) when it lost a lock conflict. */
-export async function transactionWithRetry<T>(
-  db: Knex,
-  fn: (trx: Knex.Transaction) => Promise<T>,
-  options: { config?: Knex.TransactionConfig; attempts?: number } = {},
-): Promise<T> {
-  const attempts = options.attempts ?? 5;
+export interface RetryOptions {
+  config?: Knex.TransactionConfig;
+  /** Attempts in all when a lock conflict keeps rolling it back (default 8). */
+  attempts?: number;
+  /**
+   * Another reason to run it again: called with what the attempt threw (before the lock-conflict
+   * check); true runs it again at once. For an attempt that found it must first do something
+   * outside the transaction (load a value it may not wait for while holding locks) or that its
+   * decision rested on a row another transaction changed meanwhile. The caller bounds it.
+   */
+  retryOn?: (err: unknown) => boolean | Promise<boolean>;
+}
+
+/**
+ * Runs `fn` in a transaction, again when it lost a lock conflict (a deadlock or a lock-wait
+ * timeout rolls the whole transaction back, so running it again is safe), with a short
+ * jittered pause that grows with each attempt. When conflicts outlast every attempt the caller
+ * gets UNAVAILABLE ("busy, retry"), never the driver's error: contention is load, not a fault.
+ */
+export async function transactionWithRetry<T>(db: Knex, fn: (trx: Knex.Transaction) => Promise<T>, options: RetryOptions = {}): Promise<T> {
+  const attempts = options.attempts ?? 8;
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction(fn, options.config);
     } catch (err) {
-      if (attempt >= attempts || !isRetryableConflict(err)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.floor(Math.random() * 10)));
+      if (options.retryOn && (await options.retryOn(err))) {
+        attempt--;
+        continue;
+      }
+      if (!isRetryableConflict(err)) throw err;
+      if (attempt >= attempts) {
+        throw serviceError(Code.Unavailable, "DATABASE_BUSY", `the change kept meeting conflicting changes (${attempts} attempts); retry`, { cause: err });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5 * attempt * attempt + Math.floor(Math.random() * 10 * attempt)));
     }
   }
+}
+
+/** READ COMMITTED on MySQL (no gap locks, each read sees the latest commit); SQLite has one writer and needs nothing. */
+export function readCommitted(db: Knex): Knex.TransactionConfig | undefined {
+  return isMysql(db) ? { isolationLevel: "read committed" } : undefined;
 }
 
 /**
@@ -215,5 +243,5 @@ export async function transactionWithRetry<T>(
  * lost lock conflict is retried.
  */
 export function claimTransaction<T>(db: Knex, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return transactionWithRetry(db, fn, { config: isMysql(db) ? { isolationLevel: "read committed" } : undefined });
+  return transactionWithRetry(db, fn, { config: readCommitted(db) });
 }

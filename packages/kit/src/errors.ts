@@ -10,6 +10,8 @@ export interface ErrorExtras {
   field?: string;
   /** Small string map surfaced to merchants as `error.details` (for example transactionId). */
   details?: Record<string, string>;
+  /** The underlying error, kept for the service's own log; never sent. */
+  cause?: unknown;
 }
 
 /** A ConnectError with a gRPC code and a machine reason the gateway maps to a public error code. */
@@ -17,7 +19,7 @@ export function serviceError(code: Code, reason: string, message: string, extras
   const metadata = new Headers({ [ERROR_REASON_KEY]: reason });
   if (extras.field) metadata.set(ERROR_FIELD_KEY, extras.field);
   if (extras.details) metadata.set(ERROR_DETAILS_KEY, JSON.stringify(extras.details));
-  return new ConnectError(message, code, metadata);
+  return new ConnectError(message, code, metadata, undefined, extras.cause);
 }
 
 export function validationError(field: string, message: string): ConnectError {

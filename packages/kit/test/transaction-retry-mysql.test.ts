@@ -1,0 +1,99 @@
+import test from "ava";
+import { Code } from "@connectrpc/connect";
+import type { Knex } from "knex";
+import { ensureDatabase, errorInfo, openDatabase, readCommitted, transactionWithRetry } from "../src/index.js";
+import { createTestDatabase } from "../src/testing.js";
+
+// transactionWithRetry on a real MariaDB/MySQL: a deadlock is run again inside the service,
+// never handed to the caller as a driver error.
+
+let db: Knex;
+let drop: () => Promise<void>;
+
+test.before(async () => {
+  const database = await createTestDatabase();
+  drop = database.drop;
+  await ensureDatabase(database.url);
+  db = openDatabase({ url: database.url, poolMax: 4 });
+  await db.schema.createTable("rows", (t) => {
+    t.string("id", 8).primary();
+    t.integer("n").notNullable();
+  });
+  await db("rows").insert([
+    { id: "a", n: 0 },
+    { id: "b", n: 0 },
+  ]);
+});
+
+test.after.always(async () => {
+  await db?.destroy();
+  await drop?.();
+});
+
+/** Two transactions that lock a and b in opposite orders, each waiting for the other to hold its first row. */
+async function crossedUpdates(): Promise<[number, number]> {
+  let held = 0;
+  const bothHold = new Promise<void>((resolve) => {
+    const check = setInterval(() => {
+      if (held === 2) {
+        clearInterval(check);
+        resolve();
+      }
+    }, 2);
+  });
+  let attemptsA = 0;
+  let attemptsB = 0;
+  const run = (first: string, second: string, count: () => void) =>
+    transactionWithRetry(db, async (trx) => {
+      count();
+      await trx("rows").where({ id: first }).increment("n", 1);
+      held++;
+      // Only the first attempts cross: a retry runs alone once the other committed.
+      if (held <= 2) await bothHold;
+      await trx("rows").where({ id: second }).increment("n", 1);
+    });
+  await Promise.all([run("a", "b", () => attemptsA++), run("b", "a", () => attemptsB++)]);
+  return [attemptsA, attemptsB];
+}
+
+test("a real deadlock is retried inside the call: both changes land, one of them on a second attempt", async (t) => {
+  const [a, b] = await crossedUpdates();
+  t.is(a + b, 3, "exactly one of the two transactions was run again");
+  const rows = (await db("rows").orderBy("id")) as Array<{ id: string; n: number }>;
+  t.deepEqual(
+    rows.map((r) => Number(r.n)),
+    [2, 2],
+  );
+});
+
+test("conflicts that outlast every attempt are UNAVAILABLE DATABASE_BUSY, not the driver's error", async (t) => {
+  let runs = 0;
+  const err = await t.throwsAsync(
+    transactionWithRetry(
+      db,
+      async () => {
+        runs++;
+        throw Object.assign(new Error("Deadlock found when trying to get lock"), { code: "ER_LOCK_DEADLOCK" });
+      },
+      { attempts: 3 },
+    ),
+  );
+  t.is(runs, 3);
+  t.like(errorInfo(err), { code: Code.Unavailable, reason: "DATABASE_BUSY" });
+  t.false(errorInfo(err).message.includes("Deadlock"), "no driver text in what the caller sees");
+});
+
+test("retryOn runs it again for a reason of the caller's, without spending an attempt", async (t) => {
+  let runs = 0;
+  const result = await transactionWithRetry(
+    db,
+    async (trx) => {
+      runs++;
+      if (runs < 4) throw new Error("stale");
+      return (await trx("rows").where({ id: "a" }).first("id")) as { id: string };
+    },
+    { attempts: 1, retryOn: (err) => (err as Error).message === "stale", config: readCommitted(db) },
+  );
+  t.is(runs, 4);
+  t.deepEqual(result, { id: "a" });
+});
