@@ -3,6 +3,7 @@ import type { Knex } from "knex";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { identifier, merchantScope, scopeFields } from "../requests.js";
+import { withheldByDeposit, withheldRowStatus, type WithheldCreditRow } from "../withheld-credits.js";
 import type { Rpc } from "./index.js";
 
 /**
@@ -16,6 +17,12 @@ import type { Rpc } from "./index.js";
  *   with its amount, to its merchant? The credits come from GetReconciliation; the deposit
  *   service cannot see the ledger and the ledger cannot see the bank, so only the two together
  *   show money received but never credited (or credited wrongly).
+ *
+ * A deposit whose credit the consumer withheld (src/withheld-credits.ts: a sandbox deposit of a
+ * live merchant) has no ledger credit on purpose. It is still a discrepancy, since the deposit
+ * service counts it credited and no balance holds it, but one that says so: withheld and open
+ * (waiting for an operator), or dismissed by whom and why. Once an operator credits it, the
+ * ledger's credit is checked like any other.
  *
  * Not asked: ledger credits of deposits missing from the list. The list covers a period of
  * reported transfers while the ledger covers all time, so "not in the list" is not wrong by
@@ -130,8 +137,31 @@ async function ledgerCredits(trx: Knex.Transaction, depositIds: readonly string[
 
 const money = (amount: number, currency: string) => `${amount} ${currency}`;
 
-/** What is wrong with each credit against the ledger, one line per deposit, naming it. */
-function creditDiscrepancies(credits: readonly Credit[], ledger: Map<string, LedgerCredit[]>): string[] {
+/** How a withheld record differs from the credit the deposit service lists, or "" when it agrees. */
+function withheldMismatch(c: Credit, w: WithheldCreditRow): string {
+  const problems: string[] = [];
+  if (w.merchant_id !== c.merchantId) problems.push(`recorded for merchant ${w.merchant_id}`);
+  if (Number(w.amount) !== c.amount || w.currency !== c.currency) problems.push(`recorded with ${money(Number(w.amount), w.currency)}`);
+  return problems.length > 0 ? ` (the record differs: ${problems.join(", ")})` : "";
+}
+
+/** What a withheld record says of a deposit the ledger has not credited; its status decides. */
+function withheldDiscrepancy(c: Credit, expected: string, w: WithheldCreditRow): string {
+  const status = withheldRowStatus(w);
+  const head = `deposit ${c.depositId}: completed with ${expected}, but its credit is withheld (${w.reason}; withheld credit ${w.id}`;
+  const differs = withheldMismatch(c, w);
+  switch (status) {
+    case "open":
+      return `${head}, open: in no balance until an operator credits or dismisses it)${differs}`;
+    case "dismissed":
+      return `${head}, dismissed by ${w.resolved_by ?? "?"}: ${w.resolution ?? ""}; in no balance)${differs}`;
+    case "credited":
+      return `deposit ${c.depositId}: completed with ${expected}; withheld credit ${w.id} says an operator credited it, but the ledger has no credit for it${differs}`;
+  }
+}
+
+/** What is wrong with each credit against the ledger (and its withheld record, if any), one line per deposit, naming it. */
+function creditDiscrepancies(credits: readonly Credit[], ledger: Map<string, LedgerCredit[]>, withheld: Map<string, WithheldCreditRow>): string[] {
   const discrepancies: string[] = [];
   const listed = new Map<string, number>();
   for (const c of credits) listed.set(c.depositId, (listed.get(c.depositId) ?? 0) + 1);
@@ -143,9 +173,14 @@ function creditDiscrepancies(credits: readonly Credit[], ledger: Map<string, Led
     if (times > 1) discrepancies.push(`deposit ${c.depositId}: listed ${times} times in the credits (a deposit is completed once)`);
     const entries = ledger.get(c.depositId) ?? [];
     const expected = `${money(c.amount, c.currency)} to merchant ${c.merchantId}`;
+    const record = withheld.get(c.depositId);
     if (entries.length === 0) {
-      discrepancies.push(`deposit ${c.depositId}: completed with ${expected}, but the ledger has no credit for it`);
+      discrepancies.push(record ? withheldDiscrepancy(c, expected, record) : `deposit ${c.depositId}: completed with ${expected}, but the ledger has no credit for it`);
       continue;
+    }
+    // Credited in the ledger while its record says it is not: the record is stale or the credit was posted by hand.
+    if (record && withheldRowStatus(record) !== "credited") {
+      discrepancies.push(`deposit ${c.depositId}: credited in the ledger, but withheld credit ${record.id} is ${withheldRowStatus(record)}`);
     }
     if (entries.length > 1) {
       const what = entries.map((e) => `${money(Number(e.available_delta), e.currency)} to merchant ${e.merchant_id}`).join(", ");
@@ -172,8 +207,8 @@ export function checkLedger(ctx: PayoutContext): Rpc<"checkLedger"> {
         throw validationError("all_merchants", "all_merchants: is required; the ledger check is an operator's, across every merchant");
       }
       const depositIds = [...new Set(input.credits.map((c) => c.depositId))];
-      const { merchants, ledger } = await ctx.db.transaction(
-        async (trx) => ({ merchants: await merchantChecks(trx), ledger: await ledgerCredits(trx, depositIds) }),
+      const { merchants, ledger, withheld } = await ctx.db.transaction(
+        async (trx) => ({ merchants: await merchantChecks(trx), ledger: await ledgerCredits(trx, depositIds), withheld: await withheldByDeposit(trx, depositIds, CHUNK) }),
         // One snapshot for every read (InnoDB's REPEATABLE READ, named in case a pool sets
         // another default); SQLite's transaction already sees one state.
         isMysql(ctx.db) ? { isolationLevel: "repeatable read" } : undefined,
@@ -188,7 +223,7 @@ export function checkLedger(ctx: PayoutContext): Rpc<"checkLedger"> {
           ledgerHeld: BigInt(m.ledgerHeld),
           balanced: m.balanced,
         })),
-        discrepancies: creditDiscrepancies(input.credits, ledger),
+        discrepancies: creditDiscrepancies(input.credits, ledger, withheld),
       };
     },
   };

@@ -16,6 +16,8 @@ import { getWithdrawal } from "./get-withdrawal.js";
 import { listLedgerEntries } from "./list-ledger-entries.js";
 import { listTransferReturns } from "./list-transfer-returns.js";
 import { listWithdrawals } from "./list-withdrawals.js";
+import { listWithheldCredits } from "./list-withheld-credits.js";
+import { resolveWithheldCredit } from "./resolve-withheld-credit.js";
 
 /** One RPC of PayoutService, as each route file provides it. */
 export type Rpc<K extends keyof ServiceImpl<typeof PayoutService>> = Pick<ServiceImpl<typeof PayoutService>, K>;
@@ -37,5 +39,7 @@ export function routes(router: ConnectRouter, ctx: PayoutContext): void {
     ...failTransferReturn(ctx),
     ...listTransferReturns(ctx),
     ...checkLedger(ctx),
+    ...listWithheldCredits(ctx),
+    ...resolveWithheldCredit(ctx),
   });
 }

@@ -1,0 +1,231 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code } from "@connectrpc/connect";
+import { WithheldCreditSchema, WithheldCreditStatus, type WithheldCredit } from "@payments/contracts/payout";
+import { forUpdate, newId, serviceError, type Clock } from "@payments/kit";
+import type { Knex } from "knex";
+import { post } from "./ledger.js";
+
+/**
+ * Withheld credits: completed deposits the ledger did not credit on its own, each waiting for
+ * an operator. Today one cause: a sandbox deposit whose merchant is live by the time its
+ * completion event arrives (it raced the merchant's switch). Sandbox money must never become a
+ * live balance by itself, since a live connector would pay it out for real; but the deposit
+ * service has completed the deposit and the merchant was told, so the money needs a record an
+ * operator can find, decide and answer for, and that reconciliation can name.
+ *
+ * One record per deposit (the unique deposit_id decides between racing deliveries). A record is
+ * decided once: open → credited (the ledger's deposit_credit, the very entry a normal credit
+ * would have been, in the same transaction) or open → dismissed (nothing posted).
+ */
+
+export const WITHHELD_CREDIT_STATUSES = ["open", "credited", "dismissed"] as const;
+export type WithheldCreditStatusName = (typeof WITHHELD_CREDIT_STATUSES)[number];
+
+/** Why a sandbox deposit of a live merchant was withheld, as the record and reconciliation say it. */
+export const SANDBOX_DEPOSIT_OF_LIVE_MERCHANT = "sandbox deposit of a live merchant";
+
+export interface WithheldCreditRow {
+  id: string;
+  deposit_id: string;
+  merchant_id: string;
+  process_id: string;
+  amount: number | string;
+  currency: string;
+  reason: string;
+  status: string;
+  resolved_by: string | null;
+  resolution: string | null;
+  /** The deposit_completed event that was withheld (the first delivery's; a repeat carries the same). */
+  event_id: string;
+  created_at: number | string;
+  resolved_at: number | string | null;
+}
+
+const STATUS_TO_PROTO: Readonly<Record<WithheldCreditStatusName, WithheldCreditStatus>> = {
+  open: WithheldCreditStatus.OPEN,
+  credited: WithheldCreditStatus.CREDITED,
+  dismissed: WithheldCreditStatus.DISMISSED,
+};
+
+export function withheldStatusFromProto(status: WithheldCreditStatus): WithheldCreditStatusName | undefined {
+  return WITHHELD_CREDIT_STATUSES.find((name) => STATUS_TO_PROTO[name] === status);
+}
+
+function isWithheldStatus(value: string): value is WithheldCreditStatusName {
+  return (WITHHELD_CREDIT_STATUSES as readonly string[]).includes(value);
+}
+
+export function withheldRowStatus(row: Pick<WithheldCreditRow, "status" | "id">): WithheldCreditStatusName {
+  if (!isWithheldStatus(row.status)) throw new Error(`withheld credit ${row.id} has an unknown status ${row.status}`);
+  return row.status;
+}
+
+export function withheldCreditFromRow(row: WithheldCreditRow): WithheldCredit {
+  return create(WithheldCreditSchema, {
+    id: row.id,
+    depositId: row.deposit_id,
+    merchantId: row.merchant_id,
+    processId: row.process_id,
+    amount: BigInt(row.amount),
+    currency: row.currency,
+    reason: row.reason,
+    status: STATUS_TO_PROTO[withheldRowStatus(row)],
+    resolvedBy: row.resolved_by ?? "",
+    resolution: row.resolution ?? "",
+    createdAt: timestampFromMs(Number(row.created_at)),
+    resolvedAt: row.resolved_at === null ? undefined : timestampFromMs(Number(row.resolved_at)),
+  });
+}
+
+// ---------------------------------------------------------------- the consumer's side
+
+export interface WithheldDeposit {
+  depositId: string;
+  merchantId: string;
+  processId: string;
+  amount: number;
+  currency: string;
+  eventId: string;
+  reason: string;
+}
+
+/**
+ * Inside `trx`: records the deposit's credit as withheld, once. Answers "withheld" when this
+ * call recorded it; "already-withheld" when a record exists (a repeated or racing delivery),
+ * and "credited" when the ledger has the deposit's credit (an earlier delivery credited it
+ * while its merchant was still sandbox, or an operator credited the record): both change
+ * nothing, and a record is never written beside a credit, which would tell reconciliation the
+ * money is missing. Both reads lock on MySQL (a gap lock where there is no row), so a credit
+ * and a withholding of one deposit racing on two replicas serialise (one is retried after a
+ * deadlock and then sees the other's row). Two racing withholdings meet the unique deposit_id:
+ * the caller takes that violation for "already-withheld".
+ */
+export async function withholdCredit(trx: Knex.Transaction, clock: Clock, deposit: WithheldDeposit): Promise<"withheld" | "already-withheld" | "credited"> {
+  const record = (await forUpdate(trx, trx("withheld_credits").where({ deposit_id: deposit.depositId }).first("id"))) as Pick<WithheldCreditRow, "id"> | undefined;
+  const credit = (await forUpdate(trx, trx("ledger_entries").where({ kind: "deposit_credit", transaction_id: deposit.depositId }).first("id"))) as { id: string } | undefined;
+  if (credit) return "credited";
+  if (record) return "already-withheld";
+  const row: WithheldCreditRow = {
+    id: newId("whc"),
+    deposit_id: deposit.depositId,
+    merchant_id: deposit.merchantId,
+    process_id: deposit.processId,
+    amount: deposit.amount,
+    currency: deposit.currency,
+    reason: deposit.reason,
+    status: "open",
+    resolved_by: null,
+    resolution: null,
+    event_id: deposit.eventId,
+    created_at: clock.now().getTime(),
+    resolved_at: null,
+  };
+  await trx("withheld_credits").insert(row);
+  return "withheld";
+}
+
+/**
+ * Inside `trx`, before a normal credit: whether the deposit's credit is withheld and not
+ * credited by an operator (open or dismissed). Then a later delivery must not credit it (say
+ * its merchant counts as sandbox again by then): the decision is the operator's, and a credit
+ * beside an open record could be credited a second time from the operator's list. Locks like
+ * `withholdCredit`, for the same race.
+ */
+export async function isWithheld(trx: Knex.Transaction, depositId: string): Promise<boolean> {
+  const record = (await forUpdate(trx, trx("withheld_credits").where({ deposit_id: depositId }).first("id", "status"))) as Pick<WithheldCreditRow, "id" | "status"> | undefined;
+  return record !== undefined && record.status !== "credited";
+}
+
+// ---------------------------------------------------------------- the operator's decision
+
+export type WithheldDecision = "credit" | "dismiss";
+
+const DECISIONS: Readonly<Record<WithheldDecision, WithheldCreditStatusName>> = {
+  credit: "credited",
+  dismiss: "dismissed",
+};
+
+/**
+ * The state machine, pure: only an open record is decided, to credited or dismissed. Returns
+ * the status to move to, or undefined when the decision does not apply (the record is decided).
+ */
+export function decideWithheld(status: WithheldCreditStatusName, decision: WithheldDecision): WithheldCreditStatusName | undefined {
+  return status === "open" ? DECISIONS[decision] : undefined;
+}
+
+/** The record, or NOT_FOUND. `lock` holds it until the transaction ends. */
+export async function getWithheldCreditRow(db: Knex, id: string, options: { lock?: boolean } = {}): Promise<WithheldCreditRow> {
+  const query = db("withheld_credits").where({ id }).first();
+  const row = (await (options.lock ? forUpdate(db, query) : query)) as WithheldCreditRow | undefined;
+  if (!row) throw serviceError(Code.NotFound, "TRANSACTION_NOT_FOUND", `no withheld credit ${id}`);
+  return row;
+}
+
+export interface WithheldResolution {
+  id: string;
+  decision: WithheldDecision;
+  actor: string;
+  reason: string;
+}
+
+/**
+ * Applies an operator's decision inside `trx`: lock the record, decide on its status, the
+ * conditional UPDATE … WHERE status = 'open' and, for a credit, the ledger's deposit_credit of
+ * the deposit (kind and transaction id as a normal credit, so the ledger's unique index still
+ * allows one credit per deposit and CheckLedger finds it). All or nothing. A decided record is
+ * refused with INVALID_TRANSACTION_STATE (details.status) and nothing changes.
+ */
+export async function resolveWithheld(trx: Knex.Transaction, clock: Clock, resolution: WithheldResolution): Promise<WithheldCreditRow> {
+  const current = await getWithheldCreditRow(trx, resolution.id, { lock: true });
+  const status = withheldRowStatus(current);
+  const to = decideWithheld(status, resolution.decision);
+  if (!to) {
+    throw serviceError(Code.FailedPrecondition, "INVALID_TRANSACTION_STATE", `withheld credit ${current.id} is ${status}; only an open one can be decided`, {
+      details: { status },
+    });
+  }
+  const now = clock.now().getTime();
+  const updated = await trx("withheld_credits")
+    .where({ id: current.id, status: "open" })
+    .update({ status: to, resolved_by: resolution.actor, resolution: resolution.reason, resolved_at: now });
+  if (updated !== 1) throw new Error(`withheld credit ${current.id} changed under its lock`);
+  if (resolution.decision === "credit") {
+    const entry = await post(trx, clock, {
+      merchantId: current.merchant_id,
+      currency: current.currency,
+      kind: "deposit_credit",
+      availableDelta: Number(current.amount),
+      heldDelta: 0,
+      transactionId: current.deposit_id,
+      processId: current.process_id,
+      // Who, short enough for the entry's 500 characters; the why stays on the record.
+      reason: `withheld credit ${current.id} credited by ${resolution.actor}`,
+    });
+    // The consumer never credits a withheld deposit and never withholds a credited one, so a
+    // credit here means someone posted one by hand: refuse rather than call the record credited
+    // by a decision that posted nothing (the transaction rolls back).
+    if (!entry) {
+      throw serviceError(
+        Code.FailedPrecondition,
+        "INVALID_TRANSACTION_STATE",
+        `deposit ${current.deposit_id} already has a ledger credit; withheld credit ${current.id} can only be dismissed`,
+        { details: { status } },
+      );
+    }
+  }
+  return getWithheldCreditRow(trx, current.id);
+}
+
+/** The records of these deposits, by deposit id (reconciliation), in chunks of `chunk`. */
+export async function withheldByDeposit(db: Knex, depositIds: readonly string[], chunk = 500): Promise<Map<string, WithheldCreditRow>> {
+  const byDeposit = new Map<string, WithheldCreditRow>();
+  // Records are rare (a deposit must race its merchant's switch to live): with none at all, a
+  // check of 100,000 credits skips 200 lookups.
+  if (depositIds.length === 0 || (await db("withheld_credits").first("id")) === undefined) return byDeposit;
+  for (let i = 0; i < depositIds.length; i += chunk) {
+    const rows = (await db("withheld_credits").whereIn("deposit_id", depositIds.slice(i, i + chunk))) as WithheldCreditRow[];
+    for (const row of rows) byDeposit.set(row.deposit_id, row);
+  }
+  return byDeposit;
+}

@@ -1,0 +1,30 @@
+import test from "ava";
+import { startServices, type RunningServices } from "@payments/kit";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/kit/testing";
+import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { merchantModule } from "@payments/merchant-service";
+import { createPayoutModule } from "../src/index.js";
+import { withheldCreditSuite } from "./withheld-credits-suite.js";
+
+// Withheld credits on MySQL and JetStream: the merchant service (GetMerchant) and the payout
+// service, worker off; row locks and the unique index decide the races here.
+const clock = manualClock(new Date("2026-11-27T10:00:00.000Z"));
+const database = await createTestDatabase();
+const nats = jetStreamTestEnv();
+let running: RunningServices;
+
+test.before(async () => {
+  running = await startServices([merchantModule, bankCatalogModule, createPayoutModule()], {
+    mode: "all-in-one",
+    clock,
+    env: { GRPC_PORT: "0", LOG_LEVEL: "fatal", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER: "0", DATABASE_URL: database.url, ...nats },
+  });
+});
+
+test.after.always(async () => {
+  await running?.stop();
+  await database.drop();
+  await deleteTestStream(nats);
+});
+
+withheldCreditSuite(test, () => running, clock);

@@ -1,0 +1,30 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import test from "ava";
+import { startServices, type RunningServices } from "@payments/kit";
+import { manualClock } from "@payments/kit/testing";
+import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { merchantModule } from "@payments/merchant-service";
+import { createPayoutModule } from "../src/index.js";
+import { withheldCreditSuite } from "./withheld-credits-suite.js";
+
+// Withheld credits in the embedded mode of `pnpm start`: SQLite files and the in-process bus.
+const clock = manualClock(new Date("2026-11-27T10:00:00.000Z"));
+const dir = mkdtempSync(join(tmpdir(), "payout-withheld-credits-"));
+let running: RunningServices;
+
+test.before(async () => {
+  running = await startServices([merchantModule, bankCatalogModule, createPayoutModule()], {
+    mode: "all-in-one",
+    clock,
+    env: { GRPC_PORT: "0", LOG_LEVEL: "fatal", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER: "0", DATA_DIR: dir },
+  });
+});
+
+test.after.always(async () => {
+  await running?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+withheldCreditSuite(test, () => running, clock);
