@@ -1,5 +1,6 @@
 import { Code } from "@connectrpc/connect";
-import { isMysql, newId, serviceError, type Clock } from "@payments/kit";
+import { createHash } from "node:crypto";
+import { isMysql, newId, serviceError, validationError, type Clock } from "@payments/kit";
 import type { Knex } from "knex";
 
 /**
@@ -105,9 +106,6 @@ export async function balanceRow(db: Knex, merchantId: string, currency: string)
 
 // ---------------------------------------------------------------- statements
 
-/** At most this many entries in one statement; a longer range is refused (ask a shorter one). */
-export const STATEMENT_MAX_LINES = 10_000;
-
 export interface StatementBalance {
   available: number;
   held: number;
@@ -126,70 +124,177 @@ export interface StatementLineRow {
   balance_after: number;
 }
 
-export interface Statement {
+/**
+ * Where the next page of a statement starts. It carries what the first page computed, so a
+ * later page is one read on the (merchant_id, currency, seq) index and never sums the ledger
+ * again, however long the statement: the opening and closing of the whole range, the running
+ * balance after the last line returned, and `lastSeq`, the newest entry of the range the first page saw.
+ */
+export interface StatementPosition {
+  /** statementScope of the request that opened the statement: a cursor serves that statement only. */
+  scope: string;
+  /** No page shows an entry after this one: every page is the ledger as the first page saw it. */
+  lastSeq: number;
+  /** The seq of the last line returned. */
+  afterSeq: number;
+  /** The balance after that line. */
+  running: StatementBalance;
   opening: StatementBalance;
-  lines: StatementLineRow[];
   closing: StatementBalance;
 }
 
+export interface StatementPage {
+  opening: StatementBalance;
+  lines: StatementLineRow[];
+  closing: StatementBalance;
+  /** Set when more lines follow. */
+  next?: StatementPosition;
+}
+
+export interface StatementQuery {
+  merchantId: string;
+  currency: string;
+  fromMs: number;
+  toMs: number;
+}
+
+/** What a statement's cursor is bound to: its merchant, currency and range (hashed: the cursor is not for reading). */
+export function statementScope(query: StatementQuery): string {
+  return createHash("sha256").update(JSON.stringify([query.merchantId, query.currency, query.fromMs, query.toMs])).digest("base64url").slice(0, 16);
+}
+
+export function encodeStatementCursor(p: StatementPosition): string {
+  const fields = [p.scope, p.lastSeq, p.afterSeq, p.running.available, p.running.held, p.opening.available, p.opening.held, p.closing.available, p.closing.held];
+  return Buffer.from(JSON.stringify(["st1", ...fields])).toString("base64url");
+}
+
+/** undefined when the text is not a cursor encodeStatementCursor issued. */
+export function decodeStatementCursor(text: string): StatementPosition | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(value) || value.length !== 10 || value[0] !== "st1" || typeof value[1] !== "string") return undefined;
+  const numbers = value.slice(2) as unknown[];
+  if (!numbers.every((n): n is number => typeof n === "number" && Number.isSafeInteger(n))) return undefined;
+  const [lastSeq, afterSeq, ra, rh, oa, oh, ca, ch] = numbers as number[] as [number, number, number, number, number, number, number, number];
+  if (afterSeq < 0 || afterSeq >= lastSeq) return undefined;
+  return { scope: value[1], lastSeq, afterSeq, running: { available: ra, held: rh }, opening: { available: oa, held: oh }, closing: { available: ca, held: ch } };
+}
+
+/** A cursor that decodes but does not fit the statement it is used for. */
+function foreignCursor(): Error {
+  return validationError("cursor", "cursor: is not a cursor of this statement (it must come from a previous page of the same merchant, currency and range)");
+}
+
+/** DECIMAL (MySQL's SUM, a string from the driver) or NULL (no rows) as a number. */
+const num = (v: number | string | null | undefined): number => Number(v ?? 0);
+
 /**
- * One merchant's ledger of one currency over [fromMs, toMs): the sums of every entry posted
- * before fromMs (opening), the entries posted in the range in seq order, and opening plus
- * them (closing). Seq, not time, orders the lines: entries of one balance row are inserted
- * under that row's lock, so seq is the order the balance really changed in, and every
- * running balance is one the ledger had (created_at is taken before the lock and can be a
- * millisecond out of order). All reads are in one transaction, so a posting racing the
- * statement is in both the opening and the lines or in neither. Returns undefined when the
- * range holds more than `maxLines` entries.
+ * One page of a merchant's statement of one currency over [fromMs, toMs): the balances before
+ * the range (opening) and after it (closing), and at most `limit` of the entries posted in the
+ * range, in seq order, each with the balance after it.
+ *
+ * Seq, not time, orders the lines: entries of one balance row are inserted under that row's
+ * lock, so seq is the order the balance really changed in, and every running balance is one
+ * the ledger had (created_at is taken before the lock and can be a millisecond out of order).
+ * The same lock makes seq a snapshot boundary: an entry of this merchant and currency gets its
+ * seq only after every entry before it has committed, so "seq ≤ lastSeq", the newest entry of
+ * the range the first page saw, is exactly what that page saw. Later pages keep to it, so a
+ * posting that lands while the statement is read is in no page, and the opening, the lines and
+ * the closing always add up.
+ *
+ * The first page reads in one transaction (the sums and the range's seq bounds, then its
+ * lines); a later page is one range read on (merchant_id, currency, seq), however many pages
+ * came before. Entries are never updated or deleted, so what the cursor carries stays true; a cursor
+ * whose running balance does not arrive at the closing one (made up, or of another statement)
+ * is refused on the page where that shows.
  */
-export async function statement(db: Knex, query: { merchantId: string; currency: string; fromMs: number; toMs: number; maxLines?: number }): Promise<Statement | undefined> {
-  const maxLines = query.maxLines ?? STATEMENT_MAX_LINES;
+export async function statementPage(db: Knex, query: StatementQuery & { limit: number; after?: StatementPosition }): Promise<StatementPage> {
+  const after = query.after;
+  if (after) {
+    if (after.scope !== statementScope(query)) throw foreignCursor();
+    return pageFrom(db, query, after);
+  }
   return db.transaction(
     async (trx) => {
-      const scope = { "e.merchant_id": query.merchantId, "e.currency": query.currency };
-      const sums = (await trx("ledger_entries as e")
+      const scope = { merchant_id: query.merchantId, currency: query.currency };
+      const before = (await trx("ledger_entries")
         .where(scope)
-        .where("e.created_at", "<", query.fromMs)
-        .sum({ available: "e.available_delta", held: "e.held_delta" })
+        .where("created_at", "<", query.fromMs)
+        .sum({ available: "available_delta", held: "held_delta" })
         .first()) as { available: number | string | null; held: number | string | null } | undefined;
-      // SUM is DECIMAL on MySQL (a string from the driver) and NULL over no rows.
-      const opening: StatementBalance = { available: Number(sums?.available ?? 0), held: Number(sums?.held ?? 0) };
-      const rows = (await trx("ledger_entries as e")
-        // Only a withdrawal's entries join a withdrawal: an adjustment's or deposit's id never names one.
-        .leftJoin("withdrawals as w", function () {
-          this.on("w.id", "=", "e.transaction_id").andOn("w.merchant_id", "=", "e.merchant_id").andOnIn("e.kind", WITHDRAWAL_KINDS);
-        })
+      const opening: StatementBalance = { available: num(before?.available), held: num(before?.held) };
+      const within = (await trx("ledger_entries")
         .where(scope)
-        .where("e.created_at", ">=", query.fromMs)
-        .where("e.created_at", "<", query.toMs)
-        .orderBy("e.seq", "asc")
-        .limit(maxLines + 1)
-        .select("e.id", "e.kind", "e.available_delta", "e.held_delta", "e.transaction_id", "e.created_at", trx.raw("coalesce(e.process_id, w.process_id) as process_id"))) as Array<
-        Omit<StatementLineRow, "balance_after">
-      >;
-      if (rows.length > maxLines) return undefined;
-      let available = opening.available;
-      let held = opening.held;
-      const lines = rows.map((row): StatementLineRow => {
-        available += Number(row.available_delta);
-        held += Number(row.held_delta);
-        return {
-          id: row.id,
-          kind: row.kind,
-          available_delta: Number(row.available_delta),
-          held_delta: Number(row.held_delta),
-          transaction_id: row.transaction_id,
-          process_id: row.process_id ?? null,
-          created_at: Number(row.created_at),
-          balance_after: available + held,
-        };
-      });
-      return { opening, lines, closing: { available, held } };
+        .where("created_at", ">=", query.fromMs)
+        .where("created_at", "<", query.toMs)
+        .min({ low: "seq" })
+        .max({ high: "seq" })
+        .sum({ available: "available_delta", held: "held_delta" })
+        .first()) as { low: number | string | null; high: number | string | null; available: number | string | null; held: number | string | null } | undefined;
+      const closing: StatementBalance = { available: opening.available + num(within?.available), held: opening.held + num(within?.held) };
+      if (within?.high == null) return { opening, lines: [], closing };
+      // The range's own seq bounds, as this snapshot has them: no page reads the history
+      // before the range or what came after it, and none shows an entry posted since.
+      const start: StatementPosition = {
+        scope: statementScope(query),
+        lastSeq: num(within.high),
+        afterSeq: num(within.low) - 1,
+        running: opening,
+        opening,
+        closing,
+      };
+      return pageFrom(trx, query, start);
     },
     // One snapshot for every read (InnoDB's REPEATABLE READ, named in case a pool sets another
     // default); SQLite's transaction already sees one state.
     isMysql(db) ? { isolationLevel: "repeatable read" } : undefined,
   );
+}
+
+/** The lines after `from.afterSeq`, up to `from.lastSeq`, continuing its running balance. */
+async function pageFrom(db: Knex, query: StatementQuery & { limit: number }, from: StatementPosition): Promise<StatementPage> {
+  const rows = (await db("ledger_entries as e")
+    // Only a withdrawal's entries join a withdrawal: an adjustment's or deposit's id never names one.
+    .leftJoin("withdrawals as w", function () {
+      this.on("w.id", "=", "e.transaction_id").andOn("w.merchant_id", "=", "e.merchant_id").andOnIn("e.kind", WITHDRAWAL_KINDS);
+    })
+    .where({ "e.merchant_id": query.merchantId, "e.currency": query.currency })
+    .where("e.seq", ">", from.afterSeq)
+    .where("e.seq", "<=", from.lastSeq)
+    .where("e.created_at", ">=", query.fromMs)
+    .where("e.created_at", "<", query.toMs)
+    .orderBy("e.seq", "asc")
+    .limit(query.limit + 1)
+    .select("e.seq", "e.id", "e.kind", "e.available_delta", "e.held_delta", "e.transaction_id", "e.created_at", db.raw("coalesce(e.process_id, w.process_id) as process_id"))) as Array<
+    Omit<StatementLineRow, "balance_after"> & { seq: number | string }
+  >;
+  let { available, held } = from.running;
+  const lines = rows.slice(0, query.limit).map((row): StatementLineRow => {
+    available += Number(row.available_delta);
+    held += Number(row.held_delta);
+    return {
+      id: row.id,
+      kind: row.kind,
+      available_delta: Number(row.available_delta),
+      held_delta: Number(row.held_delta),
+      transaction_id: row.transaction_id,
+      process_id: row.process_id ?? null,
+      created_at: Number(row.created_at),
+      balance_after: available + held,
+    };
+  });
+  const page: StatementPage = { opening: from.opening, lines, closing: from.closing };
+  const last = rows[lines.length - 1];
+  if (rows.length > query.limit && last) {
+    page.next = { ...from, afterSeq: Number(last.seq), running: { available, held } };
+  } else if (available !== from.closing.available || held !== from.closing.held) {
+    throw foreignCursor();
+  }
+  return page;
 }
 
 const WITHDRAWAL_KINDS: readonly LedgerKind[] = ["withdrawal_hold", "withdrawal_release", "withdrawal_settle"];

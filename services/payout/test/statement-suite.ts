@@ -5,20 +5,22 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, type GetStatementResponse } from "@payments/contracts/payout";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
-import { createServiceClient, errorInfo, newId, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, encodeCursor, errorInfo, newId, startServices, type RunningServices } from "@payments/kit";
 import { manualClock } from "@payments/kit/testing";
 import { merchantModule } from "@payments/merchant-service";
 import type { TestFn } from "ava";
 import { creditDeposit } from "../src/deposit-credits.js";
 import { createPayoutModule } from "../src/index.js";
-import { statement } from "../src/ledger.js";
+import { decodeStatementCursor, encodeStatementCursor } from "../src/ledger.js";
 import { moveWithdrawal } from "../src/withdrawal-moves.js";
 import { payoutContext, turkishIban } from "./worker-fixtures.js";
 
 /*
  * GetStatement on a real database (SQLite and MySQL run the same suite): the opening
  * balance, the lines in posting order with their running balance and ids, the closing
- * balance, the range's edges, and that nothing of another merchant or currency shows.
+ * balance, the range's edges, and that nothing of another merchant or currency shows; a
+ * day of more than 10,000 entries walked page by page, whole and exact; cursors that are
+ * not this statement's refused.
  */
 
 const DAY = 86_400_000;
@@ -160,10 +162,179 @@ export function statementSuite(test: TestFn, env: () => Promise<{ env: Record<st
     const quiet = await payouts.getStatement({ merchantId, currency: "TRY", fromMs: BigInt(DAY1 + 5 * DAY), toMs: BigInt(DAY1 + 6 * DAY) });
     t.deepEqual([quiet.lines.length, total(quiet.opening), total(quiet.closing)], [0, 121_000, 121_000]);
 
-    // The line cap: more entries than allowed is no statement at all.
-    const ctx = payoutContext(running);
-    t.is(await statement(ctx.db, { merchantId, currency: "TRY", fromMs: DAY1, toMs: DAY1 + 2 * DAY, maxLines: 5 }), undefined);
-    t.is((await statement(ctx.db, { merchantId, currency: "TRY", fromMs: DAY1, toMs: DAY1 + 2 * DAY, maxLines: 6 }))?.lines.length, 6);
+    // Page by page, one line each: the same lines, opening and closing on every page.
+    const paged = await walk({ merchantId, currency: "TRY", fromMs: BigInt(DAY1), toMs: BigInt(DAY1 + 2 * DAY), limit: 1 });
+    t.is(paged.pages.length, 6);
+    t.deepEqual(paged.lines, both.lines);
+    t.true(paged.pages.every((p) => total(p.opening) === 0 && total(p.closing) === 120_000));
+  });
+
+  type StatementRequest = Parameters<typeof payouts.getStatement>[0];
+
+  /** Every page of a statement from req.cursor (else the first), following next_cursor to the end. */
+  async function walk(req: StatementRequest): Promise<{ pages: GetStatementResponse[]; lines: GetStatementResponse["lines"] }> {
+    const pages: GetStatementResponse[] = [];
+    let cursor = req.cursor ?? "";
+    do {
+      const page = await payouts.getStatement({ ...req, cursor });
+      pages.push(page);
+      cursor = page.nextCursor;
+      if (pages.length > 1_000) throw new Error("the statement never ends");
+    } while (cursor !== "");
+    return { pages, lines: pages.flatMap((p) => p.lines) };
+  }
+
+  interface EntrySpec {
+    merchantId: string;
+    currency?: string;
+    kind: "deposit_credit" | "withdrawal_hold" | "withdrawal_settle" | "adjustment";
+    available: number;
+    held: number;
+    at: number;
+  }
+
+  /** Ledger rows written straight to the table in this order (so seq follows it), many per statement. */
+  async function insertEntries(entries: readonly EntrySpec[]): Promise<string[]> {
+    const db = payoutContext(running).db;
+    const rows = entries.map((e) => ({
+      id: newId("led"),
+      merchant_id: e.merchantId,
+      currency: e.currency ?? "TRY",
+      kind: e.kind,
+      available_delta: e.available,
+      held_delta: e.held,
+      transaction_id: newId(e.kind === "adjustment" ? "adj" : e.kind === "deposit_credit" ? "dep" : "wdr"),
+      reason: null,
+      process_id: e.kind === "deposit_credit" ? `bulk-${e.at}` : null,
+      created_at: e.at,
+    }));
+    // 80 rows of 10 values stays under SQLite's oldest bound on variables per statement.
+    await db.transaction((trx) => db.batchInsert("ledger_entries", rows, 80).transacting(trx));
+    return rows.map((r) => r.id);
+  }
+
+  test.serial("a day of more than 10,000 entries: every line once, in posting order, each running balance right, opening + lines = closing on every page", async (t) => {
+    const merchantId = await newMerchant();
+    const other = await newMerchant();
+    const day = DAY1 + 20 * DAY;
+    const LINES = 10_500;
+    const entries: EntrySpec[] = [];
+    // Before the day: the opening.
+    for (let i = 0; i < 30; i++) entries.push({ merchantId, kind: "deposit_credit", available: 1_000 + i, held: 0, at: day - DAY + i * 1_000 });
+    const mine: Array<{ index: number; available: number; held: number }> = [];
+    for (let i = 0; i < LINES; i++) {
+      // A deposit, then a hold of part of it, then its settlement: three kinds, both parts moving.
+      const step = i % 3;
+      const spec: EntrySpec =
+        step === 0
+          ? { merchantId, kind: "deposit_credit", available: 5_000 + (i % 97), held: 0, at: 0 }
+          : step === 1
+            ? { merchantId, kind: "withdrawal_hold", available: -2_000, held: 2_000, at: 0 }
+            : { merchantId, kind: "withdrawal_settle", available: 0, held: -2_000, at: 0 };
+      // Spread over the day; several share a millisecond, and every 50th is a millisecond
+      // older than the one posted before it (created_at is taken before the balance lock).
+      spec.at = day + Math.floor((i * (DAY - 10)) / LINES) - (i % 50 === 49 ? 1 : 0);
+      mine.push({ index: entries.length, available: spec.available, held: spec.held });
+      entries.push(spec);
+      // Another merchant's and another currency's entries in between: never in this statement.
+      if (i % 7 === 0) entries.push({ merchantId: other, kind: "deposit_credit", available: 3_333, held: 0, at: spec.at });
+      if (i % 11 === 0) entries.push({ merchantId, currency: "EUR", kind: "deposit_credit", available: 4_444, held: 0, at: spec.at });
+    }
+    // After the day: not in it.
+    for (let i = 0; i < 20; i++) entries.push({ merchantId, kind: "adjustment", available: 7, held: 0, at: day + DAY + i });
+    const ids = await insertEntries(entries);
+
+    const opening = entries.slice(0, 30).reduce((sum, e) => sum + e.available, 0);
+    const expectedIds = mine.map((m) => ids[m.index]);
+    let balance = opening;
+    const expectedBalances = mine.map((m) => (balance += m.available + m.held));
+    const request = { merchantId, currency: "TRY", fromMs: BigInt(day), toMs: BigInt(day + DAY) };
+
+    for (const limit of [0, 4_000, 10_000]) {
+      const { pages, lines } = await walk({ ...request, limit });
+      const perPage = limit === 0 ? 1_000 : limit;
+      t.is(pages.length, Math.ceil(LINES / perPage), `limit ${limit}`);
+      t.true(
+        pages.every((p, i) => p.lines.length === (i < pages.length - 1 ? perPage : LINES - perPage * (pages.length - 1))),
+        `limit ${limit}: full pages, then the rest`,
+      );
+      t.is(lines.length, LINES);
+      t.deepEqual(
+        lines.map((l) => l.entryId),
+        expectedIds,
+        `limit ${limit}: every line once, in posting order`,
+      );
+      t.deepEqual(
+        lines.map((l) => Number(l.balanceAfter)),
+        expectedBalances,
+        `limit ${limit}: the running balance`,
+      );
+      for (const page of pages) {
+        t.is(total(page.opening), opening);
+        t.is(total(page.closing), expectedBalances.at(-1)!);
+      }
+      const check = arithmetic({ ...pages[0]!, lines });
+      t.true(check.ok, check.why);
+      t.deepEqual(new Set(lines.map((l) => l.kind)), new Set(["deposit_credit", "withdrawal_hold", "withdrawal_settle"]));
+    }
+  });
+
+  test.serial("a statement read while entries are posted stays the one its first page saw", async (t) => {
+    const merchantId = await newMerchant();
+    const day = DAY1 + 40 * DAY;
+    await insertEntries(Array.from({ length: 25 }, (_, i) => ({ merchantId, kind: "deposit_credit" as const, available: 100, held: 0, at: day + i })));
+    const request = { merchantId, currency: "TRY", fromMs: BigInt(day), toMs: BigInt(day + DAY), limit: 10 };
+    const first = await payouts.getStatement(request);
+    t.is(total(first.closing), 2_500);
+    // Posted between the pages, inside the range.
+    at(day + 3_600_000);
+    await payouts.adjustBalance({ merchantId, amount: 999n, reason: "while the statement is read" });
+    const rest: GetStatementResponse[] = [];
+    let cursor = first.nextCursor;
+    while (cursor !== "") {
+      const page = await payouts.getStatement({ ...request, cursor });
+      rest.push(page);
+      cursor = page.nextCursor;
+    }
+    const lines = [...first.lines, ...rest.flatMap((p) => p.lines)];
+    t.is(lines.length, 25);
+    t.false(lines.some((l) => l.kind === "adjustment"));
+    t.true(rest.every((p) => total(p.closing) === 2_500));
+    t.true(arithmetic({ ...first, lines }).ok);
+    // A new statement has it.
+    const fresh = await walk(request);
+    t.is(fresh.lines.length, 26);
+    t.is(total(fresh.pages[0]!.closing), 3_499);
+  });
+
+  test.serial("a cursor that is not one this statement issued is VALIDATION_ERROR on cursor", async (t) => {
+    const merchantId = await newMerchant();
+    const other = await newMerchant();
+    const day = DAY1 + 60 * DAY;
+    for (const m of [merchantId, other]) await insertEntries(Array.from({ length: 5 }, (_, i) => ({ merchantId: m, kind: "deposit_credit" as const, available: 100, held: 0, at: day + i })));
+    const request = { merchantId, currency: "TRY", fromMs: BigInt(day), toMs: BigInt(day + DAY), limit: 2 };
+    const first = await payouts.getStatement(request);
+    t.not(first.nextCursor, "");
+    const reason = async (req: StatementRequest) => {
+      try {
+        await walk(req);
+      } catch (err) {
+        const info = errorInfo(err);
+        return `${info.reason} ${info.field}`;
+      }
+      return "ok";
+    };
+    t.is(await reason({ ...request, cursor: first.nextCursor }), "ok");
+    t.is(await reason({ ...request, cursor: "not-a-cursor" }), "VALIDATION_ERROR cursor");
+    t.is(await reason({ ...request, cursor: encodeCursor({ createdAt: day, id: "wdr_1" }) }), "VALIDATION_ERROR cursor", "another listing's cursor");
+    t.is(await reason({ ...request, merchantId: other, cursor: first.nextCursor }), "VALIDATION_ERROR cursor", "another merchant");
+    t.is(await reason({ ...request, toMs: BigInt(day + 2 * DAY), cursor: first.nextCursor }), "VALIDATION_ERROR cursor", "another range");
+    t.is(await reason({ ...request, currency: "EUR", cursor: first.nextCursor }), "VALIDATION_ERROR cursor", "another currency");
+    // A running balance made up in a cursor never reaches a last page.
+    const position = decodeStatementCursor(first.nextCursor)!;
+    const forged = encodeStatementCursor({ ...position, running: { available: position.running.available + 1, held: position.running.held } });
+    t.is(await reason({ ...request, cursor: forged }), "VALIDATION_ERROR cursor");
+    t.is(await reason({ ...request, limit: 10_001 }), "VALIDATION_ERROR limit");
   });
 
   test.serial("bad requests are VALIDATION_ERROR naming the field", async (t) => {

@@ -4,8 +4,8 @@ import { BalanceSchema, StatementLineSchema } from "@payments/contracts/payout";
 import { parseRequest, validationError } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
-import { STATEMENT_MAX_LINES, statement, type StatementBalance } from "../ledger.js";
-import { currency, merchantId } from "../requests.js";
+import { decodeStatementCursor, encodeStatementCursor, statementPage, type StatementBalance } from "../ledger.js";
+import { currency, cursor, merchantId, pageLimit } from "../requests.js";
 import type { Rpc } from "./index.js";
 
 /** The longest statement range: a year and a day, so a leap year's whole year fits. */
@@ -19,14 +19,26 @@ const epochMs = z
 
 const balance = (b: StatementBalance) => create(BalanceSchema, { available: BigInt(b.available), held: BigInt(b.held) });
 
+/** Lines per page: 0 asks for the default. */
+export const STATEMENT_PAGE_DEFAULT = 1000;
+export const STATEMENT_PAGE_MAX = 10_000;
+
 /**
- * A merchant's own statement of one currency. Merchant-scoped only (no all_merchants: a
- * statement is one merchant's books). The currency must be configured, as for a withdrawal;
- * the range is checked here too, not only at the gateway, so every caller gets the same
- * bounds on what one statement can cost.
+ * A merchant's own statement of one currency, a page at a time. Merchant-scoped only (no
+ * all_merchants: a statement is one merchant's books). The currency must be configured, as
+ * for a withdrawal; the range is checked here too, not only at the gateway, so every caller
+ * gets the same bounds. Any number of lines: pages by the ledger's seq (ledger.ts,
+ * statementPage), each page with the whole range's opening and closing.
  */
 export function getStatement(ctx: PayoutContext): Rpc<"getStatement"> {
-  const request = z.object({ merchantId, currency: currency(ctx.config.SUPPORTED_CURRENCIES), fromMs: epochMs, toMs: epochMs });
+  const request = z.object({
+    merchantId,
+    currency: currency(ctx.config.SUPPORTED_CURRENCIES),
+    fromMs: epochMs,
+    toMs: epochMs,
+    limit: pageLimit(STATEMENT_PAGE_DEFAULT, STATEMENT_PAGE_MAX),
+    cursor: cursor(decodeStatementCursor),
+  });
 
   return {
     async getStatement(req) {
@@ -34,10 +46,14 @@ export function getStatement(ctx: PayoutContext): Rpc<"getStatement"> {
       // After the fields parse (a zod refinement of the object would also see unparsed bigints).
       if (input.toMs <= input.fromMs) throw validationError("to_ms", "to_ms: must be later than from_ms");
       if (input.toMs - input.fromMs > STATEMENT_MAX_DAYS * DAY_MS) throw validationError("to_ms", `to_ms: must be at most ${STATEMENT_MAX_DAYS} days after from_ms`);
-      const found = await statement(ctx.db, { merchantId: input.merchantId, currency: input.currency, fromMs: input.fromMs, toMs: input.toMs });
-      if (!found) {
-        throw validationError("to_ms", `to_ms: the range holds more than ${STATEMENT_MAX_LINES} ledger entries; ask for a shorter one`);
-      }
+      const found = await statementPage(ctx.db, {
+        merchantId: input.merchantId,
+        currency: input.currency,
+        fromMs: input.fromMs,
+        toMs: input.toMs,
+        limit: input.limit,
+        after: input.cursor,
+      });
       return {
         currency: input.currency,
         opening: balance(found.opening),
@@ -54,6 +70,7 @@ export function getStatement(ctx: PayoutContext): Rpc<"getStatement"> {
           }),
         ),
         closing: balance(found.closing),
+        nextCursor: found.next ? encodeStatementCursor(found.next) : "",
       };
     },
   };
