@@ -36,8 +36,8 @@ export async function creditDeposit(ctx: PayoutContext, data: Uint8Array): Promi
   }
   try {
     const entry = await transactionWithRetry(ctx.db, async (trx) => {
-      // A deposit whose credit was withheld is the operator's to decide, even if its merchant
-      // is sandbox again by the time the event is delivered once more.
+      // A deposit whose credit was withheld is the operator's to decide, even when this delivery
+      // found its merchant sandbox (it asked just before the switch, racing the one that withheld).
       if (await isWithheld(trx, deposit.id)) return "withheld" as const;
       return post(trx, ctx.clock, {
         merchantId: deposit.merchantId,
