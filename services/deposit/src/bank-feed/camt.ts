@@ -26,7 +26,7 @@ import { BankFeedError, type BankFeedAdapter, type Completeness, type IncomingTr
  * - Records come only from statements of a Turkish IBAN; every statement is reported in
  *   `statements` (the importer refuses a file that names an account that is not ours).
  * - bankTransactionId, the de-duplication key, is the bank's own reference when it identifies
- *   one transfer: see transactionIdCandidates. Else a derived id (derivedCamtTransactionId).
+ *   one transfer: see chooseTransactionIds. Else a derived id (derivedCamtTransactionId).
  * - A document that is not well-formed, lacks a mandatory element, or has an amount or date that
  *   is not one is refused as a whole (BankFeedError listing every problem with its place), never
  *   half-imported. A DOCTYPE is refused outright (no entity of the document's own is ever
@@ -278,7 +278,7 @@ function readDocument(text: string, prefix: string): XmlElement {
   if (doctype) fail(prefix, [`line ${lineAt(text, doctype.index)}: the document has a DOCTYPE (or ENTITY) declaration; camt documents have none, and it is refused for safety`]);
 
   const valid = XMLValidator.validate(text);
-  if (valid !== true) fail(prefix, [`line ${valid.err.line}, column ${valid.err.col}: not well-formed XML: ${valid.err.msg}`]);
+  if (valid !== true) fail(prefix, [`line ${valid.err.line}${valid.err.col ? `, column ${valid.err.col}` : ""}: not well-formed XML: ${valid.err.msg}`]);
 
   let nodes: unknown;
   try {
@@ -426,8 +426,10 @@ function rootStartTag(text: string): RootStart {
       const close = text.indexOf("-->", i + 4);
       if (close === -1) return { kind: "partial" };
       i = close + 3;
-    } else if (text.startsWith("<!", i) || (rest < 4 && "<!--".startsWith(text.slice(i)))) {
-      return rest < 9 && "<!DOCTYPE".startsWith(text.slice(i)) ? { kind: "partial" } : { kind: "other" };
+    } else if ((rest < 4 && "<!--".startsWith(text.slice(i))) || (rest < 9 && "<!DOCTYPE".startsWith(text.slice(i)))) {
+      return { kind: "partial" };
+    } else if (text.startsWith("<!", i)) {
+      return { kind: "other" };
     } else if (text[i] === "<") {
       const name = /[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*)?/y;
       name.lastIndex = i + 1;
@@ -643,7 +645,6 @@ function readEntry(entry: XmlElement, where: string, problem: (element: XmlEleme
   }
 
   const result: ReadEntry = { valueDate, transfers: [], skipped: [] };
-  const siblingRefs = details.map((detail) => usableReference(textAt(detail, "Refs", "AcctSvcrRef")));
   details.forEach((detail, k) => {
     const detailWhere = details.length > 1 ? `${where}, TxDtls #${k + 1}` : where;
     const detailAmount = detailAmounts[k]?.amount ?? amount;
@@ -655,16 +656,13 @@ function readEntry(entry: XmlElement, where: string, problem: (element: XmlEleme
       result.skipped.push({ where: detailWhere, line: detail.line, reason: SKIP_REASONS.zero });
       return;
     }
-    const ownReference = siblingRefs[k];
-    // A reference the entry's other details share names the batch, not this transfer.
-    const detailReference = ownReference !== undefined && siblingRefs.filter((r) => r === ownReference).length === 1 ? ownReference : undefined;
     const sender = senderOf(detail);
     result.transfers.push({
       amount: detailAmount,
       senderName: sender.name,
       ...(sender.iban ? { senderIban: sender.iban } : {}),
       description: descriptionOf(detail, entryInfo),
-      references: [detailReference, entryReference && details.length > 1 ? usableReference(`${entryReference}/${k + 1}`) : entryReference, usableReference(textAt(detail, "Refs", "TxId")), usableReference(textAt(detail, "Refs", "EndToEndId"))],
+      references: [usableReference(textAt(detail, "Refs", "AcctSvcrRef")), entryReference && details.length > 1 ? usableReference(`${entryReference}/${k + 1}`) : entryReference, usableReference(textAt(detail, "Refs", "TxId")), usableReference(textAt(detail, "Refs", "EndToEndId"))],
       detail: k + 1,
     });
   });
