@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { createReportAccounts, runReportScenario, type ReportAccounts, type ReportScenario } from "./bank-reports.js";
 import { runCallbackScenario, startCallbackReceiver, type CallbackReceiver } from "./callback-latency.js";
 import { floorMerchants, startFloor } from "./floors.js";
 import { checkLedger } from "./ledger-check.js";
@@ -207,6 +208,44 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
       );
       if (figures.confirmFailures > 0) failures.push(`${target} callbacks: ${figures.confirmFailures} confirm RPCs failed; e.g. ${figures.failureSamples.join(" | ")}`);
       if (figures.missing > 0) notes.push(`${target}: ${figures.missing} of ${figures.sent} deposit.completed callbacks had not arrived ${drainTimeoutMs / 1000} s after the last confirm`);
+      await settle();
+    }
+    let reportAccounts: ReportAccounts | undefined;
+    for (const scenario of ["bank-reports", "sandbox-pay"] as const satisfies readonly ReportScenario[]) {
+      if (!wants(scenario)) continue;
+      try {
+        if (!reportAccounts) {
+          reportAccounts = await createReportAccounts(product, tag);
+          log(`${target}: bank ${reportAccounts.bankCode} (${reportAccounts.bankId}) with exactly two active sandbox accounts: ${reportAccounts.accounts.map((a) => a.iban).join(", ")}`);
+        }
+        const figures = await runReportScenario({
+          scenario,
+          product,
+          merchants,
+          accounts: reportAccounts,
+          count: options.reportDeposits,
+          rate: scenario === "bank-reports" ? options.reportRate : options.payRate,
+          warmupSeconds: options.warmup,
+          tag: `${tag}${scenario === "bank-reports" ? "b" : "p"}`,
+          mysqlPid,
+          natsPid,
+          log,
+        });
+        results.push({ target, scenario, endpoint: ENDPOINTS[scenario], reports: figures });
+        const bad = figures.errors + figures.warmup.errors;
+        log(
+          `${target} ${scenario}: ${figures.sent} at ${figures.achievedRate}/s (asked ${figures.targetRate}/s), ${figures.ok} ok, ${bad} errors, p50 ${figures.latencyMs.p50} ms, p99 ${figures.latencyMs.p99} ms, max ${figures.latencyMs.max} ms (send lag p99 ${figures.scheduleLagMs.p99} ms), cpu ${figures.serverCpuMsPerCall} ms/call; ${figures.check.ok ? "every deposit completed and credited once" : `${figures.check.notCompletedOnce} NOT completed exactly once`} (drain ${figures.check.drainSeconds} s)`,
+        );
+        if (bad > 0) {
+          const codes = { ...figures.warmup.errorsByCode };
+          for (const [code, n] of Object.entries(figures.errorsByCode)) codes[code] = (codes[code] ?? 0) + n;
+          failures.push(`${target} ${scenario}: ${bad} of ${figures.sent + figures.warmup.sent} calls failed (warm-up included): ${Object.entries(codes).map(([c, n]) => `${c} ${n}`).join(", ")}; e.g. ${[...figures.warmup.failureSamples, ...figures.failureSamples].slice(0, 3).join(" | ")}`);
+        }
+        if (!figures.check.ok) failures.push(`${target} ${scenario}: ${figures.check.notCompletedOnce} of ${figures.check.deposits} deposits not completed exactly once: ${figures.check.mismatches.slice(0, 3).join("; ")}`);
+        if (figures.heldBack > 0) notes.push(`${target} ${scenario}: ${figures.heldBack} calls waited for one of ${figures.maxInFlight} unanswered calls, so less than ${figures.targetRate}/s was offered (${figures.achievedRate}/s)`);
+      } catch (err) {
+        failures.push(`${target} ${scenario}: could not run: ${(err as Error).stack ?? String(err)}`);
+      }
       await settle();
     }
     if (wants("withdraw")) {

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 
-export const SCENARIOS = ["banks", "deposit", "deposit-get", "callbacks", "withdraw"] as const;
+export const SCENARIOS = ["banks", "deposit", "deposit-get", "callbacks", "bank-reports", "sandbox-pay", "withdraw"] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 export const TARGETS = ["floors", "aio", "split"] as const;
 export type TargetName = (typeof TARGETS)[number];
@@ -14,6 +14,12 @@ export interface BenchOptions {
   merchants: number;
   /** Status changes per second driven in the callback scenario. */
   callbackRate: number;
+  /** Pending deposits on the two receiving accounts of the bank-reports and sandbox-pay scenarios (each its own set). */
+  reportDeposits: number;
+  /** Bank reports (ReportTransfer) per second offered in the bank-reports scenario. */
+  reportRate: number;
+  /** Signed sandbox payments per second offered in the sandbox-pay scenario. */
+  payRate: number;
   scenarios: ScenarioName[];
   targets: TargetName[];
   out?: string;
@@ -28,20 +34,32 @@ export const USAGE = `pnpm bench [options]
 Starts the floors, the all-in-one product and the split product on MySQL + JetStream, loads
 each with signed requests (autocannon), and prints and saves the figures.
 
+bank-reports and sandbox-pay (issue 18; aio and split only) make pending deposits on the two
+receiving accounts of a bank of the bench's own, pay each once at a fixed rate (open loop: the
+deposit RPC ReportTransfer, or the signed sandbox pay helper on the gateway), then check that
+every deposit was completed and credited exactly once. Target: bank-reports with 0 errors and
+p99 <= 250 ms for 3000 deposits at 500/s.
+  e.g. pnpm bench --targets aio,split --only bank-reports,sandbox-pay
+
   --duration <s>        measured seconds per scenario (default 8; --quick: 2)
   --warmup <s>          unmeasured seconds before each scenario (default 2; --quick: 0.5)
   --connections <n>     concurrent connections (default 32)
   --merchants <n>       merchants the load is spread over (default 64)
   --callback-rate <n>   status changes per second in the callback scenario (default 500)
+  --report-deposits <n> pending deposits on two receiving accounts of one bank that bank-reports
+                        and sandbox-pay each pay, one transfer per deposit (default 3000; --quick: 1000)
+  --report-rate <n>     bank reports (deposit RPC ReportTransfer) per second, open loop (default 500)
+  --pay-rate <n>        POST /v1/sandbox/deposit/{id}/pay per second, open loop (default 150)
   --only <list>         scenarios: ${SCENARIOS.join(",")} (default all)
   --targets <list>      targets: ${TARGETS.join(",")} (default all)
   --out <file>          JSON output (default var/bench/bench-<timestamp>.json, and var/bench/latest.json)
   --cpu-prof            write V8 CPU profiles of the product processes to var/bench/profiles/
-  --quick               a smoke run: 2 s scenarios
+  --quick               a smoke run: 2 s scenarios, 1000 report deposits
   -h, --help            this text
 
 Environment: BENCH_MYSQL_URL (default mysql://root@127.0.0.1:3306), BENCH_NATS_URL (default nats://127.0.0.1:4222).
-Exit code 1 when any request failed or got a non-2xx answer, or a balance differs from its ledger.`;
+Exit code 1 when any request failed or got a non-2xx answer, a bank report or sandbox payment
+failed or did not complete its deposit exactly once, or a balance differs from its ledger.`;
 
 function list<T extends string>(value: string | undefined, allowed: readonly T[], what: string): T[] {
   if (value === undefined) return [...allowed];
@@ -72,6 +90,9 @@ export function parseOptions(argv: string[]): BenchOptions | "help" {
       connections: { type: "string" },
       merchants: { type: "string" },
       "callback-rate": { type: "string" },
+      "report-deposits": { type: "string" },
+      "report-rate": { type: "string" },
+      "pay-rate": { type: "string" },
       only: { type: "string" },
       targets: { type: "string" },
       out: { type: "string" },
@@ -90,6 +111,9 @@ export function parseOptions(argv: string[]): BenchOptions | "help" {
     connections: positive(values.connections, 32, "connections", true),
     merchants: positive(values.merchants, 64, "merchants", true),
     callbackRate: positive(values["callback-rate"], 500, "callback-rate"),
+    reportDeposits: positive(values["report-deposits"], quick ? 1_000 : 3_000, "report-deposits", true),
+    reportRate: positive(values["report-rate"], 500, "report-rate"),
+    payRate: positive(values["pay-rate"], 150, "pay-rate"),
     scenarios: list(values.only, SCENARIOS, "scenario"),
     targets: list(values.targets, TARGETS, "target"),
     ...(values.out ? { out: values.out } : {}),

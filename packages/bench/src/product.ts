@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { DepositService } from "@payments/contracts/deposit";
+import { DepositService, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createServiceClient } from "@payments/kit";
@@ -207,7 +207,7 @@ export async function startSplit(resources: ScratchResources, options: { profile
 }
 
 /** fn(0..count-1), `concurrency` at a time; none is started after `deadline` (performance.now()), so the result may be shorter. */
-async function inParallel<T>(count: number, concurrency: number, fn: (i: number) => Promise<T>, deadline = Infinity): Promise<T[]> {
+export async function inParallel<T>(count: number, concurrency: number, fn: (i: number) => Promise<T>, deadline = Infinity): Promise<T[]> {
   const out: T[] = [];
   let next = 0;
   await Promise.all(
@@ -236,9 +236,18 @@ export async function createMerchants(product: RunningProduct, count: number, ca
   });
 }
 
+/** How the deposits of createDepositsByRpc are made, when not the default (50,000 kuruş, any bank, one customer name). */
+export interface DepositShape {
+  /** A bank id: the deposit is assigned one of that bank's receiving accounts. */
+  bankId?: string;
+  amount?: (n: number) => bigint;
+  customerName?: (n: number) => string;
+}
+
 /**
  * Pending deposits made straight through the deposit service (for reads and confirms when
- * the POST scenario made too few); no new one is started after `deadline`.
+ * the POST scenario made too few; for the bank-report scenarios, on one bank's accounts); no
+ * new one is started after `deadline`.
  */
 export async function createDepositsByRpc(
   product: RunningProduct,
@@ -246,18 +255,19 @@ export async function createDepositsByRpc(
   count: number,
   tag: string,
   deadline = Infinity,
-): Promise<Array<{ merchantIndex: number; id: string }>> {
+  shape: DepositShape = {},
+): Promise<Array<{ merchantIndex: number; id: string; deposit: Deposit }>> {
   return inParallel(count, 32, async (n) => {
     const merchantIndex = n % merchants.length;
     const res = await product.clients.deposits.createDeposit({
       merchantId: merchants[merchantIndex]!.merchantId,
       processId: `${tag}-${merchantIndex}-${n}`,
-      amount: 50_000n,
+      amount: shape.amount?.(n) ?? 50_000n,
       currency: "",
-      bankId: "",
-      customer: { id: `cus_${n}`, name: "Ayşe Yılmaz", username: "ayse" },
+      bankId: shape.bankId ?? "",
+      customer: { id: `cus_${n}`, name: shape.customerName?.(n) ?? "Ayşe Yılmaz", username: "ayse" },
       metadataJson: "",
     });
-    return { merchantIndex, id: res.deposit!.id };
+    return { merchantIndex, id: res.deposit!.id, deposit: res.deposit! };
   }, deadline);
 }
