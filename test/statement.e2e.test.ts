@@ -1,17 +1,34 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import test from "ava";
 import { PaymentsClient, type Statement } from "../packages/sdk/src/index.js";
+import { newId, openDatabase } from "@payments/kit";
 import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/kit/testing";
 import { checkOpenApiResponse } from "./openapi-check.js";
 
 // GET /v1/statement end to end on `pnpm start` (SQLite, in-process bus, sandbox bank): a
 // sandbox merchant's deposits paid, a withdrawal paid out by the sandbox bank, then the
-// statement through the SDK, as JSON and as CSV, matching the balance and each other.
+// statement through the SDK, as JSON and as CSV, matching the balance and each other; and a
+// day of more than 10,000 ledger entries, which the gateway streams page after page.
 let app: AllInOneProcess;
+// The data folder is the test's, so it can write ledger rows into the payout service's SQLite file.
+const dataDir = mkdtempSync(join(tmpdir(), "statement-e2e-"));
 
 test.before(async () => {
-  app = await spawnAllInOne({ SANDBOX_PAYOUT_DELAY: "50ms", PAYOUT_WORKER_INTERVAL: "100ms" });
+  app = await spawnAllInOne({ SANDBOX_PAYOUT_DELAY: "50ms", PAYOUT_WORKER_INTERVAL: "100ms", DATA_DIR: dataDir });
 });
-test.after.always(() => app?.stop());
+test.after.always(async () => {
+  await app?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function newMerchant(name: string): Promise<{ merchantId: string; client: PaymentsClient }> {
+  const made = await runCli(["merchant", "create", "--name", name, "--sandbox", "--ip", "127.0.0.1,::1", "--json"], { GRPC_URL: app.grpcUrl });
+  if (made.code !== 0) throw new Error(made.stderr);
+  const creds = JSON.parse(made.stdout.trim()) as { merchantId: string; apiKey: string; apiSecret: string };
+  return { merchantId: creds.merchantId, client: new PaymentsClient({ baseUrl: app.gatewayUrl, apiKey: creds.apiKey, apiSecret: creds.apiSecret }) };
+}
 
 /** RFC 4180 rows of a CSV without quoted line breaks (what the statement writes). */
 function parseCsv(text: string): string[][] {
@@ -34,10 +51,7 @@ function parseCsv(text: string): string[][] {
 }
 
 test("deposits and a withdrawal show in the statement, JSON and CSV alike, and add up to the balance", async (t) => {
-  const made = await runCli(["merchant", "create", "--name", "Statement Shop", "--sandbox", "--ip", "127.0.0.1,::1", "--json"], { GRPC_URL: app.grpcUrl });
-  t.is(made.code, 0, made.stderr);
-  const creds = JSON.parse(made.stdout.trim()) as { apiKey: string; apiSecret: string };
-  const client = new PaymentsClient({ baseUrl: app.gatewayUrl, apiKey: creds.apiKey, apiSecret: creds.apiSecret });
+  const { client } = await newMerchant("Statement Shop");
 
   const customer = { id: "cus_1", name: "Elif Şahin", username: "elif" };
   const first = await client.createDeposit({ processId: "st-order-1", amount: 150_050, customer });
@@ -82,4 +96,58 @@ test("deposits and a withdrawal show in the statement, JSON and CSV alike, and a
     lines.map((r) => [r[1], Number(r[2]), r[3], Number(r[4]), r[5], r[6], r[7]]),
     statement.movements.map((m) => [m.kind, m.amount, (m.amount / 100).toFixed(2), m.balanceAfter, (m.balanceAfter / 100).toFixed(2), m.transactionId, m.processId?.startsWith("=") ? `'${m.processId}` : m.processId]),
   );
+});
+
+test("a day of more than 10,000 movements comes whole through the gateway, JSON and CSV: every movement once, in order, each running balance right", async (t) => {
+  const { merchantId, client } = await newMerchant("Busy Shop");
+  const day = Date.parse("2025-06-01T00:00:00.000Z");
+  const LINES = 10_250;
+  // Written straight into the payout service's ledger (the service posts one entry per
+  // transaction; ten thousand deposits through the API would take minutes).
+  const db = openDatabase({ sqliteFile: join(dataDir, "payout.sqlite") });
+  const entry = (kind: string, available: number, held: number, at: number, transactionId = newId(kind === "adjustment" ? "adj" : "dep")) => ({
+    id: newId("led"),
+    merchant_id: merchantId,
+    currency: "TRY",
+    kind,
+    available_delta: available,
+    held_delta: held,
+    transaction_id: transactionId,
+    reason: null,
+    process_id: kind === "deposit_credit" ? `busy-${at}` : null,
+    created_at: at,
+  });
+  const rows = [entry("adjustment", 500_000, 0, day - 3_600_000)];
+  for (let i = 0; i < LINES; i++) {
+    const at = day + Math.floor((i * 86_000_000) / LINES);
+    rows.push(i % 5 === 4 ? entry("adjustment", -(1 + (i % 300)), 0, at) : entry("deposit_credit", 1_000 + (i % 1_000), 0, at));
+  }
+  rows.push(entry("adjustment", 42, 0, day + 86_400_000));
+  try {
+    await db.transaction((trx) => db.batchInsert("ledger_entries", rows, 80).transacting(trx));
+  } finally {
+    await db.destroy();
+  }
+  const inDay = rows.slice(1, 1 + LINES);
+  let running = 500_000;
+  const expected = inDay.map((r) => [r.transaction_id, r.available_delta, (running += r.available_delta)] as const);
+
+  const statement = await client.statement({ currency: "TRY", from: "2025-06-01", to: "2025-06-01" });
+  t.is(statement.openingBalance, 500_000);
+  t.is(statement.movements.length, LINES);
+  t.deepEqual(
+    statement.movements.map((m) => [m.transactionId, m.amount, m.balanceAfter] as const),
+    expected,
+  );
+  t.is(statement.closingBalance, running);
+
+  const csv = await client.statementCsv({ currency: "TRY", from: "2025-06-01", to: "2025-06-01" });
+  const csvRows = parseCsv(csv);
+  t.is(csvRows.length, LINES + 3, "header, opening, every movement, closing");
+  t.deepEqual(csvRows[1]!.slice(1, 5), ["opening_balance", "", "", "500000"]);
+  t.deepEqual(
+    csvRows.slice(2, -1).map((r) => [r[6], Number(r[2]), Number(r[4])] as const),
+    expected,
+  );
+  t.deepEqual(csvRows.at(-1)!.slice(1, 5), ["closing_balance", "", "", String(running)]);
 });

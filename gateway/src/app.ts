@@ -88,7 +88,7 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
     ...deposits({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...withdrawals({ payouts: deps.payouts, clock }),
     ...transactions({ deposits: deps.deposits, payouts: deps.payouts, clock, publicBaseUrl: publicBaseUrl(config) }),
-    ...statement({ payouts: deps.payouts, clock }),
+    ...statement({ payouts: deps.payouts, clock, logger }),
     ...events({ callbacks: deps.callbacks, clock }),
     ...sandbox({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),
     ...checkout({ deposits: deps.deposits, clock, publicBaseUrl: publicBaseUrl(config) }),

@@ -1,14 +1,19 @@
+import http from "node:http";
 import test from "ava";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { GetStatementResponseSchema, type GetStatementRequest } from "@payments/contracts/payout";
-import { validationError } from "@payments/kit";
+import { Code } from "@connectrpc/connect";
+import { GetStatementRequestSchema, GetStatementResponseSchema, StatementLineSchema, type GetStatementRequest, type GetStatementResponse, type StatementLine } from "@payments/contracts/payout";
+import { serviceError, validationError } from "@payments/kit";
+import { STATEMENT_PAGE_LINES, statementCsv, statementRecord } from "../src/routes/statement.js";
 import { startFakeApp, type FakeApp } from "./fake-app.js";
-import { signedCall } from "./http-client.js";
+import { authHeaders, signedCall } from "./http-client.js";
 
 /*
  * GET /v1/statement at the edge, over a fake payout service: the query's rules (dates, the
- * range, the format), what is asked of the service, the JSON and the CSV made of its answer.
+ * range, the format), what is asked of the service, the JSON and the CSV made of its answer;
+ * a statement of many pages streamed whole, page after page; a failure before the first byte
+ * is the JSON error envelope, one after it an aborted response and a log line.
  */
 
 const merchant = { merchantId: "mer_statement", apiKey: "key_statement", apiSecret: "secret_statement" };
@@ -28,6 +33,9 @@ const answer = (req: GetStatementRequest) =>
     closing: { available: 119_951n, held: 5_000n },
   });
 
+/** When set, the fake service answers with this instead (a statement of many pages, a failing one). */
+let paged: ((req: GetStatementRequest) => GetStatementResponse) | undefined;
+
 let app: FakeApp;
 test.before(async () => {
   app = await startFakeApp({
@@ -35,6 +43,7 @@ test.before(async () => {
     payouts: {
       getStatement: (req) => {
         asked.push(req);
+        if (paged) return paged(req);
         if (req.currency.toUpperCase() === "USD") throw validationError("currency", "currency: must be one of TRY, EUR");
         if (req.merchantId === "") throw validationError("merchant_id", "merchant_id: is required");
         return answer(req);
@@ -115,4 +124,154 @@ test.serial("an unsupported currency is the service's VALIDATION_ERROR on curren
   t.is(reply.status, 400);
   t.regex(String(reply.headers["content-type"]), /^application\/json/);
   t.deepEqual(reply.json.error, { code: "VALIDATION_ERROR", message: "currency: must be one of TRY, EUR" });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Many pages.
+
+const OPENING = { available: 1_000_000n, held: 0n };
+
+/** `count` lines, each credit of 1..97 kuruş or a hold, with their running balances from OPENING. */
+function manyLines(count: number): StatementLine[] {
+  let balance = OPENING.available + OPENING.held;
+  return Array.from({ length: count }, (_, i) => {
+    const credit = i % 4 !== 3;
+    const availableDelta = credit ? BigInt(1 + (i % 97)) : -500n;
+    const heldDelta = credit ? 0n : 500n;
+    balance += availableDelta + heldDelta;
+    return create(StatementLineSchema, {
+      entryId: `led_${i}`,
+      createdAt: timestampFromMs(T0 + i),
+      kind: credit ? "deposit_credit" : "withdrawal_hold",
+      availableDelta,
+      heldDelta,
+      balanceAfter: balance,
+      transactionId: credit ? `dep_${i}` : `wd_${i}`,
+      processId: credit ? `order-${i}` : `payout-${i}`,
+    });
+  });
+}
+
+/** A fake payout service paging `lines` by the request's limit, its cursor the offset; `fail` throws for the page starting there. */
+function pagesOf(lines: readonly StatementLine[], fail?: { at: number; error: Error }): (req: GetStatementRequest) => GetStatementResponse {
+  const sum = lines.reduce((acc, l) => ({ available: acc.available + l.availableDelta, held: acc.held + l.heldDelta }), { ...OPENING });
+  return (req) => {
+    const start = req.cursor === "" ? 0 : Number(req.cursor);
+    if (fail && start === fail.at) throw fail.error;
+    const end = Math.min(lines.length, start + req.limit);
+    return create(GetStatementResponseSchema, {
+      currency: "TRY",
+      opening: OPENING,
+      lines: lines.slice(start, end),
+      closing: sum,
+      nextCursor: end < lines.length ? String(end) : "",
+    });
+  };
+}
+
+test.serial("a statement of many pages is asked page after page with each next cursor and streamed whole: exactly the JSON and the CSV one answer would give", async (t) => {
+  const lines = manyLines(2 * STATEMENT_PAGE_LINES + 345);
+  paged = pagesOf(lines);
+  try {
+    asked.length = 0;
+    const reply = await get("/v1/statement?from=2026-11-22&to=2026-11-22");
+    t.is(reply.status, 200);
+    t.is(reply.headers["content-type"], "application/json; charset=utf-8");
+    t.is(reply.headers["content-length"], undefined, "streamed, not buffered");
+    t.deepEqual(
+      asked.map((r) => [r.limit, r.cursor]),
+      [
+        [STATEMENT_PAGE_LINES, ""],
+        [STATEMENT_PAGE_LINES, String(STATEMENT_PAGE_LINES)],
+        [STATEMENT_PAGE_LINES, String(2 * STATEMENT_PAGE_LINES)],
+      ],
+    );
+    const whole = pagesOf(lines)(create(GetStatementRequestSchema, { limit: lines.length }));
+    const record = statementRecord(whole, "2026-11-22", "2026-11-22");
+    t.is(reply.text, JSON.stringify({ success: true, data: record, timestamp: Math.floor(T0 / 1000) }));
+    const data = reply.json.data as { openingBalance: number; closingBalance: number; movements: Array<{ amount: number; balanceAfter: number }> };
+    t.is(data.movements.length, lines.length);
+    t.is(data.openingBalance + data.movements.reduce((sum, m) => sum + m.amount, 0), data.closingBalance);
+
+    asked.length = 0;
+    const csv = await get("/v1/statement?from=2026-11-22&to=2026-11-22&format=csv");
+    t.is(csv.status, 200);
+    t.is(asked.length, 3);
+    t.is(csv.text, statementCsv(record, Date.parse("2026-11-22T00:00:00Z"), Date.parse("2026-11-23T00:00:00Z")));
+  } finally {
+    paged = undefined;
+  }
+});
+
+test.serial("an empty statement streams its opening and closing with no movements, JSON and CSV", async (t) => {
+  paged = pagesOf([]);
+  try {
+    const reply = await get("/v1/statement?from=2026-11-22&to=2026-11-22");
+    t.is(reply.text, JSON.stringify({ success: true, data: { currency: "TRY", from: "2026-11-22", to: "2026-11-22", openingBalance: 1_000_000, closingBalance: 1_000_000, movements: [] }, timestamp: Math.floor(T0 / 1000) }));
+    const csv = await get("/v1/statement?from=2026-11-22&to=2026-11-22&format=csv");
+    t.is(csv.text.split("\r\n").length, 4, "header, opening, closing and the last line end");
+  } finally {
+    paged = undefined;
+  }
+});
+
+test.serial("the first page's failure is the JSON error envelope with its status, whatever the format", async (t) => {
+  paged = pagesOf(manyLines(10), { at: 0, error: serviceError(Code.Unavailable, "DATABASE_UNAVAILABLE", "down") });
+  try {
+    for (const path of ["/v1/statement?from=2026-11-22&to=2026-11-22", "/v1/statement?from=2026-11-22&to=2026-11-22&format=csv"]) {
+      const reply = await get(path);
+      t.is(reply.status, 503, path);
+      t.regex(String(reply.headers["content-type"]), /^application\/json/);
+      t.is(reply.json.error?.code, "SERVICE_UNAVAILABLE");
+    }
+  } finally {
+    paged = undefined;
+  }
+});
+
+/** A signed GET read byte by byte: the status, what arrived, and whether the response ended cleanly or broke off. */
+function rawGet(path: string): Promise<{ status: number; text: string; complete: boolean }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(new URL(path, app.url), { agent: false, headers: authHeaders(merchant, app.clock, { method: "GET", path }) }, (res) => {
+      const chunks: Buffer[] = [];
+      let settled = false;
+      const done = (complete: boolean) => {
+        if (settled) return;
+        settled = true;
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8"), complete });
+      };
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("end", () => done(res.complete));
+      res.on("error", () => done(false));
+      res.on("close", () => done(res.complete));
+    });
+    request.on("error", reject);
+    request.end();
+  });
+}
+
+test.serial("a failure after streaming began aborts the response (never a statement that looks complete) and is logged", async (t) => {
+  const lines = manyLines(STATEMENT_PAGE_LINES + 10);
+  paged = pagesOf(lines, { at: STATEMENT_PAGE_LINES, error: serviceError(Code.Unavailable, "DATABASE_UNAVAILABLE", "the ledger went away") });
+  try {
+    for (const format of ["json", "csv"]) {
+      app.logLines.length = 0;
+      const reply = await rawGet(`/v1/statement?from=2026-11-22&to=2026-11-22&format=${format}`);
+      t.is(reply.status, 200, format);
+      t.false(reply.complete, `${format}: the response broke off`);
+      t.true(reply.text.length > 0, `${format}: the first page was sent`);
+      if (format === "json") {
+        t.throws(() => JSON.parse(reply.text) as unknown, undefined, "not a JSON document");
+        t.false(reply.text.includes('"timestamp"'));
+      } else {
+        t.false(reply.text.includes("closing_balance"));
+      }
+      // The log line is written when the stream fails, which may be just after the client saw it.
+      for (let i = 0; i < 50 && !app.logLines.some((l) => l.includes("statement failed while streaming")); i++) await new Promise((r) => setTimeout(r, 10));
+      const logged = app.logLines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === "statement failed while streaming; response aborted");
+      t.like(logged, { level: "error", merchantId: merchant.merchantId, format, movementsSent: STATEMENT_PAGE_LINES }, format);
+    }
+  } finally {
+    paged = undefined;
+  }
 });

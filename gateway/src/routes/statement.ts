@@ -1,10 +1,11 @@
+import { Readable } from "node:stream";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import type { GetStatementResponse, PayoutService, StatementLine } from "@payments/contracts/payout";
-import type { Clock } from "@payments/kit";
+import type { Clock, Logger } from "@payments/kit";
 import { csvCell, csvLines, csvNumber, kurusToLira } from "@payments/records";
 import { z } from "zod";
-import { success } from "../envelope.js";
+import { successJson } from "../envelope.js";
 import { callService, validationFailure } from "../errors.js";
 import { authenticatedMerchantId, optionalQueryValue, parseInput, queryValue, type Route } from "./route.js";
 
@@ -15,7 +16,14 @@ import { authenticatedMerchantId, optionalQueryValue, parseInput, queryValue, ty
  * completes, so a hold or a release moves nothing between the merchant and the world (amount
  * 0; availableChange and heldChange show the move between the two parts) and the
  * withdrawal's debit is when the money leaves.
+ *
+ * A statement has no size limit: the payout service answers it a page of lines at a time, and
+ * the response is streamed, each page written as it arrives and the next asked for only when
+ * the client has taken it, so the gateway holds about one page whatever the statement's size.
  */
+
+/** Lines asked of the payout service per page: about what the gateway holds of a statement at once. */
+export const STATEMENT_PAGE_LINES = 1000;
 
 /** The ledger's kinds under their public names: stable, whatever the ledger calls them inside. */
 export const STATEMENT_KIND_BY_LEDGER_KIND = {
@@ -117,13 +125,10 @@ export function statementRecord(res: GetStatementResponse, from: string, to: str
   };
 }
 
-/**
- * The statement as CSV: a header row, an opening row (at the start of `from`), one row per
- * movement, a closing row (at the end of `to`, exclusive), each amount in the smallest unit
- * and in the currency with two decimals, exactly. Text cells are csvCell's (RFC 4180 quoting,
- * formula guard); numbers are written as numbers so a negative amount still sums.
- */
-export function statementCsv(statement: StatementRecord, startMs: number, endMs: number): string {
+const money = (n: number) => [csvNumber(n), csvNumber(kurusToLira(n))];
+
+/** The CSV's header row and opening row (at the start of `from`). */
+function statementCsvHead(statement: Omit<StatementRecord, "movements">, startMs: number): string {
   const minor = statement.currency === "TRY" ? "kuruş" : "minor units";
   const header = [
     "Time",
@@ -135,18 +140,46 @@ export function statementCsv(statement: StatementRecord, startMs: number, endMs:
     "Transaction ID",
     "Process ID",
   ].map(csvCell);
-  const money = (n: number) => [csvNumber(n), csvNumber(kurusToLira(n))];
-  const rows = [
-    header,
-    [csvCell(new Date(startMs).toISOString()), csvCell("opening_balance"), "", "", ...money(statement.openingBalance), "", ""],
-    ...statement.movements.map((m) => [csvCell(m.at), csvCell(m.kind), ...money(m.amount), ...money(m.balanceAfter), csvCell(m.transactionId), csvCell(m.processId ?? "")]),
-    [csvCell(new Date(endMs).toISOString()), csvCell("closing_balance"), "", "", ...money(statement.closingBalance), "", ""],
-  ];
-  return csvLines(rows);
+  return csvLines([header, [csvCell(new Date(startMs).toISOString()), csvCell("opening_balance"), "", "", ...money(statement.openingBalance), "", ""]]);
 }
 
-/** GET /v1/statement, JSON (default) or CSV (format=csv), from the payout service. */
-export function statement(deps: { payouts: Pick<Client<typeof PayoutService>, "getStatement">; clock: Clock }): Route[] {
+/** One CSV row per movement. */
+function statementCsvRows(movements: readonly StatementMovement[]): string {
+  return csvLines(movements.map((m) => [csvCell(m.at), csvCell(m.kind), ...money(m.amount), ...money(m.balanceAfter), csvCell(m.transactionId), csvCell(m.processId ?? "")]));
+}
+
+/** The CSV's closing row (at the end of `to`, exclusive). */
+function statementCsvTail(statement: Omit<StatementRecord, "movements">, endMs: number): string {
+  return csvLines([[csvCell(new Date(endMs).toISOString()), csvCell("closing_balance"), "", "", ...money(statement.closingBalance), "", ""]]);
+}
+
+/**
+ * The statement as CSV: a header row, an opening row (at the start of `from`), one row per
+ * movement, a closing row (at the end of `to`, exclusive), each amount in the smallest unit
+ * and in the currency with two decimals, exactly. Text cells are csvCell's (RFC 4180 quoting,
+ * formula guard); numbers are written as numbers so a negative amount still sums. The route
+ * streams the same three parts.
+ */
+export function statementCsv(statement: StatementRecord, startMs: number, endMs: number): string {
+  return statementCsvHead(statement, startMs) + statementCsvRows(statement.movements) + statementCsvTail(statement, endMs);
+}
+
+/**
+ * The JSON envelope of a statement in three parts: everything before the first movement, and
+ * after the last; the movements go between, comma-separated. Made from the same `successJson`
+ * and record as a whole response would be, so the bytes are the ones JSON.stringify gives.
+ */
+function jsonFrame(head: Omit<StatementRecord, "movements">, clock: Clock): { before: string; after: string } {
+  const marker = "\u0000";
+  const [envelopeBefore, envelopeAfter] = successJson(marker, clock).split(marker) as [string, string];
+  const data = JSON.stringify({ ...head, movements: [] });
+  // movements is the record's last key: its empty array closes the data object.
+  if (!data.endsWith(',"movements":[]}')) throw new Error("a statement record's last key must be movements");
+  return { before: `${envelopeBefore}${data.slice(0, -"]}".length)}`, after: `]}${envelopeAfter}` };
+}
+
+/** GET /v1/statement, JSON (default) or CSV (format=csv), from the payout service, streamed. */
+export function statement(deps: { payouts: Pick<Client<typeof PayoutService>, "getStatement">; clock: Clock; logger: Logger }): Route[] {
   return [
     {
       method: "GET",
@@ -160,22 +193,70 @@ export function statement(deps: { payouts: Pick<Client<typeof PayoutService>, "g
         // `to` is a whole day: the statement ends where the next day starts.
         const startMs = query.from;
         const endMs = query.to + DAY_MS;
-        const res = await callService(
-          deps.payouts.getStatement({ merchantId: authenticatedMerchantId(ctx), currency: query.currency ?? "", fromMs: BigInt(startMs), toMs: BigInt(endMs) }),
-          { fields: STATEMENT_FIELDS },
-        );
+        const merchantId = authenticatedMerchantId(ctx);
+        const ask = (cursor: string) =>
+          callService(
+            deps.payouts.getStatement({ merchantId, currency: query.currency ?? "", fromMs: BigInt(startMs), toMs: BigInt(endMs), limit: STATEMENT_PAGE_LINES, cursor }),
+            { fields: STATEMENT_FIELDS },
+          );
+        // The first page before any header is sent: a refusal or an outage is still the JSON
+        // error envelope, with its status.
+        const first = await ask("");
         const from = new Date(startMs).toISOString().slice(0, 10);
         const to = new Date(query.to).toISOString().slice(0, 10);
-        const record = statementRecord(res, from, to);
-        if (query.format === "csv") {
-          ctx.status = 200;
+        const { movements: firstMovements, ...head } = statementRecord(first, from, to);
+
+        async function* movementPages(): AsyncGenerator<StatementMovement[]> {
+          yield firstMovements;
+          let cursor = first.nextCursor;
+          while (cursor !== "") {
+            const page = await ask(cursor);
+            yield page.lines.map(movement);
+            cursor = page.nextCursor;
+          }
+        }
+
+        const csv = query.format === "csv";
+        async function* body(): AsyncGenerator<string> {
+          let written = 0;
+          try {
+            if (csv) {
+              yield statementCsvHead(head, startMs);
+              for await (const movements of movementPages()) {
+                yield statementCsvRows(movements);
+                written += movements.length;
+              }
+              yield statementCsvTail(head, endMs);
+              return;
+            }
+            const frame = jsonFrame(head, deps.clock);
+            yield frame.before;
+            for await (const movements of movementPages()) {
+              if (movements.length === 0) continue;
+              yield (written === 0 ? "" : ",") + movements.map((m) => JSON.stringify(m)).join(",");
+              written += movements.length;
+            }
+            yield frame.after;
+          } catch (err) {
+            // The status and part of the body are sent. Throwing destroys the stream, and Koa
+            // then destroys the response, so the client sees a broken transfer, never a
+            // statement that merely looks complete.
+            deps.logger.error({ err, merchantId, from, to, format: csv ? "csv" : "json", movementsSent: written }, "statement failed while streaming; response aborted");
+            throw err;
+          }
+        }
+
+        ctx.status = 200;
+        if (csv) {
           ctx.type = "text/csv; charset=utf-8";
           // The currency is the service's configured code and the dates were validated: nothing here needs quoting rules.
-          ctx.set("Content-Disposition", `attachment; filename="statement-${record.currency}-${from}-${to}.csv"`);
-          ctx.body = statementCsv(record, startMs, endMs);
-          return;
+          ctx.set("Content-Disposition", `attachment; filename="statement-${head.currency}-${from}-${to}.csv"`);
+        } else {
+          ctx.type = "application/json; charset=utf-8";
         }
-        ctx.body = success(record, deps.clock);
+        // Bytes, not objects: the stream's buffer is then 16 KiB, so the next page is asked
+        // for only once the client has taken most of this one.
+        ctx.body = Readable.from(body(), { objectMode: false });
       },
     },
   ];
