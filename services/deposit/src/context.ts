@@ -32,6 +32,12 @@ export const depositConfigSchema = z.object({
   BANK_FEED_DIR: z.string().optional(),
   /** How often BANK_FEED_DIR is scanned. */
   BANK_FEED_INTERVAL: envVar.duration("10s"),
+  /**
+   * How long a file may stay claimed in BANK_FEED_DIR/processing/ before a scan takes it back to
+   * the directory for another try: its replica is presumed dead. Far longer than any import, since
+   * a live replica whose claim is taken back imports the file twice (harmless, but wasted).
+   */
+  BANK_FEED_CLAIM_TIMEOUT: envVar.duration("15m"),
   /** The JSON push feeds (bank-feed-http.ts): comma-separated feedId:secret; a feedId twice = both secrets valid. */
   BANK_FEEDS: bankFeedsSetting(),
 });
