@@ -7,7 +7,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, DepositStatusChangedSchema, TransferStatus, type Deposit } from "@payments/contracts/deposit";
 import { LatePaymentRule, MerchantService } from "@payments/contracts/merchant";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
+import { DEPOSIT_TOPICS, depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "@payments/payout-service";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
@@ -142,7 +142,7 @@ test.serial("a late payment: by default it waits in review; the operator's compl
   t.like(transfer, { status: TransferStatus.REVIEW, late: true, reviewDepositId: deposit.id });
   const done = await deposits.resolveTransfer({ transferId: transfer!.id, actor: "ops-ayse", reason: "customer paid late, accepted", decision: { case: "complete", value: true } });
   t.like(done.deposit, { status: DepositStatus.COMPLETED, latePayment: true, sequence: 3n, amount: 50_000n });
-  const events = (await depositDb()("outbox").where("topic", "like", "deposit.v1.%").orderBy("seq")) as Array<{ topic: string; payload: Uint8Array }>;
+  const events = (await depositDb()("outbox").whereIn("topic", DEPOSIT_TOPICS).orderBy("seq")) as Array<{ topic: string; payload: Uint8Array }>;
   const mine = events.map((e) => fromBinary(DepositStatusChangedSchema, e.payload)).filter((e) => e.deposit?.id === deposit.id);
   t.deepEqual(
     mine.map((e) => [e.previousStatus, e.deposit!.status, e.deposit!.sequence]),

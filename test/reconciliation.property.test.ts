@@ -111,12 +111,12 @@ type Action =
   | { kind: "pay"; paid: Paid; deposit: number; delta: number; description: Description; senderIban: boolean }
   | { kind: "late"; paid: Paid; deposit: number; delta: number; description: Description; senderIban: boolean }
   | { kind: "duplicate"; transfer: number; altered: boolean; spacedIban: boolean }
-  | { kind: "unmatched"; amount: number; text: string; sender: number; senderIban: boolean }
+  | { kind: "unmatched"; amount: number; text: string; sender: number; senderIban: boolean; named: boolean }
   | { kind: "ambiguous"; amount: number; sender: number; bank: number }
   | { kind: "match"; transfer: number; deposit: number }
   | { kind: "complete"; transfer: number }
   | { kind: "refuse"; transfer: number }
-  | { kind: "return"; transfer: number; to: ReturnTarget }
+  | { kind: "return"; transfer: number; to: ReturnTarget; name: boolean }
   | { kind: "confirm"; transfer: number; deposit: number; amount: "unset" | "same" | "other" }
   | { kind: "cancel"; deposit: number }
   | { kind: "settle"; decide: "complete" | "fail" };
@@ -161,6 +161,8 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
       text: fc.constantFrom("", "kira", "borç ödemesi", "Ahmet'e", "x y z", "IBAN hatalı gönderim"),
       sender: fc.nat({ max: STRANGERS.length - 1 }),
       senderIban: fc.boolean(),
+      // The bank named the sender; otherwise a return needs the operator to give the name.
+      named: fc.boolean(),
     }),
     weight: 2,
   },
@@ -168,7 +170,10 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant("match" as const), transfer: idx, deposit: idx }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant("complete" as const), transfer: idx }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant("refuse" as const), transfer: idx }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant("return" as const), transfer: idx, to: fc.constantFrom<ReturnTarget>("sender", "ok", "ok", "closed", "notFound", "undecided") }), weight: 3 },
+  {
+    arbitrary: fc.record({ kind: fc.constant("return" as const), transfer: idx, to: fc.constantFrom<ReturnTarget>("sender", "ok", "ok", "closed", "notFound", "undecided"), name: fc.boolean() }),
+    weight: 3,
+  },
   { arbitrary: fc.record({ kind: fc.constant("confirm" as const), transfer: idx, deposit: idx, amount: fc.constantFrom("unset" as const, "same" as const, "other" as const) }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant("cancel" as const), deposit: idx }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant("settle" as const), decide: fc.constantFrom<"complete" | "fail">("complete", "fail") }), weight: 2 },
@@ -354,6 +359,22 @@ async function checkBooks(where: string): Promise<void> {
     ledgerOf.delete(`${a.iban} ${a.currency}`);
   }
   for (const [key, held] of ledgerOf) if (held !== 0n) fail(`the suspense ledger holds ${held} on ${key}, which received nothing`);
+
+  // Every return asked for (through the outbox) reached the payout service exactly once per
+  // attempt, and only the latest attempt of a transfer can still be open.
+  const asked = (await db()("incoming_transfers").where("return_attempts", ">", 0).select("id", "return_attempts", "status")) as Array<{ id: string; return_attempts: number; status: string }>;
+  const attempts = new Map<string, Array<{ attempt: number; status: string }>>();
+  for (let i = 0; i < asked.length; i += 500) {
+    const rows = (await payoutDb()("transfer_returns").whereIn("transfer_id", asked.slice(i, i + 500).map((a) => a.id)).select("transfer_id", "attempt", "status")) as Array<{ transfer_id: string; attempt: number; status: string }>;
+    for (const r of rows) attempts.set(r.transfer_id, [...(attempts.get(r.transfer_id) ?? []), { attempt: Number(r.attempt), status: r.status }]);
+  }
+  for (const a of asked) {
+    const made = (attempts.get(a.id) ?? []).sort((x, y) => x.attempt - y.attempt);
+    const expected = Array.from({ length: Number(a.return_attempts) }, (_, i) => i + 1);
+    if (JSON.stringify(made.map((m) => m.attempt)) !== JSON.stringify(expected)) fail(`transfer ${a.id} asked for ${a.return_attempts} return(s); the payout service made attempts ${JSON.stringify(made.map((m) => m.attempt))}`);
+    if (made.slice(0, -1).some((m) => m.status !== "failed")) fail(`transfer ${a.id} has an earlier return attempt that did not fail: ${JSON.stringify(made)}`);
+    if (a.status === "returned" && made.at(-1)?.status !== "completed") fail(`transfer ${a.id} is returned, its last return is ${made.at(-1)?.status}`);
+  }
 }
 
 /** A deposit the response says a transfer completed: once, and by one transfer only. */
@@ -380,7 +401,8 @@ function amountPaid(paid: Paid, requested: bigint, delta: number): bigint {
 }
 
 /** What the merchant's rules do with a transfer matched by reference to a deposit in `status`. */
-function ruleOutcome(rules: Rules, late: boolean, paid: Paid): "complete" | "review" {
+function ruleOutcome(rules: Rules, late: boolean, paid: Paid): "complete" | "review" | "return" {
+  if (late && rules.latePayment === LatePaymentRule.RETURN) return "return";
   if (late && rules.latePayment !== LatePaymentRule.COMPLETE) return "review";
   if (paid === "short" && rules.underpayment === UnderpaymentRule.REVIEW) return "review";
   if (paid === "over" && rules.overpayment === OverpaymentRule.REVIEW) return "review";
@@ -430,7 +452,14 @@ async function payByReference(run: Run, action: Extract<Action, { kind: "pay" | 
   if (expected === "complete") {
     assert(transfer.status === TransferStatus.MATCHED && transfer.depositId === target.id, `${action.kind} ${action.paid} paid to ${target.id} under ${JSON.stringify(run.rules)}: transfer ${TransferStatus[transfer.status]} ${transfer.depositId}`);
     assert(after.status === DepositStatus.COMPLETED && after.amount === amount && after.latePayment === late, `deposit ${target.id} is ${DepositStatus[after.status]} ${after.amount}, late ${after.latePayment}`);
+  } else if (expected === "return" && action.senderIban) {
+    // The rule's return is asked for in the same transaction as the arrival (the outbox): the
+    // response already shows it on its way, and the payout service creates it from the event.
+    assert(transfer.status === TransferStatus.RETURNING && transfer.reviewDepositId === target.id, `late payment returned by the rule: transfer ${TransferStatus[transfer.status]}`);
+    assert(after.status === before.status && after.sequence === before.sequence, `deposit ${target.id} moved while its late payment goes back`);
+    run.returns.set(transfer.id, "ok");
   } else {
+    // Review; or the rule returns it, but the bank gave no sender IBAN: it waits for an operator.
     assert(transfer.status === TransferStatus.REVIEW && transfer.reviewDepositId === target.id, `${action.kind} ${action.paid} paid to ${target.id} under ${JSON.stringify(run.rules)}: transfer ${TransferStatus[transfer.status]}, review ${transfer.reviewDepositId}`);
     assert(after.status === before.status && after.sequence === before.sequence, `deposit ${target.id} moved while its transfer waits in review`);
   }
@@ -485,8 +514,11 @@ async function decide(run: Run, action: Extract<Action, { kind: "match" | "compl
   if (action.kind === "return") {
     const to = action.to === "sender" ? known.senderIban : RETURN_TO[action.to];
     const ends: keyof typeof RETURN_TO = action.to === "sender" ? "ok" : action.to;
-    const call = () => deposits.resolveTransfer({ transferId: known.id, actor, reason, decision: { case: "return", value: { iban: action.to === "sender" ? "" : to } } });
-    if (!open || to === "") {
+    const recipientName = action.name ? "Alıcı Adı Verilen" : "";
+    const call = () =>
+      deposits.resolveTransfer({ transferId: known.id, actor, reason, decision: { case: "return", value: { iban: action.to === "sender" ? "" : to, recipientName } } });
+    // Nowhere to pay (no IBAN given or reported) or nobody to pay (no name given or reported): refused, naming what to give.
+    if (!open || to === "" || (known.senderName === "" && recipientName === "")) {
       await unchangedBy(`return ${known.id} (${TransferStatus[transfer.status]}, to ${action.to})`, async () => {
         const r = await reasonOf(call());
         assert(r === (open ? "VALIDATION_ERROR" : "TRANSFER_NOT_OPEN"), `return of a ${TransferStatus[transfer.status]} transfer to ${action.to}: ${r}`);
@@ -502,7 +534,10 @@ async function decide(run: Run, action: Extract<Action, { kind: "match" | "compl
       `returned transfer is ${TransferStatus[status]}`,
     );
     run.returns.set(known.id, ends);
-    count(`return: requested (${ends})`);
+    const returnsOf = await payoutReturnsOf(known.id);
+    const name = recipientName || known.senderName;
+    assert(returnsOf.every((r) => r.recipient_name === name || r.status === "failed"), `the return of ${known.id} is paid to ${JSON.stringify(returnsOf.map((r) => r.recipient_name))}, not ${name}`);
+    count(`return: requested (${ends}${recipientName ? ", name given" : ""})`);
     return;
   }
 
@@ -541,6 +576,11 @@ async function decide(run: Run, action: Extract<Action, { kind: "match" | "compl
   assert(res.deposit?.id === targetId, `${action.kind}: the response names ${res.deposit?.id}`);
   sawCompleted(after, transferAfter, `${action.kind} ${known.id}`);
   count(`${action.kind}: completed${late ? " late" : ""}`);
+}
+
+/** The payout service's return attempts of a transfer (created from the outbox event, possibly not yet). */
+async function payoutReturnsOf(transferId: string): Promise<Array<{ attempt: number; status: string; recipient_name: string }>> {
+  return (await payoutDb()("transfer_returns").where({ transfer_id: transferId }).orderBy("attempt").select("attempt", "status", "recipient_name")) as Array<{ attempt: number; status: string; recipient_name: string }>;
 }
 
 /** Payout returns waiting for an operator's decision (the sandbox bank's 0003 IBAN), of these transfers. */
@@ -623,7 +663,7 @@ async function step(run: Run, action: Action): Promise<void> {
       const res = await report(run, {
         iban: run.deposit(action.amount).iban,
         amount: BigInt(action.amount),
-        senderName: STRANGERS[action.sender]!,
+        senderName: action.named ? STRANGERS[action.sender]! : "",
         reference: action.text,
         senderIban: action.senderIban ? RETURN_TO.ok : "",
       });

@@ -1,9 +1,9 @@
-import { isUniqueViolation, type HttpRoute, type HttpRouteRequest, type HttpRouteResponse } from "@payments/kit";
+import { type HttpRoute, type HttpRouteRequest, type HttpRouteResponse } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "./context.js";
 import { BankFeedError, FEED_SIGNATURE_HEADER, FEED_TIMESTAMP_HEADER, validateFeedBody, verifyFeedSignature, type ParseResult } from "./bank-feed/index.js";
 import { countTransfer, reportOf, type TransferCounts } from "./statement-import.js";
-import { afterRecorded, recordTransferIn, rulesForAccounts, type TransferOutcome } from "./transfers.js";
+import { recordTransfers } from "./transfers.js";
 
 /**
  * The JSON push feed of aggregators and bank APIs: `POST /internal/bank-feed/{feedId}` on the
@@ -143,38 +143,20 @@ export async function handleFeedPush(ctx: DepositContext, feeds: FeedSecrets, re
 }
 
 /**
- * Records every transfer of a validated body in one transaction: a bank transaction id already
- * recorded on its account (or repeated within the body) is a duplicate; a failure anywhere
- * rolls back the whole body. Two pushes of the same transfer at once: the loser's transaction
- * hits the unique index and is run again, finding the winner's rows as duplicates.
+ * Records every transfer of a validated body in one transaction (recordTransfers): a bank
+ * transaction id already recorded on its account (or repeated within the body) is a duplicate;
+ * a failure anywhere rolls back the whole body, and lock conflicts are retried inside.
  */
 export async function applyFeedBody(ctx: DepositContext, feedId: string, parsed: ParseResult): Promise<FeedCounts> {
   const source = `feed:${feedId}`;
-  const reports = parsed.records.map((r) => reportOf(r, source));
-  const rulesOf = await rulesForAccounts(ctx, reports.map((r) => r.iban));
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const outcomes = await ctx.db.transaction(async (trx) => {
-        const out: Array<Omit<TransferOutcome, "duplicate"> | undefined> = [];
-        for (const report of reports) {
-          const earlier = await trx("incoming_transfers").where({ iban: report.iban, bank_transaction_id: report.bankTransactionId }).first("id");
-          out.push(earlier ? undefined : await recordTransferIn(trx, ctx, report, rulesOf));
-        }
-        return out;
-      });
-      const counts: FeedCounts = { imported: 0, matched: 0, unmatched: 0, review: 0, duplicates: parsed.skipped.length };
-      for (const outcome of outcomes) {
-        countTransfer(counts, outcome && { ...outcome, duplicate: false });
-        if (outcome) afterRecorded(ctx, outcome);
-      }
-      ctx.outbox.nudge();
-      ctx.logger.info({ feedId, ...counts }, "bank feed push applied");
-      return counts;
-    } catch (err) {
-      if (attempt < 3 && isUniqueViolation(err)) continue;
-      throw err;
-    }
-  }
+  const outcomes = await recordTransfers(
+    ctx,
+    parsed.records.map((r) => reportOf(r, source)),
+  );
+  const counts: FeedCounts = { imported: 0, matched: 0, unmatched: 0, review: 0, returned: 0, duplicates: parsed.skipped.length };
+  for (const outcome of outcomes) countTransfer(counts, outcome);
+  ctx.logger.info({ feedId, ...counts }, "bank feed push applied");
+  return counts;
 }
 
 /** The kit HTTP route of the push feed (with BANK_FEEDS unset every push is an unknown feed). */

@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import type { DepositRow, TransferRow } from "./store.js";
+import { isTransferStatus, suspenseHeldIn } from "./transfer-state.js";
 
 /**
  * Where the money that arrived went, per receiving account and currency: every transfer
@@ -31,9 +32,9 @@ export interface Reconciliation {
   credits: Credit[];
 }
 
-/** What a transfer in this status holds in suspense: all of it while open or back from a failed return, nothing otherwise. */
+/** What a transfer in this status holds in suspense (transfer-state.ts): all of it while open, nothing otherwise. */
 function expectedSuspense(transfer: TransferRow): number {
-  return transfer.status === "unmatched" || transfer.status === "review" ? Number(transfer.amount) : 0;
+  return isTransferStatus(transfer.status) ? suspenseHeldIn(transfer.status) * Number(transfer.amount) : 0;
 }
 
 export function reconcile(db: Knex, period: { from?: number; to?: number }): Promise<Reconciliation> {

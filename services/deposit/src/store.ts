@@ -16,7 +16,7 @@ import {
 import { forUpdate, serviceError } from "@payments/kit";
 import type { Knex } from "knex";
 import { isDepositStatus, type DepositStatusName } from "./deposit-state.js";
-import type { TransferActionRow } from "./transfer-actions.js";
+import type { TransferActionName, TransferStatusName } from "./transfer-state.js";
 
 /**
  * The deposit tables: row shapes, reads, and the conversion to protobuf messages. Both
@@ -71,7 +71,7 @@ export interface TransferRow {
   deposit_id: string | null;
   unmatched_reason: string | null;
   reported_at: number;
-  /** matched, review, unmatched, returning, returned (migration 20261124010000). */
+  /** transfer-state.ts: matched, review, unmatched, returning, returned. */
   status: TransferStatusName;
   review_deposit_id: string | null;
   match_by: string | null;
@@ -87,10 +87,20 @@ export interface TransferRow {
   resolved_by: string | null;
   resolved_at: number | null;
   resolution: string | null;
+  /** Returns asked for so far; the next one is attempt return_attempts + 1 (migration 20261126000000). */
+  return_attempts?: number;
 }
 
-export const TRANSFER_STATUSES = ["matched", "review", "unmatched", "returning", "returned"] as const;
-export type TransferStatusName = (typeof TRANSFER_STATUSES)[number];
+/** What was done to a transfer: who (an operator's name, "rules" or "payout"), when, why. */
+export interface TransferActionRow {
+  id: string;
+  transfer_id: string;
+  action: TransferActionName;
+  actor: string;
+  reason: string;
+  deposit_id: string | null;
+  at: number;
+}
 
 const STATUS_TO_PROTO: Readonly<Record<DepositStatusName, DepositStatus>> = {
   pending: DepositStatus.PENDING,

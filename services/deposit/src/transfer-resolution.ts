@@ -1,17 +1,18 @@
 import { Code } from "@connectrpc/connect";
-import { forUpdate, serviceError, validationError } from "@payments/kit";
+import { serviceError, validationError } from "@payments/kit";
 import type { Knex } from "knex";
+import { isTurkishIban } from "./bank-feed/text.js";
 import type { DepositContext } from "./context.js";
 import { moveDeposit, type MoveResult } from "./deposit-moves.js";
 import { getDepositRow, type TransferRow } from "./store.js";
-import { recordSuspense } from "./suspense.js";
-import { recordTransferAction } from "./transfer-actions.js";
+import { applyTransferMove, type Decider } from "./transfer-moves.js";
 
-/** Who decided and why: every operator decision on a transfer records both. */
-export interface Decider {
-  actor: string;
-  reason: string;
-}
+/**
+ * An operator's decisions on an open transfer (unmatched, or in review), each one move of
+ * transfer-state.ts applied with transfer-moves.ts inside the caller's transaction, which has
+ * locked the transfer (lockTransfer) and asked the catalog what it needs beforehand (no call
+ * is made while rows are locked).
+ */
 
 /** The transfer, unlocked (to learn what to ask before the transaction); NOT_FOUND (TRANSFER_NOT_FOUND) when there is none. */
 export async function findTransfer(db: Knex, transferId: string): Promise<TransferRow> {
@@ -20,27 +21,12 @@ export async function findTransfer(db: Knex, transferId: string): Promise<Transf
   return transfer;
 }
 
-/** The transfer, locked; NOT_FOUND (TRANSFER_NOT_FOUND) when there is none. */
-export async function lockTransfer(trx: Knex.Transaction, transferId: string): Promise<TransferRow> {
-  const transfer = (await forUpdate(trx, trx("incoming_transfers").where({ id: transferId }).first())) as TransferRow | undefined;
-  if (!transfer) throw serviceError(Code.NotFound, "TRANSFER_NOT_FOUND", `no incoming transfer ${transferId}`);
-  return transfer;
-}
-
-/** Only what is still open (unmatched or in review) can be decided on; a transfer is resolved once. */
-export function requireOpen(transfer: TransferRow): void {
-  if (transfer.status !== "unmatched" && transfer.status !== "review") {
-    throw serviceError(Code.FailedPrecondition, "TRANSFER_NOT_OPEN", `transfer ${transfer.id} is ${transfer.status}; only an unmatched or in-review transfer can be resolved`, {
-      details: { status: transfer.status, depositId: transfer.deposit_id ?? "" },
-    });
-  }
-}
-
 /**
  * Gives an open transfer to a deposit: completes it with the transfer's amount (unless the
  * operator names another) — pending by the usual move, expired by the late-payment move —
- * takes the money out of suspense, marks the transfer matched and records the decision.
- * One transaction, with the deposit's event in the outbox.
+ * and moves the transfer to matched (its money leaves suspense, the decision is recorded).
+ * `move` is `match` (a deposit the operator names) or `complete` (the one it waits on in
+ * review). One transaction, with the deposit's event in the outbox.
  */
 export async function giveTransferToDeposit(
   trx: Knex.Transaction,
@@ -48,9 +34,9 @@ export async function giveTransferToDeposit(
   transfer: TransferRow,
   depositId: string,
   decider: Decider,
-  options: { amount?: number; action?: "matched" | "completed"; transferSandbox: boolean },
+  options: { amount?: number; move?: "match" | "complete"; transferSandbox: boolean },
 ): Promise<MoveResult> {
-  requireOpen(transfer);
+  const move = options.move ?? "match";
   const deposit = await getDepositRow(trx, { depositId }, { lock: true });
   if (deposit.currency !== transfer.currency) {
     throw validationError("deposit_id", `deposit_id: the transfer is in ${transfer.currency}, the deposit in ${deposit.currency}`);
@@ -65,29 +51,33 @@ export async function giveTransferToDeposit(
     );
   }
   const late = deposit.status === "expired";
-  const moved = await moveDeposit(trx, ctx.clock, {
+  // The transfer first: a transfer that is no longer open is refused before the deposit moves.
+  await applyTransferMove(trx, ctx.clock, transfer, { move, ...decider, depositId, resolves: true, patch: { deposit_id: depositId, late } });
+  return moveDeposit(trx, ctx.clock, {
     depositId,
     move: late ? "complete_late" : "complete",
     amount: options.amount ?? Number(transfer.amount),
     transferId: transfer.id,
-    match: { by: "operator", score: 1, reasons: [`${options.action ?? "matched"} by ${decider.actor}: ${decider.reason}`] },
+    match: { by: "operator", score: 1, reasons: [`${move === "complete" ? "completed" : "matched"} by ${decider.actor}: ${decider.reason}`] },
   });
-  const now = ctx.clock.now().getTime();
-  await trx("incoming_transfers")
-    .where({ id: transfer.id })
-    .update({ status: "matched", deposit_id: depositId, late, resolved_by: decider.actor, resolved_at: now, resolution: decider.reason });
-  await recordSuspense(trx, transfer, "released", now, depositId);
-  await recordTransferAction(trx, ctx.clock, { transferId: transfer.id, action: options.action ?? "matched", actor: decider.actor, reason: decider.reason, depositId });
-  return moved;
 }
 
 /** An in-review transfer's deposit is not to be paid by it: the transfer becomes unmatched, its money stays in suspense. */
-export async function refuseTransfer(trx: Knex.Transaction, ctx: DepositContext, transfer: TransferRow, decider: Decider): Promise<void> {
-  if (transfer.status !== "review") {
-    throw serviceError(Code.FailedPrecondition, "TRANSFER_NOT_OPEN", `transfer ${transfer.id} is ${transfer.status}; only a transfer in review can be refused`, { details: { status: transfer.status } });
-  }
-  await trx("incoming_transfers")
-    .where({ id: transfer.id })
-    .update({ status: "unmatched", resolved_by: decider.actor, resolved_at: ctx.clock.now().getTime(), resolution: decider.reason });
-  await recordTransferAction(trx, ctx.clock, { transferId: transfer.id, action: "refused", actor: decider.actor, reason: decider.reason, depositId: transfer.review_deposit_id });
+export async function refuseTransfer(trx: Knex.Transaction, ctx: DepositContext, transfer: TransferRow, decider: Decider): Promise<TransferRow> {
+  return applyTransferMove(trx, ctx.clock, transfer, { move: "refuse", ...decider, depositId: transfer.review_deposit_id, resolves: true });
+}
+
+/**
+ * Where an operator's return goes: the IBAN they give, else the one the bank reported; the
+ * name they give, else the sender name the bank reported. Without either there is nowhere (or
+ * nobody) to pay, and the refusal says what to give.
+ */
+export function returnTarget(transfer: TransferRow, given: { iban: string; recipientName: string }): { iban: string; recipientName: string } {
+  const iban = given.iban || transfer.sender_iban || "";
+  if (!iban) throw validationError("iban", "iban: the bank gave no sender IBAN for this transfer; give the IBAN to return it to (--iban)");
+  // Returns are paid like withdrawals, to Turkish IBANs only (a foreign sender is an operator's case for the bank).
+  if (!isTurkishIban(iban)) throw serviceError(Code.InvalidArgument, "INVALID_IBAN", `iban: ${iban} is not a valid Turkish IBAN; a return is paid to a Turkish IBAN (--iban)`, { field: "iban" });
+  const recipientName = given.recipientName || transfer.sender_name.trim();
+  if (!recipientName) throw validationError("recipient_name", "recipient_name: the bank named no sender for this transfer; give the recipient's name for the return (--name)");
+  return { iban, recipientName };
 }

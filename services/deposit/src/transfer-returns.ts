@@ -1,73 +1,28 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { TransferReturnChangedSchema, TransferReturnStatus } from "@payments/contracts/payout";
 import { TRANSFER_RETURN_COMPLETED_TOPIC, TRANSFER_RETURN_FAILED_TOPIC } from "@payments/contracts";
-import { Code } from "@connectrpc/connect";
-import { forUpdate, serviceError, validationError, type Subscription } from "@payments/kit";
+import { TransferReturnChangedSchema, TransferReturnStatus } from "@payments/contracts/payout";
+import { forUpdate, readCommitted, transactionWithRetry, type Subscription } from "@payments/kit";
 import type { DepositContext } from "./context.js";
 import type { TransferRow } from "./store.js";
-import { recordSuspense } from "./suspense.js";
-import { recordTransferAction } from "./transfer-actions.js";
-import { isSandboxAccount } from "./account-kind.js";
-import { lockTransfer, requireOpen, type Decider } from "./transfer-resolution.js";
+import { applyTransferMove } from "./transfer-moves.js";
+
+/**
+ * Returns of an incoming transfer's money to its sender. The decision (an operator's
+ * `transfer return`, or a merchant's late-payment rule) moves the transfer to `returning` and
+ * writes a TransferReturnRequested event to the outbox in one transaction (transfer-moves.ts);
+ * the payout service creates exactly that attempt from the event and pays it. Here its answer
+ * comes back: completed → `returned`; failed → `unmatched` again, its money back in suspense,
+ * for another decision.
+ */
 
 /** The durable consumers (one per topic) that settle returns when the payout service reports them. */
 export const TRANSFER_RETURNS_CONSUMER = "deposit-transfer-returns";
 
 /**
- * Returns an open transfer's money to its sender. First, in one transaction, the transfer
- * becomes `returning`, its money leaves suspense and the request is recorded: from then on
- * no other decision can give it to a deposit. Then the payout service is asked to pay it
- * (idempotent by transfer id). If that call fails, the transfer is put back as it was, its
- * money back in suspense, and the error goes to the operator.
- */
-export async function requestTransferReturn(ctx: DepositContext, transferId: string, iban: string, decider: Decider): Promise<TransferRow> {
-  let payouts: ReturnType<DepositContext["payouts"]>;
-  try {
-    payouts = ctx.payouts();
-  } catch (err) {
-    throw serviceError(Code.FailedPrecondition, "RETURNS_UNAVAILABLE", `cannot return money: ${(err as Error).message}`);
-  }
-  const before = await ctx.db.transaction(async (trx) => {
-    const transfer = await lockTransfer(trx, transferId);
-    requireOpen(transfer);
-    const to = iban || transfer.sender_iban || "";
-    if (!to) throw validationError("iban", "iban: the bank gave no sender IBAN for this transfer; name the IBAN to return it to");
-    const now = ctx.clock.now().getTime();
-    await trx("incoming_transfers").where({ id: transfer.id }).update({ status: "returning", resolved_by: decider.actor, resolved_at: now, resolution: decider.reason });
-    await recordSuspense(trx, transfer, "returned", now);
-    await recordTransferAction(trx, ctx.clock, { transferId: transfer.id, action: "return_requested", actor: decider.actor, reason: `to ${to}: ${decider.reason}` });
-    return { transfer, to };
-  });
-  const { transfer, to } = before;
-  try {
-    await payouts.createTransferReturn({
-      transferId: transfer.id,
-      iban: to,
-      recipientName: transfer.sender_name,
-      amount: BigInt(transfer.amount),
-      currency: transfer.currency,
-      sandbox: await isSandboxAccount(ctx, transfer.iban),
-      reason: decider.reason,
-      actor: decider.actor,
-    });
-  } catch (err) {
-    await ctx.db.transaction(async (trx) => {
-      const now = ctx.clock.now().getTime();
-      await trx("incoming_transfers").where({ id: transfer.id, status: "returning" }).update({ status: transfer.status, resolved_by: transfer.resolved_by, resolved_at: transfer.resolved_at, resolution: transfer.resolution });
-      await recordSuspense(trx, transfer, "return_failed", now);
-      await recordTransferAction(trx, ctx.clock, { transferId: transfer.id, action: "return_failed", actor: decider.actor, reason: `the payout service did not take the return: ${(err as Error).message}` });
-    });
-    throw err;
-  }
-  ctx.logger.info({ transferId: transfer.id, iban: to, amount: Number(transfer.amount), actor: decider.actor }, "transfer return requested");
-  return (await ctx.db("incoming_transfers").where({ id: transfer.id }).first()) as TransferRow;
-}
-
-/**
- * Settles a return the payout service finished: completed → the transfer is `returned`;
- * failed → it is open again (unmatched), its money back in suspense, for another decision.
- * Applied once: only a transfer still `returning` changes.
+ * Settles a return the payout service finished. Applied once, and only to the attempt the
+ * transfer is waiting on: a late or repeated answer about an earlier attempt (or for a
+ * transfer that is no longer returning) changes nothing.
  */
 export async function settleTransferReturn(ctx: DepositContext, data: Uint8Array): Promise<void> {
   const event = fromBinary(TransferReturnChangedSchema, data);
@@ -75,19 +30,25 @@ export async function settleTransferReturn(ctx: DepositContext, data: Uint8Array
   if (!ret) return;
   const completed = ret.status === TransferReturnStatus.COMPLETED;
   if (!completed && ret.status !== TransferReturnStatus.FAILED) return;
-  await ctx.db.transaction(async (trx) => {
-    const transfer = (await forUpdate(trx, trx("incoming_transfers").where({ id: ret.transferId }).first())) as TransferRow | undefined;
-    if (!transfer || transfer.status !== "returning") return;
-    const at = event.occurredAt ? timestampMs(event.occurredAt) : ctx.clock.now().getTime();
-    if (completed) {
-      await trx("incoming_transfers").where({ id: transfer.id }).update({ status: "returned" });
-      await recordTransferAction(trx, ctx.clock, { transferId: transfer.id, action: "returned", actor: "payout", reason: `paid back, bank reference ${ret.bankReference || "-"}` });
-    } else {
-      await trx("incoming_transfers").where({ id: transfer.id }).update({ status: "unmatched" });
-      await recordSuspense(trx, transfer, "return_failed", at);
-      await recordTransferAction(trx, ctx.clock, { transferId: transfer.id, action: "return_failed", actor: "payout", reason: ret.failureReason || "the return failed" });
-    }
-  });
+  const at = event.occurredAt ? timestampMs(event.occurredAt) : ctx.clock.now().getTime();
+  const settled = await transactionWithRetry(
+    ctx.db,
+    async (trx) => {
+      const transfer = (await forUpdate(trx, trx("incoming_transfers").where({ id: ret.transferId }).first())) as TransferRow | undefined;
+      if (!transfer || transfer.status !== "returning") return undefined;
+      // 0: asked for before attempts were counted; any answer is about it.
+      const waitingOn = Number(transfer.return_attempts ?? 0);
+      if (waitingOn !== 0 && ret.attempt !== waitingOn) return undefined;
+      return applyTransferMove(trx, ctx.clock, transfer, {
+        move: completed ? "return_completed" : "return_failed",
+        actor: "payout",
+        reason: completed ? `paid back, bank reference ${ret.bankReference || "-"}` : ret.failureReason || "the return failed",
+        at,
+      });
+    },
+    { config: readCommitted(ctx.db) },
+  );
+  if (settled) ctx.logger.info({ transferId: settled.id, attempt: ret.attempt, status: settled.status }, completed ? "transfer returned to its sender" : "transfer return failed: the transfer is open again");
 }
 
 /**

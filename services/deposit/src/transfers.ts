@@ -1,14 +1,15 @@
-import { forUpdate, isUniqueViolation, newId } from "@payments/kit";
+import { errorInfo, isUniqueViolation, newId, readCommitted, transactionWithRetry } from "@payments/kit";
 import type { Knex } from "knex";
+import { isTurkishIban } from "./bank-feed/text.js";
 import type { DepositContext } from "./context.js";
 import { moveDeposit } from "./deposit-moves.js";
 import { lookupMerchant } from "./merchant-lookup.js";
-import { matchTransfer, type MatchCandidate } from "./matching.js";
+import { matchTransfer, type MatchCandidate, type MatchResult } from "./matching.js";
 import { amountRelation, decideMatchedTransfer, DEFAULT_RULES, type PaidAmountRules } from "./paid-amount-rules.js";
+import { REFERENCE_ALPHABET, REFERENCE_LENGTH } from "./reference.js";
 import type { DepositRow, TransferRow } from "./store.js";
-import { recordSuspense } from "./suspense.js";
-import { recordTransferAction } from "./transfer-actions.js";
-import { requestTransferReturn } from "./transfer-returns.js";
+import { applyTransferMove, recordArrival, type Decider } from "./transfer-moves.js";
+import { compactReference } from "./turkish-text.js";
 
 export interface TransferReport {
   /** Normalised (electronic format). */
@@ -22,59 +23,123 @@ export interface TransferReport {
   /** YYYY-MM-DD, when the bank's record has one (statements, feeds). */
   valueDate?: string;
   senderIban?: string;
-  /** api (ReportTransfer), mt940, feed:<feedId>, sandbox. */
+  /** api (ReportTransfer), mt940, camt053, feed:<feedId>, sandbox. */
   source?: string;
 }
 
-export interface TransferOutcome {
+/** What recording one transfer did. */
+export interface RecordedTransfer {
   transfer: TransferRow;
-  /** The deposit this transfer completed, now or when it was first reported. */
+  /** The deposit this transfer completed. */
   deposit?: DepositRow;
+}
+
+export interface TransferOutcome extends RecordedTransfer {
+  /** The bank transaction id was already recorded on this account: nothing changed, and `transfer` is the first report. */
   duplicate: boolean;
-  /** A late payment the merchant's rule sends back: afterRecorded asks for the return once committed. */
-  returnByRule?: boolean;
-}
-
-/** The merchant's paid-amount rules, by merchant id (known before the transaction: no RPC while rows are locked). */
-export type RulesOf = (merchantId: string) => PaidAmountRules;
-
-async function existingOutcome(db: Knex, iban: string, bankTransactionId: string): Promise<TransferOutcome | undefined> {
-  const transfer = (await db("incoming_transfers").where({ iban, bank_transaction_id: bankTransactionId }).first()) as TransferRow | undefined;
-  if (!transfer) return undefined;
-  const deposit = transfer.deposit_id ? ((await db("deposits").where({ id: transfer.deposit_id }).first()) as DepositRow | undefined) : undefined;
-  return { transfer, deposit, duplicate: true };
 }
 
 /**
- * The deposits a transfer into one of `ibans` could pay: the pending ones, and the ones that
- * expired within LATE_PAYMENT_WINDOW (a late payment; older ones are left to an operator).
+ * The paid-amount rules of the merchants one operation meets. Inside a transaction a rule is
+ * only ever read from memory (this book, else the merchant cache): a miss throws RulesNeeded,
+ * the transaction rolls back, the rules are fetched with no lock held, and it runs again. So
+ * no RPC is ever made while rows are locked, and a cold cache costs one empty rollback.
  */
-function candidateDeposits(db: Knex, ctx: DepositContext, ibans: readonly string[]) {
-  const lateSince = ctx.clock.now().getTime() - ctx.config.LATE_PAYMENT_WINDOW;
-  return db("deposits")
-    .whereIn("account_iban", [...new Set(ibans)])
-    .andWhere((q) => q.where({ status: "pending" }).orWhere((e) => e.where({ status: "expired" }).andWhere("expires_at", ">=", lateSince)));
+export class RulesBook {
+  private readonly known = new Map<string, PaidAmountRules>();
+
+  constructor(private readonly ctx: DepositContext) {}
+
+  get(merchantId: string): PaidAmountRules {
+    const rules = this.known.get(merchantId) ?? this.ctx.merchantCache.peek(merchantId)?.rules;
+    if (!rules) throw new RulesNeeded(merchantId);
+    return rules;
+  }
+
+  /** A merchant that cannot be read gets the default rules, which never complete a doubtful payment on their own. */
+  async load(merchantId: string): Promise<void> {
+    try {
+      this.known.set(merchantId, (await lookupMerchant(this.ctx, merchantId)).rules);
+    } catch (err) {
+      this.ctx.logger.warn({ err, merchantId }, "could not read the merchant's paid-amount rules; the defaults apply");
+      this.known.set(merchantId, DEFAULT_RULES);
+    }
+  }
+}
+
+class RulesNeeded extends Error {
+  constructor(readonly merchantId: string) {
+    super(`the rules of merchant ${merchantId} are not loaded`);
+  }
 }
 
 /**
- * The paid-amount rules of every merchant with a deposit a transfer into these accounts
- * could pay, read before the transaction (cached merchant facts; an RPC on a miss), so no
- * call is made while rows are locked. A merchant that cannot be read gets the default
- * rules, which never complete a doubtful payment on their own.
+ * The deposit a decision rested on changed between the unlocked read that chose it and the
+ * lock taken to move it (another transfer paid it, it expired, an operator decided): the
+ * transaction rolls back and the transfer is matched again against what is there now.
  */
-export async function rulesForAccounts(ctx: DepositContext, ibans: readonly string[]): Promise<RulesOf> {
-  const rows = (await candidateDeposits(ctx.db, ctx, ibans).distinct("merchant_id")) as Array<{ merchant_id: string }>;
-  const rules = new Map<string, PaidAmountRules>();
-  await Promise.all(
-    rows.map(async ({ merchant_id }) => {
-      try {
-        rules.set(merchant_id, (await lookupMerchant(ctx, merchant_id)).rules);
-      } catch (err) {
-        ctx.logger.warn({ err, merchantId: merchant_id }, "could not read the merchant's paid-amount rules; the defaults apply");
+class StaleMatch extends Error {}
+
+/** Far more than a real race needs: each retry sees the changes that made the previous one stale. */
+const STALE_RETRIES = 20;
+
+/**
+ * Runs a transaction that records (or decides on) transfers: READ COMMITTED on MySQL, so its
+ * plain reads see the latest commit and take no locks, and the only rows it locks are the ones
+ * it changes. Lost lock conflicts are run again (transactionWithRetry), as are attempts that
+ * needed rules not in memory (loaded first) or rested on a deposit that changed meanwhile.
+ */
+export function transferTransaction<T>(
+  ctx: DepositContext,
+  rules: RulesBook,
+  fn: (trx: Knex.Transaction) => Promise<T>,
+  options: { uniqueRaces?: number } = {},
+): Promise<T> {
+  let stale = 0;
+  let races = 0;
+  return transactionWithRetry(ctx.db, fn, {
+    config: readCommitted(ctx.db),
+    async retryOn(err) {
+      if (err instanceof RulesNeeded) {
+        await rules.load(err.merchantId);
+        return true;
       }
-    }),
-  );
-  return (merchantId) => rules.get(merchantId) ?? DEFAULT_RULES;
+      if (err instanceof StaleMatch) return ++stale <= STALE_RETRIES;
+      // A batch that met another import's uncommitted copy of one of its lines: run again, that line is then a duplicate.
+      return isUniqueViolation(err) && ++races <= (options.uniqueRaces ?? 0);
+    },
+  });
+}
+
+/** Pending deposits, and those expired within LATE_PAYMENT_WINDOW (a late payment; older ones are left to an operator). */
+function isCandidate(ctx: DepositContext, row: Pick<DepositRow, "status" | "expires_at">): boolean {
+  if (row.status === "pending") return true;
+  return row.status === "expired" && Number(row.expires_at) >= ctx.clock.now().getTime() - ctx.config.LATE_PAYMENT_WINDOW;
+}
+
+function candidatesOnAccount(trx: Knex.Transaction, ctx: DepositContext, iban: string): Promise<DepositRow[]> {
+  const lateSince = ctx.clock.now().getTime() - ctx.config.LATE_PAYMENT_WINDOW;
+  return trx("deposits")
+    .where({ account_iban: iban })
+    .andWhere((q) => q.where({ status: "pending" }).orWhere((e) => e.where({ status: "expired" }).andWhere("expires_at", ">=", lateSince)))
+    .orderBy("id") as Promise<DepositRow[]>;
+}
+
+const IN_ALPHABET = new RegExp(`^[${REFERENCE_ALPHABET}]{${REFERENCE_LENGTH}}$`);
+
+/**
+ * Every string a deposit reference could be in this description: each run of
+ * REFERENCE_LENGTH characters of its compact form (compactReference, as findReference
+ * searches) drawn from the reference alphabet. At most ~500 for the longest description.
+ */
+export function referenceKeysIn(description: string): string[] {
+  const compact = compactReference(description);
+  const keys = new Set<string>();
+  for (let i = 0; i + REFERENCE_LENGTH <= compact.length; i++) {
+    const key = compact.slice(i, i + REFERENCE_LENGTH);
+    if (IN_ALPHABET.test(key)) keys.add(key);
+  }
+  return [...keys];
 }
 
 function candidateOf(row: DepositRow): MatchCandidate {
@@ -90,19 +155,29 @@ function candidateOf(row: DepositRow): MatchCandidate {
 }
 
 /**
- * Records one transfer inside `trx` and decides what it does: the account's candidate
- * deposits are locked, the transfer is matched (reference; else sender name with the exact
- * amount; else the amount alone), and the merchant's rules say whether a match completes its
- * deposit (late: the one move out of `expired`), waits for an operator in review, or goes
- * back to the sender. What no deposit takes sits in suspense. A repeated bank transaction id
- * is found by the caller (or by the unique index) and has no second effect.
+ * Which deposit the transfer pays, read without locks. First the deposits whose reference the
+ * description carries, found on the unique reference index (what nearly every customer writes,
+ * so a busy account's report reads one row, not every pending deposit); the matcher decides on
+ * them exactly as it would among all candidates (the reference rule looks at no other). Only
+ * without a usable reference are all of the account's candidates read, for the name and amount
+ * rules.
  */
-export async function recordTransferIn(trx: Knex.Transaction, ctx: DepositContext, report: TransferReport, rulesOf: RulesOf): Promise<Omit<TransferOutcome, "duplicate">> {
-  const now = ctx.clock.now().getTime();
-  const candidates = (await forUpdate(trx, candidateDeposits(trx, ctx, [report.iban]).orderBy("id"))) as DepositRow[];
-  const match = matchTransfer({ amount: report.amount, currency: report.currency, senderName: report.senderName, description: report.reference }, candidates.map(candidateOf));
+async function matchAgainstDeposits(trx: Knex.Transaction, ctx: DepositContext, report: TransferReport): Promise<{ match: MatchResult; candidates: DepositRow[] }> {
+  const facts = { amount: report.amount, currency: report.currency, senderName: report.senderName, description: report.reference };
+  const keys = referenceKeysIn(report.reference);
+  if (keys.length > 0) {
+    const referenced = ((await trx("deposits").whereIn("reference", keys)) as DepositRow[]).filter((row) => row.account_iban === report.iban && isCandidate(ctx, row));
+    if (referenced.length > 0) {
+      const match = matchTransfer(facts, referenced.map(candidateOf));
+      if (match.kind !== "unmatched") return { match, candidates: referenced };
+    }
+  }
+  const candidates = await candidatesOnAccount(trx, ctx, report.iban);
+  return { match: matchTransfer(facts, candidates.map(candidateOf)), candidates };
+}
 
-  const transfer: TransferRow = {
+function newTransferRow(ctx: DepositContext, report: TransferReport): Omit<TransferRow, "status"> {
+  return {
     id: newId("trf"),
     iban: report.iban,
     bank_transaction_id: report.bankTransactionId,
@@ -112,8 +187,7 @@ export async function recordTransferIn(trx: Knex.Transaction, ctx: DepositContex
     reference: report.reference,
     deposit_id: null,
     unmatched_reason: null,
-    reported_at: now,
-    status: "unmatched",
+    reported_at: ctx.clock.now().getTime(),
     review_deposit_id: null,
     match_by: null,
     match_score: null,
@@ -126,66 +200,107 @@ export async function recordTransferIn(trx: Knex.Transaction, ctx: DepositContex
     resolved_by: null,
     resolved_at: null,
     resolution: null,
+    return_attempts: 0,
   };
+}
+
+const RULES: Decider = { actor: "rules", reason: "" };
+
+/**
+ * Records one transfer inside `trx` (run it through transferTransaction) and decides what it
+ * does. It is matched on an unlocked read (reference; else sender name with the exact amount;
+ * else the amount alone); the merchant's rules say whether a match completes its deposit
+ * (late: the one move out of `expired`), waits in review, or goes back to the sender. The
+ * transfer row is written first (its unique index settles a report arriving twice at once),
+ * then only the deposit it completes is locked, and if that deposit is no longer what the
+ * match saw the whole transaction runs again (StaleMatch). Reports into one account therefore
+ * neither queue behind one lock nor deadlock. What no deposit takes sits in suspense.
+ */
+export async function recordTransferIn(trx: Knex.Transaction, ctx: DepositContext, report: TransferReport, rules: RulesBook): Promise<RecordedTransfer> {
+  const { match, candidates } = await matchAgainstDeposits(trx, ctx, report);
+  const row = newTransferRow(ctx, report);
 
   if (match.kind === "unmatched") {
-    transfer.unmatched_reason = match.reason;
-    await trx("incoming_transfers").insert(transfer);
-    await recordSuspense(trx, transfer, "received", now);
-    return { transfer };
+    return { transfer: await recordArrival(trx, ctx.clock, { ...row, unmatched_reason: match.reason }, "record_unmatched") };
   }
   if (match.kind === "review") {
-    transfer.status = "review";
-    transfer.unmatched_reason = match.reason;
-    transfer.candidates = JSON.stringify(match.candidates);
-    await trx("incoming_transfers").insert(transfer);
-    await recordSuspense(trx, transfer, "received", now);
-    return { transfer };
+    return { transfer: await recordArrival(trx, ctx.clock, { ...row, unmatched_reason: match.reason, candidates: JSON.stringify(match.candidates) }, "record_review") };
   }
 
-  const deposit = candidates.find((row) => row.id === match.depositId)!;
-  transfer.match_by = match.by;
-  transfer.match_score = match.score;
-  transfer.match_reasons = JSON.stringify(match.reasons);
-  transfer.late = match.late;
-  const decision = decideMatchedTransfer({ late: match.late, relation: amountRelation(report.amount, Number(deposit.requested_amount)) }, rulesOf(deposit.merchant_id));
+  const deposit = candidates.find((c) => c.id === match.depositId)!;
+  const matched = { ...row, match_by: match.by, match_score: match.score, match_reasons: JSON.stringify(match.reasons), late: match.late };
+  const decision = decideMatchedTransfer({ late: match.late, relation: amountRelation(report.amount, Number(deposit.requested_amount)) }, rules.get(deposit.merchant_id));
+
   if (decision.action === "complete") {
-    transfer.status = "matched";
-    transfer.deposit_id = deposit.id;
-    await trx("incoming_transfers").insert(transfer);
-    const moved = await moveDeposit(trx, ctx.clock, {
-      depositId: deposit.id,
-      move: decision.late ? "complete_late" : "complete",
-      amount: report.amount,
-      transferId: transfer.id,
-      match: { by: match.by, score: match.score, reasons: match.reasons },
-    });
-    if (decision.late) await recordTransferAction(trx, ctx.clock, { transferId: transfer.id, action: "completed", actor: "rules", reason: "late payment completed by the merchant's rule", depositId: deposit.id });
-    return { transfer, deposit: moved.row };
+    const transfer = await recordArrival(
+      trx,
+      ctx.clock,
+      { ...matched, deposit_id: deposit.id },
+      "record_matched",
+      decision.late ? { ...RULES, reason: "late payment completed by the merchant's rule" } : undefined,
+    );
+    try {
+      const moved = await moveDeposit(trx, ctx.clock, {
+        depositId: deposit.id,
+        move: decision.late ? "complete_late" : "complete",
+        amount: report.amount,
+        transferId: transfer.id,
+        match: { by: match.by, score: match.score, reasons: match.reasons },
+      });
+      return { transfer, deposit: moved.row };
+    } catch (err) {
+      if (errorInfo(err).reason === "INVALID_TRANSACTION_STATE") throw new StaleMatch();
+      throw err;
+    }
   }
-  // Review, or a late payment the merchant's rule sends back: attached to its deposit, in
-  // suspense. A return is asked for once this transaction commits (afterRecorded: it calls
-  // the payout service); without the sender's IBAN it waits in review for an operator.
-  transfer.status = "review";
-  transfer.review_deposit_id = deposit.id;
-  transfer.unmatched_reason = decision.reason;
-  await trx("incoming_transfers").insert(transfer);
-  await recordSuspense(trx, transfer, "received", now);
-  return { transfer, returnByRule: decision.action === "return" };
+
+  // Review, or a late payment the merchant's rule returns: attached to its deposit, in
+  // suspense. Nothing changes the deposit, so nothing locks it; but the decision rests on its
+  // status, which is read once more now that the transfer row is written.
+  const transfer = await recordArrival(trx, ctx.clock, { ...matched, review_deposit_id: deposit.id, unmatched_reason: decision.reason }, "record_review");
+  const now = (await trx("deposits").where({ id: deposit.id }).first("status")) as Pick<DepositRow, "status"> | undefined;
+  if (now?.status !== deposit.status) throw new StaleMatch();
+  if (decision.action !== "return") return { transfer };
+
+  // The return goes out through the outbox in this same transaction: it cannot be lost
+  // between the commit and a call, nor asked for twice. Without the sender's IBAN and name
+  // there is nowhere to send it: the transfer waits in review for an operator.
+  const missing = [transfer.sender_iban && isTurkishIban(transfer.sender_iban) ? "" : "Turkish IBAN", transfer.sender_name.trim() ? "" : "name"].filter(Boolean);
+  if (missing.length > 0) {
+    const reason = `${decision.reason}, but the bank gave no sender ${missing.join(" or ")}: an operator returns it with \`transfer return\` (--iban, --name)`;
+    await trx("incoming_transfers").where({ id: transfer.id }).update({ unmatched_reason: reason });
+    return { transfer: { ...transfer, unmatched_reason: reason } };
+  }
+  const returning = await applyTransferMove(trx, ctx.clock, transfer, {
+    move: "request_return",
+    ...RULES,
+    reason: decision.reason,
+    resolves: true,
+    returnTo: { iban: transfer.sender_iban!, recipientName: transfer.sender_name, sandbox: Boolean(deposit.sandbox) },
+  });
+  return { transfer: returning };
+}
+
+async function existingOutcome(db: Knex, iban: string, bankTransactionId: string): Promise<TransferOutcome | undefined> {
+  const transfer = (await db("incoming_transfers").where({ iban, bank_transaction_id: bankTransactionId }).first()) as TransferRow | undefined;
+  if (!transfer) return undefined;
+  const deposit = transfer.deposit_id ? ((await db("deposits").where({ id: transfer.deposit_id }).first()) as DepositRow | undefined) : undefined;
+  return { transfer, deposit, duplicate: true };
 }
 
 /**
  * One incoming bank transfer: recorded once per (IBAN, bank transaction id), matched and
- * decided by recordTransferIn in one transaction. Bank integrations (ReportTransfer),
- * statement imports, feeds and the sandbox's "simulate payment" all come here.
+ * decided by recordTransferIn. Bank integrations (ReportTransfer), the sandbox's payments and
+ * the checkout's "simulate payment" come here; statements and feeds come through
+ * recordTransfers, which records a whole batch in one transaction.
  */
 export async function recordTransfer(ctx: DepositContext, report: TransferReport): Promise<TransferOutcome> {
   const earlier = await existingOutcome(ctx.db, report.iban, report.bankTransactionId);
   if (earlier) return earlier;
-  const rulesOf = await rulesForAccounts(ctx, [report.iban]);
+  const rules = new RulesBook(ctx);
   try {
-    const outcome = await ctx.db.transaction((trx) => recordTransferIn(trx, ctx, report, rulesOf));
-    afterRecorded(ctx, outcome);
+    const outcome = await transferTransaction(ctx, rules, (trx) => recordTransferIn(trx, ctx, report, rules));
+    afterRecorded(ctx, [outcome]);
     return { ...outcome, duplicate: false };
   } catch (err) {
     // The same report arriving twice at once: the index lets one in; the other reads it.
@@ -197,29 +312,52 @@ export async function recordTransfer(ctx: DepositContext, report: TransferReport
   }
 }
 
+/** Unique-index races a batch runs again for (another import of the same lines committed first); each attempt sees more as duplicates. */
+const BATCH_DUPLICATE_RETRIES = 3;
+
 /**
- * What follows a committed transfer: the outbox is nudged for a completed deposit, the
- * outcome is logged, and a late payment the merchant's rule returns is sent back (in the
- * background: a failure leaves it in review, where an operator sees it).
+ * A batch (a statement file, a pushed body) recorded all or nothing in ONE transaction, in
+ * order: a bank transaction id already recorded on its account, or earlier in the batch, is a
+ * duplicate (`undefined` in the answer) and changes nothing. A failure anywhere rolls back the
+ * whole batch, so a sender or an operator repeats the whole file and never finds half of it.
  */
-export function afterRecorded(ctx: DepositContext, outcome: Omit<TransferOutcome, "duplicate">): void {
-  const { transfer, deposit } = outcome;
-  if (deposit) {
-    ctx.outbox.nudge();
-    ctx.logger.info({ depositId: deposit.id, transferId: transfer.id, amount: Number(transfer.amount), late: Boolean(transfer.late) }, "incoming transfer completed a deposit");
-    return;
-  }
-  if (transfer.status === "review") {
-    ctx.logger.warn({ transferId: transfer.id, iban: transfer.iban, depositId: transfer.review_deposit_id, reason: transfer.unmatched_reason }, "incoming transfer waits for an operator's review");
-  } else {
-    ctx.logger.warn({ transferId: transfer.id, iban: transfer.iban, reason: transfer.unmatched_reason }, "incoming transfer matched no deposit: kept in suspense");
-  }
-  if (!outcome.returnByRule) return;
-  if (!transfer.sender_iban) {
-    ctx.logger.warn({ transferId: transfer.id }, "the merchant's rule returns this late payment, but the bank gave no sender IBAN: it waits for an operator's `transfer return --iban`");
-    return;
-  }
-  void requestTransferReturn(ctx, transfer.id, "", { actor: "rules", reason: "late payment: the merchant's rule returns it" }).catch((err: unknown) =>
-    ctx.logger.error({ err, transferId: transfer.id }, "the return the merchant's rule asks for failed; the transfer stays in review"),
+export async function recordTransfers(ctx: DepositContext, reports: readonly TransferReport[]): Promise<Array<RecordedTransfer | undefined>> {
+  const rules = new RulesBook(ctx);
+  const outcomes = await transferTransaction(
+    ctx,
+    rules,
+    async (trx) => {
+      const out: Array<RecordedTransfer | undefined> = [];
+      for (const report of reports) {
+        const earlier = await trx("incoming_transfers").where({ iban: report.iban, bank_transaction_id: report.bankTransactionId }).first("id");
+        out.push(earlier ? undefined : await recordTransferIn(trx, ctx, report, rules));
+      }
+      return out;
+    },
+    { uniqueRaces: BATCH_DUPLICATE_RETRIES },
   );
+  afterRecorded(
+    ctx,
+    outcomes.filter((o): o is RecordedTransfer => o !== undefined),
+  );
+  return outcomes;
+}
+
+/** What follows committed transfers: the outbox is nudged for completed deposits and requested returns, and each outcome is logged. */
+export function afterRecorded(ctx: DepositContext, outcomes: readonly RecordedTransfer[]): void {
+  let publish = false;
+  for (const { transfer, deposit } of outcomes) {
+    if (deposit) {
+      publish = true;
+      ctx.logger.info({ depositId: deposit.id, transferId: transfer.id, amount: Number(transfer.amount), late: Boolean(transfer.late) }, "incoming transfer completed a deposit");
+    } else if (transfer.status === "returning") {
+      publish = true;
+      ctx.logger.info({ transferId: transfer.id, depositId: transfer.review_deposit_id, amount: Number(transfer.amount) }, "late payment sent back to its sender by the merchant's rule");
+    } else if (transfer.status === "review") {
+      ctx.logger.warn({ transferId: transfer.id, iban: transfer.iban, depositId: transfer.review_deposit_id, reason: transfer.unmatched_reason }, "incoming transfer waits for an operator's review");
+    } else {
+      ctx.logger.warn({ transferId: transfer.id, iban: transfer.iban, reason: transfer.unmatched_reason }, "incoming transfer matched no deposit: kept in suspense");
+    }
+  }
+  if (publish) ctx.outbox.nudge();
 }

@@ -75,12 +75,12 @@ test.serial("a batch with one bad record records nothing; fixed, it completes bo
   const body = [paying(a, "MYSQL-FEED-1"), paying(b, "MYSQL-FEED-2")];
   const applied = await push(body);
   t.is(applied.status, 200, JSON.stringify(applied.body));
-  t.deepEqual(applied.body, { imported: 2, matched: 2, unmatched: 0, review: 0, duplicates: 0 });
+  t.deepEqual(applied.body, { imported: 2, matched: 2, unmatched: 0, review: 0, returned: 0, duplicates: 0 });
   t.is(await statusOf(a.id), DepositStatus.COMPLETED);
   t.is(await statusOf(b.id), DepositStatus.COMPLETED);
 
   const again = await push(body);
-  t.deepEqual(again.body, { imported: 0, matched: 0, unmatched: 0, review: 0, duplicates: 2 });
+  t.deepEqual(again.body, { imported: 0, matched: 0, unmatched: 0, review: 0, returned: 0, duplicates: 2 });
   const { accounts } = await deposits.getReconciliation({});
   t.deepEqual(accounts.filter((x) => x.difference !== 0n || x.discrepancies.length > 0), []);
 });

@@ -90,7 +90,7 @@ test.serial("a good batch is recorded and answered with counts; the same batch a
   const body = [paying(d1, "FEED-1"), paying(d2, "FEED-2"), stray("FEED-3"), stray("FEED-3")];
   const first = await push(body);
   t.is(first.status, 200, first.text);
-  t.deepEqual(first.body, { imported: 3, matched: 2, unmatched: 1, review: 0, duplicates: 1 });
+  t.deepEqual(first.body, { imported: 3, matched: 2, unmatched: 1, review: 0, returned: 0, duplicates: 1 });
   t.is(await statusOf(d1.id), DepositStatus.COMPLETED);
   t.is(await statusOf(d2.id), DepositStatus.COMPLETED);
   const row = await ctx.db("incoming_transfers").where({ bank_transaction_id: "FEED-1" }).first();
@@ -98,7 +98,7 @@ test.serial("a good batch is recorded and answered with counts; the same batch a
 
   const again = await push(body, { secret: OLD_SECRET });
   t.is(again.status, 200, "the feed's second secret (a rotation) is valid too");
-  t.deepEqual(again.body, { imported: 0, matched: 0, unmatched: 0, review: 0, duplicates: 4 });
+  t.deepEqual(again.body, { imported: 0, matched: 0, unmatched: 0, review: 0, returned: 0, duplicates: 4 });
 });
 
 test.serial("a bad or missing signature, a stale timestamp, another feed's secret or an unknown feed is 401 and records nothing", async (t) => {

@@ -11,6 +11,7 @@ import { createMerchantCache, watchMerchantChanges } from "./merchants.js";
 import { createBankIdsCache, watchCatalogChanges } from "./bank-list.js";
 import { routes } from "./routes/index.js";
 import { createSandboxConnector } from "./sandbox-connector.js";
+import { startTransferReturnRequests } from "./transfer-return-requests.js";
 import { startPayoutWorker } from "./worker.js";
 
 export interface PayoutModuleOptions {
@@ -52,7 +53,7 @@ export function createPayoutModule(options: PayoutModuleOptions = {}): ServiceMo
     routes,
     async start(ctx) {
       // The watch first: the credit consumer may look a merchant up at once.
-      const jobs: Stoppable[] = [await watchMerchantChanges(ctx), await watchCatalogChanges(ctx), await startDepositCredits(ctx)];
+      const jobs: Stoppable[] = [await watchMerchantChanges(ctx), await watchCatalogChanges(ctx), await startDepositCredits(ctx), await startTransferReturnRequests(ctx)];
       if (ctx.config.PAYOUT_WORKER) jobs.push(startPayoutWorker(ctx));
       return jobs;
     },

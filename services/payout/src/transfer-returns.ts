@@ -3,9 +3,10 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { TRANSFER_RETURN_COMPLETED_TOPIC, TRANSFER_RETURN_FAILED_TOPIC } from "@payments/contracts";
 import { TransferReturnChangedSchema, TransferReturnSchema, TransferReturnStatus, type TransferReturn } from "@payments/contracts/payout";
-import { forUpdate, recordEvent, serviceError, type Clock } from "@payments/kit";
+import { forUpdate, isUniqueViolation, newId, recordEvent, serviceError, transactionWithRetry, validationError, type Clock } from "@payments/kit";
 import type { Knex } from "knex";
 import type { PayoutContext } from "./context.js";
+import { turkishIbanProblem } from "./requests.js";
 
 /**
  * Transfer returns: the money of an incoming transfer nobody could match, paid back to its
@@ -165,4 +166,101 @@ export async function requireReturnOperatorDecidable(trx: Knex.Transaction, ctx:
     "BANK_ANSWER_PENDING",
     `transfer return ${row.id} is with the bank and its answer is still awaited; the worker sends it again with the same key every ${Math.round(ctx.config.PAYOUT_RESEND_AFTER / 1000)} s until the bank decides`,
   );
+}
+
+/** What a return is created from: the RPC's request or the deposit service's TransferReturnRequested event. */
+export interface ReturnRequest {
+  transferId: string;
+  /** 0: the next attempt after a failed one (or the open one); N: exactly attempt N. */
+  attempt: number;
+  /** Normalised (electronic form). */
+  iban: string;
+  recipientName: string;
+  amount: number;
+  currency: string;
+  sandbox: boolean;
+  reason: string;
+  actor: string;
+}
+
+/**
+ * What makes a request impossible to pay, beyond its fields' shapes: an IBAN that is not a
+ * valid Turkish one (INVALID_IBAN, as for withdrawals) or a currency this service does not
+ * pay out. `code` is the failure reason a refused event's attempt is recorded with.
+ */
+export function returnRequestProblem(ctx: PayoutContext, request: ReturnRequest): { code: string; error: Error } | undefined {
+  const ibanProblem = turkishIbanProblem(request.iban);
+  if (ibanProblem) return { code: "INVALID_IBAN", error: serviceError(Code.InvalidArgument, "INVALID_IBAN", `iban: ${ibanProblem}`, { field: "iban" }) };
+  if (!ctx.config.SUPPORTED_CURRENCIES.includes(request.currency)) {
+    return { code: "UNSUPPORTED_CURRENCY", error: validationError("currency", `currency: ${request.currency} is not paid out here (supported: ${ctx.config.SUPPORTED_CURRENCIES.join(", ")})`) };
+  }
+  if (!(Number.isSafeInteger(request.amount) && request.amount > 0)) return { code: "INVALID_AMOUNT", error: validationError("amount", "amount: must be a positive integer") };
+  if (request.recipientName.trim() === "") return { code: "NO_RECIPIENT_NAME", error: validationError("recipient_name", "recipient_name: is required") };
+  return undefined;
+}
+
+function newAttemptRow(ctx: PayoutContext, request: ReturnRequest, attempt: number): TransferReturnRow {
+  const now = ctx.clock.now().getTime();
+  return {
+    id: newId("trr"),
+    transfer_id: request.transferId,
+    attempt,
+    status: "pending",
+    amount: request.amount,
+    currency: request.currency,
+    iban: request.iban,
+    recipient_name: request.recipientName.slice(0, 200),
+    sandbox: request.sandbox,
+    reason: request.reason.slice(0, 500),
+    actor: request.actor.slice(0, 200),
+    failure_reason: null,
+    dispatched_at: null,
+    dispatch_attempts: 0,
+    bank_reference: null,
+    awaiting_operator: false,
+    created_at: now,
+    updated_at: now,
+    completed_at: null,
+  };
+}
+
+/**
+ * Creates the return attempt a request names, once (see ReturnRequest.attempt). `failedWith`
+ * records the attempt as failed at once, with its TransferReturnChanged event, so the deposit
+ * service hears back about a request that cannot be paid instead of waiting forever.
+ */
+export async function createReturnAttempt(ctx: PayoutContext, request: ReturnRequest, failedWith?: string): Promise<{ row: TransferReturnRow; created: boolean }> {
+  const existing = async () => {
+    const row = request.attempt > 0
+      ? ((await ctx.db("transfer_returns").where({ transfer_id: request.transferId, attempt: request.attempt }).first()) as TransferReturnRow | undefined)
+      : await latestReturnOfTransfer(ctx.db, request.transferId);
+    return row && (request.attempt > 0 || returnRowStatus(row) !== "failed") ? row : undefined;
+  };
+  const earlier = await existing();
+  if (earlier) return { row: earlier, created: false };
+  const latest = request.attempt > 0 ? undefined : await latestReturnOfTransfer(ctx.db, request.transferId);
+  const row = newAttemptRow(ctx, request, request.attempt > 0 ? request.attempt : (latest ? Number(latest.attempt) : 0) + 1);
+  try {
+    await transactionWithRetry(ctx.db, async (trx) => {
+      if (!failedWith) {
+        await trx("transfer_returns").insert(row);
+        return;
+      }
+      Object.assign(row, { status: "failed", failure_reason: failedWith.slice(0, 100), completed_at: row.created_at });
+      await trx("transfer_returns").insert(row);
+      await recordEvent(trx, ctx.clock, transferReturnTopic("failed"), TransferReturnChangedSchema, { transferReturn: transferReturnFromRow(row), occurredAt: timestampFromMs(row.created_at) });
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      const raced = await existing();
+      if (raced) return { row: raced, created: false };
+    }
+    throw err;
+  }
+  if (failedWith) ctx.outbox.nudge();
+  ctx.logger.info(
+    { transferReturnId: row.id, transferId: row.transfer_id, attempt: row.attempt, amount: row.amount, currency: row.currency, sandbox: request.sandbox, actor: request.actor, failedWith },
+    failedWith ? "transfer return refused: it cannot be paid" : "transfer return created",
+  );
+  return { row, created: true };
 }

@@ -1,4 +1,4 @@
-import { fromBinary } from "@bufbuild/protobuf";
+import { create as createMessage, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import type { TestFn } from "ava";
 import { TRANSFER_RETURN_COMPLETED_TOPIC, TRANSFER_RETURN_FAILED_TOPIC } from "@payments/contracts";
@@ -7,6 +7,8 @@ import { createServiceClient, errorInfo, type RunningServices } from "@payments/
 import type { BankConnector, PayoutInstruction } from "../src/bank-connector.js";
 import { createManualConnector, createSandboxConnector } from "../src/index.js";
 import type { TransferReturnRow } from "../src/transfer-returns.js";
+import { takeReturnRequest } from "../src/transfer-return-requests.js";
+import { TransferReturnRequestedSchema } from "@payments/contracts/deposit";
 import { eventually, payoutContext, turkishIban } from "./worker-fixtures.js";
 
 // Transfer returns, the same tests on MySQL (transfer-returns-mysql.test.ts) and SQLite
@@ -201,6 +203,37 @@ export function transferReturnSuite(test: TestFn, services: () => RunningService
     t.like(await rejection(client().failTransferReturn({ id: inFlight.id, reason: "x" })), { reason: "BANK_ANSWER_PENDING" });
     await db("transfer_returns").where({ id: inFlight.id }).update({ awaiting_operator: true });
     t.like((await client().failTransferReturn({ id: inFlight.id, reason: "test cleanup" })).transferReturn, { status: TransferReturnStatus.FAILED });
+  });
+
+  test.serial("a TransferReturnRequested event makes its attempt exactly once, however often it is delivered; an unpayable one is recorded failed with its event", async (t) => {
+    const ctx = payoutContext(services());
+    const transferId = `trf_evt_${Date.now().toString(36)}`;
+    const request = (attempt: number, iban = ORDINARY) =>
+      toBinary(
+        TransferReturnRequestedSchema,
+        createMessage(TransferReturnRequestedSchema, { eventId: `evt_${attempt}_${iban}`, transferId, attempt, iban, recipientName: "Fatma Şahin", amount: 5_000n, currency: "TRY", sandbox: true, reason: "late payment", actor: "rules" }),
+      );
+    // Delivered three times, twice at once: one attempt.
+    await Promise.all([takeReturnRequest(ctx, request(1)), takeReturnRequest(ctx, request(1))]);
+    await takeReturnRequest(ctx, request(1));
+    const attempts = async () => (await payoutContext(services()).db("transfer_returns").where({ transfer_id: transferId }).orderBy("attempt")) as TransferReturnRow[];
+    t.deepEqual((await attempts()).map((r) => [Number(r.attempt), r.recipient_name, r.actor]), [[1, "Fatma Şahin", "rules"]]);
+    await settled((await attempts()).map((r) => r.id), "attempt 1 to be paid by the sandbox bank");
+
+    // An IBAN that is not Turkish cannot be paid: attempt 2 is recorded failed at once, with the event the deposit service settles on.
+    const before = (await returnEvents(services())).length;
+    await takeReturnRequest(ctx, request(2, "DE89370400440532013000"));
+    await takeReturnRequest(ctx, request(2, "DE89370400440532013000"));
+    const second = (await attempts())[1]!;
+    t.like(second, { attempt: 2, status: "failed", failure_reason: "INVALID_IBAN" });
+    const events = (await returnEvents(services())).slice(before);
+    t.deepEqual(
+      events.map((e) => [e.topic, e.transferReturn?.transferId, e.transferReturn?.attempt]),
+      [[TRANSFER_RETURN_FAILED_TOPIC, transferId, 2]],
+      "one failed event for the refused attempt, however often it was asked",
+    );
+    t.is((await attempts()).length, 2);
+    t.is(sent.sandbox.filter((i) => i.idempotencyKey.includes(second.id)).length, 0, "the refused attempt never reached a connector");
   });
 
   test.serial("listing: newest first, paged with a cursor, filtered by status", async (t) => {

@@ -1,6 +1,7 @@
 import type { Migration } from "@payments/kit";
 import { depositsMigration } from "./20261122030000_deposits.js";
 import { reconciliationMigration } from "./20261124010000_reconciliation.js";
+import { transferReturnAttemptsMigration } from "./20261126000000_transfer_return_attempts.js";
 
 /** In the order they apply. */
-export const migrations: readonly Migration[] = [depositsMigration, reconciliationMigration];
+export const migrations: readonly Migration[] = [depositsMigration, reconciliationMigration, transferReturnAttemptsMigration];

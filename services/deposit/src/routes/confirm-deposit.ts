@@ -1,5 +1,5 @@
 import { Code } from "@connectrpc/connect";
-import { forUpdate, parseRequest, serviceError, validationError } from "@payments/kit";
+import { forUpdate, parseRequest, readCommitted, serviceError, transactionWithRetry, validationError } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { moveDeposit } from "../deposit-moves.js";
@@ -22,7 +22,7 @@ export function confirmDeposit(ctx: DepositContext): Rpc<"confirmDeposit"> {
       const input = parseRequest(request, req);
       // With a transfer: which kind of money it is, asked before the transaction.
       const transferSandbox = input.transferId === "" ? false : await transferOnSandboxAccount(ctx, input.transferId);
-      const result = await ctx.db.transaction(async (trx) => {
+      const result = await transactionWithRetry(ctx.db, async (trx) => {
         if (input.transferId === "") return moveDeposit(trx, ctx.clock, { depositId: input.depositId, move: "complete", amount: input.amount });
         const transfer = (await forUpdate(trx, trx("incoming_transfers").where({ id: input.transferId }).first())) as TransferRow | undefined;
         if (!transfer) throw validationError("transfer_id", `transfer_id: no incoming transfer ${input.transferId}`);
@@ -38,7 +38,7 @@ export function confirmDeposit(ctx: DepositContext): Rpc<"confirmDeposit"> {
         }
         const moved = await giveTransferToDeposit(trx, ctx, transfer, input.depositId, { actor: "operator", reason: "confirmed with this transfer" }, { transferSandbox });
         return moved;
-      });
+      }, { config: readCommitted(ctx.db) });
       ctx.outbox.nudge();
       ctx.logger.info({ depositId: input.depositId, amount: result.row.amount, transferId: input.transferId || undefined }, "deposit confirmed by an operator");
       return { deposit: depositFromRow(result.row) };

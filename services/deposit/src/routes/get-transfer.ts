@@ -3,8 +3,7 @@ import { parseRequest, serviceError } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { identifier } from "../requests.js";
-import { transferFromRow, type TransferRow } from "../store.js";
-import type { TransferActionRow } from "../transfer-actions.js";
+import { transferFromRow, type TransferActionRow, type TransferRow } from "../store.js";
 import type { Rpc } from "./index.js";
 
 const request = z.object({ transferId: identifier(40) });

@@ -11,7 +11,8 @@ export function reportTransfer(ctx: DepositContext): Rpc<"reportTransfer"> {
     iban,
     amount,
     currency: currency(ctx.config.SUPPORTED_CURRENCIES),
-    senderName: text(200),
+    // Banks do not always name the sender: such a transfer is recorded all the same (a return then needs the operator to give the name).
+    senderName: z.preprocess((v) => (typeof v === "string" && v.trim() === "" ? "" : v), z.union([z.literal(""), text(200)])),
     reference: z.string().trim().max(500, "must be at most 500 characters"),
     bankTransactionId: text(100),
     valueDate: z.union([z.literal(""), z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date, YYYY-MM-DD")]),

@@ -1,13 +1,13 @@
 import { Code } from "@connectrpc/connect";
 import type { ResolveTransferRequest } from "@payments/contracts/deposit";
-import { parseRequest, serviceError, validationError } from "@payments/kit";
+import { parseRequest, readCommitted, serviceError, transactionWithRetry, validationError } from "@payments/kit";
 import { z } from "zod";
+import { isSandboxAccount } from "../account-kind.js";
 import type { DepositContext } from "../context.js";
 import { depositId, iban, identifier, text } from "../requests.js";
-import { depositFromRow, transferFromRow, type TransferRow } from "../store.js";
-import { requestTransferReturn } from "../transfer-returns.js";
-import { isSandboxAccount } from "../account-kind.js";
-import { findTransfer, giveTransferToDeposit, lockTransfer, refuseTransfer } from "../transfer-resolution.js";
+import { depositFromRow, transferFromRow, type DepositRow } from "../store.js";
+import { applyTransferMove, lockTransfer } from "../transfer-moves.js";
+import { findTransfer, giveTransferToDeposit, refuseTransfer, returnTarget } from "../transfer-resolution.js";
 import type { Rpc } from "./index.js";
 
 const request = z.object({
@@ -16,7 +16,7 @@ const request = z.object({
   reason: text(500),
 });
 
-type Decision = { case: "match"; depositId: string } | { case: "complete" } | { case: "refuse" } | { case: "return"; iban: string };
+type Decision = { case: "match"; depositId: string } | { case: "complete" } | { case: "refuse" } | { case: "return"; iban: string; recipientName: string };
 
 /** The one decision the request carries, its fields checked like any other. */
 function decisionOf(req: ResolveTransferRequest): Decision {
@@ -28,8 +28,13 @@ function decisionOf(req: ResolveTransferRequest): Decision {
     case "refuse":
       if (!d.value) throw validationError(d.case, `${d.case}: must be true`);
       return { case: d.case };
-    case "return":
-      return { case: "return", iban: d.value.iban === "" ? "" : parseRequest(z.object({ iban }), { iban: d.value.iban }).iban };
+    case "return": {
+      const given = parseRequest(
+        z.object({ iban: z.union([z.literal(""), iban]), recipientName: z.union([z.literal(""), text(200)]) }),
+        { iban: d.value.iban, recipientName: d.value.recipientName.trim() === "" ? "" : d.value.recipientName },
+      );
+      return { case: "return", ...given };
+    }
     default:
       throw validationError("decision", "decision: one of match_deposit_id, complete, refuse or return is required");
   }
@@ -38,7 +43,9 @@ function decisionOf(req: ResolveTransferRequest): Decision {
 /**
  * An operator's decision on an open (unmatched or in-review) transfer, exactly one of:
  * match it to a deposit, complete the deposit it waits on in review, refuse that, or return
- * it to the sender. Who, when and why are recorded with the transfer.
+ * it to the sender. Each is one move of the transfer's state machine, in one transaction with
+ * what it entails (the deposit's move and event, or the return request's event), retried on a
+ * lock conflict. Who, when and why are recorded with the transfer.
  */
 export function resolveTransfer(ctx: DepositContext): Rpc<"resolveTransfer"> {
   return {
@@ -46,34 +53,41 @@ export function resolveTransfer(ctx: DepositContext): Rpc<"resolveTransfer"> {
       const input = parseRequest(request, req);
       const choice = decisionOf(req);
       const decider = { actor: input.actor, reason: input.reason };
-      if (choice.case === "return") {
-        const transfer = await requestTransferReturn(ctx, input.transferId, choice.iban, decider);
-        return { transfer: transferFromRow(transfer) };
-      }
       // Which kind of money it is, asked before the transaction (no call while rows are locked).
       const transferSandbox = choice.case === "refuse" ? false : await isSandboxAccount(ctx, (await findTransfer(ctx.db, input.transferId)).iban);
-      const result = await ctx.db.transaction(async (trx) => {
-        const transfer: TransferRow = await lockTransfer(trx, input.transferId);
-        if (choice.case === "refuse") {
-          await refuseTransfer(trx, ctx, transfer, decider);
-          return { deposit: undefined };
-        }
-        let target: string;
-        if (choice.case === "match") target = choice.depositId;
-        else {
-          if (transfer.status !== "review" || !transfer.review_deposit_id) {
-            throw serviceError(Code.FailedPrecondition, "TRANSFER_NOT_OPEN", `transfer ${transfer.id} waits on no deposit; match it to one instead`, { details: { status: transfer.status } });
+      const deposit = await transactionWithRetry(
+        ctx.db,
+        async (trx): Promise<DepositRow | undefined> => {
+          const transfer = await lockTransfer(trx, input.transferId);
+          switch (choice.case) {
+            case "refuse":
+              await refuseTransfer(trx, ctx, transfer, decider);
+              return undefined;
+            case "return":
+              await applyTransferMove(trx, ctx.clock, transfer, {
+                move: "request_return",
+                ...decider,
+                resolves: true,
+                returnTo: { ...returnTarget(transfer, choice), sandbox: transferSandbox },
+              });
+              return undefined;
+            case "complete":
+              if (transfer.status !== "review" || !transfer.review_deposit_id) {
+                throw serviceError(Code.FailedPrecondition, "TRANSFER_NOT_OPEN", `transfer ${transfer.id} waits on no deposit; match it to one instead`, { details: { status: transfer.status } });
+              }
+              return (await giveTransferToDeposit(trx, ctx, transfer, transfer.review_deposit_id, decider, { move: "complete", transferSandbox })).row;
+            case "match":
+              return (await giveTransferToDeposit(trx, ctx, transfer, choice.depositId, decider, { move: "match", transferSandbox })).row;
           }
-          target = transfer.review_deposit_id;
-        }
-        const moved = await giveTransferToDeposit(trx, ctx, transfer, target, decider, { action: choice.case === "complete" ? "completed" : "matched", transferSandbox });
-        return { deposit: moved.row };
-      });
-      if (result.deposit) ctx.outbox.nudge();
+        },
+        { config: readCommitted(ctx.db) },
+      );
+      // A completed deposit's event, or the return request's, waits in the outbox.
+      if (deposit || choice.case === "return") ctx.outbox.nudge();
       // The transfer as the decision left it (its status, resolution and deposit changed in the transaction).
       const row = await findTransfer(ctx.db, input.transferId);
-      ctx.logger.info({ transferId: row.id, decision: choice.case, actor: input.actor, depositId: result.deposit?.id }, "transfer resolved by an operator");
-      return { transfer: transferFromRow(row), deposit: result.deposit ? depositFromRow(result.deposit) : undefined };
+      ctx.logger.info({ transferId: row.id, decision: choice.case, actor: input.actor, depositId: deposit?.id }, "transfer resolved by an operator");
+      return { transfer: transferFromRow(row), deposit: deposit ? depositFromRow(deposit) : undefined };
     },
   };
 }
