@@ -1,7 +1,10 @@
 import { createHash } from "node:crypto";
 import mt940js from "mt940js";
-import { cleanText, decimalToMinorUnits, DESCRIPTION_MAX, ibansInText, isCalendarDate, minorUnitDigits, normalizeIban, SENDER_NAME_MAX, turkishIbanIn } from "./text.js";
+import { senderOf } from "./sender.js";
+import { decimalToMinorUnits, isCalendarDate, minorUnitDigits, turkishIbanIn } from "./text.js";
 import { BankFeedError, type BankFeedAdapter, type IncomingTransferRecord, type ParseResult, type SkippedEntry, type StatementInfo } from "./types.js";
+
+export { joinWrapped, MT940_LINE_WIDTH, senderOf } from "./sender.js";
 
 /**
  * MT940 customer statements, as Turkish banks deliver them under a corporate agreement, to
@@ -15,27 +18,33 @@ import { BankFeedError, type BankFeedAdapter, type IncomingTransferRecord, type 
  *   back) and reversals of debits (RD: our own payment returned) are listed in `skipped` with
  *   the reason: none of them is a customer paying a deposit, and an RC deserves an operator's
  *   look at the credit it reverses.
- * - :25: must name a Turkish IBAN (plain, grouped, or with a prefix/suffix such as a
- *   currency). A statement of any other account is skipped as a whole, with a reason, while
- *   the file's other statements are imported: the file is well-formed, that account is just
- *   not one deposits are paid into, and refusing the file would block the accounts that are.
+ * - Every statement is reported in `statements`, with `receivingIban` when :25: names a
+ *   Turkish IBAN (plain, grouped, or with a prefix/suffix such as a currency). A statement of
+ *   any other account yields neither records nor skipped entries: whether a file naming an
+ *   account that is not ours may be imported at all is the importer's decision (it refuses
+ *   the whole file, naming that account), not something to bury in a list of skipped lines.
  * - A file that is not well-formed MT940 (a tag that does not parse, a missing mandatory
  *   tag, balances that do not add up, a date or amount that is not one) is refused as a whole
  *   with BankFeedError: importing half of a damaged statement would look complete.
  * - Currency: the statement's, from :60F:/:60M: (MT940 lines carry none of their own).
  *   Amounts are converted by string arithmetic to the currency's smallest unit.
- * - bankTransactionId: the bank reference (after // in :61:) when present; else the
- *   account owner's reference, unless it is NONREF or repeats within the statement; else a
- *   derived id (see derivedTransactionId).
+ * - bankTransactionId: the bank reference (after // in :61:) when there is one, unchanged.
+ *   Otherwise a derived id (derivedTransactionId) from the statement (:20:, :28C:), the
+ *   account, value date, amount, currency, the line's position and its customer reference.
+ *   A customer reference is never the id on its own: it is the account owner's (or the
+ *   payer's) text, not the bank's, and banks repeat it across days ("00000000", an invoice
+ *   number), so a second day's transfer would be taken for a duplicate and never recorded.
  * - description: :86: with its lines joined (see joinWrapped); sender name and IBAN from
- *   structured subfields when the bank uses them, else by heuristics (see senderOf).
+ *   structured subfields when the bank uses them, else from the sender's fields, the :61:
+ *   supplementary details or the first :86: line (see senderOf in sender.ts).
  */
 
-/** A :61: line's subfields, the same grammar mt940js applies (SWIFT: 6!n[4!n]2a[1!a]15d1!a3!c16x[//16x][34x]). */
-const STATEMENT_LINE = /^(\d{2})(\d{2})(\d{2})(?:\d{4})?(R?[DC])([A-Z])?([0-9,]{0,16})([A-Z][A-Z0-9]{3})([^/\n]{0,16})(?:\/\/(.{0,16}))?(?:\n(.{0,34}))?/;
-
-/** SWIFT's line width for :86: text: a line this long was cut by the bank, not ended by the writer. */
-export const MT940_LINE_WIDTH = 65;
+/**
+ * A :61: line's subfields, the same grammar mt940js applies (SWIFT: 6!n[4!n]2a[1!a]15d1!a3!c16x[//16x][34x]).
+ * The supplementary details are taken whole, every line of them: banks that put the sender's
+ * name there do not all keep to 34 characters.
+ */
+const STATEMENT_LINE = /^(\d{2})(\d{2})(\d{2})(?:\d{4})?(R?[DC])([A-Z])?([0-9,]{0,16})([A-Z][A-Z0-9]{3})([^/\n]{0,16})(?:\/\/(.{0,16}))?(?:\n([\s\S]*))?/;
 
 /** The deterministic ids this adapter makes, so they are told apart from a bank's own references. */
 export const DERIVED_ID_PREFIX = "MT940-";
@@ -92,20 +101,12 @@ export function parseMt940(input: string | Uint8Array): ParseResult {
 
     const receivingIban = turkishIbanIn(statement.accountIdentification);
     infos.push({ label, account: statement.accountIdentification.trim(), line: referenceLineNumbers[s], ...(receivingIban ? { receivingIban } : {}) });
-    if (!receivingIban) {
-      skipped.push({
-        entry: label,
-        line: referenceLineNumbers[s],
-        reason: `:25: "${statement.accountIdentification.trim()}" is not a Turkish IBAN: this account's ${tags61.length} ${tags61.length === 1 ? "entry was" : "entries were"} not imported`,
-      });
-      return;
-    }
+    // Reported in `statements` without receivingIban; the importer refuses the file for it.
+    if (!receivingIban) return;
     const currency = statement.currency;
     const digits = minorUnitDigits(currency);
 
     const lines61 = tags61.map((tag, i) => readStatementLine(tag.data, statementLineNumbers[firstLine + i]));
-    const customerRefCounts = new Map<string, number>();
-    for (const line of lines61) if (line.customerReference) customerRefCounts.set(line.customerReference, (customerRefCounts.get(line.customerReference) ?? 0) + 1);
 
     lines61.forEach((line, i) => {
       const where = { entry: `${label}, :61: #${i + 1}`, line: line.lineNumber };
@@ -124,11 +125,19 @@ export function parseMt940(input: string | Uint8Array): ParseResult {
 
       const bankTransactionId =
         line.bankReference ||
-        (line.customerReference && customerRefCounts.get(line.customerReference) === 1 ? line.customerReference : undefined) ||
-        derivedTransactionId({ statementReference: statement.transactionReference, receivingIban, statementNumber: number, valueDate: line.valueDate, amount, currency, index: i });
+        derivedTransactionId({
+          statementReference: statement.transactionReference,
+          receivingIban,
+          statementNumber: number,
+          valueDate: line.valueDate,
+          amount,
+          currency,
+          index: i,
+          customerReference: line.customerReference,
+        });
 
       const details = transaction.details || line.supplementary;
-      const sender = senderOf(details, transaction.structuredDetails, receivingIban);
+      const sender = senderOf(details, transaction.structuredDetails, receivingIban, line.supplementary);
       const record: IncomingTransferRecord = {
         receivingIban,
         amount,
@@ -175,7 +184,7 @@ function readStatementLine(data: string, lineNumber: number | undefined): Statem
     amountText: match[6] ?? "",
     customerReference: customerReference.toUpperCase() === "NONREF" ? "" : customerReference,
     bankReference: (match[9] ?? "").trim(),
-    supplementary: (match[10] ?? "").trim(),
+    supplementary: (match[10] ?? "").split("\n").map((part) => part.trim()).filter(Boolean).join(" "),
   };
 }
 
@@ -193,93 +202,30 @@ function checkStart(lines: readonly string[]): void {
 }
 
 /**
- * The id of a statement line that carries no reference of its own: a hash of the statement
+ * The id of a statement line that carries no bank reference: a hash of the statement
  * reference (:20:), the account, the statement/page number (:28C:), value date, amount,
- * currency and the line's position in its page. Stable across re-imports of the same file
- * (same fields, same positions), so recordTransfer's (iban, id) key makes a second import a
- * no-op. :28C: keeps a statement split over two files apart: each page numbers its lines
- * from 1, and two pages never share a :28C:. The limit: the same transactions delivered
- * paginated differently (or an intraday statement later re-sent with lines inserted before
- * them) get different ids; banks that give references (after //) never reach this.
+ * currency, the line's position in its page and the line's customer reference (when it has
+ * one). Only the very same line of the very same statement gets the same id: a re-import of
+ * the file is a no-op through recordTransfer's (iban, id) key, while the same customer
+ * reference on another day's statement, or on the other half of a split statement (another
+ * :28C:, lines numbered from 1 again), gives another id. A line without a customer reference
+ * hashes exactly as before customer references were part of the key, so ids already
+ * recorded for such lines stay valid. The limit: the same transactions delivered paginated
+ * differently (or an intraday statement later re-sent with lines inserted before them) get
+ * different ids; banks that give references (after //) never reach this.
  */
-export function derivedTransactionId(input: { statementReference: string; receivingIban: string; statementNumber: string; valueDate: string; amount: number; currency: string; index: number }): string {
-  const key = ["mt940", input.statementReference.trim(), input.receivingIban, input.statementNumber, input.valueDate, String(input.amount), input.currency, String(input.index)].join("\u001F");
-  return DERIVED_ID_PREFIX + createHash("sha256").update(key).digest("hex").slice(0, 32);
-}
-
-/**
- * :86: lines as the writer meant them: a line exactly `width` long was cut by the bank's
- * line limit (possibly inside a word, or inside a reference such as "AB-CD 2345"), so the
- * next line continues it with nothing in between; a shorter line ended where the writer
- * ended it, so a space goes in between. Returns the logical lines.
- */
-export function joinWrapped(lines: readonly string[], width = MT940_LINE_WIDTH): string[] {
-  const logical: string[] = [];
-  let previous: string | undefined;
-  for (const line of lines) {
-    if (previous !== undefined && previous.length === width && !/\s$/.test(previous) && !/^\s/.test(line) && logical.length > 0) {
-      logical[logical.length - 1] += line;
-    } else {
-      logical.push(line);
-    }
-    previous = line;
-  }
-  return logical.map((line) => line.trim()).filter((line) => line !== "");
-}
-
-/** Transfer-type labels Turkish banks put before the sender's name in :86: ("GELEN EFT", "FAST", "GÖNDEREN:"). */
-const LEADING_LABEL = /^(?:(?:GELEN\s+)?(?:EFT|HAVALE|FAST)(?:\s+GELEN)?|GELEN|GÖNDEREN|GONDEREN)\b[\s\-:/]*/iu;
-
-/**
- * Who sent a transfer, and its description, from :86:.
- * - Structured `?20…`/`>20…` (the German-style layout some banks use): description from the
- *   purpose subfields ?20–?29 and ?60–?63, name from ?32+?33, IBAN from ?31.
- * - Structured `/TAG/…`: name from /NAME/ or /ORDP/, IBAN from /IBAN/ or /ACCW/; description
- *   is the whole text (the reference may sit in any tag).
- * - Free text (what Turkish banks mostly send): description is the whole text; the sender
- *   IBAN is the first IBAN in it that is not the receiving account; the sender name is the
- *   first logical line with IBANs and a leading transfer-type label removed. A bank that
- *   writes the reference first gets a wrong name here; matching tries the reference first,
- *   so a wrong name costs only the name-based fallback.
- */
-export function senderOf(details: string, structured: Record<string, string> | undefined, receivingIban: string): { name: string; iban?: string; description: string } {
-  const logical = joinWrapped(details.split("\n"));
-  const fullText = logical.join(" ");
-  const otherIban = (candidates: readonly string[]) => candidates.map(normalizeIban).find((iban) => iban !== receivingIban && ibansInText(iban).includes(iban));
-
-  if (structured && Object.keys(structured).some((key) => /^\d{2}$/.test(key))) {
-    const pick = (keys: string[]) => joinWrapped(keys.map((key) => structured[key] ?? "").filter(Boolean), 27).join(" ");
-    const purpose = pick(["20", "21", "22", "23", "24", "25", "26", "27", "28", "29", "60", "61", "62", "63"]);
-    const description = cleanText(purpose || fullText, DESCRIPTION_MAX);
-    const iban = otherIban([structured["31"] ?? "", ...ibansInText(fullText)]);
-    return { name: cleanText(pick(["32", "33"]), SENDER_NAME_MAX), description, ...(iban ? { iban } : {}) };
-  }
-  if (structured && Object.keys(structured).some((key) => /^[A-Z0-9]{2,4}$/.test(key) && /[A-Z]/.test(key))) {
-    const name = [structured["NAME"], structured["ORDP"]].map((v) => (v ?? "").trim()).find(Boolean) ?? "";
-    const iban = otherIban([structured["IBAN"] ?? "", structured["ACCW"] ?? "", ...ibansInText(fullText)]);
-    return { name: cleanText(name, SENDER_NAME_MAX), description: cleanText(fullText, DESCRIPTION_MAX), ...(iban ? { iban } : {}) };
-  }
-
-  const iban = otherIban(ibansInText(fullText));
-  return { name: cleanText(nameFromLine(logical[0] ?? ""), SENDER_NAME_MAX), description: cleanText(fullText, DESCRIPTION_MAX), ...(iban ? { iban } : {}) };
-}
-
-function nameFromLine(line: string): string {
-  let name = removeIbans(line).trim();
-  for (let previous = ""; previous !== name; ) {
-    previous = name;
-    name = name.replace(LEADING_LABEL, "").replace(/^[\s\-:/,]+|[\s\-:/,]+$/g, "");
-  }
-  return name;
-}
-
-/** The line with every IBAN in it (printed in groups or electronic) taken out. */
-function removeIbans(line: string): string {
-  let result = line;
-  for (const iban of ibansInText(line)) {
-    // The IBAN's characters with optional spaces between them, as it may be printed.
-    const printed = new RegExp(iban.split("").join("\\s?"), "i");
-    result = result.replace(printed, " ");
-  }
-  return result;
+export function derivedTransactionId(input: {
+  statementReference: string;
+  receivingIban: string;
+  statementNumber: string;
+  valueDate: string;
+  amount: number;
+  currency: string;
+  index: number;
+  customerReference?: string;
+}): string {
+  const parts = ["mt940", input.statementReference.trim(), input.receivingIban, input.statementNumber, input.valueDate, String(input.amount), input.currency, String(input.index)];
+  const customerReference = input.customerReference?.trim() ?? "";
+  if (customerReference) parts.push(customerReference);
+  return DERIVED_ID_PREFIX + createHash("sha256").update(parts.join("\u001F")).digest("hex").slice(0, 32);
 }
