@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import test from "ava";
+import fc from "fast-check";
 import { BankFeedError, decodeStatement, derivedTransactionId, joinWrapped, mt940Adapter, parseMt940, senderOf, type IncomingTransferRecord } from "../src/bank-feed/index.js";
 
 /** A fixture file as written, with its "#" header of sources (which MT940 itself does not allow). */
@@ -515,4 +516,121 @@ test("the two halves of a split statement (another :28C:) never collide, even wi
 test("a line with neither bank nor customer reference keeps the id it had before customer references counted", (t) => {
   // The value the adapter gave this line before the change, so transfers already recorded are recognised on re-import.
   t.is(parseMt940(fixture("credits-and-debits.mt940")).records[2]!.bankTransactionId, "MT940-de69ef7b26c20ab82e9cc8a08731d9cd");
+});
+
+// ---------------------------------------------------------------------------------------------
+// Completeness (for the drop directory).
+
+const completeness = (input: string | Uint8Array) => mt940Adapter.completeness!(typeof input === "string" ? new TextEncoder().encode(input) : input);
+const incomplete = (t: { like: (value: unknown, selector: object, message?: string) => void; regex: (value: string, pattern: RegExp, message?: string) => void }, input: string, pattern: RegExp) => {
+  const result = completeness(input);
+  t.like(result, { complete: false }, input.slice(-40));
+  t.regex(result.complete ? "" : result.reason, pattern, input.slice(-40));
+};
+const closed = [":20:T1", `:25:${ACCOUNT}`, ":28C:1/1", ":60F:C240614TRY0,00", ":61:2406150615C1500,00NTRFNONREF//R1", ":86:GELEN EFT AYŞE YILMAZ", ":62F:C240615TRY1500,00"];
+
+test("completeness: every fixture is complete, with CRLF, trailing blank lines, :64:/:86: after the balance, or a {5:} trailer", (t) => {
+  for (const name of ["credits-and-debits.mt940", "foreign-account.mt940", "split-statement-part1.mt940", "split-statement-part2.mt940", "two-accounts.mt940", "windows-1254.mt940", "ziraat.mt940", "halkbank.mt940", "garanti.mt940", "vakifbank.mt940"]) {
+    t.deepEqual(completeness(fixture(name)), { complete: true }, name);
+  }
+  t.deepEqual(completeness([...closed, "-", "", "", ""].join("\r\n")), { complete: true });
+  t.deepEqual(completeness([...closed, ":64:C240615TRY1500,00", ":65:C240616TRY1500,00", ":86:GÜN SONU", "-"].join("\n")), { complete: true });
+  t.deepEqual(completeness([...closed, "-", "{5:{CHK:123456789ABC}}", ""].join("\n")), { complete: true });
+  t.deepEqual(completeness([...closed, "-}{5:{MAC:00000000}{CHK:123456789ABC}}"].join("\n")), { complete: true });
+  t.is(typeof mt940Adapter.completeness, "function");
+});
+
+/** The cut must be taken for incomplete; a reason in words comes with it. */
+const assertIncomplete = (t: { fail: (message: string) => void }, name: string, bytes: Uint8Array, cut: number) => {
+  const result = completeness(bytes.subarray(0, cut));
+  if (result.complete) t.fail(`${name} cut after ${cut} of ${bytes.length} bytes was taken for complete`);
+  else if (result.reason.length < 10) t.fail(`${name} cut after ${cut} bytes: no reason in words`);
+};
+
+test("completeness: a one-statement file cut anywhere before its closing balance is whole is incomplete, with a reason", (t) => {
+  // Up to the decimal comma of the last :62F:/:62M:; after it, a file with no "-" yet reads as a
+  // bank's that never writes one (see the no-"-" rule).
+  for (const name of ["credits-and-debits.mt940", "split-statement-part1.mt940", "split-statement-part2.mt940", "windows-1254.mt940", "ziraat.mt940", "halkbank.mt940", "vakifbank.mt940"]) {
+    const bytes = fixture(name);
+    const comma = bytes.indexOf(",", Math.max(bytes.lastIndexOf(":62F:"), bytes.lastIndexOf(":62M:")));
+    for (let cut = 0; cut <= comma; cut++) assertIncomplete(t, name, bytes, cut);
+  }
+  t.pass();
+});
+
+test("completeness: in a SWIFT envelope, or after statements that end with '-', every cut before the final '-' is incomplete", (t) => {
+  const garanti = fixture("garanti.mt940");
+  const blockEnd = garanti.indexOf("-}") + 2;
+  for (let cut = 0; cut <= garanti.lastIndexOf(0x7d /* } */); cut++) {
+    // "-}" alone is a whole end (the {5:} trailer is optional); "-}{5:{CHK:9F…" is a trailer cut short.
+    if (cut !== blockEnd) assertIncomplete(t, "garanti.mt940", garanti, cut);
+  }
+  t.deepEqual(completeness(garanti.subarray(0, blockEnd)), { complete: true });
+  const two = fixture("two-accounts.mt940");
+  const second = two.indexOf(":20:GUN240618B");
+  for (let cut = second + 1; cut <= two.lastIndexOf(0x2d /* - */); cut++) assertIncomplete(t, "two-accounts.mt940", two, cut);
+  // The documented limit: cut exactly after the first statement's "-", the file is a whole one-statement file.
+  t.deepEqual(completeness(two.subarray(0, second)), { complete: true });
+  t.pass();
+});
+
+test("completeness: a statement cut in its closing balance, or before it, is incomplete", (t) => {
+  incomplete(t, [...closed.slice(0, -1), ":62F:C2406"].join("\n"), /cut inside its closing balance at line 7/);
+  incomplete(t, [...closed.slice(0, -1), ":62F:C240615TRY1500"].join("\n"), /cut inside its closing balance/);
+  incomplete(t, [...closed.slice(0, -1), ":62"].join("\n"), /is cut: it ends in its :86: at line 6/);
+  incomplete(t, closed.slice(0, 5).join("\n"), /is cut: it ends in its :61: at line 5, with no closing balance/);
+  incomplete(t, [...closed, ":61:2406150615C1,00NTRFNONREF//R2"].join("\n"), /is cut: it ends in its :61: at line 8/);
+});
+
+test("completeness: a last statement with its closing balance but no '-' is incomplete when the file's earlier statements end with '-'", (t) => {
+  const two = [...closed, "-", ":20:T2", `:25:${ACCOUNT}`, ":28C:2/1", ":60F:C240615TRY1500,00", ":61:2406160616C1,00NTRFNONREF//R3", ":62F:C240616TRY1501,00"].join("\n");
+  incomplete(t, two, /statement 2 \(:20: T2, line 9\) has its closing balance \(line 14\) but not yet the "-" that ends it/);
+  t.deepEqual(completeness(`${two}\n-\n`), { complete: true });
+});
+
+test("completeness without '-' anywhere (a bank that never writes it): a whole closing balance at the end is the end", (t) => {
+  t.deepEqual(completeness(closed.join("\n")), { complete: true });
+  t.deepEqual(completeness([...closed, ":64:C240615TRY1500,00", ""].join("\r\n")), { complete: true });
+  incomplete(t, [...closed, ":64:C2406"].join("\n"), /cut inside its :64: balance/);
+  incomplete(t, [...closed, ":86:GÜN SONU BAKİYE"].join("\n"), /ends in :86: text at line 8 after its closing balance, with no "-"/);
+  incomplete(t, [...closed.slice(0, -1), ":62F:C241315TRY1500,00"].join("\n"), /cut inside its closing balance/);
+  const bytes = fixture("vakifbank.mt940");
+  const comma = bytes.indexOf(",", bytes.indexOf(":62F:"));
+  for (let cut = 0; cut < comma; cut++) t.false(completeness(bytes.subarray(0, cut)).complete, `vakifbank.mt940 cut after ${cut} bytes`);
+});
+
+test("completeness: a SWIFT envelope ends with '-}', and its {5:} trailer must be closed", (t) => {
+  const envelope = ["{1:F01TGBATRISAXXX0000000000}{2:O9401800240615TGBATRISAXXX00000000002406151800N}{4:", ...closed];
+  incomplete(t, [...envelope, "-"].join("\n"), /SWIFT text block \{4: that is not closed yet/);
+  incomplete(t, envelope.join("\n"), /SWIFT text block \{4: that is not closed yet: no "-}" after it/);
+  t.deepEqual(completeness([...envelope, "-}"].join("\n")), { complete: true });
+  incomplete(t, [...envelope, "-}{5:{CHK:12345"].join("\n"), /trailer block at line 9 is not closed yet/);
+  incomplete(t, [...closed, "-", "{5:{CHK:12"].join("\n"), /trailer block at line 9 is not closed yet/);
+  incomplete(t, [...envelope, "-}{5:{CHK:123456789ABC}}", "{1:F01TGBATRISAXXX0000000000}{2:O94018"].join("\n"), /goes on at line 10 \("\{1:F01TGBATRIS.*with no :20: yet/);
+});
+
+test("completeness: an empty file or a bare header may still grow; text that is not MT940 is complete (parse refuses it)", (t) => {
+  incomplete(t, "", /empty/);
+  incomplete(t, "\r\n\r\n", /empty/);
+  incomplete(t, "{1:F01AKBKTRISAXXX0000", /no statement yet/);
+  incomplete(t, ":2", /no statement yet/);
+  t.deepEqual(completeness("hello\nthis is not a statement"), { complete: true });
+  t.throws(() => parseMt940("hello\nthis is not a statement"), { instanceOf: BankFeedError });
+});
+
+test("completeness: once '-' is written the message is finished, even without a closing balance (parse refuses it)", (t) => {
+  const broken = [...closed.slice(0, -1), "-"].join("\n");
+  t.deepEqual(completeness(broken), { complete: true });
+  t.throws(() => parseMt940(broken), { instanceOf: BankFeedError, message: /Mandatory tag 62 is missing/ });
+});
+
+test("completeness never throws, whatever the bytes", (t) => {
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 300 }), fc.string({ maxLength: 200 }), (bytes, text) => {
+      const a = completeness(bytes);
+      const b = completeness([...closed.slice(0, 3), text].join("\n"));
+      return typeof a.complete === "boolean" && typeof b.complete === "boolean";
+    }),
+  );
+  t.pass();
 });

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import mt940js from "mt940js";
 import { senderOf } from "./sender.js";
 import { decimalToMinorUnits, isCalendarDate, minorUnitDigits, turkishIbanIn } from "./text.js";
-import { BankFeedError, type BankFeedAdapter, type IncomingTransferRecord, type ParseResult, type SkippedEntry, type StatementInfo } from "./types.js";
+import { BankFeedError, type BankFeedAdapter, type Completeness, type IncomingTransferRecord, type ParseResult, type SkippedEntry, type StatementInfo } from "./types.js";
 
 export { joinWrapped, MT940_LINE_WIDTH, senderOf } from "./sender.js";
 
@@ -37,6 +37,7 @@ export { joinWrapped, MT940_LINE_WIDTH, senderOf } from "./sender.js";
  * - description: :86: with its lines joined (see joinWrapped); sender name and IBAN from
  *   structured subfields when the bank uses them, else from the sender's fields, the :61:
  *   supplementary details or the first :86: line (see senderOf in sender.ts).
+ * - completeness (for the drop directory): see mt940Completeness.
  */
 
 /**
@@ -52,6 +53,7 @@ export const DERIVED_ID_PREFIX = "MT940-";
 export const mt940Adapter: BankFeedAdapter<string | Uint8Array> = {
   name: "mt940",
   parse: parseMt940,
+  completeness: mt940Completeness,
 };
 
 /**
@@ -228,4 +230,151 @@ export function derivedTransactionId(input: {
   const customerReference = input.customerReference?.trim() ?? "";
   if (customerReference) parts.push(customerReference);
   return DERIVED_ID_PREFIX + createHash("sha256").update(parts.join("\u001F")).digest("hex").slice(0, 32);
+}
+
+/** A tag line: ":20:", ":28C:", ":62F:", ":NS:". Other lines continue the tag above them. */
+const TAG_LINE = /^:(\d{2}[A-Z]?|NS):/;
+
+/** A whole balance, :60a:/:62a:/:64:/:65: (1!a6!n3!a15d): mark, date, currency, an amount with its decimal comma. */
+const BALANCE = /^([CD])(\d{6})([A-Z]{3})(\d{1,14},\d{0,14})$/;
+
+/** The line that ends a message: "-", or "-}" closing the SWIFT text block (a {5:…} trailer may follow on the line). */
+const MESSAGE_END = /^-(?:\}(.*))?$/;
+
+/**
+ * Whether a dropped MT940 file has been written to its end, for the drop directory, which
+ * imports a file only once it is complete (an incomplete one waits for a later pass). Reads the
+ * end of the file only; whether the statements are well-formed is parse's business.
+ *
+ * Complete when the file's last statement (from its last :20:) is closed:
+ * - it ends with the message-ending `-` (`-}` when the message is in a SWIFT envelope
+ *   `{1:…}{2:…}{4:`), followed by nothing but blank lines and SWIFT trailer blocks `{5:…}` with
+ *   their braces closed; CRLF or LF. Once the writer has put the `-`, the message is finished: a
+ *   closing balance missing before it makes a malformed file, which parse refuses with its own
+ *   reason. Calling it incomplete would leave it waiting in the directory for ever instead;
+ * - or, when no statement of the file ends with `-` (a bank that never writes it), its closing
+ *   balance :62F:/:62M: comes after its last :61: (and that line's :86:), followed by nothing
+ *   but :64:/:65: balances, and each of these is whole: mark, date, currency, an amount with its
+ *   decimal comma. Without a `-` that line is the only sign of the end, so a file ending in
+ *   statement-level :86: text after the balance is taken for one still being written (it would
+ *   wait for ever: such a bank must write the `-`). The limits of this rule: a one-statement file
+ *   whose writer has not yet put its `-` reads as complete once its closing balance is whole,
+ *   and a balance cut inside its decimals ("1500,0" of "1500,00") reads as whole. Both are
+ *   harmless for the money: every entry line is written by then, and a cut that changes the
+ *   amount fails parse's balance check, so the file is refused, never half-imported.
+ * Incomplete, with the reason in words: an empty file; a header with no statement yet; a last
+ * statement cut before or inside its closing balance; a closing balance without `-` when the
+ * file's earlier statements end with `-`; an envelope `{4:` not yet closed by `-}`; text after
+ * the last `-` with no :20: yet; a trailer block not yet closed.
+ * Never throws. Text that is not MT940 at all cannot become a statement by growing, so it is
+ * reported complete and parse refuses it. A file cut exactly after one of several statements'
+ * `-` looks complete: only a writer that renames the file in when done (as BANK_FEED_DIR asks)
+ * avoids that.
+ */
+export function mt940Completeness(input: Uint8Array): Completeness {
+  try {
+    return completenessOf(decodeStatement(input));
+  } catch {
+    return { complete: true };
+  }
+}
+
+function completenessOf(text: string): Completeness {
+  const lines = text.replace(/\r\n?/g, "\n").split("\n");
+  let end = lines.length;
+  while (end > 0 && lines[end - 1]!.trim() === "") end--;
+  if (end === 0) return { complete: false, reason: "the file is empty: nothing has been written yet" };
+
+  const starts = lines.flatMap((line, i) => (i < end && line.startsWith(":20:") ? [i] : []));
+  const lastStart = starts.at(-1);
+  if (lastStart === undefined) {
+    const first = lines.find((line) => line.trim() !== "")!.trim();
+    return first.startsWith("{") || first.startsWith(":")
+      ? { complete: false, reason: "no statement yet: the file holds a SWIFT header or the start of a tag, but no :20:" }
+      : { complete: true };
+  }
+  const label = `statement ${starts.length} (:20: ${lines[lastStart]!.slice(4).trim()}, line ${lastStart + 1})`;
+
+  // SWIFT trailer blocks after the message, on lines of their own.
+  while (end > lastStart + 1 && lines[end - 1]!.trim().startsWith("{5:")) {
+    const trailer = lines[end - 1]!.trim();
+    if (!bracesClosed(trailer)) return { complete: false, reason: `the SWIFT trailer block at line ${end} is not closed yet ("${trailer.slice(0, 40)}")` };
+    end--;
+    while (end > lastStart + 1 && lines[end - 1]!.trim() === "") end--;
+  }
+  const last = lines[end - 1]!.trim();
+  const ending = MESSAGE_END.exec(last);
+  if (ending) {
+    const trailer = ending[1];
+    if (trailer === undefined && envelopeOpen(lines, lastStart)) {
+      return { complete: false, reason: `${label} is in a SWIFT text block {4: that is not closed yet: line ${end} is "-", not yet "-}"` };
+    }
+    return bracesClosed(trailer ?? "") ? { complete: true } : { complete: false, reason: `the SWIFT trailer block at line ${end} is not closed yet ("${(trailer ?? "").slice(0, 40)}")` };
+  }
+
+  const endedAt = lines.slice(lastStart, end).findLastIndex((line) => MESSAGE_END.test(line.trim()));
+  if (endedAt >= 0) {
+    const next = lines.slice(lastStart + endedAt + 1, end).findIndex((line) => line.trim() !== "") + lastStart + endedAt + 1;
+    return { complete: false, reason: `after the "-" that ends ${label} (line ${lastStart + endedAt + 1}), the file goes on at line ${next + 1} ("${lines[next]!.trim().slice(0, 30)}") with no :20: yet: the next statement is still being written` };
+  }
+  if (envelopeOpen(lines, lastStart)) {
+    return { complete: false, reason: `${label} is in a SWIFT text block {4: that is not closed yet: no "-}" after it` };
+  }
+
+  // The last statement's tags, each with its lines, up to the end of the file.
+  const tags: { id: string; line: number; data: string }[] = [];
+  for (let i = lastStart; i < end; i++) {
+    const tag = TAG_LINE.exec(lines[i]!);
+    if (tag) tags.push({ id: tag[1]!, line: i + 1, data: lines[i]!.slice(tag[0].length) });
+    else if (tags.length > 0) tags[tags.length - 1]!.data += `\n${lines[i]}`;
+  }
+  // A :86: after the last :61: is that line's details; the closing balance must come after both.
+  const lastLine = tags.findLastIndex((tag) => tag.id === "61");
+  const closing = tags.findLastIndex((tag) => /^62[FM]$/.test(tag.id));
+  const earlierEnds = lines.slice(0, lastStart).some((line) => MESSAGE_END.test(line.trim()));
+
+  if (closing === -1 || closing < lastLine) {
+    const lastTag = tags.at(-1)!;
+    return { complete: false, reason: `${label} is cut: it ends in its :${lastTag.id}: at line ${lastTag.line}, with no closing balance (:62F:/:62M:) after its last entry yet` };
+  }
+  const closingTag = tags[closing]!;
+  if (!isWholeBalance(closingTag.data)) {
+    return { complete: false, reason: `${label} is cut inside its closing balance at line ${closingTag.line} (":${closingTag.id}:${closingTag.data.split("\n")[0]!.slice(0, 30)}" is not yet mark, date, currency and amount)` };
+  }
+  if (earlierEnds) {
+    return { complete: false, reason: `${label} has its closing balance (line ${closingTag.line}) but not yet the "-" that ends it, while the file's earlier statements end with "-"` };
+  }
+  const after = tags.slice(closing + 1);
+  const notBalance = after.find((tag) => !/^6[45]$/.test(tag.id));
+  if (notBalance) {
+    return { complete: false, reason: `${label} ends in :${notBalance.id}: text at line ${notBalance.line} after its closing balance, with no "-": it may still be being written` };
+  }
+  const cut = after.find((tag) => !isWholeBalance(tag.data));
+  if (cut) return { complete: false, reason: `${label} is cut inside its :${cut.id}: balance at line ${cut.line}` };
+  return { complete: true };
+}
+
+/** Whether the message of the statement starting at `start` opened a SWIFT text block "{4:" (so it ends with "-}", not "-"). */
+function envelopeOpen(lines: readonly string[], start: number): boolean {
+  for (let i = start - 1; i >= 0; i--) {
+    const line = lines[i]!.trim();
+    if (MESSAGE_END.test(line)) return false;
+    if (line.includes("{4:")) return true;
+  }
+  return false;
+}
+
+function isWholeBalance(data: string): boolean {
+  const match = BALANCE.exec(data.trim());
+  return match !== null && isCalendarDate(`20${match[2]!.slice(0, 2)}-${match[2]!.slice(2, 4)}-${match[2]!.slice(4, 6)}`);
+}
+
+/** Whether every "{" of the text has its "}" (a {5:{CHK:…}} trailer written to its end). */
+function bracesClosed(text: string): boolean {
+  let depth = 0;
+  for (const char of text) {
+    if (char === "{") depth++;
+    else if (char === "}" && --depth < 0) return false;
+  }
+  return depth === 0;
 }
