@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { create } from "@bufbuild/protobuf";
 import {
   AdjustBalanceResponseSchema,
   GetBalancesResponseSchema,
@@ -6,9 +7,10 @@ import {
   type Balance,
   type LedgerEntry,
 } from "@payments/contracts/payout";
-import { pageLimitParser, parseAdjustmentAmount, parseCurrency, parseRequiredText } from "../arguments.js";
+import { parseAdjustmentAmount, parseCurrency, parseRequiredText } from "../arguments.js";
 import type { CommandContext } from "../context.js";
 import { formatMoney, formatSignedMoney, formatTime, type Output } from "../output.js";
+import { pagingHelp, pagingOptions, printListing, type PagingOptions } from "../paging.js";
 
 /** ListLedgerEntries takes 1..500 per page; 0 means 100. */
 export const LEDGER_PAGE_MAX = 500;
@@ -78,31 +80,30 @@ With --json, prints {"balance":{…},"entry":{…}}: the balance after the adjus
       }
     });
 
-  balance
-    .command("ledger")
-    .description("a merchant's ledger entries (every movement of its balance), newest first, one page at a time")
-    .requiredOption("--merchant <id>", "the merchant")
-    .option("--currency <code>", "only this currency (default: every currency)", parseCurrency)
-    .option("--limit <n>", `page size, 1 to ${LEDGER_PAGE_MAX} (default: the service's, 100)`, pageLimitParser(LEDGER_PAGE_MAX))
-    .option("--cursor <cursor>", "the next page: the cursor a previous ledger printed")
+  pagingOptions(
+    balance
+      .command("ledger")
+      .description("a merchant's ledger entries (every movement of its balance), newest first, a page at a time or --all")
+      .requiredOption("--merchant <id>", "the merchant")
+      .option("--currency <code>", "only this currency (default: every currency)", parseCurrency),
+    LEDGER_PAGE_MAX,
+    100,
+  )
     .addHelpText(
       "after",
       `
-Kinds: deposit_credit, withdrawal_hold, withdrawal_release, withdrawal_settle, adjustment.
-With --json, prints {"entries":[…],"nextCursor":"…"}; nextCursor is "" on the last page.`,
+Kinds: deposit_credit, withdrawal_hold, withdrawal_release, withdrawal_settle, adjustment.${pagingHelp("entries")}`,
     )
-    .action(async (opts: { merchant: string; currency?: string; limit?: number; cursor?: string }, cmd: Command) => {
+    .action(async (opts: { merchant: string; currency?: string } & PagingOptions, cmd: Command) => {
       const { out, payouts } = ctx.session(cmd);
-      const res = await payouts.listLedgerEntries({
-        merchantId: opts.merchant,
-        currency: opts.currency ?? "",
-        limit: opts.limit ?? 0,
-        cursor: opts.cursor ?? "",
-      });
-      if (out.json) return out.message(ListLedgerEntriesResponseSchema, res);
-      out.table(
-        ["ID", "CREATED", "KIND", "AVAILABLE CHANGE", "HELD CHANGE", "TRANSACTION", "REASON"],
-        res.entries.map((e) => [
+      await printListing(out, opts, {
+        fetch: async (cursor, limit) => {
+          const res = await payouts.listLedgerEntries({ merchantId: opts.merchant, currency: opts.currency ?? "", limit, cursor });
+          return { items: res.entries, nextCursor: res.nextCursor };
+        },
+        json: (entries, nextCursor) => out.message(ListLedgerEntriesResponseSchema, create(ListLedgerEntriesResponseSchema, { entries: [...entries], nextCursor })),
+        headers: ["ID", "CREATED", "KIND", "AVAILABLE CHANGE", "HELD CHANGE", "TRANSACTION", "REASON"],
+        row: (e) => [
           e.id,
           formatTime(e.createdAt),
           e.kind,
@@ -110,9 +111,10 @@ With --json, prints {"entries":[…],"nextCursor":"…"}; nextCursor is "" on th
           formatSignedMoney(e.heldDelta, e.currency),
           e.transactionId || "—",
           e.reason || "—",
-        ]),
-        "No ledger entries.",
-      );
-      if (res.nextCursor !== "") out.line(`\nMore entries: add --cursor ${res.nextCursor}`);
+        ],
+        empty: "No ledger entries.",
+        more: "More entries",
+        max: LEDGER_PAGE_MAX,
+      });
     });
 }

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { create } from "@bufbuild/protobuf";
 import {
   ConfirmDepositResponseSchema,
   DepositStatus,
@@ -7,9 +8,10 @@ import {
   RejectDepositResponseSchema,
   type Deposit,
 } from "@payments/contracts/deposit";
-import { DEPOSIT_STATUS_NAMES, pageLimitParser, parseDepositStatus, parsePositiveAmount, parseRequiredText } from "../arguments.js";
+import { DEPOSIT_STATUS_NAMES, parseDepositStatus, parsePositiveAmount, parseRequiredText } from "../arguments.js";
 import type { CommandContext } from "../context.js";
 import { formatMoney, formatTime, yesNo, type Output } from "../output.js";
+import { pagingHelp, pagingOptions, printListing, type PagingOptions } from "../paging.js";
 
 /** ListDeposits takes 1..100 per page. */
 export const DEPOSIT_PAGE_MAX = 100;
@@ -124,28 +126,33 @@ export function registerDepositCommands(program: Command, ctx: CommandContext): 
       printDeposit(out, requiredDeposit(res.deposit));
     });
 
-  deposit
-    .command("list")
-    .description("list deposits, newest first, one page at a time")
-    .option("--merchant <id>", "only this merchant's deposits")
-    .option("--status <status>", `only deposits in this status: ${DEPOSIT_STATUS_NAMES.join("|")}`, parseDepositStatus)
-    .option("--limit <n>", `page size, 1 to ${DEPOSIT_PAGE_MAX} (default: the service's, 20)`, pageLimitParser(DEPOSIT_PAGE_MAX))
-    .option("--cursor <cursor>", "the next page: the cursor a previous list printed")
-    .addHelpText("after", '\nWith --json, prints {"deposits":[…],"nextCursor":"…"}; nextCursor is "" on the last page.')
-    .action(async (opts: { merchant?: string; status?: DepositStatus; limit?: number; cursor?: string }, cmd: Command) => {
+  pagingOptions(
+    deposit
+      .command("list")
+      .description("list deposits, newest first, a page at a time or --all")
+      .option("--merchant <id>", "only this merchant's deposits")
+      .option("--status <status>", `only deposits in this status: ${DEPOSIT_STATUS_NAMES.join("|")}`, parseDepositStatus),
+    DEPOSIT_PAGE_MAX,
+    20,
+  )
+    .addHelpText("after", pagingHelp("deposits"))
+    .action(async (opts: { merchant?: string; status?: DepositStatus } & PagingOptions, cmd: Command) => {
       const { out, deposits } = ctx.session(cmd);
-      const res = await deposits.listDeposits({
-        // Without --merchant the operator asks, explicitly, for every merchant's deposits.
-        merchantId: opts.merchant ?? "",
-        allMerchants: opts.merchant === undefined,
-        status: opts.status ?? DepositStatus.UNSPECIFIED,
-        limit: opts.limit ?? 0,
-        cursor: opts.cursor ?? "",
-      });
-      if (out.json) return out.message(ListDepositsResponseSchema, res);
-      out.table(
-        ["ID", "MERCHANT", "PROCESS ID", "STATUS", "AMOUNT", "REFERENCE", "ACCOUNT IBAN", "CREATED"],
-        res.deposits.map((d) => [
+      await printListing(out, opts, {
+        fetch: async (cursor, limit) => {
+          const res = await deposits.listDeposits({
+            // Without --merchant the operator asks, explicitly, for every merchant's deposits.
+            merchantId: opts.merchant ?? "",
+            allMerchants: opts.merchant === undefined,
+            status: opts.status ?? DepositStatus.UNSPECIFIED,
+            limit,
+            cursor,
+          });
+          return { items: res.deposits, nextCursor: res.nextCursor };
+        },
+        json: (deposits, nextCursor) => out.message(ListDepositsResponseSchema, create(ListDepositsResponseSchema, { deposits: [...deposits], nextCursor })),
+        headers: ["ID", "MERCHANT", "PROCESS ID", "STATUS", "AMOUNT", "REFERENCE", "ACCOUNT IBAN", "CREATED"],
+        row: (d) => [
           d.id,
           d.merchantId,
           d.processId,
@@ -154,9 +161,10 @@ export function registerDepositCommands(program: Command, ctx: CommandContext): 
           d.reference,
           d.assignedAccount?.iban ?? "—",
           formatTime(d.createdAt),
-        ]),
-        "No deposits.",
-      );
-      if (res.nextCursor !== "") out.line(`\nMore deposits: add --cursor ${res.nextCursor}`);
+        ],
+        empty: "No deposits.",
+        more: "More deposits",
+        max: DEPOSIT_PAGE_MAX,
+      });
     });
 }

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   DeliveryStatus,
@@ -11,9 +12,10 @@ import {
   type DeliveryAttempt,
 } from "@payments/contracts/callback";
 import { deliveryStatusToProto } from "@payments/records";
-import { DELIVERY_STATUS_NAMES, pageLimitParser, parseDeliveryStatus, parseIsoTime, parseRequiredText } from "../arguments.js";
+import { DELIVERY_STATUS_NAMES, parseDeliveryStatus, parseIsoTime, parseRequiredText } from "../arguments.js";
 import type { CommandContext } from "../context.js";
 import { formatTime, type Output } from "../output.js";
+import { pagingHelp, pagingOptions, printListing, type PagingOptions } from "../paging.js";
 
 /** ListEvents takes 1..100 per page; 0 means 20. */
 export const EVENT_PAGE_MAX = 100;
@@ -119,34 +121,38 @@ export function registerEventCommands(program: Command, ctx: CommandContext): vo
     .command("events")
     .description("merchants' callback events (one per deposit or withdrawal status change) and every delivery attempt; ask for redelivery");
 
-  events
-    .command("list")
-    .description("list a merchant's callback events, newest first (by the time of the status change), one page at a time")
-    .requiredOption("--merchant <id>", "the merchant", parseRequiredText)
-    .option("--status <status>", `only events in this delivery status: ${DELIVERY_STATUS_NAMES.join("|")}`, parseDeliveryStatus)
-    .option("--transaction <id>", "only the events of this deposit or withdrawal")
-    .option("--limit <n>", `page size, 1 to ${EVENT_PAGE_MAX} (default: the service's, 20)`, pageLimitParser(EVENT_PAGE_MAX))
-    .option("--cursor <cursor>", "the next page: the cursor a previous list printed")
+  pagingOptions(
+    events
+      .command("list")
+      .description("list a merchant's callback events, newest first (by the time of the status change), a page at a time or --all")
+      .requiredOption("--merchant <id>", "the merchant", parseRequiredText)
+      .option("--status <status>", `only events in this delivery status: ${DELIVERY_STATUS_NAMES.join("|")}`, parseDeliveryStatus)
+      .option("--transaction <id>", "only the events of this deposit or withdrawal"),
+    EVENT_PAGE_MAX,
+    20,
+  )
     .addHelpText(
       "after",
       `
 Delivery statuses: pending (being sent or waiting for a retry), delivered (a 2xx arrived),
-failed (every attempt of the retry schedule failed; only a redelivery sends it again).
-With --json, prints {"events":[…],"nextCursor":"…"}; nextCursor is "" on the last page.`,
+failed (every attempt of the retry schedule failed; only a redelivery sends it again).${pagingHelp("events")}`,
     )
-    .action(async (opts: { merchant: string; status?: DeliveryStatus; transaction?: string; limit?: number; cursor?: string }, cmd: Command) => {
+    .action(async (opts: { merchant: string; status?: DeliveryStatus; transaction?: string } & PagingOptions, cmd: Command) => {
       const { out, callbacks } = ctx.session(cmd);
-      const res = await callbacks.listEvents({
-        merchantId: opts.merchant,
-        deliveryStatus: opts.status ?? DeliveryStatus.UNSPECIFIED,
-        transactionId: opts.transaction?.trim() ?? "",
-        limit: opts.limit ?? 0,
-        cursor: opts.cursor ?? "",
-      });
-      if (out.json) return out.message(ListEventsResponseSchema, res);
-      out.table(
-        ["ID", "CREATED", "TYPE", "TRANSACTION", "DELIVERY", "ATTEMPTS", "LAST ATTEMPT", "NEXT ATTEMPT"],
-        res.events.map((e) => [
+      await printListing(out, opts, {
+        fetch: async (cursor, limit) => {
+          const res = await callbacks.listEvents({
+            merchantId: opts.merchant,
+            deliveryStatus: opts.status ?? DeliveryStatus.UNSPECIFIED,
+            transactionId: opts.transaction?.trim() ?? "",
+            limit,
+            cursor,
+          });
+          return { items: res.events, nextCursor: res.nextCursor };
+        },
+        json: (events, nextCursor) => out.message(ListEventsResponseSchema, create(ListEventsResponseSchema, { events: [...events], nextCursor })),
+        headers: ["ID", "CREATED", "TYPE", "TRANSACTION", "DELIVERY", "ATTEMPTS", "LAST ATTEMPT", "NEXT ATTEMPT"],
+        row: (e) => [
           e.id,
           formatTime(e.createdAt),
           e.type,
@@ -155,10 +161,11 @@ With --json, prints {"events":[…],"nextCursor":"…"}; nextCursor is "" on the
           String(attemptCount(e)),
           lastAttemptLabel(e),
           nextAttemptLabel(e),
-        ]),
-        "No events.",
-      );
-      if (res.nextCursor !== "") out.line(`\nMore events: add --cursor ${res.nextCursor}`);
+        ],
+        empty: "No events.",
+        more: "More events",
+        max: EVENT_PAGE_MAX,
+      });
     });
 
   events

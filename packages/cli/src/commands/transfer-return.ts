@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from "commander";
+import { create } from "@bufbuild/protobuf";
 import {
   CompleteTransferReturnResponseSchema,
   FailTransferReturnResponseSchema,
@@ -6,9 +7,10 @@ import {
   TransferReturnStatus,
   type TransferReturn,
 } from "@payments/contracts/payout";
-import { pageLimitParser, parseRequiredText } from "../arguments.js";
+import { parseRequiredText } from "../arguments.js";
 import type { CommandContext } from "../context.js";
 import { formatMoney, formatTime, yesNo, type Output } from "../output.js";
+import { pagingHelp, pagingOptions, printListing, type PagingOptions } from "../paging.js";
 
 // Transfer returns: money of an incoming transfer paid back to its sender by the payout
 // service (the deposit service asks for it on `transfer return`). These commands are the
@@ -73,31 +75,38 @@ export function registerTransferReturnCommands(program: Command, ctx: CommandCon
     .command("transfer-return")
     .description("transfer returns (unmatched money paid back to its sender): list them, and complete or fail the live ones awaiting an operator");
 
-  group
-    .command("list")
-    .description("list transfer returns, newest first, one page at a time")
-    .option("--awaiting-operator", "only returns waiting for an operator's decision (processing: live ones, and the sandbox's stays-processing IBAN)")
-    .option("--status <status>", `only returns in this status: ${TRANSFER_RETURN_STATUS_NAMES.join("|")}`, parseTransferReturnStatus)
-    .option("--transfer <id>", "only the returns (every attempt) of this incoming transfer")
-    .option("--limit <n>", `page size, 1 to ${TRANSFER_RETURN_PAGE_MAX} (default: the service's, 20)`, pageLimitParser(TRANSFER_RETURN_PAGE_MAX))
-    .option("--cursor <cursor>", "the next page: the cursor a previous list printed")
-    .addHelpText("after", '\nWith --json, prints {"transferReturns":[…],"nextCursor":"…"}; nextCursor is "" on the last page.')
-    .action(async (opts: { awaitingOperator?: boolean; status?: TransferReturnStatus; transfer?: string; limit?: number; cursor?: string }, cmd: Command) => {
+  pagingOptions(
+    group
+      .command("list")
+      .description("list transfer returns, newest first, a page at a time or --all")
+      .option("--awaiting-operator", "only returns waiting for an operator's decision (processing: live ones, and the sandbox's stays-processing IBAN)")
+      .option("--status <status>", `only returns in this status: ${TRANSFER_RETURN_STATUS_NAMES.join("|")}`, parseTransferReturnStatus)
+      .option("--transfer <id>", "only the returns (every attempt) of this incoming transfer"),
+    TRANSFER_RETURN_PAGE_MAX,
+    20,
+  )
+    .addHelpText("after", pagingHelp("transferReturns"))
+    .action(async (opts: { awaitingOperator?: boolean; status?: TransferReturnStatus; transfer?: string } & PagingOptions, cmd: Command) => {
       const { out, payouts } = ctx.session(cmd);
-      const res = await payouts.listTransferReturns({
-        status: opts.status ?? TransferReturnStatus.UNSPECIFIED,
-        awaitingOperator: opts.awaitingOperator === true,
-        transferId: opts.transfer ?? "",
-        limit: opts.limit ?? 0,
-        cursor: opts.cursor ?? "",
+      await printListing(out, opts, {
+        fetch: async (cursor, limit) => {
+          const res = await payouts.listTransferReturns({
+            status: opts.status ?? TransferReturnStatus.UNSPECIFIED,
+            awaitingOperator: opts.awaitingOperator === true,
+            transferId: opts.transfer ?? "",
+            limit,
+            cursor,
+          });
+          return { items: res.transferReturns, nextCursor: res.nextCursor };
+        },
+        json: (transferReturns, nextCursor) =>
+          out.message(ListTransferReturnsResponseSchema, create(ListTransferReturnsResponseSchema, { transferReturns: [...transferReturns], nextCursor })),
+        headers: ["ID", "TRANSFER", "KIND", "STATUS", "AMOUNT", "IBAN", "RECIPIENT", "DECIDED BY", "CREATED"],
+        row: (r) => [r.id, r.transferId, r.sandbox ? "sandbox" : "live", statusCell(r), formatMoney(r.amount, r.currency), r.iban, r.recipientName, r.actor, formatTime(r.createdAt)],
+        empty: "No transfer returns.",
+        more: "More transfer returns",
+        max: TRANSFER_RETURN_PAGE_MAX,
       });
-      if (out.json) return out.message(ListTransferReturnsResponseSchema, res);
-      out.table(
-        ["ID", "TRANSFER", "KIND", "STATUS", "AMOUNT", "IBAN", "RECIPIENT", "DECIDED BY", "CREATED"],
-        res.transferReturns.map((r) => [r.id, r.transferId, r.sandbox ? "sandbox" : "live", statusCell(r), formatMoney(r.amount, r.currency), r.iban, r.recipientName, r.actor, formatTime(r.createdAt)]),
-        "No transfer returns.",
-      );
-      if (res.nextCursor !== "") out.line(`\nMore transfer returns: add --cursor ${res.nextCursor}`);
     });
 
   group

@@ -15,10 +15,11 @@ import {
   type ResolveTransferRequest,
   type TransferCandidate,
 } from "@payments/contracts/deposit";
-import { pageLimitParser, parseDurationSeconds, parsePositiveAmount, parseRequiredText } from "../arguments.js";
+import { parseDurationSeconds, parsePositiveAmount, parseRequiredText } from "../arguments.js";
 import type { CommandContext } from "../context.js";
 import { UsageError } from "../errors.js";
 import { formatMoney, formatTime, messageJson, yesNo, type Output } from "../output.js";
+import { pagingHelp, pagingOptions, printListing, type PagingOptions } from "../paging.js";
 import { depositStatusLabel, printDeposit } from "./deposit.js";
 
 /** ListUnmatchedTransfers takes 1..500; 0 means 100. */
@@ -219,33 +220,47 @@ With --json, prints {"transfer":{…},"deposit":{…},"duplicate":false}; "depos
       printTransfer(out, reported);
     });
 
-  transfer
-    .command("unmatched")
-    .description("the open transfers an operator still has to resolve (unmatched and in review), oldest first, with their age")
-    .option("--older-than <duration>", "only those reported at least this long ago: 24h, 90m, 1h30m, 2d, or seconds", parseDurationSeconds)
-    .option("--limit <n>", `how many, 1 to ${UNMATCHED_MAX} (default: the service's, ${UNMATCHED_DEFAULT})`, pageLimitParser(UNMATCHED_MAX))
+  pagingOptions(
+    transfer
+      .command("unmatched")
+      .description("the open transfers an operator still has to resolve (unmatched and in review), oldest first, with their age, a page at a time or --all")
+      .option("--older-than <duration>", "only those reported at least this long ago: 24h, 90m, 1h30m, 2d, or seconds", parseDurationSeconds)
+      .option("--review", "only the review queue: the transfers in review (not the unmatched ones)"),
+    UNMATCHED_MAX,
+    UNMATCHED_DEFAULT,
+  )
     .addHelpText(
       "after",
       `
 STATUS is unmatched (no deposit: the money is in suspense) or review (waiting for an operator:
 ambiguous, or under-, over- or late paid); AGE is now minus reported. For review, WHY also names
 the deposit it waits on or the top candidates. Resolve one with \`transfer match|complete|refuse|return\`.
-With --json, prints {"transfers":[{…,"ageSeconds":n}]}: each transfer as proto JSON plus its age in whole seconds.`,
+Give the same --older-than and --review with --cursor as on the page that printed it.${pagingHelp("transfers")}
+Each transfer is proto JSON plus "ageSeconds", its age in whole seconds when the CLI printed it.`,
     )
-    .action(async (opts: { olderThan?: number; limit?: number }, cmd: Command) => {
+    .action(async (opts: { olderThan?: number; review?: boolean } & PagingOptions, cmd: Command) => {
       const { out, deposits } = ctx.session(cmd);
-      const limit = opts.limit ?? 0;
-      const res = await deposits.listUnmatchedTransfers({ limit, includeReview: true, olderThanMs: BigInt(opts.olderThan ?? 0) * 1000n });
-      const now = Date.now();
-      if (out.json) {
-        return out.data({ transfers: res.transfers.map((t) => ({ ...messageJson(IncomingTransferSchema, t), ageSeconds: transferAgeSeconds(t, now) })) });
-      }
-      out.table(
-        ["ID", "STATUS", "AGE", "REPORTED", "IBAN", "AMOUNT", "SENDER", "DESCRIPTION", "BANK TX ID", "WHY"],
-        res.transfers.map((t) => [
+      const queue = opts.review === true ? "transfers in review" : "open transfers";
+      await printListing(out, opts, {
+        fetch: async (cursor, limit) => {
+          const res = await deposits.listUnmatchedTransfers({
+            limit,
+            includeReview: true,
+            reviewOnly: opts.review === true,
+            olderThanMs: BigInt(opts.olderThan ?? 0) * 1000n,
+            cursor,
+          });
+          return { items: res.transfers, nextCursor: res.nextCursor };
+        },
+        json: (transfers, nextCursor) => {
+          const now = Date.now();
+          out.data({ transfers: transfers.map((t) => ({ ...messageJson(IncomingTransferSchema, t), ageSeconds: transferAgeSeconds(t, now) })), nextCursor });
+        },
+        headers: ["ID", "STATUS", "AGE", "REPORTED", "IBAN", "AMOUNT", "SENDER", "DESCRIPTION", "BANK TX ID", "WHY"],
+        row: (t) => [
           t.id,
           transferStatusLabel(t),
-          formatAge(transferAgeSeconds(t, now)),
+          formatAge(transferAgeSeconds(t)),
           formatTime(t.reportedAt),
           t.iban,
           formatMoney(t.amount, t.currency),
@@ -253,11 +268,11 @@ With --json, prints {"transfers":[{…,"ageSeconds":n}]}: each transfer as proto
           t.reference || "—",
           t.bankTransactionId,
           openReason(t),
-        ]),
-        opts.olderThan === undefined ? "No open transfers." : "No open transfers that old.",
-      );
-      const shown = limit === 0 ? UNMATCHED_DEFAULT : limit;
-      if (res.transfers.length >= shown) out.line(`\nShowing the oldest ${res.transfers.length}; there may be more (--limit up to ${UNMATCHED_MAX}).`);
+        ],
+        empty: opts.olderThan === undefined ? `No ${queue}.` : `No ${queue} that old.`,
+        more: `More ${queue}`,
+        max: UNMATCHED_MAX,
+      });
     });
 
   transfer

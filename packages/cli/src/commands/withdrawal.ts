@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { InvalidArgumentError, type Command } from "commander";
+import { create } from "@bufbuild/protobuf";
 import {
   CompleteWithdrawalResponseSchema,
   FailWithdrawalResponseSchema,
@@ -10,10 +11,11 @@ import {
   type Withdrawal,
 } from "@payments/contracts/payout";
 import { csvCell, csvLines, kurusToLira as liraOf } from "@payments/records";
-import { WITHDRAWAL_STATUS_NAMES, pageLimitParser, parseRequiredText, parseWithdrawalStatus } from "../arguments.js";
+import { WITHDRAWAL_STATUS_NAMES, parseRequiredText, parseWithdrawalStatus } from "../arguments.js";
 import type { PayoutClient } from "../clients.js";
 import type { CommandContext } from "../context.js";
 import { formatMoney, formatTime, yesNo, type Output } from "../output.js";
+import { pagingHelp, pagingOptions, printListing, type PagingOptions } from "../paging.js";
 
 /** ListWithdrawals takes 1..100 per page; 0 means 20. */
 export const WITHDRAWAL_PAGE_MAX = 100;
@@ -182,31 +184,37 @@ export function registerWithdrawalCommands(program: Command, ctx: CommandContext
       printWithdrawal(out, requiredWithdrawal(res.withdrawal));
     });
 
-  withdrawal
-    .command("list")
-    .description("list withdrawals of one merchant or of every merchant, newest first, one page at a time")
-    .option("--merchant <id>", "only this merchant's withdrawals (default: every merchant)")
-    .option("--status <status>", `only withdrawals in this status: ${WITHDRAWAL_STATUS_NAMES.join("|")}`, parseWithdrawalStatus)
-    .option("--awaiting-operator", "only withdrawals waiting for an operator's decision (processing; live ones and the sandbox's stays-processing IBAN)")
-    .option("--limit <n>", `page size, 1 to ${WITHDRAWAL_PAGE_MAX} (default: the service's, 20)`, pageLimitParser(WITHDRAWAL_PAGE_MAX))
-    .option("--cursor <cursor>", "the next page: the cursor a previous list printed")
-    .addHelpText("after", '\nWith --json, prints {"withdrawals":[…],"nextCursor":"…"}; nextCursor is "" on the last page.')
-    .action(async (opts: { merchant?: string; status?: WithdrawalStatus; awaitingOperator?: boolean; limit?: number; cursor?: string }, cmd: Command) => {
+  pagingOptions(
+    withdrawal
+      .command("list")
+      .description("list withdrawals of one merchant or of every merchant, newest first, a page at a time or --all")
+      .option("--merchant <id>", "only this merchant's withdrawals (default: every merchant)")
+      .option("--status <status>", `only withdrawals in this status: ${WITHDRAWAL_STATUS_NAMES.join("|")}`, parseWithdrawalStatus)
+      .option("--awaiting-operator", "only withdrawals waiting for an operator's decision (processing; live ones and the sandbox's stays-processing IBAN)"),
+    WITHDRAWAL_PAGE_MAX,
+    20,
+  )
+    .addHelpText("after", pagingHelp("withdrawals"))
+    .action(async (opts: { merchant?: string; status?: WithdrawalStatus; awaitingOperator?: boolean } & PagingOptions, cmd: Command) => {
       const { out, payouts } = ctx.session(cmd);
-      const res = await payouts.listWithdrawals({
-        ...listScope(opts.merchant),
-        status: opts.status ?? WithdrawalStatus.UNSPECIFIED,
-        awaitingOperator: opts.awaitingOperator === true,
-        limit: opts.limit ?? 0,
-        cursor: opts.cursor ?? "",
+      await printListing(out, opts, {
+        fetch: async (cursor, limit) => {
+          const res = await payouts.listWithdrawals({
+            ...listScope(opts.merchant),
+            status: opts.status ?? WithdrawalStatus.UNSPECIFIED,
+            awaitingOperator: opts.awaitingOperator === true,
+            limit,
+            cursor,
+          });
+          return { items: res.withdrawals, nextCursor: res.nextCursor };
+        },
+        json: (withdrawals, nextCursor) => out.message(ListWithdrawalsResponseSchema, create(ListWithdrawalsResponseSchema, { withdrawals: [...withdrawals], nextCursor })),
+        headers: ["ID", "MERCHANT", "KIND", "PROCESS ID", "STATUS", "AMOUNT", "IBAN", "RECIPIENT", "CREATED"],
+        row: (w) => [w.id, w.merchantId, kindLabel(w), w.processId, statusCell(w), formatMoney(w.amount, w.currency), w.iban, w.accountName, formatTime(w.createdAt)],
+        empty: "No withdrawals.",
+        more: "More withdrawals",
+        max: WITHDRAWAL_PAGE_MAX,
       });
-      if (out.json) return out.message(ListWithdrawalsResponseSchema, res);
-      out.table(
-        ["ID", "MERCHANT", "KIND", "PROCESS ID", "STATUS", "AMOUNT", "IBAN", "RECIPIENT", "CREATED"],
-        res.withdrawals.map((w) => [w.id, w.merchantId, kindLabel(w), w.processId, statusCell(w), formatMoney(w.amount, w.currency), w.iban, w.accountName, formatTime(w.createdAt)]),
-        "No withdrawals.",
-      );
-      if (res.nextCursor !== "") out.line(`\nMore withdrawals: add --cursor ${res.nextCursor}`);
     });
 
   withdrawal
