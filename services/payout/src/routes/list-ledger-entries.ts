@@ -23,11 +23,24 @@ export function listLedgerEntries(ctx: PayoutContext): Rpc<"listLedgerEntries"> 
     async listLedgerEntries(req) {
       const input = parseRequest(request, req);
       const merchantId = merchantScope(input);
-      const query = ctx.db("ledger_entries").orderBy("seq", "desc");
-      if (merchantId !== undefined) query.where({ merchant_id: merchantId });
-      if (input.currency !== "") query.where({ currency: input.currency });
-      if (input.cursor !== undefined) query.where("seq", "<", input.cursor);
-      const rows = (await query.limit(input.limit + 1)) as Array<LedgerEntryRow & { seq: number }>;
+      const read = async (currency: string) => {
+        const query = ctx.db("ledger_entries").orderBy("seq", "desc");
+        if (merchantId !== undefined) query.where({ merchant_id: merchantId });
+        if (currency !== "") query.where({ currency });
+        if (input.cursor !== undefined) query.where("seq", "<", input.cursor);
+        return (await query.limit(input.limit + 1)) as Array<LedgerEntryRow & { seq: number }>;
+      };
+      let rows: Array<LedgerEntryRow & { seq: number }>;
+      if (merchantId !== undefined && input.currency === "") {
+        // One read per currency the merchant has used (each posting upserts its balance row),
+        // each in the order of the (merchant_id, currency, seq) index, merged: ordering the
+        // merchant's rows by seq in one read sorts all of them, or walks the whole ledger
+        // backwards to find a quiet merchant's.
+        const currencies = (await ctx.db("balances").where({ merchant_id: merchantId }).pluck("currency")) as string[];
+        rows = (await Promise.all(currencies.map(read))).flat().sort((a, b) => Number(b.seq) - Number(a.seq));
+      } else {
+        rows = await read(input.currency);
+      }
       const page = rows.slice(0, input.limit);
       const last = page.at(-1);
       return {
