@@ -13,6 +13,7 @@ import { registerRequestCommand } from "./commands/request.js";
 import { registerTransferCommands } from "./commands/transfer.js";
 import { registerTransferReturnCommands } from "./commands/transfer-return.js";
 import { registerWithdrawalCommands } from "./commands/withdrawal.js";
+import { registerWithheldCreditCommands } from "./commands/withheld-credit.js";
 import { CommandContext } from "./context.js";
 import { describeFailure, EXIT_USAGE } from "./errors.js";
 import type { Io } from "./io.js";
@@ -54,6 +55,7 @@ export function buildProgram(io: Io): Command {
   registerDepositCommands(program, ctx);
   registerTransferCommands(program, ctx);
   registerTransferReturnCommands(program, ctx);
+  registerWithheldCreditCommands(program, ctx);
   registerReconcileCommand(program, ctx);
   registerBalanceCommands(program, ctx);
   registerWithdrawalCommands(program, ctx);

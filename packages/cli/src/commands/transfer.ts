@@ -1,6 +1,5 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
-import { userInfo } from "node:os";
 import { InvalidArgumentError, type Command } from "commander";
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
@@ -18,6 +17,7 @@ import {
 import { parseDurationSeconds, parsePositiveAmount, parseRequiredText } from "../arguments.js";
 import type { CommandContext } from "../context.js";
 import { UsageError } from "../errors.js";
+import { operatorName } from "../operator.js";
 import { formatMoney, formatTime, messageJson, yesNo, type Output } from "../output.js";
 import { pagingHelp, pagingOptions, printListing, type PagingOptions } from "../paging.js";
 import { depositStatusLabel, printDeposit } from "./deposit.js";
@@ -130,21 +130,6 @@ function printTransfer(out: Output, transfer: IncomingTransfer): void {
 function requiredTransfer(transfer: IncomingTransfer | undefined): IncomingTransfer {
   if (!transfer) throw new Error("the service returned no transfer");
   return transfer;
-}
-
-/** --actor, else PAYMENTS_OPERATOR, else the OS user name. */
-function operatorName(actor: string | undefined, env: Readonly<Record<string, string | undefined>>): string {
-  if (actor !== undefined) return actor;
-  const fromEnv = env.PAYMENTS_OPERATOR?.trim();
-  if (fromEnv) return fromEnv;
-  let name = "";
-  try {
-    name = userInfo().username.trim();
-  } catch {
-    // No user name (some containers): the operator must say who they are.
-  }
-  if (!name) throw new UsageError("no operator name: pass --actor NAME or set PAYMENTS_OPERATOR.");
-  return name;
 }
 
 type Decision = ResolveTransferRequest["decision"];
