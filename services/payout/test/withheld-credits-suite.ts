@@ -33,7 +33,7 @@ export function withheldCreditSuite(test: TestFn, services: () => RunningService
   const merchants = () => createServiceClient(MerchantService, services().server.url);
   const payout = () => payoutContext(services());
   const db = (): Knex => payout().db;
-  const merchantDb = (): Knex => (services().contexts.get("merchant") as { db: Knex }).db;
+  const merchantDb = (): Knex => services().contexts.get("merchant")!.db;
 
   async function newMerchant(): Promise<string> {
     return (await merchants().createMerchant({ name: "Withheld Credit Shop", sandbox: true })).merchant!.id;
