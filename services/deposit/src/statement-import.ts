@@ -47,6 +47,7 @@ export function reportOf(record: IncomingTransferRecord, source: string) {
     bankTransactionId: record.bankTransactionId,
     valueDate: record.valueDate,
     senderIban: record.senderIban,
+    ...(record.formerIds ? { formerIds: record.formerIds } : {}),
     source,
   };
 }

@@ -25,6 +25,8 @@ export interface TransferReport {
   senderIban?: string;
   /** api (ReportTransfer), mt940, camt053, feed:<feedId>, sandbox. */
   source?: string;
+  /** Ids an older adapter gave this line (IncomingTransferRecord.formerIds): the same line if amount and value date agree too. */
+  formerIds?: readonly string[];
 }
 
 /** What recording one transfer did. */
@@ -328,10 +330,7 @@ export async function recordTransfers(ctx: DepositContext, reports: readonly Tra
     rules,
     async (trx) => {
       const out: Array<RecordedTransfer | undefined> = [];
-      for (const report of reports) {
-        const earlier = await trx("incoming_transfers").where({ iban: report.iban, bank_transaction_id: report.bankTransactionId }).first("id");
-        out.push(earlier ? undefined : await recordTransferIn(trx, ctx, report, rules));
-      }
+      for (const report of reports) out.push((await recordedBefore(trx, report)) ? undefined : await recordTransferIn(trx, ctx, report, rules));
       return out;
     },
     { uniqueRaces: BATCH_DUPLICATE_RETRIES },
@@ -341,6 +340,17 @@ export async function recordTransfers(ctx: DepositContext, reports: readonly Tra
     outcomes.filter((o): o is RecordedTransfer => o !== undefined),
   );
   return outcomes;
+}
+
+/** Whether this line is recorded already: under its id, or under a former id with the same amount and value date. */
+async function recordedBefore(trx: Knex.Transaction, report: TransferReport): Promise<boolean> {
+  if (await trx("incoming_transfers").where({ iban: report.iban, bank_transaction_id: report.bankTransactionId }).first("id")) return true;
+  if (!report.formerIds?.length) return false;
+  const former = await trx("incoming_transfers")
+    .where({ iban: report.iban, amount: report.amount, currency: report.currency, value_date: report.valueDate ?? null })
+    .whereIn("bank_transaction_id", [...report.formerIds])
+    .first("id");
+  return former !== undefined;
 }
 
 /** What follows committed transfers: the outbox is nudged for completed deposits and requested returns, and each outcome is logged. */

@@ -109,6 +109,10 @@ export function parseMt940(input: string | Uint8Array): ParseResult {
     const digits = minorUnitDigits(currency);
 
     const lines61 = tags61.map((tag, i) => readStatementLine(tag.data, statementLineNumbers[firstLine + i]));
+    // The id rule before issue 18 took a customer reference that was unique in its statement as
+    // the id itself: kept as a former id, so a file imported then is still a duplicate now.
+    const customerRefCounts = new Map<string, number>();
+    for (const line of lines61) if (line.customerReference) customerRefCounts.set(line.customerReference, (customerRefCounts.get(line.customerReference) ?? 0) + 1);
 
     lines61.forEach((line, i) => {
       const where = { entry: `${label}, :61: #${i + 1}`, line: line.lineNumber };
@@ -149,6 +153,7 @@ export function parseMt940(input: string | Uint8Array): ParseResult {
         description: sender.description,
         bankTransactionId,
       };
+      if (!line.bankReference && line.customerReference && customerRefCounts.get(line.customerReference) === 1) record.formerIds = [line.customerReference];
       if (sender.iban) record.senderIban = sender.iban;
       records.push(record);
     });

@@ -21,6 +21,12 @@ export interface IncomingTransferRecord {
   description: string;
   /** The bank's id of this transaction, unique per receiving account; the de-duplication key. */
   bankTransactionId: string;
+  /**
+   * Ids an earlier version of the adapter gave this very line, so a file imported before a
+   * change of the id rule is still a duplicate when imported again: an existing transfer under
+   * one of them is the same line only with the same amount and value date.
+   */
+  formerIds?: string[];
 }
 
 /** An entry the adapter read and deliberately did not turn into a record (a debit, an account not ours, …). */
