@@ -266,3 +266,32 @@ test.serial("reconcile --json is balanced (exit 0) after matched and unmatched t
   t.regex(human.stdout, /IBAN\s+CURRENCY\s+RECEIVED\s+CREDITED\s+SUSPENSE\s+RETURNED\s+DIFFERENCE/);
   t.regex(human.stdout, /\nBalanced\.\n$/);
 });
+
+test.serial("transfer return of money whose sender the bank did not name needs --name: refused saying so, then paid to that name", async (t) => {
+  const created = await createDeposit(30_000n);
+  const r = await transferCli(["transfer", "report", "--iban", created.assignedAccount!.iban, "--amount", "4321", "--bank-tx-id", `BTX-NONAME-${created.id}`, "--json"]);
+  t.is(r.code, 0, r.stderr);
+  const { transfer } = singleJson(r.stdout) as { transfer: TransferJson };
+  const iban = "TR330006100519786457841326";
+
+  const refused = await transferCli(["transfer", "return", transfer.id, "--iban", iban, "--reason", "not ours"]);
+  t.is(refused.code, 1);
+  t.regex(refused.stderr, /recipient_name: the bank named no sender for this transfer; give the recipient's name for the return \(--name\)/);
+  t.is((singleJson((await transferCli(["transfer", "show", transfer.id, "--json"])).stdout) as { transfer: TransferJson }).transfer.status, "TRANSFER_STATUS_UNMATCHED", "nothing changed");
+
+  const returned = await transferCli(["transfer", "return", transfer.id, "--iban", iban, "--name", "Selin Aksoy", "--reason", "not ours", "--json"], { PAYMENTS_OPERATOR: "ops-can" });
+  t.is(returned.code, 0, returned.stderr);
+  t.is((singleJson(returned.stdout) as { transfer: TransferJson }).transfer.status, "TRANSFER_STATUS_RETURNING");
+  const shown = singleJson((await transferCli(["transfer", "show", transfer.id, "--json"])).stdout) as { transfer: TransferJson };
+  t.regex(shown.transfer.actions.find((a) => a.action === "return_requested")!.reason, /^to TR330006100519786457841326 \(Selin Aksoy\): not ours$/);
+});
+
+test("transfer import takes camt053 and camt054 as formats and refuses --timeout 0s (exit 2 before any call)", async (t) => {
+  const url = await nowhere();
+  const r = await cli(["transfer", "import", "--format", "camt.053", "--file", "/nonexistent.xml", "--grpc-url", url]);
+  t.is(r.code, 2);
+  t.regex(r.stderr, /cannot read \/nonexistent\.xml/, "camt.053 is a format: the file is what fails");
+  const zero = await cli(["transfer", "import", "--format", "camt054", "--file", "/nonexistent.xml", "--timeout", "0s", "--grpc-url", url]);
+  t.is(zero.code, 2);
+  t.regex(zero.stderr, /--timeout must be longer than 0s/);
+});

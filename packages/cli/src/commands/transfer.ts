@@ -26,15 +26,22 @@ import { depositStatusLabel, printDeposit } from "./deposit.js";
 export const UNMATCHED_MAX = 500;
 const UNMATCHED_DEFAULT = 100;
 
-/** Statement formats ImportStatement reads. */
-export const STATEMENT_FORMATS = ["mt940"] as const;
+/** Statement formats ImportStatement reads: MT940, ISO 20022 camt.053 statements and camt.054 notifications. */
+export const STATEMENT_FORMATS = ["mt940", "camt053", "camt054"] as const;
 
-/** mt940 (any case); anything else is a usage error before any call. */
+/** mt940, camt053 or camt054 (any case, "camt.053" too); anything else is a usage error before any call. */
 export function parseStatementFormat(value: string): string {
-  const text = value.trim().toLowerCase();
+  const text = value.trim().toLowerCase().replace(/^camt\.(05[34])$/, "camt$1");
   if (!(STATEMENT_FORMATS as readonly string[]).includes(text)) throw new InvalidArgumentError(`expected one of ${STATEMENT_FORMATS.join(", ")}.`);
   return text;
 }
+
+/**
+ * How long `transfer import` waits for the service: a statement is imported in one
+ * transaction, which for a bank's busiest day takes longer than the CLI's usual deadline.
+ * The import is all or nothing, so an import cut short by the deadline may be run again.
+ */
+export const IMPORT_TIMEOUT_SECONDS = 15 * 60;
 
 export function transferStatusLabel(transfer: IncomingTransfer): string {
   switch (transfer.status) {
@@ -142,7 +149,7 @@ export function registerTransferCommands(program: Command, ctx: CommandContext):
     .description("report an incoming transfer seen on a receiving account: it completes the pending deposit it matches, or is kept as unmatched")
     .requiredOption("--iban <iban>", "the receiving account's IBAN (spaces and case are ignored)")
     .requiredOption("--amount <kuruş>", "the amount received, whole kuruş", parsePositiveAmount)
-    .requiredOption("--sender <name>", "the sender's name as the bank shows it", parseRequiredText)
+    .option("--sender <name>", "the sender's name as the bank shows it (leave it out when the bank names nobody)", parseRequiredText)
     .option("--reference <text>", "the transfer description, which should carry the deposit's reference")
     .requiredOption("--bank-tx-id <id>", "the bank's id of the transfer, unique per receiving account", parseRequiredText)
     .option("--currency <code>", "ISO 4217 code (default TRY)")
@@ -154,13 +161,13 @@ description, else the only one awaiting exactly this amount. The deposit complet
 received. Reporting the same --bank-tx-id on the same account again changes nothing.
 With --json, prints {"transfer":{…},"deposit":{…},"duplicate":false}; "deposit" is left out when it matched none.`,
     )
-    .action(async (opts: { iban: string; amount: bigint; sender: string; reference?: string; bankTxId: string; currency?: string }, cmd: Command) => {
+    .action(async (opts: { iban: string; amount: bigint; sender?: string; reference?: string; bankTxId: string; currency?: string }, cmd: Command) => {
       const { out, deposits } = ctx.session(cmd);
       const res = await deposits.reportTransfer({
         iban: opts.iban,
         amount: opts.amount,
         currency: opts.currency ?? "",
-        senderName: opts.sender,
+        senderName: opts.sender ?? "",
         reference: opts.reference ?? "",
         bankTransactionId: opts.bankTxId,
       });
@@ -344,25 +351,34 @@ With --json, prints {"transfer":{…},"deposit":{…}} ("deposit" left out when 
     .description("pay an unmatched or in-review transfer back to its sender (through the payout service: see `transfer-return list`)")
     .argument("<transfer-id>", "the transfer's id (trf_…)")
     .option("--iban <sender-iban>", "the IBAN to pay back to (default: the sender's IBAN the bank reported)", parseRequiredText)
+    .option("--name <recipient-name>", "the recipient's name for the return (default: the sender name the bank reported; required when it named nobody)", parseRequiredText)
     .requiredOption(...reasonOption, parseRequiredText)
     .option(...actorOption, parseRequiredText)
     .addHelpText("after", resolveHelp)
-    .action((transferId: string, opts: { reason: string; actor?: string; iban?: string }, cmd: Command) =>
-      resolve(cmd, transferId, opts, { case: "return", value: create(ReturnDecisionSchema, { iban: opts.iban ?? "" }) }),
+    .action((transferId: string, opts: { reason: string; actor?: string; iban?: string; name?: string }, cmd: Command) =>
+      resolve(cmd, transferId, opts, { case: "return", value: create(ReturnDecisionSchema, { iban: opts.iban ?? "", recipientName: opts.name ?? "" }) }),
     );
 
   transfer
     .command("import")
-    .description("import a bank statement: every credit is reported as a transfer, once (a repeated bank transaction id changes nothing)")
+    .description("import a bank statement, all or nothing: every credit is recorded as a transfer, once (a repeated bank transaction id changes nothing)")
     .requiredOption("--format <format>", `the statement's format: ${STATEMENT_FORMATS.join("|")}`, parseStatementFormat)
     .requiredOption("--file <path>", "the statement file")
+    .option("--timeout <duration>", `how long to wait for the import (default ${IMPORT_TIMEOUT_SECONDS / 60}m)`, parseDurationSeconds)
     .addHelpText(
       "after",
       `
-With --json, prints {"imported":n,"matched":n,"unmatched":n,"duplicates":n,"review":n,"skipped":["…"]}
-(the first four keys always in that order; skipped: the lines left out, each with why).`,
+The whole file is imported in one transaction: it is recorded completely or not at all, so a
+failed or cut-short import is simply run again (what was recorded counts as duplicates). A
+statement of an account that is not one of our receiving accounts refuses the whole file.
+
+With --json, prints {"imported":n,"matched":n,"unmatched":n,"duplicates":n,"review":n,"returned":n,"skipped":["…"]}
+(the first four keys always in that order; returned: late payments the merchant's rule sent
+straight back; skipped: the lines left out, each with why).`,
     )
-    .action(async (opts: { format: string; file: string }, cmd: Command) => {
+    .action(async (opts: { format: string; file: string; timeout?: number }, cmd: Command) => {
+      const timeoutMs = (opts.timeout ?? IMPORT_TIMEOUT_SECONDS) * 1000;
+      if (timeoutMs === 0) throw new UsageError("--timeout must be longer than 0s");
       let content: Uint8Array;
       try {
         content = await readFile(opts.file);
@@ -370,9 +386,9 @@ With --json, prints {"imported":n,"matched":n,"unmatched":n,"duplicates":n,"revi
         throw new UsageError(`cannot read ${opts.file}: ${err instanceof Error ? err.message : String(err)}`);
       }
       const { out, deposits } = ctx.session(cmd);
-      const res = await deposits.importStatement({ format: opts.format, content, fileName: basename(opts.file) });
+      const res = await deposits.importStatement({ format: opts.format, content, fileName: basename(opts.file) }, { timeoutMs });
       if (out.json) {
-        return out.data({ imported: res.imported, matched: res.matched, unmatched: res.unmatched, duplicates: res.duplicates, review: res.review, skipped: res.skipped });
+        return out.data({ imported: res.imported, matched: res.matched, unmatched: res.unmatched, duplicates: res.duplicates, review: res.review, returned: res.returned, skipped: res.skipped });
       }
       out.line(`Imported ${opts.file}: ${res.imported} new transfer(s).`);
       out.fields([
@@ -380,6 +396,7 @@ With --json, prints {"imported":n,"matched":n,"unmatched":n,"duplicates":n,"revi
         ["matched", String(res.matched)],
         ["unmatched", String(res.unmatched)],
         ["review", String(res.review)],
+        ["returned by the merchant's rule", String(res.returned)],
         ["duplicates", String(res.duplicates)],
         ["skipped", String(res.skipped.length)],
       ]);
