@@ -72,7 +72,7 @@ test.serial("reconcile checks the merchant ledger: balanced (exit 0) after a com
   const ok = await reconcile(["--json"]);
   t.is(ok.code, 0, ok.stderr + ok.stdout);
   const res = singleJson(ok.stdout) as ReconcileJson;
-  t.deepEqual(Object.keys(res), ["balanced", "accounts", "merchants", "discrepancies", "credits"]);
+  t.deepEqual(Object.keys(res), ["balanced", "accounts", "merchants", "discrepancies", "dismissed", "credits"]);
   t.true(res.balanced);
   t.deepEqual(res.discrepancies, []);
   t.deepEqual(res.credits, [{ depositId: created.id, merchantId, amount: 25_000, currency: "TRY" }]);

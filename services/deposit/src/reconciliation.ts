@@ -1,3 +1,4 @@
+import { formatMajor } from "@payments/kit";
 import type { Knex } from "knex";
 import type { DepositRow, TransferRow } from "./store.js";
 import { isTransferStatus, suspenseHeldIn } from "./transfer-state.js";
@@ -79,7 +80,7 @@ async function reconcileIn(db: Knex, period: { from?: number; to?: number }): Pr
     figures.received += amount;
     const held = suspenseByTransfer.get(transfer.id) ?? 0;
     if (held !== expectedSuspense(transfer)) {
-      figures.discrepancies.push(`transfer ${transfer.id} is ${transfer.status} but its suspense entries hold ${held}, not ${expectedSuspense(transfer)}`);
+      figures.discrepancies.push(`transfer ${transfer.id} is ${transfer.status} but its suspense entries hold ${formatMajor(held, transfer.currency)}, not ${formatMajor(expectedSuspense(transfer), transfer.currency)}`);
     }
     switch (transfer.status) {
       case "matched": {
@@ -91,7 +92,7 @@ async function reconcileIn(db: Knex, period: { from?: number; to?: number }): Pr
         const credited = Number(deposit.amount);
         figures.credited += credited;
         credits.push({ depositId: deposit.id, merchantId: deposit.merchant_id, amount: credited, currency: deposit.currency });
-        if (credited !== amount) figures.discrepancies.push(`deposit ${deposit.id} was credited ${credited} from transfer ${transfer.id} of ${amount}`);
+        if (credited !== amount) figures.discrepancies.push(`deposit ${deposit.id} was credited ${formatMajor(credited, deposit.currency)} from transfer ${transfer.id} of ${formatMajor(amount, transfer.currency)}`);
         break;
       }
       case "unmatched":

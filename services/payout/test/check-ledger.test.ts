@@ -172,10 +172,10 @@ for (const backend of backends) {
     const about = (id: string) => res.discrepancies.filter((d) => d.includes(id));
     t.deepEqual(about(fine), []);
     t.is(about(short).length, 1);
-    t.regex(about(short)[0]!, /credited 9000 TRY, completed with 10000 TRY/);
-    t.regex(about(eur)[0]!, /credited 2000 EUR, completed with 2000 TRY/);
+    t.regex(about(short)[0]!, /credited 90.00 TRY, completed with 100.00 TRY/);
+    t.regex(about(eur)[0]!, /credited 20.00 EUR, completed with 20.00 TRY/);
     t.regex(about(elsewhere)[0]!, new RegExp(`credited to merchant ${other}, not ${merchantId}`));
-    t.regex(about(missing)[0]!, /completed with 7500 TRY to merchant .*, but the ledger has no credit for it/);
+    t.regex(about(missing)[0]!, /completed with 75.00 TRY to merchant .*, but the ledger has no credit for it/);
     // The credits' disagreements are not the balances': every row still equals its entries.
     t.true(res.merchants.every((m) => m.balanced));
   });
@@ -207,7 +207,7 @@ for (const backend of backends) {
     for (let i = credits.length; i < CHECK_LEDGER_MAX_CREDITS; i++) credits.push(given(`dep_bulk_${i}`, merchantId, 1));
     const res = await check(credits);
     t.is(res.discrepancies.length, CHECK_LEDGER_MAX_CREDITS - 1);
-    t.regex(res.discrepancies[0]!, new RegExp(`^deposit ${real[1]}.*credited 200 TRY, completed with 250 TRY`));
+    t.regex(res.discrepancies[0]!, new RegExp(`^deposit ${real[1]}.*credited 2.00 TRY, completed with 2.50 TRY`));
     t.false(res.discrepancies.some((d) => d.includes(real[0]!)));
   });
 

@@ -49,7 +49,7 @@ ago may show as missing until the payout service has credited it; run again to t
 Exit 0 when everything is balanced (every difference 0, no discrepancy), 1 otherwise.
 With --json, prints {"balanced":true|false,"accounts":[{"iban","currency","received","credited",
 "suspense","returned","difference","discrepancies":[…]}],"merchants":[{"merchantId","currency",
-"available","held","ledgerAvailable","ledgerHeld","balanced"}],"discrepancies":[…],"credits":[…]}
+"available","held","ledgerAvailable","ledgerHeld","balanced"}],"discrepancies":[…],"dismissed":[…],"credits":[…]}
 (amounts as numbers, kuruş).`,
     )
     .action(async (opts: { from?: Date; to?: Date }, cmd: Command) => {
@@ -78,6 +78,7 @@ With --json, prints {"balanced":true|false,"accounts":[{"iban","currency","recei
           accounts: res.accounts.map((a) => messageJson(AccountReconciliationSchema, a)),
           merchants: ledger.merchants.map((m) => messageJson(MerchantLedgerCheckSchema, m)),
           discrepancies: ledger.discrepancies,
+          dismissed: ledger.dismissed,
           credits: res.credits.map((c) => messageJson(DepositCreditSchema, c)),
         });
       } else {
@@ -127,6 +128,11 @@ With --json, prints {"balanced":true|false,"accounts":[{"iban","currency","recei
           out.line();
           out.line("Ledger discrepancies:");
           for (const d of ledger.discrepancies) out.line(`  - ${d}`);
+        }
+        if (ledger.dismissed.length > 0) {
+          out.line();
+          out.line("Withheld credits an operator dismissed (not in any balance, by decision):");
+          for (const d of ledger.dismissed) out.line(`  - ${d}`);
         }
         out.line();
         out.line(

@@ -1,5 +1,5 @@
 import { Code } from "@connectrpc/connect";
-import { forUpdate, parseRequest, readCommitted, serviceError, transactionWithRetry, validationError } from "@payments/kit";
+import { formatMajor, forUpdate, parseRequest, readCommitted, serviceError, transactionWithRetry, validationError } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { moveDeposit } from "../deposit-moves.js";
@@ -34,7 +34,7 @@ export function confirmDeposit(ctx: DepositContext): Rpc<"confirmDeposit"> {
         // The deposit is credited what the transfer brought: another amount would credit money
         // the bank never received (or keep some of it nowhere), and the books would not balance.
         if (input.amount !== undefined && input.amount !== Number(transfer.amount)) {
-          throw validationError("amount", `amount: with a transfer the deposit is credited what it brought (${transfer.amount}); leave amount out`);
+          throw validationError("amount", `amount: with a transfer the deposit is credited what it brought (${transfer.amount}, ${formatMajor(transfer.amount, transfer.currency)}); leave amount out`);
         }
         const moved = await giveTransferToDeposit(trx, ctx, transfer, input.depositId, { actor: "operator", reason: "confirmed with this transfer" }, { transferSandbox });
         return moved;

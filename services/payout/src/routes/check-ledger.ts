@@ -1,4 +1,4 @@
-import { isMysql, parseRequest, validationError } from "@payments/kit";
+import { formatMajor, isMysql, parseRequest, validationError } from "@payments/kit";
 import type { Knex } from "knex";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
@@ -135,7 +135,8 @@ async function ledgerCredits(trx: Knex.Transaction, depositIds: readonly string[
   return byDeposit;
 }
 
-const money = (amount: number, currency: string) => `${amount} ${currency}`;
+/** Kuruş written in lira, exactly: "123.45 TRY". */
+const money = (amount: number, currency: string) => formatMajor(amount, currency);
 
 /** How a withheld record differs from the credit the deposit service lists, or "" when it agrees. */
 function withheldMismatch(c: Credit, w: WithheldCreditRow): string {
@@ -160,9 +161,14 @@ function withheldDiscrepancy(c: Credit, expected: string, w: WithheldCreditRow):
   }
 }
 
-/** What is wrong with each credit against the ledger (and its withheld record, if any), one line per deposit, naming it. */
-function creditDiscrepancies(credits: readonly Credit[], ledger: Map<string, LedgerCredit[]>, withheld: Map<string, WithheldCreditRow>): string[] {
+/**
+ * What is wrong with each credit against the ledger (and its withheld record, if any), one line
+ * per deposit, naming it; and the credits an operator dismissed, which the ledger rightly does
+ * not hold (accounted for: listed apart, so reconciliation balances once every one is decided).
+ */
+function creditDiscrepancies(credits: readonly Credit[], ledger: Map<string, LedgerCredit[]>, withheld: Map<string, WithheldCreditRow>): { discrepancies: string[]; dismissed: string[] } {
   const discrepancies: string[] = [];
+  const dismissed: string[] = [];
   const listed = new Map<string, number>();
   for (const c of credits) listed.set(c.depositId, (listed.get(c.depositId) ?? 0) + 1);
   const seen = new Set<string>();
@@ -175,7 +181,10 @@ function creditDiscrepancies(credits: readonly Credit[], ledger: Map<string, Led
     const expected = `${money(c.amount, c.currency)} to merchant ${c.merchantId}`;
     const record = withheld.get(c.depositId);
     if (entries.length === 0) {
-      discrepancies.push(record ? withheldDiscrepancy(c, expected, record) : `deposit ${c.depositId}: completed with ${expected}, but the ledger has no credit for it`);
+      const line = record ? withheldDiscrepancy(c, expected, record) : `deposit ${c.depositId}: completed with ${expected}, but the ledger has no credit for it`;
+      // Dismissed, and the record agrees with the deposit: decided, not a discrepancy.
+      if (record && withheldRowStatus(record) === "dismissed" && withheldMismatch(c, record) === "") dismissed.push(line);
+      else discrepancies.push(line);
       continue;
     }
     // Credited in the ledger while its record says it is not: the record is stale or the credit was posted by hand.
@@ -194,7 +203,7 @@ function creditDiscrepancies(credits: readonly Credit[], ledger: Map<string, Led
     if (Number(e.held_delta) !== 0) problems.push(`its credit changed held by ${Number(e.held_delta)}`);
     if (problems.length > 0) discrepancies.push(`deposit ${c.depositId} (merchant ${c.merchantId}): ${problems.join("; ")}`);
   }
-  return discrepancies;
+  return { discrepancies, dismissed };
 }
 
 export function checkLedger(ctx: PayoutContext): Rpc<"checkLedger"> {
@@ -223,7 +232,7 @@ export function checkLedger(ctx: PayoutContext): Rpc<"checkLedger"> {
           ledgerHeld: BigInt(m.ledgerHeld),
           balanced: m.balanced,
         })),
-        discrepancies: creditDiscrepancies(input.credits, ledger, withheld),
+        ...creditDiscrepancies(input.credits, ledger, withheld),
       };
     },
   };
