@@ -65,7 +65,6 @@ async function startDepositProcess(port: number): Promise<{ child: ChildProcess;
       DATABASE_URL: databases[3]!.url,
       MERCHANT_SERVICE_URL: merchantSvc!.server.url,
       BANK_CATALOG_SERVICE_URL: catalogSvc!.server.url,
-      PAYOUT_SERVICE_URL: payoutSvc!.server.url,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

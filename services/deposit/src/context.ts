@@ -1,7 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
-import { PayoutService } from "@payments/contracts/payout";
 import { envVar, loadConfig, type BaseContext, type Env, type EventCache } from "@payments/kit";
 import { z } from "zod";
 import { bankFeedsSetting } from "./bank-feed-http.js";
@@ -47,12 +46,6 @@ export interface DepositContext extends BaseContext {
   config: DepositConfig;
   bankCatalog: Client<typeof BankCatalogService>;
   merchants: Client<typeof MerchantService>;
-  /**
-   * The payout service, for returning unmatched money to its sender only: created on first
-   * use, so a deposit service without PAYOUT_SERVICE_URL serves everything else (a return
-   * then fails, saying which setting is missing).
-   */
-  payouts(): Client<typeof PayoutService>;
   /** GetMerchant answers by merchant id, dropped on MerchantChanged (src/merchant-lookup.ts). */
   merchantCache: EventCache<MerchantFacts>;
   /** GetDepositTerms answers by (merchant, bank, kind), dropped on CatalogChanged (src/deposit-terms.ts). */
@@ -65,13 +58,8 @@ export function loadDepositConfig(env: Env): DepositConfig {
 
 export function createDepositContext(base: BaseContext): DepositContext {
   const config = loadDepositConfig(base.env);
-  let payouts: Client<typeof PayoutService> | undefined;
   return {
     ...base,
-    payouts() {
-      payouts ??= base.client(PayoutService, "payout");
-      return payouts;
-    },
     config,
     bankCatalog: base.client(BankCatalogService, "bank-catalog"),
     merchants: base.client(MerchantService, "merchant"),

@@ -47,6 +47,8 @@ test("credits become records, exact in kuruş, with joined Turkish descriptions"
         index: 2,
         customerReference: "MUSTERIREF01",
       }),
+      // The id the rule before issue 18 gave it (unique in its statement): an import from then is still recognised.
+      formerIds: ["MUSTERIREF01"],
     },
   ]);
   const third = records[2]!;
@@ -345,6 +347,7 @@ test("Garanti BBVA: senders in the :61: supplementary details and between '/'-se
         index: 2,
         customerReference: "FT2411070042",
       }),
+      formerIds: ["FT2411070042"],
     },
   ]);
   t.deepEqual(skipped, [{ entry: "statement 1 (:20: GRN241107, :28C: 00045/001), :61: #4", line: 16, reason: "debit (money out of the account): only credits are imported" }]);
