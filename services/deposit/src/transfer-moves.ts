@@ -42,9 +42,15 @@ export interface TransferMoveRequest extends Decider {
   resolves?: boolean;
 }
 
-/** Refused moves: the transfer is not where the move starts (decided already, or by someone else first). */
-function refusal(transfer: Pick<TransferRow, "id" | "status" | "deposit_id">, message: string): never {
-  throw serviceError(Code.FailedPrecondition, "TRANSFER_NOT_OPEN", `transfer ${transfer.id}: ${message}`, {
+/**
+ * The move's decision on this transfer, or its refusal (TRANSFER_NOT_OPEN: the transfer is not
+ * where the move starts, decided already or by someone else first). For a caller that must know
+ * the move applies before it checks what else the move needs.
+ */
+export function requireMove(transfer: Pick<TransferRow, "id" | "status" | "deposit_id">, move: TransferMove) {
+  const outcome = decideTransferMove(transfer.status, move);
+  if (outcome.kind === "moved") return outcome;
+  throw serviceError(Code.FailedPrecondition, "TRANSFER_NOT_OPEN", `transfer ${transfer.id}: ${outcome.message}`, {
     details: { status: transfer.status, depositId: transfer.deposit_id ?? "" },
   });
 }
@@ -102,8 +108,7 @@ export async function lockTransfer(trx: Knex.Transaction, transferId: string): P
  * Returns the row as the move left it.
  */
 export async function applyTransferMove(trx: Knex.Transaction, clock: Clock, transfer: TransferRow, request: TransferMoveRequest): Promise<TransferRow> {
-  const outcome = decideTransferMove(transfer.status, request.move);
-  if (outcome.kind === "refused") refusal(transfer, outcome.message);
+  const outcome = requireMove(transfer, request.move);
   const now = clock.now().getTime();
   const at = request.at ?? now;
   const spec = outcome.spec;

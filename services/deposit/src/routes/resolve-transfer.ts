@@ -6,7 +6,7 @@ import { isSandboxAccount } from "../account-kind.js";
 import type { DepositContext } from "../context.js";
 import { depositId, iban, identifier, text } from "../requests.js";
 import { depositFromRow, transferFromRow, type DepositRow } from "../store.js";
-import { applyTransferMove, lockTransfer } from "../transfer-moves.js";
+import { applyTransferMove, lockTransfer, requireMove } from "../transfer-moves.js";
 import { findTransfer, giveTransferToDeposit, refuseTransfer, returnTarget } from "../transfer-resolution.js";
 import type { Rpc } from "./index.js";
 
@@ -64,6 +64,8 @@ export function resolveTransfer(ctx: DepositContext): Rpc<"resolveTransfer"> {
               await refuseTransfer(trx, ctx, transfer, decider);
               return undefined;
             case "return":
+              // A closed transfer is refused as such before anything is asked of the request.
+              requireMove(transfer, "request_return");
               await applyTransferMove(trx, ctx.clock, transfer, {
                 move: "request_return",
                 ...decider,
