@@ -247,7 +247,7 @@ test("the deposit error codes of api.md come back in the envelope in split mode"
   t.like(duplicate, { status: 400, json: { error: { code: "DUPLICATE_TRANSACTION" } } });
   const range = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", { processId: "range", amount: 10, bankCode: "FAST", customer });
   t.like(range, { status: 400, json: { error: { code: "AMOUNT_OUT_OF_RANGE" } } });
-  t.regex((range.json.error as { message: string }).message, /100 to 10000000 TRY/);
+  t.regex((range.json.error as { message: string }).message, /100 to 10000000 \(1\.00 to 100000\.00 TRY\)/);
   const unknown = await signedFetch(gateway.url, creds, "GET", "/v1/deposit/dep_unknown");
   t.like(unknown, { status: 404, json: { error: { code: "TRANSACTION_NOT_FOUND" } } });
 });

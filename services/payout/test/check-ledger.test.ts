@@ -97,7 +97,8 @@ for (const backend of backends) {
   const given = (depositId: string, merchantId: string, amount: number, currency = "TRY"): Given => ({ depositId, merchantId, amount: BigInt(amount), currency });
 
   async function check(credits: Given[]): Promise<CheckLedgerResponse> {
-    return payouts.checkLedger({ allMerchants: true, credits });
+    // The reconcile command's own call can be this big; on a busy machine it outlasts the default 5 s deadline.
+    return payouts.checkLedger({ allMerchants: true, credits }, { timeoutMs: 60_000 });
   }
 
   const row = (res: CheckLedgerResponse, merchantId: string, currency = "TRY") => res.merchants.find((m) => m.merchantId === merchantId && m.currency === currency);

@@ -32,6 +32,9 @@ function ledgerDifference(m: MerchantLedgerCheck): string {
   return `merchant ${m.merchantId} ${m.currency} ${parts.join(", ")}`;
 }
 
+/** A month of a busy gateway is ~100,000 credits to check: both reads get longer than the CLI's usual deadline. */
+const RECONCILE_TIMEOUT_MS = 120_000;
+
 export function registerReconcileCommand(program: Command, ctx: CommandContext): void {
   program
     .command("reconcile")
@@ -55,13 +58,16 @@ With --json, prints {"balanced":true|false,"accounts":[{"iban","currency","recei
     .action(async (opts: { from?: Date; to?: Date }, cmd: Command) => {
       if (opts.from && opts.to && opts.from.getTime() >= opts.to.getTime()) throw new UsageError("--from must be before --to.");
       const { out, deposits, payouts } = ctx.session(cmd);
-      const res = await deposits.getReconciliation({
-        from: opts.from ? timestampFromDate(opts.from) : undefined,
-        to: opts.to ? timestampFromDate(opts.to) : undefined,
-      });
+      const res = await deposits.getReconciliation(
+        {
+          from: opts.from ? timestampFromDate(opts.from) : undefined,
+          to: opts.to ? timestampFromDate(opts.to) : undefined,
+        },
+        { timeoutMs: RECONCILE_TIMEOUT_MS },
+      );
       // The deposit service's DepositCredit and the payout service's are two messages of one shape.
       const credits = res.credits.map((c) => ({ depositId: c.depositId, merchantId: c.merchantId, amount: c.amount, currency: c.currency }));
-      const ledger = await payouts.checkLedger({ allMerchants: true, credits }).catch((err: unknown) => {
+      const ledger = await payouts.checkLedger({ allMerchants: true, credits }, { timeoutMs: RECONCILE_TIMEOUT_MS }).catch((err: unknown) => {
         // A payout service without CheckLedger (older, or PAYOUT_SERVICE_URL not set in a split
         // deployment so the call went elsewhere) must not pass as "balanced": say which side is missing.
         if (err instanceof ConnectError && err.code === Code.Unimplemented) {
