@@ -47,7 +47,17 @@ export interface DatabaseOptions {
   poolMax?: number;
   /** Where knex's own warnings go (JSON); stderr without one. */
   logger?: Logger;
+  /**
+   * MySQL: every connection's session runs at READ COMMITTED (plain reads see the latest commit,
+   * locking reads lock only the rows they return, no gap locks), so transactions that want it
+   * need no `SET TRANSACTION` of their own; one that needs a single snapshot asks for it
+   * (`repeatableRead`). SQLite has one writer and ignores it.
+   */
+  readCommitted?: boolean;
 }
+
+/** The knex configs (shared by a database and its transactions) of the MySQL databases opened with `readCommitted`. */
+const readCommittedSessions = new WeakSet<object>();
 
 /**
  * Opens MySQL/MariaDB (DATABASE_URL) or an embedded SQLite file. Amounts and times are
@@ -57,7 +67,7 @@ export function openDatabase(options: DatabaseOptions): Knex {
   if (options.url) {
     const url = new URL(options.url);
     if (url.protocol !== "mysql:") throw new Error(`DATABASE_URL must be a mysql:// URL, got ${url.protocol}`);
-    return traceTransactions(knexFactory({
+    const db = traceTransactions(knexFactory({
       client: "mysql2",
       connection: {
         host: url.hostname,
@@ -73,9 +83,21 @@ export function openDatabase(options: DatabaseOptions): Knex {
         // the database's utf8mb4_bin (ensureDatabase). mysql2 speaks utf8mb4 by default.
         timezone: "Z",
       },
-      pool: { min: 0, max: options.poolMax ?? 10 },
+      pool: {
+        min: 0,
+        max: options.poolMax ?? 10,
+        ...(options.readCommitted
+          ? {
+              afterCreate(conn: { query(sql: string, done: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) {
+                conn.query("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", (err) => done(err, conn));
+              },
+            }
+          : {}),
+      },
       log: knexLog(options.logger),
     }));
+    if (options.readCommitted) readCommittedSessions.add(db.client.config as object);
+    return db;
   }
   const file = options.sqliteFile;
   if (!file) throw new Error("either a DATABASE_URL or an SQLite file is required");
@@ -230,10 +252,20 @@ export async function transactionWithRetry<T>(db: Knex, fn: (trx: Knex.Transacti
   }
 }
 
-/** READ COMMITTED on MySQL (no gap locks, each read sees the latest commit); SQLite has one writer and needs nothing. */
+/**
+ * READ COMMITTED on MySQL (no gap locks, each read sees the latest commit): nothing to ask when
+ * the session already runs at it (`readCommitted` of openDatabase), else one `SET TRANSACTION`.
+ * SQLite has one writer and needs nothing.
+ */
 export function readCommitted(db: Knex): Knex.TransactionConfig | undefined {
-  return isMysql(db) ? { isolationLevel: "read committed" } : undefined;
+  return isMysql(db) && !readCommittedSessions.has(db.client.config as object) ? { isolationLevel: "read committed" } : undefined;
 }
+
+/** One snapshot for every read of the transaction (InnoDB's REPEATABLE READ), whatever the session's default. */
+export function repeatableRead(db: Knex): Knex.TransactionConfig | undefined {
+  return isMysql(db) ? { isolationLevel: "repeatable read" } : undefined;
+}
+
 
 /**
  * The transaction of a background job's claim (`forUpdateSkipLocked` and the moves of what

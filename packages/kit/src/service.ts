@@ -55,6 +55,12 @@ export interface ServiceModule<Ctx extends BaseContext = BaseContext> {
   http?(ctx: Ctx): readonly HttpRoute[];
   /** Background jobs (expiry, workers, consumers); stopped before the database closes. */
   start?(ctx: Ctx): Promise<Stoppable[]> | Stoppable[];
+  /**
+   * MySQL sessions at READ COMMITTED (openDatabase's `readCommitted`): for a service whose hot
+   * transactions all want it, so none pays a `SET TRANSACTION` round trip. Its transactions that
+   * need one snapshot must ask for `repeatableRead`.
+   */
+  readCommitted?: boolean;
 }
 
 /** Settings shared by every service process. */
@@ -169,7 +175,7 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
       if (config.DATABASE_URL) {
         const url = options.mode === "all-in-one" ? deriveDatabaseUrl(config.DATABASE_URL, module.name) : config.DATABASE_URL;
         await ensureDatabase(url);
-        db = openDatabase({ url, poolMax: config.DATABASE_POOL_MAX, logger: log });
+        db = openDatabase({ url, poolMax: config.DATABASE_POOL_MAX, logger: log, readCommitted: module.readCommitted });
       } else {
         db = openDatabase({ sqliteFile: join(config.DATA_DIR, `${module.name}.sqlite`), logger: log });
       }

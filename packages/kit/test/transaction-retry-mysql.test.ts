@@ -1,18 +1,20 @@
 import test from "ava";
 import { Code } from "@connectrpc/connect";
 import type { Knex } from "knex";
-import { ensureDatabase, errorInfo, openDatabase, readCommitted, transactionWithRetry } from "../src/index.js";
+import { ensureDatabase, errorInfo, openDatabase, readCommitted, repeatableRead, transactionWithRetry } from "../src/index.js";
 import { createTestDatabase } from "../src/testing.js";
 
 // transactionWithRetry on a real MariaDB/MySQL: a deadlock is run again inside the service,
 // never handed to the caller as a driver error.
 
 let db: Knex;
+let dbUrl: string;
 let drop: () => Promise<void>;
 
 test.before(async () => {
   const database = await createTestDatabase();
   drop = database.drop;
+  dbUrl = database.url;
   await ensureDatabase(database.url);
   db = openDatabase({ url: database.url, poolMax: 4 });
   await db.schema.createTable("rows", (t) => {
@@ -96,4 +98,29 @@ test("retryOn runs it again for a reason of the caller's, without spending an at
   );
   t.is(runs, 4);
   t.deepEqual(result, { id: "a" });
+});
+
+test("a database opened with readCommitted runs its sessions at READ COMMITTED, so its transactions ask nothing; repeatableRead still gets one snapshot", async (t) => {
+  const rc = openDatabase({ url: dbUrl, poolMax: 1, readCommitted: true });
+  await db.schema.createTable("snap", (tb) => {
+    tb.string("id", 8).primary();
+    tb.integer("n").notNullable();
+  });
+  await db("snap").insert({ id: "x", n: 1 });
+  try {
+    t.is(readCommitted(rc), undefined, "nothing to SET per transaction");
+    t.deepEqual(readCommitted(db), { isolationLevel: "read committed" }, "a database without it still asks");
+    // Reads twice with a commit by another connection in between: a snapshot sees the first value again.
+    const twice = (config?: Knex.TransactionConfig) =>
+      rc.transaction(async (trx) => {
+        const first = Number(((await trx("snap").where({ id: "x" }).first("n")) as { n: number }).n);
+        await db("snap").where({ id: "x" }).increment("n", 1);
+        const second = Number(((await trx("snap").where({ id: "x" }).first("n")) as { n: number }).n);
+        return second - first;
+      }, config);
+    t.is(await twice(), 1, "READ COMMITTED: the second read sees the other commit");
+    t.is(await twice(repeatableRead(rc)), 0, "REPEATABLE READ: one snapshot");
+  } finally {
+    await rc.destroy();
+  }
 });

@@ -46,6 +46,25 @@ export interface MoveResult {
  */
 export async function moveDeposit(trx: Knex.Transaction, clock: Clock, request: MoveRequest): Promise<MoveResult> {
   const current = await getDepositRow(trx, { depositId: request.depositId, merchantId: request.merchantId }, { lock: true });
+  const result = await applyMove(trx, clock, current, request);
+  // The row is locked (MySQL) or the database has one writer (SQLite): this cannot miss.
+  if (result === "stale") throw new Error(`deposit ${current.id} changed under its lock`);
+  return result;
+}
+
+/**
+ * The same move decided on a row read WITHOUT a lock (`seen`), for the hot path of a bank
+ * report: the conditional UPDATE (`… WHERE status = <from>`) takes the row's lock itself and is
+ * the guard. "stale" when the deposit moved since it was read (another transfer paid it, it
+ * expired): nothing was written, and the caller decides again on what is there now. Every move
+ * changes the status, so a row still in `from` is exactly the row that was read, and the event
+ * is built from it without reading it again.
+ */
+export function moveDepositSeen(trx: Knex.Transaction, clock: Clock, seen: DepositRow, request: MoveRequest): Promise<MoveResult | "stale"> {
+  return applyMove(trx, clock, seen, request);
+}
+
+async function applyMove(trx: Knex.Transaction, clock: Clock, current: DepositRow, request: MoveRequest): Promise<MoveResult | "stale"> {
   const outcome = decideMove(rowStatus(current), request.move, { idempotent: request.idempotent });
   if (outcome.kind === "unchanged") return { row: current, moved: false };
   if (outcome.kind === "refused") {
@@ -68,10 +87,9 @@ export async function moveDeposit(trx: Knex.Transaction, clock: Clock, request: 
   const updated = await trx("deposits")
     .where({ id: current.id, status: outcome.from })
     .update({ ...patch, sequence: trx.raw("sequence + 1") });
-  // The row is locked (MySQL) or the database has one writer (SQLite): this cannot miss.
-  if (updated !== 1) throw new Error(`deposit ${current.id} changed under its lock`);
+  if (updated !== 1) return "stale";
 
-  const row = await getDepositRow(trx, { depositId: current.id });
+  const row: DepositRow = { ...current, ...patch, sequence: Number(current.sequence) + 1 };
   const eventId = await recordEvent(trx, clock, depositTopic(outcome.to), DepositStatusChangedSchema, {
     deposit: depositFromRow(row),
     previousStatus: statusToProto(outcome.from),

@@ -18,6 +18,9 @@ export const depositModule: ServiceModule<DepositContext> = {
   createContext: createDepositContext,
   routes,
   http: bankFeedRoutes,
+  // Bank reports and decisions read without locks and lock only what they change (transfers.ts);
+  // reconcile asks for its one snapshot.
+  readCommitted: true,
   start: async (ctx) => [await watchMerchantChanges(ctx), await watchCatalogChanges(ctx), startExpiryJob(ctx), ...(await startTransferReturnSettlement(ctx)), ...[startBankFeedDirJob(ctx)].filter((job) => job !== undefined)],
 };
 

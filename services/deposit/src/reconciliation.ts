@@ -1,4 +1,4 @@
-import { formatMajor } from "@payments/kit";
+import { formatMajor, repeatableRead } from "@payments/kit";
 import type { Knex } from "knex";
 import type { DepositRow, TransferRow } from "./store.js";
 import { isTransferStatus, suspenseHeldIn } from "./transfer-state.js";
@@ -39,9 +39,9 @@ function expectedSuspense(transfer: TransferRow): number {
 }
 
 export function reconcile(db: Knex, period: { from?: number; to?: number }): Promise<Reconciliation> {
-  // One transaction for every read: a return settling between them must not show as a
-  // discrepancy (MySQL's repeatable read gives the reads one snapshot).
-  return db.transaction((trx) => reconcileIn(trx, period));
+  // One transaction for every read, at REPEATABLE READ (the service's sessions run at READ
+  // COMMITTED): a return settling between them must not show as a discrepancy.
+  return db.transaction((trx) => reconcileIn(trx, period), repeatableRead(db));
 }
 
 async function reconcileIn(db: Knex, period: { from?: number; to?: number }): Promise<Reconciliation> {

@@ -1,8 +1,8 @@
-import { errorInfo, isUniqueViolation, newId, readCommitted, transactionWithRetry } from "@payments/kit";
+import { isUniqueViolation, newId, readCommitted, transactionWithRetry } from "@payments/kit";
 import type { Knex } from "knex";
 import { isTurkishIban } from "./bank-feed/text.js";
 import type { DepositContext } from "./context.js";
-import { moveDeposit } from "./deposit-moves.js";
+import { moveDepositSeen } from "./deposit-moves.js";
 import { lookupMerchant } from "./merchant-lookup.js";
 import { matchTransfer, type MatchCandidate, type MatchResult } from "./matching.js";
 import { amountRelation, decideMatchedTransfer, DEFAULT_RULES, type PaidAmountRules } from "./paid-amount-rules.js";
@@ -241,19 +241,16 @@ export async function recordTransferIn(trx: Knex.Transaction, ctx: DepositContex
       "record_matched",
       decision.late ? { ...RULES, reason: "late payment completed by the merchant's rule" } : undefined,
     );
-    try {
-      const moved = await moveDeposit(trx, ctx.clock, {
-        depositId: deposit.id,
-        move: decision.late ? "complete_late" : "complete",
-        amount: report.amount,
-        transferId: transfer.id,
-        match: { by: match.by, score: match.score, reasons: match.reasons },
-      });
-      return { transfer, deposit: moved.row };
-    } catch (err) {
-      if (errorInfo(err).reason === "INVALID_TRANSACTION_STATE") throw new StaleMatch();
-      throw err;
-    }
+    // No lock was taken to read the deposit: the conditional update takes it and is the guard.
+    const moved = await moveDepositSeen(trx, ctx.clock, deposit, {
+      depositId: deposit.id,
+      move: decision.late ? "complete_late" : "complete",
+      amount: report.amount,
+      transferId: transfer.id,
+      match: { by: match.by, score: match.score, reasons: match.reasons },
+    });
+    if (moved === "stale") throw new StaleMatch();
+    return { transfer, deposit: moved.row };
   }
 
   // Review, or a late payment the merchant's rule returns: attached to its deposit, in
@@ -297,8 +294,8 @@ async function existingOutcome(db: Knex, iban: string, bankTransactionId: string
  * recordTransfers, which records a whole batch in one transaction.
  */
 export async function recordTransfer(ctx: DepositContext, report: TransferReport): Promise<TransferOutcome> {
-  const earlier = await existingOutcome(ctx.db, report.iban, report.bankTransactionId);
-  if (earlier) return earlier;
+  // No read first: a repeat is rare, and the unique index finds it at the insert, after which
+  // the first report's outcome is read.
   const rules = new RulesBook(ctx);
   try {
     const outcome = await transferTransaction(ctx, rules, (trx) => recordTransferIn(trx, ctx, report, rules));
