@@ -439,7 +439,16 @@ export async function runReportScenario(options: {
     return scenario === "bank-reports" ? reportTransfer(product, d, `BENCH-${prefix}-${i}`) : sandboxPay(product.gatewayUrl, agent, merchants[d.merchantIndex]!, d);
   };
   const loop = (set: readonly ReportDeposit[], prefix: string) =>
-    runOpenLoop({ count: set.length, rate, maxInFlight, serverPids: product.pids, mysqlPid: options.mysqlPid, natsPid: options.natsPid, call: pay(set, prefix) });
+    runOpenLoop({
+      count: set.length,
+      rate,
+      maxInFlight,
+      serverPids: product.pids,
+      processes: product.processes.map((p) => ({ name: p.name, pid: p.server.pid })),
+      mysqlPid: options.mysqlPid,
+      natsPid: options.natsPid,
+      call: pay(set, prefix),
+    });
   try {
     const warmupCount = Math.round(rate * Math.min(1, options.warmupSeconds));
     let warmup: ReportScenarioFigures["warmup"] = { sent: 0, ok: 0, errors: 0, errorsByCode: {}, failureSamples: [] };
@@ -465,7 +474,9 @@ export async function runReportScenario(options: {
     const lastAnswerAt = performance.now();
     const codes = Object.entries(figures.errorsByCode).map(([c, n]) => `${c} ${n}`);
     log(
-      `${scenario}: all ${figures.sent} answered (${figures.ok} ok${codes.length ? `; ${codes.join(", ")}` : ""}), p50 ${figures.latencyMs.p50} ms, p99 ${figures.latencyMs.p99} ms, max ${figures.latencyMs.max} ms; waiting for every credit in the ledger`,
+      `${scenario}: all ${figures.sent} answered (${figures.ok} ok${codes.length ? `; ${codes.join(", ")}` : ""}), p50 ${figures.latencyMs.p50} ms, p99 ${figures.latencyMs.p99} ms, max ${figures.latencyMs.max} ms${
+        figures.cpuMsPerCallByProcess ? `; cpu ms/call ${Object.entries(figures.cpuMsPerCallByProcess).map(([name, ms]) => `${name} ${ms}`).join(", ")}` : ""
+      }; waiting for every credit in the ledger`,
     );
     const failed = new Set(figures.failedIndexes);
     const answeredOk = new Set(deposits.filter((_, i) => !failed.has(i)).map((d) => d.id));

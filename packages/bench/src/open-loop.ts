@@ -38,6 +38,8 @@ export interface OpenLoopFigures {
   /** CPU (user + system) of the server processes from the first call to the last answer. */
   serverCpuMs: number;
   serverCpuMsPerCall: number;
+  /** The same per product process (by name), from the first call to the last answer: where the CPU went. */
+  cpuMsPerCallByProcess?: Record<string, number>;
   /** The same for the shared MariaDB and NATS servers, when found (other users of them count too). */
   mysqlCpuMsPerCall?: number;
   natsCpuMsPerCall?: number;
@@ -55,6 +57,8 @@ export async function runOpenLoop(options: {
   rate: number;
   maxInFlight: number;
   serverPids: readonly number[];
+  /** The product's processes by name, for the per-process CPU figures (split target). */
+  processes?: ReadonlyArray<{ name: string; pid: number }>;
   mysqlPid?: number | undefined;
   natsPid?: number | undefined;
   /** Makes call i; resolves with its outcome (it should not throw: a throw counts as "exception"). */
@@ -81,6 +85,8 @@ export async function runOpenLoop(options: {
     if (failureSamples.length < 8) failureSamples.push(sample);
   };
   const cpuBefore = cpuMillis(options.serverPids);
+  const named = options.processes ?? [];
+  const perProcessBefore = named.map((p) => cpuMillis([p.pid]));
   const mysqlBefore = options.mysqlPid ? cpuMillis([options.mysqlPid]) : 0;
   const natsBefore = options.natsPid ? cpuMillis([options.natsPid]) : 0;
 
@@ -120,6 +126,7 @@ export async function runOpenLoop(options: {
   const sendSeconds = Math.max((performance.now() - start) / 1000, count / rate);
   if (count > 0) await done;
   const serverCpuMs = cpuMillis(options.serverPids) - cpuBefore;
+  const perProcessMs = named.map((p, k) => cpuMillis([p.pid]) - perProcessBefore[k]!);
   const mysqlCpuMs = options.mysqlPid ? cpuMillis([options.mysqlPid]) - mysqlBefore : undefined;
   const natsCpuMs = options.natsPid ? cpuMillis([options.natsPid]) - natsBefore : undefined;
 
@@ -152,6 +159,7 @@ export async function runOpenLoop(options: {
     peakInFlight,
     serverCpuMs: Math.round(serverCpuMs),
     serverCpuMsPerCall: perCall(serverCpuMs) ?? 0,
+    ...(named.length > 1 ? { cpuMsPerCallByProcess: Object.fromEntries(named.map((p, k) => [p.name, perCall(perProcessMs[k]) ?? 0])) } : {}),
     ...(mysqlCpuMs !== undefined ? { mysqlCpuMsPerCall: perCall(mysqlCpuMs) } : {}),
     ...(natsCpuMs !== undefined ? { natsCpuMsPerCall: perCall(natsCpuMs) } : {}),
   };
