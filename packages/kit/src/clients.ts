@@ -73,7 +73,8 @@ function digest(parts: ReadonlyArray<string | Buffer | undefined>): string {
 function sessionFor(baseUrl: string, tls: ClientTlsOptions | undefined): Http2SessionManager {
   const key = `${baseUrl}|${tls ? digest([tls.ca, tls.cert, tls.key]) : "-"}`;
   return remember(sessions, key, () => {
-    const nodeOptions = tls ? { ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}) } : undefined;
+    // As the server's (rpc-server.ts H2_SETTINGS): one session carries every call to that service.
+    const nodeOptions = { maxSessionMemory: 64, ...(tls ? { ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}) } : {}) };
     return new Http2SessionManager(baseUrl, undefined, nodeOptions);
   });
 }

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { serviceError } from "./errors.js";
+import { ERROR_REASON_KEY, serviceError } from "./errors.js";
 import { newId } from "./ids.js";
 import { currentRequestId, isValidRequestId, withRequestId, type Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
@@ -101,6 +101,33 @@ export function errorInterceptor(logger: Logger, metrics?: Metrics): Interceptor
   };
 }
 
+/** Node's errors of a connection that broke under a call: the HTTP/2 session or stream, or the socket. */
+const TRANSPORT_ERROR_CODES = /^(ERR_HTTP2_|ECONNRESET$|EPIPE$|ECONNREFUSED$|ECONNABORTED$|ETIMEDOUT$|EHOSTUNREACH$|ENETUNREACH$)/;
+
+/**
+ * A call whose connection broke (the HTTP/2 session closed under it, the stream was reset, the
+ * socket died) never reached a service's own decision: the backing service is unavailable to
+ * this caller, which is UNAVAILABLE (the gateway's 503), not the INTERNAL Connect gives it (a
+ * 500 is for a fault, and says nothing a client can retry on). A service's deliberate error
+ * carries its reason in the metadata and is left as it is.
+ */
+export function transportFailureAsUnavailable(error: ConnectError, callerAborted = false): ConnectError {
+  // CANCEL from the peer (its session went away) is a break too, unless this caller gave up itself.
+  const cancelledByPeer = error.code === Code.Canceled && !callerAborted;
+  if (error.code !== Code.Internal && error.code !== Code.Unknown && !cancelledByPeer) return error;
+  if (error.metadata.has(ERROR_REASON_KEY)) return error;
+  const broken =
+    /^http\/2 stream closed with error code/.test(error.rawMessage) ||
+    unwrapCauses(error).some((e) => typeof (e as { code?: unknown }).code === "string" && TRANSPORT_ERROR_CODES.test((e as { code: string }).code));
+  return broken ? new ConnectError(`the connection to the service broke: ${error.rawMessage}`, Code.Unavailable, undefined, undefined, error) : error;
+}
+
+function unwrapCauses(err: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let e: unknown = err; e instanceof Error && !chain.includes(e); e = (e as { cause?: unknown }).cause) chain.push(e);
+  return chain;
+}
+
 /** With INTERNAL_API_TOKEN set, every call but health checks must carry `Authorization: Bearer <token>`. */
 export function bearerAuthInterceptor(token: string | undefined): Interceptor {
   const expected = token ? Buffer.from(`Bearer ${token}`) : undefined;
@@ -151,7 +178,7 @@ export function outgoingInterceptor(token: string | undefined, metrics?: Metrics
       // Connect turns whatever a call throws into a ConnectError after the interceptors (the
       // same object when it already is one; the abort reason when the deadline passed): the
       // caller gets one of these, and each remembers the call.
-      const error = ConnectError.from(err);
+      const error = transportFailureAsUnavailable(ConnectError.from(err), req.signal.aborted);
       const call = { service: req.service.typeName, method: req.method.name };
       failedCalls.set(error, call);
       const reason: unknown = req.signal.aborted ? req.signal.reason : undefined;
