@@ -57,7 +57,8 @@ p99 <= 250 ms for 3000 deposits at 500/s.
   --quick               a smoke run: 2 s scenarios, 1000 report deposits
   -h, --help            this text
 
-Environment: BENCH_MYSQL_URL (default mysql://root@127.0.0.1:3306), BENCH_NATS_URL (default nats://127.0.0.1:4222).
+Environment: BENCH_MYSQL_URL (default mysql://root@127.0.0.1:3306), BENCH_NATS_URL (default nats://127.0.0.1:4222),
+BENCH_LOG_DIR (unset: off; set: every line each product process prints goes to <dir>/<name>.log).
 Exit code 1 when any request failed or got a non-2xx answer, a bank report or sandbox payment
 failed or did not complete its deposit exactly once, or a balance differs from its ledger.`;
 

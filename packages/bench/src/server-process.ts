@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 
 /** The repository root (packages/bench/src → ../../..). */
@@ -71,9 +71,13 @@ export function spawnServer(
   });
   if (child.pid === undefined) throw new Error(`${name}: could not spawn ${process.execPath}`);
   const lines: string[] = [];
+  // BENCH_LOG_DIR: every line each process prints, kept in <dir>/<name>.log, for finding the cause of a failed call.
+  const logFile = process.env.BENCH_LOG_DIR ? join(process.env.BENCH_LOG_DIR, `${name}.log`) : undefined;
+  if (logFile) mkdirSync(dirname(logFile), { recursive: true });
   const remember = (line: string) => {
     lines.push(line);
     if (lines.length > 60) lines.shift();
+    if (logFile) appendFileSync(logFile, `${line}\n`);
   };
   const listeners = new Set<(line: string) => void>();
   createInterface({ input: child.stdout! }).on("line", (line) => {
