@@ -3,6 +3,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager, type GrpcTransportOptions } from "@connectrpc/connect-node";
 import type { ClientTlsOptions } from "./internal-tls.js";
+import { createInFlightLimit, type InFlightLimit } from "./in-flight-limit.js";
 import { outgoingInterceptor } from "./interceptors.js";
 import type { Metrics } from "./metrics.js";
 
@@ -45,6 +46,8 @@ const MAX_CACHED = 64;
 
 const transports = new Map<string, Transport>();
 const sessions = new Map<string, Http2SessionManager>();
+/** One in-flight limit per session: every transport on a connection shares its slots. */
+const limits = new Map<string, InFlightLimit>();
 
 function remember<T>(cache: Map<string, T>, key: string, make: () => T): T {
   let value = cache.get(key);
@@ -70,11 +73,14 @@ function digest(parts: ReadonlyArray<string | Buffer | undefined>): string {
  * One HTTP/2 connection (session manager) per address and TLS identity, whoever calls it:
  * the token and deadline are per call, the connection is not.
  */
+function sessionKey(baseUrl: string, tls: ClientTlsOptions | undefined): string {
+  return `${baseUrl}|${tls ? digest([tls.ca, tls.cert, tls.key]) : "-"}`;
+}
+
 function sessionFor(baseUrl: string, tls: ClientTlsOptions | undefined): Http2SessionManager {
-  const key = `${baseUrl}|${tls ? digest([tls.ca, tls.cert, tls.key]) : "-"}`;
+  const key = sessionKey(baseUrl, tls);
   return remember(sessions, key, () => {
-    // As the server's (rpc-server.ts H2_SETTINGS): one session carries every call to that service.
-    const nodeOptions = { maxSessionMemory: 64, ...(tls ? { ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}) } : {}) };
+    const nodeOptions = tls ? { ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}) } : undefined;
     return new Http2SessionManager(baseUrl, undefined, nodeOptions);
   });
 }
@@ -97,7 +103,8 @@ export function createServiceTransport(baseUrl: string, options: TransportOption
     createGrpcTransport({
       baseUrl,
       sessionManager: sessionFor(baseUrl, tls),
-      interceptors: [outgoingInterceptor(options.token, options.metrics), ...(options.interceptors ?? [])],
+      // The limit first: a call waiting for a slot is not yet an attempt (no span, no timing).
+      interceptors: [remember(limits, sessionKey(baseUrl, tls), () => createInFlightLimit()).interceptor, outgoingInterceptor(options.token, options.metrics), ...(options.interceptors ?? [])],
       defaultTimeoutMs: timeoutMs,
       ...NO_COMPRESSION,
     });

@@ -17,13 +17,6 @@ import type { Metrics } from "./metrics.js";
 import { reflectionRoutes } from "./reflection.js";
 import { Health } from "@payments/contracts/health";
 
-/**
- * The server's HTTP/2 sessions may buffer more than Node's 10 MB default: one caller (a gateway)
- * multiplexes all its calls on one session, and a burst of thousands in flight would otherwise
- * make nghttp2 tear the session down and fail every call on it at once.
- */
-export const H2_SETTINGS: http2.ServerOptions = { maxSessionMemory: 64 };
-
 type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
 export type { HttpRoute, HttpRouteRequest, HttpRouteResponse } from "./http-routes.js";
@@ -195,7 +188,7 @@ export async function listenRpc(options: ListenRpcOptions): Promise<RpcServer> {
     return true;
   };
   const dispatch: Handler = (req, res) => handler(req, res);
-  const h2 = http2.createServer(H2_SETTINGS, dispatch as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+  const h2 = http2.createServer({}, dispatch as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
   const h1 = http.createServer(dispatch as http.RequestListener);
   h1.keepAliveTimeout = 5000;
   const sessions = new Set<http2.ServerHttp2Session>();

@@ -4,7 +4,9 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import * as grpc from "@grpc/grpc-js";
 import { Health, HealthCheckResponse_ServingStatus } from "@payments/contracts/health";
 import { ServerReflection } from "@payments/contracts/reflection/v1";
-import { createLogger, createMetrics, listenRpc } from "../src/index.js";
+import { Code } from "@connectrpc/connect";
+import { MerchantService } from "@payments/contracts/merchant";
+import { createLogger, createMetrics, createServiceClient, errorInfo, listenRpc } from "../src/index.js";
 
 const logger = createLogger({ service: "test", level: "silent" });
 
@@ -77,4 +79,23 @@ test("shutdown turns health to NOT_SERVING before closing", async (t) => {
   t.is(server.health.get(""), HealthCheckResponse_ServingStatus.SERVING);
   await server.close(0);
   t.is(server.health.get(""), HealthCheckResponse_ServingStatus.NOT_SERVING);
+});
+
+test("a caller whose thousands of calls time out at once keeps its connection: calls beyond the in-flight limit wait, and reset nothing", async (t) => {
+  const server = await listenRpc({ port: 0, host: "127.0.0.1", logger });
+  // A service that answers nothing within the callers' deadline.
+  server.serve({
+    routes: (router) => router.service(MerchantService, { getMerchant: () => new Promise(() => undefined) }),
+    services: [MerchantService],
+    logger,
+    metrics: createMetrics(),
+  });
+  t.teardown(() => server.close(0));
+  const merchants = createServiceClient(MerchantService, server.url, { timeoutMs: 300 });
+  const results = await Promise.allSettled(Array.from({ length: 3000 }, (_, i) => merchants.getMerchant({ merchantId: `mer_${i}` })));
+  t.true(results.every((r) => r.status === "rejected" && errorInfo(r.reason).code === Code.DeadlineExceeded), "every call ran out of time");
+  // Without the limit these 3,000 resets on one session pass nghttp2's rapid-reset guard and the
+  // service closes the connection with INTERNAL_ERROR; a call on it would fail.
+  const health = createServiceClient(Health, server.url);
+  t.is((await health.check({ service: "" })).status, HealthCheckResponse_ServingStatus.SERVING);
 });
