@@ -118,11 +118,12 @@ test.serial("a sandbox merchant's deposit gets a seeded sandbox account and the 
   t.is(res.status, 201, JSON.stringify(res.json));
   const deposit = res.json.data as DepositRecord;
   t.not(deposit.assignedAccount?.iban, LIVE_IBAN);
-  const sandboxAccounts = (JSON.parse((await cli(["account", "list", "--sandbox", "--json"])).stdout) as { accounts: Array<{ iban: string }> }).accounts.map((a) => a.iban);
-  t.true(sandboxAccounts.includes(deposit.assignedAccount!.iban), "pnpm start seeded the sandbox accounts");
+  // Paid before any slower CLI call: on a busy machine a CLI start can outlast DEPOSIT_TTL (8 s here).
   const token = new URL(deposit.checkoutUrl).searchParams.get("token")!;
   const simulated = await fetch(`${gatewayUrl}/checkout/simulate?token=${encodeURIComponent(token)}`, { method: "POST" });
   t.is(simulated.status, 200);
+  const sandboxAccounts = (JSON.parse((await cli(["account", "list", "--sandbox", "--json"])).stdout) as { accounts: Array<{ iban: string }> }).accounts.map((a) => a.iban);
+  t.true(sandboxAccounts.includes(deposit.assignedAccount!.iban), "pnpm start seeded the sandbox accounts");
   const read = await signedFetch(gatewayUrl, creds, "GET", `/v1/deposit/${deposit.transactionId}`);
   t.like(read.json.data, { status: "completed" });
   const flip = await cli(["merchant", "set-sandbox", creds.merchantId, "false"]);
