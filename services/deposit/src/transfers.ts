@@ -254,22 +254,17 @@ export async function recordTransferIn(trx: Knex.Transaction, ctx: DepositContex
   }
 
   // Review, or a late payment the merchant's rule returns: attached to its deposit, in
-  // suspense. Nothing changes the deposit, so nothing locks it; but the decision rests on its
-  // status, which is read once more now that the transfer row is written.
-  const transfer = await recordArrival(trx, ctx.clock, { ...matched, review_deposit_id: deposit.id, unmatched_reason: decision.reason }, "record_review");
+  // suspense. A return goes out through the outbox in this same transaction (it cannot be lost
+  // between the commit and a call, nor asked for twice); without the sender's Turkish IBAN and
+  // name there is nowhere to send it, and the transfer waits in review for an operator.
+  const missing = decision.action !== "return" ? [] : [row.sender_iban && isTurkishIban(row.sender_iban) ? "" : "Turkish IBAN", row.sender_name.trim() ? "" : "name"].filter(Boolean);
+  const reason = missing.length > 0 ? `${decision.reason}, but the bank gave no sender ${missing.join(" or ")}: an operator returns it with \`transfer return\` (--iban, --name)` : decision.reason;
+  const transfer = await recordArrival(trx, ctx.clock, { ...matched, review_deposit_id: deposit.id, unmatched_reason: reason }, "record_review");
+  // Nothing changes the deposit, so nothing locks it; but the decision rests on its status,
+  // which is read once more now that the transfer row is written.
   const now = (await trx("deposits").where({ id: deposit.id }).first("status")) as Pick<DepositRow, "status"> | undefined;
   if (now?.status !== deposit.status) throw new StaleMatch();
-  if (decision.action !== "return") return { transfer };
-
-  // The return goes out through the outbox in this same transaction: it cannot be lost
-  // between the commit and a call, nor asked for twice. Without the sender's IBAN and name
-  // there is nowhere to send it: the transfer waits in review for an operator.
-  const missing = [transfer.sender_iban && isTurkishIban(transfer.sender_iban) ? "" : "Turkish IBAN", transfer.sender_name.trim() ? "" : "name"].filter(Boolean);
-  if (missing.length > 0) {
-    const reason = `${decision.reason}, but the bank gave no sender ${missing.join(" or ")}: an operator returns it with \`transfer return\` (--iban, --name)`;
-    await trx("incoming_transfers").where({ id: transfer.id }).update({ unmatched_reason: reason });
-    return { transfer: { ...transfer, unmatched_reason: reason } };
-  }
+  if (decision.action !== "return" || missing.length > 0) return { transfer };
   const returning = await applyTransferMove(trx, ctx.clock, transfer, {
     move: "request_return",
     ...RULES,
