@@ -23,9 +23,13 @@ test.after.always(() => app?.stop());
 
 const cli = (args: string[]) => runCli(args, { GRPC_URL: grpcUrl });
 
-test.serial("pnpm start prints a ready line naming the gateway and the internal address", (t) => {
+test.serial("pnpm start prints a ready line naming the gateway's bound address, a URL to open, and the internal address", (t) => {
   t.regex(gatewayUrl, /^http:\/\/.+:\d+$/);
   t.regex(grpcUrl, /^http:\/\/.+:\d+$/);
+  const port = new URL(gatewayUrl).port;
+  const ready = app.logLines.find((line) => line.includes('"msg":"ready'));
+  // HOST defaults to 0.0.0.0: every interface, which is what the line must say.
+  t.truthy(ready?.includes(`ready: gateway listening on 0.0.0.0:${port} (open http://localhost:${port} in your browser)`), ready);
 });
 
 test.serial("a merchant made with `pnpm cli merchant create --json` gets the signed bank list", async (t) => {

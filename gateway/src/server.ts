@@ -65,8 +65,10 @@ export interface GatewayServiceTransports {
 
 export interface RunningGateway {
   port: number;
-  /** Where this process listens, e.g. http://127.0.0.1:8080 (PUBLIC_BASE_URL may differ). */
+  /** A URL that reaches this process from the same machine, e.g. http://127.0.0.1:8080 (PUBLIC_BASE_URL may differ). */
   url: string;
+  /** The address and port the socket is bound to, as HOST says: "0.0.0.0:8080" is every interface. */
+  listening: string;
   config: GatewayConfig;
   credentials: CredentialCache;
   /** The merchants' bank lists, dropped on CatalogChanged. */
@@ -216,6 +218,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     return {
       port,
       url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+      listening: `${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`,
       config: resolved,
       credentials,
       catalog,

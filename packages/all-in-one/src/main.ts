@@ -7,8 +7,9 @@ try {
   stopOnSignals(app.stop, services.logger);
   const storage = services.config.DATABASE_URL ? "mysql" : `sqlite in ${services.config.DATA_DIR}`;
   services.logger.info(
-    { gateway: gateway.url, grpc: services.server.url, storage, bus: services.bus.kind },
-    `ready: gateway on ${gateway.url}, internal services on ${services.server.url}`,
+    { gateway: gateway.url, gatewayListening: gateway.listening, grpc: services.server.url, storage, bus: services.bus.kind },
+    // The bound address first (0.0.0.0 is every interface, so other machines may reach it too), then a URL to open here.
+    `ready: gateway listening on ${gateway.listening} (open ${gateway.url.replace("127.0.0.1", "localhost")} in your browser), internal services on ${services.server.url}`,
   );
 } catch (err) {
   logStartupFailure("all-in-one", err);
