@@ -3,19 +3,11 @@ import { CATALOG_CHANGED_TOPIC } from "@payments/contracts";
 import { EventCache, type Clock, type EventBus, type Logger, type Subscription } from "@payments/kit";
 import type { Knex } from "knex";
 import { bankFromRow, bankMessage, fastFromRow, getFastSettingsRow, listAccountRows, listBankRows, listMerchantLimitRows, overrideFromRow, receivingAccountMessage } from "./store.js";
-import type { CatalogAccount, CatalogBank, FastConfig, LimitOverride } from "./limits.js";
+import { accountPool, type AccountPool, type CatalogAccount, type CatalogBank, type CatalogInput, type FastConfig, type LimitOverride } from "./limits.js";
 
 /** An active receiving account as the deposit rules see it, with its message ready to send. */
 export interface SnapshotAccount extends CatalogAccount {
   message: ReceivingAccount;
-}
-
-/** What one kind of merchant (sandbox or live) can be sent to. */
-export interface AccountPool {
-  /** Active accounts of this kind, ordered by id. */
-  accounts: readonly SnapshotAccount[];
-  /** Whether one of them takes FAST. */
-  hasFastAccount: boolean;
 }
 
 /**
@@ -30,7 +22,8 @@ export interface CatalogSnapshot {
   /** The active banks, in Turkish name order. */
   activeBanks: readonly CatalogBank[];
   fast: FastConfig;
-  pools: { sandbox: AccountPool; live: AccountPool };
+  /** The active accounts of each kind, indexed by bank and FAST once per snapshot. */
+  pools: { sandbox: AccountPool<SnapshotAccount>; live: AccountPool<SnapshotAccount> };
   /** One merchant's overrides: read once per snapshot, the most recently asked merchants kept. */
   overrides(merchantId: string): Promise<readonly LimitOverride[]>;
 }
@@ -38,20 +31,15 @@ export interface CatalogSnapshot {
 /** Merchants whose overrides one snapshot keeps; past it the least recently asked is read again when next needed. */
 const MAX_MERCHANTS = 10_000;
 
-function byId(a: { id: string }, b: { id: string }): number {
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
-
 /** Reads the catalog (three queries; each merchant's overrides later, one query each). */
 export async function loadCatalogSnapshot(db: Knex, options: { clock: Clock; ttlMs: number }): Promise<CatalogSnapshot> {
   const [bankRows, fastRow, accountRows] = await Promise.all([listBankRows(db), getFastSettingsRow(db), listAccountRows(db, { activeOnly: true })]);
-  const pool = (sandbox: boolean): AccountPool => {
-    const accounts = accountRows
-      .filter((row) => Boolean(row.sandbox) === sandbox)
-      .map((row): SnapshotAccount => ({ id: row.id, bankId: row.bank_id, active: true, fastEnabled: Boolean(row.fast_enabled), message: receivingAccountMessage(row, row.bank_name) }))
-      .sort(byId);
-    return { accounts, hasFastAccount: accounts.some((a) => a.fastEnabled) };
-  };
+  const pool = (sandbox: boolean): AccountPool<SnapshotAccount> =>
+    accountPool(
+      accountRows
+        .filter((row) => Boolean(row.sandbox) === sandbox)
+        .map((row): SnapshotAccount => ({ id: row.id, bankId: row.bank_id, active: true, fastEnabled: Boolean(row.fast_enabled), message: receivingAccountMessage(row, row.bank_name) })),
+    );
   const overrides = new EventCache<readonly LimitOverride[]>({ clock: options.clock, ttlMs: options.ttlMs, maxEntries: MAX_MERCHANTS });
   return {
     banks: bankRows.map(bankMessage),
@@ -59,6 +47,21 @@ export async function loadCatalogSnapshot(db: Knex, options: { clock: Clock; ttl
     fast: fastFromRow(fastRow),
     pools: { sandbox: pool(true), live: pool(false) },
     overrides: (merchantId) => overrides.get(merchantId, async () => (await listMerchantLimitRows(db, merchantId)).map(overrideFromRow)),
+  };
+}
+
+/**
+ * The catalog as one merchant of one kind meets it: what ListAvailableBanks and
+ * GetDepositTerms both decide from, so a merchant is shown exactly what its deposits get.
+ */
+export async function merchantCatalog(snapshot: CatalogSnapshot, merchantId: string, sandbox: boolean): Promise<CatalogInput<SnapshotAccount>> {
+  return {
+    banks: snapshot.activeBanks,
+    fast: snapshot.fast,
+    overrides: await snapshot.overrides(merchantId),
+    // Sandbox and live never mix: a merchant's deposits go only to accounts of its kind.
+    pool: sandbox ? snapshot.pools.sandbox : snapshot.pools.live,
+    sorted: true,
   };
 }
 

@@ -58,19 +58,8 @@ export interface AvailableBankView extends Limits {
 export interface AvailableCatalog {
   /** Ordered by name, Turkish collation. */
   banks: AvailableBankView[];
-  /** Present only when FAST is available to this merchant; there is never more than one. */
+  /** Present only when a FAST deposit would be accepted; there is never more than one. */
   fast?: Limits;
-}
-
-export interface AvailabilityInput {
-  banks: readonly CatalogBank[];
-  fast: FastConfig;
-  /** This merchant's overrides only. */
-  overrides: readonly LimitOverride[];
-  /** Whether at least one active, FAST-enabled receiving account exists. */
-  hasFastAccount: boolean;
-  /** `banks` are already in compareBankNames order (a snapshot sorted them once): keep it. */
-  sorted?: boolean;
 }
 
 /** Each of min and max independently: the override when set, else the default. */
@@ -88,33 +77,6 @@ export function compareBankNames(a: { name: string; code: string; id: string }, 
   return turkish.compare(a.name, b.name) || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-/**
- * What a merchant sees. A bank is listed when it is active and the merchant's override
- * does not disable it. FAST is offered when the FAST settings are enabled, the merchant's
- * FAST override does not disable it, and some active FAST-enabled account can receive the
- * money. An entry whose combined limits leave no valid amount (min above max, possible
- * when a default changes after an override was set) is left out: no deposit could pass.
- */
-export function resolveAvailableCatalog(input: AvailabilityInput): AvailableCatalog {
-  const overrides = new Map(input.overrides.map((o) => [o.bankId, o]));
-  const banks: AvailableBankView[] = [];
-  for (const bank of input.banks) {
-    if (!bank.active) continue;
-    const override = overrides.get(bank.id);
-    if (override?.enabled === false) continue;
-    const limits = applyOverride(bank, override);
-    if (!isValidRange(limits.minAmount, limits.maxAmount)) continue;
-    banks.push({ id: bank.id, name: bank.name, code: bank.code, logoUrl: bank.logoUrl, ...limits });
-  }
-  if (!input.sorted) banks.sort(compareBankNames);
-
-  const fastOverride = overrides.get(FAST_ID);
-  if (!input.fast.enabled || fastOverride?.enabled === false || !input.hasFastAccount) return { banks };
-  const fast = applyOverride(input.fast, fastOverride);
-  if (!isValidRange(fast.minAmount, fast.maxAmount)) return { banks };
-  return { banks, fast };
-}
-
 /** What the deposit rules need to know of a receiving account. */
 export interface CatalogAccount {
   id: string;
@@ -123,9 +85,115 @@ export interface CatalogAccount {
   fastEnabled: boolean;
 }
 
-export interface DepositTermsInput<A extends CatalogAccount> extends Omit<AvailabilityInput, "hasFastAccount"> {
-  /** The receiving-account pool; inactive accounts are ignored, and FAST's availability follows it. */
+function byId(a: { id: string }, b: { id: string }): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/**
+ * The receiving accounts one kind of merchant (sandbox or live) can be sent to, indexed
+ * once so that each request costs a look-up per bank, not a pass over every account.
+ */
+export interface AccountPool<A extends CatalogAccount> {
+  /** The active accounts, ordered by id. */
   accounts: readonly A[];
+  /** The active accounts of each bank, ordered by id; a bank without one is absent. */
+  byBank: ReadonlyMap<string, readonly A[]>;
+  /** The active FAST-enabled accounts, of any bank, ordered by id. */
+  fast: readonly A[];
+}
+
+/** The pool of these accounts: inactive ones are dropped (they can take no deposit). */
+export function accountPool<A extends CatalogAccount>(accounts: readonly A[]): AccountPool<A> {
+  const active = accounts.filter((a) => a.active).sort(byId);
+  const byBank = new Map<string, A[]>();
+  for (const account of active) {
+    const list = byBank.get(account.bankId);
+    if (list) list.push(account);
+    else byBank.set(account.bankId, [account]);
+  }
+  return { accounts: active, byBank, fast: active.filter((a) => a.fastEnabled) };
+}
+
+export interface CatalogInput<A extends CatalogAccount> {
+  banks: readonly CatalogBank[];
+  fast: FastConfig;
+  /** This merchant's overrides only. */
+  overrides: readonly LimitOverride[];
+  /** The accounts of the merchant's kind: sandbox and live never mix. */
+  pool: AccountPool<A>;
+  /** `banks` are already in compareBankNames order (a snapshot sorted them once): keep it. */
+  sorted?: boolean;
+}
+
+/** A bank the merchant may name as bankCode, with its limits and the accounts that can receive the money. */
+export interface BankOption<A extends CatalogAccount> extends AvailableBankView {
+  /** Ordered by id; empty when the bank has no active account of the merchant's kind. */
+  accounts: readonly A[];
+}
+
+/** FAST as the merchant may name it. */
+export interface FastOption<A extends CatalogAccount> extends Limits {
+  /** Every active FAST-enabled account of the merchant's kind, of any bank, ordered by id; may be empty. */
+  accounts: readonly A[];
+}
+
+export interface DepositOptions<A extends CatalogAccount> {
+  /** Ordered by name, Turkish collation. */
+  banks: BankOption<A>[];
+  fast?: FastOption<A>;
+}
+
+/**
+ * What a merchant may name as a deposit's bankCode, with limits and candidate accounts: the
+ * one decision behind both ListAvailableBanks (what is shown) and GetDepositTerms (what a
+ * deposit is made with), so the two cannot drift apart.
+ *
+ * A bank is an option when it is active, the merchant's override does not disable it, and
+ * its limits (the override's, else the bank's, each of min and max on its own) leave some
+ * amount (min above max is possible when a default changes after an override was set).
+ * FAST is an option when the FAST settings are enabled, the merchant's FAST override does
+ * not disable it, and its limits leave some amount. An option may have no account: a
+ * deposit through it is then refused as BANK_UNAVAILABLE (see takesDeposits).
+ */
+export function resolveDepositOptions<A extends CatalogAccount>(input: CatalogInput<A>): DepositOptions<A> {
+  const overrides = new Map(input.overrides.map((o) => [o.bankId, o]));
+  const banks: BankOption<A>[] = [];
+  for (const bank of input.banks) {
+    if (!bank.active) continue;
+    const override = overrides.get(bank.id);
+    if (override?.enabled === false) continue;
+    const limits = applyOverride(bank, override);
+    if (!isValidRange(limits.minAmount, limits.maxAmount)) continue;
+    banks.push({ id: bank.id, name: bank.name, code: bank.code, logoUrl: bank.logoUrl, ...limits, accounts: input.pool.byBank.get(bank.id) ?? [] });
+  }
+  if (!input.sorted) banks.sort(compareBankNames);
+
+  const fastOverride = overrides.get(FAST_ID);
+  if (!input.fast.enabled || fastOverride?.enabled === false) return { banks };
+  const fast = applyOverride(input.fast, fastOverride);
+  if (!isValidRange(fast.minAmount, fast.maxAmount)) return { banks };
+  return { banks, fast: { ...fast, accounts: input.pool.fast } };
+}
+
+/**
+ * Whether a deposit through this option, for an amount within its limits, is accepted: it
+ * needs an account to tell the customer to pay into (the deposit service refuses one
+ * without as BANK_UNAVAILABLE).
+ */
+export function takesDeposits(option: { accounts: readonly unknown[] }): boolean {
+  return option.accounts.length > 0;
+}
+
+/**
+ * What a merchant sees: the options through which a deposit would be accepted now, and
+ * nothing else. A listed bank or FAST therefore never answers BANK_UNAVAILABLE (bar a race
+ * with an operator's change); one without an account of the merchant's kind is left out.
+ */
+export function resolveAvailableCatalog<A extends CatalogAccount>(input: CatalogInput<A>): AvailableCatalog {
+  const options = resolveDepositOptions(input);
+  const banks = options.banks.filter(takesDeposits).map(({ id, name, code, logoUrl, minAmount, maxAmount }) => ({ id, name, code, logoUrl, minAmount, maxAmount }));
+  if (!options.fast || !takesDeposits(options.fast)) return { banks };
+  return { banks, fast: { minAmount: options.fast.minAmount, maxAmount: options.fast.maxAmount } };
 }
 
 export interface DepositTerms<A extends CatalogAccount> extends Limits {
@@ -137,61 +205,51 @@ export interface DepositTerms<A extends CatalogAccount> extends Limits {
   accounts: A[];
 }
 
-function byId(a: { id: string }, b: { id: string }): number {
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+function widest(entries: readonly [Limits, ...Limits[]]): Limits {
+  const [first, ...rest] = entries;
+  return rest.reduce<Limits>(
+    (acc, e) => ({ minAmount: Math.min(acc.minAmount, e.minAmount), maxAmount: Math.max(acc.maxAmount, e.maxAmount) }),
+    { minAmount: first.minAmount, maxAmount: first.maxAmount },
+  );
 }
 
 /**
  * The limits and receiving accounts of a deposit a merchant makes through `bankId` (a bank
- * id, FAST_ID, or "" for no particular bank), or undefined when that is not available to
- * the merchant. Availability and limits are exactly those of resolveAvailableCatalog, so a
- * deposit can be made through precisely what ListAvailableBanks shows.
+ * id, FAST_ID, or "" for no particular bank), or undefined when that is not an option for
+ * the merchant. Built on resolveDepositOptions, like resolveAvailableCatalog: terms with
+ * accounts are exactly what the merchant is shown.
  *
- * - A bank: its limits for this merchant and its own active accounts.
- * - FAST: the FAST limits for this merchant and every active FAST-enabled account, of any bank.
- * - No bank: the widest limits over everything available (smallest minimum, largest
- *   maximum, possibly of different entries) and every active account; undefined when
- *   nothing is available.
+ * - A bank: its limits for this merchant and its own active accounts (maybe none).
+ * - FAST: the FAST limits for this merchant and every active FAST-enabled account, of any
+ *   bank (maybe none).
+ * - No bank: the widest limits (smallest minimum, largest maximum, possibly of different
+ *   entries) over what the merchant is shown, and the accounts of those entries. When
+ *   nothing is shown but something is an option, its widest limits and no account (the
+ *   deposit is BANK_UNAVAILABLE); undefined when nothing is an option at all.
  */
-export function resolveDepositTerms<A extends CatalogAccount>(input: DepositTermsInput<A>, bankId: string): DepositTerms<A> | undefined {
-  const active = input.accounts.filter((a) => a.active);
-  const catalog = resolveAvailableCatalog({
-    banks: input.banks,
-    fast: input.fast,
-    overrides: input.overrides,
-    hasFastAccount: active.some((a) => a.fastEnabled),
-    sorted: input.sorted,
-  });
+export function resolveDepositTerms<A extends CatalogAccount>(input: CatalogInput<A>, bankId: string): DepositTerms<A> | undefined {
+  const options = resolveDepositOptions(input);
 
   if (bankId === "") {
-    const entries: Limits[] = catalog.fast ? [...catalog.banks, catalog.fast] : catalog.banks;
-    const [first, ...rest] = entries;
+    const all: Array<BankOption<A> | FastOption<A>> = options.fast ? [...options.banks, options.fast] : [...options.banks];
+    const shown = all.filter(takesDeposits);
+    const [first, ...rest] = shown.length > 0 ? shown : all;
     if (!first) return undefined;
-    const widest = rest.reduce<Limits>(
-      (acc, e) => ({ minAmount: Math.min(acc.minAmount, e.minAmount), maxAmount: Math.max(acc.maxAmount, e.maxAmount) }),
-      { minAmount: first.minAmount, maxAmount: first.maxAmount },
-    );
-    // Accounts the merchant could be sent to through a bank it may use, or through FAST.
-    const usable = new Set(catalog.banks.map((b) => b.id));
-    const accounts = active.filter((a) => usable.has(a.bankId) || (catalog.fast !== undefined && a.fastEnabled));
-    return { bankId: "", bankName: "", ...widest, accounts: accounts.sort(byId) };
+    // An account can be both a shown bank's and FAST's: listed once.
+    const accounts = new Map<string, A>();
+    for (const option of shown) for (const account of option.accounts) accounts.set(account.id, account);
+    return { bankId: "", bankName: "", ...widest([first, ...rest]), accounts: [...accounts.values()].sort(byId) };
   }
 
   if (bankId === FAST_ID) {
-    if (!catalog.fast) return undefined;
-    const { minAmount, maxAmount } = catalog.fast;
-    return { bankId: FAST_ID, bankName: FAST_ID, minAmount, maxAmount, accounts: active.filter((a) => a.fastEnabled).sort(byId) };
+    if (!options.fast) return undefined;
+    const { minAmount, maxAmount, accounts } = options.fast;
+    return { bankId: FAST_ID, bankName: FAST_ID, minAmount, maxAmount, accounts: [...accounts] };
   }
 
-  const bank = catalog.banks.find((b) => b.id === bankId);
+  const bank = options.banks.find((b) => b.id === bankId);
   if (!bank) return undefined;
-  return {
-    bankId: bank.id,
-    bankName: bank.name,
-    minAmount: bank.minAmount,
-    maxAmount: bank.maxAmount,
-    accounts: active.filter((a) => a.bankId === bank.id).sort(byId),
-  };
+  return { bankId: bank.id, bankName: bank.name, minAmount: bank.minAmount, maxAmount: bank.maxAmount, accounts: [...bank.accounts] };
 }
 
 export { normalizeIban } from "@payments/kit";

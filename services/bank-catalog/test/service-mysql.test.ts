@@ -1,6 +1,6 @@
 import test from "ava";
 import { Code } from "@connectrpc/connect";
-import { isValidIBAN } from "ibantools";
+import { composeIBAN, isValidIBAN } from "ibantools";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
@@ -77,14 +77,15 @@ test.serial("SeedSandboxAccounts adds the made-up accounts once, marked sandbox;
   t.deepEqual((await client.listReceivingAccounts({ sandbox: false })).accounts, [], "none of them is live");
 });
 
-test.serial("ListAvailableBanks gives every active bank with default limits in Turkish name order, and FAST with the FAST settings", async (t) => {
+test.serial("ListAvailableBanks gives every active bank with an account of the merchant's kind, with default limits in Turkish name order, and FAST with the FAST settings", async (t) => {
   const response = await client.listAvailableBanks({ merchantId: merchant(), sandbox: true });
-  t.is(response.banks.length, SEED_BANKS.length);
+  // The sandbox seed has accounts at some banks only: the others take no deposit, so they are not shown.
+  t.deepEqual(response.banks.map((b) => b.id).sort(), [...new Set(SEED_ACCOUNTS.map((a) => a.bankId))].sort());
   t.true(response.banks.every((b) => b.minAmount === 1000n && b.maxAmount === 5_000_000n && b.logoUrl !== ""));
   const names = response.banks.map((b) => b.name);
   t.deepEqual(names, [...names].sort(new Intl.Collator("tr").compare));
-  // Byte order would put "Şekerbank" after every "T…" name.
-  t.true(names.indexOf("Şekerbank") < names.indexOf("Türk Ekonomi Bankası"));
+  // Byte order would put "Türkiye İş Bankası" after "Türkiye Vakıflar Bankası".
+  t.true(names.indexOf("Türkiye İş Bankası") >= 0 && names.indexOf("Türkiye İş Bankası") < names.indexOf("Türkiye Vakıflar Bankası"));
   t.deepEqual({ min: response.fast?.minAmount, max: response.fast?.maxAmount }, { min: 100n, max: 10_000_000n });
 });
 
@@ -164,6 +165,8 @@ test.serial("a created bank gets an opaque id and the clock's time; UpdateBank c
   t.regex(bank?.id ?? "", /^bnk_[A-Za-z0-9_-]{22}$/);
   t.like(bank, { name: "Sandbox Katılım", code: "9901", active: true, minAmount: 500n, maxAmount: 900n });
   t.is(timestampDate(bank!.createdAt!).toISOString(), "2026-11-22T10:00:00.000Z");
+  t.false((await client.listAvailableBanks({ merchantId: merchant(), sandbox: true })).banks.some((b) => b.id === bank!.id), "no account yet: not available");
+  const { account } = await client.createReceivingAccount({ bankId: bank!.id, accountName: "Sandbox", iban: composeIBAN({ countryCode: "TR", bban: "0990100000000000000099" })!, fastEnabled: false, sandbox: true });
   t.like(
     (await client.listAvailableBanks({ merchantId: merchant(), sandbox: true })).banks.find((b) => b.id === bank!.id),
     { minAmount: 500n, maxAmount: 900n },
@@ -175,6 +178,8 @@ test.serial("a created bank gets an opaque id and the clock's time; UpdateBank c
   t.is(timestampDate(updated.bank!.updatedAt!).toISOString(), "2026-11-22T10:01:00.000Z");
   t.false((await client.listAvailableBanks({ merchantId: merchant(), sandbox: true })).banks.some((b) => b.id === bank!.id));
   t.true((await client.listBanks({})).banks.some((b) => b.id === bank!.id && !b.active));
+  // The later tests count the sandbox accounts of the seed's banks only.
+  await client.updateReceivingAccount({ accountId: account!.id, active: false });
 });
 
 test.serial("deposit terms and FAST never mix kinds: a live merchant gets only live accounts, a sandbox merchant only sandbox ones", async (t) => {
@@ -408,10 +413,12 @@ test.serial("GetDepositTerms without a bank gives the merchant's widest limits o
 
 test.serial("GetDepositTerms without a bank is BANK_NOT_AVAILABLE when nothing is available to the merchant", async (t) => {
   const mine = merchant();
-  const { banks } = await client.listAvailableBanks({ merchantId: mine, sandbox: true });
+  // Every bank, listed or not: one without an account is still a bank the merchant may name.
+  const { banks } = await client.listBanks({});
   for (const bank of banks) await client.setMerchantLimit({ limit: { merchantId: mine, bankId: bank.id, enabled: false } });
   await client.setMerchantLimit({ limit: { merchantId: mine, bankId: "FAST", enabled: false } });
   const info = await failure(t, client.getDepositTerms({ merchantId: mine, bankId: "", sandbox: true }));
   t.like(info, { code: Code.FailedPrecondition, reason: "BANK_NOT_AVAILABLE", message: "no bank is available to this merchant" });
   t.is(info.field, undefined);
 });
+

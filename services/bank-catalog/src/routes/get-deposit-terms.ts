@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { serviceError } from "@payments/kit";
 import { z } from "zod";
+import { merchantCatalog } from "../catalog-snapshot.js";
 import type { BankCatalogContext } from "../context.js";
 import { resolveDepositTerms } from "../limits.js";
 import { merchantId, parseRequest } from "../requests.js";
@@ -20,17 +21,7 @@ export function getDepositTerms(ctx: BankCatalogContext): Rpc<"getDepositTerms">
     async getDepositTerms(req) {
       const input = parseRequest(request, req);
       const snapshot = await ctx.catalog.current();
-      const terms = resolveDepositTerms(
-        {
-          banks: snapshot.activeBanks,
-          fast: snapshot.fast,
-          overrides: await snapshot.overrides(input.merchantId),
-          // Sandbox and live never mix: a merchant's deposits go only to accounts of its kind.
-          accounts: (input.sandbox ? snapshot.pools.sandbox : snapshot.pools.live).accounts,
-          sorted: true,
-        },
-        input.bankId,
-      );
+      const terms = resolveDepositTerms(await merchantCatalog(snapshot, input.merchantId, input.sandbox), input.bankId);
       if (!terms) throw bankNotAvailable(input.bankId);
       return {
         bankId: terms.bankId,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { merchantCatalog } from "../catalog-snapshot.js";
 import type { BankCatalogContext } from "../context.js";
 import { resolveAvailableCatalog } from "../limits.js";
 import { merchantId, parseRequest } from "../requests.js";
@@ -11,14 +12,9 @@ export function listAvailableBanks(ctx: BankCatalogContext): Rpc<"listAvailableB
     async listAvailableBanks(req) {
       const { merchantId, sandbox } = parseRequest(request, req);
       const snapshot = await ctx.catalog.current();
-      const catalog = resolveAvailableCatalog({
-        banks: snapshot.activeBanks,
-        fast: snapshot.fast,
-        overrides: await snapshot.overrides(merchantId),
-        // FAST is offered only when an account of the merchant's kind takes it.
-        hasFastAccount: (sandbox ? snapshot.pools.sandbox : snapshot.pools.live).hasFastAccount,
-        sorted: true,
-      });
+      // Only what a deposit would be accepted through: a bank or FAST without an active
+      // account of the merchant's kind (sandbox or live) is left out.
+      const catalog = resolveAvailableCatalog(await merchantCatalog(snapshot, merchantId, sandbox));
       return {
         banks: catalog.banks.map((b) => ({
           id: b.id,
