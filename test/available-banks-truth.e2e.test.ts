@@ -1,0 +1,267 @@
+import test, { type ExecutionContext } from "ava";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startAllInOne, type AllInOne } from "@payments/all-in-one";
+import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { BankCatalogService, type Bank } from "@payments/contracts/bank-catalog";
+import { MerchantService } from "@payments/contracts/merchant";
+import { depositModule } from "@payments/deposit-service";
+import { startGateway } from "@payments/gateway";
+import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/kit/testing";
+import { merchantModule } from "@payments/merchant-service";
+import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
+
+// "The bank list is the truth" (decisions.md): GET /v1/available-banks lists a bank, or FAST,
+// exactly when a deposit there would be accepted now. Against the real services, once split
+// (MySQL, JetStream, a gateway on its own) and once all-in-one (SQLite, in-process bus), for a
+// sandbox and a live merchant: every listed entry takes a deposit through the signed gateway,
+// every bank left out refuses one, and when the last account of a listed bank is deactivated
+// the bank leaves the list within 1 s (the gateway's CATALOG_CACHE_TTL is 10 minutes here, so
+// only the CatalogChanged event can explain it) and a deposit there is BANK_UNAVAILABLE. A
+// gateway that hears no event shows the fallback bound, CATALOG_CACHE_TTL (1 s).
+
+const token = "available-banks-truth-token";
+const LONG_TTL = "10m";
+const BOUND_MS = 1_000;
+const CODES = { halk: "0012", vakif: "0015", teb: "0032", yapiKredi: "0067" } as const;
+
+interface Deployment {
+  name: string;
+  gatewayUrl: string;
+  catalog: ReturnType<typeof createServiceClient<typeof BankCatalogService>>;
+  merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
+}
+
+const js = jetStreamTestEnv();
+const databases = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase()]);
+const dataDir = mkdtempSync(join(tmpdir(), "available-banks-truth-"));
+let merchantSvc: RunningServices;
+let catalogSvc: RunningServices;
+let depositSvc: RunningServices;
+let gateway: Awaited<ReturnType<typeof startGateway>>;
+/** Hears no events (no NATS_URL, no bus): only its CATALOG_CACHE_TTL of 1 s bounds its lists. */
+let deafGateway: Awaited<ReturnType<typeof startGateway>>;
+let allInOne: AllInOne;
+let split: Deployment;
+let local: Deployment;
+
+/** A valid TEB (00032) IBAN, unlike any the sandbox plan (numbers starting with 5) or its live twins (7) use. */
+const TEB_LIVE_IBAN = "TR880003203333333333333331";
+
+/**
+ * The catalog the tests walk: the sandbox seed (12 accounts at 8 banks) and a live twin of
+ * each; then Halk and Vakıflar lose their live twins (sandbox accounts only), and TEB, which
+ * the seed leaves without an account, gets a live one (a live account only).
+ */
+async function prepareCatalog(catalog: Deployment["catalog"]): Promise<void> {
+  await addTestReceivingAccounts(catalog);
+  const banks = (await catalog.listBanks({})).banks;
+  const byCode = (code: string) => banks.find((b) => b.code === code)!;
+  for (const code of [CODES.halk, CODES.vakif]) {
+    const { accounts } = await catalog.listReceivingAccounts({ bankId: byCode(code).id, sandbox: false });
+    for (const account of accounts) await catalog.updateReceivingAccount({ accountId: account.id, active: false });
+  }
+  await catalog.createReceivingAccount({ bankId: byCode(CODES.teb).id, accountName: "Ödeme Hizmetleri A.Ş.", iban: TEB_LIVE_IBAN, fastEnabled: false, sandbox: false });
+}
+
+test.before(async () => {
+  const common = { ...js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn", CATALOG_CACHE_TTL: LONG_TTL };
+  merchantSvc = await startServices([merchantModule], { mode: "split", env: { ...common, DATABASE_URL: databases[0]!.url, MASTER_KEY: "d".repeat(64) } });
+  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1]!.url } });
+  depositSvc = await startServices([depositModule], {
+    mode: "split",
+    env: { ...common, DATABASE_URL: databases[2]!.url, MERCHANT_SERVICE_URL: merchantSvc.server.url, BANK_CATALOG_SERVICE_URL: catalogSvc.server.url },
+  });
+  const gatewayEnv = {
+    PORT: "0",
+    HOST: "127.0.0.1",
+    INTERNAL_API_TOKEN: token,
+    MERCHANT_SERVICE_URL: merchantSvc.server.url,
+    BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
+    DEPOSIT_SERVICE_URL: depositSvc.server.url,
+    // Not called by these tests.
+    PAYOUT_SERVICE_URL: depositSvc.server.url,
+    CALLBACK_SENDER_SERVICE_URL: depositSvc.server.url,
+    CREDENTIAL_CACHE_TTL: LONG_TTL,
+    CATALOG_CACHE_TTL: LONG_TTL,
+    LOG_LEVEL: "warn",
+  };
+  gateway = await startGateway({ env: { ...gatewayEnv, ...js } });
+  deafGateway = await startGateway({ env: { ...gatewayEnv, CATALOG_CACHE_TTL: "1s", LOG_LEVEL: "error" } });
+  split = {
+    name: "split",
+    gatewayUrl: gateway.url,
+    catalog: createServiceClient(BankCatalogService, catalogSvc.server.url, { token }),
+    merchants: createServiceClient(MerchantService, merchantSvc.server.url, { token }),
+  };
+  await prepareCatalog(split.catalog);
+
+  const env: Record<string, string | undefined> = { ...process.env, PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: "e".repeat(64), LOG_LEVEL: "warn", CATALOG_CACHE_TTL: LONG_TTL, CREDENTIAL_CACHE_TTL: LONG_TTL };
+  delete env.DATABASE_URL;
+  delete env.NATS_URL;
+  delete env.INTERNAL_API_TOKEN;
+  allInOne = await startAllInOne({ env });
+  local = {
+    name: "all-in-one",
+    gatewayUrl: allInOne.gateway.url,
+    catalog: createServiceClient(BankCatalogService, allInOne.services.server.url),
+    merchants: createServiceClient(MerchantService, allInOne.services.server.url),
+  };
+  await prepareCatalog(local.catalog);
+});
+
+test.after.always(async () => {
+  await allInOne?.stop();
+  await deafGateway?.stop();
+  await gateway?.stop();
+  await depositSvc?.stop();
+  await catalogSvc?.stop();
+  await merchantSvc?.stop();
+  await Promise.all(databases.map((d) => d.drop()));
+  await deleteTestStream(js);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function newMerchant(deployment: Deployment, sandbox: boolean): Promise<Credentials> {
+  const created = await deployment.merchants.createMerchant({ name: `Truth Shop (${sandbox ? "sandbox" : "live"})`, sandbox });
+  return { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+}
+
+async function offered(gatewayUrl: string, merchant: Credentials): Promise<BankEntry[]> {
+  const res = await signedFetch(gatewayUrl, merchant, "GET", "/v1/available-banks");
+  if (res.status !== 200) throw new Error(`bank list: ${res.status} ${JSON.stringify(res.json)}`);
+  return (res.json.data as { banks: BankEntry[] }).banks;
+}
+
+let sequence = 0;
+async function deposit(deployment: Deployment, merchant: Credentials, bankCode: string, amount = 150_000) {
+  const res = await signedFetch(deployment.gatewayUrl, merchant, "POST", "/v1/deposit", {
+    processId: `truth-${deployment.name}-${++sequence}`,
+    amount,
+    bankCode,
+    customer: { id: "c1", name: "Ayşe Yılmaz", username: "ayse" },
+  });
+  const data = res.json.data as { assignedAccount?: { bankName: string; iban: string } } | undefined;
+  return { status: res.status, code: (res.json.error as { code?: string } | undefined)?.code, assignedAccount: data?.assignedAccount };
+}
+
+/** An amount inside the entry's limits. */
+const inside = (entry: BankEntry) => Math.min(Math.max(150_000, entry.minAmount), entry.maxAmount);
+
+/** The EFT codes of the listed banks, and FAST when listed. */
+const codesOf = (entries: BankEntry[]) => entries.map((e) => e.code).sort();
+
+/**
+ * Every listed entry takes a deposit inside its limits, with an account of its bank (any bank
+ * for FAST); every bank of the catalog left out refuses one. Returns the list.
+ */
+async function listIsTheTruth(t: ExecutionContext, deployment: Deployment, merchant: Credentials, what: string): Promise<BankEntry[]> {
+  const entries = await offered(deployment.gatewayUrl, merchant);
+  for (const entry of entries) {
+    const made = await deposit(deployment, merchant, entry._id, inside(entry));
+    t.is(made.status, 201, `${what}: ${entry.name} is listed, so a deposit there is accepted (got ${made.status} ${made.code ?? ""})`);
+    t.truthy(made.assignedAccount, `${what}: ${entry.name}: the customer is told where to pay`);
+    if (entry._id !== "FAST") t.is(made.assignedAccount?.bankName, entry.name, `${what}: a ${entry.name} deposit gets a ${entry.name} account`);
+  }
+  const listed = new Set(entries.map((e) => e._id));
+  const all: Bank[] = (await deployment.catalog.listBanks({})).banks;
+  for (const bank of all.filter((b) => !listed.has(b.id))) {
+    const refused = await deposit(deployment, merchant, bank.id, 150_000);
+    t.is(refused.status, 400, `${what}: ${bank.name} is not listed, so a deposit there is refused`);
+    t.is(refused.code, "BANK_UNAVAILABLE", `${what}: ${bank.name} (active, not disabled) has no account of the merchant's kind`);
+  }
+  return entries;
+}
+
+/** Repeats `probe` every 20 ms until it holds; returns when it first did, or throws after `timeoutMs`. */
+async function firstTimeTrue(probe: () => Promise<boolean>, what: string, timeoutMs = 5_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await probe()) return Date.now();
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Deactivates every active account of `kind` at the bank; returns when the change was sent. */
+async function deactivateAccounts(deployment: Deployment, bankId: string, sandbox: boolean): Promise<{ sentAt: number; ids: string[] }> {
+  const { accounts } = await deployment.catalog.listReceivingAccounts({ bankId, sandbox });
+  const active = accounts.filter((a) => a.active);
+  const sentAt = Date.now();
+  for (const account of active) await deployment.catalog.updateReceivingAccount({ accountId: account.id, active: false });
+  return { sentAt, ids: active.map((a) => a.id) };
+}
+
+async function walkAndRemove(t: ExecutionContext, deployment: Deployment): Promise<void> {
+  const sandbox = await newMerchant(deployment, true);
+  const live = await newMerchant(deployment, false);
+
+  const sandboxList = await listIsTheTruth(t, deployment, sandbox, "sandbox merchant");
+  const liveList = await listIsTheTruth(t, deployment, live, "live merchant");
+  // The seed's 8 banks for sandbox; for live, their twins less Halk and Vakıflar, plus TEB.
+  t.deepEqual(codesOf(sandboxList), ["0010", "0012", "0015", "0046", "0062", "0064", "0067", "0111", "FAST"]);
+  t.deepEqual(codesOf(liveList), ["0010", "0032", "0046", "0062", "0064", "0067", "0111", "FAST"]);
+  t.is(sandboxList.length, 9, "not the 20 banks of the catalog: only where a sandbox deposit has an account");
+
+  // The last (only) live account of TEB goes: TEB leaves the live merchant's list, through the event.
+  const teb = liveList.find((b) => b.code === CODES.teb)!;
+  const removed = await deactivateAccounts(deployment, teb._id, false);
+  t.is(removed.ids.length, 1);
+  const gone = await firstTimeTrue(async () => !(await offered(deployment.gatewayUrl, live)).some((b) => b._id === teb._id), "TEB to leave the live list");
+  const refused = await firstTimeTrue(async () => (await deposit(deployment, live, teb._id)).code === "BANK_UNAVAILABLE", "a deposit at TEB to be BANK_UNAVAILABLE");
+  t.log(`${deployment.name}: TEB left the list ${gone - removed.sentAt} ms and refused deposits ${refused - removed.sentAt} ms after its last account was deactivated`);
+  t.true(gone - removed.sentAt <= BOUND_MS, `TEB left the list within ${BOUND_MS} ms (took ${gone - removed.sentAt} ms)`);
+  t.true(refused - removed.sentAt <= BOUND_MS, `a deposit at TEB is BANK_UNAVAILABLE within ${BOUND_MS} ms`);
+
+  // Yapı Kredi's one sandbox account goes: it leaves the sandbox list and stays on the live one (its live twin).
+  const yapiKredi = sandboxList.find((b) => b.code === CODES.yapiKredi)!;
+  const sandboxRemoved = await deactivateAccounts(deployment, yapiKredi._id, true);
+  t.is(sandboxRemoved.ids.length, 1);
+  const sandboxGone = await firstTimeTrue(async () => !(await offered(deployment.gatewayUrl, sandbox)).some((b) => b._id === yapiKredi._id), "Yapı Kredi to leave the sandbox list");
+  t.true(sandboxGone - sandboxRemoved.sentAt <= BOUND_MS, `Yapı Kredi left the sandbox list within ${BOUND_MS} ms (took ${sandboxGone - sandboxRemoved.sentAt} ms)`);
+  await firstTimeTrue(async () => (await deposit(deployment, sandbox, yapiKredi._id)).code === "BANK_UNAVAILABLE", "a sandbox deposit at Yapı Kredi to be BANK_UNAVAILABLE", BOUND_MS);
+  t.true((await offered(deployment.gatewayUrl, live)).some((b) => b._id === yapiKredi._id), "the live merchant still has Yapı Kredi");
+
+  // After both changes the lists are still exactly the truth.
+  t.deepEqual(codesOf(await listIsTheTruth(t, deployment, sandbox, "sandbox merchant, after")), ["0010", "0012", "0015", "0046", "0062", "0064", "0111", "FAST"]);
+  t.deepEqual(codesOf(await listIsTheTruth(t, deployment, live, "live merchant, after")), ["0010", "0046", "0062", "0064", "0067", "0111", "FAST"]);
+
+  // Active again: both come back.
+  for (const accountId of [...removed.ids, ...sandboxRemoved.ids]) await deployment.catalog.updateReceivingAccount({ accountId, active: true });
+  await firstTimeTrue(async () => (await offered(deployment.gatewayUrl, live)).some((b) => b._id === teb._id), "TEB back on the live list", BOUND_MS);
+  await firstTimeTrue(async () => (await offered(deployment.gatewayUrl, sandbox)).some((b) => b._id === yapiKredi._id), "Yapı Kredi back on the sandbox list", BOUND_MS);
+}
+
+test.serial("split mode (MySQL, JetStream): every bank listed to a sandbox or a live merchant takes its deposit, every other is refused, and a bank whose last account goes leaves the list within 1 s", async (t) => {
+  await walkAndRemove(t, split);
+});
+
+test.serial("all-in-one (SQLite, in-process bus): every bank listed to a sandbox or a live merchant takes its deposit, every other is refused, and a bank whose last account goes leaves the list within 1 s", async (t) => {
+  await walkAndRemove(t, local);
+});
+
+test.serial("a gateway that hears no event drops a bank whose last account went once CATALOG_CACHE_TTL (1 s) has passed", async (t) => {
+  const live = await newMerchant(split, false);
+  const teb = (await offered(deafGateway.url, live)).find((b) => b.code === CODES.teb);
+  // The kept list was read before this moment, so it expires before this moment + 1 s.
+  const keptBy = Date.now();
+  t.truthy(teb, "TEB is listed to the live merchant");
+  const removed = await deactivateAccounts(split, teb!._id, false);
+  try {
+    const probes: Array<{ sentAt: number; stale: boolean }> = [];
+    await firstTimeTrue(async () => {
+      const sentAt = Date.now();
+      const stale = (await offered(deafGateway.url, live)).some((b) => b._id === teb!._id);
+      probes.push({ sentAt, stale });
+      return !stale;
+    }, "the TTL to expire", 3_000);
+    t.true(probes[0]!.stale, "after the change the deaf gateway first served its kept list");
+    const lastStale = probes.filter((p) => p.stale).at(-1)!;
+    t.log(`last stale answer to a request sent ${lastStale.sentAt - keptBy} ms after the list was kept`);
+    t.true(lastStale.sentAt <= keptBy + 1_000, "nothing older than CATALOG_CACHE_TTL was served");
+  } finally {
+    for (const accountId of removed.ids) await split.catalog.updateReceivingAccount({ accountId, active: true });
+  }
+});
