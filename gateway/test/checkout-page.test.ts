@@ -23,8 +23,9 @@ import { createApp } from "../src/app.js";
 import { loadGatewayConfig } from "../src/config.js";
 import { CredentialCache } from "../src/credential-cache.js";
 import { basePathOf, checkoutSecurityHeaders, escapeHtml, renderCheckoutPage, renderInvalidLinkPage } from "../src/checkout/page.js";
-import { chooseLanguage, TEXTS } from "../src/checkout/texts.js";
-import { checkoutView, formatAmount, groupIban, type CheckoutView } from "../src/checkout/view.js";
+import { CHECKOUT_SCRIPT } from "../src/checkout/page-script.js";
+import { chooseLanguage, fillText, LANGUAGES, returnLinkText, statusTexts, TEXTS, type CheckoutTexts } from "../src/checkout/texts.js";
+import { CHECKOUT_STATUSES, checkoutOrder, checkoutView, formatAmount, formatDeadline, groupIban, safeReturnUrl, type CheckoutOrder, type CheckoutView } from "../src/checkout/view.js";
 import { startGateway, type RunningGateway } from "../src/server.js";
 
 /*
@@ -52,8 +53,28 @@ function pendingView(overrides: Partial<CheckoutView> = {}): CheckoutView {
   };
 }
 
-function render(view: CheckoutView, lang: "tr" | "en" = "tr", token = "tok_0123456789abcdef"): string {
-  return renderCheckoutPage({ view, token, lang, nonce: NONCE, basePath: "" });
+const RETURN_URL = "https://shop.example.com/orders/1001?from=checkout";
+
+/** A merchant with a display name and no return URL; tests that need one say so. */
+function order(overrides: Partial<CheckoutOrder> = {}): CheckoutOrder {
+  return { merchantName: "Örnek Mağaza", processId: "order-1001", returnUrl: null, ...overrides };
+}
+
+function render(view: CheckoutView, lang: "tr" | "en" = "tr", token = "tok_0123456789abcdef", orderInfo: CheckoutOrder = order()): string {
+  return renderCheckoutPage({ view, order: orderInfo, token, lang, nonce: NONCE, basePath: "" });
+}
+
+/** What the inline script is given. */
+function scriptData(html: string): { view: CheckoutView; texts: CheckoutTexts; merchantName: string | null; statusUrl: string } {
+  const data = /<script type="application\/json" id="checkout-data">([^<]*)<\/script>/.exec(html);
+  if (!data) throw new Error("no data block");
+  return JSON.parse(data[1]!) as { view: CheckoutView; texts: CheckoutTexts; merchantName: string | null; statusUrl: string };
+}
+
+/** The text of the element with this id (no nested elements of the same name). */
+function textOf(html: string, id: string): string | undefined {
+  const match = new RegExp(`<([a-z0-9]+)\\b[^>]*\\bid="${id}"[^>]*>([\\s\\S]*?)</\\1>`).exec(html);
+  return match?.[2];
 }
 
 /** Opening tags of one element, with their attributes. */
@@ -69,11 +90,18 @@ function outsideReferences(html: string): string[] {
 // ---------------------------------------------------------------- renderer
 
 test("hostile text from the catalog or a token is escaped everywhere it appears, and cannot close the data block", (t) => {
-  const html = render(pendingView({ bankName: HOSTILE, accountName: HOSTILE, reference: HOSTILE, sandbox: true }), "tr", `"><script>alert(2)</script>`);
+  const html = render(pendingView({ bankName: HOSTILE, accountName: HOSTILE, reference: HOSTILE, sandbox: true }), "tr", `"><script>alert(2)</script>`, {
+    merchantName: HOSTILE,
+    processId: HOSTILE,
+    returnUrl: `https://shop.example.com/?q="><script>alert(3)</script>`,
+  });
   t.false(html.includes("<script>alert"));
   t.false(html.includes("<img"));
   t.false(html.includes("onerror=alert(1)>"));
   t.true(html.includes(escapeHtml(HOSTILE)), "the holder name is shown, escaped");
+  t.is(textOf(html, "merchant-name"), escapeHtml(HOSTILE), "the merchant's name too");
+  t.is(textOf(html, "order-id"), escapeHtml(HOSTILE), "and the order reference");
+  t.true(html.includes('href="https://shop.example.com/?q=%22%3E%3Cscript%3Ealert(3)%3C/script%3E"'), "the return URL is a URL, percent-encoded");
   // Exactly the page's own two script elements and one style element.
   t.is(html.match(/<\/script/gi)?.length, 2);
   t.is(html.match(/<\/style/gi)?.length, 1);
@@ -90,7 +118,7 @@ test("the page is Turkish with Turkish amounts, and English with English amounts
   t.true(tr.includes('<html lang="tr">'));
   t.true(tr.includes(TEXTS.tr.status.pending.title));
   t.true(tr.includes(escapeHtml(TEXTS.tr.referenceNote)));
-  t.true(tr.includes(">Kopyala</button>"));
+  t.true(tr.includes('<span class="copy-label">Kopyala</span><span class="sr-only">: IBAN</span></button>'), "the copy button's name is the visible word and the field");
   t.true(tr.includes("1.250,00") && tr.includes("₺"), "Turkish grouping and the lira sign");
   t.true(tr.includes(formatAmount(125_000, "TRY", "tr-TR")));
   t.true(tr.includes("TR33 0006 1005 1978 6457 8413 26"), "IBAN in blocks of four");
@@ -101,12 +129,13 @@ test("the page is Turkish with Turkish amounts, and English with English amounts
   const en = render(pendingView(), "en");
   t.true(en.includes('<html lang="en">'));
   t.true(en.includes(TEXTS.en.status.pending.title));
-  t.true(en.includes(">Copy</button>"));
+  t.true(en.includes('<span class="copy-label">Copy</span><span class="sr-only">: IBAN</span></button>'));
   t.true(en.includes("₺1,250.00"));
   t.false(en.includes(TEXTS.tr.status.pending.title));
   // The switch keeps the token.
   t.true(en.includes('href="?token=tok_0123456789abcdef&amp;lang=tr"'));
-  t.true(en.includes('href="?token=tok_0123456789abcdef&amp;lang=en" hreflang="en" lang="en" aria-current="true"'));
+  t.true(en.includes('href="?token=tok_0123456789abcdef&amp;lang=en" hreflang="en" lang="en" aria-current="true">EN<span class="sr-only"> English</span></a>'));
+  t.true(en.includes('hreflang="tr" lang="tr">TR<span class="sr-only"> Türkçe</span></a>'), "each language is named in itself");
 });
 
 test("no page loads anything from outside: no absolute URL, no external tag, no src, no url()", (t) => {
@@ -118,6 +147,9 @@ test("no page loads anything from outside: no absolute URL, no external tag, no 
   ]) {
     t.deepEqual(outsideReferences(html), []);
   }
+  // The return link is the one absolute URL, and it is only followed when clicked.
+  const withReturn = render(pendingView(), "tr", "tok_1", order({ returnUrl: RETURN_URL }));
+  t.deepEqual(outsideReferences(withReturn.replace(`href="${escapeHtml(RETURN_URL)}"`, "")), []);
 });
 
 test("the CSP carries the nonce, and every script and style tag carries it too", (t) => {
@@ -163,8 +195,10 @@ test("a final deposit shows its outcome without the account, the countdown or th
     customer: { id: "cus_secret", name: "Ayşe", username: "ayse" },
     metadataJson: '{"secret":1}',
     expiresAt: timestampFromMs(Date.parse("2026-11-22T10:30:00.000Z")),
+    returnUrl: RETURN_URL,
   });
   const view = checkoutView(deposit, true, new Date("2026-11-22T10:05:00.000Z"));
+  t.deepEqual(checkoutOrder(deposit, "  Örnek Mağaza "), { merchantName: "Örnek Mağaza", processId: "order-secret", returnUrl: RETURN_URL });
   t.deepEqual(view, {
     status: "completed",
     amount: 99_000,
@@ -177,11 +211,13 @@ test("a final deposit shows its outcome without the account, the countdown or th
     serverTime: "2026-11-22T10:05:00.000Z",
     sandbox: true,
   });
-  const html = render(view, "en");
+  const html = render(view, "en", "tok_0123456789abcdef", checkoutOrder(deposit, "Örnek Mağaza"));
   t.true(html.includes('data-status="completed"'));
+  t.is(textOf(html, "order-id"), "order-secret", "the customer still sees which order was paid");
   t.true(html.includes(TEXTS.en.status.completed.title));
   t.true(html.includes("₺990.00"), "the amount actually received");
-  for (const absent of ["id=\"details\"", "id=\"countdown\"", "id=\"simulate\"", IBAN, "dep_secret", "mer_secret", "order-secret", "cus_secret", "tok_secret"]) {
+  t.false(JSON.stringify(scriptData(html).view).includes("order-secret"), "the polled view has no process id: the order is rendered once");
+  for (const absent of ["id=\"details\"", "id=\"countdown\"", "id=\"deadline\"", "id=\"simulate\"", IBAN, "dep_secret", "mer_secret", "cus_secret", "tok_secret"]) {
     t.false(html.includes(absent), absent);
   }
 });
@@ -227,9 +263,169 @@ test("behind a path prefix in PUBLIC_BASE_URL the page polls and posts under tha
   t.is(basePathOf("https://pay.example.com"), "");
   t.is(basePathOf("https://pay.example.com/"), "");
   t.is(basePathOf("https://shop.example.com/pay/"), "/pay");
-  const html = renderCheckoutPage({ view: pendingView({ sandbox: true }), token: "tok_1", lang: "tr", nonce: NONCE, basePath: "/pay" });
+  const html = renderCheckoutPage({ view: pendingView({ sandbox: true }), order: order(), token: "tok_1", lang: "tr", nonce: NONCE, basePath: "/pay" });
   t.true(html.includes('"statusUrl":"/pay/checkout/status?token=tok_1"'));
   t.true(html.includes('"simulateUrl":"/pay/checkout/simulate?token=tok_1"'));
+});
+
+test("the deadline is a date and time in Türkiye's time zone, whatever the machine's zone, seconds dropped", (t) => {
+  const saved = process.env.TZ;
+  // A zone far from Türkiye's: a formatter that used the machine's zone would show another day.
+  process.env.TZ = "Pacific/Kiritimati";
+  try {
+    t.is(formatDeadline("2026-11-25T20:41:00.000Z", TEXTS.tr), "25 Kasım 2026 23:41");
+    t.is(formatDeadline("2026-11-25T20:41:00.000Z", TEXTS.en), "25 November 2026, 23:41 (Türkiye time)");
+    t.is(formatDeadline("2026-11-25T20:41:59.999Z", TEXTS.tr), "25 Kasım 2026 23:41", "never later than the real deadline");
+    t.is(formatDeadline("2026-11-25T21:05:00.000Z", TEXTS.tr), "26 Kasım 2026 00:05", "past midnight in Türkiye is the next day");
+    t.is(formatDeadline("2026-07-01T09:00:00.000Z", TEXTS.en), "1 July 2026, 12:00 (Türkiye time)", "UTC+3 in summer too: Türkiye keeps no daylight saving");
+  } finally {
+    if (saved === undefined) delete process.env.TZ;
+    else process.env.TZ = saved;
+  }
+  const html = render(pendingView({ expiresAt: "2026-11-25T20:41:00.000Z", serverTime: "2026-11-25T20:11:00.000Z" }));
+  t.is(textOf(html, "deadline"), "25 Kasım 2026 23:41");
+  t.true(html.includes('<time id="deadline" datetime="2026-11-25T20:41:00.000Z">'), "machine-readable too");
+  t.true(html.includes(`${TEXTS.tr.deadlineLabel}: <time`));
+  t.is(textOf(html, "countdown"), "30:00", "beside the countdown");
+  const en = render(pendingView({ expiresAt: "2026-11-25T20:41:00.000Z", serverTime: "2026-11-25T20:11:00.000Z" }), "en");
+  t.is(textOf(en, "deadline"), "25 November 2026, 23:41 (Türkiye time)");
+});
+
+test("a return URL is kept only when it is http(s) without credentials; anything else gives no link at all", (t) => {
+  t.is(safeReturnUrl("https://shop.example.com/orders/1001?from=checkout"), "https://shop.example.com/orders/1001?from=checkout");
+  t.is(safeReturnUrl("http://localhost:3000/done"), "http://localhost:3000/done");
+  t.is(safeReturnUrl("HTTPS://Shop.Example.com"), "https://shop.example.com/", "normalised");
+  t.is(safeReturnUrl(" https://shop.example.com/a b "), "https://shop.example.com/a%20b");
+  for (const refused of [
+    "",
+    "   ",
+    "javascript:alert(1)",
+    "JavaScript:alert(1)",
+    " javascript:alert(1)",
+    "java\tscript:alert(1)",
+    "data:text/html,<script>alert(1)</script>",
+    "vbscript:msgbox(1)",
+    "ftp://shop.example.com/",
+    "mailto:shop@example.com",
+    "//evil.example/",
+    "/orders/1001",
+    "https://bank.example@evil.example/",
+    "https://user:pw@shop.example.com/",
+  ]) {
+    t.is(safeReturnUrl(refused), null, refused);
+  }
+  const deposit = create(DepositSchema, { processId: "order-1", returnUrl: "javascript:alert(1)" });
+  t.is(checkoutOrder(deposit, "Örnek Mağaza").returnUrl, null);
+  // Even an order built without safeReturnUrl cannot put another scheme in the page.
+  for (const status of CHECKOUT_STATUSES) {
+    const html = render(pendingView({ status }), "tr", "tok_1", order({ returnUrl: "javascript:alert(1)" }));
+    t.false(html.includes('id="return-link"'), status);
+    t.false(html.toLowerCase().includes("javascript:"), status);
+  }
+});
+
+test("the return link goes back to the return URL at every status, names the merchant, and opens nothing with a referrer", (t) => {
+  for (const lang of LANGUAGES) {
+    for (const status of CHECKOUT_STATUSES) {
+      const html = render(pendingView({ status }), lang, "tok_1", order({ returnUrl: RETURN_URL }));
+      const link = tags(html, "a").filter((tag) => tag.includes('id="return-link"'));
+      t.deepEqual(link, [`<a class="back" id="return-link" href="${escapeHtml(RETURN_URL)}" rel="noopener noreferrer">`], `${lang} ${status}`);
+      t.false(link[0]!.includes("target="), "same tab: the customer goes back, no second window");
+    }
+  }
+  t.is(textOf(render(pendingView(), "tr", "tok_1", order({ returnUrl: RETURN_URL })), "return-link"), "Örnek Mağaza sitesine dön");
+  t.is(textOf(render(pendingView(), "en", "tok_1", order({ returnUrl: RETURN_URL })), "return-link"), "Back to Örnek Mağaza");
+  t.is(textOf(render(pendingView(), "tr", "tok_1", order({ merchantName: null, returnUrl: RETURN_URL })), "return-link"), "Mağazaya dön");
+  t.is(textOf(render(pendingView(), "en", "tok_1", order({ merchantName: null, returnUrl: RETURN_URL })), "return-link"), "Back to the shop");
+  t.is(returnLinkText(TEXTS.en, "Shop {merchant} & Co"), "Back to Shop {merchant} & Co", "a name that looks like a blank is not filled again");
+});
+
+test("without a return URL there is no link, and the completed and expired texts promise no way back", (t) => {
+  for (const lang of LANGUAGES) {
+    const texts = TEXTS[lang];
+    for (const status of ["completed", "expired"] as const) {
+      const without = render(pendingView({ status, iban: null, bankName: null, accountName: null }), lang, "tok_1", order({ returnUrl: null }));
+      t.false(without.includes('id="return-link"'));
+      t.is(textOf(without, "status-text"), escapeHtml(texts.status[status].text), `${lang} ${status}`);
+      t.notRegex(texts.status[status].text, /link|bağlantı|dön/i, "no link, no return promised");
+      const withLink = render(pendingView({ status, iban: null, bankName: null, accountName: null }), lang, "tok_1", order({ returnUrl: RETURN_URL }));
+      t.is(textOf(withLink, "status-text"), escapeHtml(texts.status[status].textWithReturn!));
+    }
+    // The script, which writes the text after a change, gets the same choice.
+    t.deepEqual(scriptData(render(pendingView(), lang, "tok_1", order({ returnUrl: null }))).texts.status, statusTexts(texts, false));
+    t.deepEqual(scriptData(render(pendingView(), lang, "tok_1", order({ returnUrl: RETURN_URL }))).texts.status, statusTexts(texts, true));
+    t.is(statusTexts(texts, true).completed.text, texts.status.completed.textWithReturn!);
+    t.is(statusTexts(texts, false).completed.text, texts.status.completed.text);
+  }
+});
+
+test("the page names whom the customer pays and the order in both languages, and reads well without a display name", (t) => {
+  const tr = render(pendingView());
+  t.true(tr.includes('<div class="row"><dt>Satıcı</dt><dd id="merchant-name">Örnek Mağaza</dd></div>'));
+  t.true(tr.includes('<div class="row"><dt>Sipariş numarası</dt><dd id="order-id">order-1001</dd></div>'));
+  t.true(tr.includes("<title>Ödeme: Ödemeniz bekleniyor – Örnek Mağaza</title>"));
+  const en = render(pendingView(), "en");
+  t.true(en.includes('<dt>Merchant</dt><dd id="merchant-name">Örnek Mağaza</dd>'));
+  t.true(en.includes('<dt>Order reference</dt><dd id="order-id">order-1001</dd>'));
+  // What the page already showed stays: amount, IBAN, holder, bank, reference.
+  for (const html of [tr, en]) {
+    for (const id of ["amount", "iban", "account-name", "bank-name", "reference", "deadline", "countdown"]) t.not(textOf(html, id), undefined, id);
+  }
+
+  const nameless = render(pendingView(), "tr", "tok_1", order({ merchantName: null }));
+  t.false(nameless.includes('id="merchant-name"'));
+  t.false(nameless.includes("<dt>Satıcı</dt>"), "no label left without its value");
+  t.true(nameless.includes("<title>Ödeme: Ödemeniz bekleniyor</title>"));
+  t.is(textOf(nameless, "order-id"), "order-1001");
+  t.is(scriptData(nameless).merchantName, null);
+  t.is(checkoutOrder(create(DepositSchema, { processId: "p" }), "   ").merchantName, null, "a blank display name is no name");
+});
+
+test("screen readers: one empty polite status region, a focusable status heading, named copy buttons, a countdown that is never announced", (t) => {
+  for (const lang of LANGUAGES) {
+    const html = render(pendingView({ sandbox: true }), lang, "tok_1", order({ returnUrl: RETURN_URL }));
+    const live = html.match(/<[^>]*aria-live=[^>]*>/g) ?? [];
+    t.deepEqual(live, ['<div class="sr-only" id="live" role="status" aria-live="polite" aria-atomic="true">'], "one live region, no other");
+    t.is(textOf(html, "live"), "", "empty at first, so its later text is announced");
+    t.true(html.includes(`<h2 id="status-title" tabindex="-1">${escapeHtml(TEXTS[lang].status.pending.title)}</h2>`));
+    t.false(/id="countdown"[^>]*(role|aria-live)/.test(html), "the countdown is not a live region");
+    // Every button has words of its own.
+    for (const button of html.match(/<button\b[^>]*>[\s\S]*?<\/button>/g) ?? []) {
+      t.regex(button.replace(/<[^>]+>/g, "").trim(), /\S/, button);
+    }
+    t.is(html.match(/<button\b[^>]*class="copy"/g)?.length, 2);
+    t.true(html.includes(`data-copy-name="${TEXTS[lang].copyNames.iban}"`));
+    t.true(html.includes(`data-copy-name="${TEXTS[lang].copyNames.reference}"`));
+  }
+  // The script says what the markup promises.
+  t.true(CHECKOUT_SCRIPT.includes('byId("live")'));
+  t.true(CHECKOUT_SCRIPT.includes("heading.focus()"));
+  t.false(/announce\([^)]*formatRemaining/.test(CHECKOUT_SCRIPT), "the countdown is not announced");
+});
+
+test("both languages have every text, with the same blanks in their templates", (t) => {
+  const blanks = (value: string) => [...value.matchAll(/\{([a-z]+)\}/g)].map((m) => m[1]).sort();
+  const flat = (texts: CheckoutTexts): Record<string, string> => {
+    const out: Record<string, string> = {};
+    const walk = (prefix: string, value: unknown) => {
+      if (typeof value === "string") out[prefix] = value;
+      else if (value && typeof value === "object") for (const [key, inner] of Object.entries(value)) walk(prefix ? `${prefix}.${key}` : key, inner);
+    };
+    walk("", texts);
+    return out;
+  };
+  const tr = flat(TEXTS.tr);
+  const en = flat(TEXTS.en);
+  t.deepEqual(Object.keys(tr).sort(), Object.keys(en).sort());
+  for (const [key, value] of Object.entries(tr)) {
+    t.true(value.trim().length > 0, `tr ${key}`);
+    t.true(en[key]!.trim().length > 0, `en ${key}`);
+    t.deepEqual(blanks(value), blanks(en[key]!), key);
+  }
+  t.is(fillText(TEXTS.tr.copiedAnnouncement, { name: TEXTS.tr.copyNames.iban }), "IBAN kopyalandı");
+  t.is(fillText(TEXTS.en.copiedAnnouncement, { name: TEXTS.en.copyNames.reference }), "Reference code copied");
+  t.is(fillText("{a} {b}", { a: "{b}", b: "x" }), "{b} x", "one pass");
+  t.is(fillText("{unknown}", {}), "{unknown}");
 });
 
 // ---------------------------------------------------------------- routes, real services
@@ -347,8 +543,9 @@ test("a valid token opens the page: account, reference, amount and countdown, un
   t.true(page.text.includes("1.250,00"));
   t.true(page.text.includes('<html lang="tr">'));
   t.regex(page.text, /<span id="countdown">(29:59|30:00)<\/span>/);
-  // Nothing of the merchant's or the customer's leaks into the page.
-  for (const secret of [deposit.id, deposit.merchantId, deposit.processId, "cus_42", "c_1", "ayse"]) t.false(page.text.includes(secret), secret);
+  t.is(textOf(page.text, "order-id"), deposit.processId, "the merchant's order reference is shown");
+  // Nothing else of the merchant's or the customer's leaks into the page.
+  for (const secret of [deposit.id, deposit.merchantId, "cus_42", "c_1", "ayse"]) t.false(page.text.includes(secret), secret);
   t.false(page.text.includes("<script>alert"), "the hostile customer name is nowhere");
 });
 

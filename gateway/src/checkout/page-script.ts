@@ -8,6 +8,11 @@
  * server time of the last answer and the browser's clock), polls the status every
  * `pollMs` until the deposit is final, copies the IBAN and reference, and, for sandbox
  * merchants, posts "simulate payment".
+ *
+ * For screen readers: a status change and a copy are said through the one live region
+ * `#live` (polite), and a status change moves focus to the new status heading, since the
+ * control the customer was on (simulate) may just have been hidden. The countdown is not
+ * announced at all: read out every second it would drown everything else.
  */
 export const CHECKOUT_SCRIPT = `(function () {
   "use strict";
@@ -27,6 +32,19 @@ export const CHECKOUT_SCRIPT = `(function () {
   function setText(id, text) { var el = byId(id); if (el) el.textContent = text; }
   function show(id, visible) { var el = byId(id); if (el) el.hidden = !visible; }
   function isFinal(status) { return status !== "pending"; }
+  function fill(template, values) {
+    return template.replace(/\\{([a-z]+)\\}/g, function (blank, name) { return Object.prototype.hasOwnProperty.call(values, name) ? values[name] : blank; });
+  }
+
+  var liveTimer = null;
+  function announce(message) {
+    var live = byId("live");
+    if (!live) return;
+    // Emptied, then filled a moment later: the same words again (a second copy) are a change, so they are read again.
+    live.textContent = "";
+    if (liveTimer) clearTimeout(liveTimer);
+    liveTimer = setTimeout(function () { live.textContent = message; }, 100);
+  }
 
   function syncClock(v) {
     var server = Date.parse(v.serverTime);
@@ -65,10 +83,16 @@ export const CHECKOUT_SCRIPT = `(function () {
   }
 
   function setStatus(name, title, text) {
+    var changed = byId("checkout").getAttribute("data-status") !== name;
     byId("checkout").setAttribute("data-status", name);
     byId("status").className = "status status-" + name;
     setText("status-title", title);
     setText("status-text", text);
+    if (!changed) return;
+    document.title = t.pageTitle + ": " + title + (data.merchantName ? " \\u2013 " + data.merchantName : "");
+    announce(title + ". " + text);
+    var heading = byId("status-title");
+    if (heading) heading.focus();
   }
 
   function hideDetails() {
@@ -123,6 +147,7 @@ export const CHECKOUT_SCRIPT = `(function () {
 
   function pollFailed() {
     failures += 1;
+    if (failures === 2) announce(t.connectionLost);
     if (failures >= 2) show("connection", true);
     schedule(Math.min(pollMs * (failures + 1), 15000));
   }
@@ -159,9 +184,12 @@ export const CHECKOUT_SCRIPT = `(function () {
 
   function copy(button) {
     var text = button.getAttribute("data-copy") || "";
+    var name = button.getAttribute("data-copy-name") || "";
+    var label = button.querySelector(".copy-label") || button;
     function done(ok) {
-      button.textContent = ok ? t.copied : t.copyFailed;
-      setTimeout(function () { button.textContent = t.copy; }, 2000);
+      label.textContent = ok ? t.copied : t.copyFailed;
+      announce(fill(ok ? t.copiedAnnouncement : t.copyFailedAnnouncement, { name: name }));
+      setTimeout(function () { label.textContent = t.copy; }, 2000);
     }
     if (navigator.clipboard && window.isSecureContext) {
       navigator.clipboard.writeText(text).then(function () { done(true); }, function () { done(legacyCopy(text)); });

@@ -22,13 +22,20 @@ h1{font-size:1.15rem;margin:0}
 .amount-label{margin:12px 0 0;color:var(--muted);font-size:.9rem}
 .amount{margin:0;font-size:2rem;font-weight:700;line-height:1.2;overflow-wrap:anywhere}
 .status{margin:12px 0;padding:10px 12px;border-radius:8px;background:var(--info-bg)}
-.status strong{display:block;font-size:1.05rem}
+.status h2{margin:0;font-size:1.05rem}
 .status p{margin:4px 0 0}
 .status-completed{background:var(--ok-bg);color:var(--ok)}
 .status-expired,.status-cancelled{background:var(--warn-bg);color:var(--warn)}
 .status-failed,.status-invalid{background:var(--bad-bg);color:var(--bad)}
-.countdown{margin:0 0 12px;color:var(--muted)}
-.countdown span{font-variant-numeric:tabular-nums;font-weight:700;color:var(--ink)}
+.summary{margin:8px 0 0;font-size:.95rem}
+.summary .row{display:flex;flex-wrap:wrap;gap:0 8px;padding:2px 0}
+.summary dt{color:var(--muted)}
+.summary dt::after{content:":"}
+.summary dd{margin:0;font-weight:600;overflow-wrap:anywhere;min-width:0}
+.deadline{margin:0 0 12px;color:var(--muted)}
+.deadline p{margin:0}
+.deadline time,.deadline span{font-weight:700;color:var(--ink)}
+.deadline span{font-variant-numeric:tabular-nums}
 h2{font-size:1rem;margin:16px 0 8px}
 dl{margin:0}
 .field{padding:10px 0;border-top:1px solid var(--line)}
@@ -43,6 +50,12 @@ button{font:inherit;cursor:pointer;border-radius:8px}
 button:disabled{opacity:.6;cursor:default}
 .error{color:var(--bad);font-size:.9rem}
 .muted{color:var(--muted);font-size:.85rem}
+.return{margin:16px 0 0}
+.back{display:flex;align-items:center;justify-content:center;min-height:44px;padding:10px 12px;border:1px solid var(--accent);border-radius:8px;background:var(--accent);color:#fff;font-weight:700;text-align:center;text-decoration:none;overflow-wrap:anywhere}
+.back:hover{text-decoration:underline}
+a:focus-visible,button:focus-visible,[tabindex="-1"]:focus{outline:3px solid var(--accent);outline-offset:2px}
+.status-failed [tabindex="-1"]:focus,.status-invalid [tabindex="-1"]:focus{outline-color:var(--bad)}
+.sr-only{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);clip-path:inset(50%);white-space:nowrap;border:0}
 .offscreen{position:fixed;left:-9999px;top:0;opacity:0}
 @media (min-width:520px){main{padding:32px 12px}.card{padding:24px}}
 `;

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { CHECKOUT_SCRIPT } from "./page-script.js";
 import { CHECKOUT_STYLE } from "./page-style.js";
-import { LANGUAGES, TEXTS, type Language } from "./texts.js";
-import { formatAmount, groupIban, isFinalStatus, type CheckoutView } from "./view.js";
+import { LANGUAGE_NAMES, LANGUAGES, TEXTS, returnLinkText, statusTexts, type CheckoutTexts, type Language } from "./texts.js";
+import { formatAmount, formatDeadline, groupIban, isFinalStatus, safeReturnUrl, type CheckoutOrder, type CheckoutView } from "./view.js";
 
 /** How often the page asks for the status while the deposit is pending. */
 export const POLL_INTERVAL_MS = 3000;
@@ -78,7 +78,8 @@ function languageSwitch(current: Language, token: string | undefined): string {
   const links = LANGUAGES.map((lang) => {
     const label = lang.toUpperCase();
     const currentAttr = lang === current ? ' aria-current="true"' : "";
-    return `<a href="${escapeHtml(languageHref(token, lang))}" hreflang="${lang}" lang="${lang}"${currentAttr}>${label}</a>`;
+    // "TR" alone says little to a screen reader; the name follows it, so the visible label still starts the accessible name.
+    return `<a href="${escapeHtml(languageHref(token, lang))}" hreflang="${lang}" lang="${lang}"${currentAttr}>${label}<span class="sr-only"> ${escapeHtml(LANGUAGE_NAMES[lang])}</span></a>`;
   }).join("");
   return `<nav class="lang" aria-label="${escapeHtml(t.languageSwitch)}">${links}</nav>`;
 }
@@ -115,12 +116,16 @@ function remainingText(view: CheckoutView, timeUp: string): string {
   return `${h > 0 ? `${h}:${two(m)}` : two(m)}:${two(s % 60)}`;
 }
 
-function copyField(options: { label: string; value: string; display?: string; copyLabel: string; id: string; mono?: boolean }): string {
+function copyField(options: { label: string; value: string; display?: string; copyLabel: string; copyName: string; id: string; mono?: boolean }): string {
+  // The visible word ("Kopyala") starts the button's accessible name and the field follows,
+  // hidden: "Kopyala: IBAN". The script changes only the visible word ("Kopyalandı") and says
+  // what was copied through the live region.
   return [
     '<div class="field">',
     `<dt>${escapeHtml(options.label)}</dt>`,
     `<dd><span class="value${options.mono ? " mono" : ""}" id="${options.id}">${escapeHtml(options.display ?? options.value)}</span>`,
-    `<button type="button" class="copy" data-copy="${escapeHtml(options.value)}" aria-label="${escapeHtml(`${options.copyLabel}: ${options.label}`)}">${escapeHtml(options.copyLabel)}</button></dd>`,
+    `<button type="button" class="copy" data-copy="${escapeHtml(options.value)}" data-copy-name="${escapeHtml(options.copyName)}">`,
+    `<span class="copy-label">${escapeHtml(options.copyLabel)}</span><span class="sr-only">: ${escapeHtml(options.label)}</span></button></dd>`,
     "</div>",
   ].join("");
 }
@@ -129,8 +134,14 @@ function plainField(label: string, value: string, id: string): string {
   return `<div class="field"><dt>${escapeHtml(label)}</dt><dd><span class="value" id="${id}">${escapeHtml(value)}</span></dd></div>`;
 }
 
+/** The tab's title; the script builds the same after a status change. */
+function documentTitle(t: CheckoutTexts, statusTitle: string, merchantName: string | null): string {
+  return `${t.pageTitle}: ${statusTitle}${merchantName === null ? "" : ` – ${merchantName}`}`;
+}
+
 export interface CheckoutPageInput {
   view: CheckoutView;
+  order: CheckoutOrder;
   token: string;
   lang: Language;
   nonce: string;
@@ -141,23 +152,32 @@ export interface CheckoutPageInput {
 
 /** The whole checkout page for a deposit the token opened. */
 export function renderCheckoutPage(input: CheckoutPageInput): string {
-  const { view, token, lang, nonce } = input;
+  const { view, order, token, lang, nonce } = input;
   const t = TEXTS[lang];
   const final = isFinalStatus(view.status);
   const hasAccount = view.iban !== null;
-  const status = t.status[view.status];
+  // Checked again here, not only when the order was made: this is where it becomes an href.
+  const returnUrl = order.returnUrl === null ? null : safeReturnUrl(order.returnUrl);
+  const statuses = statusTexts(t, returnUrl !== null);
+  const status = statuses[view.status];
   const query = `token=${encodeURIComponent(token)}`;
 
+  const summary = [
+    '<dl class="summary" id="summary">',
+    order.merchantName === null ? "" : `<div class="row"><dt>${escapeHtml(t.merchantLabel)}</dt><dd id="merchant-name">${escapeHtml(order.merchantName)}</dd></div>`,
+    `<div class="row"><dt>${escapeHtml(t.orderLabel)}</dt><dd id="order-id">${escapeHtml(order.processId)}</dd></div>`,
+    "</dl>",
+  ].join("");
   const details =
     !final && hasAccount
       ? [
-          '<section id="details">',
-          `<h2>${escapeHtml(t.instructions)}</h2>`,
+          '<section id="details" aria-labelledby="details-title">',
+          `<h2 id="details-title">${escapeHtml(t.instructions)}</h2>`,
           "<dl>",
           plainField(t.bankName, view.bankName ?? "", "bank-name"),
           plainField(t.accountName, view.accountName ?? "", "account-name"),
-          copyField({ label: t.iban, value: view.iban ?? "", display: groupIban(view.iban ?? ""), copyLabel: t.copy, id: "iban", mono: true }),
-          copyField({ label: t.reference, value: view.reference, copyLabel: t.copy, id: "reference", mono: true }),
+          copyField({ label: t.iban, value: view.iban ?? "", display: groupIban(view.iban ?? ""), copyLabel: t.copy, copyName: t.copyNames.iban, id: "iban", mono: true }),
+          copyField({ label: t.reference, value: view.reference, copyLabel: t.copy, copyName: t.copyNames.reference, id: "reference", mono: true }),
           "</dl>",
           `<p class="note" id="reference-note">${escapeHtml(t.referenceNote)}</p>`,
           "</section>",
@@ -176,20 +196,40 @@ export function renderCheckoutPage(input: CheckoutPageInput): string {
           "</section>",
         ].join("\n")
       : "";
+  // The deadline does not change, so it is written once; the countdown beside it runs in the
+  // script but is no live region: a screen reader reads it when asked, and is not told every second.
+  const deadline = final
+    ? ""
+    : [
+        '<div class="deadline" id="countdown-row">',
+        `<p>${escapeHtml(t.deadlineLabel)}: <time id="deadline" datetime="${escapeHtml(view.expiresAt)}">${escapeHtml(formatDeadline(view.expiresAt, t))}</time></p>`,
+        `<p>${escapeHtml(t.timeLeft)}: <span id="countdown">${escapeHtml(remainingText(view, t.timeUp))}</span></p>`,
+        "</div>",
+      ].join("");
+  // Same tab: the customer goes back to the shop, not to a second window. No referrer, so the token stays here.
+  const returnLink =
+    returnUrl === null
+      ? ""
+      : `<p class="return"><a class="back" id="return-link" href="${escapeHtml(returnUrl)}" rel="noopener noreferrer">${escapeHtml(returnLinkText(t, order.merchantName))}</a></p>`;
 
   const body = [
     `<main class="checkout" id="checkout" data-status="${view.status}">`,
     '<div class="card">',
     `<div class="top"><h1>${escapeHtml(t.heading)}</h1>${languageSwitch(lang, token)}</div>`,
     sandboxBanner,
+    summary,
     `<p class="amount-label" id="amount-label">${escapeHtml(t.amountLabel)}</p>`,
     `<p class="amount" id="amount">${escapeHtml(formatAmount(view.amount, view.currency, t.locale))}</p>`,
-    `<div class="status status-${view.status}" id="status" role="status" aria-live="polite"><strong id="status-title">${escapeHtml(status.title)}</strong><p id="status-text">${escapeHtml(status.text)}</p></div>`,
-    final ? "" : `<p class="countdown" id="countdown-row">${escapeHtml(t.timeLeft)}: <span id="countdown">${escapeHtml(remainingText(view, t.timeUp))}</span></p>`,
+    // Focus moves to the heading when the status changes (tabindex -1: focusable by script, not a tab stop).
+    `<div class="status status-${view.status}" id="status"><h2 id="status-title" tabindex="-1">${escapeHtml(status.title)}</h2><p id="status-text">${escapeHtml(status.text)}</p></div>`,
+    deadline,
     details,
     noAccount,
     simulate,
     `<p class="muted" id="connection" hidden>${escapeHtml(t.connectionLost)}</p>`,
+    returnLink,
+    // Empty at first, so that what the script puts in it later is announced.
+    '<div class="sr-only" id="live" role="status" aria-live="polite" aria-atomic="true"></div>',
     "</div>",
     "</main>",
   ]
@@ -198,7 +238,8 @@ export function renderCheckoutPage(input: CheckoutPageInput): string {
 
   const data = {
     view,
-    texts: t,
+    texts: { ...t, status: statuses },
+    merchantName: order.merchantName,
     pollMs: input.pollMs ?? POLL_INTERVAL_MS,
     statusUrl: `${input.basePath}/checkout/status?${query}`,
     simulateUrl: `${input.basePath}/checkout/simulate?${query}`,
@@ -207,7 +248,7 @@ export function renderCheckoutPage(input: CheckoutPageInput): string {
     `<script type="application/json" id="checkout-data">${jsonForScript(data)}</script>`,
     `<script nonce="${escapeHtml(nonce)}">${CHECKOUT_SCRIPT}</script>`,
   ].join("\n");
-  return documentShell({ lang, nonce, title: `${t.pageTitle}: ${status.title}`, body, script });
+  return documentShell({ lang, nonce, title: documentTitle(t, status.title, order.merchantName), body, script });
 }
 
 function messagePage(options: { lang: Language; nonce: string; token: string | undefined; kind: "invalid" | "unavailable" }): string {
@@ -218,7 +259,7 @@ function messagePage(options: { lang: Language; nonce: string; token: string | u
     `<main class="checkout" id="checkout" data-status="${options.kind}">`,
     '<div class="card">',
     `<div class="top"><h1>${escapeHtml(t.pageTitle)}</h1>${languageSwitch(options.lang, options.token)}</div>`,
-    `<div class="status status-invalid" id="status" role="alert"><strong id="status-title">${escapeHtml(title)}</strong><p id="status-text">${escapeHtml(text)}</p></div>`,
+    `<div class="status status-invalid" id="status" role="alert"><h2 id="status-title">${escapeHtml(title)}</h2><p id="status-text">${escapeHtml(text)}</p></div>`,
     "</div>",
     "</main>",
   ].join("\n");

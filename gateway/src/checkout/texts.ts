@@ -10,15 +10,29 @@ export interface StatusText {
   text: string;
 }
 
-/** Every word the page shows, per language. The inline script gets the same object, so a status change needs no reload. */
+/**
+ * A status whose text depends on whether the page has a link back to the merchant: the
+ * completion text must not promise a way back the page cannot give.
+ */
+export interface StatusTexts extends StatusText {
+  /** Used instead of `text` when the page shows the return link. */
+  textWithReturn?: string;
+}
+
+/** Every word the page shows, per language. Templates name their blanks in braces and are filled by fillText. */
 export interface CheckoutTexts {
   /** BCP 47 tag for Intl and the html lang attribute. */
   locale: string;
   pageTitle: string;
   heading: string;
   languageSwitch: string;
+  merchantLabel: string;
+  orderLabel: string;
   amountLabel: string;
-  status: Record<CheckoutStatus, StatusText>;
+  status: Record<CheckoutStatus, StatusTexts>;
+  deadlineLabel: string;
+  /** {day} {month} {year} {time}, the deadline in Türkiye's time. */
+  deadlineFormat: string;
   timeLeft: string;
   timeUp: string;
   instructions: string;
@@ -30,6 +44,14 @@ export interface CheckoutTexts {
   copy: string;
   copied: string;
   copyFailed: string;
+  /** What the live region says of each copied field, in {name}. */
+  copyNames: { iban: string; reference: string };
+  copiedAnnouncement: string;
+  copyFailedAnnouncement: string;
+  /** {merchant}: the merchant's display name. */
+  returnToMerchant: string;
+  /** The return link when the merchant has no display name. */
+  returnToShop: string;
   noAccountTitle: string;
   noAccountText: string;
   sandboxBadge: string;
@@ -44,12 +66,17 @@ export interface CheckoutTexts {
   unavailableText: string;
 }
 
+/** Each language's name in itself, for the language switch (read out with the link's own lang). */
+export const LANGUAGE_NAMES: Readonly<Record<Language, string>> = { tr: "Türkçe", en: "English" };
+
 export const TEXTS: Readonly<Record<Language, CheckoutTexts>> = {
   tr: {
     locale: "tr-TR",
     pageTitle: "Ödeme",
     heading: "Havale / EFT ile ödeme",
     languageSwitch: "Dil",
+    merchantLabel: "Satıcı",
+    orderLabel: "Sipariş numarası",
     amountLabel: "Tutar",
     status: {
       pending: {
@@ -58,11 +85,13 @@ export const TEXTS: Readonly<Record<Language, CheckoutTexts>> = {
       },
       completed: {
         title: "Ödeme alındı",
-        text: "Teşekkürler, ödemeniz onaylandı. Satıcının sitesine dönebilirsiniz.",
+        text: "Teşekkürler, ödemeniz onaylandı. Bu sayfayı kapatabilirsiniz.",
+        textWithReturn: "Teşekkürler, ödemeniz onaylandı. Aşağıdaki bağlantıyla satıcının sitesine dönebilirsiniz.",
       },
       expired: {
         title: "Ödeme süresi doldu",
-        text: "Bu hesaba artık para göndermeyin. Yeni bir ödeme için satıcının sitesine dönün.",
+        text: "Bu hesaba artık para göndermeyin. Yeni bir ödemeyi satıcının sitesinden başlatabilirsiniz.",
+        textWithReturn: "Bu hesaba artık para göndermeyin. Yeni bir ödeme için aşağıdaki bağlantıyla satıcının sitesine dönün.",
       },
       failed: {
         title: "Ödeme başarısız",
@@ -73,6 +102,8 @@ export const TEXTS: Readonly<Record<Language, CheckoutTexts>> = {
         text: "Bu ödeme iptal edildi. Bu hesaba para göndermeyin.",
       },
     },
+    deadlineLabel: "Son ödeme zamanı",
+    deadlineFormat: "{day} {month} {year} {time}",
     timeLeft: "Kalan süre",
     timeUp: "Süre doldu",
     instructions: "Alıcı bilgileri",
@@ -84,6 +115,11 @@ export const TEXTS: Readonly<Record<Language, CheckoutTexts>> = {
     copy: "Kopyala",
     copied: "Kopyalandı",
     copyFailed: "Kopyalanamadı",
+    copyNames: { iban: "IBAN", reference: "Referans kodu" },
+    copiedAnnouncement: "{name} kopyalandı",
+    copyFailedAnnouncement: "{name} kopyalanamadı",
+    returnToMerchant: "{merchant} sitesine dön",
+    returnToShop: "Mağazaya dön",
     noAccountTitle: "Ödeme bilgileri şu anda gösterilemiyor",
     noAccountText: "Bu ödeme için bir hesap atanamadı. Satıcı sizinle iletişime geçecek; dilerseniz satıcıyla iletişime geçebilirsiniz.",
     sandboxBadge: "TEST",
@@ -102,6 +138,8 @@ export const TEXTS: Readonly<Record<Language, CheckoutTexts>> = {
     pageTitle: "Payment",
     heading: "Pay by bank transfer",
     languageSwitch: "Language",
+    merchantLabel: "Merchant",
+    orderLabel: "Order reference",
     amountLabel: "Amount",
     status: {
       pending: {
@@ -110,11 +148,13 @@ export const TEXTS: Readonly<Record<Language, CheckoutTexts>> = {
       },
       completed: {
         title: "Payment received",
-        text: "Thank you, your payment is confirmed. You can return to the merchant's site.",
+        text: "Thank you, your payment is confirmed. You can close this page.",
+        textWithReturn: "Thank you, your payment is confirmed. You can go back to the merchant's site with the link below.",
       },
       expired: {
         title: "This payment has expired",
-        text: "Do not send money to this account any more. Return to the merchant's site to start a new payment.",
+        text: "Do not send money to this account any more. You can start a new payment on the merchant's site.",
+        textWithReturn: "Do not send money to this account any more. Go back to the merchant's site with the link below to start a new payment.",
       },
       failed: {
         title: "Payment failed",
@@ -125,6 +165,8 @@ export const TEXTS: Readonly<Record<Language, CheckoutTexts>> = {
         text: "This payment was cancelled. Do not send money to this account.",
       },
     },
+    deadlineLabel: "Pay by",
+    deadlineFormat: "{day} {month} {year}, {time} (Türkiye time)",
     timeLeft: "Time left",
     timeUp: "Time is up",
     instructions: "Transfer to",
@@ -136,6 +178,11 @@ export const TEXTS: Readonly<Record<Language, CheckoutTexts>> = {
     copy: "Copy",
     copied: "Copied",
     copyFailed: "Could not copy",
+    copyNames: { iban: "IBAN", reference: "Reference code" },
+    copiedAnnouncement: "{name} copied",
+    copyFailedAnnouncement: "{name} could not be copied",
+    returnToMerchant: "Back to {merchant}",
+    returnToShop: "Back to the shop",
     noAccountTitle: "Payment details are not available",
     noAccountText: "No account could be assigned to this payment. The merchant will contact you, or you can contact the merchant.",
     sandboxBadge: "TEST",
@@ -150,6 +197,31 @@ export const TEXTS: Readonly<Record<Language, CheckoutTexts>> = {
     unavailableText: "Please reload this page in a few minutes.",
   },
 };
+
+/**
+ * A template with its {blanks} filled, in one pass: a value that itself contains "{time}"
+ * (a merchant's name can be anything) is never filled again. An unknown blank stays as written.
+ */
+export function fillText(template: string, values: Readonly<Record<string, string>>): string {
+  return template.replace(/\{([a-z]+)\}/g, (blank, name: string) => (Object.hasOwn(values, name) ? values[name]! : blank));
+}
+
+/** The status texts of one page: with or without the sentence that points to the return link. */
+export function statusTexts(t: CheckoutTexts, hasReturnLink: boolean): Record<CheckoutStatus, StatusText> {
+  const resolve = (s: StatusTexts): StatusText => ({ title: s.title, text: hasReturnLink && s.textWithReturn !== undefined ? s.textWithReturn : s.text });
+  return {
+    pending: resolve(t.status.pending),
+    completed: resolve(t.status.completed),
+    expired: resolve(t.status.expired),
+    failed: resolve(t.status.failed),
+    cancelled: resolve(t.status.cancelled),
+  };
+}
+
+/** "<merchant> sitesine dön" / "Back to <merchant>", or the shop in general when the merchant has no display name. */
+export function returnLinkText(t: CheckoutTexts, merchantName: string | null): string {
+  return merchantName === null ? t.returnToShop : fillText(t.returnToMerchant, { merchant: merchantName });
+}
 
 function isLanguage(value: string): value is Language {
   return (LANGUAGES as readonly string[]).includes(value);

@@ -1,12 +1,14 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { DepositStatus, type Deposit } from "@payments/contracts/deposit";
+import { fillText } from "./texts.js";
 
 export const CHECKOUT_STATUSES = ["pending", "completed", "failed", "expired", "cancelled"] as const;
 export type CheckoutStatus = (typeof CHECKOUT_STATUSES)[number];
 
 /**
- * What the customer's page may know about a deposit, and nothing more: no transaction,
- * merchant or customer ids, no process id, no metadata. The receiving account is withheld
+ * What the customer's page polls about a deposit, and nothing more: no transaction,
+ * merchant or customer ids, no metadata. What never changes while the page is open (whom
+ * the customer pays, the order, the way back) is in CheckoutOrder, rendered once. The receiving account is withheld
  * once the deposit is final, because from then on the account may be assigned to someone
  * else and nobody should pay into it for this deposit.
  */
@@ -42,6 +44,70 @@ export function isFinalStatus(status: CheckoutStatus): boolean {
 function safeAmount(value: bigint): number {
   if (value < 0n || value > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(`amount ${value} cannot be sent as a JSON number`);
   return Number(value);
+}
+
+/**
+ * What the page tells the customer about the order, once, in the HTML: whom they pay, the
+ * merchant's order reference, and where to go back. Not in the polled JSON: it does not
+ * change, and the simulate answer (SimulatePaymentResponse) does not carry the merchant's name.
+ */
+export interface CheckoutOrder {
+  /** The merchant's display name; null when the service gave none, and the page reads well without it. */
+  merchantName: string | null;
+  /** The merchant's order reference (processId), as the customer knows the order. */
+  processId: string;
+  /** The deposit's return URL, only when it is http(s); see safeReturnUrl. */
+  returnUrl: string | null;
+}
+
+/**
+ * The return URL as a link may carry it, or null. The deposit service already refuses any
+ * other scheme; this is the defence in depth of the one place that puts it in an href,
+ * where `javascript:` or `data:` would run in the page's origin. A URL with a user name or
+ * password is refused too: `https://bank.example@evil.example` reads as the bank.
+ */
+export function safeReturnUrl(value: string): string | null {
+  const trimmed = value.trim();
+  if (trimmed === "") return null;
+  let url: URL;
+  try {
+    url = new URL(trimmed);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return null;
+  if (url.username !== "" || url.password !== "") return null;
+  return url.href;
+}
+
+export function checkoutOrder(deposit: Deposit, merchantDisplayName: string): CheckoutOrder {
+  return {
+    merchantName: merchantDisplayName.trim() || null,
+    processId: deposit.processId,
+    returnUrl: safeReturnUrl(deposit.returnUrl),
+  };
+}
+
+/** Türkiye's one time zone (UTC+3 all year since 2016): the bank's cut-offs and the customer's clock are on it. */
+export const TURKIYE_TIME_ZONE = "Europe/Istanbul";
+
+/**
+ * The deadline as a date and a time in Türkiye, whatever the server's or the browser's zone:
+ * "25 Kasım 2026 23:41" (tr), "25 November 2026, 23:41 (Türkiye time)" (en). The seconds are
+ * dropped, not rounded, so the time shown is never later than the real deadline.
+ */
+export function formatDeadline(instant: string, texts: { locale: string; deadlineFormat: string }): string {
+  const parts = new Intl.DateTimeFormat(texts.locale, {
+    timeZone: TURKIYE_TIME_ZONE,
+    year: "numeric",
+    month: "long",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    hourCycle: "h23",
+  }).formatToParts(new Date(instant));
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "";
+  return fillText(texts.deadlineFormat, { day: part("day"), month: part("month"), year: part("year"), time: `${part("hour")}:${part("minute")}` });
 }
 
 export function checkoutView(deposit: Deposit, sandbox: boolean, now: Date): CheckoutView {

@@ -3,7 +3,7 @@ import type { Deposit, DepositService } from "@payments/contracts/deposit";
 import { errorInfo, type Clock } from "@payments/kit";
 import { basePathOf, checkoutSecurityHeaders, newNonce, renderCheckoutPage, renderInvalidLinkPage, renderUnavailablePage } from "../checkout/page.js";
 import { chooseLanguage } from "../checkout/texts.js";
-import { checkoutView } from "../checkout/view.js";
+import { checkoutOrder, checkoutView } from "../checkout/view.js";
 import { success } from "../envelope.js";
 import { ApiError, mapServiceError } from "../errors.js";
 import type { RouteContext } from "../state.js";
@@ -53,7 +53,8 @@ function depositOf(res: { deposit?: Deposit }): Deposit {
 
 /**
  * The customer's checkout: GET /checkout (the HTML page), GET /checkout/status (what the
- * page polls) and POST /checkout/simulate (sandbox merchants only). Public: the token in
+ * page polls) and POST /checkout/simulate (sandbox merchants only). Whom the customer pays,
+ * the order and the way back are in the page only; the JSON carries what changes. Public: the token in
  * the query string is the only credential, so every answer carries no-store, no-referrer
  * and a CSP that allows nothing but this page's own nonce'd script and style.
  */
@@ -95,9 +96,11 @@ export function checkout(deps: { deposits: CheckoutClient; clock: Clock; publicB
           ctx.app.emit("error", err, ctx);
           return;
         }
-        const view = checkoutView(depositOf(res), res.sandbox, deps.clock.now());
+        const deposit = depositOf(res);
+        const view = checkoutView(deposit, res.sandbox, deps.clock.now());
+        const order = checkoutOrder(deposit, res.merchantDisplayName);
         ctx.status = 200;
-        ctx.body = renderCheckoutPage({ view, token, lang, nonce, basePath });
+        ctx.body = renderCheckoutPage({ view, order, token, lang, nonce, basePath });
       },
     },
     {
