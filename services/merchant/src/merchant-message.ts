@@ -27,6 +27,11 @@ export function timestampFromMs(ms: number) {
   return timestampFromDate(new Date(ms));
 }
 
+/** What the merchant's customers see: its display name, or its name when none is set. Never empty. */
+export function displayNameOf(merchant: Pick<MerchantRecord, "name" | "displayName">): string {
+  return merchant.displayName ?? merchant.name;
+}
+
 /** The public view of a merchant: settings and secret metadata, never a secret value. */
 export function toMerchantMessage(merchant: MerchantRecord, secrets: readonly SecretInfo[], now: number): Merchant {
   return create(MerchantSchema, {
@@ -50,5 +55,6 @@ export function toMerchantMessage(merchant: MerchantRecord, secrets: readonly Se
     })),
     createdAt: timestampFromMs(merchant.createdAt),
     updatedAt: timestampFromMs(merchant.updatedAt),
+    displayName: displayNameOf(merchant),
   });
 }

@@ -22,6 +22,8 @@ export interface MerchantRow {
   underpayment: string;
   overpayment: string;
   late_payment: string;
+  /** Null: none set, the name is shown (migration 20261127000000). */
+  display_name: string | null;
   created_at: number | string;
   updated_at: number | string;
 }
@@ -45,6 +47,8 @@ export interface MerchantRecord {
   callbackUrl: string | null;
   rateLimit: RateLimit;
   paymentRules: PaymentRules;
+  /** What the checkout page shows; null: none set, the name is shown (see displayNameOf). */
+  displayName: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -59,7 +63,7 @@ export interface SecretRecord {
 }
 
 /** The columns a change may set (besides updated_at). */
-export type MerchantPatch = Partial<Pick<MerchantRow, "status" | "sandbox" | "allowed_ips" | "callback_url" | "rate_limit_per_second" | "rate_limit_burst" | "underpayment" | "overpayment" | "late_payment">>;
+export type MerchantPatch = Partial<Pick<MerchantRow, "status" | "sandbox" | "allowed_ips" | "callback_url" | "rate_limit_per_second" | "rate_limit_burst" | "underpayment" | "overpayment" | "late_payment" | "display_name">>;
 
 function parseIps(text: string): string[] {
   const value: unknown = JSON.parse(text);
@@ -81,6 +85,7 @@ export function toMerchantRecord(row: MerchantRow): MerchantRecord {
       overpayment: readRule(OVERPAYMENT_RULES, row.overpayment),
       latePayment: readRule(LATE_PAYMENT_RULES, row.late_payment),
     },
+    displayName: row.display_name,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -269,6 +274,7 @@ export async function insertMerchant(trx: Knex, merchant: MerchantRecord): Promi
     underpayment: merchant.paymentRules.underpayment,
     overpayment: merchant.paymentRules.overpayment,
     late_payment: merchant.paymentRules.latePayment,
+    display_name: merchant.displayName,
     created_at: merchant.createdAt,
     updated_at: merchant.updatedAt,
   });

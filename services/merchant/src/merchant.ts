@@ -9,6 +9,8 @@ const accept = <T>(value: T): Checked<T> => ({ ok: true, value });
 const refuse = (message: string): Checked<never> => ({ ok: false, message });
 
 export const NAME_MAX_LENGTH = 200;
+/** What the checkout page has room for beside the amount; a longer name is a company's full legal title, which `name` holds. */
+export const DISPLAY_NAME_MAX_LENGTH = 100;
 export const ALLOWED_IPS_MAX = 100;
 export const CALLBACK_URL_MAX_LENGTH = 2048;
 /** Above this a limit is a typo, not a policy; it also keeps the value inside a signed INT column. */
@@ -19,7 +21,7 @@ export const GRACE_PERIOD_MAX_SECONDS = 30 * 24 * 3600;
 export type MerchantStatusName = "active" | "disabled";
 
 /** What a MerchantChanged event says changed. */
-export type MerchantChange = "created" | "secret_rotated" | "webhook_secret_rotated" | "allowed_ips" | "callback_url" | "status" | "sandbox" | "rate_limit" | "payment_rules";
+export type MerchantChange = "created" | "secret_rotated" | "webhook_secret_rotated" | "allowed_ips" | "callback_url" | "status" | "sandbox" | "rate_limit" | "payment_rules" | "display_name";
 
 /**
  * The paid-amount rules (issue 14): what the deposit service does with a transfer that pays
@@ -56,6 +58,19 @@ export function normaliseName(raw: string): Checked<string> {
   if (name.length < 1 || name.length > NAME_MAX_LENGTH) return refuse(`must be 1 to ${NAME_MAX_LENGTH} characters after trimming`);
   if (hasUnsafeCharacters(name)) return refuse("must not contain control characters or bidirectional overrides");
   return accept(name);
+}
+
+/**
+ * The name a merchant's customers see on the checkout page: the kit's text rules (trimmed,
+ * no control or bidirectional characters, which could make the page name someone else) at
+ * 1..100 characters. Empty after trimming means "none": the merchant's name is shown.
+ */
+export function normaliseDisplayName(raw: string): Checked<string | null> {
+  const displayName = raw.trim();
+  if (displayName === "") return accept(null);
+  if (displayName.length > DISPLAY_NAME_MAX_LENGTH) return refuse(`must be at most ${DISPLAY_NAME_MAX_LENGTH} characters after trimming (empty: the merchant's name)`);
+  if (hasUnsafeCharacters(displayName)) return refuse("must not contain control characters or bidirectional overrides");
+  return accept(displayName);
 }
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
@@ -231,6 +246,8 @@ function fromRule<T>(rule: (raw: string) => Checked<T>) {
 }
 
 export const merchantNameInput = fromRule(normaliseName);
+/** null: none set, the merchant's name is shown. */
+export const displayNameInput = fromRule(normaliseDisplayName);
 export const callbackUrlInput = fromRule(normaliseCallbackUrl);
 export const allowedIpsInput = z.array(z.string()).transform((raw, ctx) => {
   const checked = normaliseAllowedIps(raw);

@@ -542,6 +542,63 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     t.deepEqual(rules(listed), defaults, "ListMerchants");
   });
 
+  test("a display name is stored trimmed and shown by CreateMerchant, GetMerchant and ListMerchants; without one it is the name", async (t) => {
+    const created = await client.createMerchant({ name: "Ornek Magazacilik A.S.", displayName: "  Örnek Mağaza  ", allowedIps: [], callbackUrl: "", sandbox: false });
+    const merchantId = created.merchant!.id;
+    t.is(created.merchant!.displayName, "Örnek Mağaza");
+    t.is((await client.getMerchant({ merchantId })).merchant!.displayName, "Örnek Mağaza", "GetMerchant (what the deposit service asks)");
+    let listed: Merchant | undefined;
+    for (let pageToken = ""; !listed; ) {
+      const page = await client.listMerchants({ pageSize: 100, pageToken });
+      listed = page.merchants.find((m) => m.id === merchantId);
+      if (page.nextPageToken === "") break;
+      pageToken = page.nextPageToken;
+    }
+    t.is(listed?.displayName, "Örnek Mağaza", "ListMerchants");
+    t.like(await db()("merchants").where({ id: merchantId }).first(), { name: "Ornek Magazacilik A.S.", display_name: "Örnek Mağaza" });
+
+    for (const displayName of [undefined, "", "   "]) {
+      const plain = await client.createMerchant({ name: "Plain Shop", ...(displayName === undefined ? {} : { displayName }), allowedIps: [], callbackUrl: "", sandbox: true });
+      t.is(plain.merchant!.displayName, "Plain Shop", `display name ${JSON.stringify(displayName)}: the name`);
+      t.is((await client.getMerchant({ merchantId: plain.merchant!.id })).merchant!.displayName, "Plain Shop");
+      t.like(await db()("merchants").where({ id: plain.merchant!.id }).first(), { display_name: null }, "stored as none, so it follows the name");
+    }
+  });
+
+  test("SetDisplayName sets the display name, an empty one goes back to the name, and each records a display_name event", async (t) => {
+    const merchantId = (await newMerchant("Display Shop")).merchant!.id;
+    const set = await client.setDisplayName({ merchantId, displayName: " Display Mağaza " });
+    t.is(set.merchant!.displayName, "Display Mağaza");
+    t.is(set.merchant!.name, "Display Shop", "the name is untouched");
+    t.is((await client.getMerchant({ merchantId })).merchant!.displayName, "Display Mağaza");
+    const cleared = await client.setDisplayName({ merchantId, displayName: "" });
+    t.is(cleared.merchant!.displayName, "Display Shop");
+    t.like(await db()("merchants").where({ id: merchantId }).first(), { display_name: null });
+    const blank = await client.setDisplayName({ merchantId, displayName: "  " });
+    t.is(blank.merchant!.displayName, "Display Shop", "blank is empty after trimming");
+
+    const changes = ((await db()("outbox").select("payload").orderBy("seq")) as Array<{ payload: Buffer }>)
+      .map((row) => fromBinary(MerchantChangedSchema, new Uint8Array(row.payload)))
+      .filter((e) => e.merchantId === merchantId)
+      .map((e) => e.change);
+    t.deepEqual(changes, ["created", "display_name", "display_name", "display_name"]);
+  });
+
+  test("a refused display name changes nothing and records no event", async (t) => {
+    const merchantId = (await client.createMerchant({ name: "Kept Shop", displayName: "Kept Mağaza", allowedIps: [], callbackUrl: "", sandbox: false })).merchant!.id;
+    for (const displayName of ["x".repeat(101), "Kept\u202EShop", "Kept\r\nShop", "Kept\u0000"]) {
+      const info = await rejection(() => client.setDisplayName({ merchantId, displayName }));
+      t.like(info, { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "display_name" }, JSON.stringify(displayName));
+      t.true(info.message.startsWith("display_name: "), info.message);
+    }
+    t.is((await client.getMerchant({ merchantId })).merchant!.displayName, "Kept Mağaza");
+    const changes = ((await db()("outbox").select("payload")) as Array<{ payload: Buffer }>)
+      .map((row) => fromBinary(MerchantChangedSchema, new Uint8Array(row.payload)))
+      .filter((e) => e.merchantId === merchantId)
+      .map((e) => e.change);
+    t.deepEqual(changes, ["created"]);
+  });
+
   test("SetPaymentRules changes only the rules given, and GetMerchant returns them", async (t) => {
     const merchantId = (await newMerchant("Rules Shop")).merchant!.id;
     const late = await client.setPaymentRules({ merchantId, latePayment: LatePaymentRule.RETURN });
@@ -600,6 +657,10 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       ["allowed_ips", () => client.setAllowedIps({ merchantId, allowedIps: ["::/0"] })],
       ["name", () => client.createMerchant({ name: "Acme\u202E", allowedIps: [], callbackUrl: "", sandbox: false })],
       ["name", () => client.createMerchant({ name: "Acme\r\nX", allowedIps: [], callbackUrl: "", sandbox: false })],
+      ["display_name", () => client.createMerchant({ name: "A", displayName: "x".repeat(101), allowedIps: [], callbackUrl: "", sandbox: false })],
+      ["display_name", () => client.createMerchant({ name: "A", displayName: "Acme\u2066X\u2069", allowedIps: [], callbackUrl: "", sandbox: false })],
+      ["display_name", () => client.setDisplayName({ merchantId, displayName: "Acme\nX" })],
+      ["merchant_id", () => client.setDisplayName({ merchantId: "", displayName: "Acme" })],
       ["callback_url", () => client.setCallbackUrl({ merchantId, callbackUrl: "ftp://acme.example" })],
       ["status", () => client.setStatus({ merchantId, status: MerchantStatus.UNSPECIFIED })],
       ["status", () => client.setStatus({ merchantId, status: 7 as MerchantStatus })],
@@ -638,6 +699,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       () => client.setSandbox({ merchantId, sandbox: true }),
       () => client.setRateLimit({ merchantId }),
       () => client.setPaymentRules({ merchantId, overpayment: OverpaymentRule.REVIEW }),
+      () => client.setDisplayName({ merchantId, displayName: "Nobody" }),
     ]) {
       const info = await rejection(call);
       t.is(info.code, Code.NotFound);
@@ -661,7 +723,8 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     await client.setSandbox({ merchantId, sandbox: true });
     await client.setRateLimit({ merchantId, requestsPerSecond: 5 });
     await client.setPaymentRules({ merchantId, latePayment: LatePaymentRule.RETURN });
-    const expected = ["created", "secret_rotated", "webhook_secret_rotated", "allowed_ips", "callback_url", "status", "sandbox", "rate_limit", "payment_rules"];
+    await client.setDisplayName({ merchantId, displayName: "Acme Mağaza" });
+    const expected = ["created", "secret_rotated", "webhook_secret_rotated", "allowed_ips", "callback_url", "status", "sandbox", "rate_limit", "payment_rules", "display_name"];
 
     const ours = (rows: Array<{ payload: Buffer }>) => rows.map((r) => fromBinary(MerchantChangedSchema, new Uint8Array(r.payload))).filter((e) => e.merchantId === merchantId);
     const recorded = ours(await db()("outbox").select("payload").orderBy("seq"));

@@ -3,6 +3,7 @@ import {
   ALLOWED_IPS_MAX,
   checkRateLimit,
   DEFAULT_PAYMENT_RULES,
+  DISPLAY_NAME_MAX_LENGTH,
   LATE_PAYMENT_RULES,
   OVERPAYMENT_RULES,
   readRule,
@@ -11,6 +12,7 @@ import {
   ipAllowed,
   normaliseAllowedIps,
   normaliseCallbackUrl,
+  normaliseDisplayName,
   normaliseIpEntry,
   normaliseName,
   secretValidAt,
@@ -36,6 +38,26 @@ test("names holding control characters or bidirectional overrides are refused", 
     if (!checked.ok) t.regex(checked.message, /control characters or bidirectional overrides/);
   }
   t.is(value(normaliseName("Şeker Ödeme A.Ş.")), "Şeker Ödeme A.Ş.", "Turkish letters are fine");
+});
+
+test("display names are trimmed, 1 to 100 characters; empty or blank means none (the name is shown)", (t) => {
+  t.is(DISPLAY_NAME_MAX_LENGTH, 100);
+  t.is(value(normaliseDisplayName("  Örnek Mağaza  ")), "Örnek Mağaza", "trimmed; Turkish letters are fine");
+  t.is(value(normaliseDisplayName("x".repeat(100))), "x".repeat(100));
+  t.is(value(normaliseDisplayName(`  ${"x".repeat(100)}  `)), "x".repeat(100), "the limit counts after trimming");
+  t.is(value(normaliseDisplayName("")), null);
+  t.is(value(normaliseDisplayName("   ")), null);
+  const long = normaliseDisplayName("x".repeat(101));
+  t.false(long.ok);
+  if (!long.ok) t.regex(long.message, /at most 100 characters/);
+});
+
+test("display names holding control characters or bidirectional overrides are refused", (t) => {
+  for (const bad of ["Örnek\u0000", "Ör\rnek", "Ör\nnek", "\u202EkenrÖ", "Örnek \u202A", "Ör\u2066nek\u2069", "Örnek\u007F", "Örnek\u0085"]) {
+    const checked = normaliseDisplayName(bad);
+    t.false(checked.ok, JSON.stringify(bad));
+    if (!checked.ok) t.regex(checked.message, /control characters or bidirectional overrides/);
+  }
 });
 
 test("IPv4 addresses and CIDRs are normalised to the network address", (t) => {

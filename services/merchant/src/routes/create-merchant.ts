@@ -4,7 +4,7 @@ import { isUniqueViolation, newId } from "@payments/kit";
 import { z } from "zod";
 import { requireCallableCallbackUrl } from "../callback-url-policy.js";
 import type { MerchantContext } from "../context.js";
-import { allowedIpsInput, callbackUrlInput, DEFAULT_PAYMENT_RULES, merchantNameInput } from "../merchant.js";
+import { allowedIpsInput, callbackUrlInput, DEFAULT_PAYMENT_RULES, displayNameInput, merchantNameInput } from "../merchant.js";
 import { toMerchantMessage } from "../merchant-message.js";
 import {
   insertMerchant,
@@ -23,6 +23,7 @@ const createMerchantInput = z.object({
   allowedIps: allowedIpsInput,
   callbackUrl: callbackUrlInput,
   sandbox: z.boolean(),
+  displayName: displayNameInput,
 });
 
 const ATTEMPTS = 3;
@@ -46,6 +47,7 @@ export function createMerchant(ctx: MerchantContext): Pick<ServiceImpl<typeof Me
           callbackUrl: input.callbackUrl,
           rateLimit: { perSecond: null, burst: null },
           paymentRules: { ...DEFAULT_PAYMENT_RULES },
+          displayName: input.displayName,
           createdAt: now,
           updatedAt: now,
         };

@@ -10,6 +10,7 @@ import { rotateSecret } from "./rotate-secret.js";
 import { rotateWebhookSecret } from "./rotate-webhook-secret.js";
 import { setAllowedIps } from "./set-allowed-ips.js";
 import { setCallbackUrl } from "./set-callback-url.js";
+import { setDisplayName } from "./set-display-name.js";
 import { setPaymentRules } from "./set-payment-rules.js";
 import { setRateLimit } from "./set-rate-limit.js";
 import { setSandbox } from "./set-sandbox.js";
@@ -24,6 +25,7 @@ export function routes(router: ConnectRouter, ctx: MerchantContext): void {
     ...rotateWebhookSecret(ctx),
     ...setAllowedIps(ctx),
     ...setCallbackUrl(ctx),
+    ...setDisplayName(ctx),
     ...setStatus(ctx),
     ...setSandbox(ctx),
     ...setRateLimit(ctx),

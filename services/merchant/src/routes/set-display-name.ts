@@ -1,0 +1,25 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { SetDisplayNameRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import { z } from "zod";
+import type { MerchantContext } from "../context.js";
+import { displayNameInput, merchantIdInput } from "../merchant.js";
+import { changeMerchant } from "../merchant-store.js";
+import { parseRequest } from "../request.js";
+
+const setDisplayNameInput = z.object({ merchantId: merchantIdInput, displayName: displayNameInput });
+
+/**
+ * Sets the name the merchant's customers see on the checkout page, or clears it (empty) so
+ * the merchant's name is shown again. The MerchantChanged event (`display_name`) goes out
+ * with the change, so the deposit service's cached merchant facts, which the checkout reads
+ * the name from, are dropped at once.
+ */
+export function setDisplayName(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "setDisplayName"> {
+  return {
+    async setDisplayName(req) {
+      const { merchantId, displayName } = parseRequest(SetDisplayNameRequestSchema, setDisplayNameInput, req);
+      const merchant = await changeMerchant(ctx, merchantId, "display_name", { display_name: displayName });
+      return { merchant };
+    },
+  };
+}
