@@ -15,9 +15,15 @@ export const depositConfigSchema = z.object({
   DEPOSIT_EXPIRY_INTERVAL: envVar.duration("1s"),
   /** How long after a deposit is final its checkout link still shows the outcome. */
   CHECKOUT_KEEP_FINAL: envVar.duration("24h"),
+  /**
+   * How long GetCheckout waits for the merchant's display name when it is not cached before
+   * answering without it (the page then names no one). Well under the gateway's RPC_TIMEOUT,
+   * so a merchant service that hangs never takes the checkout page down with it.
+   */
+  CHECKOUT_MERCHANT_TIMEOUT: envVar.duration("1s"),
   /** ISO 4217 codes accepted for deposits; the first is not special, TRY is the default when a request names none. */
   SUPPORTED_CURRENCIES: envVar.currencies(),
-  /** How long a merchant's facts (exists, active, sandbox) are kept when no MerchantChanged event drops them first; 0: asked on every deposit. */
+  /** How long a merchant's facts (exists, active, sandbox, display name) are kept when no MerchantChanged event drops them first; 0: asked on every deposit. */
   MERCHANT_CACHE_TTL: envVar.duration("30s"),
   /** How long the bank catalog's deposit terms are kept when no CatalogChanged event drops them first; 0: asked on every deposit. */
   CATALOG_CACHE_TTL: envVar.duration("30s"),

@@ -11,6 +11,8 @@ export interface MerchantFacts {
   sandbox: boolean;
   /** What an under-, over- or late payment does (src/paid-amount-rules.ts). */
   rules: PaidAmountRules;
+  /** Whom the customer pays, as the checkout page names it (the merchant's name when it set none). */
+  displayName: string;
 }
 
 /** The merchant's rules; a value this service does not know reads as the default, which holds the money for review. */
@@ -39,7 +41,14 @@ async function askMerchantService(ctx: DepositContext, merchantId: string): Prom
   try {
     const { merchant } = await ctx.merchants.getMerchant({ merchantId });
     if (!merchant) throw new Error("GetMerchant answered without a merchant");
-    return { id: merchant.id, active: merchant.status === MerchantStatus.ACTIVE, sandbox: merchant.sandbox, rules: rulesOf(merchant) };
+    return {
+      id: merchant.id,
+      active: merchant.status === MerchantStatus.ACTIVE,
+      sandbox: merchant.sandbox,
+      rules: rulesOf(merchant),
+      // A merchant service older than display names answers none: its name is what it would show.
+      displayName: merchant.displayName || merchant.name,
+    };
   } catch (err) {
     if (errorInfo(err).code === Code.NotFound) throw validationError("merchant_id", `merchant_id: merchant ${JSON.stringify(merchantId)} does not exist`);
     throw err;

@@ -44,6 +44,8 @@ export interface DepositRow {
   customer_name: string;
   customer_username: string;
   metadata_json: string | null;
+  /** Where the checkout sends the customer back, normalised; null when none was given (migration 20261127000000). */
+  return_url: string | null;
   failure_reason: string | null;
   transfer_id: string | null;
   /** Completed by a transfer that arrived after it expired (SQLite answers 0/1). */
@@ -159,6 +161,7 @@ export function depositFromRow(row: DepositRow): Deposit {
     matchBy: row.match_by ?? "",
     matchScore: row.match_score == null ? 0 : Number(row.match_score),
     matchReasons: parseJsonList<string>(row.match_reasons),
+    returnUrl: row.return_url ?? "",
   });
 }
 

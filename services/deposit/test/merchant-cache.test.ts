@@ -7,7 +7,18 @@ import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { PayoutService } from "@payments/contracts/payout";
-import { createServiceClient, deriveDatabaseUrl, startServices, type BaseContext, type Env, type RunningServices, type ServiceModule } from "@payments/kit";
+import {
+  createLogger,
+  createMetrics,
+  createServiceClient,
+  deriveDatabaseUrl,
+  listenRpc,
+  startServices,
+  type BaseContext,
+  type Env,
+  type RunningServices,
+  type ServiceModule,
+} from "@payments/kit";
 import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/kit/testing";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
@@ -175,4 +186,101 @@ test.serial("simulating a payment asks the merchant service afresh, whatever is 
   const calls = await getMerchantCalls();
   await deposits().simulatePayment({ token: deposit!.checkoutToken });
   t.is(await getMerchantCalls(), calls + 1);
+});
+
+// ---------------------------------------------------------------- the checkout's merchant name
+
+/** A deposit replica on the same database whose merchant service is `merchantUrl`, with its log lines kept. */
+async function depositReplica(merchantUrl: string, extra: Env = {}): Promise<{ replica: RunningServices; logLines: Array<Record<string, unknown>> }> {
+  const logLines: Array<Record<string, unknown>> = [];
+  const logger = createLogger({ service: "deposit", level: "warn", destination: { write: (line: string) => void logLines.push(JSON.parse(line) as Record<string, unknown>) } });
+  const replica = await startServices([depositModule], {
+    mode: "split",
+    logger,
+    env: {
+      GRPC_PORT: "0",
+      LOG_LEVEL: "warn",
+      ...nats,
+      DATABASE_URL: deriveDatabaseUrl(database.url, "deposit"),
+      MERCHANT_SERVICE_URL: merchantUrl,
+      BANK_CATALOG_SERVICE_URL: merchantSide.server.url,
+      ...extra,
+    },
+  });
+  return { replica, logLines };
+}
+
+test.serial("GetCheckout names the merchant by its display name from the cache, and a new display name reaches it within a second", async (t) => {
+  const { merchant } = await merchants().createMerchant({ name: "Ornek Magazacilik A.S.", displayName: "Örnek Mağaza", sandbox: true });
+  const merchantId = merchant!.id;
+  const { deposit } = await createDeposit(merchantId);
+  const token = deposit!.checkoutToken;
+  const calls = await getMerchantCalls();
+  const checkout = await deposits().getCheckout({ token });
+  t.is(checkout.merchantDisplayName, "Örnek Mağaza");
+  t.is(checkout.deposit?.id, deposit!.id);
+  t.is(await getMerchantCalls(), calls, "the facts the deposit was made with answer it: no GetMerchant call");
+
+  await merchants().setDisplayName({ merchantId, displayName: "Yeni Mağaza" });
+  await withinASecond(async () => (await deposits().getCheckout({ token })).merchantDisplayName === "Yeni Mağaza", "the new display name on the checkout");
+  await merchants().setDisplayName({ merchantId, displayName: "" });
+  await withinASecond(async () => (await deposits().getCheckout({ token })).merchantDisplayName === "Ornek Magazacilik A.S.", "the name again once the display name is cleared");
+  t.pass();
+});
+
+test.serial("when the merchant service cannot be reached, GetCheckout still answers, with no merchant name, and says so in a log line", async (t) => {
+  const merchantId = await newMerchant();
+  const { deposit } = await createDeposit(merchantId);
+  // Nothing listens on port 1: every call is refused at once.
+  const { replica, logLines } = await depositReplica("http://127.0.0.1:1");
+  t.teardown(() => replica.stop());
+  const checkout = await createServiceClient(DepositService, replica.server.url).getCheckout({ token: deposit!.checkoutToken });
+  t.is(checkout.deposit?.id, deposit!.id, "the page still gets its deposit");
+  t.true(checkout.sandbox);
+  t.is(checkout.merchantDisplayName, "");
+  const line = logLines.find((l) => typeof l.msg === "string" && l.msg.startsWith("checkout without the merchant's name"));
+  t.like(line, { level: "warn", merchantId, depositId: deposit!.id });
+});
+
+test.serial("a merchant service slower than CHECKOUT_MERCHANT_TIMEOUT: GetCheckout answers without the name in time, and the late answer serves the next view", async (t) => {
+  const merchantId = (await merchants().createMerchant({ name: "Slow Shop", displayName: "Yavaş Mağaza", sandbox: true })).merchant!.id;
+  const { deposit } = await createDeposit(merchantId);
+  // A merchant service that holds every GetMerchant until the test lets it through.
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let asked = 0;
+  const logger = createLogger({ service: "slow-merchant", level: "silent" });
+  const slow = await listenRpc({ port: 0, host: "127.0.0.1", logger });
+  slow.serve({
+    services: [MerchantService],
+    logger,
+    metrics: createMetrics("slow_"),
+    routes: (router) =>
+      router.service(MerchantService, {
+        getMerchant: async (req) => {
+          asked++;
+          await released;
+          return merchants().getMerchant(req);
+        },
+      }),
+  });
+  t.teardown(() => slow.close(0));
+  const { replica, logLines } = await depositReplica(slow.url, { CHECKOUT_MERCHANT_TIMEOUT: "200ms" });
+  t.teardown(() => replica.stop());
+  const replicaDeposits = createServiceClient(DepositService, replica.server.url);
+
+  const started = Date.now();
+  const first = await replicaDeposits.getCheckout({ token: deposit!.checkoutToken });
+  const waited = Date.now() - started;
+  t.is(first.merchantDisplayName, "");
+  t.is(first.deposit?.id, deposit!.id);
+  t.true(waited >= 150 && waited < 2000, `answered after ${waited} ms`);
+  t.like(
+    logLines.find((l) => l.msg === "checkout without the merchant's name: the merchant service did not answer in time"),
+    { level: "warn", merchantId, depositId: deposit!.id, waitedMs: 200 },
+  );
+
+  release();
+  await withinASecond(async () => (await replicaDeposits.getCheckout({ token: deposit!.checkoutToken })).merchantDisplayName === "Yavaş Mağaza", "the name once the answer came");
+  t.is(asked, 1, "the load cut short kept running and filled the cache: no second call");
 });

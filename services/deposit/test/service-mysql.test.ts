@@ -159,6 +159,11 @@ test.serial("bad input is VALIDATION_ERROR naming the proto field, and nothing i
     ["customer.name", depositRequest(merchantId, { customer: { id: "c", name: "   ", username: "u" } })],
     ["metadata_json", depositRequest(merchantId, { metadataJson: "[1,2]" })],
     ["merchant_id", depositRequest("mch_does_not_exist")],
+    ["return_url", depositRequest(merchantId, { returnUrl: "javascript:alert(1)" })],
+    ["return_url", depositRequest(merchantId, { returnUrl: "data:text/html,<b>x</b>" })],
+    ["return_url", depositRequest(merchantId, { returnUrl: "/orders/1" })],
+    ["return_url", depositRequest(merchantId, { returnUrl: "https://user:secret@shop.example/" })],
+    ["return_url", depositRequest(merchantId, { returnUrl: `https://shop.example/${"a".repeat(2000)}` })],
   ];
   for (const [field, request] of cases) {
     const info = await failure(deposits.createDeposit(request));
@@ -350,6 +355,29 @@ test.serial("a checkout token opens its deposit; simulate payment completes a sa
   // The outcome stays visible for CHECKOUT_KEEP_FINAL (24h), then the link is gone.
   clock.advance(24 * 3600_000 + 1);
   t.like(await failure(deposits.getCheckout({ token: deposit!.checkoutToken })), { reason: "CHECKOUT_NOT_FOUND" });
+});
+
+test.serial("a returnUrl travels with the deposit: stored normalised, in GetDeposit, ListDeposits and its status event; a live merchant's http one is refused", async (t) => {
+  const sandbox = await newMerchant(true);
+  const { deposit } = await deposits.createDeposit(depositRequest(sandbox, { returnUrl: "https://Shop.Example/return?order=1" }));
+  const href = "https://shop.example/return?order=1";
+  t.is(deposit!.returnUrl, href);
+  t.like(await depositContext(running).db("deposits").where({ id: deposit!.id }).first(), { return_url: href });
+  t.is((await deposits.getDeposit({ merchantId: sandbox, key: { case: "depositId", value: deposit!.id } })).deposit!.returnUrl, href);
+  t.is((await deposits.listDeposits({ merchantId: sandbox })).deposits.find((d) => d.id === deposit!.id)?.returnUrl, href);
+  await deposits.simulatePayment({ token: deposit!.checkoutToken });
+  const [completed] = await outboxEvents(deposit!.id);
+  t.is(completed?.deposit?.returnUrl, href, "the event a callback is made from carries it");
+
+  const http = await deposits.createDeposit(depositRequest(sandbox, { returnUrl: "http://localhost:3000/back" }));
+  t.is(http.deposit!.returnUrl, "http://localhost:3000/back", "http for a sandbox merchant");
+  t.is((await deposits.createDeposit(depositRequest(sandbox))).deposit!.returnUrl, "", "none");
+
+  const live = await newMerchant(false);
+  const refused = await failure(deposits.createDeposit(depositRequest(live, { returnUrl: "http://shop.example/back" })));
+  t.like(refused, { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "return_url", message: "return_url: must use https (http only for sandbox merchants)" });
+  t.is((await depositContext(running).db("deposits").where({ merchant_id: live })).length, 0, "nothing stored");
+  t.is((await deposits.createDeposit(depositRequest(live, { returnUrl: "https://shop.example/back" }))).deposit!.returnUrl, "https://shop.example/back");
 });
 
 test.serial("every status change reached JetStream exactly once, under its outbox event id", async (t) => {

@@ -181,3 +181,34 @@ test.serial("deposits take a bank's candidate accounts in turn, so pending depos
   t.deepEqual([...counts.values()], [5, 5]);
   t.deepEqual([...counts.keys()].sort(), [...ibans].sort());
 });
+
+test.serial("on SQLite a returnUrl is stored normalised and answered by CreateDeposit, GetDeposit, ListDeposits and GetCheckout; none is empty", async (t) => {
+  const { merchant } = await merchants.createMerchant({ name: "Return Shop", sandbox: true });
+  const merchantId = merchant!.id;
+  const customer = { id: "c", name: "N", username: "u" };
+  const { deposit } = await deposits.createDeposit({ merchantId, processId: "ret-1", amount: 10_000n, customer, returnUrl: " HTTPS://Shop.Example/return?order=ret-1 " });
+  const href = "https://shop.example/return?order=ret-1";
+  t.is(deposit!.returnUrl, href);
+  t.is((await deposits.getDeposit({ merchantId, key: { case: "depositId", value: deposit!.id } })).deposit!.returnUrl, href);
+  t.is((await deposits.listDeposits({ merchantId })).deposits.find((d) => d.id === deposit!.id)?.returnUrl, href);
+  t.is((await deposits.getCheckout({ token: deposit!.checkoutToken })).deposit!.returnUrl, href);
+
+  const sandboxHttp = await deposits.createDeposit({ merchantId, processId: "ret-2", amount: 10_000n, customer, returnUrl: "http://localhost:3000/back" });
+  t.is(sandboxHttp.deposit!.returnUrl, "http://localhost:3000/back", "http for a sandbox merchant");
+  const none = await deposits.createDeposit({ merchantId, processId: "ret-3", amount: 10_000n, customer });
+  t.is(none.deposit!.returnUrl, "");
+  t.is((await deposits.getDeposit({ merchantId, key: { case: "depositId", value: none.deposit!.id } })).deposit!.returnUrl, "");
+});
+
+test.serial("on SQLite a live merchant's http returnUrl, and javascript:, data: or relative ones, are VALIDATION_ERROR on return_url and store nothing", async (t) => {
+  const { merchant: live } = await merchants.createMerchant({ name: "Live Return Shop", sandbox: false });
+  const customer = { id: "c", name: "N", username: "u" };
+  for (const returnUrl of ["http://shop.example/back", "javascript:alert(1)", "data:text/html,x", "/back", "https://user:pw@shop.example/", "https://shop.example/" + "a".repeat(2000)]) {
+    const refused = await failure(deposits.createDeposit({ merchantId: live!.id, processId: "live-ret", amount: 10_000n, customer, returnUrl }));
+    t.like(refused, { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "return_url" }, returnUrl);
+    t.true(refused.message.startsWith("return_url: "), refused.message);
+  }
+  t.deepEqual((await deposits.listDeposits({ merchantId: live!.id })).deposits, [], "nothing stored");
+  const { deposit } = await deposits.createDeposit({ merchantId: live!.id, processId: "live-ret", amount: 10_000n, customer, returnUrl: "https://shop.example/back" });
+  t.is(deposit!.returnUrl, "https://shop.example/back");
+});

@@ -7,6 +7,7 @@ import { checkAmountInRange, fetchDepositTerms, requireReceivingAccount, type De
 import { lookupMerchant, requireActive, type MerchantFacts } from "../merchant-lookup.js";
 import { newReference } from "../reference.js";
 import { amount, currency, merchantId, metadataJson, processId, text } from "../requests.js";
+import { requireSecureUnlessSandbox, returnUrlInput } from "../return-url.js";
 import { depositFromRow, findDepositRow, type DepositRow } from "../store.js";
 import type { Rpc } from "./index.js";
 
@@ -45,6 +46,7 @@ export function createDeposit(ctx: DepositContext): Rpc<"createDeposit"> {
       { error: (issue) => (issue.input === undefined ? "is required" : "must be an object") },
     ),
     metadataJson,
+    returnUrl: returnUrlInput,
   });
 
   return {
@@ -58,6 +60,7 @@ export function createDeposit(ctx: DepositContext): Rpc<"createDeposit"> {
         // merchant's kind (sandbox or live), so on a miss the two asks go one after the other.
         merchant = await lookupMerchant(ctx, input.merchantId);
         requireActive(merchant);
+        requireSecureUnlessSandbox(input.returnUrl, merchant.sandbox);
         terms = await fetchDepositTerms(ctx, input.merchantId, input.bankId, merchant.sandbox);
         checkAmountInRange(input.amount, input.currency, terms);
         requireReceivingAccount(terms, merchant.sandbox);
@@ -96,6 +99,7 @@ export function createDeposit(ctx: DepositContext): Rpc<"createDeposit"> {
           customer_name: input.customer.name,
           customer_username: input.customer.username,
           metadata_json: input.metadataJson === "" ? null : input.metadataJson,
+          return_url: input.returnUrl?.href ?? null,
           failure_reason: null,
           transfer_id: null,
           sequence: 1,

@@ -1,5 +1,5 @@
 import type { DepositContext } from "../context.js";
-import { depositForToken } from "../checkout.js";
+import { checkoutMerchantName, depositForToken } from "../checkout.js";
 import { depositFromRow } from "../store.js";
 import type { Rpc } from "./index.js";
 
@@ -7,7 +7,7 @@ export function getCheckout(ctx: DepositContext): Rpc<"getCheckout"> {
   return {
     async getCheckout(req) {
       const row = await depositForToken(ctx, req.token);
-      return { deposit: depositFromRow(row), sandbox: Boolean(row.sandbox) };
+      return { deposit: depositFromRow(row), sandbox: Boolean(row.sandbox), merchantDisplayName: await checkoutMerchantName(ctx, row) };
     },
   };
 }
