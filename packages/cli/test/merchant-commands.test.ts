@@ -8,8 +8,9 @@ import { startServices, type RunningServices } from "@payments/kit";
 import { merchantModule } from "@payments/merchant-service";
 import { cli, singleJson } from "./capture.js";
 
-// `merchant set-payment-rules` and how `merchant show`/`list` display the rules, in-process
-// against the real merchant service, all-in-one on SQLite in a temporary directory.
+// `merchant set-payment-rules`, `merchant create --display-name`, `merchant set-display-name`
+// and how `merchant show`/`list` display them, in-process against the real merchant service,
+// all-in-one on SQLite in a temporary directory.
 
 interface RulesJson {
   merchant: { id: string; underpayment: string; overpayment: string; latePayment: string };
@@ -99,4 +100,59 @@ test("merchant set-payment-rules refuses a bad value or no option with exit 2 be
   const unknown = await cli(["merchant", "set-payment-rules", "mer_doesnotexist", "--overpayment", "review", "--grpc-url", url]);
   t.is(unknown.code, 1);
   t.regex(unknown.stderr, /^error: MERCHANT_NOT_FOUND: /);
+});
+
+interface DisplayNameJson {
+  merchant: { id: string; name: string; displayName: string };
+}
+
+test("merchant create --display-name stores the name customers see, and merchant show prints it; without it, show prints the name", async (t) => {
+  const created = await cli(["merchant", "create", "--name", "Ornek Magazacilik A.S.", "--display-name", "Örnek Mağaza", "--grpc-url", url]);
+  t.is(created.code, 0, created.stderr);
+  t.regex(created.stdout, /display name\s+Örnek Mağaza\n/);
+  const merchantId = /id\s+(mer_\S+)/.exec(created.stdout)?.[1] ?? "";
+  const shown = await cli(["merchant", "show", merchantId, "--grpc-url", url]);
+  t.regex(shown.stdout, /name\s+Ornek Magazacilik A\.S\.\n/);
+  t.regex(shown.stdout, /display name\s+Örnek Mağaza\n/);
+  const json = await cli(["merchant", "get", merchantId, "--json", "--grpc-url", url]);
+  t.like((singleJson(json.stdout) as DisplayNameJson).merchant, { name: "Ornek Magazacilik A.S.", displayName: "Örnek Mağaza" });
+
+  const plain = await createMerchant("Plain Shop");
+  const plainShown = await cli(["merchant", "show", plain, "--grpc-url", url]);
+  t.regex(plainShown.stdout, /display name\s+Plain Shop\n/);
+});
+
+test("merchant set-display-name sets it; --clear or an empty name goes back to the merchant's name", async (t) => {
+  const merchantId = await createMerchant("Display Shop");
+  const set = await cli(["merchant", "set-display-name", merchantId, "Vitrin Mağaza", "--grpc-url", url]);
+  t.is(set.code, 0, set.stderr);
+  t.is(set.stdout, `Display name of ${merchantId}: Vitrin Mağaza\n`);
+  t.regex((await cli(["merchant", "show", merchantId, "--grpc-url", url])).stdout, /display name\s+Vitrin Mağaza\n/);
+
+  const cleared = await cli(["merchant", "set-display-name", merchantId, "--clear", "--grpc-url", url]);
+  t.is(cleared.code, 0, cleared.stderr);
+  t.is(cleared.stdout, `Customers of ${merchantId} see its name on the checkout page: Display Shop\n`);
+
+  await cli(["merchant", "set-display-name", merchantId, "Vitrin Mağaza", "--grpc-url", url]);
+  const empty = await cli(["merchant", "set-display-name", merchantId, "", "--json", "--grpc-url", url]);
+  t.is(empty.code, 0, empty.stderr);
+  t.like((singleJson(empty.stdout) as DisplayNameJson).merchant, { id: merchantId, name: "Display Shop", displayName: "Display Shop" });
+});
+
+test("merchant set-display-name without a name or --clear, or with both, exits 2 before any call; a refused name exits 1 naming display_name", async (t) => {
+  const nowhere = "http://127.0.0.1:1";
+  const none = await cli(["merchant", "set-display-name", "mer_x", "--grpc-url", nowhere]);
+  t.is(none.code, 2, none.stderr);
+  t.regex(none.stderr, /--clear/);
+  const both = await cli(["merchant", "set-display-name", "mer_x", "Shop", "--clear", "--grpc-url", nowhere]);
+  t.is(both.code, 2, both.stderr);
+  t.regex(both.stderr, /not both/);
+
+  const merchantId = await createMerchant("Refused Shop");
+  const long = await cli(["merchant", "set-display-name", merchantId, "x".repeat(101), "--grpc-url", url]);
+  t.is(long.code, 1);
+  t.regex(long.stderr, /^error: VALIDATION_ERROR: display_name: must be at most 100 characters.*\(field: display_name\)/);
+  const created = await cli(["merchant", "create", "--name", "Bidi Shop", "--display-name", "Shop\u202E", "--grpc-url", url]);
+  t.is(created.code, 1);
+  t.regex(created.stderr, /display_name: must not contain control characters or bidirectional overrides/);
 });

@@ -8,6 +8,7 @@ import {
   OverpaymentRule,
   SetAllowedIpsResponseSchema,
   SetCallbackUrlResponseSchema,
+  SetDisplayNameResponseSchema,
   SetPaymentRulesResponseSchema,
   SetRateLimitResponseSchema,
   SetSandboxResponseSchema,
@@ -78,6 +79,8 @@ function printMerchant(out: Output, merchant: Merchant): void {
   out.fields([
     ["id", merchant.id],
     ["name", merchant.name],
+    // A merchant service older than display names answers none; its customers see the name.
+    ["display name", merchant.displayName || merchant.name],
     ["status", statusLabel(merchant.status)],
     ["sandbox", yesNo(merchant.sandbox)],
     ["API key", merchant.apiKey],
@@ -131,19 +134,26 @@ function printSecret(out: Output, apiSecret: string): void {
 }
 
 export function registerMerchantCommands(program: Command, ctx: CommandContext): void {
-  const merchant = program.command("merchant").description("create and manage merchants: credentials, allowed IPs, callback, status, rate limit");
+  const merchant = program.command("merchant").description("create and manage merchants: credentials, display name, allowed IPs, callback, status, rate limit");
 
   merchant
     .command("create")
     .description("create an active merchant with a new API key and secret (the secret is shown once)")
     .requiredOption("--name <name>", "merchant name")
+    .option("--display-name <name>", "the name its customers see on the checkout page, 1 to 100 characters (default: --name)")
     .option("--ip <ip-or-cidr>", "allowed caller IP or CIDR (IPv4/IPv6); repeat or comma-separate for several", collectIps)
     .option("--callback-url <url>", "where status callbacks are sent (https, or http for localhost in development)")
     .option("--sandbox", "sandbox merchant: test money and simulated banks")
     .addHelpText("after", "\nWith --json, prints exactly one object: {\"merchantId\",\"apiKey\",\"apiSecret\",\"webhookSecret\"}.")
-    .action(async (opts: { name: string; ip?: string[]; callbackUrl?: string; sandbox?: boolean }, cmd: Command) => {
+    .action(async (opts: { name: string; displayName?: string; ip?: string[]; callbackUrl?: string; sandbox?: boolean }, cmd: Command) => {
       const { out, merchants } = ctx.session(cmd);
-      const res = await merchants.createMerchant({ name: opts.name, allowedIps: opts.ip ?? [], callbackUrl: opts.callbackUrl ?? "", sandbox: opts.sandbox === true });
+      const res = await merchants.createMerchant({
+        name: opts.name,
+        displayName: opts.displayName ?? "",
+        allowedIps: opts.ip ?? [],
+        callbackUrl: opts.callbackUrl ?? "",
+        sandbox: opts.sandbox === true,
+      });
       const created = required(res.merchant);
       if (out.json) return out.data({ ...credentialsJson(created, res.apiSecret), webhookSecret: res.webhookSecret });
       out.line("Merchant created.");
@@ -258,6 +268,27 @@ export function registerMerchantCommands(program: Command, ctx: CommandContext):
       if (out.json) return out.message(SetCallbackUrlResponseSchema, res);
       const updated = required(res.merchant);
       out.line(updated.callbackUrl ? `Callback URL of ${updated.id}: ${updated.callbackUrl}` : `Callback URL of ${updated.id} cleared.`);
+    });
+
+  merchant
+    .command("set-display-name")
+    .description("set the name the merchant's customers see on the checkout page, or go back to its name with --clear (or an empty name)")
+    .argument("<id>", "merchant id")
+    .argument("[name]", "1 to 100 characters, e.g. \"Örnek Mağaza\"")
+    .option("--clear", "show the merchant's name again")
+    .action(async (id: string, name: string | undefined, opts: { clear?: boolean }, cmd: Command) => {
+      if (opts.clear && name !== undefined && name.trim() !== "") throw new UsageError("give either a display name or --clear, not both");
+      if (!opts.clear && name === undefined) throw new UsageError("give the display name, or --clear (or \"\") to show the merchant's name again");
+      const { out, merchants } = ctx.session(cmd);
+      // The service takes an empty display name as "none": the merchant's name is shown.
+      const res = await merchants.setDisplayName({ merchantId: id, displayName: opts.clear ? "" : (name ?? "") });
+      if (out.json) return out.message(SetDisplayNameResponseSchema, res);
+      const updated = required(res.merchant);
+      out.line(
+        updated.displayName === updated.name
+          ? `Customers of ${updated.id} see its name on the checkout page: ${updated.name}`
+          : `Display name of ${updated.id}: ${updated.displayName}`,
+      );
     });
 
   for (const [name, status, description] of [
