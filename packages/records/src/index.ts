@@ -64,6 +64,12 @@ export interface DepositRecord {
   assignedAccount?: AssignedAccountRecord;
   reference: string;
   checkoutUrl: string;
+  /**
+   * Where the checkout page sends the customer back, as the deposit service stored it
+   * (normalised). Present only when the merchant gave one: a merchant that never sends
+   * `returnUrl` gets exactly the record (and callback body) it got before the field existed.
+   */
+  returnUrl?: string;
   /** The bank the merchant chose (a bank `_id` or `FAST`), null when none. */
   bankCode: string | null;
   customer: CustomerRecord;
@@ -126,6 +132,7 @@ export function depositRecord(deposit: Deposit, publicBaseUrl: string): DepositR
     ...(account ? { assignedAccount: { bankName: account.bankName, accountName: account.accountName, iban: account.iban } } : {}),
     reference: deposit.reference,
     checkoutUrl: checkoutUrl(publicBaseUrl, deposit.checkoutToken),
+    ...(deposit.returnUrl === "" ? {} : { returnUrl: deposit.returnUrl }),
     bankCode: deposit.bankId === "" ? null : deposit.bankId,
     customer: { id: deposit.customer.id, name: deposit.customer.name, username: deposit.customer.username },
     metadata: metadataObject(deposit.metadataJson, id),
@@ -325,3 +332,4 @@ export function eventRecord(event: CallbackEvent): EventRecord {
   };
 }
 export * from "./csv.js";
+export * from "./xlsx.js";

@@ -84,6 +84,17 @@ test("assignedAccount is absent, not null, when no account was assigned", (t) =>
   t.false(JSON.stringify(record).includes("assignedAccount"));
 });
 
+test("a returnUrl the merchant gave follows checkoutUrl; none given, the record has no returnUrl key at all", (t) => {
+  const withUrl = depositRecord(deposit({ returnUrl: "https://shop.example/return?order=1" }), BASE);
+  t.is(withUrl.returnUrl, "https://shop.example/return?order=1");
+  const keys = Object.keys(withUrl);
+  t.is(keys.indexOf("returnUrl"), keys.indexOf("checkoutUrl") + 1);
+  const without = depositRecord(deposit(), BASE);
+  t.false("returnUrl" in without, "absent, not null: the record is exactly what it was before the field existed");
+  t.deepEqual(Object.keys(withUrl).filter((k) => k !== "returnUrl"), Object.keys(without), "every other field as it was, in its order");
+  t.is(JSON.stringify(without).includes("returnUrl"), false);
+});
+
 test("empty bank, metadata and failure reason are null", (t) => {
   const record = depositRecord(deposit({ bankId: "", metadataJson: "", failureReason: "" }), BASE);
   t.is(record.bankCode, null);
