@@ -60,7 +60,8 @@ export class OpenApiChecker {
   /**
    * Throws OpenApiMismatch unless the document has this operation, this status for it, and
    * a schema the body matches (for a non-JSON `contentType`, that media type documented). Paths the document does not describe (/healthz, /checkout…)
-   * are not checked; a documented path with an undocumented method must be 405.
+   * are not checked; a documented path with an undocumented method must be 405, whose body
+   * must be the 405 its operations document.
    */
   check(method: string, path: string, status: number, body: unknown, contentType?: string): void {
     const template = this.pathTemplate(path);
@@ -70,13 +71,16 @@ export class OpenApiChecker {
     // HEAD answers carry no body: nothing to compare.
     if (verb === "head") return;
     const methods = this.document.paths[template]!;
+    let documented = verb;
     if (!Object.hasOwn(methods, verb)) {
-      if (status !== 405 && status !== 404) throw new OpenApiMismatch(`${where}: ${template} documents no ${method.toUpperCase()}, so only 405 is expected`);
-      return;
+      if (status === 404) return;
+      if (status !== 405) throw new OpenApiMismatch(`${where}: ${template} documents no ${method.toUpperCase()}, so only 405 is expected`);
+      // Another method on a documented path: its 405 is the one every operation of the path documents.
+      documented = Object.keys(methods)[0]!;
     }
-    const responses = (methods[verb] as { responses: Record<string, unknown> }).responses;
+    const responses = (methods[documented] as { responses: Record<string, unknown> }).responses;
     if (!Object.hasOwn(responses, String(status))) {
-      throw new OpenApiMismatch(`${where}: status ${status} is not documented for ${method.toUpperCase()} ${template} (documented: ${Object.keys(responses).join(", ")})`);
+      throw new OpenApiMismatch(`${where}: status ${status} is not documented for ${documented.toUpperCase()} ${template} (documented: ${Object.keys(responses).join(", ")})`);
     }
     // A non-JSON answer (text/csv): its media type must be documented; its text has no schema to check.
     const mediaType = contentType?.split(";")[0]!.trim().toLowerCase();
@@ -85,7 +89,7 @@ export class OpenApiChecker {
       if (!Object.hasOwn(content, mediaType)) throw new OpenApiMismatch(`${where}: ${mediaType} is not documented (documented: ${Object.keys(content).join(", ")})`);
       return;
     }
-    const validate = this.validator(template, verb, String(status));
+    const validate = this.validator(template, documented, String(status));
     if (!validate(body)) {
       const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "(body)"} ${e.message ?? ""}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ""}`);
       throw new OpenApiMismatch(`${where}: the body does not match the documented response:\n  ${problems.join("\n  ")}\nbody: ${JSON.stringify(body).slice(0, 2000)}`);

@@ -592,3 +592,38 @@ test("the new endpoints are signed like every other: an unsigned request is 401"
     failed(t, reply, 401, "INVALID_API_KEY");
   }
 });
+
+test("returnUrl: an https URL is kept (normalised) and read back; none given, the record has no returnUrl", async (t) => {
+  const merchant = await newMerchant();
+  const made = await createDeposit(t, merchant, { returnUrl: "HTTPS://Shop.Example.com/orders/1?x=1" });
+  t.is(made.returnUrl, "https://shop.example.com/orders/1?x=1");
+  const read = await get(t, merchant, `/v1/deposit/${made.transactionId as string}`);
+  t.is(read.json.data?.returnUrl, "https://shop.example.com/orders/1?x=1");
+  for (const none of [undefined, null, ""]) {
+    const plain = await createDeposit(t, merchant, none === undefined ? {} : { returnUrl: none });
+    t.false("returnUrl" in plain, `returnUrl ${JSON.stringify(none)}: the record is what it was before the field existed`);
+  }
+});
+
+test("returnUrl: javascript:, data:, relative, credentials, too long, not a string, and http for a live merchant are VALIDATION_ERROR naming returnUrl; nothing is stored", async (t) => {
+  const merchant = await newMerchant();
+  const refused: unknown[] = [
+    "javascript:alert(1)",
+    "JavaScript://%0aalert(1)",
+    "data:text/html,<script>alert(1)</script>",
+    "ftp://shop.example.com/",
+    "/orders/1",
+    "//shop.example.com/orders/1",
+    "https://user:pass@shop.example.com/",
+    `https://shop.example.com/${"a".repeat(2000)}`,
+    42,
+    "http://shop.example.com/orders/1",
+  ];
+  for (const returnUrl of refused) {
+    const request = body({ returnUrl });
+    const message = failed(t, await post(t, merchant, "/v1/deposit", request), 400, "VALIDATION_ERROR");
+    t.regex(message, /^returnUrl: /, JSON.stringify(returnUrl).slice(0, 60));
+    t.false(message.includes("return_url"));
+    t.is((await get(t, merchant, `/v1/deposit?processId=${request.processId as string}`)).status, 404, "nothing was stored");
+  }
+});

@@ -105,6 +105,68 @@ test("the checker refuses an answer the document does not describe", (t) => {
 
   t.throws(() => checkOpenApiResponse("DELETE", "/v1/deposit/dep_1", 200, ok), { message: /documents no DELETE/ });
   t.is(openApiChecker().pathTemplate("/v1/deposit?processId=a"), "/v1/deposit");
+
+  // Another method on a documented path: its 405 is held to the 405 the path's operations document.
+  const methodNotAllowed = { success: false, error: { code: "METHOD_NOT_ALLOWED", message: "DELETE is not allowed here; use GET or HEAD" }, timestamp: 1 };
+  t.notThrows(() => checkOpenApiResponse("DELETE", "/v1/deposit/dep_1", 405, methodNotAllowed));
+  const wrong405 = t.throws(() => checkOpenApiResponse("DELETE", "/v1/deposit/dep_1", 405, { ...methodNotAllowed, error: { code: "NOT_FOUND", message: "x" } }), { instanceOf: OpenApiMismatch });
+  t.regex(wrong405.message, /error\/code must be equal to one of the allowed values/);
+  t.throws(() => checkOpenApiResponse("DELETE", "/v1/deposit/dep_1", 405, { success: false }), { instanceOf: OpenApiMismatch });
+});
+
+test("a real 405 from the gateway is one the document describes, with Allow, for a merchant path and for /openapi.json", async (t) => {
+  const app = await startFakeApp();
+  t.teardown(() => app.close());
+  // call() checks every answer against the document: a 405 body that is not the documented one fails here.
+  for (const [method, path, allow] of [
+    ["DELETE", "/v1/deposit/dep_DLJ1ewVC0-cK6aIcn1PvxA", "GET, HEAD"],
+    ["GET", "/v1/withdraw/wdr_3S_1bc8dtVWlJ4jbob7ymA/cancel", "POST"],
+    ["PUT", "/v1/available-banks", "GET, HEAD"],
+    ["POST", "/openapi.json", "GET, HEAD"],
+  ] as const) {
+    const reply = await call(app.url, { method, path });
+    t.is(reply.status, 405, `${method} ${path}`);
+    t.is(reply.json.error?.code, "METHOD_NOT_ALLOWED");
+    t.is(reply.headers.allow, allow);
+  }
+});
+
+test("every operation documents every status the gateway can answer it with, and its codes", (t) => {
+  const common: Record<string, string[]> = {
+    400: ["VALIDATION_ERROR"],
+    401: ["MISSING_API_KEY", "INVALID_API_KEY", "MISSING_TIMESTAMP", "MISSING_SIGNATURE", "TIMESTAMP_EXPIRED", "INVALID_SIGNATURE"],
+    403: ["IP_NOT_WHITELISTED"],
+    405: ["METHOD_NOT_ALLOWED"],
+    408: ["REQUEST_TIMEOUT"],
+    413: ["PAYLOAD_TOO_LARGE"],
+    415: ["UNSUPPORTED_MEDIA_TYPE"],
+    429: ["RATE_LIMITED"],
+    431: ["HEADERS_TOO_LARGE"],
+    500: ["INTERNAL_ERROR"],
+    503: ["SERVICE_UNAVAILABLE"],
+    504: ["UPSTREAM_TIMEOUT"],
+  };
+  const codesOf = (response: { $ref?: string; content?: Record<string, { schema: { properties: { error: { properties: { code: { enum: string[] } } } } } }> }) => {
+    const resolved = response.$ref ? (document().components.responses as Record<string, typeof response>)[response.$ref.split("/").pop()!]! : response;
+    return resolved.content!["application/json"]!.schema.properties.error.properties.code.enum;
+  };
+  for (const op of OPERATIONS) {
+    const responses = document().paths[op.path]![op.method]!.responses as Record<string, Parameters<typeof codesOf>[0]>;
+    for (const [status, codes] of Object.entries(common)) {
+      t.truthy(responses[status], `${op.operationId} documents ${status}`);
+      if (responses[status]) for (const code of codes) t.true(codesOf(responses[status]).includes(code), `${op.operationId} ${status} ${code}`);
+    }
+    // An id in the path can name nothing: 404 with the kind's code.
+    if (op.pathParams) t.deepEqual(codesOf(responses[404]!), [op.path.startsWith("/v1/events") ? "EVENT_NOT_FOUND" : "TRANSACTION_NOT_FOUND"], op.operationId);
+    // The 405 and 429 tell which methods, and how long to wait.
+    const headersOf = (status: string) => {
+      const response = responses[status] as { $ref?: string; headers?: Record<string, unknown> };
+      return Object.keys((response.$ref ? (document().components.responses as Record<string, typeof response>)[response.$ref.split("/").pop()!]! : response).headers ?? {});
+    };
+    t.true(headersOf("405").includes("Allow"), op.operationId);
+    t.true(headersOf("429").includes("Retry-After"), op.operationId);
+  }
+  t.truthy((document().paths["/openapi.json"]!.get!.responses as Record<string, unknown>)[405]);
 });
 
 test("request schemas come from the routes' own zod schemas; a custom schema without an override is refused", (t) => {

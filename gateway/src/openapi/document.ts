@@ -1,8 +1,9 @@
+import { XLSX_CONTENT_TYPE } from "@payments/records";
 import type { z } from "zod";
 import { GETTING_STARTED } from "./getting-started.js";
-import { callbackBodyExample } from "./examples.js";
+import { EVENT_ID, REQUEST_ID, callbackBodyExample } from "./examples.js";
 import { componentSchemas, inputSchema, outputSchema, type JsonSchema } from "./json-schema.js";
-import { ERROR_MEANINGS, MERCHANT_ERRORS, OPERATIONS, type ErrorCodes, type OperationSpec } from "./operations.js";
+import { ERROR_MEANINGS, MERCHANT_ERRORS, OPERATIONS, PATH_ID, type ErrorCodes, type OperationSpec } from "./operations.js";
 import { COMPONENT_SCHEMAS, failureEnvelope, successEnvelope, type ComponentName } from "./schemas.js";
 
 /** The OpenAPI document as JSON. Plain objects: the tests and `pnpm openapi` read it as such. */
@@ -29,7 +30,7 @@ The timestamp must be within 300 seconds of the server's time, either way. Check
 
 /** The callback's headers, for the webhook: both signatures of decisions.md and Standard Webhooks. */
 const CALLBACK_HEADERS: readonly { name: string; description: string; schema: JsonSchema; example: string }[] = [
-  { name: "X-Event-Id", description: "The event id, as `id` in the body: the same on every retry. De-duplicate on it.", schema: { type: "string" }, example: "evt_3nQp7RwX2kLm9TsV" },
+  { name: "X-Event-Id", description: "The event id, as `id` in the body: the same on every retry. De-duplicate on it.", schema: { type: "string" }, example: EVENT_ID },
   { name: "X-Event-Type", description: "The event type, as `type` in the body.", schema: ref("schemas", "CallbackEventType"), example: "deposit.completed" },
   { name: "X-Timestamp", description: "Unix time in seconds of this attempt, as a string.", schema: { type: "string", pattern: "^\\d+$" }, example: "1795342864" },
   {
@@ -39,7 +40,7 @@ const CALLBACK_HEADERS: readonly { name: string; description: string; schema: Js
     schema: { type: "string", pattern: "^[0-9a-f]{64}$" },
     example: "5d41402abc4b2a76b9719d911017c592ae2c5d8f1a0b0c8e9f7d6c5b4a392817",
   },
-  { name: "webhook-id", description: "Standard Webhooks: the event id (the same as X-Event-Id).", schema: { type: "string" }, example: "evt_3nQp7RwX2kLm9TsV" },
+  { name: "webhook-id", description: "Standard Webhooks: the event id (the same as X-Event-Id).", schema: { type: "string" }, example: EVENT_ID },
   { name: "webhook-timestamp", description: "Standard Webhooks: Unix time in seconds of this attempt.", schema: { type: "string", pattern: "^\\d+$" }, example: "1795342864" },
   {
     name: "webhook-signature",
@@ -63,13 +64,19 @@ export function operationErrors(op: Pick<OperationSpec, "errors">): ErrorCodes {
   return Object.fromEntries(Object.entries(merged).sort(([a], [b]) => Number(a) - Number(b)));
 }
 
+/** Headers a failure of this status carries besides X-Request-Id. */
+const STATUS_HEADERS: Readonly<Record<number, Record<string, unknown>>> = {
+  405: { Allow: ref("headers", "Allow") },
+  429: { "Retry-After": ref("headers", "Retry-After") },
+};
+
 function errorResponse(status: number, codes: readonly string[]): Record<string, unknown> {
   const [first, ...rest] = codes;
   return {
     description: errorDescription(codes),
     headers: {
       "X-Request-Id": ref("headers", "X-Request-Id"),
-      ...(status === 429 ? { "Retry-After": ref("headers", "Retry-After") } : {}),
+      ...STATUS_HEADERS[status],
     },
     content: {
       "application/json": {
@@ -91,8 +98,8 @@ function commonErrorResponses(): Record<string, unknown> {
 
 function parameters(op: OperationSpec): Record<string, unknown>[] {
   const params: Record<string, unknown>[] = [];
-  for (const [name, description] of Object.entries(op.pathParams ?? {})) {
-    params.push({ name, in: "path", required: true, description, schema: { type: "string" } });
+  for (const [name, { description, example }] of Object.entries(op.pathParams ?? {})) {
+    params.push({ name, in: "path", required: true, description, schema: inputSchema(PATH_ID), example });
   }
   if (op.query) {
     for (const [name, schema] of Object.entries(op.query.schema.shape as Record<string, z.ZodType>)) {
@@ -102,10 +109,30 @@ function parameters(op: OperationSpec): Record<string, unknown>[] {
         required: !schema.safeParse(undefined).success,
         ...(op.query.descriptions?.[name] ? { description: op.query.descriptions[name] } : {}),
         schema: inputSchema(schema, op.query.overrides),
+        ...(op.query.examples?.[name] !== undefined ? { example: op.query.examples[name] } : {}),
       });
     }
   }
   return params;
+}
+
+/**
+ * Puts each description on the field at its dotted path (`customer.name`) of a body's JSON
+ * Schema. A path the schema does not have throws: a renamed field must not lose its rules.
+ */
+export function describeFields(schema: JsonSchema, descriptions: Readonly<Record<string, string>>): JsonSchema {
+  const described = structuredClone(schema);
+  for (const [path, description] of Object.entries(descriptions)) {
+    let node: JsonSchema | undefined = described;
+    for (const name of path.split(".")) {
+      // A nullable object is anyOf [object, null]: its fields are in the object branch.
+      const object: JsonSchema | undefined = (node?.properties ? node : ((node?.anyOf as JsonSchema[] | undefined)?.find((branch) => branch.properties) ?? undefined)) as JsonSchema | undefined;
+      node = (object?.properties as Record<string, JsonSchema> | undefined)?.[name];
+    }
+    if (!node) throw new Error(`openapi: no field ${path} to describe`);
+    node.description = description;
+  }
+  return described;
 }
 
 function operation(op: OperationSpec): Record<string, unknown> {
@@ -115,7 +142,7 @@ function operation(op: OperationSpec): Record<string, unknown> {
       description: op.success.description,
       headers: {
         "X-Request-Id": ref("headers", "X-Request-Id"),
-        ...(op.success.csv ? { "Content-Disposition": { description: "CSV answers only: `attachment` with the file's name", schema: { type: "string" } } } : {}),
+        ...(op.success.csv || op.success.xlsx ? { "Content-Disposition": { description: "File answers (CSV, XLSX) only: `attachment` with the file's name", schema: { type: "string" } } } : {}),
       },
       content: {
         "application/json": {
@@ -123,6 +150,7 @@ function operation(op: OperationSpec): Record<string, unknown> {
           example: { success: true, data: op.success.example, timestamp: 1795342864 },
         },
         ...(op.success.csv ? { "text/csv": { schema: { type: "string", description: op.success.csv.description }, example: op.success.csv.example } } : {}),
+        ...(op.success.xlsx ? { [XLSX_CONTENT_TYPE]: { schema: { type: "string", format: "binary", description: op.success.xlsx.description } } } : {}),
       },
     },
   };
@@ -138,7 +166,12 @@ function operation(op: OperationSpec): Record<string, unknown> {
     description: op.description,
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(op.body
-      ? { requestBody: { required: op.body.required, content: { "application/json": { schema: inputSchema(op.body.schema), example: op.body.example } } } }
+      ? {
+          requestBody: {
+            required: op.body.required,
+            content: { "application/json": { schema: describeFields(inputSchema(op.body.schema), op.body.descriptions ?? {}), example: op.body.example } },
+          },
+        }
       : {}),
     responses,
   };
@@ -160,6 +193,7 @@ const SELF_OPERATION = {
         },
       },
     },
+    405: ref("responses", "Error405"),
   },
 };
 
@@ -233,8 +267,13 @@ export function buildOpenApiDocument(): OpenApiDocument {
         },
       },
       headers: {
-        "X-Request-Id": { description: "The request's id (a valid incoming X-Request-Id is echoed); quote it to support.", schema: { type: "string" } },
+        "X-Request-Id": {
+          description: "The request's id (a valid incoming X-Request-Id, `[A-Za-z0-9._:-]{1,128}`, is echoed; otherwise one is made); quote it to support.",
+          schema: { type: "string", pattern: "^[A-Za-z0-9._:-]{1,128}$" },
+          example: REQUEST_ID,
+        },
         "Retry-After": { description: "Whole seconds to wait before retrying.", schema: { type: "integer", minimum: 1 } },
+        Allow: { description: "The methods this path takes, e.g. `GET, HEAD`.", schema: { type: "string" }, example: "GET, HEAD" },
       },
     },
   };

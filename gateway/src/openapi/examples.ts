@@ -5,20 +5,39 @@ import type { balanceListSchema, bankListSchema, callbackBodySchema, depositSche
 /*
  * Example answers for the document. Typed by the response schemas, and parsed with them in
  * test/openapi.test.ts, so an example can never show a field the gateway does not send.
+ * The values have the shapes the services really issue, so a merchant can model its columns
+ * and validators on them (test/openapi.test.ts checks each against its generator): ids are
+ * the kit's newId (`dep_`, `wdr_`, `evt_`, `adj_`, `req_` and 22 URL-safe characters), bank
+ * ids are the bank catalog's seeded ones (Ziraat, Akbank), IBANs are Turkish ones with valid
+ * check digits carrying their bank's code, references are the deposit service's eight
+ * characters, checkout tokens 32 URL-safe characters.
  */
 
+/** The seeded catalog's ids of Türkiye Cumhuriyeti Ziraat Bankası (0010) and Akbank (0046). */
+export const ZIRAAT_BANK_ID = "bnk_aT0yzWAiN2ssowz9voJJKX";
+export const AKBANK_BANK_ID = "bnk_0p-wPL3DK5O9U7dI55jyEo";
+export const DEPOSIT_ID = "dep_DLJ1ewVC0-cK6aIcn1PvxA";
+export const WITHDRAWAL_ID = "wdr_3S_1bc8dtVWlJ4jbob7ymA";
+export const EVENT_ID = "evt_FxNAOaUBqTo4BHhZjbj1YQ";
+export const REQUEST_ID = "req_VgDYjkkU2Xtnw45eIggqSg";
+/** A receiving account at Ziraat (bank code 00010 inside the IBAN). */
+const RECEIVING_IBAN = "TR190001000000058412763901";
+/** A recipient's account at Akbank (00046). */
+export const RECIPIENT_IBAN = "TR640004600000187230459611";
+
 export const depositExample: z.output<typeof depositSchema> = {
-  transactionId: "dep_5hGk2QmT9xYb7LwN",
+  transactionId: DEPOSIT_ID,
   type: "deposit",
   processId: "order-1001",
   amount: 150000,
   requestedAmount: 150000,
   currency: "TRY",
   status: "pending",
-  assignedAccount: { bankName: "Ziraat Bankası", accountName: "Örnek Ödeme A.Ş.", iban: "TR330006100519786457841326" },
-  reference: "K7P2QX",
-  checkoutUrl: "https://pay.example.com/checkout?token=q2VwZ0x9fX3kT8bR1mN4sA",
-  bankCode: "ziraat",
+  assignedAccount: { bankName: "Türkiye Cumhuriyeti Ziraat Bankası", accountName: "Örnek Ödeme Hizmetleri A.Ş.", iban: RECEIVING_IBAN },
+  reference: "K7M2QX9P",
+  checkoutUrl: "https://pay.example.com/checkout?token=zm1YmXXfIOAb1khpA11OJjAT8nkevmR0",
+  returnUrl: "https://shop.example.com/orders/order-1001",
+  bankCode: ZIRAAT_BANK_ID,
   customer: { id: "cust-42", name: "Ayşe Yılmaz", username: "ayse" },
   metadata: { cartId: "c-9001" },
   failureReason: null,
@@ -38,15 +57,15 @@ export const completedDepositExample: z.output<typeof depositSchema> = {
 };
 
 export const withdrawalExample: z.output<typeof withdrawalSchema> = {
-  transactionId: "wd_8cJr3VnQ1zKe6HsP",
+  transactionId: WITHDRAWAL_ID,
   type: "withdrawal",
   processId: "payout-2001",
   amount: 50000,
   currency: "TRY",
   status: "pending",
-  bankId: null,
+  bankId: AKBANK_BANK_ID,
   accountName: "Mehmet Demir",
-  iban: "TR320010009999901234567890",
+  iban: RECIPIENT_IBAN,
   userId: "cust-42",
   userName: "mehmet",
   name: "Mehmet Demir",
@@ -59,8 +78,9 @@ export const withdrawalExample: z.output<typeof withdrawalSchema> = {
 
 export const bankListExample: z.output<typeof bankListSchema> = {
   banks: [
-    { _id: "ziraat", name: "Ziraat Bankası", code: "0010", minAmount: 1000, maxAmount: 5000000, logo: "https://pay.example.com/assets/banks/0010.svg" },
-    { _id: "FAST", name: "FAST", code: "FAST", minAmount: 1000, maxAmount: 10000000 },
+    { _id: ZIRAAT_BANK_ID, name: "Türkiye Cumhuriyeti Ziraat Bankası", code: "0010", minAmount: 1000, maxAmount: 5000000, logo: "https://pay.example.com/assets/banks/0010.svg" },
+    { _id: AKBANK_BANK_ID, name: "Akbank", code: "0046", minAmount: 1000, maxAmount: 5000000, logo: "https://pay.example.com/assets/banks/0046.svg" },
+    { _id: "FAST", name: "FAST", code: "FAST", minAmount: 100, maxAmount: 10000000 },
   ],
 };
 
@@ -76,16 +96,16 @@ export const statementExample: z.output<typeof statementSchema> = {
   openingBalance: 1200000,
   closingBalance: 1300000,
   movements: [
-    { at: "2026-11-22T10:05:12.345Z", kind: "deposit_credit", amount: 150000, availableChange: 150000, heldChange: 0, balanceAfter: 1350000, transactionId: "dep_5hGk2QmT9xYb7LwN", processId: "order-1001" },
-    { at: "2026-11-22T11:00:00.000Z", kind: "withdrawal_hold", amount: 0, availableChange: -50000, heldChange: 50000, balanceAfter: 1350000, transactionId: "wd_8cJr3VnQ1zKe6HsP", processId: "payout-2001" },
-    { at: "2026-11-22T11:02:30.000Z", kind: "withdrawal_debit", amount: -50000, availableChange: 0, heldChange: -50000, balanceAfter: 1300000, transactionId: "wd_8cJr3VnQ1zKe6HsP", processId: "payout-2001" },
+    { at: "2026-11-22T10:05:12.345Z", kind: "deposit_credit", amount: 150000, availableChange: 150000, heldChange: 0, balanceAfter: 1350000, transactionId: DEPOSIT_ID, processId: "order-1001" },
+    { at: "2026-11-22T11:00:00.000Z", kind: "withdrawal_hold", amount: 0, availableChange: -50000, heldChange: 50000, balanceAfter: 1350000, transactionId: WITHDRAWAL_ID, processId: "payout-2001" },
+    { at: "2026-11-22T11:02:30.000Z", kind: "withdrawal_debit", amount: -50000, availableChange: 0, heldChange: -50000, balanceAfter: 1300000, transactionId: WITHDRAWAL_ID, processId: "payout-2001" },
   ],
 };
 
 export const statementCsvExample = statementCsv(statementExample, Date.parse("2026-11-22T00:00:00.000Z"), Date.parse("2026-11-23T00:00:00.000Z"));
 
 export const callbackBodyExample: z.output<typeof callbackBodySchema> = {
-  id: "evt_3nQp7RwX2kLm9TsV",
+  id: EVENT_ID,
   type: "deposit.completed",
   createdAt: "2026-11-22T10:21:04.512Z",
   data: completedDepositExample,

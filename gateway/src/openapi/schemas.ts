@@ -51,6 +51,10 @@ export const depositSchema = z
     assignedAccount: assignedAccountSchema.optional().describe("Present only when an account is assigned"),
     reference: z.string().describe("Short code the customer writes in the transfer description"),
     checkoutUrl: z.url().describe("Where to send the customer; carries a token in its query string"),
+    returnUrl: z
+      .url()
+      .optional()
+      .describe("Where the checkout page sends the customer back, as stored (normalised); present only when the deposit was created with one"),
     bankCode: z.string().nullable().describe("The bank the merchant chose, null when none"),
     customer: customerSchema,
     metadata: z.record(z.string(), z.unknown()).nullable().describe("The merchant's metadata object, null when none was sent"),

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { success } from "../envelope.js";
 import { callAboutTransaction, callService } from "../errors.js";
 import type { RouteContext } from "../state.js";
-import { authenticatedMerchantId, amountField, missing, optionalString, parseInput, queryValue, requiredString, type Route } from "./route.js";
+import { authenticatedMerchantId, amountField, missing, optionalBankId, optionalString, parseInput, processIdField, processIdQueryValue, requiredText, type Route } from "./route.js";
 
 type Deposits = Pick<Client<typeof DepositService>, "createDeposit" | "getDeposit" | "cancelDeposit">;
 
@@ -21,30 +21,53 @@ export const DEPOSIT_FIELDS: Readonly<Record<string, string>> = {
   customer: "customer",
   amount: "amount",
   currency: "currency",
+  return_url: "returnUrl",
 };
 
+/** The longest return URL the deposit service keeps (services/deposit/src/return-url.ts). */
+export const RETURN_URL_MAX = 2000;
+
 /**
- * The shape of POST /v1/deposit, and only the shape: lengths, trimming, currency support,
- * bank availability, limits and duplicates are the deposit service's rules, judged there.
- * Unknown fields are ignored.
+ * `returnUrl`: none (absent, null or ""), or an absolute `https://` or `http://` URL without
+ * credentials, at most 2,000 characters. Patterns, not refinements, so the OpenAPI document
+ * states them; the scheme's letters in either case, as URLs allow. That http is only for
+ * sandbox merchants, and that the URL parses, is the deposit service's rule: its refusals
+ * name returnUrl too (DEPOSIT_FIELDS).
+ */
+export const optionalReturnUrl = z
+  .string({ error: "must be a string" })
+  .max(RETURN_URL_MAX, `must be at most ${RETURN_URL_MAX} characters`)
+  .regex(/^$|^[hH][tT][tT][pP][sS]?:\/\//, "must be an absolute https URL (http only for sandbox merchants)")
+  .regex(/^$|^[^/]*\/\/[^/?#@\\]*(?:[/?#\\]|$)/, "must not contain credentials (user:password@)")
+  .nullish()
+  .describe(
+    "Where the checkout page sends the customer back to you: an absolute https URL (http only for sandbox merchants), at most 2,000 characters, without credentials. Stored normalised (as a browser would open it) and shown as the deposit's returnUrl.",
+  );
+
+/**
+ * POST /v1/deposit: the shape, and the service's fixed limits on lengths and characters
+ * (route.ts), so the OpenAPI document states them. Currency support, bank availability,
+ * amount limits, the metadata's size and duplicates are the deposit service's rules, judged
+ * there. Unknown fields are ignored.
  */
 export const createDepositBody = z.object({
-  processId: requiredString,
+  processId: processIdField,
   amount: amountField,
   currency: optionalString,
-  bankCode: optionalString,
+  bankCode: optionalBankId,
   customer: z.object(
-    { id: requiredString, name: requiredString, username: requiredString },
+    { id: requiredText(), name: requiredText(), username: requiredText() },
     { error: (issue) => (missing(issue.input) ? "is required" : "must be an object") },
   ),
   metadata: z
     .custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value), { error: "must be a JSON object" })
     .nullish(),
+  returnUrl: optionalReturnUrl,
 });
 
 export type CreateDepositBody = z.output<typeof createDepositBody>;
 
-export const byProcessIdQuery = z.object({ processId: queryValue });
+export const byProcessIdQuery = z.object({ processId: processIdQueryValue });
 
 
 function deposit(res: { deposit?: Deposit }): Deposit {
@@ -75,6 +98,7 @@ export function deposits(deps: { deposits: Deposits; clock: Clock; publicBaseUrl
             bankId: body.bankCode ?? "",
             customer: body.customer,
             metadataJson: body.metadata ? JSON.stringify(body.metadata) : "",
+            returnUrl: body.returnUrl ?? "",
           }),
           { fields: DEPOSIT_FIELDS },
         );

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { success } from "../envelope.js";
 import { ApiError, callAboutPathId, callService } from "../errors.js";
 import type { RouteContext } from "../state.js";
-import { authenticatedMerchantId, optionalQueryValue, pageLimit, parseInput, type Route } from "./route.js";
+import { authenticatedMerchantId, ID_MAX, optionalQueryValue, pageLimit, parseInput, queryValue, type Route } from "./route.js";
 
 type Callbacks = Pick<Client<typeof CallbackService>, "getEvent" | "listEvents" | "redeliverEvent">;
 
@@ -30,15 +30,19 @@ export const EVENT_FIELDS: Readonly<Record<string, string>> = {
   cursor: "cursor",
 };
 
-// Unknown parameters are ignored; a known one given twice is a VALIDATION_ERROR. The cursor and
-// the transactionId's length are the service's to judge (it issued the one and stores the other).
+// Unknown parameters are ignored; a known one given twice is a VALIDATION_ERROR. The cursor is
+// the service's to judge (it issued it); the transactionId's length is its limit, stated here
+// so the OpenAPI document shows it.
 export const listQuery = z.object({
   deliveryStatus: optionalQueryValue.transform((value, ctx) => {
     if (value === undefined || isDeliveryStatusName(value)) return value;
     ctx.addIssue({ code: "custom", message: `must be one of ${DELIVERY_STATUSES.join(", ")}` });
     return z.NEVER;
   }),
-  transactionId: optionalQueryValue,
+  transactionId: queryValue
+    .max(ID_MAX, `must be at most ${ID_MAX} characters`)
+    .optional()
+    .transform((value) => (value === "" ? undefined : value)),
   limit: pageLimit,
   cursor: optionalQueryValue,
 });

@@ -7,21 +7,21 @@ import { success } from "../envelope.js";
 import { ApiError, callAboutTransaction } from "../errors.js";
 import type { RouteContext } from "../state.js";
 import { DEPOSIT_FIELDS } from "./deposits.js";
-import { amountField, authenticatedMerchant, optionalString, parseInput, type Route } from "./route.js";
+import { amountField, authenticatedMerchant, optionalText, parseInput, type Route } from "./route.js";
 
 type SandboxDeposits = Pick<Client<typeof DepositService>, "sandboxPayDeposit" | "sandboxExpireDeposit">;
 
 /**
  * The optional body of POST /v1/sandbox/deposit/{transactionId}/pay. Both fields may be
  * left out (or the body sent empty): the transfer then carries the deposit's amount and its
- * customer's name. Lengths and characters of senderName are the deposit service's rules.
- * Unknown fields are ignored.
+ * customer's name. senderName's limits are the deposit service's, stated here (route.ts) so
+ * the OpenAPI document shows them. Unknown fields are ignored.
  */
 export const sandboxPayBody = z.object({
   /** The amount transferred, kuruş; another than the deposit's is handled as a real transfer of it would be. */
   amount: amountField.nullish(),
   /** The transfer's sender name; default the deposit's customer name. */
-  senderName: optionalString,
+  senderName: optionalText(),
 });
 
 export type SandboxPayBody = z.output<typeof sandboxPayBody>;
