@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 
 /** Debian's chromium (browser downloads by test tools do not work here); CHROMIUM_PATH overrides. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -19,4 +19,18 @@ export function launchChromium(): Promise<Browser> {
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
     timeout: 30_000,
   });
+}
+
+/**
+ * Waits until `expression` is true in the page. Playwright's waitForFunction polls by eval()
+ * inside the page, which a page with a strict Content-Security-Policy (the checkout) refuses;
+ * page.evaluate goes through the DevTools protocol, which CSP does not govern.
+ */
+export async function waitUntil(page: Page, expression: string, options: { timeout?: number } = {}): Promise<void> {
+  const deadline = Date.now() + (options.timeout ?? 10_000);
+  for (;;) {
+    if (await page.evaluate<boolean>(`Boolean(${expression})`)) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${expression}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import { type Browser, type BrowserContext, type Page } from "playwright-core";
-import { assertChromium, launchChromium } from "./browser.js";
+import { assertChromium, launchChromium, waitUntil } from "./browser.js";
 import { startAllInOne, type AllInOne } from "@payments/all-in-one";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient } from "@payments/kit";
@@ -199,7 +199,7 @@ test("the page shows the assigned account's bank, holder, IBAN and reference on 
 
   // The copy button puts the IBAN, without spaces, on the clipboard.
   await page.click("#iban + button.copy", WAIT);
-  await page.waitForFunction(`document.querySelector("#iban + button.copy").textContent === "Kopyalandı"`, undefined, WAIT);
+  await waitUntil(page, `document.querySelector("#iban + button.copy .copy-label").textContent === "Kopyalandı"`, WAIT);
   t.is(await page.evaluate<string>("navigator.clipboard.readText()"), account.iban);
 
   t.deepEqual(
@@ -247,8 +247,10 @@ test("the English version is English, and the language switch keeps the token", 
   t.is(await text(page, "#status-title"), "Waiting for your payment");
   t.is(await text(page, "#amount"), "₺1,250.00");
   t.true((await text(page, "#reference-note")).includes("transfer description"));
-  t.is(await text(page, "#iban + button.copy"), "Copy");
-  t.true((await text(page, "#countdown-row")).startsWith("Time left"));
+  t.is(await text(page, "#iban + button.copy .copy-label"), "Copy");
+  const row = await text(page, "#countdown-row");
+  t.regex(row, /^Pay by: \d{1,2} [A-Z][a-z]+ \d{4}, \d{2}:\d{2} \(Türkiye time\)/, row);
+  t.true(row.includes("Time left: "), row);
 
   // The English simulate button works the same way.
   await page.getByRole("button", { name: "Simulate payment" }).click(WAIT);

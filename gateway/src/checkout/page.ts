@@ -118,14 +118,15 @@ function remainingText(view: CheckoutView, timeUp: string): string {
 
 function copyField(options: { label: string; value: string; display?: string; copyLabel: string; copyName: string; id: string; mono?: boolean }): string {
   // The visible word ("Kopyala") starts the button's accessible name and the field follows,
-  // hidden: "Kopyala: IBAN". The script changes only the visible word ("Kopyalandı") and says
-  // what was copied through the live region.
+  // hidden: "Kopyala IBAN". No colon: the hidden part is a block to the name computation, so
+  // it would be read as "Kopyala : IBAN". The script changes only the visible word
+  // ("Kopyalandı") and says what was copied through the live region.
   return [
     '<div class="field">',
     `<dt>${escapeHtml(options.label)}</dt>`,
     `<dd><span class="value${options.mono ? " mono" : ""}" id="${options.id}">${escapeHtml(options.display ?? options.value)}</span>`,
     `<button type="button" class="copy" data-copy="${escapeHtml(options.value)}" data-copy-name="${escapeHtml(options.copyName)}">`,
-    `<span class="copy-label">${escapeHtml(options.copyLabel)}</span><span class="sr-only">: ${escapeHtml(options.label)}</span></button></dd>`,
+    `<span class="copy-label">${escapeHtml(options.copyLabel)}</span><span class="sr-only"> ${escapeHtml(options.label)}</span></button></dd>`,
     "</div>",
   ].join("");
 }
