@@ -4,7 +4,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { createServiceClient } from "@payments/kit";
 import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/kit/testing";
 import { verifyCallback } from "@payments/signing";
-import { bankListProblems, signedFetch, startCallbackReceiver } from "./helpers.js";
+import { bankListProblems, signedFetch, startCallbackReceiver, type BankEntry } from "./helpers.js";
 
 // The newcomer's path, for real: `pnpm start` on embedded SQLite, a merchant from
 // `pnpm cli merchant create --json`, a signed bank list, then SIGTERM.
@@ -32,7 +32,7 @@ test.serial("pnpm start prints a ready line naming the gateway's bound address, 
   t.truthy(ready?.includes(`ready: gateway listening on 0.0.0.0:${port} (open http://localhost:${port} in your browser)`), ready);
 });
 
-test.serial("a merchant made with `pnpm cli merchant create --json` gets the signed bank list", async (t) => {
+test.serial("a merchant made with `pnpm cli merchant create --json` gets the signed bank list: empty while no live account exists", async (t) => {
   const made = await cli(["merchant", "create", "--name", "Newcomer Shop", "--json"]);
   t.is(made.code, 0, made.stderr);
   const lines = made.stdout.trim().split("\n");
@@ -42,7 +42,8 @@ test.serial("a merchant made with `pnpm cli merchant create --json` gets the sig
   merchant = creds;
   const res = await signedFetch(gatewayUrl, creds, "GET", "/v1/available-banks");
   t.is(res.status, 200, JSON.stringify(res.json));
-  t.deepEqual(bankListProblems(res.json.data), []);
+  // A fresh install has no live receiving account, so no bank would take this live merchant's deposit.
+  t.deepEqual(res.json.data, { banks: [] });
   const wrong = await signedFetch(gatewayUrl, { ...creds, apiSecret: "sk_wrong" }, "GET", "/v1/available-banks");
   t.is(wrong.status, 401);
   t.is((wrong.json.error as { code: string }).code, "INVALID_SIGNATURE");
@@ -73,6 +74,16 @@ test.serial("a live merchant's deposit is BANK_UNAVAILABLE on a fresh install; `
   t.like(JSON.parse(added.stdout), { account: { iban: LIVE_IBAN, active: true } });
   const live = await cli(["account", "list", "--live", "--json"]);
   t.deepEqual((JSON.parse(live.stdout) as { accounts: Array<{ iban: string }> }).accounts.map((a) => a.iban), [LIVE_IBAN], "the only live account is the operator's");
+  // The list follows within the catalog cache's bound: Akbank and FAST (the account takes FAST), nothing else.
+  let listed: BankEntry[] = [];
+  for (let i = 0; i < 50; i++) {
+    const res = await signedFetch(gatewayUrl, merchant!, "GET", "/v1/available-banks");
+    listed = (res.json.data as { banks: BankEntry[] }).banks;
+    if (listed.length === 2) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  t.deepEqual(bankListProblems({ banks: listed }), []);
+  t.deepEqual(listed.map((b) => b.code).sort(), ["0046", "FAST"]);
 });
 
 test.serial("a deposit's checkout page shows its account, and `pnpm cli transfer report` with its reference makes it completed", async (t) => {
