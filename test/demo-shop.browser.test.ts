@@ -161,6 +161,11 @@ test.serial("buy, pay on the checkout page, and the open order page turns Paid b
   const status = await orderStatus(orderId);
   t.true(status.sequence > 0, "set by a callback, which carries the sequence");
   t.regex(shopLog, /callback evt_\S+ deposit\.completed seq \d+: applied/);
+  // The checkout's link back (the shop's returnUrl) takes the customer to this order, paid.
+  t.is(await checkout.getAttribute("#return-link", "href"), `${shopUrl}/orders/${orderId}`);
+  await checkout.click("#return-link", WAIT);
+  await checkout.waitForURL(`${shopUrl}/orders/${orderId}`, WAIT);
+  await checkout.waitForSelector('#order[data-status="completed"]', WAIT);
   t.deepEqual(pageErrors, []);
   await checkout.context().close();
   await orderPage.context().close();

@@ -129,6 +129,9 @@ function routes(deps: { store: OrderStore; client: () => PaymentsClient; callbac
         ...(bankCode ? { bankCode } : {}),
         customer: order.customer,
         metadata: { productId: product.id },
+        // The checkout page's "back to the shop" link: this order's page, at the address the
+        // customer's browser reached the shop on (a sandbox merchant may use http).
+        returnUrl: `${ctx.origin}/orders/${order.id}`,
       });
       order.transactionId = deposit.transactionId;
       order.checkoutUrl = deposit.checkoutUrl;

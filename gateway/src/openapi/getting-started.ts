@@ -14,11 +14,11 @@ Start the gateway so it may call back to \`localhost\`, then create a merchant w
 
 \`\`\`sh
 CALLBACK_ALLOW_PRIVATE=1 pnpm start        # in one terminal; prints a line containing "ready"
-pnpm cli merchant create --name "My Shop" --callback-url http://localhost:3000/payments/callback --sandbox --json
+pnpm cli merchant create --name "My Shop" --display-name "Örnek Mağaza" --callback-url http://localhost:3000/payments/callback --sandbox --json
 # {"merchantId":"mer_…","apiKey":"pk_…","apiSecret":"sk_…","webhookSecret":"whsec_…"}
 \`\`\`
 
-Store the three secrets now: they are shown only once. A **sandbox** merchant deals in test money only: its deposits are assigned made-up sandbox accounts and can be paid with the test helper below; it never touches a live account.
+Store the three secrets now: they are shown only once. \`--display-name\` is whom your customers see they pay on the checkout page (without it, \`--name\`). A **sandbox** merchant deals in test money only: its deposits are assigned made-up sandbox accounts and can be paid with the test helper below; it never touches a live account.
 
 ### 2. Sign a request
 
@@ -66,11 +66,12 @@ const deposit = await payments.createDeposit({
   processId: "order-1",
   amount: 150000,
   customer: { id: "c1", name: "Ayşe Yılmaz", username: "ayse" },
+  returnUrl: "http://localhost:3000/orders/order-1", // optional: https for a live merchant
 });
 // deposit.status === "pending"; redirect your customer to deposit.checkoutUrl.
 \`\`\`
 
-The answer (\`201\`) carries \`transactionId\`, \`checkoutUrl\` (the customer's payment page), \`assignedAccount\` (bank, holder and IBAN to pay into), \`reference\` and \`expiresAt\` (30 minutes). Optionally pass \`bankCode\`, a bank \`_id\` (or \`FAST\`) from \`GET /v1/available-banks\`.
+The answer (\`201\`) carries \`transactionId\`, \`checkoutUrl\` (the customer's payment page), \`assignedAccount\` (bank, holder and IBAN to pay into), \`reference\` and \`expiresAt\` (30 minutes). Optionally pass \`bankCode\`, a bank \`_id\` (or \`FAST\`) from \`GET /v1/available-banks\`, which lists only the banks where a deposit of yours would be accepted now. The checkout page shows your display name, the order's \`processId\`, the amount, the IBAN, the reference and the deadline in Türkiye's time; with \`returnUrl\` it links the customer back to you at every status.
 
 ### 4. Pay it in the sandbox
 
