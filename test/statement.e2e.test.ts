@@ -2,15 +2,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
-import { PaymentsClient, type Statement } from "../packages/sdk/src/index.js";
+import { parse as parseCsv_ } from "csv-parse/sync";
+import { PaymentsClient, PaymentsError, type Statement } from "../packages/sdk/src/index.js";
 import { newId, openDatabase } from "@payments/kit";
 import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/kit/testing";
 import { checkOpenApiResponse } from "./openapi-check.js";
+import { isInstant, xlsxRows } from "./xlsx-file.js";
 
 // GET /v1/statement end to end on `pnpm start` (SQLite, in-process bus, sandbox bank): a
 // sandbox merchant's deposits paid, a withdrawal paid out by the sandbox bank, then the
-// statement through the SDK, as JSON and as CSV, matching the balance and each other; and a
-// day of more than 10,000 ledger entries, which the gateway streams page after page.
+// statement through the SDK, as JSON and as CSV, matching the balance and each other; the
+// files an accountant opens (an XLSX, a Turkish CSV) through SDK statementFile, read with
+// parsers that are not their writers; and a day of more than 10,000 ledger entries, which the
+// gateway streams page after page.
 let app: AllInOneProcess;
 // The data folder is the test's, so it can write ledger rows into the payout service's SQLite file.
 const dataDir = mkdtempSync(join(tmpdir(), "statement-e2e-"));
@@ -96,6 +100,78 @@ test("deposits and a withdrawal show in the statement, JSON and CSV alike, and a
     lines.map((r) => [r[1], Number(r[2]), r[3], Number(r[4]), r[5], r[6], r[7]]),
     statement.movements.map((m) => [m.kind, m.amount, (m.amount / 100).toFixed(2), m.balanceAfter, (m.balanceAfter / 100).toFixed(2), m.transactionId, m.processId?.startsWith("=") ? `'${m.processId}` : m.processId]),
   );
+});
+
+/** A Turkish CSV amount (`-700,00`) in kuruş, exactly. */
+function turkishKurus(cell: string): number {
+  const match = /^(-?)(\d+),(\d{2})$/.exec(cell);
+  if (!match) throw new Error(`${JSON.stringify(cell)} is not a Turkish amount`);
+  const kurus = Number(match[2]) * 100 + Number(match[3]);
+  return match[1] === "-" ? -kurus : kurus;
+}
+
+test("the statement as the files an accountant opens, through the gateway: an XLSX and a Turkish CSV (SDK statementFile) add up to the JSON statement", async (t) => {
+  const { client } = await newMerchant("Statement Files Shop");
+  const customer = { id: "cus_2", name: "Çağla Öztürk", username: "cagla" };
+  const first = await client.createDeposit({ processId: "files-order-1", amount: 150_050, customer });
+  const second = await client.createDeposit({ processId: "=files-order-2", amount: 20_000, customer });
+  await client.sandbox.payDeposit(first.transactionId);
+  await client.sandbox.payDeposit(second.transactionId);
+  const waitFor = async (what: string, ok: () => Promise<boolean>) => {
+    const deadline = Date.now() + 15_000;
+    while (!(await ok())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  await waitFor("both credits", async () => ((await client.balance()).balances.find((b) => b.currency === "TRY")?.available ?? 0) === 170_050);
+  const withdrawal = await client.createWithdrawal({ processId: "files-payout-1", amount: 70_000, accountName: "Çağla Öztürk", iban: "TR320010009999901234567890", userId: "cus_2", userName: "cagla", name: "Çağla Öztürk" });
+  await waitFor("the payout", async () => (await client.getWithdrawal(withdrawal.transactionId)).status === "completed");
+
+  const today = new Date().toISOString().slice(0, 10);
+  const query = { currency: "TRY", from: today, to: today };
+  const statement = await client.statement(query);
+  t.is(statement.movements.length, 4);
+  t.is(statement.closingBalance, 100_050);
+
+  // XLSX: typed cells, the same movements, adding up.
+  const xlsx = await client.statementFile({ ...query, format: "xlsx" });
+  t.is(xlsx.fileName, `statement-TRY-${today}-${today}.xlsx`);
+  t.is(xlsx.contentType, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet");
+  checkOpenApiResponse("GET", "/v1/statement?format=xlsx", 200, {}, xlsx.contentType);
+  const sheet = await xlsxRows(xlsx.bytes);
+  t.deepEqual(sheet[0], ["Time (UTC)", "Kind", "Amount (kuruş)", "Amount (TRY)", "Balance after (kuruş)", "Balance after (TRY)", "Transaction ID", "Process ID"]);
+  t.deepEqual(sheet[1], [new Date(`${today}T00:00:00.000Z`), "opening_balance", null, null, 0, 0, null, null]);
+  t.deepEqual(
+    sheet.slice(2, -1).map((r) => r.slice(1)),
+    statement.movements.map((m) => [m.kind, m.amount, m.amount / 100, m.balanceAfter, m.balanceAfter / 100, m.transactionId, m.processId]),
+  );
+  t.true(
+    sheet.slice(2, -1).every((r, i) => isInstant(r[0], statement.movements[i]!.at)),
+    "each movement's time a date cell",
+  );
+  const closingRow = sheet.at(-1)!;
+  t.deepEqual(closingRow.slice(1, 6), ["closing_balance", null, null, statement.closingBalance, statement.closingBalance / 100]);
+  t.is(sheet.slice(2, -1).reduce<number>((sum, r) => sum + Number(r[2]), Number(sheet[1]![4])), closingRow[4] as number, "the sheet adds up");
+
+  // Turkish CSV: the byte-order mark, `;`, comma decimals that convert back exactly.
+  const csv = await client.statementFile({ ...query, format: "csv", locale: "tr" });
+  t.is(csv.fileName, `statement-TRY-${today}-${today}.csv`);
+  t.is(csv.contentType, "text/csv; charset=utf-8");
+  t.deepEqual([...csv.bytes.subarray(0, 3)], [0xef, 0xbb, 0xbf]);
+  const rows = parseCsv_(Buffer.from(csv.bytes), { bom: true, delimiter: ";" }) as string[][];
+  t.deepEqual(rows[0], ["Zaman (UTC)", "Tür", "Tutar (kuruş)", "Tutar (TRY)", "İşlem sonrası bakiye (kuruş)", "İşlem sonrası bakiye (TRY)", "İşlem numarası", "Referans (processId)"]);
+  t.deepEqual(rows[1]!.slice(1, 6), ["opening_balance", "", "", "0", "0,00"]);
+  t.deepEqual(
+    rows.slice(2, -1).map((r) => [r[0], r[1], Number(r[2]), turkishKurus(r[3]!), Number(r[4]), turkishKurus(r[5]!), r[6], r[7]]),
+    statement.movements.map((m) => [m.at, m.kind, m.amount, m.amount, m.balanceAfter, m.balanceAfter, m.transactionId, m.processId?.startsWith("=") ? `'${m.processId}` : m.processId]),
+  );
+  t.deepEqual(rows.at(-1)!.slice(1, 6), ["closing_balance", "", "", "100050", "1000,50"]);
+  t.is(rows.slice(2, -1).reduce((sum, r) => sum + turkishKurus(r[3]!), turkishKurus(rows[1]![5]!)), turkishKurus(rows.at(-1)![5]!), "the CSV adds up");
+
+  // A refusal is still the JSON envelope, a PaymentsError, not a file.
+  const refused = await t.throwsAsync(client.statementFile({ ...query, currency: "XXX", format: "xlsx", locale: "tr" }), { instanceOf: PaymentsError });
+  t.like(refused, { status: 400, code: "VALIDATION_ERROR" });
 });
 
 test("a day of more than 10,000 movements comes whole through the gateway, JSON and CSV: every movement once, in order, each running balance right", async (t) => {

@@ -1,9 +1,26 @@
-import { Readable } from "node:stream";
+import { PassThrough, Readable } from "node:stream";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import type { GetStatementResponse, PayoutService, StatementLine } from "@payments/contracts/payout";
 import type { Clock, Logger } from "@payments/kit";
-import { csvCell, csvLines, csvNumber, kurusToLira } from "@payments/records";
+import {
+  CSV_BOM,
+  CSV_DIALECTS,
+  FILE_LOCALES,
+  XLSX_CONTENT_TYPE,
+  XlsxSheet,
+  csvCell,
+  csvLines,
+  csvNumber,
+  kurusToLira,
+  xlsxMoney,
+  type FileLocale,
+  type XlsxColumn,
+  type XlsxColumnKind,
+  type XlsxValue,
+  type XlsxWorkbookWriter,
+} from "@payments/records";
+import ExcelJS from "exceljs";
 import { z } from "zod";
 import { successJson } from "../envelope.js";
 import { callService, validationFailure } from "../errors.js";
@@ -20,6 +37,11 @@ import { authenticatedMerchantId, optionalQueryValue, parseInput, queryValue, ty
  * A statement has no size limit: the payout service answers it a page of lines at a time, and
  * the response is streamed, each page written as it arrives and the next asked for only when
  * the client has taken it, so the gateway holds about one page whatever the statement's size.
+ *
+ * Three formats: JSON (the default), CSV and XLSX, the files in English or Turkish (`locale`):
+ * what an accountant opens in Excel. Every CSV starts with a UTF-8 byte-order mark; a Turkish
+ * one is `;`-separated with comma decimals. The XLSX has typed cells (times as date cells in
+ * UTC, amounts as numbers) and the CSV's rows.
  */
 
 /** Lines asked of the payout service per page: about what the gateway holds of a statement at once. */
@@ -37,7 +59,11 @@ export const STATEMENT_KIND_BY_LEDGER_KIND = {
 export const STATEMENT_KINDS = Object.values(STATEMENT_KIND_BY_LEDGER_KIND);
 export type StatementKind = (typeof STATEMENT_KINDS)[number];
 
-export const STATEMENT_FORMATS = ["json", "csv"] as const;
+export const STATEMENT_FORMATS = ["json", "csv", "xlsx"] as const;
+export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
+
+/** The languages of a statement file (CSV, XLSX); the JSON is the same whatever the locale. */
+export const STATEMENT_LOCALES = FILE_LOCALES;
 
 /** The longest statement, from and to both counted: a leap year fits. The payout service holds the same bound. */
 export const STATEMENT_MAX_DAYS = 366;
@@ -55,12 +81,24 @@ const day = queryValue.transform((value, ctx) => {
   return Date.parse(`${value}T00:00:00.000Z`);
 });
 
+/** An optional parameter that is one of `values`, exactly as written. */
+function oneOf<const T extends readonly string[]>(values: T) {
+  return optionalQueryValue.transform((value, ctx): T[number] | undefined => {
+    if (value === undefined) return undefined;
+    const known = values.find((v) => v === value);
+    if (known !== undefined) return known;
+    ctx.addIssue({ code: "custom", message: `must be one of ${values.join(", ")}` });
+    return z.NEVER;
+  });
+}
+
 /** Unknown parameters are ignored; a known one given twice is a VALIDATION_ERROR. */
 export const statementQuery = z.object({
   currency: optionalQueryValue,
   from: day,
   to: day,
-  format: optionalQueryValue.refine((f) => f === undefined || (STATEMENT_FORMATS as readonly string[]).includes(f), `must be one of ${STATEMENT_FORMATS.join(", ")}`),
+  format: oneOf(STATEMENT_FORMATS),
+  locale: oneOf(STATEMENT_LOCALES),
 });
 
 /** The payout service's request fields by the merchant's query parameters, for its VALIDATION_ERROR. */
@@ -125,43 +163,133 @@ export function statementRecord(res: GetStatementResponse, from: string, to: str
   };
 }
 
-const money = (n: number) => [csvNumber(n), csvNumber(kurusToLira(n))];
+/** A statement without its movements: what a file's head and tail are made of. */
+export type StatementHead = Omit<StatementRecord, "movements">;
+
+/**
+ * The column headers of a statement file, by locale. The English CSV keeps the names it has
+ * always had; the XLSX says its times are UTC, since a date cell carries no zone.
+ */
+function statementHeaders(currency: string, locale: FileLocale, format: "csv" | "xlsx"): string[] {
+  if (locale === "tr") {
+    const minor = currency === "TRY" ? "kuruş" : "alt birim";
+    return ["Zaman (UTC)", "Tür", `Tutar (${minor})`, `Tutar (${currency})`, `İşlem sonrası bakiye (${minor})`, `İşlem sonrası bakiye (${currency})`, "İşlem numarası", "Referans (processId)"];
+  }
+  const minor = currency === "TRY" ? "kuruş" : "minor units";
+  return [format === "csv" ? "Time" : "Time (UTC)", "Kind", `Amount (${minor})`, `Amount (${currency})`, `Balance after (${minor})`, `Balance after (${currency})`, "Transaction ID", "Process ID"];
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV. Times stay ISO 8601 UTC text and kinds their public codes in both locales: exact, and
+// what a program reading the file (or checking that it ends with closing_balance) expects.
 
 /** The CSV's header row and opening row (at the start of `from`). */
-function statementCsvHead(statement: Omit<StatementRecord, "movements">, startMs: number): string {
-  const minor = statement.currency === "TRY" ? "kuruş" : "minor units";
-  const header = [
-    "Time",
-    "Kind",
-    `Amount (${minor})`,
-    `Amount (${statement.currency})`,
-    `Balance after (${minor})`,
-    `Balance after (${statement.currency})`,
-    "Transaction ID",
-    "Process ID",
-  ].map(csvCell);
-  return csvLines([header, [csvCell(new Date(startMs).toISOString()), csvCell("opening_balance"), "", "", ...money(statement.openingBalance), "", ""]]);
+function statementCsvHead(statement: StatementHead, startMs: number, locale: FileLocale): string {
+  const dialect = CSV_DIALECTS[locale];
+  const money = (n: number) => [csvNumber(n, dialect), csvNumber(kurusToLira(n), dialect)];
+  const header = statementHeaders(statement.currency, locale, "csv").map((name) => csvCell(name, dialect));
+  return csvLines([header, [csvCell(new Date(startMs).toISOString(), dialect), csvCell("opening_balance", dialect), "", "", ...money(statement.openingBalance), "", ""]], dialect);
 }
 
 /** One CSV row per movement. */
-function statementCsvRows(movements: readonly StatementMovement[]): string {
-  return csvLines(movements.map((m) => [csvCell(m.at), csvCell(m.kind), ...money(m.amount), ...money(m.balanceAfter), csvCell(m.transactionId), csvCell(m.processId ?? "")]));
+function statementCsvRows(movements: readonly StatementMovement[], locale: FileLocale): string {
+  const dialect = CSV_DIALECTS[locale];
+  const money = (n: number) => [csvNumber(n, dialect), csvNumber(kurusToLira(n), dialect)];
+  const text = (value: string) => csvCell(value, dialect);
+  return csvLines(
+    movements.map((m) => [text(m.at), text(m.kind), ...money(m.amount), ...money(m.balanceAfter), text(m.transactionId), text(m.processId ?? "")]),
+    dialect,
+  );
 }
 
 /** The CSV's closing row (at the end of `to`, exclusive). */
-function statementCsvTail(statement: Omit<StatementRecord, "movements">, endMs: number): string {
-  return csvLines([[csvCell(new Date(endMs).toISOString()), csvCell("closing_balance"), "", "", ...money(statement.closingBalance), "", ""]]);
+function statementCsvTail(statement: StatementHead, endMs: number, locale: FileLocale): string {
+  const dialect = CSV_DIALECTS[locale];
+  const money = (n: number) => [csvNumber(n, dialect), csvNumber(kurusToLira(n), dialect)];
+  return csvLines([[csvCell(new Date(endMs).toISOString(), dialect), csvCell("closing_balance", dialect), "", "", ...money(statement.closingBalance), "", ""]], dialect);
 }
 
 /**
- * The statement as CSV: a header row, an opening row (at the start of `from`), one row per
- * movement, a closing row (at the end of `to`, exclusive), each amount in the smallest unit
- * and in the currency with two decimals, exactly. Text cells are csvCell's (RFC 4180 quoting,
- * formula guard); numbers are written as numbers so a negative amount still sums. The route
- * streams the same three parts.
+ * The statement as CSV text: a header row, an opening row (at the start of `from`), one row
+ * per movement, a closing row (at the end of `to`, exclusive), each amount in the smallest
+ * unit and in the currency with two decimals, exactly. Text cells are csvCell's (RFC 4180
+ * quoting, formula guard); numbers are written as numbers so a negative amount still sums.
+ * English (default): `,` and `.`; Turkish: `;` and `,`, Turkish headers. The route streams the
+ * same three parts after CSV_BOM, which starts the file but is no part of its text.
  */
-export function statementCsv(statement: StatementRecord, startMs: number, endMs: number): string {
-  return statementCsvHead(statement, startMs) + statementCsvRows(statement.movements) + statementCsvTail(statement, endMs);
+export function statementCsv(statement: StatementRecord, startMs: number, endMs: number, locale: FileLocale = "en"): string {
+  return statementCsvHead(statement, startMs, locale) + statementCsvRows(statement.movements, locale) + statementCsvTail(statement, endMs, locale);
+}
+
+// ---------------------------------------------------------------------------------------------
+// XLSX.
+
+/** The kinds and least widths of the statement sheet's columns, in order; a wider header widens its column. */
+const STATEMENT_SHEET_COLUMNS: ReadonlyArray<{ kind: XlsxColumnKind; width: number }> = [
+  { kind: "time", width: 20 },
+  { kind: "text", width: 18 },
+  { kind: "integer", width: 15 },
+  { kind: "money", width: 15 },
+  { kind: "integer", width: 15 },
+  { kind: "money", width: 15 },
+  { kind: "text", width: 26 },
+  { kind: "text", width: 26 },
+];
+
+/** The sheet's tab by locale. */
+const STATEMENT_SHEET_NAME: Readonly<Record<FileLocale, string>> = { en: "Statement", tr: "Hesap ekstresi" };
+
+/** Bytes of the finished (compressed) file the zip writer holds for a reader that is slower than the writer. */
+export const STATEMENT_ZIP_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * The options of the streaming workbook a statement is written with: no shared-strings table,
+ * which would hold every id of the statement in memory; and the zip writer's buffer at
+ * STATEMENT_ZIP_BUFFER_BYTES. archiver's own default is 1 MiB of compressed rows, which for a
+ * reader that stalls is some forty pages asked of the payout service ahead of it
+ * (XlsxSheet.drained bounds only what waits in front of the compressor). exceljs passes `zip`
+ * to archiver, whose options its types do not list.
+ */
+export const STATEMENT_WORKBOOK_OPTIONS = {
+  useStyles: true,
+  useSharedStrings: false,
+  zip: { highWaterMark: STATEMENT_ZIP_BUFFER_BYTES } as Partial<ExcelJS.stream.xlsx.ArchiverZipOptions>,
+} as const;
+
+/**
+ * Opens the statement's sheet in `workbook` and writes its header row and opening row (at the
+ * start of `from`, a date cell in UTC). Synchronous, so the route opens it before the status is
+ * sent: a writer that cannot be opened is still the JSON error envelope.
+ */
+export function openStatementSheet(workbook: XlsxWorkbookWriter, statement: StatementHead, startMs: number, locale: FileLocale): XlsxSheet {
+  const headers = statementHeaders(statement.currency, locale, "xlsx");
+  const columns: XlsxColumn[] = STATEMENT_SHEET_COLUMNS.map((c, i) => ({ header: headers[i]!, kind: c.kind, width: Math.max(c.width, headers[i]!.length + 2) }));
+  const sheet = new XlsxSheet(workbook, STATEMENT_SHEET_NAME[locale], columns);
+  sheet.add([new Date(startMs), "opening_balance", null, null, statement.openingBalance, xlsxMoney(statement.openingBalance), null, null]);
+  return sheet;
+}
+
+/** One sheet row of a movement: the CSV's cells, typed. */
+function statementSheetRow(m: StatementMovement): XlsxValue[] {
+  return [new Date(m.at), m.kind, m.amount, xlsxMoney(m.amount), m.balanceAfter, xlsxMoney(m.balanceAfter), m.transactionId, m.processId];
+}
+
+/**
+ * Writes the movements into the opened sheet page by page, then the closing row (at the end of
+ * `to`, exclusive) and the end of the file. Before each next page it waits until the file's
+ * reader has taken about all but XLSX_BACKLOG_BYTES of what was written (XlsxSheet.drained):
+ * the next page is asked of the payout service only then, as the CSV and JSON are. When
+ * `stop` is aborted (the client went away) it stops asking and resolves without ending the file.
+ */
+export async function writeStatementSheet(sheet: XlsxSheet, pages: AsyncIterable<readonly StatementMovement[]>, statement: StatementHead, endMs: number, stop: AbortSignal): Promise<void> {
+  for await (const movements of pages) {
+    for (const m of movements) sheet.add(statementSheetRow(m));
+    await sheet.drained(stop);
+    if (stop.aborted) return;
+  }
+  sheet.add([new Date(endMs), "closing_balance", null, null, statement.closingBalance, xlsxMoney(statement.closingBalance), null, null]);
+  // A reader gone while the file ends would leave the workbook waiting for a stream that no longer flows.
+  await Promise.race([sheet.finish(), new Promise<void>((resolve) => stop.addEventListener("abort", () => resolve(), { once: true }))]);
 }
 
 /**
@@ -178,7 +306,7 @@ function jsonFrame(head: Omit<StatementRecord, "movements">, clock: Clock): { be
   return { before: `${envelopeBefore}${data.slice(0, -"]}".length)}`, after: `]}${envelopeAfter}` };
 }
 
-/** GET /v1/statement, JSON (default) or CSV (format=csv), from the payout service, streamed. */
+/** GET /v1/statement, JSON (default), CSV (format=csv) or XLSX (format=xlsx), in English or Turkish (locale), from the payout service, streamed. */
 export function statement(deps: { payouts: Pick<Client<typeof PayoutService>, "getStatement">; clock: Clock; logger: Logger }): Route[] {
   return [
     {
@@ -190,6 +318,8 @@ export function statement(deps: { payouts: Pick<Client<typeof PayoutService>, "g
         if (query.to < query.from) throw validationFailure([{ field: "to", problem: "must not be before from" }]);
         const days = (query.to - query.from) / DAY_MS + 1;
         if (days > STATEMENT_MAX_DAYS) throw validationFailure([{ field: "to", problem: `must be at most ${STATEMENT_MAX_DAYS} days from from, both counted (this range is ${days})` }]);
+        const format: StatementFormat = query.format ?? "json";
+        const locale: FileLocale = query.locale ?? "en";
         // `to` is a whole day: the statement ends where the next day starts.
         const startMs = query.from;
         const endMs = query.to + DAY_MS;
@@ -206,51 +336,77 @@ export function statement(deps: { payouts: Pick<Client<typeof PayoutService>, "g
         const to = new Date(query.to).toISOString().slice(0, 10);
         const { movements: firstMovements, ...head } = statementRecord(first, from, to);
 
+        let written = 0;
+        /** The pages, each counted as written once the next is asked for (the log of a failure says how far it got). */
         async function* movementPages(): AsyncGenerator<StatementMovement[]> {
           yield firstMovements;
+          written += firstMovements.length;
           let cursor = first.nextCursor;
           while (cursor !== "") {
             const page = await ask(cursor);
-            yield page.lines.map(movement);
+            const movements = page.lines.map(movement);
+            yield movements;
+            written += movements.length;
             cursor = page.nextCursor;
           }
         }
+        const failed = (err: unknown) =>
+          deps.logger.error({ err, merchantId, from, to, format, movementsSent: written }, "statement failed while streaming; response aborted");
 
-        const csv = query.format === "csv";
+        ctx.status = 200;
+        // The currency is the service's configured code and the dates were validated: nothing here needs quoting rules.
+        const attachment = (extension: string) => ctx.set("Content-Disposition", `attachment; filename="statement-${head.currency}-${from}-${to}.${extension}"`);
+
+        if (format === "xlsx") {
+          const output = new PassThrough();
+          const stop = new AbortController();
+          // Koa destroys the body when the response closes, also when the client goes away first.
+          output.once("close", () => stop.abort());
+          const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: output, ...STATEMENT_WORKBOOK_OPTIONS });
+          const sheet = openStatementSheet(workbook, head, startMs, locale);
+          ctx.type = XLSX_CONTENT_TYPE;
+          attachment("xlsx");
+          ctx.body = output;
+          // Not awaited: the handler returns so Koa sends the status and streams `output` while
+          // the pages are written into it. A read moves no money; a failure is logged and
+          // destroys `output`, so the client sees the response break off (an .xlsx cut short
+          // does not open), never a file that merely looks complete.
+          void writeStatementSheet(sheet, movementPages(), head, endMs, stop.signal).catch((err: unknown) => {
+            failed(err);
+            output.destroy(err instanceof Error ? err : new Error(String(err)));
+          });
+          return;
+        }
+
         async function* body(): AsyncGenerator<string> {
-          let written = 0;
           try {
-            if (csv) {
-              yield statementCsvHead(head, startMs);
-              for await (const movements of movementPages()) {
-                yield statementCsvRows(movements);
-                written += movements.length;
-              }
-              yield statementCsvTail(head, endMs);
+            if (format === "csv") {
+              yield CSV_BOM + statementCsvHead(head, startMs, locale);
+              for await (const movements of movementPages()) yield statementCsvRows(movements, locale);
+              yield statementCsvTail(head, endMs, locale);
               return;
             }
             const frame = jsonFrame(head, deps.clock);
             yield frame.before;
+            let any = false;
             for await (const movements of movementPages()) {
               if (movements.length === 0) continue;
-              yield (written === 0 ? "" : ",") + movements.map((m) => JSON.stringify(m)).join(",");
-              written += movements.length;
+              yield (any ? "," : "") + movements.map((m) => JSON.stringify(m)).join(",");
+              any = true;
             }
             yield frame.after;
           } catch (err) {
             // The status and part of the body are sent. Throwing destroys the stream, and Koa
             // then destroys the response, so the client sees a broken transfer, never a
             // statement that merely looks complete.
-            deps.logger.error({ err, merchantId, from, to, format: csv ? "csv" : "json", movementsSent: written }, "statement failed while streaming; response aborted");
+            failed(err);
             throw err;
           }
         }
 
-        ctx.status = 200;
-        if (csv) {
+        if (format === "csv") {
           ctx.type = "text/csv; charset=utf-8";
-          // The currency is the service's configured code and the dates were validated: nothing here needs quoting rules.
-          ctx.set("Content-Disposition", `attachment; filename="statement-${head.currency}-${from}-${to}.csv"`);
+          attachment("csv");
         } else {
           ctx.type = "application/json; charset=utf-8";
         }

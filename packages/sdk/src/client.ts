@@ -1,6 +1,6 @@
 import { PaymentsError } from "./errors.js";
 import { paginate, type Paginated } from "./pages.js";
-import { Transport, type FetchLike, type QueryValues } from "./transport.js";
+import { Transport, type Download, type FetchLike, type QueryValues } from "./transport.js";
 import type {
   AvailableBanks,
   Balances,
@@ -10,6 +10,7 @@ import type {
   Event,
   EventPage,
   Statement,
+  StatementFileQuery,
   StatementQuery,
   EventsQuery,
   SandboxPayBody,
@@ -37,6 +38,9 @@ export interface PaymentsClientOptions {
   /** The longest the client waits before a retry, whatever the back-off or Retry-After says. Default 30 000. */
   retryMaxDelayMs?: number;
 }
+
+/** A statement file as statementFile returns it. */
+export type StatementFile = Download;
 
 /** Per-call options. */
 export interface CallOptions {
@@ -137,9 +141,24 @@ export class PaymentsClient {
     return this.#get("/v1/statement", { ...query }, options);
   }
 
-  /** The same statement as the CSV file the gateway offers for download (UTF-8, CRLF, RFC 4180), as text. */
+  /**
+   * The same statement as the CSV file the gateway offers for download (UTF-8, CRLF, RFC 4180,
+   * English), as text: decoded, so without the file's leading byte-order mark. To save the
+   * file itself, or to have it in Turkish or as a spreadsheet, use statementFile.
+   */
   async statementCsv(query: StatementQuery, options?: CallOptions): Promise<string> {
     const answer = await this.#transport.request<string>({ method: "GET", path: "/v1/statement", query: { ...query, format: "csv" }, signal: options?.signal, text: "text/csv" });
+    return answer.data;
+  }
+
+  /**
+   * The statement as the file the gateway offers for download, byte for byte, with the name
+   * it gives it: `format` csv (starting with a UTF-8 byte-order mark) or xlsx (an Excel
+   * workbook), `locale` en (default) or tr (Turkish headers; a CSV with `;` between cells and
+   * decimal commas). Write `bytes` to a file as they are: `writeFile(file.fileName, file.bytes)`.
+   */
+  async statementFile(query: StatementFileQuery, options?: CallOptions): Promise<StatementFile> {
+    const answer = await this.#transport.request<Download>({ method: "GET", path: "/v1/statement", query: { ...query }, signal: options?.signal, download: true });
     return answer.data;
   }
 

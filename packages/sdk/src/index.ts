@@ -3,7 +3,7 @@
  * from the gateway's OpenAPI document. Callback verification comes from @payments/signing and
  * is re-exported here so a merchant installs one package.
  */
-export { PaymentsClient, SandboxApi, type PaymentsClientOptions, type CallOptions } from "./client.js";
+export { PaymentsClient, SandboxApi, type PaymentsClientOptions, type CallOptions, type StatementFile } from "./client.js";
 export { PaymentsError } from "./errors.js";
 export type { Paginated } from "./pages.js";
 export type { FetchLike } from "./transport.js";

@@ -29,6 +29,18 @@ export interface RequestSpec {
   signal?: AbortSignal | undefined;
   /** A download (GET /v1/statement?format=csv): a success is this media type, answered as its text; failures are still the JSON envelope. */
   text?: "text/csv" | undefined;
+  /** A file download (GET /v1/statement?format=csv|xlsx): a success that is not JSON is answered as its bytes (a Download); failures are still the JSON envelope. */
+  download?: true | undefined;
+}
+
+/** A file the gateway sent as an attachment, byte for byte. */
+export interface Download {
+  /** The name from Content-Disposition (`statement-TRY-2026-11-01-2026-11-30.xlsx`); "" when the gateway named none. */
+  fileName: string;
+  /** The media type, e.g. `text/csv; charset=utf-8`. */
+  contentType: string;
+  /** The file as sent: a CSV's byte-order mark included. */
+  bytes: Uint8Array;
 }
 
 export interface Answer<T> {
@@ -96,7 +108,7 @@ export class Transport {
       const retriesLeft = this.#policy.maxRetries - (attempt - 1);
       let response: Response;
       try {
-        response = await this.#send(spec.method, path, body, spec.signal, spec.text);
+        response = await this.#send(spec.method, path, body, spec.signal, spec.download ? "*/*" : spec.text);
       } catch (error) {
         // The caller's own abort is not a failure to retry.
         if (spec.signal?.aborted) throw spec.signal.reason;
@@ -112,6 +124,7 @@ export class Transport {
         await sleep(retryDelay(attempt - 1, response.headers.get("retry-after"), this.#policy), spec.signal);
         continue;
       }
+      if (spec.download) return { ...(await unwrapDownload(response, attempt)), attempts: attempt } as Answer<T>;
       return { ...(await unwrap<T>(response, attempt, spec.text)), attempts: attempt };
     }
   }
@@ -144,10 +157,27 @@ function networkError(error: unknown, method: string, path: string, attempts: nu
   });
 }
 
+/** The quoted `filename` of a Content-Disposition header, or "". */
+function attachmentName(header: string | null): string {
+  return /filename="([^"]*)"/.exec(header ?? "")?.[1] ?? "";
+}
+
+/** A successful non-JSON answer as the Download it is; anything else as unwrap reads it (an error envelope is a PaymentsError). */
+async function unwrapDownload(response: Response, attempts: number): Promise<Omit<Answer<Download>, "attempts">> {
+  const contentType = response.headers.get("content-type") ?? "";
+  const mediaType = contentType.split(";")[0]!.trim().toLowerCase();
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  if (response.ok && mediaType !== "" && mediaType !== "application/json") {
+    const download = { fileName: attachmentName(response.headers.get("content-disposition")), contentType, bytes };
+    return { data: download, status: response.status, requestId: response.headers.get("x-request-id") ?? undefined };
+  }
+  return unwrap<Download>(response, attempts, undefined, new TextDecoder().decode(bytes));
+}
+
 /** The `data` of a success envelope, or the PaymentsError of anything else. */
-async function unwrap<T>(response: Response, attempts: number, mediaType?: string): Promise<Omit<Answer<T>, "attempts">> {
+async function unwrap<T>(response: Response, attempts: number, mediaType?: string, body?: string): Promise<Omit<Answer<T>, "attempts">> {
   const requestId = response.headers.get("x-request-id") ?? undefined;
-  const text = await response.text();
+  const text = body ?? (await response.text());
   const contentType = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (mediaType !== undefined && response.ok && contentType === mediaType) return { data: text as T, status: response.status, requestId };
   let json: unknown;

@@ -51,7 +51,15 @@ export type Event = EventPage["items"][number];
 
 export type SandboxPayBody = RequestBody<Operation<"/v1/sandbox/deposit/{transactionId}/pay", "post">>;
 
-export type StatementQuery = Omit<QueryOf<Operation<"/v1/statement", "get">>, "format">;
+type StatementParameters = QueryOf<Operation<"/v1/statement", "get">>;
+/** The statement's currency and days; the format and language are the method's (statement, statementCsv, statementFile). */
+export type StatementQuery = Omit<StatementParameters, "format" | "locale">;
+/** A statement file's format: csv or xlsx. */
+export type StatementFileFormat = Exclude<NonNullable<StatementParameters["format"]>, "json">;
+/** A statement file's language: en (default) or tr (Turkish headers; a CSV with `;` between cells and decimal commas). */
+export type StatementLocale = NonNullable<StatementParameters["locale"]>;
+/** What statementFile asks for: the statement, its file format and language. */
+export type StatementFileQuery = StatementQuery & { format: StatementFileFormat; locale?: StatementLocale };
 export type Statement = ResponseData<Operation<"/v1/statement", "get">>;
 export type StatementMovement = Statement["movements"][number];
 export type StatementKind = StatementMovement["kind"];
