@@ -15,7 +15,10 @@ import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "@payments/payout-service";
 import { resolveEndpoints } from "../src/clients.js";
+import { parse as parseCsv } from "csv-parse/sync";
+import { CSV_BOM } from "@payments/records";
 import { bankPaymentCsv, csvCell, kurusToLira } from "../src/commands/withdrawal.js";
+import { xlsxLayout, xlsxPart, xlsxRows } from "../../../test/xlsx-file.js";
 import { cli, closedPort, singleJson } from "./capture.js";
 
 // The balance and withdrawal commands in-process against the real merchant, bank-catalog,
@@ -486,6 +489,9 @@ test("withdrawal list and balance ledger refuse a bad --status, --limit or --cur
     ["withdrawal", "show"],
     ["withdrawal", "export"],
     ["withdrawal", "export", "--awaiting-operator", "--format", "xlsx"],
+    ["withdrawal", "export", "--awaiting-operator", "--format", "xlsx", "--no-bom", "--out", "never-written.xlsx"],
+    ["withdrawal", "export", "--awaiting-operator", "--format", "pdf"],
+    ["withdrawal", "export", "--awaiting-operator", "--locale", "de"],
   ];
   for (const args of bad) {
     const r = await cli([...args, "--grpc-url", nowhere]);
@@ -584,12 +590,14 @@ test("withdrawal export --awaiting-operator --format csv writes the bank's bulk-
   const r = await payoutCli(["withdrawal", "export", "--awaiting-operator", "--format", "csv", "--merchant", merchantId]);
   t.is(r.code, 0, r.stderr);
   t.is(r.stderr, "");
-  t.is(r.stdout, expected);
+  t.is(r.stdout, CSV_BOM + expected, "the byte-order mark, then the file");
 
   const file = join(dataDir, "bulk-payment.csv");
   const written = await payoutCli(["withdrawal", "export", "--awaiting-operator", "--merchant", merchantId, "--out", file]);
   t.is(written.code, 0, written.stderr);
-  t.is(await readFile(file, "utf8"), expected);
+  const bytes = await readFile(file);
+  t.deepEqual([...bytes.subarray(0, 3)], [0xef, 0xbb, 0xbf]);
+  t.is(bytes.toString("utf8"), CSV_BOM + expected);
   t.is((await stat(file)).mode & 0o777, 0o600, "names and IBANs: readable by its owner only");
   t.is(written.stdout, `Wrote 6 withdrawal(s), 124607043 kuruş (1246070.43 TRY) in all, to ${file}.\n`);
   const summary = await payoutCli(["withdrawal", "export", "--awaiting-operator", "--merchant", merchantId, "--out", file, "--json"]);
@@ -599,7 +607,84 @@ test("withdrawal export --awaiting-operator --format csv writes the bank's bulk-
   t.is((await payoutCli(["withdrawal", "complete", a!.id, "--bank-reference", "EFT-20261122-77"])).code, 0);
   t.is((await payoutCli(["withdrawal", "fail", b!.id, "--reason", "NAME_MISMATCH"])).code, 0);
   const after = await payoutCli(["withdrawal", "export", "--awaiting-operator", "--merchant", merchantId]);
-  t.is(after.stdout, ["Recipient name,IBAN,Amount,Description", ...expected.split("\r\n").slice(3)].join("\r\n"));
+  t.is(after.stdout, CSV_BOM + ["Recipient name,IBAN,Amount,Description", ...expected.split("\r\n").slice(3)].join("\r\n"));
+});
+
+test("withdrawal export --locale tr, --no-bom and --format xlsx --out: Turkish CSV bytes, a CSV without the mark, a spreadsheet read-excel-file opens with numbers for amounts and text for IBANs", async (t) => {
+  const merchantId = await newLiveMerchant("Live Export Locale Shop");
+  await fund(merchantId, 200_000_000n);
+  const specs: Array<[string, bigint, string]> = [
+    ['Yılmaz, Ayşe "Aşkım"', 150050n, turkishIban("0006200000000000000201")],
+    ["=1+1;Çağla", 5n, turkishIban("0006200000000000000202")],
+    ["-Öztürk Çelik", 123456789n, turkishIban("0006200000000000000203")],
+  ];
+  const created: Withdrawal[] = [];
+  for (const [name, amount, iban] of specs) {
+    created.push(await liveWithdrawal(merchantId, amount, name, iban));
+    await sleep(3);
+  }
+  const [a, b, c] = created;
+  const exportOf = (...args: string[]) => payoutCli(["withdrawal", "export", "--awaiting-operator", "--merchant", merchantId, ...args]);
+
+  // Turkish: Turkish headers, `;` between cells, comma decimals; the formula guard and quoting as ever.
+  const tr = await exportOf("--locale", "tr");
+  t.is(tr.code, 0, tr.stderr);
+  const turkish =
+    "Alıcı adı;IBAN;Tutar;Açıklama\r\n" +
+    `"Yılmaz, Ayşe ""Aşkım""";${a!.iban};1500,50;${a!.id}\r\n` +
+    `"'=1+1;Çağla";${b!.iban};0,05;${b!.id}\r\n` +
+    `'-Öztürk Çelik;${c!.iban};1234567,89;${c!.id}\r\n`;
+  t.is(tr.stdout, CSV_BOM + turkish);
+  const trFile = join(dataDir, "bulk-payment-tr.csv");
+  t.is((await exportOf("--locale", "TR", "--format", "csv", "--out", trFile)).code, 0);
+  t.deepEqual(await readFile(trFile), Buffer.from(CSV_BOM + turkish, "utf8"));
+  const rows = parseCsv(await readFile(trFile), { bom: true, delimiter: ";" }) as string[][];
+  t.deepEqual(rows, [
+    ["Alıcı adı", "IBAN", "Tutar", "Açıklama"],
+    ['Yılmaz, Ayşe "Aşkım"', a!.iban, "1500,50", a!.id],
+    ["'=1+1;Çağla", b!.iban, "0,05", b!.id],
+    ["'-Öztürk Çelik", c!.iban, "1234567,89", c!.id],
+  ]);
+  t.deepEqual(rows.slice(1).map((r) => BigInt(r[2]!.replace(",", ""))), [150050n, 5n, 123456789n], "the amounts convert back to kuruş exactly");
+
+  // --no-bom: the same file without its first three bytes.
+  const plain = await exportOf("--no-bom", "--locale", "tr");
+  t.is(plain.stdout, turkish);
+  const english = await exportOf("--no-bom");
+  t.true(english.stdout.startsWith("Recipient name,IBAN,Amount,Description\r\n"));
+
+  // XLSX, only to a file.
+  const refused = await exportOf("--format", "xlsx");
+  t.is(refused.code, 2);
+  t.is(refused.stdout, "");
+  t.regex(refused.stderr, /--format xlsx .*give --out FILE/);
+  t.is((await exportOf("--format", "xlsx", "--no-bom", "--out", join(dataDir, "no.xlsx"))).code, 2);
+
+  for (const locale of ["en", "tr"] as const) {
+    const file = join(dataDir, `bulk-payment-${locale}.xlsx`);
+    const written = await exportOf("--format", "xlsx", "--locale", locale, "--out", file, "--json");
+    t.is(written.code, 0, written.stderr);
+    t.deepEqual(singleJson(written.stdout), { file, count: 3, total: 123606844 });
+    t.is((await stat(file)).mode & 0o777, 0o600);
+    const bytes = await readFile(file);
+    t.deepEqual([...bytes.subarray(0, 4)], [0x50, 0x4b, 0x03, 0x04], `${locale}: a zip file, no byte-order mark`);
+    const sheet = await xlsxRows(bytes);
+    t.deepEqual(sheet, [
+      locale === "en" ? ["Recipient name", "IBAN", "Amount", "Description"] : ["Alıcı adı", "IBAN", "Tutar", "Açıklama"],
+      // Text as it is (a spreadsheet cell of text is never a formula), amounts as lira numbers.
+      ['Yılmaz, Ayşe "Aşkım"', a!.iban, 1500.5, a!.id],
+      ["=1+1;Çağla", b!.iban, 0.05, b!.id],
+      ["-Öztürk Çelik", c!.iban, 1234567.89, c!.id],
+    ]);
+    for (const row of sheet.slice(1)) {
+      t.is(typeof row[1], "string", "the IBAN is text");
+      t.is(typeof row[2], "number", "the amount is a number");
+    }
+    const layout = xlsxLayout(bytes);
+    t.is(layout.frozenRows, 1);
+    t.like(Object.fromEntries(layout.formats), { A2: "@", B2: "@", C2: "#,##0.00", D2: "@", C4: "#,##0.00" });
+    t.false(xlsxPart(bytes, "xl/worksheets/sheet1.xml").includes("<f>"), "no formula");
+  }
 });
 
 test("a live withdrawal waits for an operator: list --awaiting-operator shows it across merchants (never a sandbox one in the export), complete --bank-reference pays out the held amount, fail returns it", async (t) => {

@@ -1,6 +1,7 @@
-import { writeFile } from "node:fs/promises";
+import { open, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { InvalidArgumentError, type Command } from "commander";
+import ExcelJS from "exceljs";
 import { create } from "@bufbuild/protobuf";
 import {
   CompleteWithdrawalResponseSchema,
@@ -10,8 +11,21 @@ import {
   WithdrawalStatus,
   type Withdrawal,
 } from "@payments/contracts/payout";
-import { csvCell, csvLines, kurusToLira as liraOf } from "@payments/records";
+import {
+  CSV_BOM,
+  CSV_DIALECTS,
+  FILE_LOCALES,
+  XlsxSheet,
+  csvCell,
+  csvLines,
+  csvNumber,
+  kurusToLira as liraOf,
+  type FileLocale,
+  type XlsxColumn,
+  type XlsxWorkbookWriter,
+} from "@payments/records";
 import { WITHDRAWAL_STATUS_NAMES, parseRequiredText, parseWithdrawalStatus } from "../arguments.js";
+import { UsageError } from "../errors.js";
 import type { PayoutClient } from "../clients.js";
 import type { CommandContext } from "../context.js";
 import { formatMoney, formatTime, yesNo, type Output } from "../output.js";
@@ -88,10 +102,16 @@ function listScope(merchant: string | undefined): { merchantId: string; allMerch
   return merchant === undefined ? { merchantId: "", allMerchants: true } : { merchantId: merchant, allMerchants: false };
 }
 
-// ---------------------------------------------------------------- the bank's bulk-payment CSV
+// ---------------------------------------------------------------- the bank's bulk-payment file
 
-/** The bulk-payment file's columns, in order. */
+/** The bulk-payment file's columns, in order (English, the default). */
 export const BANK_PAYMENT_CSV_HEADER = ["Recipient name", "IBAN", "Amount", "Description"] as const;
+
+/** The same columns by locale (`--locale`). */
+export const BANK_PAYMENT_HEADERS: Readonly<Record<FileLocale, readonly string[]>> = {
+  en: BANK_PAYMENT_CSV_HEADER,
+  tr: ["Alıcı adı", "IBAN", "Tutar", "Açıklama"],
+};
 
 /** Kuruş to lira with two decimals, exactly (the shared kurusToLira); a payment amount is never negative. */
 export function kurusToLira(amount: bigint): string {
@@ -106,11 +126,40 @@ export { csvCell };
  * The CSV an operator uploads to a bank's bulk-payment screen: a header row, then per
  * withdrawal the recipient's name, IBAN, the amount in lira with two decimals and the
  * transaction id as the description (what the bank's statement shows, so the operator can
- * match each payment when completing it). UTF-8, CRLF line ends (RFC 4180).
+ * match each payment when completing it). CRLF line ends (RFC 4180). English (default):
+ * comma-separated, `1500.50`; Turkish: Turkish headers, `;`-separated, `1500,50`. The text
+ * only: the file starts with CSV_BOM unless the operator asks for none (`--no-bom`).
  */
-export function bankPaymentCsv(withdrawals: readonly Withdrawal[]): string {
-  const rows = [BANK_PAYMENT_CSV_HEADER, ...withdrawals.map((w) => [w.accountName, w.iban, kurusToLira(w.amount), w.id])];
-  return csvLines(rows.map((row) => row.map(csvCell)));
+export function bankPaymentCsv(withdrawals: readonly Withdrawal[], locale: FileLocale = "en"): string {
+  const dialect = CSV_DIALECTS[locale];
+  const text = (value: string) => csvCell(value, dialect);
+  const rows = [
+    BANK_PAYMENT_HEADERS[locale].map(text),
+    ...withdrawals.map((w) => [text(w.accountName), text(w.iban), csvNumber(kurusToLira(w.amount), dialect), text(w.id)]),
+  ];
+  return csvLines(rows, dialect);
+}
+
+/** The sheet's tab by locale. */
+const BANK_PAYMENT_SHEET_NAME: Readonly<Record<FileLocale, string>> = { en: "Bulk payment", tr: "Toplu ödeme" };
+
+/**
+ * The same file as an .xlsx sheet in `workbook` (exceljs's streaming writer), ended: the
+ * header row (bold, frozen), then per withdrawal the name, IBAN and transaction id as text and
+ * the amount as a number in lira shown with two decimals.
+ */
+export async function writeBankPaymentSheet(workbook: XlsxWorkbookWriter, withdrawals: readonly Withdrawal[], locale: FileLocale): Promise<void> {
+  const [name, iban, amount, description] = BANK_PAYMENT_HEADERS[locale] as [string, string, string, string];
+  const columns: XlsxColumn[] = [
+    { header: name, kind: "text", width: 32 },
+    { header: iban, kind: "text", width: 34 },
+    { header: amount, kind: "money", width: 16 },
+    { header: description, kind: "text", width: 30 },
+  ];
+  const sheet = new XlsxSheet(workbook, BANK_PAYMENT_SHEET_NAME[locale], columns);
+  // kurusToLira refuses a negative payment; its exact decimal read as a number is xlsxMoney's.
+  for (const w of withdrawals) sheet.add([w.accountName, w.iban, Number(kurusToLira(w.amount)), w.id]);
+  await sheet.finish();
 }
 
 /** Every live withdrawal waiting for an operator (of one merchant, or all), oldest first: all pages. */
@@ -125,9 +174,19 @@ async function liveAwaitingOperator(payouts: PayoutClient, merchant: string | un
   return found.reverse();
 }
 
-function parseExportFormat(value: string): "csv" {
-  if (value.trim().toLowerCase() !== "csv") throw new InvalidArgumentError("the only format is csv.");
-  return "csv";
+export const EXPORT_FORMATS = ["csv", "xlsx"] as const;
+type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+function parseExportFormat(value: string): ExportFormat {
+  const format = EXPORT_FORMATS.find((f) => f === value.trim().toLowerCase());
+  if (format === undefined) throw new InvalidArgumentError(`must be one of ${EXPORT_FORMATS.join(", ")}.`);
+  return format;
+}
+
+function parseLocale(value: string): FileLocale {
+  const locale = FILE_LOCALES.find((l) => l === value.trim().toLowerCase());
+  if (locale === undefined) throw new InvalidArgumentError(`must be one of ${FILE_LOCALES.join(", ")}.`);
+  return locale;
 }
 
 export function registerWithdrawalCommands(program: Command, ctx: CommandContext): void {
@@ -219,36 +278,55 @@ export function registerWithdrawalCommands(program: Command, ctx: CommandContext
 
   withdrawal
     .command("export")
-    .description("write the bank's bulk-payment CSV of the live withdrawals awaiting an operator (stdout, or --out FILE)")
+    .description("write the bank's bulk-payment file (CSV or XLSX) of the live withdrawals awaiting an operator (stdout, or --out FILE)")
     .requiredOption("--awaiting-operator", "the withdrawals to export: the live ones waiting for an operator (required; the only selection today)")
-    .option("--format <format>", "csv (the only format)", parseExportFormat, "csv")
+    .option("--format <format>", `${EXPORT_FORMATS.join(" or ")}: xlsx is a spreadsheet and needs --out`, parseExportFormat, "csv")
+    .option("--locale <locale>", `${FILE_LOCALES.join(" or ")}: the headers' language and, for CSV, its separators (tr: ; between cells, comma decimals)`, parseLocale, "en")
+    .option("--no-bom", "CSV only: leave out the UTF-8 byte-order mark the file otherwise starts with, for a bank portal that reads it as part of the first header")
     .option("--merchant <id>", "only this merchant's withdrawals (default: every merchant)")
-    .option("--out <file>", "write the CSV to this file instead of stdout (replaced if it exists; a new file is readable by its owner only)")
+    .option("--out <file>", "write the file here instead of stdout (replaced if it exists; a new file is readable by its owner only)")
     .addHelpText(
       "after",
       `
-Columns: ${BANK_PAYMENT_CSV_HEADER.join(", ")} — the recipient's account name, the IBAN, the
-amount in lira with two decimals (15050 kuruş is 150.50) and the transaction id, which the
-bank shows as the payment's description. Oldest first; UTF-8, comma-separated, CRLF line
-ends, RFC 4180 quoting; a name starting with = + - or @ gets a leading ' so a spreadsheet
-never reads it as a formula. Only live TRY withdrawals: sandbox ones never reach a bank, and
-one in another currency is left out (counted on stderr).
+Columns: ${BANK_PAYMENT_CSV_HEADER.join(", ")} (--locale tr: ${BANK_PAYMENT_HEADERS.tr.join(", ")}) — the
+recipient's account name, the IBAN, the amount in lira with two decimals (15050 kuruş is 150.50)
+and the transaction id, which the bank shows as the payment's description. Oldest first.
+CSV: UTF-8 starting with a byte-order mark (so Excel reads it as UTF-8; --no-bom leaves it out),
+CRLF line ends, RFC 4180 quoting; comma-separated with 150.50, or with --locale tr
+semicolon-separated with 150,50, as Excel set to Turkish reads it; a name starting with
+= + - or @ gets a leading ' so a spreadsheet never reads it as a formula.
+XLSX (--out required): one sheet, bold frozen header, names, IBANs and ids as text, amounts as
+numbers in lira shown with two decimals.
+Only live TRY withdrawals: sandbox ones never reach a bank, and one in another currency is
+left out (counted on stderr).
 After the bank has paid them: withdrawal complete ID --bank-reference REF (or fail ID --reason CODE).
 With --out, prints a summary (--json: {"file","count","total"}; total in kuruş).`,
     )
-    .action(async (opts: { merchant?: string; out?: string }, cmd: Command) => {
+    .action(async (opts: { format: ExportFormat; locale: FileLocale; bom: boolean; merchant?: string; out?: string }, cmd: Command) => {
+      // Judged before the service is asked: a wrong combination is a usage error, not a half-done export.
+      if (opts.format === "xlsx" && opts.out === undefined) throw new UsageError("--format xlsx writes a binary spreadsheet: give --out FILE.");
+      if (opts.format === "xlsx" && !opts.bom) throw new UsageError("--no-bom is for CSV only: an .xlsx file has no byte-order mark.");
       const session = ctx.session(cmd);
       const waiting = await liveAwaitingOperator(session.payouts, opts.merchant);
       const lira = waiting.filter((w) => w.currency === "TRY");
       const skipped = waiting.length - lira.length;
       if (skipped > 0) session.io.stderr.write(`note: ${skipped} withdrawal(s) awaiting an operator in other currencies than TRY are not in the file\n`);
-      const csv = bankPaymentCsv(lira);
+      const csv = () => (opts.bom ? CSV_BOM : "") + bankPaymentCsv(lira, opts.locale);
       if (opts.out === undefined) {
-        session.io.stdout.write(csv);
+        session.io.stdout.write(csv());
         return;
       }
       const file = resolve(opts.out);
-      await writeFile(file, csv, { mode: 0o600 });
+      if (opts.format === "csv") {
+        await writeFile(file, csv(), { mode: 0o600 });
+      } else {
+        // Opened first, so a path that cannot be written fails before the workbook is built.
+        const handle = await open(file, "w", 0o600);
+        const stream = handle.createWriteStream();
+        // exceljs listens for the file's errors only once it ends the file; one before (a full disk) must fail the command too.
+        const broken = new Promise<never>((_, reject) => stream.once("error", reject));
+        await Promise.race([writeBankPaymentSheet(new ExcelJS.stream.xlsx.WorkbookWriter({ stream, useStyles: true, useSharedStrings: false }), lira, opts.locale), broken]);
+      }
       const total = lira.reduce((sum, w) => sum + w.amount, 0n);
       if (session.out.json) return session.out.data({ file, count: lira.length, total });
       session.out.line(`Wrote ${lira.length} withdrawal(s), ${formatMoney(total, "TRY")} in all, to ${file}.`);
