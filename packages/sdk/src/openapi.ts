@@ -183,7 +183,7 @@ export interface paths {
          * Get your statement
          * @description Your ledger of one currency over whole UTC days, for your accounts: the opening balance, every movement with the balance after it, and the closing balance. The balance is the money you own, `available + held` of GET /v1/balance: money held for a withdrawal is yours until the withdrawal completes, so a hold and a release have amount 0 (their `availableChange` and `heldChange` show the move) and the withdrawal's debit is when it leaves. openingBalance plus every amount is closingBalance, exactly.
          *
-         *     `from` and `to` are dates (YYYY-MM-DD), both included: the statement covers [from 00:00 UTC, the day after to 00:00 UTC), at most 366 days. A statement has no size limit: it is sent as it is read (chunked), however many movements the range holds; should the gateway fail once the response has begun, it breaks the connection off rather than end the document, so a JSON statement that parses, or a CSV one that ends with its closing_balance row, is whole. `format=csv` answers the same statement as `text/csv` (UTF-8, CRLF, RFC 4180) to download: a header row, an opening row, one row per movement and a closing row, each amount in the smallest unit and with two decimals; a text value starting with = + - @ gets a leading apostrophe so a spreadsheet never runs it. Errors are JSON whatever the format.
+         *     `from` and `to` are dates (YYYY-MM-DD), both included: the statement covers [from 00:00 UTC, the day after to 00:00 UTC), at most 366 days. A statement has no size limit: it is sent as it is read (chunked), however many movements the range holds; should the gateway fail once the response has begun, it breaks the connection off rather than end the document, so a JSON statement that parses, or a CSV one that ends with its closing_balance row, is whole. `format=csv` answers the same statement as `text/csv` (UTF-8, CRLF, RFC 4180) to download: a header row, an opening row, one row per movement and a closing row, each amount in the smallest unit and with two decimals; a text value starting with = + - @ gets a leading apostrophe so a spreadsheet never runs it. The file starts with a UTF-8 byte-order mark (U+FEFF), so Excel reads it as UTF-8. `format=xlsx` answers the same rows as an Excel workbook: one sheet, a bold frozen header row, times as date cells in UTC, amounts as numbers (the smallest unit, and the currency with two decimals shown), ids and kinds as text. `locale` is the language of a file: `en` (default) as above; `tr` gives Turkish headers and, for CSV, `;` between cells and a decimal comma (`1500,50`, no thousands separator), as Excel set to Turkish reads it; times (ISO 8601 UTC) and kinds (`opening_balance`, `deposit_credit`, …) are the same in both. The JSON is the same whatever the locale. Errors are JSON whatever the format.
          */
         get: operations["getStatement"];
         put?: never;
@@ -417,6 +417,11 @@ export interface components {
              * @description Where to send the customer; carries a token in its query string
              */
             checkoutUrl: string;
+            /**
+             * Format: uri
+             * @description Where the checkout page sends the customer back, as stored (normalised); present only when the deposit was created with one
+             */
+            returnUrl?: string;
             /** @description The bank the merchant chose, null when none */
             bankCode: string | null;
             customer: components["schemas"]["Customer"];
@@ -763,6 +768,75 @@ export interface components {
                 };
             };
         };
+        /** @description - `METHOD_NOT_ALLOWED`: The path exists but not with this method (a GET of a POST-only path, a PUT, an OPTIONS): `Allow` lists the methods it takes. Checked before authentication. A client made from this document never sends one */
+        Error405: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                Allow: components["headers"]["Allow"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "METHOD_NOT_ALLOWED",
+                 *         "message": "The path exists but not with this method (a GET of a POST-only path, a PUT, an OPTIONS): `Allow` lists the methods it takes. Checked before authentication. A client made from this document never sends one"
+                 *       },
+                 *       "timestamp": 1795342864
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "METHOD_NOT_ALLOWED";
+                        message: string;
+                        /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
+                        details?: {
+                            [key: string]: string;
+                        };
+                    };
+                    /** @description Unix time in seconds of the response */
+                    timestamp: number;
+                };
+            };
+        };
+        /** @description - `REQUEST_TIMEOUT`: The request was not received completely within the server's timeouts; the connection is closed */
+        Error408: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "REQUEST_TIMEOUT",
+                 *         "message": "The request was not received completely within the server's timeouts; the connection is closed"
+                 *       },
+                 *       "timestamp": 1795342864
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "REQUEST_TIMEOUT";
+                        message: string;
+                        /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
+                        details?: {
+                            [key: string]: string;
+                        };
+                    };
+                    /** @description Unix time in seconds of the response */
+                    timestamp: number;
+                };
+            };
+        };
         /** @description - `PAYLOAD_TOO_LARGE`: The body is larger than 64 KiB */
         Error413: {
             headers: {
@@ -855,6 +929,40 @@ export interface components {
                     error: {
                         /** @enum {string} */
                         code: "RATE_LIMITED";
+                        message: string;
+                        /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
+                        details?: {
+                            [key: string]: string;
+                        };
+                    };
+                    /** @description Unix time in seconds of the response */
+                    timestamp: number;
+                };
+            };
+        };
+        /** @description - `HEADERS_TOO_LARGE`: The request headers are larger than 16 KiB; the connection is closed */
+        Error431: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "HEADERS_TOO_LARGE",
+                 *         "message": "The request headers are larger than 16 KiB; the connection is closed"
+                 *       },
+                 *       "timestamp": 1795342864
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "HEADERS_TOO_LARGE";
                         message: string;
                         /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
                         details?: {
@@ -972,10 +1080,18 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description The request's id (a valid incoming X-Request-Id is echoed); quote it to support. */
+        /**
+         * @description The request's id (a valid incoming X-Request-Id, `[A-Za-z0-9._:-]{1,128}`, is echoed; otherwise one is made); quote it to support.
+         * @example req_VgDYjkkU2Xtnw45eIggqSg
+         */
         "X-Request-Id": string;
         /** @description Whole seconds to wait before retrying. */
         "Retry-After": number;
+        /**
+         * @description The methods this path takes, e.g. `GET, HEAD`.
+         * @example GET, HEAD
+         */
+        Allow: string;
     };
     pathItems: never;
 }
@@ -1003,18 +1119,26 @@ export interface operations {
                      *       "data": {
                      *         "banks": [
                      *           {
-                     *             "_id": "ziraat",
-                     *             "name": "Ziraat Bankası",
+                     *             "_id": "bnk_aT0yzWAiN2ssowz9voJJKX",
+                     *             "name": "Türkiye Cumhuriyeti Ziraat Bankası",
                      *             "code": "0010",
                      *             "minAmount": 1000,
                      *             "maxAmount": 5000000,
                      *             "logo": "https://pay.example.com/assets/banks/0010.svg"
                      *           },
                      *           {
+                     *             "_id": "bnk_0p-wPL3DK5O9U7dI55jyEo",
+                     *             "name": "Akbank",
+                     *             "code": "0046",
+                     *             "minAmount": 1000,
+                     *             "maxAmount": 5000000,
+                     *             "logo": "https://pay.example.com/assets/banks/0046.svg"
+                     *           },
+                     *           {
                      *             "_id": "FAST",
                      *             "name": "FAST",
                      *             "code": "FAST",
-                     *             "minAmount": 1000,
+                     *             "minAmount": 100,
                      *             "maxAmount": 10000000
                      *           }
                      *         ]
@@ -1028,9 +1152,12 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -1039,8 +1166,11 @@ export interface operations {
     getDepositByProcessId: {
         parameters: {
             query: {
-                /** @description Your processId of the deposit */
-                processId: string;
+                /**
+                 * @description Your processId of the deposit: 1 to 50 characters, kept exactly as sent: no whitespace at either end, no control characters or bidirectional overrides
+                 * @example order-1001
+                 */
+                processId: string & (unknown & unknown);
             };
             header?: never;
             path?: never;
@@ -1059,7 +1189,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "transactionId": "dep_5hGk2QmT9xYb7LwN",
+                     *         "transactionId": "dep_DLJ1ewVC0-cK6aIcn1PvxA",
                      *         "type": "deposit",
                      *         "processId": "order-1001",
                      *         "amount": 150000,
@@ -1067,13 +1197,14 @@ export interface operations {
                      *         "currency": "TRY",
                      *         "status": "completed",
                      *         "assignedAccount": {
-                     *           "bankName": "Ziraat Bankası",
-                     *           "accountName": "Örnek Ödeme A.Ş.",
-                     *           "iban": "TR330006100519786457841326"
+                     *           "bankName": "Türkiye Cumhuriyeti Ziraat Bankası",
+                     *           "accountName": "Örnek Ödeme Hizmetleri A.Ş.",
+                     *           "iban": "TR190001000000058412763901"
                      *         },
-                     *         "reference": "K7P2QX",
-                     *         "checkoutUrl": "https://pay.example.com/checkout?token=q2VwZ0x9fX3kT8bR1mN4sA",
-                     *         "bankCode": "ziraat",
+                     *         "reference": "K7M2QX9P",
+                     *         "checkoutUrl": "https://pay.example.com/checkout?token=zm1YmXXfIOAb1khpA11OJjAT8nkevmR0",
+                     *         "returnUrl": "https://shop.example.com/orders/order-1001",
+                     *         "bankCode": "bnk_aT0yzWAiN2ssowz9voJJKX",
                      *         "customer": {
                      *           "id": "cust-42",
                      *           "name": "Ayşe Yılmaz",
@@ -1132,9 +1263,12 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -1154,7 +1288,7 @@ export interface operations {
                  *       "processId": "order-1001",
                  *       "amount": 150000,
                  *       "currency": "TRY",
-                 *       "bankCode": "ziraat",
+                 *       "bankCode": "bnk_aT0yzWAiN2ssowz9voJJKX",
                  *       "customer": {
                  *         "id": "cust-42",
                  *         "name": "Ayşe Yılmaz",
@@ -1162,23 +1296,34 @@ export interface operations {
                  *       },
                  *       "metadata": {
                  *         "cartId": "c-9001"
-                 *       }
+                 *       },
+                 *       "returnUrl": "https://shop.example.com/orders/order-1001"
                  *     }
                  */
                 "application/json": {
-                    processId: string;
-                    /** @description Integer in the smallest currency unit (kuruş for TRY) */
+                    /** @description Your id of this deposit: 1 to 50 characters, kept exactly as sent: no whitespace at either end, no control characters or bidirectional overrides. Unique among your deposits (withdrawals have their own): a second deposit with it is 400 DUPLICATE_TRANSACTION, whose `error.details.transactionId` is the first; checked by the deposit service. */
+                    processId: string & (unknown & unknown);
+                    /** @description Integer in the smallest currency unit (kuruş for TRY). It must also lie within the chosen bank's `minAmount`..`maxAmount` of GET /v1/available-banks (without `bankCode`, your widest limits): otherwise 400 AMOUNT_OUT_OF_RANGE, checked by the deposit service because the limits are per bank and per merchant. */
                     amount: number;
+                    /** @description Currency code (any case, surrounding spaces ignored); default `TRY`. One of the currencies this gateway is configured for (by default only TRY): another is 400 VALIDATION_ERROR naming the currencies, checked by the service because the list is configuration. */
                     currency?: string | null;
+                    /** @description A bank's `_id` (`bnk_…`) or `FAST` from GET /v1/available-banks, at most 40 characters; null or absent: any of your banks. One not open to you now is 400 VALIDATION_ERROR, and a listed bank with no receiving account free is 400 BANK_UNAVAILABLE; both checked by the deposit service against the catalog. */
                     bankCode?: string | null;
+                    /** @description Your customer, as you know them. */
                     customer: {
-                        id: string;
-                        name: string;
-                        username: string;
+                        /** @description Your id of the customer: trimmed, then 1 to 200 characters (counted in UTF-16 code units: a character outside the Basic Multilingual Plane, such as an emoji, counts 2), none of them a control character or bidirectional override. */
+                        id: string & (unknown & unknown);
+                        /** @description The customer's full name: trimmed, then 1 to 200 characters (counted in UTF-16 code units: a character outside the Basic Multilingual Plane, such as an emoji, counts 2), none of them a control character or bidirectional override. */
+                        name: string & (unknown & unknown);
+                        /** @description The customer's username: trimmed, then 1 to 200 characters (counted in UTF-16 code units: a character outside the Basic Multilingual Plane, such as an emoji, counts 2), none of them a control character or bidirectional override. */
+                        username: string & (unknown & unknown);
                     };
+                    /** @description Any JSON object, echoed back in the deposit record and its callbacks: at most 8 KiB as JSON text (checked by the deposit service) and nested at most 32 levels deep. */
                     metadata?: {
                         [key: string]: unknown;
                     } | null;
+                    /** @description Where the checkout page sends the customer back to you: an absolute https URL (http only for sandbox merchants), at most 2,000 characters, without credentials. Stored normalised (as a browser would open it) and shown as the deposit's returnUrl. */
+                    returnUrl?: (string & (unknown & unknown)) | null;
                 };
             };
         };
@@ -1194,7 +1339,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "transactionId": "dep_5hGk2QmT9xYb7LwN",
+                     *         "transactionId": "dep_DLJ1ewVC0-cK6aIcn1PvxA",
                      *         "type": "deposit",
                      *         "processId": "order-1001",
                      *         "amount": 150000,
@@ -1202,13 +1347,14 @@ export interface operations {
                      *         "currency": "TRY",
                      *         "status": "pending",
                      *         "assignedAccount": {
-                     *           "bankName": "Ziraat Bankası",
-                     *           "accountName": "Örnek Ödeme A.Ş.",
-                     *           "iban": "TR330006100519786457841326"
+                     *           "bankName": "Türkiye Cumhuriyeti Ziraat Bankası",
+                     *           "accountName": "Örnek Ödeme Hizmetleri A.Ş.",
+                     *           "iban": "TR190001000000058412763901"
                      *         },
-                     *         "reference": "K7P2QX",
-                     *         "checkoutUrl": "https://pay.example.com/checkout?token=q2VwZ0x9fX3kT8bR1mN4sA",
-                     *         "bankCode": "ziraat",
+                     *         "reference": "K7M2QX9P",
+                     *         "checkoutUrl": "https://pay.example.com/checkout?token=zm1YmXXfIOAb1khpA11OJjAT8nkevmR0",
+                     *         "returnUrl": "https://shop.example.com/orders/order-1001",
+                     *         "bankCode": "bnk_aT0yzWAiN2ssowz9voJJKX",
                      *         "customer": {
                      *           "id": "cust-42",
                      *           "name": "Ayşe Yılmaz",
@@ -1271,9 +1417,12 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -1284,7 +1433,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The `transactionId` the gateway returned */
+                /**
+                 * @description The deposit's `transactionId` as the gateway returned it (`dep_` and 22 URL-safe characters). Ids are at most 40 characters; any other string is simply not found (404).
+                 * @example dep_DLJ1ewVC0-cK6aIcn1PvxA
+                 */
                 transactionId: string;
             };
             cookie?: never;
@@ -1302,7 +1454,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "transactionId": "dep_5hGk2QmT9xYb7LwN",
+                     *         "transactionId": "dep_DLJ1ewVC0-cK6aIcn1PvxA",
                      *         "type": "deposit",
                      *         "processId": "order-1001",
                      *         "amount": 150000,
@@ -1310,13 +1462,14 @@ export interface operations {
                      *         "currency": "TRY",
                      *         "status": "completed",
                      *         "assignedAccount": {
-                     *           "bankName": "Ziraat Bankası",
-                     *           "accountName": "Örnek Ödeme A.Ş.",
-                     *           "iban": "TR330006100519786457841326"
+                     *           "bankName": "Türkiye Cumhuriyeti Ziraat Bankası",
+                     *           "accountName": "Örnek Ödeme Hizmetleri A.Ş.",
+                     *           "iban": "TR190001000000058412763901"
                      *         },
-                     *         "reference": "K7P2QX",
-                     *         "checkoutUrl": "https://pay.example.com/checkout?token=q2VwZ0x9fX3kT8bR1mN4sA",
-                     *         "bankCode": "ziraat",
+                     *         "reference": "K7M2QX9P",
+                     *         "checkoutUrl": "https://pay.example.com/checkout?token=zm1YmXXfIOAb1khpA11OJjAT8nkevmR0",
+                     *         "returnUrl": "https://shop.example.com/orders/order-1001",
+                     *         "bankCode": "bnk_aT0yzWAiN2ssowz9voJJKX",
                      *         "customer": {
                      *           "id": "cust-42",
                      *           "name": "Ayşe Yılmaz",
@@ -1375,9 +1528,12 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -1388,7 +1544,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The `transactionId` the gateway returned */
+                /**
+                 * @description The deposit's `transactionId` as the gateway returned it (`dep_` and 22 URL-safe characters). Ids are at most 40 characters; any other string is simply not found (404).
+                 * @example dep_DLJ1ewVC0-cK6aIcn1PvxA
+                 */
                 transactionId: string;
             };
             cookie?: never;
@@ -1406,7 +1565,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "transactionId": "dep_5hGk2QmT9xYb7LwN",
+                     *         "transactionId": "dep_DLJ1ewVC0-cK6aIcn1PvxA",
                      *         "type": "deposit",
                      *         "processId": "order-1001",
                      *         "amount": 150000,
@@ -1414,13 +1573,14 @@ export interface operations {
                      *         "currency": "TRY",
                      *         "status": "cancelled",
                      *         "assignedAccount": {
-                     *           "bankName": "Ziraat Bankası",
-                     *           "accountName": "Örnek Ödeme A.Ş.",
-                     *           "iban": "TR330006100519786457841326"
+                     *           "bankName": "Türkiye Cumhuriyeti Ziraat Bankası",
+                     *           "accountName": "Örnek Ödeme Hizmetleri A.Ş.",
+                     *           "iban": "TR190001000000058412763901"
                      *         },
-                     *         "reference": "K7P2QX",
-                     *         "checkoutUrl": "https://pay.example.com/checkout?token=q2VwZ0x9fX3kT8bR1mN4sA",
-                     *         "bankCode": "ziraat",
+                     *         "reference": "K7M2QX9P",
+                     *         "checkoutUrl": "https://pay.example.com/checkout?token=zm1YmXXfIOAb1khpA11OJjAT8nkevmR0",
+                     *         "returnUrl": "https://shop.example.com/orders/order-1001",
+                     *         "bankCode": "bnk_aT0yzWAiN2ssowz9voJJKX",
                      *         "customer": {
                      *           "id": "cust-42",
                      *           "name": "Ayşe Yılmaz",
@@ -1479,6 +1639,8 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             /** @description - `INVALID_TRANSACTION_STATE`: The transaction's status does not allow this move; `error.details.status` is its status */
             409: {
                 headers: {
@@ -1516,6 +1678,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -1524,8 +1687,11 @@ export interface operations {
     getWithdrawalByProcessId: {
         parameters: {
             query: {
-                /** @description Your processId of the withdrawal */
-                processId: string;
+                /**
+                 * @description Your processId of the withdrawal: 1 to 50 characters, kept exactly as sent: no whitespace at either end, no control characters or bidirectional overrides
+                 * @example payout-2001
+                 */
+                processId: string & (unknown & unknown);
             };
             header?: never;
             path?: never;
@@ -1544,15 +1710,15 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "transactionId": "wd_8cJr3VnQ1zKe6HsP",
+                     *         "transactionId": "wdr_3S_1bc8dtVWlJ4jbob7ymA",
                      *         "type": "withdrawal",
                      *         "processId": "payout-2001",
                      *         "amount": 50000,
                      *         "currency": "TRY",
                      *         "status": "pending",
-                     *         "bankId": null,
+                     *         "bankId": "bnk_0p-wPL3DK5O9U7dI55jyEo",
                      *         "accountName": "Mehmet Demir",
-                     *         "iban": "TR320010009999901234567890",
+                     *         "iban": "TR640004600000187230459611",
                      *         "userId": "cust-42",
                      *         "userName": "mehmet",
                      *         "name": "Mehmet Demir",
@@ -1605,9 +1771,12 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -1626,24 +1795,33 @@ export interface operations {
                  * @example {
                  *       "processId": "payout-2001",
                  *       "amount": 50000,
+                 *       "bankId": "bnk_0p-wPL3DK5O9U7dI55jyEo",
                  *       "accountName": "Mehmet Demir",
-                 *       "iban": "TR320010009999901234567890",
+                 *       "iban": "TR640004600000187230459611",
                  *       "userId": "cust-42",
                  *       "userName": "mehmet",
                  *       "name": "Mehmet Demir"
                  *     }
                  */
                 "application/json": {
-                    processId: string;
-                    /** @description Integer in the smallest currency unit (kuruş for TRY) */
+                    /** @description Your id of this withdrawal: 1 to 50 characters, kept exactly as sent: no whitespace at either end, no control characters or bidirectional overrides. Unique among your withdrawals (deposits have their own): a second withdrawal with it is 400 DUPLICATE_TRANSACTION, whose `error.details.transactionId` is the first; checked by the payout service. */
+                    processId: string & (unknown & unknown);
+                    /** @description Integer in the smallest currency unit (kuruş for TRY). At most your `available` balance in this currency (GET /v1/balance): otherwise 400 INSUFFICIENT_BALANCE and nothing changes, checked by the payout service as it holds the amount. */
                     amount: number;
+                    /** @description Currency code (any case, surrounding spaces ignored); default `TRY`. One of the currencies this gateway is configured for (by default only TRY): another is 400 VALIDATION_ERROR naming the currencies, checked by the service because the list is configuration. */
                     currency?: string | null;
+                    /** @description The recipient's bank: a bank's `_id` (`bnk_…`) from GET /v1/available-banks, at most 40 characters; null or absent: not named. One the bank catalog does not know is 400 VALIDATION_ERROR, checked by the payout service. */
                     bankId?: string | null;
-                    accountName: string;
+                    /** @description The recipient's account holder: trimmed, then 1 to 200 characters (counted in UTF-16 code units: a character outside the Basic Multilingual Plane, such as an emoji, counts 2), none of them a control character or bidirectional override. */
+                    accountName: string & (unknown & unknown);
+                    /** @description The recipient's Turkish IBAN, at most 100 characters as sent. Spaces are removed and letters upper-cased; what is left must be 26 characters, start with `TR` and carry valid ISO 13616 mod-97 check digits (`TR64 0004 6000 0018 7230 4596 11` is fine): otherwise 400 INVALID_IBAN, checked by the payout service. */
                     iban: string;
-                    userId: string;
-                    userName: string;
-                    name: string;
+                    /** @description Your id of the customer: trimmed, then 1 to 200 characters (counted in UTF-16 code units: a character outside the Basic Multilingual Plane, such as an emoji, counts 2), none of them a control character or bidirectional override. */
+                    userId: string & (unknown & unknown);
+                    /** @description The customer's username: trimmed, then 1 to 200 characters (counted in UTF-16 code units: a character outside the Basic Multilingual Plane, such as an emoji, counts 2), none of them a control character or bidirectional override. */
+                    userName: string & (unknown & unknown);
+                    /** @description The customer's full name: trimmed, then 1 to 200 characters (counted in UTF-16 code units: a character outside the Basic Multilingual Plane, such as an emoji, counts 2), none of them a control character or bidirectional override. */
+                    name: string & (unknown & unknown);
                 };
             };
         };
@@ -1659,15 +1837,15 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "transactionId": "wd_8cJr3VnQ1zKe6HsP",
+                     *         "transactionId": "wdr_3S_1bc8dtVWlJ4jbob7ymA",
                      *         "type": "withdrawal",
                      *         "processId": "payout-2001",
                      *         "amount": 50000,
                      *         "currency": "TRY",
                      *         "status": "pending",
-                     *         "bankId": null,
+                     *         "bankId": "bnk_0p-wPL3DK5O9U7dI55jyEo",
                      *         "accountName": "Mehmet Demir",
-                     *         "iban": "TR320010009999901234567890",
+                     *         "iban": "TR640004600000187230459611",
                      *         "userId": "cust-42",
                      *         "userName": "mehmet",
                      *         "name": "Mehmet Demir",
@@ -1724,9 +1902,12 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -1737,7 +1918,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The `transactionId` the gateway returned */
+                /**
+                 * @description The withdrawal's `transactionId` as the gateway returned it (`wdr_` and 22 URL-safe characters). Ids are at most 40 characters; any other string is simply not found (404).
+                 * @example wdr_3S_1bc8dtVWlJ4jbob7ymA
+                 */
                 transactionId: string;
             };
             cookie?: never;
@@ -1755,15 +1939,15 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "transactionId": "wd_8cJr3VnQ1zKe6HsP",
+                     *         "transactionId": "wdr_3S_1bc8dtVWlJ4jbob7ymA",
                      *         "type": "withdrawal",
                      *         "processId": "payout-2001",
                      *         "amount": 50000,
                      *         "currency": "TRY",
                      *         "status": "pending",
-                     *         "bankId": null,
+                     *         "bankId": "bnk_0p-wPL3DK5O9U7dI55jyEo",
                      *         "accountName": "Mehmet Demir",
-                     *         "iban": "TR320010009999901234567890",
+                     *         "iban": "TR640004600000187230459611",
                      *         "userId": "cust-42",
                      *         "userName": "mehmet",
                      *         "name": "Mehmet Demir",
@@ -1816,9 +2000,12 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -1829,7 +2016,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The `transactionId` the gateway returned */
+                /**
+                 * @description The withdrawal's `transactionId` as the gateway returned it (`wdr_` and 22 URL-safe characters). Ids are at most 40 characters; any other string is simply not found (404).
+                 * @example wdr_3S_1bc8dtVWlJ4jbob7ymA
+                 */
                 transactionId: string;
             };
             cookie?: never;
@@ -1847,15 +2037,15 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "transactionId": "wd_8cJr3VnQ1zKe6HsP",
+                     *         "transactionId": "wdr_3S_1bc8dtVWlJ4jbob7ymA",
                      *         "type": "withdrawal",
                      *         "processId": "payout-2001",
                      *         "amount": 50000,
                      *         "currency": "TRY",
                      *         "status": "cancelled",
-                     *         "bankId": null,
+                     *         "bankId": "bnk_0p-wPL3DK5O9U7dI55jyEo",
                      *         "accountName": "Mehmet Demir",
-                     *         "iban": "TR320010009999901234567890",
+                     *         "iban": "TR640004600000187230459611",
                      *         "userId": "cust-42",
                      *         "userName": "mehmet",
                      *         "name": "Mehmet Demir",
@@ -1908,6 +2098,8 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             /** @description - `INVALID_TRANSACTION_STATE`: The transaction's status does not allow this move; `error.details.status` is its status */
             409: {
                 headers: {
@@ -1945,6 +2137,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -1987,9 +2180,12 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -2004,8 +2200,10 @@ export interface operations {
                 from: string;
                 /** @description The last day, YYYY-MM-DD (UTC), included; not before `from` */
                 to: string;
-                /** @description json (default) or csv */
-                format?: "json" | "csv";
+                /** @description json (default), csv or xlsx */
+                format?: "json" | "csv" | "xlsx";
+                /** @description The language of a csv or xlsx file: en (default) or tr (Turkish headers; a CSV with ; between cells and decimal commas) */
+                locale?: "en" | "tr";
             };
             header?: never;
             path?: never;
@@ -2017,7 +2215,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    /** @description CSV answers only: `attachment` with the file's name */
+                    /** @description File answers (CSV, XLSX) only: `attachment` with the file's name */
                     "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
@@ -2039,7 +2237,7 @@ export interface operations {
                      *             "availableChange": 150000,
                      *             "heldChange": 0,
                      *             "balanceAfter": 1350000,
-                     *             "transactionId": "dep_5hGk2QmT9xYb7LwN",
+                     *             "transactionId": "dep_DLJ1ewVC0-cK6aIcn1PvxA",
                      *             "processId": "order-1001"
                      *           },
                      *           {
@@ -2049,7 +2247,7 @@ export interface operations {
                      *             "availableChange": -50000,
                      *             "heldChange": 50000,
                      *             "balanceAfter": 1350000,
-                     *             "transactionId": "wd_8cJr3VnQ1zKe6HsP",
+                     *             "transactionId": "wdr_3S_1bc8dtVWlJ4jbob7ymA",
                      *             "processId": "payout-2001"
                      *           },
                      *           {
@@ -2059,7 +2257,7 @@ export interface operations {
                      *             "availableChange": 0,
                      *             "heldChange": -50000,
                      *             "balanceAfter": 1300000,
-                     *             "transactionId": "wd_8cJr3VnQ1zKe6HsP",
+                     *             "transactionId": "wdr_3S_1bc8dtVWlJ4jbob7ymA",
                      *             "processId": "payout-2001"
                      *           }
                      *         ]
@@ -2071,20 +2269,24 @@ export interface operations {
                     /**
                      * @example Time,Kind,Amount (kuruş),Amount (TRY),Balance after (kuruş),Balance after (TRY),Transaction ID,Process ID
                      *     2026-11-22T00:00:00.000Z,opening_balance,,,1200000,12000.00,,
-                     *     2026-11-22T10:05:12.345Z,deposit_credit,150000,1500.00,1350000,13500.00,dep_5hGk2QmT9xYb7LwN,order-1001
-                     *     2026-11-22T11:00:00.000Z,withdrawal_hold,0,0.00,1350000,13500.00,wd_8cJr3VnQ1zKe6HsP,payout-2001
-                     *     2026-11-22T11:02:30.000Z,withdrawal_debit,-50000,-500.00,1300000,13000.00,wd_8cJr3VnQ1zKe6HsP,payout-2001
+                     *     2026-11-22T10:05:12.345Z,deposit_credit,150000,1500.00,1350000,13500.00,dep_DLJ1ewVC0-cK6aIcn1PvxA,order-1001
+                     *     2026-11-22T11:00:00.000Z,withdrawal_hold,0,0.00,1350000,13500.00,wdr_3S_1bc8dtVWlJ4jbob7ymA,payout-2001
+                     *     2026-11-22T11:02:30.000Z,withdrawal_debit,-50000,-500.00,1300000,13000.00,wdr_3S_1bc8dtVWlJ4jbob7ymA,payout-2001
                      *     2026-11-23T00:00:00.000Z,closing_balance,,,1300000,13000.00,,
                      */
                     "text/csv": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
                 };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -2125,15 +2327,15 @@ export interface operations {
                      *       "data": {
                      *         "items": [
                      *           {
-                     *             "transactionId": "wd_8cJr3VnQ1zKe6HsP",
+                     *             "transactionId": "wdr_3S_1bc8dtVWlJ4jbob7ymA",
                      *             "type": "withdrawal",
                      *             "processId": "payout-2001",
                      *             "amount": 50000,
                      *             "currency": "TRY",
                      *             "status": "pending",
-                     *             "bankId": null,
+                     *             "bankId": "bnk_0p-wPL3DK5O9U7dI55jyEo",
                      *             "accountName": "Mehmet Demir",
-                     *             "iban": "TR320010009999901234567890",
+                     *             "iban": "TR640004600000187230459611",
                      *             "userId": "cust-42",
                      *             "userName": "mehmet",
                      *             "name": "Mehmet Demir",
@@ -2144,7 +2346,7 @@ export interface operations {
                      *             "completedAt": null
                      *           },
                      *           {
-                     *             "transactionId": "dep_5hGk2QmT9xYb7LwN",
+                     *             "transactionId": "dep_DLJ1ewVC0-cK6aIcn1PvxA",
                      *             "type": "deposit",
                      *             "processId": "order-1001",
                      *             "amount": 150000,
@@ -2152,13 +2354,14 @@ export interface operations {
                      *             "currency": "TRY",
                      *             "status": "completed",
                      *             "assignedAccount": {
-                     *               "bankName": "Ziraat Bankası",
-                     *               "accountName": "Örnek Ödeme A.Ş.",
-                     *               "iban": "TR330006100519786457841326"
+                     *               "bankName": "Türkiye Cumhuriyeti Ziraat Bankası",
+                     *               "accountName": "Örnek Ödeme Hizmetleri A.Ş.",
+                     *               "iban": "TR190001000000058412763901"
                      *             },
-                     *             "reference": "K7P2QX",
-                     *             "checkoutUrl": "https://pay.example.com/checkout?token=q2VwZ0x9fX3kT8bR1mN4sA",
-                     *             "bankCode": "ziraat",
+                     *             "reference": "K7M2QX9P",
+                     *             "checkoutUrl": "https://pay.example.com/checkout?token=zm1YmXXfIOAb1khpA11OJjAT8nkevmR0",
+                     *             "returnUrl": "https://shop.example.com/orders/order-1001",
+                     *             "bankCode": "bnk_aT0yzWAiN2ssowz9voJJKX",
                      *             "customer": {
                      *               "id": "cust-42",
                      *               "name": "Ayşe Yılmaz",
@@ -2186,9 +2389,12 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -2199,7 +2405,10 @@ export interface operations {
             query?: {
                 /** @description Only events in this delivery state */
                 deliveryStatus?: "pending" | "delivered" | "failed";
-                /** @description Only the events of this transaction */
+                /**
+                 * @description Only the events of this deposit or withdrawal (at most 40 characters); one that is not yours lists nothing
+                 * @example dep_DLJ1ewVC0-cK6aIcn1PvxA
+                 */
                 transactionId?: string;
                 /** @description Page size, 1 to 100 (default 20) */
                 limit?: number;
@@ -2225,11 +2434,11 @@ export interface operations {
                      *       "data": {
                      *         "items": [
                      *           {
-                     *             "id": "evt_3nQp7RwX2kLm9TsV",
+                     *             "id": "evt_FxNAOaUBqTo4BHhZjbj1YQ",
                      *             "type": "deposit.completed",
                      *             "createdAt": "2026-11-22T10:21:04.512Z",
                      *             "data": {
-                     *               "transactionId": "dep_5hGk2QmT9xYb7LwN",
+                     *               "transactionId": "dep_DLJ1ewVC0-cK6aIcn1PvxA",
                      *               "type": "deposit",
                      *               "processId": "order-1001",
                      *               "amount": 150000,
@@ -2237,13 +2446,14 @@ export interface operations {
                      *               "currency": "TRY",
                      *               "status": "completed",
                      *               "assignedAccount": {
-                     *                 "bankName": "Ziraat Bankası",
-                     *                 "accountName": "Örnek Ödeme A.Ş.",
-                     *                 "iban": "TR330006100519786457841326"
+                     *                 "bankName": "Türkiye Cumhuriyeti Ziraat Bankası",
+                     *                 "accountName": "Örnek Ödeme Hizmetleri A.Ş.",
+                     *                 "iban": "TR190001000000058412763901"
                      *               },
-                     *               "reference": "K7P2QX",
-                     *               "checkoutUrl": "https://pay.example.com/checkout?token=q2VwZ0x9fX3kT8bR1mN4sA",
-                     *               "bankCode": "ziraat",
+                     *               "reference": "K7M2QX9P",
+                     *               "checkoutUrl": "https://pay.example.com/checkout?token=zm1YmXXfIOAb1khpA11OJjAT8nkevmR0",
+                     *               "returnUrl": "https://shop.example.com/orders/order-1001",
+                     *               "bankCode": "bnk_aT0yzWAiN2ssowz9voJJKX",
                      *               "customer": {
                      *                 "id": "cust-42",
                      *                 "name": "Ayşe Yılmaz",
@@ -2286,9 +2496,12 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -2299,7 +2512,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The event id: a callback's `X-Event-Id` (or `webhook-id`), or an `id` from GET /v1/events */
+                /**
+                 * @description The event id (`evt_` and 22 URL-safe characters): a callback's `X-Event-Id` (or `webhook-id`), or an `id` from GET /v1/events. Ids are at most 40 characters; any other string is simply not found (404).
+                 * @example evt_FxNAOaUBqTo4BHhZjbj1YQ
+                 */
                 eventId: string;
             };
             cookie?: never;
@@ -2317,11 +2533,11 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "evt_3nQp7RwX2kLm9TsV",
+                     *         "id": "evt_FxNAOaUBqTo4BHhZjbj1YQ",
                      *         "type": "deposit.completed",
                      *         "createdAt": "2026-11-22T10:21:04.512Z",
                      *         "data": {
-                     *           "transactionId": "dep_5hGk2QmT9xYb7LwN",
+                     *           "transactionId": "dep_DLJ1ewVC0-cK6aIcn1PvxA",
                      *           "type": "deposit",
                      *           "processId": "order-1001",
                      *           "amount": 150000,
@@ -2329,13 +2545,14 @@ export interface operations {
                      *           "currency": "TRY",
                      *           "status": "completed",
                      *           "assignedAccount": {
-                     *             "bankName": "Ziraat Bankası",
-                     *             "accountName": "Örnek Ödeme A.Ş.",
-                     *             "iban": "TR330006100519786457841326"
+                     *             "bankName": "Türkiye Cumhuriyeti Ziraat Bankası",
+                     *             "accountName": "Örnek Ödeme Hizmetleri A.Ş.",
+                     *             "iban": "TR190001000000058412763901"
                      *           },
-                     *           "reference": "K7P2QX",
-                     *           "checkoutUrl": "https://pay.example.com/checkout?token=q2VwZ0x9fX3kT8bR1mN4sA",
-                     *           "bankCode": "ziraat",
+                     *           "reference": "K7M2QX9P",
+                     *           "checkoutUrl": "https://pay.example.com/checkout?token=zm1YmXXfIOAb1khpA11OJjAT8nkevmR0",
+                     *           "returnUrl": "https://shop.example.com/orders/order-1001",
+                     *           "bankCode": "bnk_aT0yzWAiN2ssowz9voJJKX",
                      *           "customer": {
                      *             "id": "cust-42",
                      *             "name": "Ayşe Yılmaz",
@@ -2409,9 +2626,12 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -2422,7 +2642,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The event id: a callback's `X-Event-Id` (or `webhook-id`), or an `id` from GET /v1/events */
+                /**
+                 * @description The event id (`evt_` and 22 URL-safe characters): a callback's `X-Event-Id` (or `webhook-id`), or an `id` from GET /v1/events. Ids are at most 40 characters; any other string is simply not found (404).
+                 * @example evt_FxNAOaUBqTo4BHhZjbj1YQ
+                 */
                 eventId: string;
             };
             cookie?: never;
@@ -2440,11 +2663,11 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "evt_3nQp7RwX2kLm9TsV",
+                     *         "id": "evt_FxNAOaUBqTo4BHhZjbj1YQ",
                      *         "type": "deposit.completed",
                      *         "createdAt": "2026-11-22T10:21:04.512Z",
                      *         "data": {
-                     *           "transactionId": "dep_5hGk2QmT9xYb7LwN",
+                     *           "transactionId": "dep_DLJ1ewVC0-cK6aIcn1PvxA",
                      *           "type": "deposit",
                      *           "processId": "order-1001",
                      *           "amount": 150000,
@@ -2452,13 +2675,14 @@ export interface operations {
                      *           "currency": "TRY",
                      *           "status": "completed",
                      *           "assignedAccount": {
-                     *             "bankName": "Ziraat Bankası",
-                     *             "accountName": "Örnek Ödeme A.Ş.",
-                     *             "iban": "TR330006100519786457841326"
+                     *             "bankName": "Türkiye Cumhuriyeti Ziraat Bankası",
+                     *             "accountName": "Örnek Ödeme Hizmetleri A.Ş.",
+                     *             "iban": "TR190001000000058412763901"
                      *           },
-                     *           "reference": "K7P2QX",
-                     *           "checkoutUrl": "https://pay.example.com/checkout?token=q2VwZ0x9fX3kT8bR1mN4sA",
-                     *           "bankCode": "ziraat",
+                     *           "reference": "K7M2QX9P",
+                     *           "checkoutUrl": "https://pay.example.com/checkout?token=zm1YmXXfIOAb1khpA11OJjAT8nkevmR0",
+                     *           "returnUrl": "https://shop.example.com/orders/order-1001",
+                     *           "bankCode": "bnk_aT0yzWAiN2ssowz9voJJKX",
                      *           "customer": {
                      *             "id": "cust-42",
                      *             "name": "Ayşe Yılmaz",
@@ -2532,9 +2756,12 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -2545,7 +2772,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The `transactionId` the gateway returned */
+                /**
+                 * @description The deposit's `transactionId` as the gateway returned it (`dep_` and 22 URL-safe characters). Ids are at most 40 characters; any other string is simply not found (404).
+                 * @example dep_DLJ1ewVC0-cK6aIcn1PvxA
+                 */
                 transactionId: string;
             };
             cookie?: never;
@@ -2559,8 +2789,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description The amount transferred, an integer in the smallest currency unit; default the deposit's amount. Another amount is handled as a real transfer of it would be. */
                     amount?: number | null;
-                    senderName?: string | null;
+                    /** @description The transfer's sender name; `""`, null or absent: the deposit's customer name. Otherwise trimmed, then 1 to 200 characters (counted in UTF-16 code units: a character outside the Basic Multilingual Plane, such as an emoji, counts 2), none of them a control character or bidirectional override. */
+                    senderName?: (string & (unknown & unknown)) | null;
                 };
             };
         };
@@ -2576,7 +2808,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "transactionId": "dep_5hGk2QmT9xYb7LwN",
+                     *         "transactionId": "dep_DLJ1ewVC0-cK6aIcn1PvxA",
                      *         "type": "deposit",
                      *         "processId": "order-1001",
                      *         "amount": 150000,
@@ -2584,13 +2816,14 @@ export interface operations {
                      *         "currency": "TRY",
                      *         "status": "completed",
                      *         "assignedAccount": {
-                     *           "bankName": "Ziraat Bankası",
-                     *           "accountName": "Örnek Ödeme A.Ş.",
-                     *           "iban": "TR330006100519786457841326"
+                     *           "bankName": "Türkiye Cumhuriyeti Ziraat Bankası",
+                     *           "accountName": "Örnek Ödeme Hizmetleri A.Ş.",
+                     *           "iban": "TR190001000000058412763901"
                      *         },
-                     *         "reference": "K7P2QX",
-                     *         "checkoutUrl": "https://pay.example.com/checkout?token=q2VwZ0x9fX3kT8bR1mN4sA",
-                     *         "bankCode": "ziraat",
+                     *         "reference": "K7M2QX9P",
+                     *         "checkoutUrl": "https://pay.example.com/checkout?token=zm1YmXXfIOAb1khpA11OJjAT8nkevmR0",
+                     *         "returnUrl": "https://shop.example.com/orders/order-1001",
+                     *         "bankCode": "bnk_aT0yzWAiN2ssowz9voJJKX",
                      *         "customer": {
                      *           "id": "cust-42",
                      *           "name": "Ayşe Yılmaz",
@@ -2685,6 +2918,8 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             /** @description - `INVALID_TRANSACTION_STATE`: The transaction's status does not allow this move; `error.details.status` is its status */
             409: {
                 headers: {
@@ -2722,6 +2957,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -2732,7 +2968,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The `transactionId` the gateway returned */
+                /**
+                 * @description The deposit's `transactionId` as the gateway returned it (`dep_` and 22 URL-safe characters). Ids are at most 40 characters; any other string is simply not found (404).
+                 * @example dep_DLJ1ewVC0-cK6aIcn1PvxA
+                 */
                 transactionId: string;
             };
             cookie?: never;
@@ -2750,7 +2989,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "transactionId": "dep_5hGk2QmT9xYb7LwN",
+                     *         "transactionId": "dep_DLJ1ewVC0-cK6aIcn1PvxA",
                      *         "type": "deposit",
                      *         "processId": "order-1001",
                      *         "amount": 150000,
@@ -2758,13 +2997,14 @@ export interface operations {
                      *         "currency": "TRY",
                      *         "status": "expired",
                      *         "assignedAccount": {
-                     *           "bankName": "Ziraat Bankası",
-                     *           "accountName": "Örnek Ödeme A.Ş.",
-                     *           "iban": "TR330006100519786457841326"
+                     *           "bankName": "Türkiye Cumhuriyeti Ziraat Bankası",
+                     *           "accountName": "Örnek Ödeme Hizmetleri A.Ş.",
+                     *           "iban": "TR190001000000058412763901"
                      *         },
-                     *         "reference": "K7P2QX",
-                     *         "checkoutUrl": "https://pay.example.com/checkout?token=q2VwZ0x9fX3kT8bR1mN4sA",
-                     *         "bankCode": "ziraat",
+                     *         "reference": "K7M2QX9P",
+                     *         "checkoutUrl": "https://pay.example.com/checkout?token=zm1YmXXfIOAb1khpA11OJjAT8nkevmR0",
+                     *         "returnUrl": "https://shop.example.com/orders/order-1001",
+                     *         "bankCode": "bnk_aT0yzWAiN2ssowz9voJJKX",
                      *         "customer": {
                      *           "id": "cust-42",
                      *           "name": "Ayşe Yılmaz",
@@ -2859,6 +3099,8 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["Error405"];
+            408: components["responses"]["Error408"];
             /** @description - `INVALID_TRANSACTION_STATE`: The transaction's status does not allow this move; `error.details.status` is its status */
             409: {
                 headers: {
@@ -2896,6 +3138,7 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             504: components["responses"]["Error504"];
@@ -2923,6 +3166,7 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["Error405"];
         };
     };
     transactionCallback: {
@@ -2931,7 +3175,7 @@ export interface operations {
             header: {
                 /**
                  * @description The event id, as `id` in the body: the same on every retry. De-duplicate on it.
-                 * @example evt_3nQp7RwX2kLm9TsV
+                 * @example evt_FxNAOaUBqTo4BHhZjbj1YQ
                  */
                 "X-Event-Id": string;
                 /**
@@ -2951,7 +3195,7 @@ export interface operations {
                 "X-Signature": string;
                 /**
                  * @description Standard Webhooks: the event id (the same as X-Event-Id).
-                 * @example evt_3nQp7RwX2kLm9TsV
+                 * @example evt_FxNAOaUBqTo4BHhZjbj1YQ
                  */
                 "webhook-id": string;
                 /**
@@ -2972,11 +3216,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": "evt_3nQp7RwX2kLm9TsV",
+                 *       "id": "evt_FxNAOaUBqTo4BHhZjbj1YQ",
                  *       "type": "deposit.completed",
                  *       "createdAt": "2026-11-22T10:21:04.512Z",
                  *       "data": {
-                 *         "transactionId": "dep_5hGk2QmT9xYb7LwN",
+                 *         "transactionId": "dep_DLJ1ewVC0-cK6aIcn1PvxA",
                  *         "type": "deposit",
                  *         "processId": "order-1001",
                  *         "amount": 150000,
@@ -2984,13 +3228,14 @@ export interface operations {
                  *         "currency": "TRY",
                  *         "status": "completed",
                  *         "assignedAccount": {
-                 *           "bankName": "Ziraat Bankası",
-                 *           "accountName": "Örnek Ödeme A.Ş.",
-                 *           "iban": "TR330006100519786457841326"
+                 *           "bankName": "Türkiye Cumhuriyeti Ziraat Bankası",
+                 *           "accountName": "Örnek Ödeme Hizmetleri A.Ş.",
+                 *           "iban": "TR190001000000058412763901"
                  *         },
-                 *         "reference": "K7P2QX",
-                 *         "checkoutUrl": "https://pay.example.com/checkout?token=q2VwZ0x9fX3kT8bR1mN4sA",
-                 *         "bankCode": "ziraat",
+                 *         "reference": "K7M2QX9P",
+                 *         "checkoutUrl": "https://pay.example.com/checkout?token=zm1YmXXfIOAb1khpA11OJjAT8nkevmR0",
+                 *         "returnUrl": "https://shop.example.com/orders/order-1001",
+                 *         "bankCode": "bnk_aT0yzWAiN2ssowz9voJJKX",
                  *         "customer": {
                  *           "id": "cust-42",
                  *           "name": "Ayşe Yılmaz",
