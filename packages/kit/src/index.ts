@@ -21,6 +21,7 @@ export * from "./job-runner.js";
 export * from "./outbox.js";
 export * from "./readiness.js";
 export * from "./request.js";
+export * from "./rpc.js";
 export * from "./rpc-server.js";
 export * from "./service.js";
 export * from "./address-policy.js";

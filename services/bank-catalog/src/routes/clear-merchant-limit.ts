@@ -1,12 +1,13 @@
+import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { bankId, merchantId, parseRequest } from "../requests.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ merchantId, bankId });
 
-export function clearMerchantLimit(ctx: BankCatalogContext): Rpc<"clearMerchantLimit"> {
+export function clearMerchantLimit(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "clearMerchantLimit"> {
   return {
     // Clearing an override that does not exist succeeds: the defaults apply either way.
     async clearMerchantLimit(req) {

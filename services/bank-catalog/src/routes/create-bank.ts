@@ -1,12 +1,12 @@
 import { Code } from "@connectrpc/connect";
-import { isUniqueViolation, newId, serviceError } from "@payments/kit";
+import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { isUniqueViolation, newId, serviceError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { isValidRange } from "../limits.js";
 import { amount, bankCode, logoUrl, parseRequest, rangeError, text } from "../requests.js";
 import { bankMessage, getBankRow, type BankRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   name: text(200),
@@ -17,7 +17,7 @@ const request = z.object({
   active: z.boolean().optional(),
 });
 
-export function createBank(ctx: BankCatalogContext): Rpc<"createBank"> {
+export function createBank(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "createBank"> {
   return {
     async createBank(req) {
       const input = parseRequest(request, req);

@@ -1,12 +1,12 @@
 import { Code } from "@connectrpc/connect";
-import { isUniqueViolation, newId, serviceError, validationError } from "@payments/kit";
+import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { isUniqueViolation, newId, serviceError, validationError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { ibanBankCode, ibanMatchesBankCode } from "../limits.js";
 import { bankId, iban, parseRequest, text } from "../requests.js";
 import { getAccountRow, getBankRow, receivingAccountMessage, type ReceivingAccountRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   bankId,
@@ -17,7 +17,7 @@ const request = z.object({
   sandbox: z.boolean(),
 });
 
-export function createReceivingAccount(ctx: BankCatalogContext): Rpc<"createReceivingAccount"> {
+export function createReceivingAccount(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "createReceivingAccount"> {
   return {
     async createReceivingAccount(req) {
       const input = parseRequest(request, req);

@@ -1,11 +1,11 @@
 import { Code } from "@connectrpc/connect";
-import { serviceError } from "@payments/kit";
+import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { serviceError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { merchantCatalog } from "../catalog-snapshot.js";
 import type { BankCatalogContext } from "../context.js";
 import { resolveDepositTerms } from "../limits.js";
 import { merchantId, parseRequest } from "../requests.js";
-import type { Rpc } from "./index.js";
 
 // bank_id may be empty (no particular bank), so it is not the shared required `bankId`.
 const request = z.object({ merchantId, bankId: z.string().max(40, "must be at most 40 characters"), sandbox: z.boolean() });
@@ -16,7 +16,7 @@ function bankNotAvailable(bankId: string) {
     : serviceError(Code.FailedPrecondition, "BANK_NOT_AVAILABLE", `bank ${bankId} is not available to this merchant`, { field: "bank_id" });
 }
 
-export function getDepositTerms(ctx: BankCatalogContext): Rpc<"getDepositTerms"> {
+export function getDepositTerms(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "getDepositTerms"> {
   return {
     async getDepositTerms(req) {
       const input = parseRequest(request, req);

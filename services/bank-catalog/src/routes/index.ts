@@ -1,4 +1,4 @@
-import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import type { BankCatalogContext } from "../context.js";
 import { clearMerchantLimit } from "./clear-merchant-limit.js";
@@ -15,9 +15,6 @@ import { setMerchantLimit } from "./set-merchant-limit.js";
 import { updateBank } from "./update-bank.js";
 import { updateFastSettings } from "./update-fast-settings.js";
 import { updateReceivingAccount } from "./update-receiving-account.js";
-
-/** One RPC of BankCatalogService, as each route file provides it. */
-export type Rpc<K extends keyof ServiceImpl<typeof BankCatalogService>> = Pick<ServiceImpl<typeof BankCatalogService>, K>;
 
 export function routes(router: ConnectRouter, ctx: BankCatalogContext): void {
   router.service(BankCatalogService, {

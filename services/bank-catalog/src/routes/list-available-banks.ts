@@ -1,13 +1,14 @@
+import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import { merchantCatalog } from "../catalog-snapshot.js";
 import type { BankCatalogContext } from "../context.js";
 import { resolveAvailableCatalog } from "../limits.js";
 import { merchantId, parseRequest } from "../requests.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ merchantId, sandbox: z.boolean() });
 
-export function listAvailableBanks(ctx: BankCatalogContext): Rpc<"listAvailableBanks"> {
+export function listAvailableBanks(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "listAvailableBanks"> {
   return {
     async listAvailableBanks(req) {
       const { merchantId, sandbox } = parseRequest(request, req);

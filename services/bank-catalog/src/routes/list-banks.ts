@@ -1,7 +1,8 @@
+import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { Rpc } from "@payments/kit";
 import type { BankCatalogContext } from "../context.js";
-import type { Rpc } from "./index.js";
 
-export function listBanks(ctx: BankCatalogContext): Rpc<"listBanks"> {
+export function listBanks(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "listBanks"> {
   return {
     async listBanks() {
       return { banks: [...(await ctx.catalog.current()).banks] };

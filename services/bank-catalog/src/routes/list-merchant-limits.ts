@@ -1,12 +1,13 @@
+import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { BankCatalogContext } from "../context.js";
 import { merchantId, parseRequest } from "../requests.js";
 import { listMerchantLimitRows, merchantLimitMessage } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ merchantId });
 
-export function listMerchantLimits(ctx: BankCatalogContext): Rpc<"listMerchantLimits"> {
+export function listMerchantLimits(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "listMerchantLimits"> {
   return {
     async listMerchantLimits(req) {
       const input = parseRequest(request, req);

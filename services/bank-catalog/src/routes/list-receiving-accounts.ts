@@ -1,12 +1,13 @@
+import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { BankCatalogContext } from "../context.js";
 import { parseRequest } from "../requests.js";
 import { getBankRow, listAccountRows, receivingAccountMessage } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ bankId: z.string().max(40, "must be at most 40 characters"), sandbox: z.boolean().optional() });
 
-export function listReceivingAccounts(ctx: BankCatalogContext): Rpc<"listReceivingAccounts"> {
+export function listReceivingAccounts(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "listReceivingAccounts"> {
   return {
     async listReceivingAccounts(req) {
       const input = parseRequest(request, req);

@@ -1,11 +1,12 @@
+import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { Rpc } from "@payments/kit";
 import { catalogChangeCommitted } from "../catalog-changed.js";
 import { getAccountRow, receivingAccountMessage } from "../store.js";
 import type { BankCatalogContext } from "../context.js";
 import { seedSandboxAccounts as seedAccounts } from "../seed.js";
-import type { Rpc } from "./index.js";
 
 /** An operator's explicit request for the made-up sandbox accounts (never a migration's). */
-export function seedSandboxAccounts(ctx: BankCatalogContext): Rpc<"seedSandboxAccounts"> {
+export function seedSandboxAccounts(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "seedSandboxAccounts"> {
   return {
     async seedSandboxAccounts() {
       // Adds and records its CatalogChanged event in one transaction.

@@ -1,10 +1,11 @@
+import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { applyOverride, FAST_ID, isValidRange, type Limits } from "../limits.js";
 import { amount, bankId, merchantId, parseRequest, rangeError } from "../requests.js";
 import { bankFromRow, fastFromRow, getBankRow, getFastSettingsRow, merchantLimitMessage, type MerchantLimitRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   limit: z.object(
@@ -19,7 +20,7 @@ const request = z.object({
   ),
 });
 
-export function setMerchantLimit(ctx: BankCatalogContext): Rpc<"setMerchantLimit"> {
+export function setMerchantLimit(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "setMerchantLimit"> {
   return {
     async setMerchantLimit(req) {
       const { limit } = parseRequest(request, req);

@@ -1,10 +1,11 @@
+import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { isValidRange } from "../limits.js";
 import { amount, bankId, logoUrl, parseRequest, rangeError, text } from "../requests.js";
 import { bankMessage, getBankRow, type BankRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   bankId,
@@ -15,7 +16,7 @@ const request = z.object({
   maxAmount: amount.optional(),
 });
 
-export function updateBank(ctx: BankCatalogContext): Rpc<"updateBank"> {
+export function updateBank(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "updateBank"> {
   return {
     async updateBank(req) {
       const input = parseRequest(request, req);

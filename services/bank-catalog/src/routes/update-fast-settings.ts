@@ -1,10 +1,11 @@
+import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { isValidRange } from "../limits.js";
 import { amount, parseRequest, rangeError } from "../requests.js";
 import { fastSettingsMessage, getFastSettingsRow, type FastSettingsRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   enabled: z.boolean().optional(),
@@ -12,7 +13,7 @@ const request = z.object({
   maxAmount: amount.optional(),
 });
 
-export function updateFastSettings(ctx: BankCatalogContext): Rpc<"updateFastSettings"> {
+export function updateFastSettings(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "updateFastSettings"> {
   return {
     async updateFastSettings(req) {
       const input = parseRequest(request, req);

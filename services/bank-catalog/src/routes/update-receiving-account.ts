@@ -1,9 +1,10 @@
+import type { BankCatalogService } from "@payments/contracts/bank-catalog";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { identifier, parseRequest, text } from "../requests.js";
 import { getAccountRow, receivingAccountMessage, type ReceivingAccountRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   accountId: identifier(40),
@@ -12,7 +13,7 @@ const request = z.object({
   fastEnabled: z.boolean().optional(),
 });
 
-export function updateReceivingAccount(ctx: BankCatalogContext): Rpc<"updateReceivingAccount"> {
+export function updateReceivingAccount(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "updateReceivingAccount"> {
   return {
     async updateReceivingAccount(req) {
       const input = parseRequest(request, req);

@@ -1,14 +1,14 @@
-import { parseRequest } from "@payments/kit";
+import type { CallbackService } from "@payments/contracts/callback";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { CallbackContext } from "../context.js";
 import { eventId, scope } from "../requests.js";
 import { eventsWithAttempts, getEventRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ eventId }).and(scope.transform((merchantId) => ({ merchantId })));
 
 /** A merchant's caller (merchant_id) sees only its own events; an operator (all_merchants) any. */
-export function getEvent(ctx: CallbackContext): Rpc<"getEvent"> {
+export function getEvent(ctx: CallbackContext): Rpc<typeof CallbackService, "getEvent"> {
   return {
     async getEvent(req) {
       const input = parseRequest(request, req);

@@ -1,13 +1,10 @@
-import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { CallbackService } from "@payments/contracts/callback";
 import type { CallbackContext } from "../context.js";
 import { getEvent } from "./get-event.js";
 import { listEvents } from "./list-events.js";
 import { redeliverEvent } from "./redeliver-event.js";
 import { redeliverFailedEvents } from "./redeliver-failed-events.js";
-
-/** One RPC of CallbackService, as each route file provides it. */
-export type Rpc<K extends keyof ServiceImpl<typeof CallbackService>> = Pick<ServiceImpl<typeof CallbackService>, K>;
 
 export function routes(router: ConnectRouter, ctx: CallbackContext): void {
   router.service(CallbackService, {

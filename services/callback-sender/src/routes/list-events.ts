@@ -1,14 +1,14 @@
-import { newestFirstPage, parseRequest } from "@payments/kit";
+import type { CallbackService } from "@payments/contracts/callback";
+import { newestFirstPage, parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { CallbackContext } from "../context.js";
 import { cursor, deliveryStatus, limit, optionalTransactionId, scope } from "../requests.js";
 import { eventsWithAttempts, type EventRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ deliveryStatus, transactionId: optionalTransactionId, limit, cursor }).and(scope.transform((merchantId) => ({ merchantId })));
 
 /** Newest first by (created_at, id), the time of the status change; the cursor is the last item's position. */
-export function listEvents(ctx: CallbackContext): Rpc<"listEvents"> {
+export function listEvents(ctx: CallbackContext): Rpc<typeof CallbackService, "listEvents"> {
   return {
     async listEvents(req) {
       const input = parseRequest(request, req);

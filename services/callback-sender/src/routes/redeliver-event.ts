@@ -1,14 +1,14 @@
-import { parseRequest } from "@payments/kit";
+import type { CallbackService } from "@payments/contracts/callback";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { CallbackContext } from "../context.js";
 import { redeliverEvent as redeliver } from "../redelivery.js";
 import { eventId, scope } from "../requests.js";
 import { eventsWithAttempts } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ eventId }).and(scope.transform((merchantId) => ({ merchantId })));
 
-export function redeliverEvent(ctx: CallbackContext): Rpc<"redeliverEvent"> {
+export function redeliverEvent(ctx: CallbackContext): Rpc<typeof CallbackService, "redeliverEvent"> {
   return {
     async redeliverEvent(req) {
       const input = parseRequest(request, req);

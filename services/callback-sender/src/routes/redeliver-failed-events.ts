@@ -1,16 +1,16 @@
-import { optionalTimestamp, parseRequest } from "@payments/kit";
+import type { CallbackService } from "@payments/contracts/callback";
+import { optionalTimestamp, parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { CallbackContext } from "../context.js";
 import { redeliverFailedEvents as redeliverFailed } from "../redelivery.js";
 import { merchantId } from "../requests.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   merchantId,
   since: optionalTimestamp.refine((v) => v !== undefined, "is required").transform((v) => v as number),
 });
 
-export function redeliverFailedEvents(ctx: CallbackContext): Rpc<"redeliverFailedEvents"> {
+export function redeliverFailedEvents(ctx: CallbackContext): Rpc<typeof CallbackService, "redeliverFailedEvents"> {
   return {
     async redeliverFailedEvents(req) {
       const input = parseRequest(request, req);

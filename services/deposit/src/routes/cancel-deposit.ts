@@ -1,14 +1,14 @@
-import { merchantScope, merchantScopeFields, parseRequest } from "@payments/kit";
+import type { DepositService } from "@payments/contracts/deposit";
+import { merchantScope, merchantScopeFields, parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { moveDeposit } from "../deposit-moves.js";
 import { depositId } from "../requests.js";
 import { depositFromRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ ...merchantScopeFields, depositId });
 
-export function cancelDeposit(ctx: DepositContext): Rpc<"cancelDeposit"> {
+export function cancelDeposit(ctx: DepositContext): Rpc<typeof DepositService, "cancelDeposit"> {
   return {
     async cancelDeposit(req) {
       const input = parseRequest(request, req);

@@ -1,5 +1,6 @@
 import { Code } from "@connectrpc/connect";
-import { formatMajor, forUpdate, parseRequest, readCommitted, serviceError, transactionWithRetry, validationError } from "@payments/kit";
+import type { DepositService } from "@payments/contracts/deposit";
+import { formatMajor, forUpdate, parseRequest, readCommitted, serviceError, transactionWithRetry, validationError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { moveDeposit } from "../deposit-moves.js";
@@ -7,7 +8,6 @@ import { amount, depositId, identifier } from "../requests.js";
 import { depositFromRow, type TransferRow } from "../store.js";
 import { isSandboxAccount } from "../account-kind.js";
 import { giveTransferToDeposit } from "../transfer-resolution.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ depositId, amount: amount.optional(), transferId: z.union([z.literal(""), identifier(40)]) });
 
@@ -16,7 +16,7 @@ const request = z.object({ depositId, amount: amount.optional(), transferId: z.u
  * the transfer is linked to the deposit in the same transaction, so it leaves the
  * unmatched list exactly when the deposit completes, and cannot pay a second deposit.
  */
-export function confirmDeposit(ctx: DepositContext): Rpc<"confirmDeposit"> {
+export function confirmDeposit(ctx: DepositContext): Rpc<typeof DepositService, "confirmDeposit"> {
   return {
     async confirmDeposit(req) {
       const input = parseRequest(request, req);

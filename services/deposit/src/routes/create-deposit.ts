@@ -1,6 +1,7 @@
+import type { DepositService } from "@payments/contracts/deposit";
 import { randomInt } from "node:crypto";
 import { Code } from "@connectrpc/connect";
-import { isUniqueViolation, newId, newToken, parseRequest, serviceError } from "@payments/kit";
+import { isUniqueViolation, newId, newToken, parseRequest, serviceError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { checkAmountInRange, fetchDepositTerms, requireReceivingAccount, type DepositTerms } from "../deposit-terms.js";
@@ -9,7 +10,6 @@ import { newReference } from "../reference.js";
 import { amount, currency, merchantId, metadataJson, processId, text } from "../requests.js";
 import { requireSecureUnlessSandbox, returnUrlInput } from "../return-url.js";
 import { depositFromRow, findDepositRow, type DepositRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 function duplicate(existing: Pick<DepositRow, "id" | "process_id">) {
   return serviceError(Code.AlreadyExists, "DUPLICATE_TRANSACTION", `a deposit with processId ${JSON.stringify(existing.process_id)} already exists`, {
@@ -33,7 +33,7 @@ function accountRotation(): (terms: DepositTerms) => DepositTerms["accounts"][nu
   };
 }
 
-export function createDeposit(ctx: DepositContext): Rpc<"createDeposit"> {
+export function createDeposit(ctx: DepositContext): Rpc<typeof DepositService, "createDeposit"> {
   const chooseAccount = accountRotation();
   const request = z.object({
     merchantId,

@@ -1,9 +1,10 @@
+import type { DepositService } from "@payments/contracts/deposit";
+import type { Rpc } from "@payments/kit";
 import type { DepositContext } from "../context.js";
 import { checkoutMerchantName, depositForToken } from "../checkout.js";
 import { depositFromRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
-export function getCheckout(ctx: DepositContext): Rpc<"getCheckout"> {
+export function getCheckout(ctx: DepositContext): Rpc<typeof DepositService, "getCheckout"> {
   return {
     async getCheckout(req) {
       const row = await depositForToken(ctx, req.token);

@@ -1,15 +1,15 @@
-import { merchantScope, merchantScopeFields, parseRequest, validationError } from "@payments/kit";
+import type { DepositService } from "@payments/contracts/deposit";
+import { merchantScope, merchantScopeFields, parseRequest, validationError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { depositId, processId } from "../requests.js";
 import { depositFromRow, getDepositRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 // The oneof is flattened first, so a refusal names deposit_id or process_id, not "key".
 const byId = z.object({ ...merchantScopeFields, depositId });
 const byProcess = z.object({ ...merchantScopeFields, processId });
 
-export function getDeposit(ctx: DepositContext): Rpc<"getDeposit"> {
+export function getDeposit(ctx: DepositContext): Rpc<typeof DepositService, "getDeposit"> {
   return {
     async getDeposit(req) {
       if (req.key.case === undefined) throw validationError("deposit_id", "deposit_id: is required (or process_id with merchant_id)");

@@ -1,13 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { AccountReconciliationSchema, DepositCreditSchema } from "@payments/contracts/deposit";
-import { validationError } from "@payments/kit";
+import { AccountReconciliationSchema, DepositCreditSchema, type DepositService } from "@payments/contracts/deposit";
+import { validationError, type Rpc } from "@payments/kit";
 import type { DepositContext } from "../context.js";
 import { reconcile } from "../reconciliation.js";
-import type { Rpc } from "./index.js";
 
 /** Received against credited, in suspense and returned, per receiving account and currency (src/reconciliation.ts). */
-export function getReconciliation(ctx: DepositContext): Rpc<"getReconciliation"> {
+export function getReconciliation(ctx: DepositContext): Rpc<typeof DepositService, "getReconciliation"> {
   return {
     async getReconciliation(req) {
       const from = req.from ? timestampMs(req.from) : undefined;

@@ -1,15 +1,15 @@
 import { Code } from "@connectrpc/connect";
-import { parseRequest, serviceError } from "@payments/kit";
+import type { DepositService } from "@payments/contracts/deposit";
+import { parseRequest, serviceError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { identifier } from "../requests.js";
 import { transferFromRow, type TransferActionRow, type TransferRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ transferId: identifier(40) });
 
 /** One transfer for an operator: how it was matched (or why not) and every action taken on it. */
-export function getTransfer(ctx: DepositContext): Rpc<"getTransfer"> {
+export function getTransfer(ctx: DepositContext): Rpc<typeof DepositService, "getTransfer"> {
   return {
     async getTransfer(req) {
       const { transferId } = parseRequest(request, req);

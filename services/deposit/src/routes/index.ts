@@ -1,4 +1,4 @@
-import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { DepositService } from "@payments/contracts/deposit";
 import type { DepositContext } from "../context.js";
 import { cancelDeposit } from "./cancel-deposit.js";
@@ -17,9 +17,6 @@ import { reportTransfer } from "./report-transfer.js";
 import { sandboxExpireDeposit } from "./sandbox-expire-deposit.js";
 import { sandboxPayDeposit } from "./sandbox-pay-deposit.js";
 import { simulatePayment } from "./simulate-payment.js";
-
-/** One RPC of DepositService, as each route file provides it. */
-export type Rpc<K extends keyof ServiceImpl<typeof DepositService>> = Pick<ServiceImpl<typeof DepositService>, K>;
 
 export function routes(router: ConnectRouter, ctx: DepositContext): void {
   router.service(DepositService, {

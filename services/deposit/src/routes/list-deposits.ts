@@ -1,10 +1,9 @@
-import { DepositStatus } from "@payments/contracts/deposit";
-import { cursorField, decodeCursor, merchantScope, merchantScopeFields, newestFirstPage, optionalTimestamp, parseRequest } from "@payments/kit";
+import { DepositStatus, type DepositService } from "@payments/contracts/deposit";
+import { cursorField, decodeCursor, merchantScope, merchantScopeFields, newestFirstPage, optionalTimestamp, parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { pageLimit } from "../requests.js";
 import { depositFromRow, statusFromProto, type DepositRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   ...merchantScopeFields,
@@ -18,7 +17,7 @@ const request = z.object({
   cursor: cursorField(decodeCursor),
 });
 
-export function listDeposits(ctx: DepositContext): Rpc<"listDeposits"> {
+export function listDeposits(ctx: DepositContext): Rpc<typeof DepositService, "listDeposits"> {
   return {
     async listDeposits(req) {
       const input = parseRequest(request, req);

@@ -1,9 +1,9 @@
-import { cursorField, decodeCursor, encodeCursor, parseRequest, type ListPosition } from "@payments/kit";
+import type { DepositService } from "@payments/contracts/deposit";
+import { cursorField, decodeCursor, encodeCursor, parseRequest, type ListPosition, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { pageLimit } from "../requests.js";
 import { transferFromRow, type TransferRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 /**
  * The queue's cursor is the kit's (created_at, id) one holding the last transfer's
@@ -34,7 +34,7 @@ const request = z.object({
  * primary key after it, merged here: a single `status IN (…)` read would sort every open
  * transfer after the cursor to return a page of them.
  */
-export function listUnmatchedTransfers(ctx: DepositContext): Rpc<"listUnmatchedTransfers"> {
+export function listUnmatchedTransfers(ctx: DepositContext): Rpc<typeof DepositService, "listUnmatchedTransfers"> {
   return {
     async listUnmatchedTransfers(req) {
       const { limit, includeReview, reviewOnly, olderThanMs, cursor } = parseRequest(request, req);

@@ -1,14 +1,14 @@
-import { parseRequest } from "@payments/kit";
+import type { DepositService } from "@payments/contracts/deposit";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { moveDeposit } from "../deposit-moves.js";
 import { depositId, text } from "../requests.js";
 import { depositFromRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ depositId, reason: text(500) });
 
-export function rejectDeposit(ctx: DepositContext): Rpc<"rejectDeposit"> {
+export function rejectDeposit(ctx: DepositContext): Rpc<typeof DepositService, "rejectDeposit"> {
   return {
     async rejectDeposit(req) {
       const input = parseRequest(request, req);

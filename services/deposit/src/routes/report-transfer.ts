@@ -1,12 +1,12 @@
-import { parseRequest } from "@payments/kit";
+import type { DepositService } from "@payments/contracts/deposit";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { amount, currency, iban, text } from "../requests.js";
 import { depositFromRow, transferFromRow } from "../store.js";
 import { recordTransfer } from "../transfers.js";
-import type { Rpc } from "./index.js";
 
-export function reportTransfer(ctx: DepositContext): Rpc<"reportTransfer"> {
+export function reportTransfer(ctx: DepositContext): Rpc<typeof DepositService, "reportTransfer"> {
   const request = z.object({
     iban,
     amount,

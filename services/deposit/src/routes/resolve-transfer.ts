@@ -1,6 +1,6 @@
 import { Code } from "@connectrpc/connect";
-import type { ResolveTransferRequest } from "@payments/contracts/deposit";
-import { parseRequest, readCommitted, serviceError, transactionWithRetry, validationError } from "@payments/kit";
+import type { DepositService, ResolveTransferRequest } from "@payments/contracts/deposit";
+import { parseRequest, readCommitted, serviceError, transactionWithRetry, validationError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { isSandboxAccount } from "../account-kind.js";
 import type { DepositContext } from "../context.js";
@@ -8,7 +8,6 @@ import { depositId, iban, identifier, text } from "../requests.js";
 import { depositFromRow, transferFromRow, type DepositRow } from "../store.js";
 import { applyTransferMove, lockTransfer, requireMove } from "../transfer-moves.js";
 import { findTransfer, giveTransferToDeposit, refuseTransfer, returnTarget } from "../transfer-resolution.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   transferId: identifier(40),
@@ -47,7 +46,7 @@ function decisionOf(req: ResolveTransferRequest): Decision {
  * what it entails (the deposit's move and event, or the return request's event), retried on a
  * lock conflict. Who, when and why are recorded with the transfer.
  */
-export function resolveTransfer(ctx: DepositContext): Rpc<"resolveTransfer"> {
+export function resolveTransfer(ctx: DepositContext): Rpc<typeof DepositService, "resolveTransfer"> {
   return {
     async resolveTransfer(req) {
       const input = parseRequest(request, req);

@@ -1,11 +1,11 @@
-import { claimTransaction, merchantScope, merchantScopeFields, parseRequest } from "@payments/kit";
+import type { DepositService } from "@payments/contracts/deposit";
+import { claimTransaction, merchantScope, merchantScopeFields, parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { expireDeposit } from "../expiry.js";
 import { depositId } from "../requests.js";
 import { requireSandbox } from "../sandbox.js";
 import { depositFromRow, getDepositRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ ...merchantScopeFields, depositId });
 
@@ -16,7 +16,7 @@ const request = z.object({ ...merchantScopeFields, depositId });
  * is the one a real expiry sends. A deposit that is no longer pending is refused
  * (INVALID_TRANSACTION_STATE), never expired twice.
  */
-export function sandboxExpireDeposit(ctx: DepositContext): Rpc<"sandboxExpireDeposit"> {
+export function sandboxExpireDeposit(ctx: DepositContext): Rpc<typeof DepositService, "sandboxExpireDeposit"> {
   return {
     async sandboxExpireDeposit(req) {
       const input = parseRequest(request, req);

@@ -1,10 +1,10 @@
-import { merchantScope, merchantScopeFields, parseRequest } from "@payments/kit";
+import type { DepositService } from "@payments/contracts/deposit";
+import { merchantScope, merchantScopeFields, parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { amount, depositId, text } from "../requests.js";
 import { paySandboxDeposit, requireSandbox, SANDBOX_TRANSFER_PREFIX } from "../sandbox.js";
 import { depositFromRow, getDepositRow, transferFromRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   ...merchantScopeFields,
@@ -22,7 +22,7 @@ const request = z.object({
  * helper is called. A different amount is reported as such and handled as a real transfer of
  * that amount would be (today: matched by reference, completed with the amount received).
  */
-export function sandboxPayDeposit(ctx: DepositContext): Rpc<"sandboxPayDeposit"> {
+export function sandboxPayDeposit(ctx: DepositContext): Rpc<typeof DepositService, "sandboxPayDeposit"> {
   return {
     async sandboxPayDeposit(req) {
       const input = parseRequest(request, req);

@@ -1,8 +1,9 @@
+import type { DepositService } from "@payments/contracts/deposit";
+import type { Rpc } from "@payments/kit";
 import type { DepositContext } from "../context.js";
 import { depositForToken } from "../checkout.js";
 import { paySandboxDeposit, requireSandbox } from "../sandbox.js";
 import { depositFromRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 /**
  * The sandbox's stand-in for the customer's bank: reports the transfer the customer was
@@ -10,7 +11,7 @@ import type { Rpc } from "./index.js";
  * bank integration. The bank transaction id derives from the deposit, so pressing the
  * button twice pays once.
  */
-export function simulatePayment(ctx: DepositContext): Rpc<"simulatePayment"> {
+export function simulatePayment(ctx: DepositContext): Rpc<typeof DepositService, "simulatePayment"> {
   return {
     async simulatePayment(req) {
       const row = await depositForToken(ctx, req.token);

@@ -1,6 +1,5 @@
-import type { ServiceImpl } from "@connectrpc/connect";
 import { CreateMerchantRequestSchema, type MerchantService } from "@payments/contracts/merchant";
-import { isUniqueViolation, newId } from "@payments/kit";
+import { isUniqueViolation, newId, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { requireCallableCallbackUrl } from "../callback-url-policy.js";
 import type { MerchantContext } from "../context.js";
@@ -28,7 +27,7 @@ const createMerchantInput = z.object({
 
 const ATTEMPTS = 3;
 
-export function createMerchant(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "createMerchant"> {
+export function createMerchant(ctx: MerchantContext): Rpc<typeof MerchantService, "createMerchant"> {
   return {
     async createMerchant(req) {
       const input = parseRequest(CreateMerchantRequestSchema, createMerchantInput, req);

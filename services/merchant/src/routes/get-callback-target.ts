@@ -1,6 +1,6 @@
-import { Code, type ServiceImpl } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { GetCallbackTargetRequestSchema, type MerchantService } from "@payments/contracts/merchant";
-import { serviceError } from "@payments/kit";
+import { serviceError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { merchantIdInput } from "../merchant.js";
@@ -11,7 +11,7 @@ import { webhookSealContext } from "../webhook-secrets.js";
 
 const getCallbackTargetInput = z.object({ merchantId: merchantIdInput });
 
-export function getCallbackTarget(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "getCallbackTarget"> {
+export function getCallbackTarget(ctx: MerchantContext): Rpc<typeof MerchantService, "getCallbackTarget"> {
   return {
     async getCallbackTarget(req) {
       const { merchantId } = parseRequest(GetCallbackTargetRequestSchema, getCallbackTargetInput, req);

@@ -1,6 +1,6 @@
-import { Code, type ServiceImpl } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { GetCredentialsRequestSchema, type MerchantService } from "@payments/contracts/merchant";
-import { serviceError } from "@payments/kit";
+import { serviceError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { statusToProto, timestampFromMs } from "../merchant-message.js";
@@ -12,7 +12,7 @@ const getCredentialsInput = z.object({ apiKey: z.string().min(1, "is required") 
 /** Longer than any key we issue: not worth a query. */
 const API_KEY_MAX_LENGTH = 64;
 
-export function getCredentials(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "getCredentials"> {
+export function getCredentials(ctx: MerchantContext): Rpc<typeof MerchantService, "getCredentials"> {
   return {
     async getCredentials(req) {
       const { apiKey } = parseRequest(GetCredentialsRequestSchema, getCredentialsInput, req);

@@ -1,5 +1,5 @@
-import type { ServiceImpl } from "@connectrpc/connect";
 import { GetMerchantRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { merchantIdInput } from "../merchant.js";
@@ -9,7 +9,7 @@ import { parseRequest } from "../request.js";
 
 const getMerchantInput = z.object({ merchantId: merchantIdInput });
 
-export function getMerchant(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "getMerchant"> {
+export function getMerchant(ctx: MerchantContext): Rpc<typeof MerchantService, "getMerchant"> {
   return {
     async getMerchant(req) {
       const { merchantId } = parseRequest(GetMerchantRequestSchema, getMerchantInput, req);

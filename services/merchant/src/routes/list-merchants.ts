@@ -1,5 +1,5 @@
-import type { ServiceImpl } from "@connectrpc/connect";
 import { ListMerchantsRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { toMerchantMessage } from "../merchant-message.js";
@@ -48,7 +48,7 @@ const listMerchantsInput = z.object({
   }),
 });
 
-export function listMerchants(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "listMerchants"> {
+export function listMerchants(ctx: MerchantContext): Rpc<typeof MerchantService, "listMerchants"> {
   return {
     async listMerchants(req) {
       const { pageSize, pageToken: after } = parseRequest(ListMerchantsRequestSchema, listMerchantsInput, req);

@@ -1,5 +1,5 @@
-import type { ServiceImpl } from "@connectrpc/connect";
 import { RotateSecretRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { expiryAfterRotation, GRACE_PERIOD_MAX_SECONDS, merchantIdInput } from "../merchant.js";
@@ -11,7 +11,7 @@ const rotateSecretInput = z.object({
   gracePeriodSeconds: z.number().int().max(GRACE_PERIOD_MAX_SECONDS, `must be at most ${GRACE_PERIOD_MAX_SECONDS} (30 days)`).optional(),
 });
 
-export function rotateSecret(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "rotateSecret"> {
+export function rotateSecret(ctx: MerchantContext): Rpc<typeof MerchantService, "rotateSecret"> {
   return {
     async rotateSecret(req) {
       const { merchantId, gracePeriodSeconds } = parseRequest(RotateSecretRequestSchema, rotateSecretInput, req);

@@ -1,5 +1,5 @@
-import type { ServiceImpl } from "@connectrpc/connect";
 import { RotateWebhookSecretRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { GRACE_PERIOD_MAX_SECONDS, merchantIdInput, secretValidAt } from "../merchant.js";
@@ -19,7 +19,7 @@ const rotateWebhookSecretInput = z.object({
  * signs with both) are one transaction. For a merchant made before webhook secrets existed
  * this issues its first, and its callbacks carry webhook-* headers from then on.
  */
-export function rotateWebhookSecret(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "rotateWebhookSecret"> {
+export function rotateWebhookSecret(ctx: MerchantContext): Rpc<typeof MerchantService, "rotateWebhookSecret"> {
   return {
     async rotateWebhookSecret(req) {
       const { merchantId, gracePeriodSeconds } = parseRequest(RotateWebhookSecretRequestSchema, rotateWebhookSecretInput, req);

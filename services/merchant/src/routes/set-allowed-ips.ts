@@ -1,5 +1,5 @@
-import type { ServiceImpl } from "@connectrpc/connect";
 import { SetAllowedIpsRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { allowedIpsInput, merchantIdInput } from "../merchant.js";
@@ -8,7 +8,7 @@ import { parseRequest } from "../request.js";
 
 const setAllowedIpsInput = z.object({ merchantId: merchantIdInput, allowedIps: allowedIpsInput });
 
-export function setAllowedIps(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "setAllowedIps"> {
+export function setAllowedIps(ctx: MerchantContext): Rpc<typeof MerchantService, "setAllowedIps"> {
   return {
     async setAllowedIps(req) {
       const { merchantId, allowedIps } = parseRequest(SetAllowedIpsRequestSchema, setAllowedIpsInput, req);

@@ -1,5 +1,5 @@
-import type { ServiceImpl } from "@connectrpc/connect";
 import { SetCallbackUrlRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import { requireCallableCallbackUrl } from "../callback-url-policy.js";
 import type { MerchantContext } from "../context.js";
@@ -9,7 +9,7 @@ import { parseRequest } from "../request.js";
 
 const setCallbackUrlInput = z.object({ merchantId: merchantIdInput, callbackUrl: callbackUrlInput });
 
-export function setCallbackUrl(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "setCallbackUrl"> {
+export function setCallbackUrl(ctx: MerchantContext): Rpc<typeof MerchantService, "setCallbackUrl"> {
   return {
     async setCallbackUrl(req) {
       const { merchantId, callbackUrl } = parseRequest(SetCallbackUrlRequestSchema, setCallbackUrlInput, req);

@@ -1,5 +1,5 @@
-import type { ServiceImpl } from "@connectrpc/connect";
 import { SetDisplayNameRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { displayNameInput, merchantIdInput } from "../merchant.js";
@@ -14,7 +14,7 @@ const setDisplayNameInput = z.object({ merchantId: merchantIdInput, displayName:
  * with the change, so the deposit service's cached merchant facts, which the checkout reads
  * the name from, are dropped at once.
  */
-export function setDisplayName(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "setDisplayName"> {
+export function setDisplayName(ctx: MerchantContext): Rpc<typeof MerchantService, "setDisplayName"> {
   return {
     async setDisplayName(req) {
       const { merchantId, displayName } = parseRequest(SetDisplayNameRequestSchema, setDisplayNameInput, req);

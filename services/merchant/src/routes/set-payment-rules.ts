@@ -1,6 +1,5 @@
-import type { ServiceImpl } from "@connectrpc/connect";
 import { SetPaymentRulesRequestSchema, type MerchantService } from "@payments/contracts/merchant";
-import { validationError } from "@payments/kit";
+import { validationError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { merchantIdInput } from "../merchant.js";
@@ -40,7 +39,7 @@ const setPaymentRulesInput = z.object({
  * leaving it out. The MerchantChanged event (`payment_rules`) goes out with the change, in
  * the same transaction, so the deposit service's merchant cache drops the old rules.
  */
-export function setPaymentRules(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "setPaymentRules"> {
+export function setPaymentRules(ctx: MerchantContext): Rpc<typeof MerchantService, "setPaymentRules"> {
   return {
     async setPaymentRules(req) {
       const input = parseRequest(SetPaymentRulesRequestSchema, setPaymentRulesInput, req);

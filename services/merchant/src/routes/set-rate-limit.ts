@@ -1,5 +1,5 @@
-import type { ServiceImpl } from "@connectrpc/connect";
 import { SetRateLimitRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { checkRateLimit, merchantIdInput } from "../merchant.js";
@@ -21,7 +21,7 @@ const setRateLimitInput = z
     return { merchantId: input.merchantId, rateLimit: checked.value };
   });
 
-export function setRateLimit(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "setRateLimit"> {
+export function setRateLimit(ctx: MerchantContext): Rpc<typeof MerchantService, "setRateLimit"> {
   return {
     async setRateLimit(req) {
       const { merchantId, rateLimit } = parseRequest(SetRateLimitRequestSchema, setRateLimitInput, req);

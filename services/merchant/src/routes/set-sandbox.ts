@@ -1,5 +1,5 @@
-import type { ServiceImpl } from "@connectrpc/connect";
 import { SetSandboxRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { merchantIdInput } from "../merchant.js";
@@ -9,7 +9,7 @@ import { parseRequest } from "../request.js";
 
 const setSandboxInput = z.object({ merchantId: merchantIdInput, sandbox: z.boolean() });
 
-export function setSandbox(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "setSandbox"> {
+export function setSandbox(ctx: MerchantContext): Rpc<typeof MerchantService, "setSandbox"> {
   return {
     async setSandbox(req) {
       const { merchantId, sandbox } = parseRequest(SetSandboxRequestSchema, setSandboxInput, req);

@@ -1,5 +1,5 @@
-import type { ServiceImpl } from "@connectrpc/connect";
 import { MerchantStatus, SetStatusRequestSchema, type MerchantService } from "@payments/contracts/merchant";
+import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { merchantIdInput, type MerchantStatusName } from "../merchant.js";
@@ -23,7 +23,7 @@ const setStatusInput = z.object({
   }),
 });
 
-export function setStatus(ctx: MerchantContext): Pick<ServiceImpl<typeof MerchantService>, "setStatus"> {
+export function setStatus(ctx: MerchantContext): Rpc<typeof MerchantService, "setStatus"> {
   return {
     async setStatus(req) {
       const { merchantId, status } = parseRequest(SetStatusRequestSchema, setStatusInput, req);

@@ -1,18 +1,18 @@
-import { newId, parseRequest, transactionWithRetry } from "@payments/kit";
+import type { PayoutService } from "@payments/contracts/payout";
+import { newId, parseRequest, transactionWithRetry, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { balanceRow, post } from "../ledger.js";
 import { requireMerchant } from "../merchants.js";
 import { currency, merchantId, signedAmount, text } from "../requests.js";
 import { balanceFromRow, ledgerEntryFromRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 /**
  * An operator's manual change of available, with its reason, as one ledger entry of its
  * own (`adj_…`, so the ledger's one-entry-per-kind-and-transaction rule holds for it too).
  * Taking out more than available is INSUFFICIENT_BALANCE and changes nothing.
  */
-export function adjustBalance(ctx: PayoutContext): Rpc<"adjustBalance"> {
+export function adjustBalance(ctx: PayoutContext): Rpc<typeof PayoutService, "adjustBalance"> {
   const request = z.object({
     merchantId,
     amount: signedAmount,

@@ -1,10 +1,10 @@
-import { parseRequest } from "@payments/kit";
+import type { PayoutService } from "@payments/contracts/payout";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { merchantScope, scopeFields, withdrawalId } from "../requests.js";
 import { withdrawalFromRow } from "../store.js";
 import { moveWithdrawal } from "../withdrawal-moves.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ ...scopeFields, withdrawalId });
 
@@ -13,7 +13,7 @@ const request = z.object({ ...scopeFields, withdrawalId });
  * back unchanged. The merchant's caller names the merchant (another merchant's withdrawal is
  * not found); an operator cancels any merchant's with all_merchants.
  */
-export function cancelWithdrawal(ctx: PayoutContext): Rpc<"cancelWithdrawal"> {
+export function cancelWithdrawal(ctx: PayoutContext): Rpc<typeof PayoutService, "cancelWithdrawal"> {
   return {
     async cancelWithdrawal(req) {
       const input = parseRequest(request, req);

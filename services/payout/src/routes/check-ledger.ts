@@ -1,10 +1,10 @@
-import { formatMajor, isMysql, parseRequest, validationError } from "@payments/kit";
+import type { PayoutService } from "@payments/contracts/payout";
+import { formatMajor, isMysql, parseRequest, validationError, type Rpc } from "@payments/kit";
 import type { Knex } from "knex";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { identifier, merchantScope, scopeFields } from "../requests.js";
 import { withheldByDeposit, withheldRowStatus, type WithheldCreditRow } from "../withheld-credits.js";
-import type { Rpc } from "./index.js";
 
 /**
  * The merchant ledger's side of reconciliation. Two questions, answered from one snapshot so
@@ -206,7 +206,7 @@ function creditDiscrepancies(credits: readonly Credit[], ledger: Map<string, Led
   return { discrepancies, dismissed };
 }
 
-export function checkLedger(ctx: PayoutContext): Rpc<"checkLedger"> {
+export function checkLedger(ctx: PayoutContext): Rpc<typeof PayoutService, "checkLedger"> {
   return {
     async checkLedger(req) {
       const input = parseRequest(request, req);

@@ -1,9 +1,9 @@
-import { parseRequest } from "@payments/kit";
+import type { PayoutService } from "@payments/contracts/payout";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { bankReference, identifier } from "../requests.js";
 import { moveTransferReturn, requireReturnOperatorDecidable, transferReturnFromRow } from "../transfer-returns.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ id: identifier(40), bankReference });
 
@@ -13,7 +13,7 @@ const request = z.object({ id: identifier(40), bankReference });
  * the operator's is the transfer that happened), and the transfer_return_completed event in the
  * same transaction, so the deposit service marks the transfer returned.
  */
-export function completeTransferReturn(ctx: PayoutContext): Rpc<"completeTransferReturn"> {
+export function completeTransferReturn(ctx: PayoutContext): Rpc<typeof PayoutService, "completeTransferReturn"> {
   return {
     async completeTransferReturn(req) {
       const input = parseRequest(request, req);

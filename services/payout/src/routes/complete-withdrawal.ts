@@ -1,11 +1,11 @@
-import { parseRequest } from "@payments/kit";
+import type { PayoutService } from "@payments/contracts/payout";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { requireOperatorDecidable } from "../operator-decision.js";
 import { bankReference, withdrawalId } from "../requests.js";
 import { withdrawalFromRow } from "../store.js";
 import { moveWithdrawal } from "../withdrawal-moves.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ withdrawalId, bankReference });
 
@@ -15,7 +15,7 @@ const request = z.object({ withdrawalId, bankReference });
  * amount paid out, and the bank's reference of the transfer kept on the withdrawal (it
  * replaces a reference the connector gave: the operator's is the transfer that happened).
  */
-export function completeWithdrawal(ctx: PayoutContext): Rpc<"completeWithdrawal"> {
+export function completeWithdrawal(ctx: PayoutContext): Rpc<typeof PayoutService, "completeWithdrawal"> {
   return {
     async completeWithdrawal(req) {
       const input = parseRequest(request, req);

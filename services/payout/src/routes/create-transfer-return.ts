@@ -1,9 +1,9 @@
-import { parseRequest } from "@payments/kit";
+import type { PayoutService } from "@payments/contracts/payout";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { amount, currency, iban, identifier, text } from "../requests.js";
 import { createReturnAttempt, returnRequestProblem, transferReturnFromRow } from "../transfer-returns.js";
-import type { Rpc } from "./index.js";
 
 /**
  * Creates a pending return of an incoming transfer's money to its sender; the worker sends
@@ -18,7 +18,7 @@ import type { Rpc } from "./index.js";
  * ignored, and only after the latest one FAILED does a call create a new attempt. The unique
  * (transfer_id, attempt) index settles two racing calls: the loser answers the winner's row.
  */
-export function createTransferReturn(ctx: PayoutContext): Rpc<"createTransferReturn"> {
+export function createTransferReturn(ctx: PayoutContext): Rpc<typeof PayoutService, "createTransferReturn"> {
   const request = z.object({
     transferId: identifier(40),
     iban,

@@ -1,5 +1,6 @@
 import { Code } from "@connectrpc/connect";
-import { errorInfo, isUniqueViolation, newId, parseRequest, serviceError, transactionWithRetry } from "@payments/kit";
+import type { PayoutService } from "@payments/contracts/payout";
+import { errorInfo, isUniqueViolation, newId, parseRequest, serviceError, transactionWithRetry, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { requireKnownBank } from "../bank-list.js";
 import type { PayoutContext } from "../context.js";
@@ -7,7 +8,6 @@ import { post } from "../ledger.js";
 import { requireMerchant } from "../merchants.js";
 import { amount, currency, iban, merchantId, processId, text, turkishIbanProblem } from "../requests.js";
 import { findWithdrawalRow, withdrawalFromRow, type WithdrawalRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 function duplicate(existing: Pick<WithdrawalRow, "id" | "process_id">) {
   return serviceError(Code.AlreadyExists, "DUPLICATE_TRANSACTION", `a withdrawal with processId ${JSON.stringify(existing.process_id)} already exists`, {
@@ -16,7 +16,7 @@ function duplicate(existing: Pick<WithdrawalRow, "id" | "process_id">) {
   });
 }
 
-export function createWithdrawal(ctx: PayoutContext): Rpc<"createWithdrawal"> {
+export function createWithdrawal(ctx: PayoutContext): Rpc<typeof PayoutService, "createWithdrawal"> {
   const request = z.object({
     merchantId,
     processId,

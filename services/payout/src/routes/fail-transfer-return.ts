@@ -1,9 +1,9 @@
-import { parseRequest } from "@payments/kit";
+import type { PayoutService } from "@payments/contracts/payout";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { identifier, text } from "../requests.js";
 import { moveTransferReturn, requireReturnOperatorDecidable, transferReturnFromRow } from "../transfer-returns.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ id: identifier(40), reason: text(100) });
 
@@ -12,7 +12,7 @@ const request = z.object({ id: identifier(40), reason: text(100) });
  * characters), and the transfer_return_failed event in the same transaction, so the deposit
  * service puts the transfer back to unmatched; a new return of it may then be created.
  */
-export function failTransferReturn(ctx: PayoutContext): Rpc<"failTransferReturn"> {
+export function failTransferReturn(ctx: PayoutContext): Rpc<typeof PayoutService, "failTransferReturn"> {
   return {
     async failTransferReturn(req) {
       const input = parseRequest(request, req);

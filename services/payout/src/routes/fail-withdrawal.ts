@@ -1,16 +1,16 @@
-import { parseRequest } from "@payments/kit";
+import type { PayoutService } from "@payments/contracts/payout";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { requireOperatorDecidable } from "../operator-decision.js";
 import { reasonCode, withdrawalId } from "../requests.js";
 import { withdrawalFromRow } from "../store.js";
 import { moveWithdrawal } from "../withdrawal-moves.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ withdrawalId, reason: reasonCode });
 
 /** An operator's decision: processing → failed with a reason code, the held amount back to available. */
-export function failWithdrawal(ctx: PayoutContext): Rpc<"failWithdrawal"> {
+export function failWithdrawal(ctx: PayoutContext): Rpc<typeof PayoutService, "failWithdrawal"> {
   return {
     async failWithdrawal(req) {
       const input = parseRequest(request, req);

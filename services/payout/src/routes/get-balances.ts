@@ -1,15 +1,15 @@
-import { parseRequest } from "@payments/kit";
+import type { PayoutService } from "@payments/contracts/payout";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { balanceRows } from "../ledger.js";
 import { merchantId } from "../requests.js";
 import { balanceFromRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({ merchantId });
 
 /** One balance per currency the merchant has used, by currency; a merchant without any sees TRY at zero. */
-export function getBalances(ctx: PayoutContext): Rpc<"getBalances"> {
+export function getBalances(ctx: PayoutContext): Rpc<typeof PayoutService, "getBalances"> {
   return {
     async getBalances(req) {
       const input = parseRequest(request, req);

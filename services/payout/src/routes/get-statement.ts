@@ -1,12 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { BalanceSchema, StatementLineSchema } from "@payments/contracts/payout";
-import { parseRequest, validationError } from "@payments/kit";
+import { BalanceSchema, StatementLineSchema, type PayoutService } from "@payments/contracts/payout";
+import { parseRequest, validationError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { decodeStatementCursor, encodeStatementCursor, statementPage, type StatementBalance } from "../ledger.js";
 import { currency, cursor, merchantId, pageLimit } from "../requests.js";
-import type { Rpc } from "./index.js";
 
 /** The longest statement range: a year and a day, so a leap year's whole year fits. */
 export const STATEMENT_MAX_DAYS = 366;
@@ -30,7 +29,7 @@ export const STATEMENT_PAGE_MAX = 10_000;
  * gets the same bounds. Any number of lines: pages by the ledger's seq (ledger.ts,
  * statementPage), each page with the whole range's opening and closing.
  */
-export function getStatement(ctx: PayoutContext): Rpc<"getStatement"> {
+export function getStatement(ctx: PayoutContext): Rpc<typeof PayoutService, "getStatement"> {
   const request = z.object({
     merchantId,
     currency: currency(ctx.config.SUPPORTED_CURRENCIES),

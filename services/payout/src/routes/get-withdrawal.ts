@@ -1,9 +1,9 @@
-import { parseRequest, validationError } from "@payments/kit";
+import type { PayoutService } from "@payments/contracts/payout";
+import { parseRequest, validationError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { merchantScope, processId, scopeFields, withdrawalId } from "../requests.js";
 import { getWithdrawalRow, withdrawalFromRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 // The oneof is flattened first, so a refusal names withdrawal_id or process_id, not "key".
 const byId = z.object({ ...scopeFields, withdrawalId });
@@ -14,7 +14,7 @@ const byProcess = z.object({ ...scopeFields, processId });
  * (all_merchants) any merchant's, by id. A process id is unique per merchant only, so a
  * lookup by it always names the merchant.
  */
-export function getWithdrawal(ctx: PayoutContext): Rpc<"getWithdrawal"> {
+export function getWithdrawal(ctx: PayoutContext): Rpc<typeof PayoutService, "getWithdrawal"> {
   return {
     async getWithdrawal(req) {
       if (req.key.case === undefined) throw validationError("withdrawal_id", "withdrawal_id: is required (or process_id with merchant_id)");

@@ -1,4 +1,4 @@
-import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { PayoutService } from "@payments/contracts/payout";
 import type { PayoutContext } from "../context.js";
 import { adjustBalance } from "./adjust-balance.js";
@@ -18,9 +18,6 @@ import { listTransferReturns } from "./list-transfer-returns.js";
 import { listWithdrawals } from "./list-withdrawals.js";
 import { listWithheldCredits } from "./list-withheld-credits.js";
 import { resolveWithheldCredit } from "./resolve-withheld-credit.js";
-
-/** One RPC of PayoutService, as each route file provides it. */
-export type Rpc<K extends keyof ServiceImpl<typeof PayoutService>> = Pick<ServiceImpl<typeof PayoutService>, K>;
 
 export function routes(router: ConnectRouter, ctx: PayoutContext): void {
   router.service(PayoutService, {

@@ -1,11 +1,11 @@
-import { parseRequest } from "@payments/kit";
+import type { PayoutService } from "@payments/contracts/payout";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { decodeSeqCursor, encodeSeqCursor } from "../cursor.js";
 import type { LedgerEntryRow } from "../ledger.js";
 import { currencyFilter, cursor, merchantScope, pageLimit, scopeFields } from "../requests.js";
 import { ledgerEntryFromRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   ...scopeFields,
@@ -18,7 +18,7 @@ const request = z.object({
  * Newest first by seq (the order entries were posted); the cursor is the last entry's seq.
  * One merchant's ledger, or the whole ledger when an operator sets all_merchants.
  */
-export function listLedgerEntries(ctx: PayoutContext): Rpc<"listLedgerEntries"> {
+export function listLedgerEntries(ctx: PayoutContext): Rpc<typeof PayoutService, "listLedgerEntries"> {
   return {
     async listLedgerEntries(req) {
       const input = parseRequest(request, req);

@@ -1,11 +1,10 @@
-import { TransferReturnStatus } from "@payments/contracts/payout";
-import { newestFirstPage, parseRequest } from "@payments/kit";
+import { TransferReturnStatus, type PayoutService } from "@payments/contracts/payout";
+import { newestFirstPage, parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { decodeCursor } from "../cursor.js";
 import { cursor, pageLimit } from "../requests.js";
 import { returnStatusFromProto, transferReturnFromRow, type TransferReturnRow } from "../transfer-returns.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   status: z
@@ -19,7 +18,7 @@ const request = z.object({
 });
 
 /** Newest first by (created_at, id), as withdrawals list; an operator's view (returns belong to no merchant). */
-export function listTransferReturns(ctx: PayoutContext): Rpc<"listTransferReturns"> {
+export function listTransferReturns(ctx: PayoutContext): Rpc<typeof PayoutService, "listTransferReturns"> {
   return {
     async listTransferReturns(req) {
       const input = parseRequest(request, req);

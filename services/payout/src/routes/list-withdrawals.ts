@@ -1,11 +1,10 @@
-import { WithdrawalStatus } from "@payments/contracts/payout";
-import { newestFirstPage, parseRequest } from "@payments/kit";
+import { WithdrawalStatus, type PayoutService } from "@payments/contracts/payout";
+import { newestFirstPage, parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { decodeCursor } from "../cursor.js";
 import { cursor, merchantScope, optionalTime, pageLimit, scopeFields } from "../requests.js";
 import { statusFromProto, withdrawalFromRow, type WithdrawalRow } from "../store.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   ...scopeFields,
@@ -26,7 +25,7 @@ const request = z.object({
  * neither skips nor repeats. One merchant's, or every merchant's when an operator sets
  * all_merchants.
  */
-export function listWithdrawals(ctx: PayoutContext): Rpc<"listWithdrawals"> {
+export function listWithdrawals(ctx: PayoutContext): Rpc<typeof PayoutService, "listWithdrawals"> {
   return {
     async listWithdrawals(req) {
       const input = parseRequest(request, req);

@@ -1,11 +1,10 @@
-import { WithheldCreditStatus } from "@payments/contracts/payout";
-import { newestFirstPage, parseRequest } from "@payments/kit";
+import { WithheldCreditStatus, type PayoutService } from "@payments/contracts/payout";
+import { newestFirstPage, parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { decodeCursor } from "../cursor.js";
 import { cursor, pageLimit } from "../requests.js";
 import { withheldCreditFromRow, withheldStatusFromProto, type WithheldCreditRow } from "../withheld-credits.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   // The contract makes an empty merchant_id "every merchant's": the list is an operator's
@@ -20,7 +19,7 @@ const request = z.object({
 });
 
 /** Newest first by (created_at, id), as withdrawals list; filters merchant and status. */
-export function listWithheldCredits(ctx: PayoutContext): Rpc<"listWithheldCredits"> {
+export function listWithheldCredits(ctx: PayoutContext): Rpc<typeof PayoutService, "listWithheldCredits"> {
   return {
     async listWithheldCredits(req) {
       const input = parseRequest(request, req);

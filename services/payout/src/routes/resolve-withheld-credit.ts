@@ -1,10 +1,9 @@
-import type { ResolveWithheldCreditRequest } from "@payments/contracts/payout";
-import { parseRequest, transactionWithRetry, validationError } from "@payments/kit";
+import type { PayoutService, ResolveWithheldCreditRequest } from "@payments/contracts/payout";
+import { parseRequest, transactionWithRetry, validationError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { identifier, text } from "../requests.js";
 import { resolveWithheld, withheldCreditFromRow, type WithheldDecision } from "../withheld-credits.js";
-import type { Rpc } from "./index.js";
 
 const request = z.object({
   id: identifier(40),
@@ -31,7 +30,7 @@ function decisionOf(req: ResolveWithheldCreditRequest): WithheldDecision {
  * merchant: the decision is the operator's assertion that the money was real); dismiss moves
  * open → dismissed and posts nothing. A decided record is refused (INVALID_TRANSACTION_STATE).
  */
-export function resolveWithheldCredit(ctx: PayoutContext): Rpc<"resolveWithheldCredit"> {
+export function resolveWithheldCredit(ctx: PayoutContext): Rpc<typeof PayoutService, "resolveWithheldCredit"> {
   return {
     async resolveWithheldCredit(req) {
       const input = parseRequest(request, req);
