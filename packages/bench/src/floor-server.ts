@@ -16,7 +16,9 @@ import getRawBody from "raw-body";
  *   no storage. GET /v1/available-banks answers a static bank list, GET /v1/deposit/:id a
  *   static record.
  * - db: the same, plus ONE MySQL transaction (knex + mysql2, pool of 10 as the product) per
- *   POST /v1/deposit or POST /v1/withdraw: the transaction row and an outbox row; 201.
+ *   POST /v1/deposit or POST /v1/withdraw: the transaction row and an outbox row; 201. The
+ *   tables are the product's own, made by the deposit and payout services' migrations in a
+ *   database each (floors.ts runs them), so the floor writes the rows the product writes.
  *
  * Prints one JSON line `{"ready":true,"url":…}` on stdout once it listens.
  */
@@ -71,80 +73,21 @@ const BANKS = [
   { _id: "FAST", name: "FAST", code: "FAST", minAmount: 100, maxAmount: 10_000_000 },
 ];
 
-let db: Knex | undefined;
+/** The db floor's two databases: the deposit service's and the payout service's, each made by that service's own migrations (floors.ts). */
+let db: { deposits: Knex; payouts: Knex } | undefined;
 
-async function openDatabase(url: string): Promise<Knex> {
+/** A pool on a database the service's migrations made: the floor never creates a table, so its rows are the product's rows, with their indexes. */
+function openDatabase(url: string): Knex {
   const parsed = new URL(url);
-  const name = parsed.pathname.replace(/^\//, "");
   const connection = {
     host: parsed.hostname,
     port: parsed.port ? Number(parsed.port) : 3306,
     user: decodeURIComponent(parsed.username || "root"),
     password: decodeURIComponent(parsed.password),
+    database: parsed.pathname.replace(/^\//, ""),
     timezone: "Z",
   };
-  const admin = knexFactory({ client: "mysql2", connection, pool: { min: 0, max: 1 } });
-  try {
-    await admin.raw("CREATE DATABASE IF NOT EXISTS ?? CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", [name]);
-  } finally {
-    await admin.destroy();
-  }
-  const knex = knexFactory({ client: "mysql2", connection: { ...connection, database: name }, pool: { min: 0, max: 10 } });
-  // Shaped like the product's rows (services/deposit, services/payout, the kit's outbox), with their indexes.
-  if (!(await knex.schema.hasTable("deposits"))) {
-    await knex.schema.createTable("deposits", (t) => {
-      t.string("id", 40).primary();
-      t.string("merchant_id", 100).notNullable();
-      t.string("process_id", 50).notNullable();
-      t.string("status", 16).notNullable();
-      t.bigInteger("amount").notNullable();
-      t.string("currency", 3).notNullable();
-      t.string("account_iban", 34).nullable();
-      t.string("reference", 16).notNullable();
-      t.string("checkout_token", 64).notNullable();
-      t.string("customer_id", 200).notNullable();
-      t.string("customer_name", 200).notNullable();
-      t.string("customer_username", 200).notNullable();
-      t.integer("sequence").notNullable();
-      t.bigInteger("expires_at").notNullable();
-      t.bigInteger("created_at").notNullable();
-      t.bigInteger("updated_at").notNullable();
-      t.unique(["merchant_id", "process_id"]);
-      t.unique(["reference"]);
-      t.unique(["checkout_token"]);
-      t.index(["merchant_id", "created_at", "id"]);
-    });
-  }
-  if (!(await knex.schema.hasTable("withdrawals"))) {
-    await knex.schema.createTable("withdrawals", (t) => {
-      t.string("id", 40).primary();
-      t.string("merchant_id", 100).notNullable();
-      t.string("process_id", 50).notNullable();
-      t.string("status", 16).notNullable();
-      t.bigInteger("amount").notNullable();
-      t.string("currency", 3).notNullable();
-      t.string("iban", 34).notNullable();
-      t.string("account_name", 200).notNullable();
-      t.integer("sequence").notNullable();
-      t.bigInteger("created_at").notNullable();
-      t.bigInteger("updated_at").notNullable();
-      t.unique(["merchant_id", "process_id"]);
-      t.index(["status", "created_at"]);
-    });
-  }
-  if (!(await knex.schema.hasTable("outbox"))) {
-    await knex.schema.createTable("outbox", (t) => {
-      t.bigIncrements("seq");
-      t.string("event_id", 64).notNullable().unique();
-      t.string("topic", 200).notNullable();
-      t.binary("payload").notNullable();
-      t.bigInteger("created_at").notNullable();
-      t.bigInteger("published_at").nullable();
-      t.integer("attempts").notNullable().defaultTo(0);
-      t.index(["published_at", "seq"]);
-    });
-  }
-  return knex;
+  return knexFactory({ client: "mysql2", connection, pool: { min: 0, max: 10 } });
 }
 
 function text(value: unknown): string {
@@ -160,7 +103,12 @@ async function createDeposit(knex: Knex, merchantId: string, body: Record<string
     process_id: text(body.processId),
     status: "pending",
     amount: Number(body.amount),
+    requested_amount: Number(body.amount),
     currency: text(body.currency) || "TRY",
+    account_id: "acc_floor",
+    account_bank_id: "bnk_floor",
+    account_bank_name: "Floor Bankası",
+    account_name: "Floor Ödeme A.Ş.",
     account_iban: "TR330006100519786457841326",
     reference: randomBytes(6).toString("hex").toUpperCase(),
     checkout_token: randomBytes(24).toString("base64url"),
@@ -168,6 +116,7 @@ async function createDeposit(knex: Knex, merchantId: string, body: Record<string
     customer_name: text(customer.name),
     customer_username: text(customer.username),
     sequence: 1,
+    sandbox: false,
     expires_at: now + 30 * 60_000,
     created_at: now,
     updated_at: now,
@@ -200,7 +149,11 @@ async function createWithdrawal(knex: Knex, merchantId: string, body: Record<str
     currency: text(body.currency) || "TRY",
     iban: text(body.iban).replace(/\s+/g, "").toUpperCase(),
     account_name: text(body.accountName),
+    user_id: text(body.userId),
+    user_name: text(body.userName),
+    name: text(body.name),
     sequence: 1,
+    sandbox: false,
     created_at: now,
     updated_at: now,
   };
@@ -241,7 +194,7 @@ app.use(async (ctx) => {
     if (ctx.method === "POST" && db && (path === "/v1/deposit" || path === "/v1/withdraw")) {
       if (!ctx.is("application/json")) throw new Refusal(415, "UNSUPPORTED_MEDIA_TYPE");
       const body = JSON.parse(raw.toString("utf8")) as Record<string, unknown>;
-      const data = path === "/v1/deposit" ? await createDeposit(db, credential.merchantId, body) : await createWithdrawal(db, credential.merchantId, body);
+      const data = path === "/v1/deposit" ? await createDeposit(db.deposits, credential.merchantId, body) : await createWithdrawal(db.payouts, credential.merchantId, body);
       ctx.status = 201;
       ctx.body = envelope(data);
       return;
@@ -256,9 +209,10 @@ app.use(async (ctx) => {
 });
 
 if (kind === "db") {
-  const url = process.env.FLOOR_DATABASE_URL;
-  if (!url) throw new Error("FLOOR_DATABASE_URL is required for FLOOR_KIND=db");
-  db = await openDatabase(url);
+  const deposits = process.env.FLOOR_DEPOSIT_DATABASE_URL;
+  const payouts = process.env.FLOOR_PAYOUT_DATABASE_URL;
+  if (!deposits || !payouts) throw new Error("FLOOR_DEPOSIT_DATABASE_URL and FLOOR_PAYOUT_DATABASE_URL are required for FLOOR_KIND=db");
+  db = { deposits: openDatabase(deposits), payouts: openDatabase(payouts) };
 }
 const server = http.createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, app.callback());
 server.keepAliveTimeout = 5_000;
@@ -268,7 +222,7 @@ process.stdout.write(`${JSON.stringify({ ready: true, kind, url: `http://127.0.0
 const stop = () => {
   server.close();
   server.closeAllConnections();
-  void (db ? db.destroy() : Promise.resolve()).finally(() => process.exit(0));
+  void (db ? Promise.all([db.deposits.destroy(), db.payouts.destroy()]) : Promise.resolve()).finally(() => process.exit(0));
 };
 process.once("SIGTERM", stop);
 process.once("SIGINT", stop);

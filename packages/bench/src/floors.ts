@@ -1,7 +1,8 @@
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import type { Merchant } from "./load.js";
 import type { ScratchResources } from "./scratch-resources.js";
-import { nodeEntry, spawnServer, type ServerProcess } from "./server-process.js";
+import { nodeEntry, repoRoot, spawnServer, type ServerProcess } from "./server-process.js";
 
 export interface RunningFloor {
   kind: "hmac" | "db";
@@ -24,7 +25,7 @@ export async function startFloor(kind: "hmac" | "db", merchants: readonly Mercha
     ...process.env,
     FLOOR_KIND: kind,
     FLOOR_CREDENTIALS: JSON.stringify(merchants),
-    ...(kind === "db" ? { FLOOR_DATABASE_URL: resources.database("floor") } : {}),
+    ...(kind === "db" ? await floorDatabases(resources) : {}),
   };
   delete env.NODE_OPTIONS;
   const server = spawnServer(`${kind}-floor`, nodeEntry("packages/bench", "floor-server"), env);
@@ -39,4 +40,27 @@ export async function startFloor(kind: "hmac" | "db", merchants: readonly Mercha
     await server.stop(5_000);
     throw err;
   }
+}
+
+/**
+ * The db floor's databases, made by the real services' own migrations (their `migrate up`
+ * command, compiled when built), never by a hand-copied schema that drifts from the product's.
+ */
+async function floorDatabases(resources: ScratchResources): Promise<{ FLOOR_DEPOSIT_DATABASE_URL: string; FLOOR_PAYOUT_DATABASE_URL: string }> {
+  const deposits = resources.database("floor_deposit");
+  const payouts = resources.database("floor_payout");
+  await Promise.all([migrate("services/deposit", deposits), migrate("services/payout", payouts)]);
+  return { FLOOR_DEPOSIT_DATABASE_URL: deposits, FLOOR_PAYOUT_DATABASE_URL: payouts };
+}
+
+function migrate(service: string, databaseUrl: string): Promise<void> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" };
+  delete env.NODE_OPTIONS;
+  const child = spawn(process.execPath, [...nodeEntry(service, "migrate"), "up"], { cwd: repoRoot, env, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${service} migrate up exited ${code}: ${stderr.trim().slice(-2000)}`))));
+  });
 }
