@@ -15,8 +15,6 @@ export type DepositStatusName = (typeof DEPOSIT_STATUSES)[number];
  */
 export type DepositMove = "complete" | "complete_late" | "fail" | "expire" | "cancel";
 
-export const DEPOSIT_MOVES: readonly DepositMove[] = ["complete", "complete_late", "fail", "expire", "cancel"];
-
 const MOVES: Readonly<Record<DepositMove, { from: DepositStatusName; to: DepositStatusName }>> = {
   complete: { from: "pending", to: "completed" },
   complete_late: { from: "expired", to: "completed" },
@@ -32,15 +30,6 @@ export function isDepositStatus(value: string): value is DepositStatusName {
 /** Every status but pending is final: nothing moves a deposit out of it but a late payment (expired → completed). */
 export function isFinal(status: DepositStatusName): boolean {
   return status !== "pending";
-}
-
-/** The status a move starts from; the conditional update's WHERE clause. */
-export function moveSource(move: DepositMove): DepositStatusName {
-  return MOVES[move].from;
-}
-
-export function moveTarget(move: DepositMove): DepositStatusName {
-  return MOVES[move].to;
 }
 
 export type MoveOutcome =

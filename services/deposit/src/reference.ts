@@ -13,16 +13,3 @@ export function newReference(): string {
   for (let i = 0; i < REFERENCE_LENGTH; i++) out += REFERENCE_ALPHABET[randomInt(REFERENCE_ALPHABET.length)];
   return out;
 }
-
-/** Upper-cased letters and digits only: banks and customers add spaces, dashes and prefixes. */
-export function normalizeDescription(text: string): string {
-  return text
-    .toLocaleUpperCase("en-US")
-    .normalize("NFKD")
-    .replace(/[^A-Z0-9]/g, "");
-}
-
-/** Whether a transfer description carries this reference anywhere in it. */
-export function descriptionHasReference(description: string, reference: string): boolean {
-  return reference !== "" && normalizeDescription(description).includes(normalizeDescription(reference));
-}

@@ -1,6 +1,6 @@
 import test from "ava";
 import { AMOUNT_ONLY_SCORE, matchTransfer, type MatchCandidate, type MatchResult, type TransferFacts } from "../src/matching.js";
-import { descriptionHasReference, newReference, normalizeDescription, REFERENCE_ALPHABET, REFERENCE_LENGTH } from "../src/reference.js";
+import { newReference, REFERENCE_ALPHABET, REFERENCE_LENGTH } from "../src/reference.js";
 
 function candidate(id: string, reference: string, requestedAmount: number, extra: Partial<MatchCandidate> = {}): MatchCandidate {
   return { id, reference, requestedAmount, currency: "TRY", customerName: "", status: "pending", createdAt: 0, ...extra };
@@ -192,11 +192,4 @@ test("references are eight characters from an alphabet without look-alikes", (t)
   }
   t.true(seen.size > 1990, "references repeat far too often");
   t.false(/[01ILO]/.test(REFERENCE_ALPHABET));
-});
-
-test("a description is compared without case, spaces, punctuation or accents", (t) => {
-  t.is(normalizeDescription(" ref: k7m2-qx9p / Şule "), "REFK7M2QX9PSULE");
-  t.true(descriptionHasReference("ödeme k7m2 qx9p", "K7M2QX9P"));
-  t.false(descriptionHasReference("K7M2QX9", "K7M2QX9P"));
-  t.false(descriptionHasReference("anything", ""));
 });
