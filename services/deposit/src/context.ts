@@ -3,7 +3,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { envVar, loadConfig, type BaseContext, type Env, type EventCache } from "@payments/kit";
 import { z } from "zod";
-import { bankFeedsSetting } from "./bank-feed-http.js";
+import { bankFeedsSetting } from "./bank-feed/http.js";
 import { createMerchantCache, type MerchantFacts } from "./merchant-lookup.js";
 import { createDepositTermsCache, type DepositTermsAnswer } from "./deposit-terms.js";
 
@@ -33,7 +33,7 @@ export const depositConfigSchema = z.object({
    * and such a transfer waits in suspense for an operator.
    */
   LATE_PAYMENT_WINDOW: envVar.duration("7d"),
-  /** A directory watched for bank statement files (bank-feed-dir.ts); unset: off. */
+  /** A directory watched for bank statement files (bank-feed/dir.ts); unset: off. */
   BANK_FEED_DIR: z.string().optional(),
   /** How often BANK_FEED_DIR is scanned. */
   BANK_FEED_INTERVAL: envVar.duration("10s"),
@@ -43,7 +43,7 @@ export const depositConfigSchema = z.object({
    * a live replica whose claim is taken back imports the file twice (harmless, but wasted).
    */
   BANK_FEED_CLAIM_TIMEOUT: envVar.duration("15m"),
-  /** The JSON push feeds (bank-feed-http.ts): comma-separated feedId:secret; a feedId twice = both secrets valid. */
+  /** The JSON push feeds (bank-feed/http.ts): comma-separated feedId:secret; a feedId twice = both secrets valid. */
   BANK_FEEDS: bankFeedsSetting(),
 });
 export type DepositConfig = z.infer<typeof depositConfigSchema>;

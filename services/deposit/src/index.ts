@@ -1,8 +1,8 @@
 import { DepositService } from "@payments/contracts/deposit";
 import type { ServiceModule } from "@payments/kit";
 import { migrations } from "./migrations/index.js";
-import { startBankFeedDirJob } from "./bank-feed-dir.js";
-import { bankFeedRoutes } from "./bank-feed-http.js";
+import { startBankFeedDirJob } from "./bank-feed/dir.js";
+import { bankFeedRoutes } from "./bank-feed/http.js";
 import { createDepositContext, type DepositContext } from "./context.js";
 import { watchCatalogChanges } from "./deposit-terms.js";
 import { startExpiryJob } from "./expiry.js";

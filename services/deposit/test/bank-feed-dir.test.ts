@@ -10,11 +10,11 @@ import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createLogger, createServiceClient, startServices, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, eventually, manualClock } from "@payments/kit/testing";
-import { newDirScanState, scanBankFeedDir } from "../src/bank-feed-dir.js";
+import { newDirScanState, scanBankFeedDir } from "../src/bank-feed/dir.js";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
 
-// BANK_FEED_DIR (src/bank-feed-dir.ts): the deposit service's job imports statement files
+// BANK_FEED_DIR (src/bank-feed/dir.ts): the deposit service's job imports statement files
 // dropped into a directory, each once, and files them under imported/ or failed/.
 
 const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));

@@ -14,7 +14,7 @@ import type { DepositContext } from "../src/context.js";
 import { loadDepositConfig } from "../src/context.js";
 import { depositModule } from "../src/index.js";
 
-// The JSON push feed (src/bank-feed-http.ts): POST /internal/bank-feed/{feedId} on the deposit
+// The JSON push feed (src/bank-feed/http.ts): POST /internal/bank-feed/{feedId} on the deposit
 // service's port, real HTTP, SQLite. A body is applied whole or not at all.
 
 const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));

@@ -1,7 +1,9 @@
 /**
  * Bank feeds: adapters from what banks and aggregators deliver (MT940 statements, ISO 20022
  * camt.053 statements and camt.054 notifications, a signed JSON push) to
- * IncomingTransferRecord. Pure: recording and matching are the service's.
+ * IncomingTransferRecord. Pure: recording and matching are the service's. The two ways feeds
+ * arrive, dir.ts (BANK_FEED_DIR) and http.ts (the signed push route), record what these parse
+ * and are imported by path, not exported here.
  */
 export * from "./types.js";
 export { decodeStatement, DERIVED_ID_PREFIX, derivedTransactionId, joinWrapped, MT940_LINE_WIDTH, mt940Adapter, parseMt940, senderOf } from "./mt940.js";

@@ -1,9 +1,9 @@
 import { type HttpRoute, type HttpRouteRequest, type HttpRouteResponse } from "@payments/kit";
 import { z } from "zod";
-import type { DepositContext } from "./context.js";
-import { BankFeedError, FEED_SIGNATURE_HEADER, FEED_TIMESTAMP_HEADER, validateFeedBody, verifyFeedSignature, type ParseResult } from "./bank-feed/index.js";
-import { countTransfer, reportOf, type TransferCounts } from "./statement-import.js";
-import { recordTransfers } from "./transfers.js";
+import type { DepositContext } from "../context.js";
+import { countTransfer, reportOf, type TransferCounts } from "../statement-import.js";
+import { recordTransfers } from "../transfers.js";
+import { BankFeedError, FEED_SIGNATURE_HEADER, FEED_TIMESTAMP_HEADER, validateFeedBody, verifyFeedSignature, type ParseResult } from "./index.js";
 
 /**
  * The JSON push feed of aggregators and bank APIs: `POST /internal/bank-feed/{feedId}` on the

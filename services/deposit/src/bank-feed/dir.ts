@@ -3,9 +3,9 @@ import { mkdir, readdir, readFile, rename, stat, writeFile } from "node:fs/promi
 import { extname, join } from "node:path";
 import { ConnectError, Code } from "@connectrpc/connect";
 import { startJob, type Job } from "@payments/kit";
-import { camtFormatOf, type Completeness } from "./bank-feed/index.js";
-import type { DepositContext } from "./context.js";
-import { importStatement, STATEMENT_FORMATS } from "./statement-import.js";
+import type { DepositContext } from "../context.js";
+import { importStatement, STATEMENT_FORMATS } from "../statement-import.js";
+import { camtFormatOf, type Completeness } from "./index.js";
 
 /**
  * BANK_FEED_DIR: statement files dropped into a directory (an SFTP drop of the bank's files, a
