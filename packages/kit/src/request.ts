@@ -126,8 +126,3 @@ export function cursorField<T>(decode: (text: string) => T | undefined) {
     return position;
   });
 }
-
-/** An IBAN in electronic format: whitespace removed, letters upper-cased. */
-export function normalizeIban(input: string): string {
-  return input.replace(/\s+/g, "").toUpperCase();
-}

@@ -1,4 +1,4 @@
-import { isValidIBAN } from "ibantools";
+import { turkishIbanBankCode, turkishIbanProblem as ibanProblem, type TurkishIbanProblem } from "@payments/kit";
 
 /**
  * The bank catalog's rules, free of storage and transport: which banks (and whether FAST)
@@ -254,19 +254,23 @@ export function resolveDepositTerms<A extends CatalogAccount>(input: CatalogInpu
 
 export { normalizeIban } from "@payments/kit";
 
+/** The catalog's words for what is wrong with an IBAN (the rule itself is kit's turkishIbanProblem). */
+const IBAN_PROBLEMS: Record<TurkishIbanProblem, string> = {
+  empty: "is required",
+  country: "must be a Turkish IBAN starting with TR",
+  length: "must be 26 characters",
+  characters: "is not a valid IBAN (format or checksum)",
+  checksum: "is not a valid IBAN (format or checksum)",
+};
+
 /** Why a normalised IBAN is not a valid Turkish IBAN, or undefined when it is one. */
 export function turkishIbanProblem(iban: string): string | undefined {
-  if (iban === "") return "is required";
-  if (!iban.startsWith("TR")) return "must be a Turkish IBAN starting with TR";
-  if (iban.length !== 26) return "must be 26 characters";
-  if (!isValidIBAN(iban)) return "is not a valid IBAN (format or checksum)";
-  return undefined;
+  const problem = ibanProblem(iban);
+  return problem && IBAN_PROBLEMS[problem];
 }
 
 /** The 5-digit bank code inside a Turkish IBAN (characters 5..9). */
-export function ibanBankCode(iban: string): string {
-  return iban.slice(4, 9);
-}
+export const ibanBankCode = turkishIbanBankCode;
 
 /**
  * Whether a Turkish IBAN belongs to a bank with this EFT code. Codes that are not 1..5
@@ -274,5 +278,5 @@ export function ibanBankCode(iban: string): string {
  */
 export function ibanMatchesBankCode(iban: string, code: string): boolean {
   if (!/^\d{1,5}$/.test(code)) return true;
-  return ibanBankCode(iban) === code.padStart(5, "0");
+  return turkishIbanBankCode(iban) === code.padStart(5, "0");
 }

@@ -1,5 +1,4 @@
-import { isValidIBAN } from "ibantools";
-import { currencyCode as currency, identifier, normalizeIban, pageLimit, positiveAmount as amount, text } from "@payments/kit";
+import { currencyCode as currency, identifier, isValidIban, normalizeIban, pageLimit, positiveAmount as amount, text } from "@payments/kit";
 import { z } from "zod";
 
 /**
@@ -24,7 +23,7 @@ export const iban = z
   .string()
   .transform(normalizeIban)
   .refine((v) => v !== "", "is required")
-  .refine((v) => isValidIBAN(v), "is not a valid IBAN");
+  .refine((v) => isValidIban(v), "is not a valid IBAN");
 
 export const METADATA_MAX_BYTES = 8 * 1024;
 

@@ -1,7 +1,6 @@
 import { Code } from "@connectrpc/connect";
-import { serviceError, validationError } from "@payments/kit";
+import { isTurkishIban, serviceError, validationError } from "@payments/kit";
 import type { Knex } from "knex";
-import { isTurkishIban } from "./bank-feed/text.js";
 import type { DepositContext } from "./context.js";
 import { moveDeposit, type MoveResult } from "./deposit-moves.js";
 import { getDepositRow, type TransferRow } from "./store.js";

@@ -1,6 +1,5 @@
-import { isUniqueViolation, newId, readCommitted, transactionWithRetry } from "@payments/kit";
+import { isTurkishIban, isUniqueViolation, newId, readCommitted, transactionWithRetry } from "@payments/kit";
 import type { Knex } from "knex";
-import { isTurkishIban } from "./bank-feed/text.js";
 import type { DepositContext } from "./context.js";
 import { moveDepositSeen } from "./deposit-moves.js";
 import { lookupMerchant } from "./merchant-lookup.js";

@@ -8,8 +8,10 @@ import {
   pageLimit,
   positiveAmount as amount,
   text,
+  TURKISH_IBAN_LENGTH,
+  turkishIbanProblem as ibanProblem,
+  type TurkishIbanProblem,
 } from "@payments/kit";
-import { isValidIBAN } from "ibantools";
 import { z } from "zod";
 
 /**
@@ -67,15 +69,19 @@ export const iban = z
   .transform(normalizeIban)
   .refine((v) => v !== "", "is required");
 
-export const TURKISH_IBAN_LENGTH = 26;
+/** Payout's words (INVALID_IBAN messages) for what kit's turkishIbanProblem finds. */
+const IBAN_PROBLEMS: Record<TurkishIbanProblem, (normalized: string) => string> = {
+  empty: () => "must contain only letters and digits",
+  characters: () => "must contain only letters and digits",
+  country: () => "must be a Turkish IBAN, starting with TR",
+  length: (normalized) => `a Turkish IBAN has ${TURKISH_IBAN_LENGTH} characters, this one has ${normalized.length}`,
+  checksum: () => "is not a valid IBAN (its check digits do not match)",
+};
 
 /** What is wrong with a normalised IBAN as a Turkish one (TR, 26 characters, ISO 13616 mod-97), or undefined. */
 export function turkishIbanProblem(normalized: string): string | undefined {
-  if (!/^[A-Z0-9]+$/.test(normalized)) return "must contain only letters and digits";
-  if (!normalized.startsWith("TR")) return "must be a Turkish IBAN, starting with TR";
-  if (normalized.length !== TURKISH_IBAN_LENGTH) return `a Turkish IBAN has ${TURKISH_IBAN_LENGTH} characters, this one has ${normalized.length}`;
-  if (!isValidIBAN(normalized)) return "is not a valid IBAN (its check digits do not match)";
-  return undefined;
+  const problem = ibanProblem(normalized);
+  return problem && IBAN_PROBLEMS[problem](normalized);
 }
 
 /** A failure reason code such as ACCOUNT_CLOSED: trimmed and upper-cased, then letters, digits and underscores. */

@@ -2,8 +2,7 @@ import { createHash } from "node:crypto";
 import { TextDecoder } from "node:util";
 import { formatMajor } from "@payments/kit";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
-import { isValidIBAN } from "ibantools";
-import { BANK_TRANSACTION_ID_MAX, cleanText, decimalToMinorUnits, DESCRIPTION_MAX, hasUnsafeCharacters, isCalendarDate, minorUnitDigits, normalizeIban, SENDER_NAME_MAX, turkishIbanIn } from "./text.js";
+import { BANK_TRANSACTION_ID_MAX, cleanText, decimalToMinorUnits, DESCRIPTION_MAX, hasUnsafeCharacters, isCalendarDate, isValidIban, minorUnitDigits, normalizeIban, SENDER_NAME_MAX, turkishIbanIn } from "./text.js";
 import { BankFeedError, type BankFeedAdapter, type Completeness, type IncomingTransferRecord, type ParseResult, type SkippedEntry, type StatementInfo } from "./types.js";
 
 /**
@@ -743,7 +742,7 @@ function senderOf(detail: XmlElement): { name: string; iban?: string } {
   const parties = first(detail, "RltdPties");
   const name = textAt(parties, "Dbtr", "Nm") ?? textAt(parties, "Dbtr", "Pty", "Nm") ?? textAt(parties, "UltmtDbtr", "Nm") ?? textAt(parties, "UltmtDbtr", "Pty", "Nm") ?? "";
   const iban = normalizeIban(textAt(parties, "DbtrAcct", "Id", "IBAN") ?? "");
-  return { name: cleanText(name, SENDER_NAME_MAX), ...(iban && isValidIBAN(iban) ? { iban } : {}) };
+  return { name: cleanText(name, SENDER_NAME_MAX), ...(iban && isValidIban(iban) ? { iban } : {}) };
 }
 
 /**

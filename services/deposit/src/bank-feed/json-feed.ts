@@ -1,7 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { isValidIBAN } from "ibantools";
 import { z } from "zod";
-import { BANK_TRANSACTION_ID_MAX, DESCRIPTION_MAX, hasUnsafeCharacters, isCalendarDate, isTurkishIban, normalizeIban, SENDER_NAME_MAX } from "./text.js";
+import { BANK_TRANSACTION_ID_MAX, DESCRIPTION_MAX, hasUnsafeCharacters, isCalendarDate, isTurkishIban, isValidIban, normalizeIban, SENDER_NAME_MAX } from "./text.js";
 import { BankFeedError, type BankFeedAdapter, type IncomingTransferRecord, type ParseResult } from "./types.js";
 
 /**
@@ -48,7 +47,7 @@ const transferSchema = z.object({
     .union([z.string(), z.null()], { error: "must be an IBAN (string)" })
     .optional()
     .transform((v) => (v == null ? "" : normalizeIban(v)))
-    .refine((v) => v === "" || isValidIBAN(v), "is not a valid IBAN"),
+    .refine((v) => v === "" || isValidIban(v), "is not a valid IBAN"),
   description: requiredString("must be a string").trim().max(DESCRIPTION_MAX, `must be at most ${DESCRIPTION_MAX} characters`),
   bankTransactionId: requiredString("must be a string")
     .trim()

@@ -1,5 +1,4 @@
-import { hasUnsafeCharacters, minorUnitDigits, normalizeIban } from "@payments/kit";
-import { isValidIBAN } from "ibantools";
+import { hasUnsafeCharacters, isTurkishIban, isValidIban, minorUnitDigits, normalizeIban } from "@payments/kit";
 
 /**
  * Small text rules the feed adapters share, so an MT940 line and a JSON record come out
@@ -24,12 +23,7 @@ export function cleanText(value: string, max: number): string {
   return cleaned.length <= max ? cleaned : cleaned.slice(0, max).trimEnd();
 }
 
-export { hasUnsafeCharacters, normalizeIban };
-
-/** A valid Turkish IBAN in electronic form (TR + 24 digits, checksum right). */
-export function isTurkishIban(iban: string): boolean {
-  return /^TR\d{24}$/.test(iban) && isValidIBAN(iban);
-}
+export { hasUnsafeCharacters, isTurkishIban, isValidIban, normalizeIban };
 
 /**
  * The Turkish IBAN an account identification names: banks write :25: as the plain IBAN, in
@@ -55,7 +49,7 @@ export function ibansInText(text: string): string[] {
     // The printed form can run into the next word; shorten until the checksum holds.
     for (let end = candidate.length; end >= 15; end--) {
       const iban = candidate.slice(0, end);
-      if (isValidIBAN(iban)) {
+      if (isValidIban(iban)) {
         if (!found.includes(iban)) found.push(iban);
         break;
       }
