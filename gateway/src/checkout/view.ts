@@ -1,9 +1,11 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { DepositStatus, type Deposit } from "@payments/contracts/deposit";
+import type { Deposit } from "@payments/contracts/deposit";
+import { DEPOSIT_STATUSES, depositStatusFromProto, type DepositStatusName } from "@payments/contracts/statuses";
 import { fillText } from "./texts.js";
 
-export const CHECKOUT_STATUSES = ["pending", "completed", "failed", "expired", "cancelled"] as const;
-export type CheckoutStatus = (typeof CHECKOUT_STATUSES)[number];
+/** The page shows a deposit's public status (@payments/contracts/statuses). */
+export const CHECKOUT_STATUSES = DEPOSIT_STATUSES;
+export type CheckoutStatus = DepositStatusName;
 
 /**
  * What the customer's page polls about a deposit, and nothing more: no transaction,
@@ -28,14 +30,6 @@ export interface CheckoutView {
   /** The merchant is a sandbox merchant: the page offers "simulate payment". */
   sandbox: boolean;
 }
-
-const STATUS_NAMES: Readonly<Partial<Record<DepositStatus, CheckoutStatus>>> = {
-  [DepositStatus.PENDING]: "pending",
-  [DepositStatus.COMPLETED]: "completed",
-  [DepositStatus.FAILED]: "failed",
-  [DepositStatus.EXPIRED]: "expired",
-  [DepositStatus.CANCELLED]: "cancelled",
-};
 
 export function isFinalStatus(status: CheckoutStatus): boolean {
   return status !== "pending";
@@ -111,7 +105,7 @@ export function formatDeadline(instant: string, texts: { locale: string; deadlin
 }
 
 export function checkoutView(deposit: Deposit, sandbox: boolean, now: Date): CheckoutView {
-  const status = STATUS_NAMES[deposit.status];
+  const status = depositStatusFromProto(deposit.status);
   if (!status) throw new Error(`deposit has an unknown status ${deposit.status}`);
   if (!deposit.expiresAt) throw new Error("deposit has no expiresAt");
   const account = isFinalStatus(status) ? undefined : deposit.assignedAccount;

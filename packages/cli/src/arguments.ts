@@ -1,8 +1,18 @@
 import { InvalidArgumentError } from "commander";
 import type { DeliveryStatus } from "@payments/contracts/callback";
-import { DELIVERY_STATUSES, deliveryStatusToProto, isDeliveryStatusName } from "@payments/records";
-import { DepositStatus } from "@payments/contracts/deposit";
-import { WithdrawalStatus } from "@payments/contracts/payout";
+import type { DepositStatus } from "@payments/contracts/deposit";
+import type { WithdrawalStatus } from "@payments/contracts/payout";
+import {
+  DELIVERY_STATUSES,
+  DEPOSIT_STATUSES,
+  WITHDRAWAL_STATUSES,
+  deliveryStatusToProto,
+  depositStatusToProto,
+  isDeliveryStatusName,
+  isDepositStatusName,
+  isWithdrawalStatusName,
+  withdrawalStatusToProto,
+} from "@payments/contracts/statuses";
 
 // Parsers for option and argument values. They throw commander's InvalidArgumentError, so a
 // bad value is reported like any other usage error (exit 2) before a service is called.
@@ -89,45 +99,25 @@ export function parseRequiredText(value: string): string {
   return text;
 }
 
-export const DEPOSIT_STATUS_NAMES = ["pending", "completed", "failed", "expired", "cancelled"] as const;
-export type DepositStatusName = (typeof DEPOSIT_STATUS_NAMES)[number];
-
-const DEPOSIT_STATUS_BY_NAME: Readonly<Record<DepositStatusName, DepositStatus>> = {
-  pending: DepositStatus.PENDING,
-  completed: DepositStatus.COMPLETED,
-  failed: DepositStatus.FAILED,
-  expired: DepositStatus.EXPIRED,
-  cancelled: DepositStatus.CANCELLED,
-};
+// The status names are @payments/contracts/statuses'; the CLI's own names for them stay.
+export { DEPOSIT_STATUSES as DEPOSIT_STATUS_NAMES, WITHDRAWAL_STATUSES as WITHDRAWAL_STATUS_NAMES, DELIVERY_STATUSES as DELIVERY_STATUS_NAMES };
+export type { DepositStatusName, WithdrawalStatusName } from "@payments/contracts/statuses";
 
 /** pending, completed, failed, expired or cancelled (any case; "canceled" too) → the proto enum. */
 export function parseDepositStatus(value: string): DepositStatus {
   let text = value.trim().toLowerCase();
   if (text === "canceled") text = "cancelled";
-  if (!(DEPOSIT_STATUS_NAMES as readonly string[]).includes(text)) throw new InvalidArgumentError(`expected one of ${DEPOSIT_STATUS_NAMES.join(", ")}.`);
-  return DEPOSIT_STATUS_BY_NAME[text as DepositStatusName];
+  if (!isDepositStatusName(text)) throw new InvalidArgumentError(`expected one of ${DEPOSIT_STATUSES.join(", ")}.`);
+  return depositStatusToProto(text);
 }
-
-export const WITHDRAWAL_STATUS_NAMES = ["pending", "processing", "completed", "failed", "cancelled"] as const;
-export type WithdrawalStatusName = (typeof WITHDRAWAL_STATUS_NAMES)[number];
-
-const WITHDRAWAL_STATUS_BY_NAME: Readonly<Record<WithdrawalStatusName, WithdrawalStatus>> = {
-  pending: WithdrawalStatus.PENDING,
-  processing: WithdrawalStatus.PROCESSING,
-  completed: WithdrawalStatus.COMPLETED,
-  failed: WithdrawalStatus.FAILED,
-  cancelled: WithdrawalStatus.CANCELLED,
-};
 
 /** pending, processing, completed, failed or cancelled (any case; "canceled" too) → the proto enum. */
 export function parseWithdrawalStatus(value: string): WithdrawalStatus {
   let text = value.trim().toLowerCase();
   if (text === "canceled") text = "cancelled";
-  if (!(WITHDRAWAL_STATUS_NAMES as readonly string[]).includes(text)) throw new InvalidArgumentError(`expected one of ${WITHDRAWAL_STATUS_NAMES.join(", ")}.`);
-  return WITHDRAWAL_STATUS_BY_NAME[text as WithdrawalStatusName];
+  if (!isWithdrawalStatusName(text)) throw new InvalidArgumentError(`expected one of ${WITHDRAWAL_STATUSES.join(", ")}.`);
+  return withdrawalStatusToProto(text);
 }
-
-export { DELIVERY_STATUSES as DELIVERY_STATUS_NAMES } from "@payments/records";
 
 /** A callback event's delivery status: pending, delivered or failed (any case) → the proto enum. */
 export function parseDeliveryStatus(value: string): DeliveryStatus {

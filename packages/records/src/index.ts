@@ -1,8 +1,16 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { DepositStatus, type Deposit } from "@payments/contracts/deposit";
-import { WithdrawalStatus, type Balance, type Withdrawal } from "@payments/contracts/payout";
-import { DeliveryStatus, type CallbackEvent, type DeliveryAttempt } from "@payments/contracts/callback";
+import type { Deposit } from "@payments/contracts/deposit";
+import type { Balance, Withdrawal } from "@payments/contracts/payout";
+import type { CallbackEvent, DeliveryAttempt } from "@payments/contracts/callback";
+import {
+  deliveryStatusName,
+  depositStatusName,
+  withdrawalStatusName,
+  type DeliveryStatusName,
+  type DepositStatusName,
+  type WithdrawalStatusName,
+} from "@payments/contracts/statuses";
 
 /*
  * The public JSON shape of a transaction, in one place: the gateway answers reads and
@@ -11,32 +19,25 @@ import { DeliveryStatus, type CallbackEvent, type DeliveryAttempt } from "@payme
  * Callback events are here too: the listing shows the body a callback carried.
  */
 
-export const DEPOSIT_STATUSES = ["pending", "completed", "failed", "expired", "cancelled"] as const;
-export type DepositStatusName = (typeof DEPOSIT_STATUSES)[number];
-
-const STATUS_BY_NAME: Readonly<Record<DepositStatusName, DepositStatus>> = {
-  pending: DepositStatus.PENDING,
-  completed: DepositStatus.COMPLETED,
-  failed: DepositStatus.FAILED,
-  expired: DepositStatus.EXPIRED,
-  cancelled: DepositStatus.CANCELLED,
-};
-
-export function isDepositStatusName(value: string): value is DepositStatusName {
-  return (DEPOSIT_STATUSES as readonly string[]).includes(value);
-}
-
-/** The proto status of a public status name (for list filters). */
-export function depositStatusToProto(name: DepositStatusName): DepositStatus {
-  return STATUS_BY_NAME[name];
-}
-
-/** The public name of a proto status; UNSPECIFIED or an unknown number is a bug upstream, not a value to show. */
-export function depositStatusName(status: DepositStatus): DepositStatusName {
-  const name = DEPOSIT_STATUSES.find((n) => STATUS_BY_NAME[n] === status);
-  if (name === undefined) throw new Error(`deposit status ${status} has no public name`);
-  return name;
-}
+// The status names and their proto enums live in @payments/contracts/statuses (services use
+// them too); re-exported here, where the gateway, the SDK and the CLI have always found them.
+export {
+  DEPOSIT_STATUSES,
+  isDepositStatusName,
+  depositStatusToProto,
+  depositStatusName,
+  type DepositStatusName,
+  WITHDRAWAL_STATUSES,
+  isWithdrawalStatusName,
+  withdrawalStatusToProto,
+  withdrawalStatusName,
+  type WithdrawalStatusName,
+  DELIVERY_STATUSES,
+  isDeliveryStatusName,
+  deliveryStatusToProto,
+  deliveryStatusName,
+  type DeliveryStatusName,
+} from "@payments/contracts/statuses";
 
 export interface AssignedAccountRecord {
   bankName: string;
@@ -147,33 +148,6 @@ export function depositRecord(deposit: Deposit, publicBaseUrl: string): DepositR
 
 // ---------------------------------------------------------------- withdrawals
 
-export const WITHDRAWAL_STATUSES = ["pending", "processing", "completed", "failed", "cancelled"] as const;
-export type WithdrawalStatusName = (typeof WITHDRAWAL_STATUSES)[number];
-
-const WITHDRAWAL_STATUS_BY_NAME: Readonly<Record<WithdrawalStatusName, WithdrawalStatus>> = {
-  pending: WithdrawalStatus.PENDING,
-  processing: WithdrawalStatus.PROCESSING,
-  completed: WithdrawalStatus.COMPLETED,
-  failed: WithdrawalStatus.FAILED,
-  cancelled: WithdrawalStatus.CANCELLED,
-};
-
-export function isWithdrawalStatusName(value: string): value is WithdrawalStatusName {
-  return (WITHDRAWAL_STATUSES as readonly string[]).includes(value);
-}
-
-/** The proto status of a public status name (for list filters). */
-export function withdrawalStatusToProto(name: WithdrawalStatusName): WithdrawalStatus {
-  return WITHDRAWAL_STATUS_BY_NAME[name];
-}
-
-/** The public name of a proto status; UNSPECIFIED or an unknown number is a bug upstream. */
-export function withdrawalStatusName(status: WithdrawalStatus): WithdrawalStatusName {
-  const name = WITHDRAWAL_STATUSES.find((n) => WITHDRAWAL_STATUS_BY_NAME[n] === status);
-  if (name === undefined) throw new Error(`withdrawal status ${status} has no public name`);
-  return name;
-}
-
 /** A withdrawal as merchants see it (api.md "Withdrawal transaction" plus the record fields of decisions.md). */
 export interface WithdrawalRecord {
   transactionId: string;
@@ -248,29 +222,6 @@ export function balanceRecord(balance: Balance): BalanceRecord {
 }
 
 // ---------------------------------------------------------------- callback events
-
-export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
-export type DeliveryStatusName = (typeof DELIVERY_STATUSES)[number];
-
-const DELIVERY_STATUS_BY_NAME: Readonly<Record<DeliveryStatusName, DeliveryStatus>> = {
-  pending: DeliveryStatus.PENDING,
-  delivered: DeliveryStatus.DELIVERED,
-  failed: DeliveryStatus.FAILED,
-};
-
-export function isDeliveryStatusName(value: string): value is DeliveryStatusName {
-  return (DELIVERY_STATUSES as readonly string[]).includes(value);
-}
-
-export function deliveryStatusToProto(name: DeliveryStatusName): DeliveryStatus {
-  return DELIVERY_STATUS_BY_NAME[name];
-}
-
-export function deliveryStatusName(status: DeliveryStatus): DeliveryStatusName {
-  const name = DELIVERY_STATUSES.find((n) => DELIVERY_STATUS_BY_NAME[n] === status);
-  if (name === undefined) throw new Error(`delivery status ${status} has no public name`);
-  return name;
-}
 
 /** One delivery attempt as merchants see it. */
 export interface DeliveryAttemptRecord {

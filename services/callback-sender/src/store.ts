@@ -10,7 +10,7 @@ import {
   type DeliveryAttempt,
 } from "@payments/contracts/callback";
 import { currentRequestId, currentTraceparent, isUniqueViolation, serviceError, type Clock } from "@payments/kit";
-import { DELIVERY_STATUSES, deliveryStatusToProto, type DeliveryStatusName } from "@payments/records";
+import { deliveryStatusFromProto as fromProto, deliveryStatusToProto, type DeliveryStatusName } from "@payments/contracts/statuses";
 import type { Knex } from "knex";
 import type { NewCallbackEvent } from "./callback-event.js";
 
@@ -51,9 +51,7 @@ export interface AttemptRow {
 export const ATTEMPTS_SHOWN = 100;
 
 /** The stored name of a proto status; undefined for UNSPECIFIED or an unknown number. */
-export function deliveryStatusFromProto(status: DeliveryStatus): DeliveryStatusName | undefined {
-  return DELIVERY_STATUSES.find((name) => deliveryStatusToProto(name) === status);
-}
+export const deliveryStatusFromProto: (status: DeliveryStatus) => DeliveryStatusName | undefined = fromProto;
 
 export function eventNotFound(eventId: string) {
   return serviceError(Code.NotFound, "EVENT_NOT_FOUND", `event ${eventId} not found`);

@@ -4,8 +4,10 @@
  * update (`… WHERE status = <from>`), so a move that no longer applies changes nothing.
  */
 
-export const DEPOSIT_STATUSES = ["pending", "completed", "failed", "expired", "cancelled"] as const;
-export type DepositStatusName = (typeof DEPOSIT_STATUSES)[number];
+import type { DepositStatusName } from "@payments/contracts/statuses";
+
+// The statuses (and the text the `status` column stores) are @payments/contracts/statuses'.
+export { DEPOSIT_STATUSES, isDepositStatusName as isDepositStatus, type DepositStatusName } from "@payments/contracts/statuses";
 
 /**
  * Who or what moves a deposit: a matched transfer or an operator, an operator, the expiry
@@ -22,10 +24,6 @@ const MOVES: Readonly<Record<DepositMove, { from: DepositStatusName; to: Deposit
   expire: { from: "pending", to: "expired" },
   cancel: { from: "pending", to: "cancelled" },
 };
-
-export function isDepositStatus(value: string): value is DepositStatusName {
-  return (DEPOSIT_STATUSES as readonly string[]).includes(value);
-}
 
 /** Every status but pending is final: nothing moves a deposit out of it but a late payment (expired → completed). */
 export function isFinal(status: DepositStatusName): boolean {

@@ -5,14 +5,15 @@ import {
   AssignedAccountSchema,
   CustomerSchema,
   DepositSchema,
-  DepositStatus,
   IncomingTransferSchema,
   TransferActionSchema,
   TransferCandidateSchema,
   TransferStatus,
   type Deposit,
+  type DepositStatus,
   type IncomingTransfer,
 } from "@payments/contracts/deposit";
+import { depositStatusFromProto, depositStatusToProto, isTransferStatusName, transferStatusToProto } from "@payments/contracts/statuses";
 import { forUpdate, serviceError } from "@payments/kit";
 import type { Knex } from "knex";
 import { isDepositStatus, type DepositStatusName } from "./deposit-state.js";
@@ -104,22 +105,11 @@ export interface TransferActionRow {
   at: number;
 }
 
-const STATUS_TO_PROTO: Readonly<Record<DepositStatusName, DepositStatus>> = {
-  pending: DepositStatus.PENDING,
-  completed: DepositStatus.COMPLETED,
-  failed: DepositStatus.FAILED,
-  expired: DepositStatus.EXPIRED,
-  cancelled: DepositStatus.CANCELLED,
-};
-
-export function statusToProto(status: DepositStatusName): DepositStatus {
-  return STATUS_TO_PROTO[status];
-}
+// The `status` column stores the public names of @payments/contracts/statuses.
+export const statusToProto: (status: DepositStatusName) => DepositStatus = depositStatusToProto;
 
 /** The status name of a proto status; undefined for UNSPECIFIED or an unknown number. */
-export function statusFromProto(status: DepositStatus): DepositStatusName | undefined {
-  return (Object.keys(STATUS_TO_PROTO) as DepositStatusName[]).find((name) => STATUS_TO_PROTO[name] === status);
-}
+export const statusFromProto: (status: DepositStatus) => DepositStatusName | undefined = depositStatusFromProto;
 
 export function rowStatus(row: Pick<DepositRow, "status" | "id">): DepositStatusName {
   if (!isDepositStatus(row.status)) throw new Error(`deposit ${row.id} has an unknown status ${row.status}`);
@@ -172,14 +162,6 @@ export function parseJsonList<T>(value: string | null | undefined): T[] {
   return Array.isArray(parsed) ? (parsed as T[]) : [];
 }
 
-const TRANSFER_STATUS_TO_PROTO: Readonly<Record<TransferStatusName, TransferStatus>> = {
-  matched: TransferStatus.MATCHED,
-  review: TransferStatus.REVIEW,
-  unmatched: TransferStatus.UNMATCHED,
-  returning: TransferStatus.RETURNING,
-  returned: TransferStatus.RETURNED,
-};
-
 export function transferFromRow(row: TransferRow, actions: readonly TransferActionRow[] = []): IncomingTransfer {
   return create(IncomingTransferSchema, {
     id: row.id,
@@ -192,7 +174,7 @@ export function transferFromRow(row: TransferRow, actions: readonly TransferActi
     depositId: row.deposit_id ?? "",
     unmatchedReason: row.unmatched_reason ?? "",
     reportedAt: timestampFromMs(Number(row.reported_at)),
-    status: TRANSFER_STATUS_TO_PROTO[row.status] ?? TransferStatus.UNSPECIFIED,
+    status: isTransferStatusName(row.status) ? transferStatusToProto(row.status) : TransferStatus.UNSPECIFIED,
     reviewDepositId: row.review_deposit_id ?? "",
     matchBy: row.match_by ?? "",
     matchScore: row.match_score == null ? 0 : Number(row.match_score),

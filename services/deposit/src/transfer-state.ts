@@ -16,8 +16,10 @@
  * reconciliation checks per account (received = credited + suspense + returned).
  */
 
-export const TRANSFER_STATUSES = ["matched", "review", "unmatched", "returning", "returned"] as const;
-export type TransferStatusName = (typeof TRANSFER_STATUSES)[number];
+import type { TransferStatusName } from "@payments/contracts/statuses";
+
+// The statuses (and the text the `status` column stores) are @payments/contracts/statuses'.
+export { TRANSFER_STATUSES, isTransferStatusName as isTransferStatus, type TransferStatusName } from "@payments/contracts/statuses";
 
 /** The statuses whose money is in suspense: what an operator still has to resolve. */
 export const OPEN_TRANSFER_STATUSES: readonly TransferStatusName[] = ["unmatched", "review"];
@@ -88,10 +90,6 @@ const MOVES: Readonly<Record<TransferMove, TransferMoveSpec>> = {
 
 export function transferMoveSpec(move: TransferMove): TransferMoveSpec {
   return MOVES[move];
-}
-
-export function isTransferStatus(value: string): value is TransferStatusName {
-  return (TRANSFER_STATUSES as readonly string[]).includes(value);
 }
 
 /** Whether a transfer in `status` still waits for an operator's decision (its money is in suspense). */

@@ -5,11 +5,12 @@ import {
   BalanceSchema,
   LedgerEntrySchema,
   WithdrawalSchema,
-  WithdrawalStatus,
   type Balance,
   type LedgerEntry,
   type Withdrawal,
+  type WithdrawalStatus,
 } from "@payments/contracts/payout";
+import { withdrawalStatusFromProto, withdrawalStatusToProto } from "@payments/contracts/statuses";
 import { forUpdate, serviceError } from "@payments/kit";
 import type { Knex } from "knex";
 import type { BalanceRow, LedgerEntryRow } from "./ledger.js";
@@ -43,21 +44,11 @@ export interface WithdrawalRow {
   completed_at: number | null;
 }
 
-const STATUS_TO_PROTO: Readonly<Record<WithdrawalStatusName, WithdrawalStatus>> = {
-  pending: WithdrawalStatus.PENDING,
-  processing: WithdrawalStatus.PROCESSING,
-  completed: WithdrawalStatus.COMPLETED,
-  failed: WithdrawalStatus.FAILED,
-  cancelled: WithdrawalStatus.CANCELLED,
-};
+// The `status` column stores the public names of @payments/contracts/statuses.
+export const statusToProto: (status: WithdrawalStatusName) => WithdrawalStatus = withdrawalStatusToProto;
 
-export function statusToProto(status: WithdrawalStatusName): WithdrawalStatus {
-  return STATUS_TO_PROTO[status];
-}
-
-export function statusFromProto(status: WithdrawalStatus): WithdrawalStatusName | undefined {
-  return (Object.keys(STATUS_TO_PROTO) as WithdrawalStatusName[]).find((name) => STATUS_TO_PROTO[name] === status);
-}
+/** The status name of a proto status; undefined for UNSPECIFIED or an unknown number. */
+export const statusFromProto: (status: WithdrawalStatus) => WithdrawalStatusName | undefined = withdrawalStatusFromProto;
 
 export function rowStatus(row: Pick<WithdrawalRow, "status" | "id">): WithdrawalStatusName {
   if (!isWithdrawalStatus(row.status)) throw new Error(`withdrawal ${row.id} has an unknown status ${row.status}`);

@@ -2,7 +2,8 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { TRANSFER_RETURN_COMPLETED_TOPIC, TRANSFER_RETURN_FAILED_TOPIC } from "@payments/contracts";
-import { TransferReturnChangedSchema, TransferReturnSchema, TransferReturnStatus, type TransferReturn } from "@payments/contracts/payout";
+import { TransferReturnChangedSchema, TransferReturnSchema, type TransferReturn } from "@payments/contracts/payout";
+import { isTransferReturnStatusName, transferReturnStatusFromProto, transferReturnStatusToProto, type TransferReturnStatusName } from "@payments/contracts/statuses";
 import { forUpdate, isUniqueViolation, newId, recordEvent, serviceError, transactionWithRetry, validationError, type Clock } from "@payments/kit";
 import type { Knex } from "knex";
 import type { PayoutContext } from "./context.js";
@@ -19,8 +20,8 @@ import { turkishIbanProblem } from "./requests.js";
  * service consumes to mark the transfer returned (or unmatched again).
  */
 
-export const TRANSFER_RETURN_STATUSES = ["pending", "processing", "completed", "failed"] as const;
-export type TransferReturnStatusName = (typeof TRANSFER_RETURN_STATUSES)[number];
+// The statuses (and the text the `status` column stores) are @payments/contracts/statuses'.
+export { TRANSFER_RETURN_STATUSES, type TransferReturnStatusName } from "@payments/contracts/statuses";
 
 export interface TransferReturnRow {
   id: string;
@@ -44,23 +45,10 @@ export interface TransferReturnRow {
   completed_at: number | null;
 }
 
-const STATUS_TO_PROTO: Readonly<Record<TransferReturnStatusName, TransferReturnStatus>> = {
-  pending: TransferReturnStatus.PENDING,
-  processing: TransferReturnStatus.PROCESSING,
-  completed: TransferReturnStatus.COMPLETED,
-  failed: TransferReturnStatus.FAILED,
-};
-
-export function returnStatusFromProto(status: TransferReturnStatus): TransferReturnStatusName | undefined {
-  return (Object.keys(STATUS_TO_PROTO) as TransferReturnStatusName[]).find((name) => STATUS_TO_PROTO[name] === status);
-}
-
-function isReturnStatus(value: string): value is TransferReturnStatusName {
-  return (TRANSFER_RETURN_STATUSES as readonly string[]).includes(value);
-}
+export const returnStatusFromProto = transferReturnStatusFromProto;
 
 export function returnRowStatus(row: Pick<TransferReturnRow, "status" | "id">): TransferReturnStatusName {
-  if (!isReturnStatus(row.status)) throw new Error(`transfer return ${row.id} has an unknown status ${row.status}`);
+  if (!isTransferReturnStatusName(row.status)) throw new Error(`transfer return ${row.id} has an unknown status ${row.status}`);
   return row.status;
 }
 
@@ -80,7 +68,7 @@ export function transferReturnFromRow(row: TransferReturnRow): TransferReturn {
     amount: BigInt(row.amount),
     currency: row.currency,
     sandbox: Boolean(row.sandbox),
-    status: STATUS_TO_PROTO[status],
+    status: transferReturnStatusToProto(status),
     // As for withdrawals: the column keeps the connector's answer after the decision; the flag is about now.
     awaitingOperator: status === "processing" && Boolean(row.awaiting_operator),
     bankReference: row.bank_reference ?? "",

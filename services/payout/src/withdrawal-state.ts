@@ -4,8 +4,10 @@
  * (`… WHERE status = <from>`), so a move that no longer applies changes nothing.
  */
 
-export const WITHDRAWAL_STATUSES = ["pending", "processing", "completed", "failed", "cancelled"] as const;
-export type WithdrawalStatusName = (typeof WITHDRAWAL_STATUSES)[number];
+import type { WithdrawalStatusName } from "@payments/contracts/statuses";
+
+// The statuses (and the text the `status` column stores) are @payments/contracts/statuses'.
+export { WITHDRAWAL_STATUSES, isWithdrawalStatusName as isWithdrawalStatus, type WithdrawalStatusName } from "@payments/contracts/statuses";
 
 /** start: the worker takes it; complete/fail: the bank's answer or an operator; cancel: the merchant or an operator. */
 export type WithdrawalMove = "start" | "complete" | "fail" | "cancel";
@@ -19,10 +21,6 @@ const MOVES: Readonly<Record<WithdrawalMove, { from: WithdrawalStatusName; to: W
   fail: { from: "processing", to: "failed", effect: "release" },
   cancel: { from: "pending", to: "cancelled", effect: "release" },
 };
-
-export function isWithdrawalStatus(value: string): value is WithdrawalStatusName {
-  return (WITHDRAWAL_STATUSES as readonly string[]).includes(value);
-}
 
 export function isFinal(status: WithdrawalStatusName): boolean {
   return status === "completed" || status === "failed" || status === "cancelled";

@@ -1,7 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
-import { WithheldCreditSchema, WithheldCreditStatus, type WithheldCredit } from "@payments/contracts/payout";
+import { WithheldCreditSchema, type WithheldCredit } from "@payments/contracts/payout";
+import { isWithheldCreditStatusName, withheldCreditStatusFromProto, withheldCreditStatusToProto, type WithheldCreditStatusName } from "@payments/contracts/statuses";
 import { forUpdate, newId, serviceError, type Clock } from "@payments/kit";
 import type { Knex } from "knex";
 import { post } from "./ledger.js";
@@ -19,8 +20,8 @@ import { post } from "./ledger.js";
  * would have been, in the same transaction) or open → dismissed (nothing posted).
  */
 
-export const WITHHELD_CREDIT_STATUSES = ["open", "credited", "dismissed"] as const;
-export type WithheldCreditStatusName = (typeof WITHHELD_CREDIT_STATUSES)[number];
+// The statuses (and the text the `status` column stores) are @payments/contracts/statuses'.
+export { WITHHELD_CREDIT_STATUSES, type WithheldCreditStatusName } from "@payments/contracts/statuses";
 
 /** Why a sandbox deposit of a live merchant was withheld, as the record and reconciliation say it. */
 export const SANDBOX_DEPOSIT_OF_LIVE_MERCHANT = "sandbox deposit of a live merchant";
@@ -42,22 +43,10 @@ export interface WithheldCreditRow {
   resolved_at: number | string | null;
 }
 
-const STATUS_TO_PROTO: Readonly<Record<WithheldCreditStatusName, WithheldCreditStatus>> = {
-  open: WithheldCreditStatus.OPEN,
-  credited: WithheldCreditStatus.CREDITED,
-  dismissed: WithheldCreditStatus.DISMISSED,
-};
-
-export function withheldStatusFromProto(status: WithheldCreditStatus): WithheldCreditStatusName | undefined {
-  return WITHHELD_CREDIT_STATUSES.find((name) => STATUS_TO_PROTO[name] === status);
-}
-
-function isWithheldStatus(value: string): value is WithheldCreditStatusName {
-  return (WITHHELD_CREDIT_STATUSES as readonly string[]).includes(value);
-}
+export const withheldStatusFromProto = withheldCreditStatusFromProto;
 
 export function withheldRowStatus(row: Pick<WithheldCreditRow, "status" | "id">): WithheldCreditStatusName {
-  if (!isWithheldStatus(row.status)) throw new Error(`withheld credit ${row.id} has an unknown status ${row.status}`);
+  if (!isWithheldCreditStatusName(row.status)) throw new Error(`withheld credit ${row.id} has an unknown status ${row.status}`);
   return row.status;
 }
 
@@ -70,7 +59,7 @@ export function withheldCreditFromRow(row: WithheldCreditRow): WithheldCredit {
     amount: BigInt(row.amount),
     currency: row.currency,
     reason: row.reason,
-    status: STATUS_TO_PROTO[withheldRowStatus(row)],
+    status: withheldCreditStatusToProto(withheldRowStatus(row)),
     resolvedBy: row.resolved_by ?? "",
     resolution: row.resolution ?? "",
     createdAt: timestampFromMs(Number(row.created_at)),

@@ -8,6 +8,7 @@ import {
   RejectDepositResponseSchema,
   type Deposit,
 } from "@payments/contracts/deposit";
+import { depositStatusFromProto } from "@payments/contracts/statuses";
 import { DEPOSIT_STATUS_NAMES, parseDepositStatus, parsePositiveAmount, parseRequiredText } from "../arguments.js";
 import type { CommandContext } from "../context.js";
 import { formatMoney, formatTime, yesNo, type Output } from "../output.js";
@@ -17,20 +18,7 @@ import { pagingHelp, pagingOptions, printListing, type PagingOptions } from "../
 export const DEPOSIT_PAGE_MAX = 100;
 
 export function depositStatusLabel(status: DepositStatus): string {
-  switch (status) {
-    case DepositStatus.PENDING:
-      return "pending";
-    case DepositStatus.COMPLETED:
-      return "completed";
-    case DepositStatus.FAILED:
-      return "failed";
-    case DepositStatus.EXPIRED:
-      return "expired";
-    case DepositStatus.CANCELLED:
-      return "cancelled";
-    default:
-      return "unknown";
-  }
+  return depositStatusFromProto(status) ?? "unknown";
 }
 
 /** The assigned account (IBAN first: what the customer pays into), or why there is none. */

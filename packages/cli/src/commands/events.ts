@@ -11,7 +11,7 @@ import {
   type CallbackEvent,
   type DeliveryAttempt,
 } from "@payments/contracts/callback";
-import { deliveryStatusToProto } from "@payments/records";
+import { deliveryStatusFromProto } from "@payments/contracts/statuses";
 import { DELIVERY_STATUS_NAMES, parseDeliveryStatus, parseIsoTime, parseRequiredText } from "../arguments.js";
 import type { CommandContext } from "../context.js";
 import { formatTime, type Output } from "../output.js";
@@ -23,7 +23,7 @@ export const EVENT_PAGE_MAX = 100;
 const LIST_ERROR_LENGTH = 60;
 
 export function deliveryStatusLabel(status: DeliveryStatus): string {
-  return DELIVERY_STATUS_NAMES.find((name) => deliveryStatusToProto(name) === status) ?? "unknown";
+  return deliveryStatusFromProto(status) ?? "unknown";
 }
 
 function transactionTypeLabel(type: TransactionType): string {

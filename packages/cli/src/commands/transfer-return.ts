@@ -7,6 +7,7 @@ import {
   TransferReturnStatus,
   type TransferReturn,
 } from "@payments/contracts/payout";
+import { TRANSFER_RETURN_STATUSES, isTransferReturnStatusName, transferReturnStatusFromProto, transferReturnStatusToProto } from "@payments/contracts/statuses";
 import { parseRequiredText } from "../arguments.js";
 import type { CommandContext } from "../context.js";
 import { formatMoney, formatTime, yesNo, type Output } from "../output.js";
@@ -20,25 +21,15 @@ import { pagingHelp, pagingOptions, printListing, type PagingOptions } from "../
 /** ListTransferReturns takes 1..100 per page; 0 means 20. */
 export const TRANSFER_RETURN_PAGE_MAX = 100;
 
-export const TRANSFER_RETURN_STATUS_NAMES = ["pending", "processing", "completed", "failed"] as const;
-type TransferReturnStatusName = (typeof TRANSFER_RETURN_STATUS_NAMES)[number];
-
-const STATUS_BY_NAME: Readonly<Record<TransferReturnStatusName, TransferReturnStatus>> = {
-  pending: TransferReturnStatus.PENDING,
-  processing: TransferReturnStatus.PROCESSING,
-  completed: TransferReturnStatus.COMPLETED,
-  failed: TransferReturnStatus.FAILED,
-};
-
 /** pending, processing, completed or failed (any case) → the proto enum. */
 export function parseTransferReturnStatus(value: string): TransferReturnStatus {
   const text = value.trim().toLowerCase();
-  if (!(TRANSFER_RETURN_STATUS_NAMES as readonly string[]).includes(text)) throw new InvalidArgumentError(`expected one of ${TRANSFER_RETURN_STATUS_NAMES.join(", ")}.`);
-  return STATUS_BY_NAME[text as TransferReturnStatusName];
+  if (!isTransferReturnStatusName(text)) throw new InvalidArgumentError(`expected one of ${TRANSFER_RETURN_STATUSES.join(", ")}.`);
+  return transferReturnStatusToProto(text);
 }
 
 export function transferReturnStatusLabel(status: TransferReturnStatus): string {
-  return (Object.keys(STATUS_BY_NAME) as TransferReturnStatusName[]).find((name) => STATUS_BY_NAME[name] === status) ?? "unknown";
+  return transferReturnStatusFromProto(status) ?? "unknown";
 }
 
 function statusCell(r: TransferReturn): string {
@@ -80,7 +71,7 @@ export function registerTransferReturnCommands(program: Command, ctx: CommandCon
       .command("list")
       .description("list transfer returns, newest first, a page at a time or --all")
       .option("--awaiting-operator", "only returns waiting for an operator's decision (processing: live ones, and the sandbox's stays-processing IBAN)")
-      .option("--status <status>", `only returns in this status: ${TRANSFER_RETURN_STATUS_NAMES.join("|")}`, parseTransferReturnStatus)
+      .option("--status <status>", `only returns in this status: ${TRANSFER_RETURN_STATUSES.join("|")}`, parseTransferReturnStatus)
       .option("--transfer <id>", "only the returns (every attempt) of this incoming transfer"),
     TRANSFER_RETURN_PAGE_MAX,
     20,

@@ -14,6 +14,7 @@ import {
   type ResolveTransferRequest,
   type TransferCandidate,
 } from "@payments/contracts/deposit";
+import { transferStatusFromProto } from "@payments/contracts/statuses";
 import { parseDurationSeconds, parsePositiveAmount, parseRequiredText } from "../arguments.js";
 import type { CommandContext } from "../context.js";
 import { UsageError } from "../errors.js";
@@ -44,21 +45,8 @@ export function parseStatementFormat(value: string): string {
 export const IMPORT_TIMEOUT_SECONDS = 15 * 60;
 
 export function transferStatusLabel(transfer: IncomingTransfer): string {
-  switch (transfer.status) {
-    case TransferStatus.MATCHED:
-      return "matched";
-    case TransferStatus.REVIEW:
-      return "review";
-    case TransferStatus.UNMATCHED:
-      return "unmatched";
-    case TransferStatus.RETURNING:
-      return "returning";
-    case TransferStatus.RETURNED:
-      return "returned";
-    default:
-      // A service from before statuses: a transfer either paid a deposit or did not.
-      return transfer.depositId ? "matched" : "unmatched";
-  }
+  // UNSPECIFIED: a service from before statuses; a transfer either paid a deposit or did not.
+  return transferStatusFromProto(transfer.status) ?? (transfer.depositId ? "matched" : "unmatched");
 }
 
 /** Whole seconds since the transfer was reported (0 when it has no time or is in the future). */

@@ -11,6 +11,7 @@ import {
   WithdrawalStatus,
   type Withdrawal,
 } from "@payments/contracts/payout";
+import { withdrawalStatusFromProto } from "@payments/contracts/statuses";
 import {
   CSV_BOM,
   CSV_DIALECTS,
@@ -35,20 +36,7 @@ import { pagingHelp, pagingOptions, printListing, type PagingOptions } from "../
 export const WITHDRAWAL_PAGE_MAX = 100;
 
 export function withdrawalStatusLabel(status: WithdrawalStatus): string {
-  switch (status) {
-    case WithdrawalStatus.PENDING:
-      return "pending";
-    case WithdrawalStatus.PROCESSING:
-      return "processing";
-    case WithdrawalStatus.COMPLETED:
-      return "completed";
-    case WithdrawalStatus.FAILED:
-      return "failed";
-    case WithdrawalStatus.CANCELLED:
-      return "cancelled";
-    default:
-      return "unknown";
-  }
+  return withdrawalStatusFromProto(status) ?? "unknown";
 }
 
 /** The status as a table shows it: with the failure reason, or who it waits for. */

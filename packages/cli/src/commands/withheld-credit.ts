@@ -7,6 +7,7 @@ import {
   type ResolveWithheldCreditRequest,
   type WithheldCredit,
 } from "@payments/contracts/payout";
+import { WITHHELD_CREDIT_STATUSES, isWithheldCreditStatusName, withheldCreditStatusFromProto, withheldCreditStatusToProto } from "@payments/contracts/statuses";
 import { parseRequiredText } from "../arguments.js";
 import type { CommandContext } from "../context.js";
 import { operatorName } from "../operator.js";
@@ -21,24 +22,15 @@ import { pagingHelp, pagingOptions, printListing, type PagingOptions } from "../
 /** ListWithheldCredits takes 1..100 per page; 0 means 20. */
 export const WITHHELD_CREDIT_PAGE_MAX = 100;
 
-export const WITHHELD_CREDIT_STATUS_NAMES = ["open", "credited", "dismissed"] as const;
-type WithheldCreditStatusName = (typeof WITHHELD_CREDIT_STATUS_NAMES)[number];
-
-const STATUS_BY_NAME: Readonly<Record<WithheldCreditStatusName, WithheldCreditStatus>> = {
-  open: WithheldCreditStatus.OPEN,
-  credited: WithheldCreditStatus.CREDITED,
-  dismissed: WithheldCreditStatus.DISMISSED,
-};
-
 /** open, credited or dismissed (any case) → the proto enum. */
 export function parseWithheldCreditStatus(value: string): WithheldCreditStatus {
   const text = value.trim().toLowerCase();
-  if (!(WITHHELD_CREDIT_STATUS_NAMES as readonly string[]).includes(text)) throw new InvalidArgumentError(`expected one of ${WITHHELD_CREDIT_STATUS_NAMES.join(", ")}.`);
-  return STATUS_BY_NAME[text as WithheldCreditStatusName];
+  if (!isWithheldCreditStatusName(text)) throw new InvalidArgumentError(`expected one of ${WITHHELD_CREDIT_STATUSES.join(", ")}.`);
+  return withheldCreditStatusToProto(text);
 }
 
 export function withheldCreditStatusLabel(status: WithheldCreditStatus): string {
-  return WITHHELD_CREDIT_STATUS_NAMES.find((name) => STATUS_BY_NAME[name] === status) ?? "unknown";
+  return withheldCreditStatusFromProto(status) ?? "unknown";
 }
 
 /** "credited by ayse: the bank shows it" / "—" while open. */
@@ -83,7 +75,7 @@ export function registerWithheldCreditCommands(program: Command, ctx: CommandCon
       .command("list")
       .description("list withheld credits, newest first, a page at a time or --all")
       .option("--merchant <id>", "only this merchant's (default: every merchant's)", parseRequiredText)
-      .option("--status <status>", `only those in this status: ${WITHHELD_CREDIT_STATUS_NAMES.join("|")} (open: waiting for an operator)`, parseWithheldCreditStatus),
+      .option("--status <status>", `only those in this status: ${WITHHELD_CREDIT_STATUSES.join("|")} (open: waiting for an operator)`, parseWithheldCreditStatus),
     WITHHELD_CREDIT_PAGE_MAX,
     20,
   )
