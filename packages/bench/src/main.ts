@@ -12,6 +12,7 @@ import { peakRssKib, pidListeningOn } from "./proc-stats.js";
 import { createDepositsByRpc, createMerchants, startAllInOne, startSplit, type RunningProduct } from "./product.js";
 import { compareWithFloors, ENDPOINTS, formatReport, type BenchReport, type ProcessFigures, type ScenarioResult } from "./report.js";
 import { banksPlan, depositGetPlan, depositPlan, withdrawPlan } from "./scenarios.js";
+import { DEPOSIT_COMPLETED_TOPIC } from "@payments/contracts";
 import { JetStreamBus } from "@payments/kit";
 import { ScratchResources } from "./scratch-resources.js";
 import { killAllServersNow, nodeEntry, repoRoot, stopAllServers } from "./server-process.js";
@@ -182,7 +183,7 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
       // An observer on the product's stream: when each deposit_completed left the outbox.
       const seenOnStream = new Map<string, number>();
       const observer = await JetStreamBus.connect({ url: product.stream.NATS_URL, stream: product.stream.NATS_STREAM, subjectPrefix: product.stream.NATS_SUBJECT_PREFIX, name: "bench-observer" });
-      const watching = await observer.watch(["deposit.v1.deposit_completed"], async (m) => void seenOnStream.set(m.msgId, Date.now()));
+      const watching = await observer.watch([DEPOSIT_COMPLETED_TOPIC], async (m) => void seenOnStream.set(m.msgId, Date.now()));
       const scenario = (ids: string[], seconds: number) =>
         runCallbackScenario({
           deposits: product!.clients.deposits,

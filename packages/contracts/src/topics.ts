@@ -1,4 +1,6 @@
-// Event topics more than one package publishes or watches, named once. Topics are
+import type { DepositStatusName, WithdrawalStatusName } from "./statuses.js";
+
+// Every event topic (NATS subject), named once: nothing else spells one. Topics are
 // "<service>.v1.<event>"; the bus adds the deployment's subject prefix.
 
 /** MerchantChanged: every change to a merchant (created, secret rotated, IPs, callback URL, status, sandbox, rate limit). Caches of merchant data drop the merchant on it. */
@@ -15,3 +17,39 @@ export const TRANSFER_RETURN_FAILED_TOPIC = "payout.v1.transfer_return_failed";
 
 /** TransferReturnRequested (deposit): an operator or a merchant's rule decided to pay an incoming transfer's money back. The payout service creates the return. */
 export const TRANSFER_RETURN_REQUESTED_TOPIC = "deposit.v1.transfer_return_requested";
+
+// ---------------------------------------------------------------- status changes
+
+/** DepositStatusChanged, one topic per status a deposit moves to (never back to pending). The callback-sender tells merchants; the payout service credits completed deposits. */
+export const DEPOSIT_STATUS_TOPICS = {
+  completed: "deposit.v1.deposit_completed",
+  failed: "deposit.v1.deposit_failed",
+  expired: "deposit.v1.deposit_expired",
+  cancelled: "deposit.v1.deposit_cancelled",
+} as const satisfies Readonly<Partial<Record<DepositStatusName, string>>>;
+export type DepositTopicStatus = keyof typeof DEPOSIT_STATUS_TOPICS;
+
+/** The one deposit status change another service acts on: the payout service credits the merchant's balance. */
+export const DEPOSIT_COMPLETED_TOPIC = DEPOSIT_STATUS_TOPICS.completed;
+
+/** WithdrawalStatusChanged, one topic per status a withdrawal moves to (never back to pending). The callback-sender tells merchants. */
+export const WITHDRAWAL_STATUS_TOPICS = {
+  processing: "payout.v1.withdrawal_processing",
+  completed: "payout.v1.withdrawal_completed",
+  failed: "payout.v1.withdrawal_failed",
+  cancelled: "payout.v1.withdrawal_cancelled",
+} as const satisfies Readonly<Partial<Record<WithdrawalStatusName, string>>>;
+export type WithdrawalTopicStatus = keyof typeof WITHDRAWAL_STATUS_TOPICS;
+
+/** The status a status-change topic announces, or undefined for any other topic. */
+export function topicStatus<Status extends string>(topics: Readonly<Record<Status, string>>, topic: string): Status | undefined {
+  return (Object.keys(topics) as Status[]).find((status) => topics[status] === topic);
+}
+
+// ---------------------------------------------------------------- wildcards
+
+/** Every event the deposit service publishes (a NATS wildcard; a consumer takes one filter). */
+export const DEPOSIT_EVENTS = "deposit.v1.>";
+
+/** Every event the payout service publishes. */
+export const PAYOUT_EVENTS = "payout.v1.>";

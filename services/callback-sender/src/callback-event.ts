@@ -1,5 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
+import { DEPOSIT_EVENTS, DEPOSIT_STATUS_TOPICS, PAYOUT_EVENTS, topicStatus, WITHDRAWAL_STATUS_TOPICS } from "@payments/contracts";
 import { DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { WithdrawalStatusChangedSchema } from "@payments/contracts/payout";
 import { depositRecord, withdrawalRecord, type TransactionRecord } from "@payments/records";
@@ -17,8 +18,8 @@ export type EventType = CallbackEventType;
 
 /** The subjects (under the bus prefix) the sender consumes; NATS 2.9 takes one filter per consumer, so one consumer each. */
 export const CONSUMED_TOPICS = [
-  { durable: "callback-sender-deposits", topic: "deposit.v1.>" },
-  { durable: "callback-sender-withdrawals", topic: "payout.v1.>" },
+  { durable: "callback-sender-deposits", topic: DEPOSIT_EVENTS },
+  { durable: "callback-sender-withdrawals", topic: PAYOUT_EVENTS },
 ] as const;
 
 export interface CallbackBody {
@@ -42,12 +43,9 @@ export interface NewCallbackEvent {
   body: string;
 }
 
-const DEPOSIT_TOPIC = /^deposit\.v1\.deposit_(completed|failed|expired|cancelled)$/;
-const WITHDRAWAL_TOPIC = /^payout\.v1\.withdrawal_(processing|completed|failed|cancelled)$/;
-
-/** Whether a topic carries a status change merchants receive callbacks for. */
+/** Whether a topic carries a status change merchants receive callbacks for: every one of @payments/contracts' status topics. */
 export function isCallbackTopic(topic: string): boolean {
-  return DEPOSIT_TOPIC.test(topic) || WITHDRAWAL_TOPIC.test(topic);
+  return topicStatus(DEPOSIT_STATUS_TOPICS, topic) !== undefined || topicStatus(WITHDRAWAL_STATUS_TOPICS, topic) !== undefined;
 }
 
 function body(id: string, type: EventType, createdAt: number, data: TransactionRecord): string {
@@ -62,13 +60,13 @@ function body(id: string, type: EventType, createdAt: number, data: TransactionR
  * than turned into a wrong callback.
  */
 export function callbackEventOf(topic: string, data: Uint8Array, publicBaseUrl: string): NewCallbackEvent | undefined {
-  const deposit = DEPOSIT_TOPIC.exec(topic);
-  if (deposit) {
+  const depositStatus = topicStatus(DEPOSIT_STATUS_TOPICS, topic);
+  if (depositStatus) {
     const event = fromBinary(DepositStatusChangedSchema, data);
     if (!event.deposit || !event.occurredAt || event.eventId === "") throw new Error(`${topic}: the event lacks its id, deposit or time`);
     const record = depositRecord(event.deposit, publicBaseUrl);
-    const type = `deposit.${deposit[1]}` as EventType;
-    if (record.status !== deposit[1]) throw new Error(`${topic}: event ${event.eventId} carries a ${record.status} deposit`);
+    const type = `deposit.${depositStatus}` as EventType;
+    if (record.status !== depositStatus) throw new Error(`${topic}: event ${event.eventId} carries a ${record.status} deposit`);
     const createdAt = timestampMs(event.occurredAt);
     return {
       id: event.eventId,
@@ -81,13 +79,13 @@ export function callbackEventOf(topic: string, data: Uint8Array, publicBaseUrl: 
       body: body(event.eventId, type, createdAt, record),
     };
   }
-  const withdrawal = WITHDRAWAL_TOPIC.exec(topic);
-  if (withdrawal) {
+  const withdrawalStatus = topicStatus(WITHDRAWAL_STATUS_TOPICS, topic);
+  if (withdrawalStatus) {
     const event = fromBinary(WithdrawalStatusChangedSchema, data);
     if (!event.withdrawal || !event.occurredAt || event.eventId === "") throw new Error(`${topic}: the event lacks its id, withdrawal or time`);
     const record = withdrawalRecord(event.withdrawal);
-    const type = `withdrawal.${withdrawal[1]}` as EventType;
-    if (record.status !== withdrawal[1]) throw new Error(`${topic}: event ${event.eventId} carries a ${record.status} withdrawal`);
+    const type = `withdrawal.${withdrawalStatus}` as EventType;
+    if (record.status !== withdrawalStatus) throw new Error(`${topic}: event ${event.eventId} carries a ${record.status} withdrawal`);
     const createdAt = timestampMs(event.occurredAt);
     return {
       id: event.eventId,

@@ -1,17 +1,19 @@
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
+import { DEPOSIT_STATUS_TOPICS } from "@payments/contracts";
 import { DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { recordEvent, serviceError, type Clock } from "@payments/kit";
 import type { Knex } from "knex";
 import { decideMove, type DepositMove, type DepositStatusName } from "./deposit-state.js";
 import { depositFromRow, getDepositRow, rowStatus, statusToProto, type DepositRow } from "./store.js";
 
-/** The subject (under the bus prefix) a status change is published on: `deposit.v1.deposit_completed`, … */
+/** The subject (under the bus prefix) a status change is published on (@payments/contracts' DEPOSIT_STATUS_TOPICS). No move leads to pending. */
 export function depositTopic(status: DepositStatusName): string {
-  return `deposit.v1.deposit_${status}`;
+  if (status === "pending") throw new Error("no move leads a deposit to pending, so it has no topic");
+  return DEPOSIT_STATUS_TOPICS[status];
 }
 
-export const DEPOSIT_TOPICS = (["completed", "failed", "expired", "cancelled"] as const).map(depositTopic);
+export const DEPOSIT_TOPICS: string[] = Object.values(DEPOSIT_STATUS_TOPICS);
 
 export interface MoveRequest {
   depositId: string;

@@ -1,12 +1,13 @@
 import { fromBinary } from "@bufbuild/protobuf";
+import { DEPOSIT_COMPLETED_TOPIC } from "@payments/contracts";
 import { DepositStatus, DepositStatusChangedSchema, type Deposit } from "@payments/contracts/deposit";
 import { isUniqueViolation, sampleConsumerPending, transactionWithRetry, type Subscription } from "@payments/kit";
 import type { PayoutContext } from "./context.js";
 import { post } from "./ledger.js";
 import { isWithheld, SANDBOX_DEPOSIT_OF_LIVE_MERCHANT, withholdCredit } from "./withheld-credits.js";
 
-/** The deposit service's subject for completed deposits (under the bus prefix). */
-export const DEPOSIT_COMPLETED_TOPIC = "deposit.v1.deposit_completed";
+/** The deposit service's subject for completed deposits (under the bus prefix); named in @payments/contracts. */
+export { DEPOSIT_COMPLETED_TOPIC };
 export const DEPOSIT_CREDITS_CONSUMER = "payout-deposit-credits";
 
 /**

@@ -1,5 +1,6 @@
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
+import { WITHDRAWAL_STATUS_TOPICS } from "@payments/contracts";
 import { WithdrawalStatusChangedSchema } from "@payments/contracts/payout";
 import { recordEvent, serviceError, type Clock } from "@payments/kit";
 import type { Knex } from "knex";
@@ -7,12 +8,13 @@ import { post } from "./ledger.js";
 import { getWithdrawalRow, rowStatus, statusToProto, withdrawalFromRow, type WithdrawalRow } from "./store.js";
 import { decideWithdrawalMove, type WithdrawalMove, type WithdrawalStatusName } from "./withdrawal-state.js";
 
-/** The subject (under the bus prefix) a status change is published on: `payout.v1.withdrawal_completed`, … */
+/** The subject (under the bus prefix) a status change is published on (@payments/contracts' WITHDRAWAL_STATUS_TOPICS). No move leads to pending. */
 export function withdrawalTopic(status: WithdrawalStatusName): string {
-  return `payout.v1.withdrawal_${status}`;
+  if (status === "pending") throw new Error("no move leads a withdrawal to pending, so it has no topic");
+  return WITHDRAWAL_STATUS_TOPICS[status];
 }
 
-export const WITHDRAWAL_TOPICS = (["processing", "completed", "failed", "cancelled"] as const).map(withdrawalTopic);
+export const WITHDRAWAL_TOPICS: string[] = Object.values(WITHDRAWAL_STATUS_TOPICS);
 
 export interface WithdrawalMoveRequest {
   withdrawalId: string;
