@@ -1,8 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import { CATALOG_CHANGED_TOPIC } from "@payments/contracts";
 import type { BankCatalogService, ListAvailableBanksRequestSchema, ListAvailableBanksResponse } from "@payments/contracts/bank-catalog";
-import { EventCache, type Clock, type EventBus, type EventCacheStats, type Logger, type Subscription } from "@payments/kit";
+import { dropOnCatalogChange, EventCache, type Clock, type EventBus, type EventCacheStats, type Logger, type Subscription } from "@payments/kit";
 
 export type AvailableBanksLookup = Pick<Client<typeof BankCatalogService>, "listAvailableBanks">;
 
@@ -15,13 +14,6 @@ export interface CatalogCacheOptions {
   maxEntries?: number;
   logger?: Logger;
 }
-
-/**
- * A replica of the bank catalog may hear CatalogChanged a moment after the gateway and answer
- * one more request from its old snapshot: what was loaded in that moment is dropped again
- * this long after the event.
- */
-const CATALOG_SETTLE_MS = 500;
 
 /**
  * ListAvailableBanks answers per (merchant, kind), so `GET /v1/available-banks` makes no call
@@ -50,8 +42,8 @@ export class CatalogCache implements AvailableBanksLookup {
     return this.cache.stats();
   }
 
-  /** Drops every answer as CatalogChanged events arrive. */
+  /** Drops every answer as CatalogChanged events arrive (and again CATALOG_SETTLE_MS later). */
   watch(bus: EventBus): Promise<Subscription> {
-    return this.cache.watch(bus, [CATALOG_CHANGED_TOPIC], { settleMs: CATALOG_SETTLE_MS });
+    return dropOnCatalogChange(this.cache, bus);
   }
 }

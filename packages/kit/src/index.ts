@@ -28,4 +28,5 @@ export * from "./service.js";
 export * from "./address-policy.js";
 export * from "./event-cache.js";
 export * from "./merchant-changes.js";
+export * from "./catalog-changes.js";
 export * from "./tracing.js";

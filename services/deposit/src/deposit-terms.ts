@@ -1,7 +1,6 @@
 import { Code } from "@connectrpc/connect";
-import { CATALOG_CHANGED_TOPIC } from "@payments/contracts";
 import type { GetDepositTermsResponse } from "@payments/contracts/bank-catalog";
-import { errorInfo, EventCache, formatMajor, majorUnits, serviceError, validationError, type BaseContext, type Subscription } from "@payments/kit";
+import { dropOnCatalogChange, errorInfo, EventCache, formatMajor, majorUnits, serviceError, validationError, type BaseContext, type Subscription } from "@payments/kit";
 import type { DepositContext } from "./context.js";
 
 /** The bank-catalog's answer for one deposit, with amounts as numbers. */
@@ -20,13 +19,6 @@ export type DepositTermsAnswer = { terms: DepositTerms } | { notAvailable: true 
 const MAX_TERMS = 20_000;
 
 /**
- * A replica of the bank catalog may hear CatalogChanged a moment after this process and answer
- * one more request from its old snapshot: what was loaded in that moment is dropped again
- * this long after the event.
- */
-const CATALOG_SETTLE_MS = 500;
-
-/**
  * GetDepositTerms answers by (merchant, bank, kind), "not available" included, kept until the
  * bank catalog announces a change (CatalogChanged, merchant limits included) or `ttlMs`
  * passes (the bound when an event is lost); 0 turns it off. A deposit then makes no call to
@@ -38,7 +30,7 @@ export function createDepositTermsCache(base: Pick<BaseContext, "clock" | "logge
 
 /** Drops every kept answer when the catalog changes. */
 export function watchCatalogChanges(ctx: Pick<DepositContext, "bus" | "depositTermsCache">): Promise<Subscription> {
-  return ctx.depositTermsCache.watch(ctx.bus, [CATALOG_CHANGED_TOPIC], { settleMs: CATALOG_SETTLE_MS });
+  return dropOnCatalogChange(ctx.depositTermsCache, ctx.bus);
 }
 
 async function askBankCatalog(ctx: DepositContext, merchantId: string, bankId: string, sandbox: boolean): Promise<DepositTermsAnswer> {

@@ -1,12 +1,8 @@
-import { CATALOG_CHANGED_TOPIC } from "@payments/contracts";
-import { EventCache, validationError, type BaseContext, type Subscription } from "@payments/kit";
+import { dropOnCatalogChange, EventCache, validationError, type BaseContext, type Subscription } from "@payments/kit";
 import type { PayoutContext } from "./context.js";
 
 /** FAST is on the merchant's bank list next to the banks (its `_id` is FAST), so a payout may name it too. */
 const FAST_BANK_ID = "FAST";
-
-/** See the deposit service's deposit terms: a bank-catalog replica that hears CatalogChanged later than this process. */
-const CATALOG_SETTLE_MS = 500;
 
 /**
  * The ids of every bank of the catalog (ListBanks, active or not), kept until the bank
@@ -19,7 +15,7 @@ export function createBankIdsCache(base: Pick<BaseContext, "clock" | "logger">, 
 
 /** Drops the bank ids when the catalog changes. */
 export function watchCatalogChanges(ctx: Pick<PayoutContext, "bus" | "bankIdsCache">): Promise<Subscription> {
-  return ctx.bankIdsCache.watch(ctx.bus, [CATALOG_CHANGED_TOPIC], { settleMs: CATALOG_SETTLE_MS });
+  return dropOnCatalogChange(ctx.bankIdsCache, ctx.bus);
 }
 
 function bankIds(ctx: PayoutContext): Promise<ReadonlySet<string>> {
