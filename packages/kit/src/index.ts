@@ -28,5 +28,6 @@ export * from "./service.js";
 export * from "./address-policy.js";
 export * from "./event-cache.js";
 export * from "./merchant-changes.js";
+export * from "./merchant-cache.js";
 export * from "./catalog-changes.js";
 export * from "./tracing.js";

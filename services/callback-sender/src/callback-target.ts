@@ -1,5 +1,5 @@
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { dropOnMerchantChange, EventCache, type BaseContext, type Subscription } from "@payments/kit";
+import { MerchantCache, type BaseContext } from "@payments/kit";
 import type { CallbackContext } from "./context.js";
 
 /** A Standard Webhooks secret (`whsec_…`) and when it stops signing (epoch ms; null while current). */
@@ -28,18 +28,13 @@ export function webhookSecretsAt(target: Pick<CallbackTarget, "webhookSecrets">,
 }
 
 /**
- * Callback targets by merchant id, kept until the merchant service announces a change to that
- * merchant (MerchantChanged: a new URL, a rotated secret) or `ttlMs` passes (the bound when an
- * event is lost); 0 turns it off. An attempt that is not delivered also drops its merchant's
- * target, so a retry always signs and sends with what the merchant service says then.
+ * Callback targets by merchant id, dropped on MerchantChanged (a new URL, a rotated secret) or
+ * after `ttlMs` (kit's MerchantCache); 0 turns it off. An attempt that is not delivered also
+ * drops its merchant's target, so a retry always signs and sends with what the merchant
+ * service says then.
  */
-export function createCallbackTargetCache(base: Pick<BaseContext, "clock" | "logger">, ttlMs: number): EventCache<CallbackTarget> {
-  return new EventCache<CallbackTarget>({ clock: base.clock, ttlMs, name: "callback-targets", logger: base.logger });
-}
-
-/** Drops a merchant's target when it changes; everything on an event that cannot be read. */
-export function watchMerchantChanges(ctx: Pick<CallbackContext, "bus" | "callbackTargets">): Promise<Subscription> {
-  return dropOnMerchantChange(ctx.callbackTargets, ctx.bus);
+export function createCallbackTargetCache(base: Pick<BaseContext, "clock" | "logger">, ttlMs: number): MerchantCache<CallbackTarget> {
+  return new MerchantCache<CallbackTarget>(base, ttlMs, "callback-targets");
 }
 
 /** The merchant's callback target, from the cache or the merchant service; failures are thrown and not kept. */

@@ -1,6 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import { MerchantService } from "@payments/contracts/merchant";
-import { envVar, loadConfig, type BaseContext, type Env, type EventCache } from "@payments/kit";
+import { envVar, loadConfig, type BaseContext, type Env, type MerchantCache } from "@payments/kit";
 import { z } from "zod";
 import type { CallbackTarget } from "./callback-target.js";
 import type { CallbackPoster } from "./post-callback.js";
@@ -50,7 +50,7 @@ export interface CallbackContext extends BaseContext {
   config: CallbackConfig;
   merchants: Client<typeof MerchantService>;
   /** GetCallbackTarget answers by merchant id, dropped on MerchantChanged and after a failed attempt (src/callback-target.ts). */
-  callbackTargets: EventCache<CallbackTarget>;
+  callbackTargets: MerchantCache<CallbackTarget>;
   poster: CallbackPoster;
   /** Tells this process's sender to look for due attempts now (after a redelivery); a no-op without one. */
   wakeSender(): void;

@@ -2,7 +2,7 @@ import { CallbackService } from "@payments/contracts/callback";
 import { MerchantService } from "@payments/contracts/merchant";
 import type { BaseContext, ServiceModule, Stoppable } from "@payments/kit";
 import { migrations } from "./migrations/index.js";
-import { createCallbackTargetCache, watchMerchantChanges } from "./callback-target.js";
+import { createCallbackTargetCache } from "./callback-target.js";
 import { loadCallbackConfig, type CallbackContext } from "./context.js";
 import { startIngest } from "./ingest.js";
 import { createCallbackPoster, type CallbackPoster } from "./post-callback.js";
@@ -36,7 +36,7 @@ export function createCallbackModule(options: CallbackModuleOptions = {}): Servi
       const jobs: Stoppable[] = [];
       if (ctx.config.CALLBACK_SENDER) {
         // Watching before the first attempt: no change can slip between a lookup and the watch.
-        jobs.push(await watchMerchantChanges(ctx));
+        jobs.push(await ctx.callbackTargets.watchMerchantChanges(ctx.bus));
         const sender = startCallbackSender(ctx);
         ctx.wakeSender = sender.wake;
         jobs.push(sender);

@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
-import { envVar, loadConfig, type BaseContext, type Env, type EventCache } from "@payments/kit";
+import { envVar, loadConfig, type BaseContext, type Env, type EventCache, type MerchantCache } from "@payments/kit";
 import { z } from "zod";
 import { bankFeedsSetting } from "./bank-feed/http.js";
 import { createMerchantCache, type MerchantFacts } from "./merchant-lookup.js";
@@ -53,7 +53,7 @@ export interface DepositContext extends BaseContext {
   bankCatalog: Client<typeof BankCatalogService>;
   merchants: Client<typeof MerchantService>;
   /** GetMerchant answers by merchant id, dropped on MerchantChanged (src/merchant-lookup.ts). */
-  merchantCache: EventCache<MerchantFacts>;
+  merchantCache: MerchantCache<MerchantFacts>;
   /** GetDepositTerms answers by (merchant, bank, kind), dropped on CatalogChanged (src/deposit-terms.ts). */
   depositTermsCache: EventCache<DepositTermsAnswer>;
 }

@@ -6,7 +6,6 @@ import { bankFeedRoutes } from "./bank-feed/http.js";
 import { createDepositContext, type DepositContext } from "./context.js";
 import { watchCatalogChanges } from "./deposit-terms.js";
 import { startExpiryJob } from "./expiry.js";
-import { watchMerchantChanges } from "./merchant-lookup.js";
 import { routes } from "./routes/index.js";
 import { startTransferReturnSettlement } from "./transfer-returns.js";
 
@@ -21,7 +20,7 @@ export const depositModule: ServiceModule<DepositContext> = {
   // Bank reports and decisions read without locks and lock only what they change (transfers.ts);
   // reconcile asks for its one snapshot.
   readCommitted: true,
-  start: async (ctx) => [await watchMerchantChanges(ctx), await watchCatalogChanges(ctx), startExpiryJob(ctx), ...(await startTransferReturnSettlement(ctx)), ...[startBankFeedDirJob(ctx)].filter((job) => job !== undefined)],
+  start: async (ctx) => [await ctx.merchantCache.watchMerchantChanges(ctx.bus), await watchCatalogChanges(ctx), startExpiryJob(ctx), ...(await startTransferReturnSettlement(ctx)), ...[startBankFeedDirJob(ctx)].filter((job) => job !== undefined)],
 };
 
 export { depositConfigSchema, loadDepositConfig, type DepositConfig, type DepositContext } from "./context.js";

@@ -1,6 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import { LatePaymentRule, MerchantStatus, OverpaymentRule, UnderpaymentRule, type Merchant } from "@payments/contracts/merchant";
-import { dropOnMerchantChange, errorInfo, EventCache, serviceError, validationError, type BaseContext, type Subscription } from "@payments/kit";
+import { MerchantCache, merchantNotFoundAsValidation, serviceError, type BaseContext } from "@payments/kit";
 import type { DepositContext } from "./context.js";
 import { DEFAULT_RULES, type PaidAmountRules } from "./paid-amount-rules.js";
 
@@ -24,17 +24,9 @@ export function rulesOf(merchant: Pick<Merchant, "underpayment" | "overpayment" 
   };
 }
 
-/**
- * Merchant facts by merchant id, kept until the merchant service announces a change to that
- * merchant (MerchantChanged) or `ttlMs` passes (the bound when an event is lost); 0 turns it off.
- */
-export function createMerchantCache(base: Pick<BaseContext, "clock" | "logger">, ttlMs: number): EventCache<MerchantFacts> {
-  return new EventCache<MerchantFacts>({ clock: base.clock, ttlMs, name: "deposit-merchants", logger: base.logger });
-}
-
-/** Drops a merchant's facts when it changes; everything on an event that cannot be read. */
-export function watchMerchantChanges(ctx: Pick<DepositContext, "bus" | "merchantCache">): Promise<Subscription> {
-  return dropOnMerchantChange(ctx.merchantCache, ctx.bus);
+/** Merchant facts by merchant id, dropped on MerchantChanged or after `ttlMs` (kit's MerchantCache); 0 turns it off. */
+export function createMerchantCache(base: Pick<BaseContext, "clock" | "logger">, ttlMs: number): MerchantCache<MerchantFacts> {
+  return new MerchantCache<MerchantFacts>(base, ttlMs, "deposit-merchants");
 }
 
 async function askMerchantService(ctx: DepositContext, merchantId: string): Promise<MerchantFacts> {
@@ -50,8 +42,7 @@ async function askMerchantService(ctx: DepositContext, merchantId: string): Prom
       displayName: merchant.displayName || merchant.name,
     };
   } catch (err) {
-    if (errorInfo(err).code === Code.NotFound) throw validationError("merchant_id", `merchant_id: merchant ${JSON.stringify(merchantId)} does not exist`);
-    throw err;
+    throw merchantNotFoundAsValidation(err, merchantId);
   }
 }
 

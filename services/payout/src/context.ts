@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService, type Merchant } from "@payments/contracts/merchant";
-import { envVar, loadConfig, type BaseContext, type Env, type EventCache } from "@payments/kit";
+import { envVar, loadConfig, type BaseContext, type Env, type EventCache, type MerchantCache } from "@payments/kit";
 import { z } from "zod";
 import type { BankConnector } from "./bank-connector.js";
 
@@ -68,7 +68,7 @@ export interface PayoutContext extends BaseContext {
   bankCatalog: Client<typeof BankCatalogService>;
   merchants: Client<typeof MerchantService>;
   /** GetMerchant answers by merchant id, dropped on MerchantChanged (src/merchants.ts). */
-  merchantCache: EventCache<Merchant>;
+  merchantCache: MerchantCache<Merchant>;
   /** The catalog's bank ids, dropped on CatalogChanged (src/bank-list.ts). */
   bankIdsCache: EventCache<ReadonlySet<string>>;
   connectors: PayoutConnectors;

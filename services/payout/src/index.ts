@@ -7,7 +7,7 @@ import type { BankConnector } from "./bank-connector.js";
 import { loadPayoutConfig, type LiveConnectorName, type PayoutContext } from "./context.js";
 import { startDepositCredits } from "./deposit-credits.js";
 import { createManualConnector } from "./manual-connector.js";
-import { createMerchantCache, watchMerchantChanges } from "./merchants.js";
+import { createMerchantCache } from "./merchants.js";
 import { createBankIdsCache, watchCatalogChanges } from "./bank-list.js";
 import { routes } from "./routes/index.js";
 import { createSandboxConnector } from "./sandbox-connector.js";
@@ -53,7 +53,7 @@ export function createPayoutModule(options: PayoutModuleOptions = {}): ServiceMo
     routes,
     async start(ctx) {
       // The watch first: the credit consumer may look a merchant up at once.
-      const jobs: Stoppable[] = [await watchMerchantChanges(ctx), await watchCatalogChanges(ctx), await startDepositCredits(ctx), await startTransferReturnRequests(ctx)];
+      const jobs: Stoppable[] = [await ctx.merchantCache.watchMerchantChanges(ctx.bus), await watchCatalogChanges(ctx), await startDepositCredits(ctx), await startTransferReturnRequests(ctx)];
       if (ctx.config.PAYOUT_WORKER) jobs.push(startPayoutWorker(ctx));
       return jobs;
     },

@@ -1,20 +1,13 @@
-import { Code } from "@connectrpc/connect";
 import type { Merchant } from "@payments/contracts/merchant";
-import { dropOnMerchantChange, errorInfo, EventCache, validationError, type BaseContext, type Subscription } from "@payments/kit";
+import { MerchantCache, merchantNotFoundAsValidation, type BaseContext } from "@payments/kit";
 import type { PayoutContext } from "./context.js";
 
 /**
- * GetMerchant answers by merchant id, kept until the merchant service announces a change to
- * that merchant (MerchantChanged) or `ttlMs` passes (the bound when an event is lost); 0
- * turns it off. Withdrawals, adjustments and the deposit-credit check share it.
+ * GetMerchant answers by merchant id, dropped on MerchantChanged or after `ttlMs` (kit's
+ * MerchantCache); 0 turns it off. Withdrawals, adjustments and the deposit-credit check share it.
  */
-export function createMerchantCache(base: Pick<BaseContext, "clock" | "logger">, ttlMs: number): EventCache<Merchant> {
-  return new EventCache<Merchant>({ clock: base.clock, ttlMs, name: "payout-merchants", logger: base.logger });
-}
-
-/** Drops a merchant when it changes; everything on an event that cannot be read. */
-export function watchMerchantChanges(ctx: Pick<PayoutContext, "bus" | "merchantCache">): Promise<Subscription> {
-  return dropOnMerchantChange(ctx.merchantCache, ctx.bus);
+export function createMerchantCache(base: Pick<BaseContext, "clock" | "logger">, ttlMs: number): MerchantCache<Merchant> {
+  return new MerchantCache<Merchant>(base, ttlMs, "payout-merchants");
 }
 
 /** The merchant as the merchant service describes it, through the cache; its errors as they came (NOT_FOUND included), and never kept. */
@@ -35,7 +28,6 @@ export function merchantOf(ctx: PayoutContext, merchantId: string): Promise<Merc
  */
 export async function requireMerchant(ctx: PayoutContext, merchantId: string): Promise<Merchant> {
   return merchantOf(ctx, merchantId).catch((err: unknown) => {
-    if (errorInfo(err).code === Code.NotFound) throw validationError("merchant_id", `merchant_id: merchant ${JSON.stringify(merchantId)} does not exist`);
-    throw err;
+    throw merchantNotFoundAsValidation(err, merchantId);
   });
 }
