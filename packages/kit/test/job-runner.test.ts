@@ -288,7 +288,9 @@ test("with real timers: runs on a short interval and stops cleanly", async (t) =
   const { logger } = capturingLogger();
   let runs = 0;
   const job = startJob({ name: "real", intervalMs: 10, logger, run: async () => void runs++ });
-  await new Promise((resolve) => setTimeout(resolve, 120));
+  // Waits for three runs rather than a fixed time: on a busy machine 120 ms may hold only two.
+  const deadline = Date.now() + 10_000;
+  while (runs < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
   await job.stop();
   const after = runs;
   t.true(after >= 3, `${after} runs`);

@@ -112,16 +112,22 @@ test("no answer at all: NETWORK_ERROR with status 0, after the retries", async (
 test("an attempt that outlasts timeoutMs is abandoned: TIMEOUT", async (t) => {
   const gw = await fakeGateway([() => undefined]);
   t.teardown(gw.stop);
-  const error = await t.throwsAsync(client(gw.url, { timeoutMs: 100, maxRetries: 1 }).balance(), { instanceOf: PaymentsError });
+  // 1 s, not less: on a busy machine a shorter attempt can end before the request reaches the server.
+  const error = await t.throwsAsync(client(gw.url, { timeoutMs: 1000, maxRetries: 1 }).balance(), { instanceOf: PaymentsError });
   t.like(error, { status: 0, code: "TIMEOUT", attempts: 2 });
   t.is(gw.seen.length, 2);
 });
 
 test("the caller's abort stops the call, waiting retries included, and is not retried", async (t) => {
-  const gw = await fakeGateway([(_req, res) => json(res, 503, failure("SERVICE_UNAVAILABLE", "busy"), { "retry-after": "10" })]);
-  t.teardown(gw.stop);
   const controller = new AbortController();
-  setTimeout(() => controller.abort(new Error("user gave up")), 100);
+  // The caller gives up once the first answer (503, retry in 10 s) is out: while the client waits to retry.
+  const gw = await fakeGateway([
+    (_req, res) => {
+      json(res, 503, failure("SERVICE_UNAVAILABLE", "busy"), { "retry-after": "10" });
+      setTimeout(() => controller.abort(new Error("user gave up")), 50);
+    },
+  ]);
+  t.teardown(gw.stop);
   await t.throwsAsync(client(gw.url).balance({ signal: controller.signal }), { message: "user gave up" });
   t.is(gw.seen.length, 1);
 });
