@@ -3,28 +3,15 @@ import { timestampMs } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import type { GetStatementResponse, PayoutService, StatementLine } from "@payments/contracts/payout";
 import type { Clock, Logger } from "@payments/kit";
-import {
-  CSV_BOM,
-  CSV_DIALECTS,
-  FILE_LOCALES,
-  XLSX_CONTENT_TYPE,
-  XlsxSheet,
-  csvCell,
-  csvLines,
-  csvNumber,
-  kurusToLira,
-  xlsxMoney,
-  type FileLocale,
-  type XlsxColumn,
-  type XlsxColumnKind,
-  type XlsxValue,
-  type XlsxWorkbookWriter,
-} from "@payments/records";
+import { CSV_BOM, FILE_LOCALES, XLSX_CONTENT_TYPE, type FileLocale } from "@payments/records";
 import ExcelJS from "exceljs";
 import { z } from "zod";
 import { successJson } from "../envelope.js";
 import { callService, validationFailure } from "../errors.js";
 import { authenticatedMerchantId, optionalQueryValue, parseInput, queryValue, type Route } from "./route.js";
+import { openStatementSheet, STATEMENT_WORKBOOK_OPTIONS, statementCsvHead, statementCsvRows, statementCsvTail, writeStatementSheet } from "./statement-files.js";
+
+export { openStatementSheet, STATEMENT_WORKBOOK_OPTIONS, STATEMENT_ZIP_BUFFER_BYTES, statementCsv, writeStatementSheet } from "./statement-files.js";
 
 /*
  * GET /v1/statement: the merchant's own ledger of one currency over whole UTC days, for an
@@ -165,132 +152,6 @@ export function statementRecord(res: GetStatementResponse, from: string, to: str
 
 /** A statement without its movements: what a file's head and tail are made of. */
 export type StatementHead = Omit<StatementRecord, "movements">;
-
-/**
- * The column headers of a statement file, by locale. The English CSV keeps the names it has
- * always had; the XLSX says its times are UTC, since a date cell carries no zone.
- */
-function statementHeaders(currency: string, locale: FileLocale, format: "csv" | "xlsx"): string[] {
-  if (locale === "tr") {
-    const minor = currency === "TRY" ? "kuruş" : "alt birim";
-    return ["Zaman (UTC)", "Tür", `Tutar (${minor})`, `Tutar (${currency})`, `İşlem sonrası bakiye (${minor})`, `İşlem sonrası bakiye (${currency})`, "İşlem numarası", "Referans (processId)"];
-  }
-  const minor = currency === "TRY" ? "kuruş" : "minor units";
-  return [format === "csv" ? "Time" : "Time (UTC)", "Kind", `Amount (${minor})`, `Amount (${currency})`, `Balance after (${minor})`, `Balance after (${currency})`, "Transaction ID", "Process ID"];
-}
-
-// ---------------------------------------------------------------------------------------------
-// CSV. Times stay ISO 8601 UTC text and kinds their public codes in both locales: exact, and
-// what a program reading the file (or checking that it ends with closing_balance) expects.
-
-/** The CSV's header row and opening row (at the start of `from`). */
-function statementCsvHead(statement: StatementHead, startMs: number, locale: FileLocale): string {
-  const dialect = CSV_DIALECTS[locale];
-  const money = (n: number) => [csvNumber(n, dialect), csvNumber(kurusToLira(n), dialect)];
-  const header = statementHeaders(statement.currency, locale, "csv").map((name) => csvCell(name, dialect));
-  return csvLines([header, [csvCell(new Date(startMs).toISOString(), dialect), csvCell("opening_balance", dialect), "", "", ...money(statement.openingBalance), "", ""]], dialect);
-}
-
-/** One CSV row per movement. */
-function statementCsvRows(movements: readonly StatementMovement[], locale: FileLocale): string {
-  const dialect = CSV_DIALECTS[locale];
-  const money = (n: number) => [csvNumber(n, dialect), csvNumber(kurusToLira(n), dialect)];
-  const text = (value: string) => csvCell(value, dialect);
-  return csvLines(
-    movements.map((m) => [text(m.at), text(m.kind), ...money(m.amount), ...money(m.balanceAfter), text(m.transactionId), text(m.processId ?? "")]),
-    dialect,
-  );
-}
-
-/** The CSV's closing row (at the end of `to`, exclusive). */
-function statementCsvTail(statement: StatementHead, endMs: number, locale: FileLocale): string {
-  const dialect = CSV_DIALECTS[locale];
-  const money = (n: number) => [csvNumber(n, dialect), csvNumber(kurusToLira(n), dialect)];
-  return csvLines([[csvCell(new Date(endMs).toISOString(), dialect), csvCell("closing_balance", dialect), "", "", ...money(statement.closingBalance), "", ""]], dialect);
-}
-
-/**
- * The statement as CSV text: a header row, an opening row (at the start of `from`), one row
- * per movement, a closing row (at the end of `to`, exclusive), each amount in the smallest
- * unit and in the currency with two decimals, exactly. Text cells are csvCell's (RFC 4180
- * quoting, formula guard); numbers are written as numbers so a negative amount still sums.
- * English (default): `,` and `.`; Turkish: `;` and `,`, Turkish headers. The route streams the
- * same three parts after CSV_BOM, which starts the file but is no part of its text.
- */
-export function statementCsv(statement: StatementRecord, startMs: number, endMs: number, locale: FileLocale = "en"): string {
-  return statementCsvHead(statement, startMs, locale) + statementCsvRows(statement.movements, locale) + statementCsvTail(statement, endMs, locale);
-}
-
-// ---------------------------------------------------------------------------------------------
-// XLSX.
-
-/** The kinds and least widths of the statement sheet's columns, in order; a wider header widens its column. */
-const STATEMENT_SHEET_COLUMNS: ReadonlyArray<{ kind: XlsxColumnKind; width: number }> = [
-  { kind: "time", width: 20 },
-  { kind: "text", width: 18 },
-  { kind: "integer", width: 15 },
-  { kind: "money", width: 15 },
-  { kind: "integer", width: 15 },
-  { kind: "money", width: 15 },
-  { kind: "text", width: 26 },
-  { kind: "text", width: 26 },
-];
-
-/** The sheet's tab by locale. */
-const STATEMENT_SHEET_NAME: Readonly<Record<FileLocale, string>> = { en: "Statement", tr: "Hesap ekstresi" };
-
-/** Bytes of the finished (compressed) file the zip writer holds for a reader that is slower than the writer. */
-export const STATEMENT_ZIP_BUFFER_BYTES = 64 * 1024;
-
-/**
- * The options of the streaming workbook a statement is written with: no shared-strings table,
- * which would hold every id of the statement in memory; and the zip writer's buffer at
- * STATEMENT_ZIP_BUFFER_BYTES. archiver's own default is 1 MiB of compressed rows, which for a
- * reader that stalls is some forty pages asked of the payout service ahead of it
- * (XlsxSheet.drained bounds only what waits in front of the compressor). exceljs passes `zip`
- * to archiver, whose options its types do not list.
- */
-export const STATEMENT_WORKBOOK_OPTIONS = {
-  useStyles: true,
-  useSharedStrings: false,
-  zip: { highWaterMark: STATEMENT_ZIP_BUFFER_BYTES } as Partial<ExcelJS.stream.xlsx.ArchiverZipOptions>,
-} as const;
-
-/**
- * Opens the statement's sheet in `workbook` and writes its header row and opening row (at the
- * start of `from`, a date cell in UTC). Synchronous, so the route opens it before the status is
- * sent: a writer that cannot be opened is still the JSON error envelope.
- */
-export function openStatementSheet(workbook: XlsxWorkbookWriter, statement: StatementHead, startMs: number, locale: FileLocale): XlsxSheet {
-  const headers = statementHeaders(statement.currency, locale, "xlsx");
-  const columns: XlsxColumn[] = STATEMENT_SHEET_COLUMNS.map((c, i) => ({ header: headers[i]!, kind: c.kind, width: Math.max(c.width, headers[i]!.length + 2) }));
-  const sheet = new XlsxSheet(workbook, STATEMENT_SHEET_NAME[locale], columns);
-  sheet.add([new Date(startMs), "opening_balance", null, null, statement.openingBalance, xlsxMoney(statement.openingBalance), null, null]);
-  return sheet;
-}
-
-/** One sheet row of a movement: the CSV's cells, typed. */
-function statementSheetRow(m: StatementMovement): XlsxValue[] {
-  return [new Date(m.at), m.kind, m.amount, xlsxMoney(m.amount), m.balanceAfter, xlsxMoney(m.balanceAfter), m.transactionId, m.processId];
-}
-
-/**
- * Writes the movements into the opened sheet page by page, then the closing row (at the end of
- * `to`, exclusive) and the end of the file. Before each next page it waits until the file's
- * reader has taken about all but XLSX_BACKLOG_BYTES of what was written (XlsxSheet.drained):
- * the next page is asked of the payout service only then, as the CSV and JSON are. When
- * `stop` is aborted (the client went away) it stops asking and resolves without ending the file.
- */
-export async function writeStatementSheet(sheet: XlsxSheet, pages: AsyncIterable<readonly StatementMovement[]>, statement: StatementHead, endMs: number, stop: AbortSignal): Promise<void> {
-  for await (const movements of pages) {
-    for (const m of movements) sheet.add(statementSheetRow(m));
-    await sheet.drained(stop);
-    if (stop.aborted) return;
-  }
-  sheet.add([new Date(endMs), "closing_balance", null, null, statement.closingBalance, xlsxMoney(statement.closingBalance), null, null]);
-  // A reader gone while the file ends would leave the workbook waiting for a stream that no longer flows.
-  await Promise.race([sheet.finish(), new Promise<void>((resolve) => stop.addEventListener("abort", () => resolve(), { once: true }))]);
-}
 
 /**
  * The JSON envelope of a statement in three parts: everything before the first movement, and
