@@ -1,0 +1,231 @@
+import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
+import { headers as natsHeaders } from "@nats-io/transport-node";
+import { handleTraced, type BusHandler, type BusHeaders, type EventBus, type Subscription } from "./bus.js";
+import { Closed, JetStreamConnection, MAX_RETRY_MS, SECOND_NS, type JetStreamOptions } from "./jetstream-connection.js";
+
+export { natsAddress, type JetStreamOptions } from "./jetstream-connection.js";
+
+/**
+ * JetStream: one stream for all events, durable pull consumers with explicit acks.
+ *
+ * Survives NATS being away. `open` returns at once and connects in the background, retrying
+ * until NATS answers (logged once as "waiting for NATS (nats://host:port)"), then sets the
+ * stream up; the client then reconnects by itself forever, and every disconnect and
+ * reconnect is logged. Until connected, `publish` fails fast (the outbox keeps the rows and
+ * retries) and `consume`/`watch` return subscriptions that start once connected. A consumer
+ * whose message iterator ends (its consumer deleted on the server, the stream lost) is
+ * re-created with back-off. `isReady()` says whether events can travel now.
+ */
+export class JetStreamBus extends JetStreamConnection implements EventBus {
+  readonly kind = "jetstream" as const;
+  /** Durable consumers not running right now (starting, or being re-created). */
+  private readonly idleConsumers = new Map<string, number>();
+
+  private constructor(options: JetStreamOptions) {
+    super(options);
+  }
+
+  /**
+   * Connects in the background and returns at once: a service starts while NATS is down and
+   * becomes ready by itself when it comes. See `whenReady`.
+   */
+  static open(options: JetStreamOptions): JetStreamBus {
+    return new JetStreamBus(options);
+  }
+
+  /** Connects and waits for the first connection (tools and tests); fails after timeoutMs (default 10 s). */
+  static async connect(options: JetStreamOptions & { timeoutMs?: number }): Promise<JetStreamBus> {
+    const bus = new JetStreamBus({ ...options, logger: options.logger });
+    if (!(await bus.whenReady(options.timeoutMs ?? 10_000))) {
+      await bus.close();
+      throw new Error(`NATS is not reachable at ${bus.address}`);
+    }
+    return bus;
+  }
+
+  isReady(): boolean {
+    return this.connected && !this.closing && this.idleConsumers.size === 0;
+  }
+
+  /** Why isReady() is false ("ok" when it is true), for /readyz. */
+  notReadyReason(): string {
+    if (this.closing) return "closed";
+    if (!this.connected) return `NATS not connected (${this.address})`;
+    if (this.idleConsumers.size > 0) return `JetStream consumer not running: ${[...this.idleConsumers.keys()].join(", ")}`;
+    return "ok";
+  }
+
+  private subject(topic: string): string {
+    return `${this.prefix}.${topic}`;
+  }
+
+  private topic(subject: string): string {
+    return subject.slice(this.prefix.length + 1);
+  }
+
+  /** NATS before 2.10 (Debian 12 ships 2.9) knows only one filter subject per consumer. */
+  private filter(topics: string[]): { filter_subject: string } | { filter_subjects: string[] } {
+    const subjects = topics.map((t) => this.subject(t));
+    return subjects.length === 1 ? { filter_subject: subjects[0]! } : { filter_subjects: subjects };
+  }
+
+  async publish(topic: string, data: Uint8Array, msgId: string, headers?: BusHeaders): Promise<void> {
+    // Fail fast while NATS is away: the outbox keeps the row and retries with back-off.
+    if (!this.connected || !this.js) throw new Error(`NATS is not connected (${this.address})`);
+    const entries = Object.entries(headers ?? {});
+    let h: ReturnType<typeof natsHeaders> | undefined;
+    if (entries.length > 0) {
+      h = natsHeaders();
+      for (const [key, value] of entries) h.set(key, value);
+    }
+    await this.js.publish(this.subject(topic), data, { msgID: msgId, ...(h ? { headers: h } : {}) });
+  }
+
+  private async ensureConsumer(durable: string, topics: string[]): Promise<void> {
+    const jsm = this.jsm!;
+    try {
+      await jsm.consumers.add(this.stream, {
+        durable_name: durable,
+        ...this.filter(topics),
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: 30 * SECOND_NS,
+        max_deliver: -1,
+      });
+    } catch (err) {
+      await jsm.consumers.info(this.stream, durable).catch(() => {
+        throw err;
+      });
+    }
+  }
+
+  /**
+   * Runs `open` → iterate until the iterator ends, again and again (with back-off) until
+   * stopped: once connected, and again whenever the iterator ends while not stopped.
+   */
+  private async supervise(what: { kind: string; durable?: string }, open: () => Promise<ConsumerMessages>, each: (m: JsMsg) => Promise<void>): Promise<Subscription> {
+    // Connected now: return once the first attempt is made (started, as before this could
+    // wait). Not connected: return at once; it starts when NATS comes.
+    let firstAttempt: () => void = () => undefined;
+    const attempted = new Promise<void>((resolve) => (firstAttempt = resolve));
+    const state = { stopped: false, messages: undefined as ConsumerMessages | undefined, cancel: {} as { wake?: () => void } };
+    const key = what.durable ? `${what.durable}` : undefined;
+    const markIdle = (idle: boolean) => {
+      if (!key) return;
+      if (idle) this.idleConsumers.set(key, (this.idleConsumers.get(key) ?? 0) + 1);
+      else {
+        const n = (this.idleConsumers.get(key) ?? 1) - 1;
+        if (n <= 0) this.idleConsumers.delete(key);
+        else this.idleConsumers.set(key, n);
+      }
+    };
+    const loop = (async () => {
+      let failures = 0;
+      let idle = true;
+      markIdle(true);
+      try {
+        while (!state.stopped && !this.closing) {
+          try {
+            await this.waitConnected();
+            if (state.stopped) break;
+            state.messages = await open();
+            if (state.stopped) {
+              await state.messages.close();
+              break;
+            }
+            firstAttempt();
+            if (failures > 0) this.logger?.info({ ...what }, `JetStream ${what.kind} re-created`);
+            failures = 0;
+            if (idle) markIdle(false);
+            idle = false;
+            for await (const m of state.messages) await each(m);
+            if (state.stopped || this.closing) break;
+            this.logger?.warn({ ...what }, `JetStream ${what.kind} ended unexpectedly; re-creating it`);
+          } catch (err) {
+            if (state.stopped || this.closing || err instanceof Closed) break;
+            if (failures === 0 || failures % 10 === 0) this.logger?.warn({ err, ...what }, `JetStream ${what.kind} failed; re-creating it with back-off`);
+          }
+          firstAttempt();
+          if (!idle) markIdle(true);
+          idle = true;
+          failures++;
+          await this.pause(Math.min(MAX_RETRY_MS, 250 * 2 ** Math.min(failures - 1, 10)), state.cancel);
+        }
+      } finally {
+        firstAttempt();
+        if (idle) markIdle(false);
+      }
+    })();
+    this.running.add(loop);
+    if (this.connected) await attempted;
+    return {
+      stop: async () => {
+        state.stopped = true;
+        state.cancel.wake?.();
+        await state.messages?.close().catch(() => undefined);
+        await loop.catch(() => undefined);
+        this.running.delete(loop);
+      },
+    };
+  }
+
+  async consume(durable: string, topics: string[], handler: BusHandler): Promise<Subscription> {
+    return this.supervise(
+      { kind: "consumer", durable },
+      async () => {
+        await this.ensureConsumer(durable, topics);
+        const consumer = await this.js!.consumers.get(this.stream, durable);
+        // A deleted consumer or stream ends the iterator instead of waiting for someone else
+        // to restore it: supervise() re-creates both.
+        return consumer.consume({ max_messages: 64, abort_on_missing_resource: true });
+      },
+      async (m) => {
+        const msgId = m.headers?.get("Nats-Msg-Id") || `${this.stream}:${m.seq}`;
+        try {
+          await handleTraced("consume", durable, { topic: this.topic(m.subject), data: m.data, msgId, deliveryCount: m.info.deliveryCount, headers: traceHeadersOf(m) }, handler);
+          m.ack();
+        } catch (err) {
+          this.logger?.warn({ err, subject: m.subject, msgId, durable }, "event handler failed; redelivering");
+          m.nak(Math.min(30_000, 500 * 2 ** Math.min(m.info.deliveryCount, 6)));
+        }
+      },
+    );
+  }
+
+  async watch(topics: string[], handler: BusHandler): Promise<Subscription> {
+    const subjects = topics.map((t) => this.subject(t));
+    return this.supervise(
+      { kind: "watcher" },
+      async () => {
+        await this.ensureStream();
+        const consumer = await this.js!.consumers.get(this.stream, {
+          // A single string keeps to filter_subject, which NATS 2.9 understands.
+          filter_subjects: subjects.length === 1 ? subjects[0]! : subjects,
+          deliver_policy: DeliverPolicy.New,
+        });
+        return consumer.consume();
+      },
+      async (m) => {
+        await handleTraced(
+          "watch",
+          undefined,
+          { topic: this.topic(m.subject), data: m.data, msgId: m.headers?.get("Nats-Msg-Id") ?? String(m.seq), deliveryCount: 1, headers: traceHeadersOf(m) },
+          handler,
+        ).catch(
+          (err: unknown) => this.logger?.warn({ err, subject: m.subject }, "watcher failed"),
+        );
+      },
+    );
+  }
+}
+
+/** The headers of a JetStream message that say where it came from. */
+function traceHeadersOf(m: JsMsg): BusHeaders {
+  const out: BusHeaders = {};
+  for (const key of ["traceparent", "tracestate", "x-request-id"]) {
+    const value = m.headers?.get(key);
+    if (value) out[key] = value;
+  }
+  return out;
+}

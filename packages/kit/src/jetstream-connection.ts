@@ -1,0 +1,253 @@
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
+import type { Logger } from "./logger.js";
+
+export interface JetStreamOptions {
+  url: string;
+  /** Stream holding every event of this deployment. */
+  stream?: string;
+  /** First subject token; topics are published as "<prefix>.<topic>". */
+  subjectPrefix?: string;
+  name?: string;
+  logger?: Logger;
+  /** Pause between connection attempts before the first connection, doubling up to 5 s. Default 250 ms. */
+  retryMs?: number;
+}
+
+export const SECOND_NS = 1_000_000_000;
+export const MAX_RETRY_MS = 5_000;
+
+/** The server part of a NATS URL, without credentials, for logs: "nats://host:port". */
+export function natsAddress(url: string): string {
+  return url
+    .split(",")
+    .map((one) => {
+      try {
+        const u = new URL(one.includes("://") ? one.trim() : `nats://${one.trim()}`);
+        return `${u.protocol}//${u.hostname.includes(":") ? `[${u.hostname}]` : u.hostname}:${u.port || "4222"}`;
+      } catch {
+        return "nats://?";
+      }
+    })
+    .join(",");
+}
+
+export class Closed extends Error {
+  constructor() {
+    super("the event bus is closed");
+  }
+}
+
+/**
+ * The connection half of JetStreamBus: the first connection, retried until NATS answers;
+ * the stream set up (again after a reconnect); disconnects and reconnects logged and
+ * followed; waiting for the connection, pauses that end when the bus closes, and closing.
+ * Publishing and consuming are JetStreamBus's (jetstream-bus.ts).
+ */
+export abstract class JetStreamConnection {
+  readonly stream: string;
+  readonly prefix: string;
+  /** Where NATS is, without credentials. */
+  readonly address: string;
+  protected readonly running = new Set<Promise<void>>();
+  protected readonly logger?: Logger;
+  private nc?: NatsConnection;
+  protected js?: JetStreamClient;
+  protected jsm?: JetStreamManager;
+  protected connected = false;
+  protected closing = false;
+  private waiters = new Set<{ resolve: () => void; reject: (err: Error) => void }>();
+  private readonly connecting: Promise<void>;
+  private readonly sleepers = new Set<() => void>();
+
+  protected constructor(private readonly options: JetStreamOptions) {
+    this.stream = options.stream ?? "PAYMENTS";
+    this.prefix = options.subjectPrefix ?? "payments";
+    this.address = natsAddress(options.url);
+    this.logger = options.logger?.child({ component: "bus" });
+    this.connecting = this.connectLoop();
+    this.running.add(this.connecting);
+  }
+
+  /** Whether connected (stream set up); false until then. */
+  isConnected(): boolean {
+    return this.connected && !this.closing;
+  }
+
+  /** Resolves true once connected, false after timeoutMs (or when closed). */
+  whenReady(timeoutMs: number): Promise<boolean> {
+    if (this.isConnected()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      // Not unref()ed: a process waiting for NATS must not exit for want of anything else to do.
+      this.waitConnected().then(
+        () => (clearTimeout(timer), resolve(true)),
+        () => (clearTimeout(timer), resolve(false)),
+      );
+    });
+  }
+
+  protected waitConnected(): Promise<void> {
+    if (this.closing) return Promise.reject(new Closed());
+    if (this.connected) return Promise.resolve();
+    return new Promise((resolve, reject) => this.waiters.add({ resolve, reject }));
+  }
+
+  private setConnected(value: boolean): void {
+    this.connected = value;
+    if (value) {
+      for (const w of this.waiters) w.resolve();
+      this.waiters.clear();
+    }
+  }
+
+  /** Pauses ms, or less when the bus closes (or `cancel.wake()` is called). */
+  protected pause(ms: number, cancel?: { wake?: () => void }): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.sleepers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      // Not unref()ed: a process waiting for NATS must not exit for want of anything else to do.
+      this.sleepers.add(done);
+      if (cancel) cancel.wake = done;
+    });
+  }
+
+  /** First connection, retried until it works; then the stream, then status events. */
+  private async connectLoop(): Promise<void> {
+    let attempt = 0;
+    while (!this.closing) {
+      let nc: NatsConnection | undefined;
+      try {
+        nc = await connect({
+          servers: this.options.url.split(",").map((s) => s.trim()),
+          name: this.options.name,
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: 1000,
+          timeout: 5000,
+        });
+        if (this.closing) {
+          await nc.close().catch(() => undefined);
+          return;
+        }
+        this.nc = nc;
+        this.jsm = await jetstreamManager(nc);
+        this.js = jetstream(nc);
+        await this.ensureStream();
+        this.watchStatus(nc);
+        this.setConnected(true);
+        if (attempt > 0) this.logger?.info({ nats: this.address }, `NATS connected (${this.address})`);
+        else this.logger?.debug({ nats: this.address }, `NATS connected (${this.address})`);
+        return;
+      } catch (err) {
+        if (nc) await nc.close().catch(() => undefined);
+        this.nc = undefined;
+        if (this.closing) return;
+        attempt++;
+        const reason = (err as Error)?.message ?? String(err);
+        if (attempt === 1) this.logger?.warn({ nats: this.address, reason }, `waiting for NATS (${this.address}): ${reason}; retrying until it answers`);
+        else this.logger?.debug({ nats: this.address, reason, attempt }, `still waiting for NATS (${this.address})`);
+        await this.pause(Math.min(MAX_RETRY_MS, (this.options.retryMs ?? 250) * 2 ** Math.min(attempt - 1, 10)));
+      }
+    }
+  }
+
+  /** Logs disconnects and reconnects; readiness follows them. A connection closed under us starts over. */
+  private watchStatus(nc: NatsConnection): void {
+    const statusLoop = (async () => {
+      for await (const s of nc.status()) {
+        if (this.closing) break;
+        if (s.type === "disconnect") {
+          this.connected = false;
+          this.logger?.warn({ nats: this.address, server: s.server }, `NATS disconnected (${this.address})`);
+        } else if (s.type === "reconnect") {
+          this.logger?.info({ nats: this.address, server: s.server }, `NATS reconnected (${this.address})`);
+          // The server may have come back without the stream (a new store): set it up again.
+          try {
+            await this.ensureStream();
+            this.setConnected(true);
+          } catch (err) {
+            this.logger?.error({ err, nats: this.address, stream: this.stream }, "JetStream stream set-up failed after reconnecting");
+            // Retry shortly; the status iterator gives no further event while connected.
+            void this.retryStreamSetup(nc);
+          }
+        } else if (s.type === "error") {
+          this.logger?.warn({ nats: this.address, err: s.error }, "NATS error");
+        }
+      }
+    })().catch(() => undefined);
+    this.running.add(statusLoop);
+    void nc.closed().then((err) => {
+      if (this.closing) return;
+      this.connected = false;
+      this.logger?.error({ nats: this.address, err }, `NATS connection closed (${this.address}); connecting again`);
+      const again = this.connectLoop();
+      this.running.add(again);
+    });
+  }
+
+  private async retryStreamSetup(nc: NatsConnection): Promise<void> {
+    let attempt = 0;
+    while (!this.closing && this.nc === nc && !this.connected) {
+      await this.pause(Math.min(MAX_RETRY_MS, 500 * 2 ** attempt++));
+      try {
+        await this.ensureStream();
+        this.setConnected(true);
+        this.logger?.info({ stream: this.stream }, "JetStream stream set up again");
+      } catch {
+        // next round
+      }
+    }
+  }
+
+  /** Stream set-up, kept apart from publishing and consuming. */
+  protected async ensureStream(): Promise<void> {
+    const jsm = this.jsm!;
+    const config = {
+      name: this.stream,
+      subjects: [`${this.prefix}.>`],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      max_age: 14 * 24 * 3600 * SECOND_NS,
+      duplicate_window: 10 * 60 * SECOND_NS,
+    };
+    try {
+      await jsm.streams.info(this.stream);
+    } catch {
+      try {
+        await jsm.streams.add(config);
+      } catch (err) {
+        // Another replica may have created it in between.
+        await jsm.streams.info(this.stream).catch(() => {
+          throw err;
+        });
+      }
+    }
+  }
+
+  /** For tests and tools: the JetStream manager, once connected. */
+  async manager(): Promise<JetStreamManager> {
+    await this.waitConnected();
+    return this.jsm!;
+  }
+
+  /** For tests: removes this deployment's stream. */
+  async deleteStream(): Promise<void> {
+    await this.waitConnected().catch(() => undefined);
+    await this.jsm?.streams.delete(this.stream).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    this.connected = false;
+    for (const w of this.waiters) w.reject(new Closed());
+    this.waiters.clear();
+    for (const wake of [...this.sleepers]) wake();
+    await this.nc?.drain().catch(() => undefined);
+    await Promise.allSettled([...this.running]);
+  }
+}
