@@ -1,10 +1,6 @@
-import http from "node:http";
-import http2 from "node:http2";
-import net from "node:net";
-import tls from "node:tls";
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, type ConnectRouterOptions, type Interceptor, type Transport } from "@connectrpc/connect";
-import { compressionBrotli, compressionGzip, connectNodeAdapter } from "@connectrpc/connect-node";
+import { compressionBrotli, compressionGzip, connectNodeAdapter, type ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import { metricsKey, type TransportOptions } from "./clients.js";
 import { HealthRegistry } from "./health.js";
 import { serveHttpRoute, type HttpRoute } from "./http-routes.js";
@@ -15,9 +11,8 @@ import { bearerAuthInterceptor, errorInterceptor, requestIdInterceptor } from ".
 import type { Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
 import { reflectionRoutes } from "./reflection.js";
+import { openRpcPort, type Handler } from "./rpc-port.js";
 import { Health } from "@payments/contracts/health";
-
-type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
 export type { HttpRoute, HttpRouteRequest, HttpRouteResponse } from "./http-routes.js";
 export { DEFAULT_HTTP_BODY_LIMIT } from "./http-routes.js";
@@ -128,8 +123,6 @@ export function rpcHandlers(options: RpcServeOptions, health: HealthRegistry): R
   };
 }
 
-const H2_PREFACE = "PRI * HTTP/2.0";
-
 export interface ListenRpcOptions {
   port: number;
   host: string;
@@ -157,15 +150,63 @@ export async function listenRpc(options: ListenRpcOptions): Promise<RpcServer> {
   const health = new HealthRegistry();
   const readiness = new Readiness();
   health.follow(readiness);
+  const state: ServingState = { served: undefined, closing: false };
+  const probe = probeRoutes(readiness, state);
   let handler: Handler = (req, res) => {
     if (probe(req, res)) return;
     res.writeHead(503, { "content-type": "text/plain" });
     res.end("starting");
   };
-  let served: RpcHandlers | undefined;
-  let closing = false;
-  /** /livez and /readyz, on any protocol, before and after serve(). */
-  const probe = (req: { method?: string; url?: string }, res: { writeHead(status: number, headers: Record<string, string>): unknown; end(body: string): unknown }): boolean => {
+  const port = await openRpcPort(options, (req, res) => handler(req, res));
+  const calls = new InProcessCalls(state);
+  let readinessTimer: NodeJS.Timeout | undefined;
+
+  return {
+    port: port.port,
+    url: port.url,
+    health,
+    readiness,
+    inProcessTransport(options = {}) {
+      return calls.transport(options);
+    },
+    serve(serveOptions) {
+      for (const s of serveOptions.services) health.register(s.typeName);
+      const handlers = rpcHandlers(serveOptions, health);
+      const adapter = connectNodeAdapter({
+        routes: handlers.routes,
+        ...handlers.options,
+        fallback: fallbackRoutes(serveOptions, health, readiness, probe),
+      });
+      handler = adapter as Handler;
+      state.served = handlers;
+      // Keeps grpc.health.v1 statuses (and Watch) current between probes.
+      void readiness.evaluate();
+      readinessTimer = setInterval(() => void readiness.evaluate().catch(() => undefined), 1000);
+      readinessTimer.unref();
+    },
+    async close(graceMs = 10_000) {
+      readiness.setDraining();
+      clearInterval(readinessTimer);
+      health.setAll(false);
+      state.closing = true;
+      await port.close(graceMs, calls.drained());
+      // Ends what is still running in process (health watches, calls past the grace).
+      calls.abort();
+    },
+  };
+}
+
+/** Where a server is: serving (once `serve` ran) and closing (once `close` began). */
+interface ServingState {
+  served: RpcHandlers | undefined;
+  closing: boolean;
+}
+
+type Probe = (req: { method?: string; url?: string }, res: { writeHead(status: number, headers: Record<string, string>): unknown; end(body: string): unknown }) => boolean;
+
+/** /livez and /readyz, on any protocol, before and after serve(): true when it answered. */
+function probeRoutes(readiness: Readiness, state: ServingState): Probe {
+  return (req, res) => {
     if (req.method !== "GET" && req.method !== "HEAD") return false;
     const path = (req.url ?? "/").split("?")[0];
     const answer = (status: number, body: unknown) => {
@@ -177,8 +218,8 @@ export async function listenRpc(options: ListenRpcOptions): Promise<RpcServer> {
       return true;
     }
     if (path !== "/readyz") return false;
-    if (!served || closing) {
-      answer(503, { status: "NOT_READY", checks: { server: closing ? "shutting down" : "starting" } });
+    if (!state.served || state.closing) {
+      answer(503, { status: "NOT_READY", checks: { server: state.closing ? "shutting down" : "starting" } });
       return true;
     }
     readiness
@@ -187,181 +228,101 @@ export async function listenRpc(options: ListenRpcOptions): Promise<RpcServer> {
       .catch(() => answer(503, { status: "NOT_READY" }));
     return true;
   };
-  const dispatch: Handler = (req, res) => handler(req, res);
-  const h2 = http2.createServer({}, dispatch as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
-  const h1 = http.createServer(dispatch as http.RequestListener);
-  h1.keepAliveTimeout = 5000;
-  const sessions = new Set<http2.ServerHttp2Session>();
-  h2.on("session", (session) => {
-    sessions.add(session);
-    session.on("close", () => sessions.delete(session));
-  });
-  const sockets = new Set<net.Socket>();
-  const track = (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-    socket.on("error", () => socket.destroy());
+}
+
+/** What the port answers besides the procedures: /metrics, /healthz, the probes, the service's HTTP routes, else 404. */
+function fallbackRoutes(serveOptions: RpcServeOptions, health: HealthRegistry, readiness: Readiness, probe: Probe): NonNullable<ConnectNodeAdapterOptions["fallback"]> {
+  return (req, res) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (req.method === "GET" && path === "/metrics") {
+      serveOptions.metrics.registry
+        .metrics()
+        .then((text) => {
+          res.writeHead(200, { "content-type": serveOptions.metrics.registry.contentType });
+          res.end(text);
+        })
+        .catch(() => {
+          res.writeHead(500);
+          res.end();
+        });
+      return;
+    }
+    if (req.method === "GET" && path === "/healthz") {
+      void readiness
+        .evaluate()
+        .catch(() => undefined)
+        .then(() => {
+          const ok = health.get("") === 1;
+          res.writeHead(ok ? 200 : 503, { "content-type": "application/json" });
+          res.end(JSON.stringify({ status: ok ? "SERVING" : "NOT_SERVING" }));
+        });
+      return;
+    }
+    if (probe(req, res)) return;
+    if (serveOptions.http && serveHttpRoute(serveOptions.http, req, res, serveOptions.logger)) return;
+    res.writeHead(404, { "content-type": "application/json" });
+    res.end(JSON.stringify({ code: "not_found", message: "no such procedure" }));
   };
-  let server: net.Server;
-  if (options.tls) {
-    const { cert, key, clientCa } = options.tls;
-    const secure = tls.createServer({
-      cert,
-      key,
-      minVersion: "TLSv1.2",
-      ALPNProtocols: ["h2", "http/1.1"],
-      handshakeTimeout: 10_000,
-      ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}),
-    });
-    secure.on("connection", track);
-    secure.on("secureConnection", (socket: tls.TLSSocket) => {
-      track(socket);
-      (socket.alpnProtocol === "h2" ? h2 : h1).emit("connection", socket);
-    });
-    // Plaintext callers and missing client certificates fail the handshake; a client
-    // certificate from another CA is cut off right after it (Node's rejectUnauthorized),
-    // before a byte of a request is read.
-    secure.on("tlsClientError", (err, socket) => {
-      options.logger.debug({ err: err.message, remote: socket.remoteAddress }, "TLS handshake refused");
-    });
-    server = secure;
-  } else {
-    server = net.createServer((socket) => {
-      track(socket);
-      socket.once("data", (chunk) => {
-        socket.pause();
-        socket.unshift(chunk);
-        const target = chunk.toString("latin1", 0, H2_PREFACE.length) === H2_PREFACE ? h2 : h1;
-        target.emit("connection", socket);
-        process.nextTick(() => socket.resume());
-      });
+}
+
+/**
+ * In-process calls: refused before serve() and from close() on, like the port; unary
+ * calls in flight are waited for on close, and the shutdown signal ends the rest.
+ */
+class InProcessCalls {
+  private inFlight = 0;
+  private whenDrained: (() => void) | undefined;
+  private readonly shutdown = new AbortController();
+  private readonly transports = new Map<string, Transport>();
+
+  constructor(private readonly state: ServingState) {}
+
+  /** One transport per token, deadline and metrics; one of its own with extra interceptors. */
+  transport(options: TransportOptions): Transport {
+    if (options.interceptors && options.interceptors.length > 0) return this.delegate(options);
+    const key = `${options.token ?? ""}|${options.timeoutMs ?? ""}|${metricsKey(options.metrics)}`;
+    let transport = this.transports.get(key);
+    if (!transport) {
+      transport = this.delegate({ token: options.token, timeoutMs: options.timeoutMs, metrics: options.metrics });
+      this.transports.set(key, transport);
+    }
+    return transport;
+  }
+
+  /** Resolves once no unary call is in flight. */
+  drained(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.whenDrained = resolve;
+      if (this.inFlight === 0) resolve();
     });
   }
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const address = server.address() as net.AddressInfo;
-  const host = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
-  const scheme = options.tls ? "https" : "http";
 
-  // In-process calls: refused before serve() and from close() on, like the port; unary
-  // calls in flight are waited for on close, and the shutdown signal ends the rest.
-  let readinessTimer: NodeJS.Timeout | undefined;
-  let inFlight = 0;
-  let drained: (() => void) | undefined;
-  const shutdown = new AbortController();
-  const inProcess = new Map<string, Transport>();
-  const delegate = (options: TransportOptions): Transport => {
+  /** Ends every call still running. */
+  abort(): void {
+    this.shutdown.abort(new ConnectError("the server is shutting down", Code.Unavailable));
+  }
+
+  private delegate(options: TransportOptions): Transport {
     let routed: Transport | undefined;
     const target = (): Transport => {
-      if (closing) throw new ConnectError("the server is shutting down", Code.Unavailable);
-      if (!served) throw new ConnectError("the server is starting", Code.Unavailable);
-      routed ??= createInProcessTransport(served, { ...options, shutdownSignal: shutdown.signal });
+      if (this.state.closing) throw new ConnectError("the server is shutting down", Code.Unavailable);
+      if (!this.state.served) throw new ConnectError("the server is starting", Code.Unavailable);
+      routed ??= createInProcessTransport(this.state.served, { ...options, shutdownSignal: this.shutdown.signal });
       return routed;
     };
     return {
-      async unary(method, signal, timeoutMs, header, input, contextValues) {
+      unary: async (method, signal, timeoutMs, header, input, contextValues) => {
         const transport = target();
-        inFlight++;
+        this.inFlight++;
         try {
           return await transport.unary(method, signal, timeoutMs, header, input, contextValues);
         } finally {
-          if (--inFlight === 0) drained?.();
+          if (--this.inFlight === 0) this.whenDrained?.();
         }
       },
-      async stream(method, signal, timeoutMs, header, input, contextValues) {
+      stream: async (method, signal, timeoutMs, header, input, contextValues) => {
         return target().stream(method, signal, timeoutMs, header, input, contextValues);
       },
     };
-  };
-
-  return {
-    port: address.port,
-    url: `${scheme}://${host.includes(":") ? `[${host}]` : host}:${address.port}`,
-    health,
-    readiness,
-    inProcessTransport(options = {}) {
-      if (options.interceptors && options.interceptors.length > 0) return delegate(options);
-      const key = `${options.token ?? ""}|${options.timeoutMs ?? ""}|${metricsKey(options.metrics)}`;
-      let transport = inProcess.get(key);
-      if (!transport) {
-        transport = delegate({ token: options.token, timeoutMs: options.timeoutMs, metrics: options.metrics });
-        inProcess.set(key, transport);
-      }
-      return transport;
-    },
-    serve(serveOptions) {
-      for (const s of serveOptions.services) health.register(s.typeName);
-      const handlers = rpcHandlers(serveOptions, health);
-      const adapter = connectNodeAdapter({
-        routes: handlers.routes,
-        ...handlers.options,
-        fallback(req, res) {
-          const path = (req.url ?? "/").split("?")[0];
-          if (req.method === "GET" && path === "/metrics") {
-            serveOptions.metrics.registry
-              .metrics()
-              .then((text) => {
-                res.writeHead(200, { "content-type": serveOptions.metrics.registry.contentType });
-                res.end(text);
-              })
-              .catch(() => {
-                res.writeHead(500);
-                res.end();
-              });
-            return;
-          }
-          if (req.method === "GET" && path === "/healthz") {
-            void readiness
-              .evaluate()
-              .catch(() => undefined)
-              .then(() => {
-                const ok = health.get("") === 1;
-                res.writeHead(ok ? 200 : 503, { "content-type": "application/json" });
-                res.end(JSON.stringify({ status: ok ? "SERVING" : "NOT_SERVING" }));
-              });
-            return;
-          }
-          if (probe(req, res)) return;
-          if (serveOptions.http && serveHttpRoute(serveOptions.http, req, res, serveOptions.logger)) return;
-          res.writeHead(404, { "content-type": "application/json" });
-          res.end(JSON.stringify({ code: "not_found", message: "no such procedure" }));
-        },
-      });
-      handler = adapter as Handler;
-      served = handlers;
-      // Keeps grpc.health.v1 statuses (and Watch) current between probes.
-      void readiness.evaluate();
-      readinessTimer = setInterval(() => void readiness.evaluate().catch(() => undefined), 1000);
-      readinessTimer.unref();
-    },
-    async close(graceMs = 10_000) {
-      readiness.setDraining();
-      clearInterval(readinessTimer);
-      health.setAll(false);
-      closing = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      const inProcessDone = new Promise<void>((resolve) => {
-        drained = resolve;
-        if (inFlight === 0) resolve();
-      });
-      h1.closeIdleConnections();
-      for (const session of sessions) session.close();
-      let gaveUp: () => void = () => undefined;
-      const graceOver = new Promise<void>((resolve) => (gaveUp = resolve));
-      const timer = setTimeout(() => {
-        for (const socket of sockets) socket.destroy();
-        gaveUp();
-      }, graceMs);
-      timer.unref();
-      await Promise.all([closed, Promise.race([inProcessDone, graceOver])]);
-      clearTimeout(timer);
-      // Ends what is still running in process (health watches, calls past the grace).
-      shutdown.abort(new ConnectError("the server is shutting down", Code.Unavailable));
-    },
-  };
+  }
 }
