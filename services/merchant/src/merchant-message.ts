@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LatePaymentRule, MerchantSchema, MerchantStatus, OverpaymentRule, UnderpaymentRule, type Merchant } from "@payments/contracts/merchant";
 import { secretValidAt, type LatePaymentRuleName, type MerchantStatusName, type OverpaymentRuleName, type UnderpaymentRuleName } from "./merchant.js";
-import type { MerchantRecord, SecretInfo } from "./merchant-store.js";
+import type { MerchantRecord, SecretInfo } from "./store.js";
 
 export function statusToProto(status: MerchantStatusName): MerchantStatus {
   return status === "active" ? MerchantStatus.ACTIVE : MerchantStatus.DISABLED;

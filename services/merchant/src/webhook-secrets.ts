@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Knex } from "knex";
 import { newId } from "@payments/kit";
 import { expiryAfterRotation } from "./merchant.js";
-import { toSecretRecord, type SecretInfo, type SecretRecord, type SecretRow } from "./merchant-store.js";
+import { toSecretRecord, type SecretInfo, type SecretRecord, type SecretRow } from "./store.js";
 import type { SecretBox } from "./secret-box.js";
 
 /**

@@ -9,7 +9,7 @@ import { merchantsMigration } from "../src/migrations/20261122000000_merchants.j
 import { webhookSecretsMigration } from "../src/migrations/20261124000000_webhook_secrets.js";
 import { paymentRulesMigration } from "../src/migrations/20261125000000_payment_rules.js";
 import { migrations } from "../src/migrations/index.js";
-import { toMerchantRecord, type MerchantRow } from "../src/merchant-store.js";
+import { toMerchantRecord, type MerchantRow } from "../src/store.js";
 import { toMerchantMessage } from "../src/merchant-message.js";
 
 /** A merchant made before the paid-amount rules existed gets the defaults from the column defaults. */

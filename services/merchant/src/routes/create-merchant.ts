@@ -13,8 +13,8 @@ import {
   recordMerchantChanged,
   secretsOf,
   type MerchantRecord,
-} from "../merchant-store.js";
-import { parseRequest } from "../request.js";
+} from "../store.js";
+import { parseRequest } from "../requests.js";
 import { insertWebhookSecret, newWebhookSecret } from "../webhook-secrets.js";
 
 const createMerchantInput = z.object({

@@ -5,8 +5,8 @@ import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { merchantIdInput } from "../merchant.js";
 import { statusToProto, timestampFromMs } from "../merchant-message.js";
-import { findMerchantWithCurrentSecret, merchantNotFound, openSecret } from "../merchant-store.js";
-import { parseRequest } from "../request.js";
+import { findMerchantWithCurrentSecret, merchantNotFound, openSecret } from "../store.js";
+import { parseRequest } from "../requests.js";
 import { webhookSealContext } from "../webhook-secrets.js";
 
 const getCallbackTargetInput = z.object({ merchantId: merchantIdInput });

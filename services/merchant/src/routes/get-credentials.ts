@@ -4,8 +4,8 @@ import { serviceError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { statusToProto, timestampFromMs } from "../merchant-message.js";
-import { findMerchantByApiKey, openSecret, validSecretsOf } from "../merchant-store.js";
-import { parseRequest } from "../request.js";
+import { findMerchantByApiKey, openSecret, validSecretsOf } from "../store.js";
+import { parseRequest } from "../requests.js";
 
 const getCredentialsInput = z.object({ apiKey: z.string().min(1, "is required") });
 

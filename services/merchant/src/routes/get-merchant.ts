@@ -4,8 +4,8 @@ import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { merchantIdInput } from "../merchant.js";
 import { toMerchantMessage } from "../merchant-message.js";
-import { findMerchantWithSecrets, merchantNotFound } from "../merchant-store.js";
-import { parseRequest } from "../request.js";
+import { findMerchantWithSecrets, merchantNotFound } from "../store.js";
+import { parseRequest } from "../requests.js";
 
 const getMerchantInput = z.object({ merchantId: merchantIdInput });
 

@@ -3,8 +3,8 @@ import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { toMerchantMessage } from "../merchant-message.js";
-import { secretsOf, toMerchantRecord, type MerchantRow } from "../merchant-store.js";
-import { parseRequest } from "../request.js";
+import { secretsOf, toMerchantRecord, type MerchantRow } from "../store.js";
+import { parseRequest } from "../requests.js";
 
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 100;

@@ -3,8 +3,8 @@ import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { expiryAfterRotation, GRACE_PERIOD_MAX_SECONDS, merchantIdInput } from "../merchant.js";
-import { changeMerchant, insertSecret, newApiSecret, validSecretsOf, type SecretRow } from "../merchant-store.js";
-import { parseRequest } from "../request.js";
+import { changeMerchant, insertSecret, newApiSecret, validSecretsOf, type SecretRow } from "../store.js";
+import { parseRequest } from "../requests.js";
 
 const rotateSecretInput = z.object({
   merchantId: merchantIdInput,

@@ -4,8 +4,8 @@ import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { GRACE_PERIOD_MAX_SECONDS, merchantIdInput, secretValidAt } from "../merchant.js";
 import { timestampFromMs } from "../merchant-message.js";
-import { changeMerchant } from "../merchant-store.js";
-import { parseRequest } from "../request.js";
+import { changeMerchant } from "../store.js";
+import { parseRequest } from "../requests.js";
 import { newWebhookSecret, rotateWebhookSecretIn, webhookSecretsInfoOf } from "../webhook-secrets.js";
 
 const rotateWebhookSecretInput = z.object({

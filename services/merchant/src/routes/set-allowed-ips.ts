@@ -3,8 +3,8 @@ import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { allowedIpsInput, merchantIdInput } from "../merchant.js";
-import { allowedIpsColumn, changeMerchant } from "../merchant-store.js";
-import { parseRequest } from "../request.js";
+import { allowedIpsColumn, changeMerchant } from "../store.js";
+import { parseRequest } from "../requests.js";
 
 const setAllowedIpsInput = z.object({ merchantId: merchantIdInput, allowedIps: allowedIpsInput });
 

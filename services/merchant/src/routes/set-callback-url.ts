@@ -4,8 +4,8 @@ import { z } from "zod";
 import { requireCallableCallbackUrl } from "../callback-url-policy.js";
 import type { MerchantContext } from "../context.js";
 import { callbackUrlInput, merchantIdInput } from "../merchant.js";
-import { changeMerchant } from "../merchant-store.js";
-import { parseRequest } from "../request.js";
+import { changeMerchant } from "../store.js";
+import { parseRequest } from "../requests.js";
 
 const setCallbackUrlInput = z.object({ merchantId: merchantIdInput, callbackUrl: callbackUrlInput });
 

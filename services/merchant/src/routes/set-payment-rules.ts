@@ -4,8 +4,8 @@ import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { merchantIdInput } from "../merchant.js";
 import { LATE_PAYMENT_TO_PROTO, OVERPAYMENT_TO_PROTO, UNDERPAYMENT_TO_PROTO } from "../merchant-message.js";
-import { changeMerchant, type MerchantPatch } from "../merchant-store.js";
-import { parseRequest } from "../request.js";
+import { changeMerchant, type MerchantPatch } from "../store.js";
+import { parseRequest } from "../requests.js";
 
 /**
  * An optional rule: unset keeps the stored one; a value must be one of the enum's named rules

@@ -3,8 +3,8 @@ import type { Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { checkRateLimit, merchantIdInput } from "../merchant.js";
-import { changeMerchant } from "../merchant-store.js";
-import { parseRequest } from "../request.js";
+import { changeMerchant } from "../store.js";
+import { parseRequest } from "../requests.js";
 
 const setRateLimitInput = z
   .object({

@@ -4,8 +4,8 @@ import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { merchantIdInput } from "../merchant.js";
 import { sandboxChangeBlocker, sandboxChangeRefused } from "../merchant-activity.js";
-import { changeMerchant, findMerchant, merchantNotFound } from "../merchant-store.js";
-import { parseRequest } from "../request.js";
+import { changeMerchant, findMerchant, merchantNotFound } from "../store.js";
+import { parseRequest } from "../requests.js";
 
 const setSandboxInput = z.object({ merchantId: merchantIdInput, sandbox: z.boolean() });
 
