@@ -5,7 +5,7 @@ import test from "ava";
 import { parse as parseCsv_ } from "csv-parse/sync";
 import { PaymentsClient, PaymentsError, type Statement } from "../packages/sdk/src/index.js";
 import { newId, openDatabase } from "@payments/kit";
-import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/kit/testing";
+import { eventually, runCli, spawnAllInOne, type AllInOneProcess } from "@payments/kit/testing";
 import { checkOpenApiResponse } from "./openapi-check.js";
 import { isInstant, xlsxRows } from "./xlsx-file.js";
 
@@ -54,24 +54,25 @@ function parseCsv(text: string): string[][] {
   return rows;
 }
 
-test("deposits and a withdrawal show in the statement, JSON and CSV alike, and add up to the balance", async (t) => {
-  const { client } = await newMerchant("Statement Shop");
-
-  const customer = { id: "cus_1", name: "Elif Şahin", username: "elif" };
-  const first = await client.createDeposit({ processId: "st-order-1", amount: 150_050, customer });
-  const second = await client.createDeposit({ processId: "=st-order-2", amount: 20_000, customer });
+/**
+ * A day of a sandbox merchant's money: two deposits paid (150,050 and 20,000 kuruş; the
+ * second's processId starts with `=`, a formula to a spreadsheet), then a withdrawal of 70,000
+ * paid out by the sandbox bank. Closing balance 100,050.
+ */
+async function paidDay(client: PaymentsClient, tag: string, customer: { id: string; name: string; username: string }) {
+  const first = await client.createDeposit({ processId: `${tag}-order-1`, amount: 150_050, customer });
+  const second = await client.createDeposit({ processId: `=${tag}-order-2`, amount: 20_000, customer });
   await client.sandbox.payDeposit(first.transactionId);
   await client.sandbox.payDeposit(second.transactionId);
-  const waitFor = async (what: string, ok: () => Promise<boolean>) => {
-    const deadline = Date.now() + 15_000;
-    while (!(await ok())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
-  await waitFor("both credits", async () => ((await client.balance()).balances.find((b) => b.currency === "TRY")?.available ?? 0) === 170_050);
-  const withdrawal = await client.createWithdrawal({ processId: "st-payout-1", amount: 70_000, accountName: "Elif Şahin", iban: "TR320010009999901234567890", userId: "cus_1", userName: "elif", name: "Elif Şahin" });
-  await waitFor("the payout", async () => (await client.getWithdrawal(withdrawal.transactionId)).status === "completed");
+  await eventually(async () => ((await client.balance()).balances.find((b) => b.currency === "TRY")?.available ?? 0) === 170_050, "both credits", 15_000);
+  const withdrawal = await client.createWithdrawal({ processId: `${tag}-payout-1`, amount: 70_000, accountName: customer.name, iban: "TR320010009999901234567890", userId: customer.id, userName: customer.username, name: customer.name });
+  await eventually(async () => (await client.getWithdrawal(withdrawal.transactionId)).status === "completed", "the payout", 15_000);
+  return { first, second, withdrawal };
+}
+
+test("deposits and a withdrawal show in the statement, JSON and CSV alike, and add up to the balance", async (t) => {
+  const { client } = await newMerchant("Statement Shop");
+  const { first, second, withdrawal } = await paidDay(client, "st", { id: "cus_1", name: "Elif Şahin", username: "elif" });
 
   const today = new Date().toISOString().slice(0, 10);
   const statement: Statement = await client.statement({ currency: "TRY", from: today, to: today });
@@ -112,21 +113,7 @@ function turkishKurus(cell: string): number {
 
 test("the statement as the files an accountant opens, through the gateway: an XLSX and a Turkish CSV (SDK statementFile) add up to the JSON statement", async (t) => {
   const { client } = await newMerchant("Statement Files Shop");
-  const customer = { id: "cus_2", name: "Çağla Öztürk", username: "cagla" };
-  const first = await client.createDeposit({ processId: "files-order-1", amount: 150_050, customer });
-  const second = await client.createDeposit({ processId: "=files-order-2", amount: 20_000, customer });
-  await client.sandbox.payDeposit(first.transactionId);
-  await client.sandbox.payDeposit(second.transactionId);
-  const waitFor = async (what: string, ok: () => Promise<boolean>) => {
-    const deadline = Date.now() + 15_000;
-    while (!(await ok())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
-  await waitFor("both credits", async () => ((await client.balance()).balances.find((b) => b.currency === "TRY")?.available ?? 0) === 170_050);
-  const withdrawal = await client.createWithdrawal({ processId: "files-payout-1", amount: 70_000, accountName: "Çağla Öztürk", iban: "TR320010009999901234567890", userId: "cus_2", userName: "cagla", name: "Çağla Öztürk" });
-  await waitFor("the payout", async () => (await client.getWithdrawal(withdrawal.transactionId)).status === "completed");
+  await paidDay(client, "files", { id: "cus_2", name: "Çağla Öztürk", username: "cagla" });
 
   const today = new Date().toISOString().slice(0, 10);
   const query = { currency: "TRY", from: today, to: today };
