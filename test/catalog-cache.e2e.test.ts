@@ -54,12 +54,12 @@ let local: Deployment;
 
 test.before(async () => {
   const common = { ...js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn", CATALOG_CACHE_TTL: LONG_TTL };
-  merchantSvc = await startServices([merchantModule], { mode: "split", env: { ...common, DATABASE_URL: databases[0]!.url, MASTER_KEY: "b".repeat(64) } });
-  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1]!.url } });
+  merchantSvc = await startServices([merchantModule], { mode: "split", env: { ...common, DATABASE_URL: databases[0].url, MASTER_KEY: "b".repeat(64) } });
+  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1].url } });
   await addTestReceivingAccounts(createServiceClient(BankCatalogService, catalogSvc.server.url, { token }));
   depositSvc = await startServices([depositModule], {
     mode: "split",
-    env: { ...common, DATABASE_URL: databases[2]!.url, MERCHANT_SERVICE_URL: merchantSvc.server.url, BANK_CATALOG_SERVICE_URL: catalogSvc.server.url },
+    env: { ...common, DATABASE_URL: databases[2].url, MERCHANT_SERVICE_URL: merchantSvc.server.url, BANK_CATALOG_SERVICE_URL: catalogSvc.server.url },
   });
   const gatewayEnv = {
     PORT: "0",
@@ -166,7 +166,7 @@ async function firstTimeTrue(probe: () => Promise<boolean>, what: string, timeou
 /** When the catalog wrote the change (its `updated_at`, by the service's clock). */
 async function changedAt(deployment: Deployment, bankCode: string): Promise<number> {
   const row = (await deployment.catalogDb()("banks").where({ code: bankCode }).first("updated_at", "active")) as { updated_at: number; active: number | boolean };
-  if (Boolean(row.active)) throw new Error(`bank ${bankCode} is still active`);
+  if (row.active) throw new Error(`bank ${bankCode} is still active`);
   return Number(row.updated_at);
 }
 

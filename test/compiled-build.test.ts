@@ -40,8 +40,8 @@ async function startCompiled(name: string, dir: string, env: Record<string, stri
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, [entry], { cwd: root, env: plainEnv({ ...env, [portVar]: String(port) }), stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
-  child.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
   const url = `http://127.0.0.1:${port}`;
   const entryStarted: Started = { name, child, url, readyMs: 0, output: () => out };
   started.push(entryStarted);

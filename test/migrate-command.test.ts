@@ -109,7 +109,7 @@ test("per service: a stale lock makes a start fail clearly; `migrate unlock` cle
 
   const start = startServices([merchantModule], { mode: "split", env: { ...env, GRPC_PORT: "0", MASTER_KEY, LOG_LEVEL: "silent" } });
   const err = await t.throwsAsync(start, { instanceOf: MigrationLockTimeoutError });
-  t.regex(err!.message, /MIGRATION_LOCK_TIMEOUT=1s.*migrate unlock/s);
+  t.regex(err.message, /MIGRATION_LOCK_TIMEOUT=1s.*migrate unlock/s);
 
   const up = await run(merchantMigrate, ["up"], env);
   t.is(up.code, 1, "the migrate job fails too, after the timeout");
@@ -209,7 +209,7 @@ for (const replicas of [2, 5]) {
         );
         const failures = starts.filter((s): s is PromiseRejectedResult => s.status === "rejected").map((s) => String((s.reason as Error).message));
         t.deepEqual(failures, [], `round ${round}`);
-        await Promise.all(starts.map((s) => (s.status === "fulfilled" ? (s.value as RunningServices).stop() : undefined)));
+        await Promise.all(starts.map((s) => (s.status === "fulfilled" ? (s.value).stop() : undefined)));
       } finally {
         await database.drop();
       }

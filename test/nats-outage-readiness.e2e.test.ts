@@ -49,8 +49,8 @@ test.serial("a split service starts while NATS is down, waits for it, and become
   const common = { ...js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "info" };
 
   const started = Date.now();
-  merchantSvc = await startServices([merchantModule], { mode: "split", logger: logger.child({ service: "merchant" }), env: { ...common, DATABASE_URL: databases[0]!.url, MASTER_KEY: "e".repeat(64) } });
-  catalogSvc = await startServices([bankCatalogModule], { mode: "split", logger: logger.child({ service: "bank-catalog" }), env: { ...common, DATABASE_URL: databases[1]!.url } });
+  merchantSvc = await startServices([merchantModule], { mode: "split", logger: logger.child({ service: "merchant" }), env: { ...common, DATABASE_URL: databases[0].url, MASTER_KEY: "e".repeat(64) } });
+  catalogSvc = await startServices([bankCatalogModule], { mode: "split", logger: logger.child({ service: "bank-catalog" }), env: { ...common, DATABASE_URL: databases[1].url } });
   t.log(`both started without NATS in ${Date.now() - started} ms`);
 
   t.true(logged(`waiting for NATS (${address})`), "the wait is logged with NATS's address");
@@ -152,7 +152,7 @@ test.serial("shutdown: /readyz turns 503 (draining) before the port closes", asy
   const svc = await startServices([bankCatalogModule], {
     mode: "split",
     logger,
-    env: { GRPC_PORT: "0", INTERNAL_API_TOKEN: token, DATABASE_URL: databases[1]!.url.replace(/\/(\w+)$/, "/$1_drain"), LOG_LEVEL: "fatal", SHUTDOWN_GRACE: "2s" },
+    env: { GRPC_PORT: "0", INTERNAL_API_TOKEN: token, DATABASE_URL: databases[1].url.replace(/\/(\w+)$/, "/$1_drain"), LOG_LEVEL: "fatal", SHUTDOWN_GRACE: "2s" },
   });
   t.is((await probe(svc.server.url, "/readyz")).status, 200);
   // A keep-alive connection asks during the grace period.

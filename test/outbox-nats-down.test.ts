@@ -27,11 +27,11 @@ test.before(async () => {
   nats = await startNatsServer();
   js = { ...jetStreamTestEnv(), NATS_URL: nats.url };
   const common = { ...js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "fatal" };
-  merchantSvc = await startServices([merchantModule], { mode: "split", env: { ...common, DATABASE_URL: databases[0]!.url, MASTER_KEY: "d".repeat(64) } });
-  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1]!.url } });
+  merchantSvc = await startServices([merchantModule], { mode: "split", env: { ...common, DATABASE_URL: databases[0].url, MASTER_KEY: "d".repeat(64) } });
+  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1].url } });
   depositSvc = await startServices([depositModule], {
     mode: "split",
-    env: { ...common, DATABASE_URL: databases[2]!.url, MERCHANT_SERVICE_URL: merchantSvc.server.url, BANK_CATALOG_SERVICE_URL: catalogSvc.server.url },
+    env: { ...common, DATABASE_URL: databases[2].url, MERCHANT_SERVICE_URL: merchantSvc.server.url, BANK_CATALOG_SERVICE_URL: catalogSvc.server.url },
   });
   gateway = await startGateway({
     env: {

@@ -44,7 +44,7 @@ test.after.always(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const depositDb = () => running.contexts.get("deposit")!.db as Knex;
+const depositDb = () => running.contexts.get("deposit")!.db;
 
 const failure = rejectionOf;
 

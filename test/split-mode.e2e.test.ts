@@ -35,16 +35,16 @@ const depositEvents: Array<{ msgId: string; topic: string; depositId: string; st
 test.before(async () => {
   // The merchant service reads DEPOSIT_SERVICE_URL and PAYOUT_SERVICE_URL when it first needs
   // them (a sandbox switch), so they are filled in below, once those services listen.
-  const merchantEnv: Env = { ...common, DATABASE_URL: databases[0]!.url, MASTER_KEY: "a".repeat(64), CALLBACK_ALLOW_PRIVATE: "1" };
+  const merchantEnv: Env = { ...common, DATABASE_URL: databases[0].url, MASTER_KEY: "a".repeat(64), CALLBACK_ALLOW_PRIVATE: "1" };
   merchantSvc = await startServices([merchantModule], { mode: "split", env: merchantEnv });
-  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1]!.url } });
+  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1].url } });
   // A split install starts with no receiving account; the test's operator adds both kinds.
   await addTestReceivingAccounts(createServiceClient(BankCatalogService, catalogSvc.server.url, { token }));
   depositSvc = await startServices([depositModule], {
     mode: "split",
     env: {
       ...common,
-      DATABASE_URL: databases[2]!.url,
+      DATABASE_URL: databases[2].url,
       MERCHANT_SERVICE_URL: merchantSvc.server.url,
       BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
       DEPOSIT_TTL: "3s",
@@ -55,7 +55,7 @@ test.before(async () => {
     mode: "split",
     env: {
       ...common,
-      DATABASE_URL: databases[3]!.url,
+      DATABASE_URL: databases[3].url,
       MERCHANT_SERVICE_URL: merchantSvc.server.url,
       BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
       SANDBOX_PAYOUT_DELAY: "50ms",
@@ -67,7 +67,7 @@ test.before(async () => {
     mode: "split",
     env: {
       ...common,
-      DATABASE_URL: databases[4]!.url,
+      DATABASE_URL: databases[4].url,
       MERCHANT_SERVICE_URL: merchantSvc.server.url,
       PUBLIC_BASE_URL: "https://pay.example.test",
       CALLBACK_ALLOW_PRIVATE: "1",
@@ -160,7 +160,7 @@ test("disabling a merchant refuses its key at once: the gateway drops its cache 
 test("internal calls without the internal token are refused in split mode", async (t) => {
   const anonymous = createServiceClient(MerchantService, merchantSvc.server.url);
   const err = await t.throwsAsync(anonymous.listMerchants({}));
-  t.regex(err!.message, /internal API token/);
+  t.regex(err.message, /internal API token/);
 });
 
 type Record = { transactionId: string; status: string; amount: number; requestedAmount: number; reference: string; checkoutUrl: string; assignedAccount?: { iban: string } };
@@ -202,7 +202,7 @@ test("a deposit created at the gateway, paid by a reported bank transfer, reads 
   });
   const read = await signedFetch(gateway.url, creds, "GET", `/v1/deposit/${deposit.transactionId}`);
   t.is(read.status, 200);
-  t.like(read.json.data as Record, { status: "completed", amount: 124_000, requestedAmount: 125_000 });
+  t.like(read.json.data, { status: "completed", amount: 124_000, requestedAmount: 125_000 });
 
   const events = await until(
     async () => depositEvents.filter((e) => e.depositId === deposit.transactionId),

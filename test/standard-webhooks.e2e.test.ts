@@ -73,7 +73,7 @@ async function callbackOf(merchantId: string, processId: string): Promise<Receiv
 
 function headersOf(c: ReceivedCallback): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(c.headers as IncomingHttpHeaders)) if (typeof value === "string") out[name] = value;
+  for (const [name, value] of Object.entries(c.headers)) if (typeof value === "string") out[name] = value;
   return out;
 }
 

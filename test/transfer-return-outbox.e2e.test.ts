@@ -28,13 +28,13 @@ let depositProcess: ChildProcess | undefined;
 test.before(async () => {
   nats = await startNatsServer();
   const common = { ...jetStreamTestEnv(), NATS_URL: nats.url, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "fatal" };
-  merchantSvc = await startServices([merchantModule], { mode: "split", env: { ...common, DATABASE_URL: databases[0]!.url, MASTER_KEY: "e".repeat(64) } });
-  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1]!.url } });
+  merchantSvc = await startServices([merchantModule], { mode: "split", env: { ...common, DATABASE_URL: databases[0].url, MASTER_KEY: "e".repeat(64) } });
+  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1].url } });
   payoutSvc = await startServices([createPayoutModule()], {
     mode: "split",
     env: {
       ...common,
-      DATABASE_URL: databases[2]!.url,
+      DATABASE_URL: databases[2].url,
       MERCHANT_SERVICE_URL: merchantSvc.server.url,
       BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
       PAYOUT_WORKER_INTERVAL: "50ms",
@@ -62,15 +62,15 @@ async function startDepositProcess(port: number): Promise<{ child: ChildProcess;
       ...common,
       GRPC_PORT: String(port),
       LOG_LEVEL: "info",
-      DATABASE_URL: databases[3]!.url,
+      DATABASE_URL: databases[3].url,
       MERCHANT_SERVICE_URL: merchantSvc!.server.url,
       BANK_CATALOG_SERVICE_URL: catalogSvc!.server.url,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
   await eventually(() => output.includes("deposit service ready"), "the deposit service process to start", 60_000).catch((err: unknown) => {
     child.kill("SIGKILL");
     throw new Error(`${(err as Error).message}\n${output}`);
@@ -119,8 +119,8 @@ test("a return committed with its outbox event survives a kill -9 before the pub
     bankTransactionId: "OUTBOX-KILL-2",
   });
   t.like(late.transfer, { status: TransferStatus.RETURNING, reviewDepositId: deposit!.id, late: true });
-  const depositDb = openDatabase({ url: databases[3]!.url, poolMax: 1 });
-  const payoutDb = openDatabase({ url: databases[2]!.url, poolMax: 1 });
+  const depositDb = openDatabase({ url: databases[3].url, poolMax: 1 });
+  const payoutDb = openDatabase({ url: databases[2].url, poolMax: 1 });
   try {
     const pending = (await depositDb("outbox").where({ topic: "deposit.v1.transfer_return_requested" }).select("event_id", "published_at")) as Array<{ event_id: string; published_at: number | null }>;
     t.is(pending.length, 2, "one return request in the outbox per decision");

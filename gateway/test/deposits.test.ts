@@ -181,8 +181,8 @@ test("POST /v1/deposit answers 201 with the api.md deposit fields plus the recor
   t.deepEqual(Object.keys(account).sort(), ["accountName", "bankName", "iban"]);
   t.is(account.bankName, "Akbank");
   t.regex(account.iban as string, /^TR\d{24}$/);
-  t.true(typeof account.accountName === "string" && (account.accountName as string).length > 0);
-  t.true(typeof data.reference === "string" && (data.reference as string).length > 0);
+  t.true(typeof account.accountName === "string" && (account.accountName).length > 0);
+  t.true(typeof data.reference === "string" && (data.reference).length > 0);
   t.true((data.checkoutUrl as string).startsWith(`${PUBLIC_BASE_URL}/checkout?token=`));
   t.true((new URL(data.checkoutUrl as string).searchParams.get("token") ?? "").length >= 22);
   t.is(data.bankCode, akbank);

@@ -147,7 +147,7 @@ function routes(deps: { store: OrderStore; client: () => PaymentsClient; callbac
     }
     // 303: the browser follows with a GET, to the gateway's hosted checkout page.
     ctx.status = 303;
-    ctx.redirect(order.checkoutUrl!);
+    ctx.redirect(order.checkoutUrl);
   });
 
   router.get("/orders/:id/status", (ctx) => {

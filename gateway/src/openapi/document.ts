@@ -102,7 +102,7 @@ function parameters(op: OperationSpec): Record<string, unknown>[] {
     params.push({ name, in: "path", required: true, description, schema: inputSchema(PATH_ID), example });
   }
   if (op.query) {
-    for (const [name, schema] of Object.entries(op.query.schema.shape as Record<string, z.ZodType>)) {
+    for (const [name, schema] of Object.entries(op.query.schema.shape)) {
       params.push({
         name,
         in: "query",
@@ -126,7 +126,7 @@ export function describeFields(schema: JsonSchema, descriptions: Readonly<Record
     let node: JsonSchema | undefined = described;
     for (const name of path.split(".")) {
       // A nullable object is anyOf [object, null]: its fields are in the object branch.
-      const object: JsonSchema | undefined = (node?.properties ? node : ((node?.anyOf as JsonSchema[] | undefined)?.find((branch) => branch.properties) ?? undefined)) as JsonSchema | undefined;
+      const object: JsonSchema | undefined = (node?.properties ? node : ((node?.anyOf as JsonSchema[] | undefined)?.find((branch) => branch.properties) ?? undefined));
       node = (object?.properties as Record<string, JsonSchema> | undefined)?.[name];
     }
     if (!node) throw new Error(`openapi: no field ${path} to describe`);

@@ -44,12 +44,12 @@ export function inputSchema(schema: z.ZodType, extra: Overrides = new Map()): Js
       if (zodSchema._zod.def.type === "custom") throw new Error(`openapi: no JSON Schema override for the custom schema at ${path.join(".") || "(root)"}`);
     },
   });
-  return stripRootKeys(json as JsonSchema);
+  return stripRootKeys(json);
 }
 
 /** The JSON Schema of an answer (zod's output side), without references. */
 export function outputSchema(schema: z.ZodType): JsonSchema {
-  return stripRootKeys(z.toJSONSchema(schema, { io: "output" }) as JsonSchema);
+  return stripRootKeys(z.toJSONSchema(schema, { io: "output" }));
 }
 
 /** Named output schemas as `components.schemas`, each referring to the others by `#/components/schemas/<name>`. */

@@ -99,7 +99,7 @@ export function guardedLookup(allowPrivate: boolean) {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, "");
       const refused = addresses.find((a) => !isAllowedAddress(a.address, allowPrivate));
-      if (refused) return callback(refusal(hostname, refused.address) as unknown as NodeJS.ErrnoException, "");
+      if (refused) return callback(refusal(hostname, refused.address), "");
       if (options.all) return callback(null, addresses);
       const first = addresses[0];
       if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), "");

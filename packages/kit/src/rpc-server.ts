@@ -177,7 +177,7 @@ export async function listenRpc(options: ListenRpcOptions): Promise<RpcServer> {
         ...handlers.options,
         fallback: fallbackRoutes(serveOptions, health, readiness, probe),
       });
-      handler = adapter as Handler;
+      handler = adapter;
       state.served = handlers;
       // Keeps grpc.health.v1 statuses (and Watch) current between probes.
       void readiness.evaluate();

@@ -340,12 +340,12 @@ export async function spawnAllInOne(env: Record<string, string> = {}): Promise<A
     }
     rmSync(dataDir, { recursive: true, force: true });
   };
-  child.stderr!.on("data", (d: Buffer) => logLines.push(d.toString()));
+  child.stderr.on("data", (d: Buffer) => logLines.push(d.toString()));
   try {
     const urls = await new Promise<{ gatewayUrl: string; grpcUrl: string }>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no ready line in 60 s:\n${logLines.join("")}`)), 60_000);
       child.once("exit", (code) => reject(new Error(`the all-in-one exited with ${code}:\n${logLines.join("")}`)));
-      createInterface({ input: child.stdout! }).on("line", (line) => {
+      createInterface({ input: child.stdout }).on("line", (line) => {
         logLines.push(line);
         if (!line.includes("ready")) return;
         const entry = JSON.parse(line) as { gateway?: string; grpc?: string };

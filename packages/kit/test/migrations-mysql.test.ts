@@ -101,7 +101,7 @@ for (const replicas of [2, 5]) {
         );
         const failures = starts.filter((s): s is PromiseRejectedResult => s.status === "rejected").map((s) => String((s.reason as Error).message));
         t.deepEqual(failures, [], `round ${round}`);
-        await Promise.all(starts.map((s) => (s.status === "fulfilled" ? (s.value as RunningServices).stop() : undefined)));
+        await Promise.all(starts.map((s) => (s.status === "fulfilled" ? (s.value).stop() : undefined)));
         const db = openDatabase({ url: database.url });
         try {
           const applied = (await db("knex_migrations").select("name")) as Array<{ name: string }>;
@@ -138,9 +138,9 @@ test("a stale lock makes a start wait, then fail with a clear error; unlocking l
     instanceOf: MigrationLockTimeoutError,
   });
   t.true(Date.now() - started >= 900, "it waited for MIGRATION_LOCK_TIMEOUT");
-  t.regex(err!.message, /MIGRATION_LOCK_TIMEOUT=1s/);
-  t.regex(err!.message, /migrate unlock/);
-  t.regex(err!.message, /knex_migrations_lock/);
+  t.regex(err.message, /MIGRATION_LOCK_TIMEOUT=1s/);
+  t.regex(err.message, /migrate unlock/);
+  t.regex(err.message, /knex_migrations_lock/);
   t.is(lines.filter((l) => l.msg === "waiting for the migration lock held by another process").length, 1, "the wait is logged once");
   t.deepEqual(await pendingMigrations(db, everyMigration), everyMigration.map((m) => m.name), "nothing was applied");
 
@@ -199,9 +199,9 @@ test("MIGRATE_ON_START=0: a start refuses a database with pending migrations aft
   const err = await t.throwsAsync(startServices([probeModule], { mode: "split", env: env(url, { MIGRATE_ON_START: "0", MIGRATION_LOCK_TIMEOUT: "500ms" }), logger }), {
     instanceOf: PendingMigrationsError,
   });
-  t.regex(err!.message, /20260101000001_b/);
-  t.regex(err!.message, /MIGRATE_ON_START=0/);
-  t.regex(err!.message, /migrate/);
+  t.regex(err.message, /20260101000001_b/);
+  t.regex(err.message, /MIGRATE_ON_START=0/);
+  t.regex(err.message, /migrate/);
   t.is(lines.filter((l) => String(l.msg).startsWith("waiting for pending migrations")).length, 1);
   t.false(await db.schema.hasTable("knex_migrations"), "it created nothing");
   t.false(await db.schema.hasTable("probe_a"));

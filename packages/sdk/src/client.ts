@@ -167,12 +167,12 @@ export class PaymentsClient {
    * `for await (const tx of client.transactions({ status: "completed" }))`. Nothing is
    * requested until iteration starts; `limit` is the page size.
    */
-  transactions(query: TransactionsQuery = {} as TransactionsQuery, options?: CallOptions): Paginated<Transaction, TransactionPage> {
+  transactions(query: TransactionsQuery = {}, options?: CallOptions): Paginated<Transaction, TransactionPage> {
     return this.#list<Transaction, TransactionPage>("/v1/transactions", query, options);
   }
 
   /** The callback events sent to you, newest first, across every page; iterate like `transactions`. */
-  events(query: EventsQuery = {} as EventsQuery, options?: CallOptions): Paginated<Event, EventPage> {
+  events(query: EventsQuery = {}, options?: CallOptions): Paginated<Event, EventPage> {
     return this.#list<Event, EventPage>("/v1/events", query, options);
   }
 
@@ -205,7 +205,7 @@ export class SandboxApi {
   }
 
   /** Pays a pending sandbox deposit as if the customer had transferred `amount` (default: the deposit's amount). */
-  async payDeposit(transactionId: string, body: SandboxPayBody = {} as SandboxPayBody, options?: CallOptions): Promise<Deposit> {
+  async payDeposit(transactionId: string, body: SandboxPayBody = {}, options?: CallOptions): Promise<Deposit> {
     return (await this.#transport.request<Deposit>({ method: "POST", path: `/v1/sandbox/deposit/${id(transactionId)}/pay`, body, signal: options?.signal })).data;
   }
 

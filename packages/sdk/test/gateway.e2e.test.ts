@@ -55,7 +55,7 @@ test.serial("a sandbox merchant: banks, a deposit created, read, cancelled, anot
 
   const duplicate = await t.throwsAsync(client.createDeposit({ processId: "sdk-dep-1", amount: 15_000, customer }), { instanceOf: PaymentsError });
   t.like(duplicate, { status: 400, code: "DUPLICATE_TRANSACTION", details: { transactionId: created.transactionId }, attempts: 1 });
-  t.regex(duplicate!.requestId ?? "", /\S/);
+  t.regex(duplicate.requestId ?? "", /\S/);
 
   const missing = await t.throwsAsync(client.getDeposit("dep_doesnotexist"), { instanceOf: PaymentsError });
   t.like(missing, { status: 404 });
@@ -109,8 +109,8 @@ test.serial("a live merchant: the sandbox helpers are refused with 403 SANDBOX_O
 
   const wrong = new PaymentsClient({ baseUrl: gatewayUrl, apiKey: "pk_unknown", apiSecret: "sk_wrong" });
   const refused = await t.throwsAsync(wrong.balance(), { instanceOf: PaymentsError });
-  t.is(refused!.status, 401);
-  t.is(refused!.attempts, 1, "a 401 is not retried");
+  t.is(refused.status, 401);
+  t.is(refused.attempts, 1, "a 401 is not retried");
 });
 
 export type { Deposit };

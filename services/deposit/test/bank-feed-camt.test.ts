@@ -46,7 +46,7 @@ function credit(inner = "", amount = "100.00"): string {
 
 function refusal(t: import("ava").ExecutionContext, run: () => unknown): BankFeedError {
   const err = t.throws(run, { instanceOf: BankFeedError });
-  return err as BankFeedError;
+  return err;
 }
 
 test("a camt.053.001.02 statement: booked credits become records, exact in kuruş, with Turkish names, descriptions and the bank's references", (t) => {

@@ -48,7 +48,7 @@ test("the same transfer twice in one body is recorded once", (t) => {
 
 function issuesOf(t: import("ava").ExecutionContext, body: unknown): readonly string[] {
   const err = t.throws(() => validateFeedBody(body), { instanceOf: BankFeedError });
-  return err!.issues;
+  return err.issues;
 }
 
 test("every invalid field is named with its record index", (t) => {
@@ -74,7 +74,7 @@ test("every invalid field is named with its record index", (t) => {
     "transfers[5].bankTransactionId: is required",
   ]);
   const err = t.throws(() => validateFeedBody(body), { instanceOf: BankFeedError });
-  t.is(err!.message, "transfers[2].receivingIban: must be a Turkish IBAN (TR + 24 digits, valid checksum) (and 8 more)");
+  t.is(err.message, "transfers[2].receivingIban: must be a Turkish IBAN (TR + 24 digits, valid checksum) (and 8 more)");
 });
 
 test("zero, negative and unsafe amounts are refused", (t) => {
@@ -91,7 +91,7 @@ test("the body's shape: an object with 1..500 transfers, as JSON", (t) => {
   t.deepEqual(issuesOf(t, [1]), ["the body must be a JSON object with a transfers array"]);
   t.is(validateFeedBody({ transfers: Array.from({ length: 500 }, (_, i) => transfer({ bankTransactionId: `T${i}` })) }).records.length, 500);
   const err = t.throws(() => parseJsonFeed("{not json"), { instanceOf: BankFeedError });
-  t.regex(err!.message, /^the body is not JSON/);
+  t.regex(err.message, /^the body is not JSON/);
 });
 
 const SECRET = "feed-secret-0123456789";

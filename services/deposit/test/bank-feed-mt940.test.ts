@@ -181,7 +181,7 @@ const statement = (lines61: string[], opening = "C240614TRY0,00", closing = "C24
 test("malformed MT940 is refused with a clear error, not a crash", (t) => {
   const refused = (input: string, pattern: RegExp) => {
     const err = t.throws(() => parseMt940(input), { instanceOf: BankFeedError });
-    t.regex(err!.message, pattern);
+    t.regex(err.message, pattern);
   };
   refused("", /empty/);
   refused("hello\nthis is not a statement", /line 1: a statement must start with :20:/);
@@ -231,7 +231,7 @@ const VAKIFBANK = "TR500001501580007298765401";
 
 test("a fixture's # header is not MT940: the parser refuses it, so fixtures are read without it", (t) => {
   const err = t.throws(() => parseMt940(rawFixture("ziraat.mt940")), { instanceOf: BankFeedError });
-  t.regex(err!.message, /line 1: a statement must start with :20:/);
+  t.regex(err.message, /line 1: a statement must start with :20:/);
 });
 
 test("Ziraat: senders from 'Gönd:' and 'Gönderen :' fields ending at 'Açıklama :' or 'Alıcı:'; '00000000' customer references give derived ids", (t) => {

@@ -23,7 +23,7 @@ test("PAYOUT_CONNECTOR=sandbox is refused at config parse, saying why", (t) => {
   for (const value of ["sandbox", "SANDBOX", " sandbox "]) {
     const err = t.throws(() => loadPayoutConfig({ PAYOUT_CONNECTOR: value }), { instanceOf: ConfigError }, value);
     t.regex(
-      err!.message,
+      err.message,
       /PAYOUT_CONNECTOR: "sandbox" is not a live connector: sandbox merchants' withdrawals always go to the sandbox connector, and live money never goes through the simulator \(the live connectors are: manual\)/,
     );
   }
@@ -31,7 +31,7 @@ test("PAYOUT_CONNECTOR=sandbox is refused at config parse, saying why", (t) => {
 
 test("an unknown PAYOUT_CONNECTOR is refused at config parse, naming the live connectors", (t) => {
   const err = t.throws(() => loadPayoutConfig({ PAYOUT_CONNECTOR: "garanti-api" }), { instanceOf: ConfigError });
-  t.regex(err!.message, /PAYOUT_CONNECTOR: "garanti-api" is not a live connector \(the live connectors are: manual\)/);
+  t.regex(err.message, /PAYOUT_CONNECTOR: "garanti-api" is not a live connector \(the live connectors are: manual\)/);
 });
 
 test("a service given PAYOUT_CONNECTOR=sandbox does not start; nor does one handed the sandbox connector as its live connector", async (t) => {
