@@ -1,0 +1,72 @@
+// The layering `pnpm test` checks (`pnpm layers`), on resolved paths: a workspace package
+// (`@payments/deposit-service`) resolves through its "source" export to the folder it lives in
+// (`services/deposit/src/...`), so these rules hold for relative imports and package imports alike.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "services-stay-apart",
+      comment:
+        "A service never imports another service's source, tests included: it talks to it over RPC, and a test that needs a peer service gets it from @payments/testing.",
+      severity: "error",
+      from: { path: "^services/([^/]+)/" },
+      to: { path: "^services/", pathNot: "^services/$1/" },
+    },
+    {
+      name: "edges-import-no-service",
+      comment: "The gateway and the CLI reach services over RPC only; their tests get services from @payments/testing.",
+      severity: "error",
+      from: { path: "^(gateway|packages/cli)/" },
+      to: { path: "^services/" },
+    },
+    {
+      name: "only-the-all-in-one-composes",
+      comment:
+        "Only packages/all-in-one puts services together in one process (and @payments/testing and the end-to-end tests, which start them for tests). No library, edge or example depends on a service.",
+      severity: "error",
+      from: { path: "^(packages|gateway|examples)/", pathNot: "^packages/(all-in-one|testing)/" },
+      to: { path: "^services/" },
+    },
+    {
+      name: "kit-holds-no-domain",
+      comment:
+        "The kit is the runtime every service shares: it imports no service, no edge, no composer and no domain record (what an event means lives in @payments/contracts).",
+      severity: "error",
+      from: { path: "^packages/kit/src/" },
+      to: { path: "^(services|gateway|packages/(all-in-one|cli|records|sdk|bench|testing))/" },
+    },
+    {
+      name: "contracts-stand-alone",
+      comment: "@payments/contracts (protos, topics, status names) is the bottom layer: it imports nothing of ours.",
+      severity: "error",
+      from: { path: "^packages/contracts/src/" },
+      to: { path: "^(services|gateway|packages/(?!contracts/))" },
+    },
+    {
+      name: "testing-only-in-tests",
+      comment: "@payments/testing is a dev dependency: only tests and the bench import it, never a deployed package's source.",
+      severity: "error",
+      from: { pathNot: "^(test/|packages/(testing|bench)/|[^/]+/[^/]+/test/|gateway/test/)" },
+      to: { path: "^packages/testing/" },
+    },
+    {
+      name: "no-dist-imports",
+      comment: "Sources import each other's source (the \"source\" export condition), never a compiled dist/.",
+      severity: "error",
+      from: {},
+      to: { path: "/dist/" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "(^|/)(node_modules|dist|gen)/" },
+    tsPreCompilationDeps: true,
+    combinedDependencies: false,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["source", "import", "types", "default"],
+      extensions: [".ts", ".js", ".mjs", ".cjs", ".json"],
+    },
+  },
+};
