@@ -43,7 +43,11 @@ export async function newestFirstPage<Row extends { created_at: number | string;
   ]);
   const after = options.after;
   if (after) {
-    query.where((q) => q.where("created_at", "<", after.createdAt).orWhere((q2) => q2.where("created_at", after.createdAt).where("id", "<", after.id)));
+    query.where((q) => {
+      q.where("created_at", "<", after.createdAt).orWhere((q2) => {
+        q2.where("created_at", after.createdAt).where("id", "<", after.id);
+      });
+    });
   }
   const rows = (await query.limit(options.limit + 1)) as Row[];
   const page = rows.slice(0, options.limit);

@@ -96,7 +96,7 @@ export function openDatabase(options: DatabaseOptions): Knex {
       },
       log: knexLog(options.logger),
     }));
-    if (options.readCommitted) readCommittedSessions.add(db.client.config as object);
+    if (options.readCommitted) readCommittedSessions.add(clientConfig(db) as object);
     return db;
   }
   const file = options.sqliteFile;
@@ -129,7 +129,7 @@ function traceTransactions(db: Knex): Knex {
   // `knex.transaction` is read-only: it forwards to its context's method, which is patched.
   const target = (db as unknown as { context: { transaction: (...args: unknown[]) => unknown } }).context;
   const original = target.transaction;
-  const system = db.client.config.client === "mysql2" ? "mysql" : "sqlite";
+  const system = clientConfig(db).client === "mysql2" ? "mysql" : "sqlite";
   target.transaction = function (this: unknown, ...args: unknown[]) {
     if (typeof args[0] !== "function") return original.apply(this, args);
     return withSpan("db.transaction", { kind: SpanKind.CLIENT, attributes: { "db.system.name": system } }, () => original.apply(this, args) as Promise<unknown>);
@@ -183,7 +183,7 @@ export async function ensureDatabase(url: string): Promise<void> {
 export { migrate } from "./migrations.js";
 
 export function isMysql(db: Knex): boolean {
-  return db.client.config.client === "mysql2";
+  return clientConfig(db).client === "mysql2";
 }
 
 /** True when err is a unique-index violation on either dialect. */
@@ -206,6 +206,11 @@ export function forUpdate<T extends Knex.QueryBuilder>(db: Knex, query: T): T {
  */
 export function forUpdateSkipLocked<T extends Knex.QueryBuilder>(db: Knex, query: T): T {
   return isMysql(db) ? (query.forUpdate().skipLocked() as T) : query;
+}
+
+/** The knex config a database (and each of its transactions) was opened with; knex types its client as any. */
+function clientConfig(db: Knex): Knex.Config {
+  return (db.client as { config: Knex.Config }).config;
 }
 
 /** Deadlocks and lock-wait timeouts roll the whole transaction back: running it again is safe. */
@@ -258,7 +263,7 @@ export async function transactionWithRetry<T>(db: Knex, fn: (trx: Knex.Transacti
  * SQLite has one writer and needs nothing.
  */
 export function readCommitted(db: Knex): Knex.TransactionConfig | undefined {
-  return isMysql(db) && !readCommittedSessions.has(db.client.config as object) ? { isolationLevel: "read committed" } : undefined;
+  return isMysql(db) && !readCommittedSessions.has(clientConfig(db) as object) ? { isolationLevel: "read committed" } : undefined;
 }
 
 /** One snapshot for every read of the transaction (InnoDB's REPEATABLE READ), whatever the session's default. */

@@ -202,7 +202,7 @@ export class EventCache<V> {
         again = new Set();
         drop(pending);
       }, settleMs);
-      timer.unref?.();
+      timer.unref();
     });
     return {
       stop: async () => {

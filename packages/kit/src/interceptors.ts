@@ -81,7 +81,8 @@ export function errorInterceptor(logger: Logger, metrics?: Metrics): Interceptor
     } catch (err) {
       if (err instanceof ConnectError) {
         failure = err;
-        code = Code[err.code] ?? String(err.code);
+        // An unknown number from a peer has no name: the enum lookup can miss at runtime.
+        code = Code[err.code] || String(err.code);
         const level = err.code === Code.Internal || err.code === Code.Unknown || err.code === Code.DataLoss ? "error" : "info";
         logger[level]({ rpc: `${service}/${method}`, code, reason: err.metadata.get("x-error-reason") ?? undefined, error: err.rawMessage }, "rpc failed");
         throw err;

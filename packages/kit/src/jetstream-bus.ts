@@ -110,6 +110,8 @@ export class JetStreamBus extends JetStreamConnection implements EventBus {
     let firstAttempt: () => void = () => undefined;
     const attempted = new Promise<void>((resolve) => (firstAttempt = resolve));
     const state = { stopped: false, messages: undefined as ConsumerMessages | undefined, cancel: {} as { wake?: () => void } };
+    // Read through a call: `stop()` flips it while this loop awaits, which narrowing cannot see.
+    const stopping = (): boolean => state.stopped || this.isClosing();
     const key = what.durable ? `${what.durable}` : undefined;
     const markIdle = (idle: boolean) => {
       if (!key) return;
@@ -125,25 +127,25 @@ export class JetStreamBus extends JetStreamConnection implements EventBus {
       let idle = true;
       markIdle(true);
       try {
-        while (!state.stopped && !this.closing) {
+        while (!stopping()) {
           try {
             await this.waitConnected();
-            if (state.stopped) break;
+            if (stopping()) break;
             state.messages = await open();
-            if (state.stopped) {
+            if (stopping()) {
               await state.messages.close();
               break;
             }
             firstAttempt();
             if (failures > 0) this.logger?.info({ ...what }, `JetStream ${what.kind} re-created`);
             failures = 0;
-            if (idle) markIdle(false);
+            markIdle(false);
             idle = false;
             for await (const m of state.messages) await each(m);
-            if (state.stopped || this.closing) break;
+            if (stopping()) break;
             this.logger?.warn({ ...what }, `JetStream ${what.kind} ended unexpectedly; re-creating it`);
           } catch (err) {
-            if (state.stopped || this.closing || err instanceof Closed) break;
+            if (stopping() || err instanceof Closed) break;
             if (failures === 0 || failures % 10 === 0) this.logger?.warn({ err, ...what }, `JetStream ${what.kind} failed; re-creating it with back-off`);
           }
           firstAttempt();

@@ -56,6 +56,10 @@ export abstract class JetStreamConnection {
   protected jsm?: JetStreamManager;
   protected connected = false;
   protected closing = false;
+  /** Read through a call so that a check after an `await` is not narrowed by the one before it. */
+  protected isClosing(): boolean {
+    return this.closing;
+  }
   private waiters = new Set<{ resolve: () => void; reject: (err: Error) => void }>();
   private readonly connecting: Promise<void>;
   private readonly sleepers = new Set<() => void>();
@@ -129,7 +133,7 @@ export abstract class JetStreamConnection {
           reconnectTimeWait: 1000,
           timeout: 5000,
         });
-        if (this.closing) {
+        if (this.isClosing()) {
           await nc.close().catch(() => undefined);
           return;
         }
@@ -145,9 +149,9 @@ export abstract class JetStreamConnection {
       } catch (err) {
         if (nc) await nc.close().catch(() => undefined);
         this.nc = undefined;
-        if (this.closing) return;
+        if (this.isClosing()) return;
         attempt++;
-        const reason = (err as Error)?.message ?? String(err);
+        const reason = err instanceof Error ? err.message : String(err);
         if (attempt === 1) this.logger?.warn({ nats: this.address, reason }, `waiting for NATS (${this.address}): ${reason}; retrying until it answers`);
         else this.logger?.debug({ nats: this.address, reason, attempt }, `still waiting for NATS (${this.address})`);
         await this.pause(Math.min(MAX_RETRY_MS, (this.options.retryMs ?? 250) * 2 ** Math.min(attempt - 1, 10)));

@@ -27,7 +27,7 @@ export const realJobClock: JobClock = {
   now: () => Date.now(),
   setTimer(fn, ms) {
     const timer = setTimeout(fn, ms);
-    timer.unref?.();
+    timer.unref();
     return () => clearTimeout(timer);
   },
 };
@@ -85,6 +85,8 @@ export function startJob(options: JobOptions): Job {
   let stopped = false;
   let running: Promise<void> | undefined;
   let again = false;
+  // Read through a call: a tick during the pass sets `again`, which narrowing cannot see.
+  const wantedAgain = (): boolean => again;
   let cancelTimer: (() => void) | undefined;
   /** Consecutive failed passes, and when (clock.now()) the next unforced pass may start. */
   let failures = 0;
@@ -142,7 +144,7 @@ export function startJob(options: JobOptions): Job {
       if (!forced && clock.now() < retryAt) return;
       forced = false;
       while (!stopped && (await pass()));
-    } while (again && !stopped);
+    } while (wantedAgain() && !stopped);
   }
 
   function tick(force = false): Promise<void> {

@@ -26,7 +26,7 @@ export function currentRequestId(): string | undefined {
   return scope.getStore()?.requestId;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:\-]{1,128}$/;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** An incoming X-Request-Id is echoed only when it is short and plain; anything else is replaced. */
 export function isValidRequestId(value: string | null | undefined): value is string {

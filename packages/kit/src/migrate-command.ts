@@ -5,10 +5,10 @@ import { deriveDatabaseUrl, ensureDatabase, openDatabase, withServerConnection, 
 import { createLogger, type Logger } from "./logger.js";
 import { appliedMigrations, migrate, migrationLockHeld, pendingMigrations, unlockMigrations } from "./migrations.js";
 import { outboxMigrations } from "./outbox.js";
-import { baseConfigSchema, type ServiceModule } from "./service.js";
+import { baseConfigSchema, type AnyServiceModule } from "./service.js";
 
 /** Every migration a service's database gets: the kit's outbox tables, then the module's own. */
-export function serviceMigrations(module: Pick<ServiceModule<any>, "migrations">): Migration[] {
+export function serviceMigrations(module: Pick<AnyServiceModule, "migrations">): Migration[] {
   return [...outboxMigrations, ...module.migrations];
 }
 
@@ -46,7 +46,7 @@ type Subcommand = "up" | "status" | "unlock";
  * 1 failed, 2 usage. A service's `src/migrate.ts` is
  * `process.exitCode = await runMigrateCommand([xModule], process.argv.slice(2))`.
  */
-export async function runMigrateCommand(modules: readonly ServiceModule<any>[], argv: readonly string[], options: MigrateCommandOptions = {}): Promise<number> {
+export async function runMigrateCommand(modules: readonly AnyServiceModule[], argv: readonly string[], options: MigrateCommandOptions = {}): Promise<number> {
   const out = options.out ?? ((text: string) => process.stdout.write(text));
   const errOut = options.err ?? ((text: string) => process.stderr.write(text));
   const args = argv.filter((a) => a !== "--");

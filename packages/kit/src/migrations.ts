@@ -162,7 +162,7 @@ export async function pendingMigrations(db: Knex, list: readonly Migration[]): P
 /** Whether the migration lock is taken (by a migrating process, or left behind by one that died). */
 export async function migrationLockHeld(db: Knex): Promise<boolean> {
   try {
-    const rows = (await db(MIGRATIONS_LOCK_TABLE).select("is_locked")) as Array<{ is_locked: number }>;
+    const rows = await db<{ is_locked: number }>(MIGRATIONS_LOCK_TABLE).select("is_locked");
     return rows.some((r) => Number(r.is_locked) !== 0);
   } catch (err) {
     if (isMissingTable(err)) return false;

@@ -113,7 +113,8 @@ function sampleBacklog(options: OutboxRelayOptions): (() => void) | undefined {
     "Outbox events not yet published to the bus, by service",
     ["service"],
     async () => {
-      const row = (await db("outbox").whereNull("published_at").count({ n: "*" }).first()) as { n?: number | string } | undefined;
+      const found: unknown = await db("outbox").whereNull("published_at").count({ n: "*" }).first();
+      const row = found as { n?: number | string } | undefined;
       return [{ labels: { service: options.service ?? "unknown" }, value: Number(row?.n ?? 0) }];
     },
   );
@@ -187,8 +188,8 @@ class OutboxBatches {
     const claimedAt = this.clock.now().getTime();
     const rows = await this.claim(token, claimedAt);
     let settled = 0;
-    let lost = false;
-    let result: PublishOutcome = { done: 0 };
+    let lost: boolean;
+    let result: PublishOutcome;
     try {
       result = await this.publishInOrder(rows, claimedAt);
       settled = result.done;
@@ -235,12 +236,14 @@ class OutboxBatches {
   private async claim(token: string, now: number): Promise<ClaimedRow[]> {
     const { db } = this;
     return claimTransaction(db, async (trx) => {
-      const rows: ClaimedRow[] = await forUpdateSkipLocked(
+      const rows = await forUpdateSkipLocked(
         db,
-        trx("outbox")
+        trx<ClaimedRow>("outbox")
           .select("seq", "event_id", "topic", "payload", "traceparent", "request_id")
           .whereNull("published_at")
-          .where((q) => q.whereNull("leased_until").orWhere("leased_until", "<", now))
+          .where((q) => {
+            q.whereNull("leased_until").orWhere("leased_until", "<", now);
+          })
           .orderBy("seq")
           .limit(this.batchSize),
       );

@@ -94,7 +94,7 @@ export class Readiness {
     try {
       const timeout = new Promise<string>((resolve) => {
         timer = setTimeout(() => resolve("timed out"), this.checkTimeoutMs);
-        timer.unref?.();
+        timer.unref();
       });
       const result = await Promise.race([Promise.resolve().then(check), timeout]);
       if (result === "timed out") return result;
@@ -102,7 +102,7 @@ export class Readiness {
       if (result === false) return "failed";
       return result;
     } catch (err) {
-      return String((err as Error)?.message ?? err).slice(0, 200) || "failed";
+      return (err instanceof Error ? err.message : String(err)).slice(0, 200) || "failed";
     } finally {
       clearTimeout(timer);
     }
@@ -125,7 +125,7 @@ export function databaseCheck(db: { raw(sql: string): PromiseLike<unknown> }): R
     pending ??= Promise.resolve(db.raw("select 1"))
       .then(
         () => true as const,
-        (err: unknown) => `database: ${String((err as Error)?.message ?? err).slice(0, 200)}`,
+        (err: unknown) => `database: ${(err instanceof Error ? err.message : String(err)).slice(0, 200)}`,
       )
       .finally(() => {
         pending = undefined;

@@ -12,7 +12,7 @@ import type { Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
 import { reflectionRoutes } from "./reflection.js";
 import { openRpcPort, type Handler } from "./rpc-port.js";
-import { Health } from "@payments/contracts/health";
+import { Health, HealthCheckResponse_ServingStatus as HealthStatus } from "@payments/contracts/health";
 
 export type { HttpRoute, HttpRouteRequest, HttpRouteResponse } from "./http-routes.js";
 export { DEFAULT_HTTP_BODY_LIMIT } from "./http-routes.js";
@@ -252,7 +252,7 @@ function fallbackRoutes(serveOptions: RpcServeOptions, health: HealthRegistry, r
         .evaluate()
         .catch(() => undefined)
         .then(() => {
-          const ok = health.get("") === 1;
+          const ok = health.get("") === HealthStatus.SERVING;
           res.writeHead(ok ? 200 : 503, { "content-type": "application/json" });
           res.end(JSON.stringify({ status: ok ? "SERVING" : "NOT_SERVING" }));
         });

@@ -63,6 +63,13 @@ export interface ServiceModule<Ctx extends BaseContext = BaseContext> {
   readCommitted?: boolean;
 }
 
+/**
+ * A module of whatever context: the list a process starts holds modules of different contexts,
+ * and each module only ever receives the context its own createContext made.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the list erases each module's own context type (ServiceModule<Ctx> is invariant in Ctx)
+export type AnyServiceModule = ServiceModule<any>;
+
 /** Settings shared by every service process. */
 export const baseConfigSchema = z.object({
   GRPC_PORT: envVar.port(9090),
@@ -129,7 +136,7 @@ function serviceUrlVariable(name: string): string {
  * checked before anything is opened or bound: a bad one throws a ConfigError, and so does
  * a non-loopback GRPC_HOST without INTERNAL_API_TOKEN (the closed internal boundary).
  */
-export async function startServices(modules: readonly ServiceModule<any>[], options: StartOptions): Promise<RunningServices> {
+export async function startServices(modules: readonly AnyServiceModule[], options: StartOptions): Promise<RunningServices> {
   const env = options.env ?? process.env;
   const config = loadConfig(baseConfigSchema, env);
   assertInternalBoundary(config);
@@ -202,7 +209,7 @@ export async function startServices(modules: readonly ServiceModule<any>[], opti
           return createServiceClient(service, url, transportOptions);
         },
       };
-      const ctx = await module.createContext(base);
+      const ctx: BaseContext = (await module.createContext(base)) as BaseContext;
       contexts.set(module.name, ctx);
       routes.push((router) => module.routes(router, ctx));
       if (module.http) httpRoutes.push(...module.http(ctx));
@@ -272,7 +279,7 @@ export function stopOnSignals(stop: () => Promise<void>, logger: Logger): void {
 }
 
 /** The main of a split-mode service: the whole deployable is `runService(module)`. */
-export async function runService(module: ServiceModule<any>): Promise<void> {
+export async function runService(module: AnyServiceModule): Promise<void> {
   try {
     const running = await startServices([module], { mode: "split" });
     stopOnSignals(running.stop, running.logger);

@@ -31,6 +31,8 @@ export interface TracingOptions {
 }
 
 let active: { sdk: NodeSDK; service: string } | undefined;
+/** Read through a call: a concurrent start may set `active` while this one awaits its imports. */
+const isActive = (): boolean => active !== undefined;
 
 const OFF: Tracing = { enabled: false, shutdown: async () => undefined };
 
@@ -57,7 +59,7 @@ export async function startTracing(serviceName: string, env: Env = process.env, 
     options.spanProcessors ? undefined : import("@opentelemetry/exporter-trace-otlp-http"),
   ]);
   // A concurrent start finished first (the all-in-one starts the services and the gateway together).
-  if (active) return { enabled: true, shutdown: async () => undefined };
+  if (isActive()) return { enabled: true, shutdown: async () => undefined };
   const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME || serviceName,
     autoDetectResources: false,
