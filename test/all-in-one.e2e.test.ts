@@ -2,7 +2,7 @@ import test from "ava";
 import type { ChildProcess } from "node:child_process";
 import { DepositService } from "@payments/contracts/deposit";
 import { createServiceClient } from "@payments/kit";
-import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/kit/testing";
+import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/testing";
 import { verifyCallback } from "@payments/signing";
 import { bankListProblems, signedFetch, startCallbackReceiver, type BankEntry } from "./helpers.js";
 

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import test from "ava";
-import { createTestDatabase, deleteTestStream, freePort, jetStreamTestEnv } from "@payments/kit/testing";
+import { createTestDatabase, deleteTestStream, freePort, jetStreamTestEnv } from "@payments/testing";
 
 // What the images run: `pnpm build` (tsc -b, every package to its dist/), then each deployable
 // as `node <package>/dist/main.js` with plain node (no tsx, no `source` condition), so every

@@ -2,7 +2,7 @@ import test from "ava";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@payments/contracts/health";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { createServiceClient, startServices } from "@payments/kit";
-import { eventually, startMariadbServer } from "@payments/kit/testing";
+import { eventually, startMariadbServer } from "@payments/testing";
 
 // Issue 12: a service whose database goes away is not ready (/readyz 503, grpc.health.v1
 // NOT_SERVING) but alive (/livez 200), and ready again when the database is back, on a

@@ -17,7 +17,7 @@ import {
   startServices,
   type RunningServices,
 } from "@payments/kit";
-import { createTestDatabase } from "@payments/kit/testing";
+import { createTestDatabase } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 
 // The `migrate` commands as a deployment runs them (real child processes), and replicas of a

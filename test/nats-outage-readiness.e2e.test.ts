@@ -5,7 +5,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { startGateway } from "@payments/gateway";
 import { createLogger, createServiceClient, createServiceTransport, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, eventually, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/kit/testing";
+import { createTestDatabase, eventually, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { signedFetch, type Credentials } from "./helpers.js";
 

@@ -8,7 +8,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, freePort, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/kit/testing";
+import { addTestReceivingAccounts, freePort, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
 import { signedFetch, startCallbackReceiver, type Credentials } from "./helpers.js";
 
 // Issue 12: GET /metrics on every process (the gateway's main port included, no settings),

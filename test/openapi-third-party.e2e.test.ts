@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import test from "ava";
 import createClient, { type Client } from "openapi-fetch";
-import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/kit/testing";
+import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/testing";
 import { signedHeaders } from "@payments/signing";
 import { openApiDocument, type OpenApiDocument } from "../gateway/src/openapi/index.js";
 import { OpenApiChecker, checkOpenApiResponse } from "./openapi-check.js";

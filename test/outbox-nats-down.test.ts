@@ -7,7 +7,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { depositModule } from "@payments/deposit-service";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, JetStreamBus, startServices, type BusMessage, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/kit/testing";
+import { addTestReceivingAccounts, createTestDatabase, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { signedFetch, type Credentials } from "./helpers.js";
 

@@ -1,5 +1,5 @@
 import test from "ava";
-import { createTestDatabase } from "@payments/kit/testing";
+import { createTestDatabase } from "@payments/testing";
 import { reconciliationFlowSuite } from "./reconciliation-flow-suite.js";
 
 // The same suite on MySQL: each service its own database, derived from one test database.

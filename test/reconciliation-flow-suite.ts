@@ -11,7 +11,7 @@ import { DEPOSIT_TOPICS, depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "@payments/payout-service";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventually, rejectionOf } from "@payments/kit/testing";
+import { addTestReceivingAccounts, eventually, rejectionOf } from "@payments/testing";
 import type { Knex } from "knex";
 
 // Reconciliation end to end, every service in one process, on the embedded storage and on

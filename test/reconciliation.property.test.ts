@@ -12,7 +12,7 @@ import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "@payments/payout-service";
 import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventually } from "@payments/kit/testing";
+import { addTestReceivingAccounts, eventually } from "@payments/testing";
 import type { Knex } from "knex";
 
 // [property] [reconciliation] Random sequences of incoming transfers (exact, short, over, late,

@@ -5,7 +5,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv } from "@payments/kit/testing";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv } from "@payments/testing";
 import { verifyCallback } from "@payments/signing";
 import { signedFetch, startCallbackReceiver, type Credentials } from "./helpers.js";
 

@@ -10,7 +10,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventually, rejectionOf as refusal } from "@payments/kit/testing";
+import { addTestReceivingAccounts, eventually, rejectionOf as refusal } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { payoutModule } from "@payments/payout-service";
 

@@ -9,7 +9,7 @@ import { depositModule } from "@payments/deposit-service";
 import { payoutModule } from "@payments/payout-service";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, JetStreamBus, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/kit/testing";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { callbackModule } from "@payments/callback-sender-service";
 import { verifyCallback } from "@payments/signing";

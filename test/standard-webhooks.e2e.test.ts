@@ -8,7 +8,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv } from "@payments/kit/testing";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { payoutModule } from "@payments/payout-service";
 import { verifyCallback, verifyStandardWebhook } from "@payments/signing";

@@ -5,7 +5,7 @@ import test from "ava";
 import { parse as parseCsv_ } from "csv-parse/sync";
 import { PaymentsClient, PaymentsError, type Statement } from "../packages/sdk/src/index.js";
 import { newId, openDatabase } from "@payments/kit";
-import { eventually, runCli, spawnAllInOne, type AllInOneProcess } from "@payments/kit/testing";
+import { eventually, runCli, spawnAllInOne, type AllInOneProcess } from "@payments/testing";
 import { checkOpenApiResponse } from "./openapi-check.js";
 import { isInstant, xlsxRows } from "./xlsx-file.js";
 

@@ -8,7 +8,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createLogger, createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventually, startInMemoryTracing } from "@payments/kit/testing";
+import { addTestReceivingAccounts, eventually, startInMemoryTracing } from "@payments/testing";
 import { signedFetch, startCallbackReceiver, type Credentials } from "./helpers.js";
 
 // Issue 12, tracing: every module and the gateway in one process (SQLite, in-process bus),

@@ -8,7 +8,7 @@ import { LatePaymentRule, MerchantService, OverpaymentRule, UnderpaymentRule } f
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "@payments/payout-service";
 import { createServiceClient, openDatabase, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, eventually, freePort, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/kit/testing";
+import { addTestReceivingAccounts, createTestDatabase, eventually, freePort, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
 
 // Issue 18: a return decided by an operator, or by a merchant's late-payment rule on arrival, is
 // asked for through the deposit service's outbox in the decision's own transaction. The deposit service runs as a process of its own and is

@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { CATALOG_CHANGED_TOPIC } from "@payments/contracts";
 import { ListAvailableBanksResponseSchema, type ListAvailableBanksResponse } from "@payments/contracts/bank-catalog";
 import { InProcessBus } from "@payments/kit";
-import { manualClock } from "@payments/kit/testing";
+import { manualClock } from "@payments/testing";
 import { CatalogCache, type AvailableBanksLookup } from "../src/catalog-cache.js";
 
 /** A bank catalog that answers with the bank names it holds now, counting the calls. */

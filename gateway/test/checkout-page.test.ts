@@ -1,4 +1,4 @@
-import { addTestReceivingAccounts } from "@payments/kit/testing";
+import { addTestReceivingAccounts } from "@payments/testing";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { Duplex } from "node:stream";
 import test from "ava";
 import { createLogger } from "@payments/kit";
-import { manualClock } from "@payments/kit/testing";
+import { manualClock } from "@payments/testing";
 import { answerClientError } from "../src/client-error.js";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { startFakeApp } from "./fake-app.js";

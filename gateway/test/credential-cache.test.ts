@@ -8,7 +8,7 @@ import {
   MerchantStatus,
 } from "@payments/contracts/merchant";
 import { InProcessBus, serviceError } from "@payments/kit";
-import { manualClock } from "@payments/kit/testing";
+import { manualClock } from "@payments/testing";
 import { CredentialCache, MERCHANT_CHANGED_TOPIC, secretsValidAt, type CredentialLookup } from "../src/credential-cache.js";
 
 type Known = MessageInitShape<typeof GetCredentialsResponseSchema>;

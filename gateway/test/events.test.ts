@@ -11,7 +11,7 @@ import type { Client } from "@connectrpc/connect";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, manualClock } from "@payments/kit/testing";
+import { addTestReceivingAccounts, manualClock } from "@payments/testing";
 import { verify } from "@payments/signing";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { callbackModule } from "@payments/callback-sender-service";

@@ -7,7 +7,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createLogger, createMetrics, serviceError } from "@payments/kit";
-import { manualClock } from "@payments/kit/testing";
+import { manualClock } from "@payments/testing";
 import { createApp } from "../src/app.js";
 import { loadGatewayConfig } from "../src/config.js";
 import { CredentialCache } from "../src/credential-cache.js";

@@ -1,5 +1,5 @@
 import test from "ava";
-import { manualClock } from "@payments/kit/testing";
+import { manualClock } from "@payments/testing";
 import { TokenBuckets, type BucketLimit } from "../src/token-bucket.js";
 
 /*

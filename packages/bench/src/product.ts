@@ -8,7 +8,7 @@ import { DepositService, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createServiceClient } from "@payments/kit";
-import { freePort } from "@payments/kit/testing";
+import { freePort } from "@payments/testing";
 import type { Merchant } from "./load.js";
 import { rssKib } from "./proc-stats.js";
 import type { ScratchResources } from "./scratch-resources.js";

@@ -1,4 +1,4 @@
-import { addTestReceivingAccounts } from "@payments/kit/testing";
+import { addTestReceivingAccounts } from "@payments/testing";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";

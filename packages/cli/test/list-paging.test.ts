@@ -1,4 +1,4 @@
-import { addTestReceivingAccounts } from "@payments/kit/testing";
+import { addTestReceivingAccounts } from "@payments/testing";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

@@ -1,7 +1,7 @@
 import test from "ava";
 import { JetStreamBus, type BusMessage } from "../src/bus.js";
 import { createLogger } from "../src/logger.js";
-import { eventually, startNatsServer, uniqueName } from "../src/testing.js";
+import { eventually, startNatsServer, uniqueName } from "@payments/testing";
 
 // Issue 12: the JetStream bus outlives NATS being away, and a consumer that ends is re-created.
 function capture() {

@@ -1,7 +1,7 @@
 import test from "ava";
 import { InProcessBus, JetStreamBus, type BusMessage, type EventBus } from "../src/bus.js";
 import { currentRequestId, withRequestId } from "../src/logger.js";
-import { eventually, natsTestUrl, uniqueName } from "../src/testing.js";
+import { eventually, natsTestUrl, uniqueName } from "@payments/testing";
 
 // Issue 12: an event carries where it came from (traceparent, x-request-id) in its headers;
 // the consumer's handler runs under that request id, never the one of whoever published.

@@ -1,7 +1,7 @@
 import test from "ava";
 import { CATALOG_CHANGED_TOPIC, MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
 import { CATALOG_SETTLE_MS, dropOnCatalogChange, EventCache, InProcessBus } from "../src/index.js";
-import { manualClock } from "../src/testing.js";
+import { manualClock } from "@payments/testing";
 
 test("dropOnCatalogChange drops everything on CatalogChanged, and again CATALOG_SETTLE_MS later", async (t) => {
   t.is(CATALOG_SETTLE_MS, 500);

@@ -1,6 +1,6 @@
 import test from "ava";
 import { createLogger, ensureDatabase, openDatabase } from "@payments/kit";
-import { createTestDatabase } from "@payments/kit/testing";
+import { createTestDatabase } from "@payments/testing";
 
 // Every line a service prints is JSON (issue 12): knex's own warnings too, through the
 // service's logger. `.returning()` on MySQL is a query knex warns about and runs anyway.

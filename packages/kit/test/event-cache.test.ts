@@ -1,6 +1,6 @@
 import test from "ava";
 import { EventCache, InProcessBus } from "../src/index.js";
-import { manualClock } from "../src/testing.js";
+import { manualClock } from "@payments/testing";
 
 /** A load the test finishes by hand, counting how often it was started. */
 function deferredLoads<V>() {

@@ -4,7 +4,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
 import { MerchantChangedSchema } from "@payments/contracts/merchant";
 import { errorInfo, InProcessBus, MerchantCache, merchantNotFoundAsValidation } from "../src/index.js";
-import { manualClock } from "../src/testing.js";
+import { manualClock } from "@payments/testing";
 
 let events = 0;
 /** A MerchantChanged event as the merchant service publishes it. */

@@ -20,7 +20,7 @@ import {
   type RunningServices,
   type ServiceModule,
 } from "../src/index.js";
-import { createTestDatabase } from "../src/testing.js";
+import { createTestDatabase } from "@payments/testing";
 
 // Migrations against the real MariaDB: replicas starting at the same moment on a fresh
 // database, a lock another process holds (or left behind), MIGRATE_ON_START=0.

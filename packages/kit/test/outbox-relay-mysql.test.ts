@@ -15,7 +15,7 @@ import {
   type EventBus,
   type OutboxRelay,
 } from "../src/index.js";
-import { createTestDatabase, manualClock } from "../src/testing.js";
+import { createTestDatabase, manualClock } from "@payments/testing";
 
 // The relay against the real MySQL/MariaDB: what it locks, how replicas share rows, what a
 // lease protects. Each test has a database of its own.

@@ -19,7 +19,7 @@ import {
   type BusMessage,
   type EventBus,
 } from "../src/index.js";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv } from "../src/testing.js";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/testing";
 
 const logger = createLogger({ service: "test", level: "silent" });
 

@@ -2,7 +2,7 @@ import test from "ava";
 import { Code } from "@connectrpc/connect";
 import type { Knex } from "knex";
 import { ensureDatabase, errorInfo, openDatabase, readCommitted, repeatableRead, transactionWithRetry } from "../src/index.js";
-import { createTestDatabase } from "../src/testing.js";
+import { createTestDatabase } from "@payments/testing";
 
 // transactionWithRetry on a real MariaDB/MySQL: a deadlock is run again inside the service,
 // never handed to the caller as a driver error.

@@ -1,5 +1,5 @@
 import test from "ava";
-import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/kit/testing";
+import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/testing";
 import { PaymentsClient, PaymentsError, type Deposit } from "../src/index.js";
 
 // The SDK against a real gateway: the all-in-one process (embedded SQLite, as `pnpm start`),

@@ -1,6 +1,6 @@
 import test from "ava";
 import { migrate, openDatabase, outboxMigration, ensureDatabase } from "@payments/kit";
-import { createTestDatabase } from "@payments/kit/testing";
+import { createTestDatabase } from "@payments/testing";
 import { catalogMigration } from "../src/migrations/20261122020000_catalog.js";
 import { seedMigration } from "../src/migrations/20261122020100_seed.js";
 import { migrations } from "../src/migrations/index.js";

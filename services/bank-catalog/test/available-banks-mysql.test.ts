@@ -1,5 +1,5 @@
 import test from "ava";
-import { createTestDatabase } from "@payments/kit/testing";
+import { createTestDatabase } from "@payments/testing";
 import { availableBanksSuite } from "./available-banks-suite.js";
 
 // MySQL (MariaDB), as a split deployment runs the service.

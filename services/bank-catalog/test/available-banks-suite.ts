@@ -2,7 +2,7 @@ import type { ExecutionContext, TestFn } from "ava";
 import { composeIBAN } from "ibantools";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { createServiceClient, errorInfo, startServices, type Env, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/kit/testing";
+import { manualClock } from "@payments/testing";
 import { bankCatalogModule } from "../src/index.js";
 import { FAST_ID } from "../src/limits.js";
 import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";

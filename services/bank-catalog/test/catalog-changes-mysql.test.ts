@@ -1,5 +1,5 @@
 import test from "ava";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/kit/testing";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/testing";
 import { catalogChangesSuite } from "./catalog-changes-suite.js";
 
 // MySQL and JetStream, with a second replica of the service on the same database and stream.

@@ -3,7 +3,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { CATALOG_CHANGED_TOPIC } from "@payments/contracts";
 import { BankCatalogService, CatalogChangedSchema } from "@payments/contracts/bank-catalog";
 import { createServiceClient, isMysql, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
-import { eventually, manualClock, rejectionOf } from "@payments/kit/testing";
+import { eventually, manualClock, rejectionOf } from "@payments/testing";
 import type { Knex } from "knex";
 import type { BankCatalogContext } from "../src/context.js";
 import { bankCatalogModule } from "../src/index.js";

@@ -4,7 +4,7 @@ import { composeIBAN, isValidIBAN } from "ibantools";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/kit/testing";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/testing";
 import { bankCatalogModule } from "../src/index.js";
 import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";
 

@@ -1,5 +1,5 @@
 import test from "ava";
-import { manualClock } from "@payments/kit/testing";
+import { manualClock } from "@payments/testing";
 import { verifyCallback } from "@payments/signing";
 import { createCallbackTargetCache, callbackTargetOf } from "../src/callback-target.js";
 import type { CallbackContext } from "../src/index.js";

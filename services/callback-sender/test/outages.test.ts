@@ -1,6 +1,6 @@
 import test from "ava";
 import { DeliveryStatus } from "@payments/contracts/callback";
-import { startMariadbServer, startNatsServer } from "@payments/kit/testing";
+import { startMariadbServer, startNatsServer } from "@payments/testing";
 import { Receiver, Stack, eventually } from "./fixtures.js";
 
 // Outages of the parts callbacks travel through. Each test runs a server of its own (the

@@ -1,5 +1,5 @@
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { addTestReceivingAccounts } from "@payments/kit/testing";
+import { addTestReceivingAccounts } from "@payments/testing";
 import test from "ava";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

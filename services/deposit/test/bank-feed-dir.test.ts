@@ -9,7 +9,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createLogger, createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventually, manualClock } from "@payments/kit/testing";
+import { addTestReceivingAccounts, eventually, manualClock } from "@payments/testing";
 import { newDirScanState, scanBankFeedDir } from "../src/bank-feed/dir.js";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";

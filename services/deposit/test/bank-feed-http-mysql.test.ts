@@ -5,7 +5,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase } from "@payments/kit/testing";
+import { addTestReceivingAccounts, createTestDatabase } from "@payments/testing";
 import { FEED_SIGNATURE_HEADER, FEED_TIMESTAMP_HEADER, signFeedBody } from "../src/bank-feed/index.js";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";

@@ -8,7 +8,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { ConfigError, createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, manualClock } from "@payments/kit/testing";
+import { addTestReceivingAccounts, manualClock } from "@payments/testing";
 import { FEED_SIGNATURE_HEADER, FEED_TIMESTAMP_HEADER, signFeedBody } from "../src/bank-feed/index.js";
 import type { DepositContext } from "../src/context.js";
 import { loadDepositConfig } from "../src/context.js";

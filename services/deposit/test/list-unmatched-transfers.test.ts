@@ -7,7 +7,7 @@ import { DepositService, TransferStatus, type ListUnmatchedTransfersRequest } fr
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, encodeCursor, errorInfo, newId, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, manualClock } from "@payments/kit/testing";
+import { createTestDatabase, manualClock } from "@payments/testing";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
 

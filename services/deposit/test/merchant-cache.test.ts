@@ -19,7 +19,7 @@ import {
   type RunningServices,
   type ServiceModule,
 } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/kit/testing";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
 import { createMerchantCache, lookupMerchant } from "../src/merchant-lookup.js";

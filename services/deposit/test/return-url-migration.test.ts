@@ -4,7 +4,7 @@ import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
 import type { Knex } from "knex";
 import { ensureDatabase, migrate, openDatabase, outboxMigration } from "@payments/kit";
-import { createTestDatabase } from "@payments/kit/testing";
+import { createTestDatabase } from "@payments/testing";
 import { migrations } from "../src/migrations/index.js";
 import { depositFromRow, type DepositRow } from "../src/store.js";
 

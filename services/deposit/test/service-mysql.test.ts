@@ -7,7 +7,7 @@ import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant"
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, deriveDatabaseUrl, errorInfo, startServices, type RunningServices, type Subscription } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/kit/testing";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/testing";
 import type { DepositContext } from "../src/context.js";
 import { expireDueDeposits } from "../src/expiry.js";
 import { depositModule } from "../src/index.js";

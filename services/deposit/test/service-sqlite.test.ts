@@ -10,7 +10,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, manualClock } from "@payments/kit/testing";
+import { addTestReceivingAccounts, manualClock } from "@payments/testing";
 import { depositModule } from "../src/index.js";
 
 // The embedded mode of `pnpm start`: SQLite files and the in-process bus.

@@ -2,7 +2,7 @@ import test from "ava";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase } from "@payments/kit/testing";
+import { createTestDatabase } from "@payments/testing";
 import { depositModule } from "../src/index.js";
 import { statementImportSuite } from "./statement-import-suite.js";
 

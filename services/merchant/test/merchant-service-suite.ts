@@ -18,7 +18,7 @@ import {
   type MerchantChanged,
 } from "@payments/contracts/merchant";
 import { createServiceClient, errorInfo, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
-import { addTestReceivingAccounts, manualClock } from "@payments/kit/testing";
+import { addTestReceivingAccounts, manualClock } from "@payments/testing";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { payoutModule } from "@payments/payout-service";

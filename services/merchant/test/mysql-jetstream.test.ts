@@ -1,5 +1,5 @@
 import test from "ava";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/kit/testing";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/testing";
 import { merchantServiceSuite } from "./merchant-service-suite.js";
 
 // The production shape: MySQL/MariaDB and JetStream, each test file on its own database and stream.

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import test from "ava";
 import type { Knex } from "knex";
 import { ensureDatabase, migrate, openDatabase, outboxMigration } from "@payments/kit";
-import { createTestDatabase } from "@payments/kit/testing";
+import { createTestDatabase } from "@payments/testing";
 import { merchantsMigration } from "../src/migrations/20261122000000_merchants.js";
 import { webhookSecretsMigration } from "../src/migrations/20261124000000_webhook_secrets.js";
 import { paymentRulesMigration } from "../src/migrations/20261125000000_payment_rules.js";

@@ -5,7 +5,7 @@ import { PayoutService } from "@payments/contracts/payout";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, deriveDatabaseUrl, startServices, type BaseContext, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/kit/testing";
+import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
 import { createPayoutModule } from "../src/index.js";
 
 // The bank-id check of CreateWithdrawal, against the real bank catalog in a process of its

@@ -9,7 +9,7 @@ import { PayoutService, type CheckLedgerResponse } from "@payments/contracts/pay
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, errorInfo, newId, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, manualClock } from "@payments/kit/testing";
+import { createTestDatabase, manualClock } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import test from "ava";
 import { creditDeposit } from "../src/deposit-credits.js";

@@ -17,7 +17,7 @@ import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, errorInfo, newId, startServices, type BaseContext, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/kit/testing";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/testing";
 import { composeIBAN } from "ibantools";
 import type { PayoutContext } from "../src/context.js";
 import { creditDeposit } from "../src/deposit-credits.js";

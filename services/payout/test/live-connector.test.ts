@@ -5,7 +5,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
 import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/kit/testing";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import type { BankConnector, PayoutInstruction } from "../src/bank-connector.js";
 import { createManualConnector, createPayoutModule, createSandboxConnector } from "../src/index.js";

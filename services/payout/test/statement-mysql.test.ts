@@ -1,5 +1,5 @@
 import test from "ava";
-import { createTestDatabase } from "@payments/kit/testing";
+import { createTestDatabase } from "@payments/testing";
 import { statementSuite } from "./statement-suite.js";
 
 // MySQL (MariaDB at 127.0.0.1:3306, a database of its own): SUM comes back as DECIMAL text,

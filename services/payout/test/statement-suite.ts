@@ -6,7 +6,7 @@ import { PayoutService, type GetStatementResponse } from "@payments/contracts/pa
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, encodeCursor, errorInfo, newId, startServices, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/kit/testing";
+import { manualClock } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import type { TestFn } from "ava";
 import { creditDeposit } from "../src/deposit-credits.js";

@@ -6,7 +6,7 @@ import test from "ava";
 import { run, type Io } from "@payments/cli";
 import { PayoutService, TransferReturnStatus } from "@payments/contracts/payout";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/kit/testing";
+import { manualClock } from "@payments/testing";
 import { createPayoutModule } from "../src/index.js";
 import { ORDINARY, recordingConnectors, WORKER_ENV, type Sent } from "./transfer-returns-suite.js";
 import { eventually, payoutContext } from "./worker-fixtures.js";

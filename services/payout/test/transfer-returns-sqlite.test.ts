@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
 import { startServices, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/kit/testing";
+import { manualClock } from "@payments/testing";
 import { createPayoutModule } from "../src/index.js";
 import { recordingConnectors, transferReturnSuite, WORKER_ENV, type Sent } from "./transfer-returns-suite.js";
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
 import { ensureDatabase, migrate, openDatabase, type Db } from "@payments/kit";
-import { createTestDatabase } from "@payments/kit/testing";
+import { createTestDatabase } from "@payments/testing";
 import { payoutsMigration } from "../src/migrations/20261122040000_payouts.js";
 import { migrations } from "../src/migrations/index.js";
 

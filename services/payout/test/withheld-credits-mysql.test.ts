@@ -1,6 +1,6 @@
 import test from "ava";
 import { startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/kit/testing";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/testing";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "../src/index.js";

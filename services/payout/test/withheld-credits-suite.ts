@@ -6,7 +6,7 @@ import { DepositStatus, DepositStatusChangedSchema } from "@payments/contracts/d
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithheldCreditStatus, type WithheldCredit } from "@payments/contracts/payout";
 import { createServiceClient, newId, type RunningServices } from "@payments/kit";
-import { eventually, rejectionOf, type manualClock } from "@payments/kit/testing";
+import { eventually, rejectionOf, type manualClock } from "@payments/testing";
 import type { Knex } from "knex";
 import { creditDeposit, DEPOSIT_COMPLETED_TOPIC } from "../src/deposit-credits.js";
 import type { WithheldCreditRow } from "../src/withheld-credits.js";

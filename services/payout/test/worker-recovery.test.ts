@@ -4,7 +4,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { depositModule } from "@payments/deposit-service";
 import { createLogger, createServiceClient, deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/kit/testing";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import type { BankConnector } from "../src/bank-connector.js";
 import { createPayoutModule } from "../src/index.js";

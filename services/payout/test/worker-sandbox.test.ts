@@ -4,7 +4,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
 import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/kit/testing";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule, createSandboxConnector } from "../src/index.js";
 import { eventTrail, eventually, ledgerSums, outboxEventsByWithdrawal, payoutContext, sleep, turkishIban, withdrawalRows } from "./worker-fixtures.js";

@@ -7,7 +7,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
 import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/kit/testing";
+import { manualClock } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "../src/index.js";
 import { eventTrail, eventually, outboxEventsByWithdrawal, payoutContext, RecordingBank, turkishIban, withdrawalRows } from "./worker-fixtures.js";

@@ -1,0 +1,90 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+
+// The product as an operator runs it, in processes of its own: the CLI and the all-in-one.
+
+/** The repository's root (packages/testing/src → ../../..). */
+const repositoryRoot = new URL("../../../", import.meta.url).pathname;
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `pnpm cli …` as an operator runs it, against the internal API at `env.GRPC_URL` (and
+ * whatever else `env` adds to this process's environment; a value of undefined removes it).
+ */
+export function runCli(args: readonly string[], env: Record<string, string | undefined>): Promise<CliResult> {
+  const merged: NodeJS.ProcessEnv = { ...process.env };
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete merged[name];
+    else merged[name] = value;
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn("pnpm", ["cli", ...args], { cwd: repositoryRoot, env: merged });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.once("error", reject);
+    child.once("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The all-in-one process a test started, as `pnpm start` runs it. */
+export interface AllInOneProcess {
+  child: ChildProcess;
+  /** From its ready line: the gateway's and the internal services' base URLs. */
+  gatewayUrl: string;
+  grpcUrl: string;
+  /** Every line it printed so far (stdout and stderr), for failure messages. */
+  logLines: string[];
+  /** SIGKILL if still running, and the data folder removed. */
+  stop(): Promise<void>;
+}
+
+/**
+ * What `pnpm start` runs, without pnpm in between (pnpm does not pass SIGTERM on), on
+ * embedded storage in a data folder of its own and free ports (PORT=0, GRPC_PORT=0), with
+ * `env` added; resolves on its ready line (an info line), which names both addresses.
+ */
+export async function spawnAllInOne(env: Record<string, string> = {}): Promise<AllInOneProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), "all-in-one-"));
+  const merged: NodeJS.ProcessEnv = { ...process.env, PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info", ...env };
+  delete merged.DATABASE_URL;
+  delete merged.NATS_URL;
+  const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", "packages/all-in-one/src/main.ts"], { cwd: repositoryRoot, env: merged, stdio: ["ignore", "pipe", "pipe"] });
+  const logLines: string[] = [];
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGKILL");
+      await exited;
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  child.stderr.on("data", (d: Buffer) => logLines.push(d.toString()));
+  try {
+    const urls = await new Promise<{ gatewayUrl: string; grpcUrl: string }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ready line in 60 s:\n${logLines.join("")}`)), 60_000);
+      child.once("exit", (code) => reject(new Error(`the all-in-one exited with ${code}:\n${logLines.join("")}`)));
+      createInterface({ input: child.stdout }).on("line", (line) => {
+        logLines.push(line);
+        if (!line.includes("ready")) return;
+        const entry = JSON.parse(line) as { gateway?: string; grpc?: string };
+        if (!entry.gateway || !entry.grpc) return;
+        clearTimeout(timer);
+        resolve({ gatewayUrl: entry.gateway, grpcUrl: entry.grpc });
+      });
+    });
+    return { child, ...urls, logLines, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
