@@ -9,7 +9,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { depositModule } from "@payments/deposit-service";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/testing";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventuallyAt, jetStreamTestEnv } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
 
@@ -175,16 +175,6 @@ async function listIsTheTruth(t: ExecutionContext, deployment: Deployment, merch
   return entries;
 }
 
-/** Repeats `probe` every 20 ms until it holds; returns when it first did, or throws after `timeoutMs`. */
-async function firstTimeTrue(probe: () => Promise<boolean>, what: string, timeoutMs = 5_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await probe()) return Date.now();
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** Deactivates every active account of `kind` at the bank; returns when the change was sent. */
 async function deactivateAccounts(deployment: Deployment, bankId: string, sandbox: boolean): Promise<{ sentAt: number; ids: string[] }> {
   const { accounts } = await deployment.catalog.listReceivingAccounts({ bankId, sandbox });
@@ -209,8 +199,8 @@ async function walkAndRemove(t: ExecutionContext, deployment: Deployment): Promi
   const teb = liveList.find((b) => b.code === CODES.teb)!;
   const removed = await deactivateAccounts(deployment, teb._id, false);
   t.is(removed.ids.length, 1);
-  const gone = await firstTimeTrue(async () => !(await offered(deployment.gatewayUrl, live)).some((b) => b._id === teb._id), "TEB to leave the live list");
-  const refused = await firstTimeTrue(async () => (await deposit(deployment, live, teb._id)).code === "BANK_UNAVAILABLE", "a deposit at TEB to be BANK_UNAVAILABLE");
+  const gone = await eventuallyAt(async () => !(await offered(deployment.gatewayUrl, live)).some((b) => b._id === teb._id), "TEB to leave the live list", 5_000, 20);
+  const refused = await eventuallyAt(async () => (await deposit(deployment, live, teb._id)).code === "BANK_UNAVAILABLE", "a deposit at TEB to be BANK_UNAVAILABLE", 5_000, 20);
   t.log(`${deployment.name}: TEB left the list ${gone - removed.sentAt} ms and refused deposits ${refused - removed.sentAt} ms after its last account was deactivated`);
   t.true(gone - removed.sentAt <= BOUND_MS, `TEB left the list within ${BOUND_MS} ms (took ${gone - removed.sentAt} ms)`);
   t.true(refused - removed.sentAt <= BOUND_MS, `a deposit at TEB is BANK_UNAVAILABLE within ${BOUND_MS} ms`);
@@ -219,9 +209,9 @@ async function walkAndRemove(t: ExecutionContext, deployment: Deployment): Promi
   const yapiKredi = sandboxList.find((b) => b.code === CODES.yapiKredi)!;
   const sandboxRemoved = await deactivateAccounts(deployment, yapiKredi._id, true);
   t.is(sandboxRemoved.ids.length, 1);
-  const sandboxGone = await firstTimeTrue(async () => !(await offered(deployment.gatewayUrl, sandbox)).some((b) => b._id === yapiKredi._id), "Yapı Kredi to leave the sandbox list");
+  const sandboxGone = await eventuallyAt(async () => !(await offered(deployment.gatewayUrl, sandbox)).some((b) => b._id === yapiKredi._id), "Yapı Kredi to leave the sandbox list", 5_000, 20);
   t.true(sandboxGone - sandboxRemoved.sentAt <= BOUND_MS, `Yapı Kredi left the sandbox list within ${BOUND_MS} ms (took ${sandboxGone - sandboxRemoved.sentAt} ms)`);
-  await firstTimeTrue(async () => (await deposit(deployment, sandbox, yapiKredi._id)).code === "BANK_UNAVAILABLE", "a sandbox deposit at Yapı Kredi to be BANK_UNAVAILABLE", BOUND_MS);
+  await eventuallyAt(async () => (await deposit(deployment, sandbox, yapiKredi._id)).code === "BANK_UNAVAILABLE", "a sandbox deposit at Yapı Kredi to be BANK_UNAVAILABLE", BOUND_MS, 20);
   t.true((await offered(deployment.gatewayUrl, live)).some((b) => b._id === yapiKredi._id), "the live merchant still has Yapı Kredi");
 
   // After both changes the lists are still exactly the truth.
@@ -230,8 +220,8 @@ async function walkAndRemove(t: ExecutionContext, deployment: Deployment): Promi
 
   // Active again: both come back.
   for (const accountId of [...removed.ids, ...sandboxRemoved.ids]) await deployment.catalog.updateReceivingAccount({ accountId, active: true });
-  await firstTimeTrue(async () => (await offered(deployment.gatewayUrl, live)).some((b) => b._id === teb._id), "TEB back on the live list", BOUND_MS);
-  await firstTimeTrue(async () => (await offered(deployment.gatewayUrl, sandbox)).some((b) => b._id === yapiKredi._id), "Yapı Kredi back on the sandbox list", BOUND_MS);
+  await eventuallyAt(async () => (await offered(deployment.gatewayUrl, live)).some((b) => b._id === teb._id), "TEB back on the live list", BOUND_MS, 20);
+  await eventuallyAt(async () => (await offered(deployment.gatewayUrl, sandbox)).some((b) => b._id === yapiKredi._id), "Yapı Kredi back on the sandbox list", BOUND_MS, 20);
 }
 
 test.serial("split mode (MySQL, JetStream): every bank listed to a sandbox or a live merchant takes its deposit, every other is refused, and a bank whose last account goes leaves the list within 1 s", async (t) => {
@@ -251,12 +241,12 @@ test.serial("a gateway that hears no event drops a bank whose last account went 
   const removed = await deactivateAccounts(split, teb!._id, false);
   try {
     const probes: Array<{ sentAt: number; stale: boolean }> = [];
-    await firstTimeTrue(async () => {
+    await eventuallyAt(async () => {
       const sentAt = Date.now();
       const stale = (await offered(deafGateway.url, live)).some((b) => b._id === teb!._id);
       probes.push({ sentAt, stale });
       return !stale;
-    }, "the TTL to expire", 3_000);
+    }, "the TTL to expire", 3_000, 20);
     t.true(probes[0]!.stale, "after the change the deaf gateway first served its kept list");
     const lastStale = probes.filter((p) => p.stale).at(-1)!;
     t.log(`last stale answer to a request sent ${lastStale.sentAt - keptBy} ms after the list was kept`);

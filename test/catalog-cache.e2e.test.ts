@@ -10,7 +10,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { depositModule } from "@payments/deposit-service";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, startServices, type BaseContext, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/testing";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventuallyAt, jetStreamTestEnv } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
 
@@ -149,20 +149,6 @@ async function deposit(deployment: Deployment, merchant: Credentials, bankCode: 
   return { status: res.status, code: (res.json.error as { code?: string } | undefined)?.code };
 }
 
-/**
- * Repeats `probe` every 20 ms until it holds, then returns when that answer arrived (the
- * later end of the probe, so a bound measured with it is never flattered); throws after
- * `timeoutMs`.
- */
-async function firstTimeTrue(probe: () => Promise<boolean>, what: string, timeoutMs = 5_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await probe()) return Date.now();
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** When the catalog wrote the change (its `updated_at`, by the service's clock). */
 async function changedAt(deployment: Deployment, bankCode: string): Promise<number> {
   const row = (await deployment.catalogDb()("banks").where({ code: bankCode }).first("updated_at", "active")) as { updated_at: number; active: number | boolean };
@@ -192,10 +178,10 @@ async function disabledWithinOneSecond(t: ExecutionContext, deployment: Deployme
   const updated = await cli(deployment, ["bank", "update", akbank!._id, "--active", "false"]);
   t.is(updated.code, 0, updated.stderr);
   const changed = await changedAt(deployment, AKBANK_CODE);
-  const refused = await firstTimeTrue(async () => {
+  const refused = await eventuallyAt(async () => {
     const res = await deposit(deployment, merchant, akbank!._id);
     return res.status === 400 && res.code === "VALIDATION_ERROR";
-  }, "the deposit through the disabled bank refused");
+  }, "the deposit through the disabled bank refused", 5_000, 20);
   const goneAt = await Promise.race([gone, new Promise<number>((resolve) => setTimeout(() => resolve(0), 5_000))]);
   watching = false;
   t.not(goneAt, 0, "the bank left the list");
@@ -205,7 +191,7 @@ async function disabledWithinOneSecond(t: ExecutionContext, deployment: Deployme
 
   // Back on (by RPC: one CLI start is proof enough), and the list follows the same way.
   await createServiceClient(BankCatalogService, deployment.catalogUrl, deployment.token ? { token: deployment.token } : {}).updateBank({ bankId: akbank!._id, active: true });
-  await firstTimeTrue(async () => (await offered(deployment.gatewayUrl, merchant)).some((b) => b._id === akbank!._id), "Akbank offered again", BOUND_MS);
+  await eventuallyAt(async () => (await offered(deployment.gatewayUrl, merchant)).some((b) => b._id === akbank!._id), "Akbank offered again", BOUND_MS, 20);
 }
 
 test.serial("split mode (MySQL, JetStream): a bank disabled with the CLI stops being offered and taking deposits within 1 s", async (t) => {
@@ -225,15 +211,15 @@ test.serial("a gateway that hears no event still stops offering a disabled bank 
   const catalog = createServiceClient(BankCatalogService, catalogSvc.server.url, { token });
   await catalog.updateBank({ bankId: garanti._id, active: false });
   // The catalog itself, and the gateway that hears events, know at once.
-  await firstTimeTrue(async () => !(await offered(gateway.url, merchant)).some((b) => b._id === garanti._id), "the listening gateway to drop Garanti", BOUND_MS);
+  await eventuallyAt(async () => !(await offered(gateway.url, merchant)).some((b) => b._id === garanti._id), "the listening gateway to drop Garanti", BOUND_MS, 20);
   // The deaf one serves its kept list until the TTL: no answer to a request sent after keptBy + 1 s is stale.
   const probes: Array<{ sentAt: number; stale: boolean }> = [];
-  await firstTimeTrue(async () => {
+  await eventuallyAt(async () => {
     const sentAt = Date.now();
     const stale = (await offered(deafGateway.url, merchant)).some((b) => b._id === garanti._id);
     probes.push({ sentAt, stale });
     return !stale;
-  }, "the TTL to expire", 3_000);
+  }, "the TTL to expire", 3_000, 20);
   t.true(probes[0]!.stale, "after the change the deaf gateway first served its kept list");
   const lastStale = probes.filter((p) => p.stale).at(-1)!;
   t.log(`last stale answer to a request sent ${lastStale.sentAt - keptBy} ms after the list was kept`);

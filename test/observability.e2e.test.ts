@@ -8,7 +8,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, freePort, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
+import { addTestReceivingAccounts, eventuallyValue, freePort, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
 import { signedFetch, startCallbackReceiver, type Credentials } from "./helpers.js";
 
 // Issue 12: GET /metrics on every process (the gateway's main port included, no settings),
@@ -85,16 +85,6 @@ function has(text: string, name: string, labels: Record<string, string>): boolea
   return samples(text, name).some((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 test.serial("the gateway's main port and the services' port serve the named metrics after some traffic; the outbox backlog rises while NATS is down", async (t) => {
   const merchants = createServiceClient(MerchantService, services!.server.url);
   const created = await merchants.createMerchant({ name: "Metrics Shop" });
@@ -111,14 +101,16 @@ test.serial("the gateway's main port and the services' port serve the named metr
   t.is((await signedFetch(gateway!.url, creds, "POST", `/v1/deposit/${depositId}/cancel`)).status, 200);
   t.is((await fetch(`${gateway!.url}/no/such/path`)).status, 404);
   // The cancel's callback reaches the merchant.
-  await until(async () => receiver!.received.length, (n) => n >= 1, "a callback delivered");
+  await eventuallyValue(async () => receiver!.received.length, (n) => n >= 1, "a callback delivered", 20_000, 200);
 
   // The gateway, on PORT, no METRICS_PORT: a loopback caller may read it.
   t.is(gateway!.metricsPort, undefined);
-  const gw = await until(
+  const gw = await eventuallyValue(
     () => scrape(gateway!.url),
     (r) => has(r.text, "http_server_request_duration_seconds_bucket", { http_route: "/v1/deposit/:transactionId/cancel" }),
     "the gateway's request histogram",
+    20_000,
+    200,
   );
   t.is(gw.status, 200);
   t.true(has(gw.text, "http_server_request_duration_seconds_bucket", { http_request_method: "GET", http_route: "/v1/available-banks", http_response_status_code: "200", le: "+Inf" }), gw.text);
@@ -130,10 +122,12 @@ test.serial("the gateway's main port and the services' port serve the named metr
   t.true(has(gw.text, "rpc_client_duration_seconds_bucket", { rpc_system: "grpc", rpc_service: "payments.merchant.v1.MerchantService", rpc_grpc_status_code: "0" }));
 
   // The services' port.
-  const svc = await until(
+  const svc = await eventuallyValue(
     () => scrape(services!.server.url),
     (r) => has(r.text, "payments_callback_delivery_duration_seconds_count", {}) && samples(r.text, "payments_callback_delivery_duration_seconds_count")[0]!.value >= 1,
     "the callback delivery histogram",
+    20_000,
+    200,
   );
   t.true(has(svc.text, "rpc_server_duration_seconds_bucket", { rpc_system: "grpc", rpc_service: "payments.deposit.v1.DepositService", rpc_method: "CancelDeposit", rpc_grpc_status_code: "0", le: "+Inf" }), svc.text);
   t.true(has(svc.text, "rpc_client_duration_seconds_bucket", { rpc_service: "payments.merchant.v1.MerchantService", rpc_method: "GetCallbackTarget" }), "the services' own client calls");
@@ -158,12 +152,12 @@ test.serial("the gateway's main port and the services' port serve the named metr
   await nats.stop();
   try {
     t.is((await signedFetch(gateway!.url, creds, "POST", `/v1/deposit/${secondId}/cancel`)).status, 200);
-    const during = await until(() => scrape(services!.server.url), (r) => backlog(r.text) >= 1, "the deposit outbox backlog to rise", 30_000);
+    const during = await eventuallyValue(() => scrape(services!.server.url), (r) => backlog(r.text) >= 1, "the deposit outbox backlog to rise", 30_000, 200);
     t.true(backlog(during.text) >= 1);
   } finally {
     await nats.start();
   }
-  await until(() => scrape(services!.server.url), (r) => backlog(r.text) === 0, "the backlog to drain once NATS is back", 30_000);
+  await eventuallyValue(() => scrape(services!.server.url), (r) => backlog(r.text) === 0, "the backlog to drain once NATS is back", 30_000, 200);
 });
 
 test.serial("GET /metrics on the gateway's port: not through a proxy it does not trust; with METRICS_TOKEN only with the token", async (t) => {
@@ -270,11 +264,11 @@ test("the gateway calling a stopped service logs 'service call failed' as one JS
     CALLBACK_SENDER_SERVICE_URL: stopped,
   });
   t.teardown(() => void proc.child.kill("SIGKILL"));
-  await until(async () => proc.output(), (o) => o.includes("gateway ready"), "the gateway to start");
+  await eventuallyValue(async () => proc.output(), (o) => o.includes("gateway ready"), "the gateway to start", 20_000, 200);
   // The merchant's key is looked up first: the merchant service is down.
   const res = await signedFetch(`http://127.0.0.1:${port}`, { apiKey: "pk_missing", apiSecret: "sk_missing" }, "GET", "/v1/available-banks");
   t.is(res.status, 503, JSON.stringify(res.json));
-  await until(async () => proc.output(), (o) => o.includes("service call failed"), "the failure logged");
+  await eventuallyValue(async () => proc.output(), (o) => o.includes("service call failed"), "the failure logged", 20_000, 200);
   proc.child.kill("SIGTERM");
   await proc.exited;
   const lines = checkLines(t, proc.output());

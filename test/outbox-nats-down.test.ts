@@ -7,7 +7,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { depositModule } from "@payments/deposit-service";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, JetStreamBus, startServices, type BusMessage, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
+import { addTestReceivingAccounts, createTestDatabase, eventuallyValue, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { signedFetch, type Credentials } from "./helpers.js";
 
@@ -60,16 +60,6 @@ test.after.always(async () => {
   await Promise.all(databases.map((d) => d.drop()));
 });
 
-async function until<T>(read: () => Promise<T> | T, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 test("with NATS stopped a deposit cancel answers at once; its event reaches JetStream once NATS is back, once", async (t) => {
   const merchants = createServiceClient(MerchantService, merchantSvc!.server.url, { token });
   const created = await merchants.createMerchant({ name: "Outage Shop" });
@@ -109,10 +99,12 @@ test("with NATS stopped a deposit cancel answers at once; its event reaches JetS
   t.is(pending.length, depositIds.length, "the events wait in the outbox while NATS is down");
 
   await nats.start();
-  await until(
+  await eventuallyValue(
     async () => Number((await outbox("outbox").whereNull("published_at").count({ n: "*" }))[0]?.n),
     (n) => n === 0,
     "the outbox drained after NATS came back",
+    30_000,
+    100,
   );
 
   // Read the stream itself: every cancel's event, each once, under its outbox event id.
@@ -120,10 +112,12 @@ test("with NATS stopped a deposit cancel answers at once; its event reaches JetS
   const seen: BusMessage[] = [];
   const subscription = await observer.consume("outbox-nats-down-observer", ["deposit.v1.>"], async (m) => void seen.push(m));
   try {
-    await until(
+    await eventuallyValue(
       () => seen.filter((m) => m.topic === "deposit.v1.deposit_cancelled").length,
       (n) => n >= depositIds.length,
       "the deposit_cancelled events on JetStream",
+      30_000,
+      100,
     );
     await new Promise((resolve) => setTimeout(resolve, 500));
     const cancelled = seen.filter((m) => m.topic === "deposit.v1.deposit_cancelled");

@@ -9,7 +9,7 @@ import { depositModule } from "@payments/deposit-service";
 import { payoutModule } from "@payments/payout-service";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, JetStreamBus, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/testing";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventuallyValue, jetStreamTestEnv } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { callbackModule } from "@payments/callback-sender-service";
 import { verifyCallback } from "@payments/signing";
@@ -165,16 +165,6 @@ test("internal calls without the internal token are refused in split mode", asyn
 
 type Record = { transactionId: string; status: string; amount: number; requestedAmount: number; reference: string; checkoutUrl: string; assignedAccount?: { iban: string } };
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 test("a deposit created at the gateway, paid by a reported bank transfer, reads completed with the paid amount; its event is on JetStream once", async (t) => {
   const created = await merchants().createMerchant({ name: "Deposit Shop" });
   // This merchant completes short payments (the default holds them for an operator's review).
@@ -204,10 +194,12 @@ test("a deposit created at the gateway, paid by a reported bank transfer, reads 
   t.is(read.status, 200);
   t.like(read.json.data, { status: "completed", amount: 124_000, requestedAmount: 125_000 });
 
-  const events = await until(
+  const events = await eventuallyValue(
     async () => depositEvents.filter((e) => e.depositId === deposit.transactionId),
     (list) => list.length > 0,
     "the deposit_completed event",
+    10_000,
+    100,
   );
   await new Promise((r) => setTimeout(r, 500));
   t.is(depositEvents.filter((e) => e.depositId === deposit.transactionId).length, 1);
@@ -224,13 +216,15 @@ test("an unpaid deposit becomes expired after DEPOSIT_TTL, read through the gate
   });
   t.is(res.status, 201);
   const id = (res.json.data as Record).transactionId;
-  const final = await until(
+  const final = await eventuallyValue(
     async () => (await signedFetch(gateway.url, creds, "GET", "/v1/deposit?processId=split-unpaid")).json.data as Record,
     (d) => d.status !== "pending",
     "the expiry",
+    10_000,
+    100,
   );
   t.is(final.status, "expired");
-  await until(async () => depositEvents.filter((e) => e.depositId === id), (l) => l.length > 0, "the deposit_expired event");
+  await eventuallyValue(async () => depositEvents.filter((e) => e.depositId === id), (l) => l.length > 0, "the deposit_expired event", 10_000, 100);
   t.is(depositEvents.filter((e) => e.depositId === id && e.topic === "deposit.v1.deposit_expired").length, 1);
 });
 
@@ -261,10 +255,12 @@ test("deposit → confirm → balance → withdraw → completed, every service 
   await deposits.confirmDeposit({ depositId: (res.json.data as Record).transactionId });
 
   // The payout service hears deposit_completed on JetStream and credits the balance.
-  const balance = await until(
+  const balance = await eventuallyValue(
     async () => (await signedFetch(gateway.url, creds, "GET", "/v1/balance")).json.data as { balances: Array<{ currency: string; available: number; held: number }> },
     (b) => b.balances.some((x) => x.currency === "TRY" && x.available === 80_000),
     "the deposit credit",
+    10_000,
+    100,
   );
   t.deepEqual(balance.balances, [{ currency: "TRY", available: 80_000, held: 0 }]);
 
@@ -277,10 +273,12 @@ test("deposit → confirm → balance → withdraw → completed, every service 
 
   // A live merchant's payout waits, processing, for an operator to pay it in the bank's portal.
   const payouts = createServiceClient(PayoutService, payoutSvc.server.url, { token });
-  const waiting = await until(
+  const waiting = await eventuallyValue(
     async () => (await payouts.listWithdrawals({ allMerchants: true, awaitingOperator: true, limit: 100 })).withdrawals.find((w) => w.id === id),
     (w) => w !== undefined,
     "the withdrawal awaiting an operator",
+    10_000,
+    100,
   );
   t.like(waiting, { status: WithdrawalStatus.PROCESSING, awaitingOperator: true, sandbox: false });
   await payouts.completeWithdrawal({ withdrawalId: id, bankReference: "SPLIT-REF-1" });
@@ -303,10 +301,12 @@ test("every status change reaches the merchant's callback URL signed; the mercha
 
     // The receiver answers 500 at first: three attempts on the 100ms, 200ms schedule, then failed.
     type Listed = { items: Array<{ id: string; type: string; deliveryStatus: string; attempts: Array<{ statusCode: number | null; outcome: string }> }>; nextCursor: string | null };
-    const failed = await until(
+    const failed = await eventuallyValue(
       async () => (await signedFetch(gateway.url, creds, "GET", "/v1/events?deliveryStatus=failed")).json.data as Listed,
       (l) => l.items.length === 1,
       "the failed deposit.completed event",
+      10_000,
+      100,
     );
     const event = failed.items[0]!;
     t.is(event.type, "deposit.completed");
@@ -322,17 +322,21 @@ test("every status change reaches the merchant's callback URL signed; the mercha
     answer = 200;
     const redelivered = await signedFetch(gateway.url, creds, "POST", `/v1/events/${event.id}/redeliver`);
     t.is(redelivered.status, 200, JSON.stringify(redelivered.json));
-    await until(
+    await eventuallyValue(
       async () => ((await signedFetch(gateway.url, creds, "GET", `/v1/events/${event.id}`)).json.data as { deliveryStatus: string }).deliveryStatus,
       (status) => status === "delivered",
       "the redelivery",
+      10_000,
+      100,
     );
 
     // A withdrawal: processing, then completed, each its own callback.
-    await until(
+    await eventuallyValue(
       async () => (await signedFetch(gateway.url, creds, "GET", "/v1/balance")).json.data as { balances: Array<{ available: number }> },
       (b) => b.balances[0]?.available === 50_000,
       "the deposit credit",
+      10_000,
+      100,
     );
     const withdrawal = await signedFetch(gateway.url, creds, "POST", "/v1/withdraw", {
       processId: "split-cb-out",
@@ -344,10 +348,12 @@ test("every status change reaches the merchant's callback URL signed; the mercha
       name: "Ali Veli",
     });
     t.is(withdrawal.status, 201);
-    await until(
+    await eventuallyValue(
       async () => receiver.received.filter((c) => c.headers["x-event-type"] === "withdrawal.completed"),
       (l) => l.length === 1,
       "the withdrawal.completed callback",
+      10_000,
+      100,
     );
     for (const callback of receiver.received) {
       const verdict = verifyCallback({ secrets: created.apiSecret, headers: callback.headers, body: callback.body, path: callback.path });

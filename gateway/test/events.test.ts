@@ -11,7 +11,7 @@ import type { Client } from "@connectrpc/connect";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, manualClock } from "@payments/testing";
+import { addTestReceivingAccounts, eventuallyValue, manualClock } from "@payments/testing";
 import { verify } from "@payments/signing";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { callbackModule } from "@payments/callback-sender-service";
@@ -197,20 +197,9 @@ async function getEvent(t: T, merchant: Credentials, eventId: string): Promise<E
   return reply.json.data as EventJson;
 }
 
-/** Polls until `check` gives a value, on real time (the sender polls every 50 ms). */
-async function eventually<V>(check: () => Promise<V | undefined>, what: string, timeoutMs = 10_000): Promise<V> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
-
 /** The event of one transaction, as GET /v1/events?transactionId= lists it, once `ready` holds. */
 async function eventOf(t: T, merchant: Merchant, transactionId: string, ready: (e: EventJson) => boolean = (e) => e.deliveryStatus === "delivered"): Promise<EventJson> {
-  return eventually(async () => {
+  return eventuallyValue(async () => {
     const page = await listEvents(t, merchant, `transactionId=${encodeURIComponent(transactionId)}`);
     const [event] = page.items;
     return event && ready(event) ? event : undefined;
@@ -540,7 +529,7 @@ test.serial("the IP allow-list applies: a caller not on a non-empty list is 403 
   // The loopback is not on its list: the event is found as the listed caller, behind the trusted proxy.
   const from = (ip: string) => ({ "X-Forwarded-For": ip });
   failed(t, await get(t, listed, "/v1/events"), 403, "IP_NOT_WHITELISTED");
-  const page = await eventually(async () => {
+  const page = await eventuallyValue(async () => {
     const reply = await get(t, listed, "/v1/events", from("192.0.2.10"));
     t.is(reply.status, 200, reply.text);
     const data = reply.json.data as unknown as Page;

@@ -135,11 +135,7 @@ async function newMerchant(allowedIps: string[] = []): Promise<Credentials & { i
 
 /** Resolves once the merchant service has announced this change; the gateway heard it first. */
 async function changeAnnounced(merchantId: string, change: string, after: number): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!changes.slice(after).some((c) => c.merchantId === merchantId && c.change === change)) {
-    if (Date.now() > deadline) throw new Error(`no ${change} event for ${merchantId}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await eventually(() => changes.slice(after).some((c) => c.merchantId === merchantId && c.change === change), `the ${change} event for ${merchantId}`, 5_000, 10);
 }
 
 function failed(t: { is(a: unknown, b: unknown, m?: string): void; true(a: boolean, m?: string): void; regex(s: string, r: RegExp, m?: string): void }, reply: Reply, status: number, code: string): void {

@@ -1,9 +1,8 @@
-import { addTestReceivingAccounts } from "@payments/testing";
+import { addTestReceivingAccounts, eventually } from "@payments/testing";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import test from "ava";
 import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
@@ -39,14 +38,6 @@ function dbOf(service: string) {
   const ctx = running.contexts.get(service);
   if (!ctx) throw new Error(`no ${service} service running`);
   return ctx.db;
-}
-
-async function until(what: string, ok: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 test.before(async () => {
@@ -130,15 +121,23 @@ test.before(async () => {
   made.unmatched = rows.filter((r) => r.status === "unmatched").map((r) => r.id);
   made.review = rows.filter((r) => r.status === "review").map((r) => r.id);
 
-  await until("the withdrawals awaiting an operator", async () => {
-    const page = await payouts.listWithdrawals({ merchantId, awaitingOperator: true, limit: 100 });
-    return page.withdrawals.length === made.awaiting.length;
-  });
-  await until("the paid withdrawals", async () => {
-    const page = await payouts.listWithdrawals({ merchantId, status: WithdrawalStatus.COMPLETED, limit: 100 });
-    return page.withdrawals.length === made.withdrawals.length - made.awaiting.length;
-  });
-  await until("the callback events", async () => (await callbacks.listEvents({ merchantId, limit: 100 })).events.length === made.events);
+  await eventually(
+    async () => {
+      const page = await payouts.listWithdrawals({ merchantId, awaitingOperator: true, limit: 100 });
+      return page.withdrawals.length === made.awaiting.length;
+    },
+    "the withdrawals awaiting an operator",
+    20_000,
+  );
+  await eventually(
+    async () => {
+      const page = await payouts.listWithdrawals({ merchantId, status: WithdrawalStatus.COMPLETED, limit: 100 });
+      return page.withdrawals.length === made.withdrawals.length - made.awaiting.length;
+    },
+    "the paid withdrawals",
+    20_000,
+  );
+  await eventually(async () => (await callbacks.listEvents({ merchantId, limit: 100 })).events.length === made.events, "the callback events", 20_000);
 });
 
 test.after.always(async () => {

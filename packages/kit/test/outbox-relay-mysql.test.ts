@@ -15,7 +15,7 @@ import {
   type EventBus,
   type OutboxRelay,
 } from "../src/index.js";
-import { createTestDatabase, manualClock } from "@payments/testing";
+import { createTestDatabase, eventually, manualClock } from "@payments/testing";
 
 // The relay against the real MySQL/MariaDB: what it locks, how replicas share rows, what a
 // lease protects. Each test has a database of its own.
@@ -55,7 +55,7 @@ function gatedBus(): EventBus & { held: string[]; arrived(count: number): Promis
       if (!open) await new Promise<void>((resolve) => waiting.push(resolve));
     },
     async arrived(count) {
-      await until(() => held.length >= count, `${count} publish(es) at the bus`);
+      await eventually(() => held.length >= count, `${count} publish(es) at the bus`, 10_000, 10);
     },
     release() {
       open = true;
@@ -81,14 +81,6 @@ function recordingBus(delayMs = 0): EventBus & { published: string[] } {
     watch: () => Promise.reject(new Error("not used")),
     close: async () => undefined,
   };
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** Resolves to how long `work` took, or rejects once it took longer than `limitMs`. */
@@ -155,7 +147,7 @@ test("two relays on one table publish every row exactly once, while rows keep ar
       }
     }),
   );
-  await until(async () => Number((await db("outbox").whereNull("published_at").count({ n: "*" }))[0]?.n) === 0, "every row published");
+  await eventually(async () => Number((await db("outbox").whereNull("published_at").count({ n: "*" }))[0]?.n) === 0, "every row published", 10_000, 10);
   await stopAll(relays);
   const counts = new Map<string, number>();
   for (const id of bus.published) counts.set(id, (counts.get(id) ?? 0) + 1);

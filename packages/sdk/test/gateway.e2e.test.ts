@@ -1,5 +1,5 @@
 import test from "ava";
-import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/testing";
+import { eventuallyValue, runCli, spawnAllInOne, type AllInOneProcess } from "@payments/testing";
 import { PaymentsClient, PaymentsError, type Deposit } from "../src/index.js";
 
 // The SDK against a real gateway: the all-in-one process (embedded SQLite, as `pnpm start`),
@@ -25,15 +25,6 @@ async function merchantClient(name: string, sandbox: boolean): Promise<PaymentsC
   const args = ["merchant", "create", "--name", name, "--ip", "127.0.0.1,::1", "--json", ...(sandbox ? ["--sandbox"] : [])];
   const creds = JSON.parse((await cli(args)).trim()) as { apiKey: string; apiSecret: string };
   return new PaymentsClient({ baseUrl: gatewayUrl, apiKey: creds.apiKey, apiSecret: creds.apiSecret, retryBaseDelayMs: 50 });
-}
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  for (let i = 0; i < 100; i++) {
-    const value = await read();
-    if (done(value)) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`never: ${what}`);
 }
 
 const customer = { id: "cus_1", name: "Elif Şahin", username: "elif" };
@@ -64,7 +55,7 @@ test.serial("a sandbox merchant: banks, a deposit created, read, cancelled, anot
   const paid = await client.createDeposit({ processId: "sdk-dep-2", amount: 90_000, customer });
   const completed = await client.sandbox.payDeposit(paid.transactionId, { senderName: "ELIF SAHIN" });
   t.is(completed.status, "completed");
-  const balance = await eventually(() => client.balance(), (b) => b.balances.some((x) => x.available === 90_000), "the sandbox credit");
+  const balance = await eventuallyValue(() => client.balance(), (b) => b.balances.some((x) => x.available === 90_000), "the sandbox credit", 10_000, 100);
   t.like(balance.balances[0], { currency: "TRY", available: 90_000 });
 
   const unpaid = await client.createDeposit({ processId: "sdk-dep-3", amount: 20_000, customer });

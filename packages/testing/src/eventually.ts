@@ -33,3 +33,8 @@ export function eventuallyValue<V>(read: Probe<V>, doneOrWhat: string | ((value:
   const [timeoutMs, intervalMs] = rest as [number?, number?];
   return poll(read, (value): value is V => value !== undefined && value !== false, doneOrWhat, timeoutMs, intervalMs) as Promise<V>;
 }
+
+/** Polls `condition` until it holds, and returns when (Date.now()) the answer that held arrived: the later end, so a bound measured with it is never flattered. */
+export function eventuallyAt(condition: () => Promise<boolean> | boolean, what: string, timeoutMs?: number, intervalMs?: number): Promise<number> {
+  return eventuallyValue(async () => (await condition()) && Date.now(), what, timeoutMs, intervalMs);
+}

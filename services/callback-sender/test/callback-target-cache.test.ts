@@ -1,9 +1,9 @@
 import test from "ava";
-import { manualClock } from "@payments/testing";
+import { eventuallyValue, manualClock } from "@payments/testing";
 import { verifyCallback } from "@payments/signing";
 import { createCallbackTargetCache, callbackTargetOf } from "../src/callback-target.js";
 import type { CallbackContext } from "../src/index.js";
-import { Receiver, Stack, eventually, type ReceivedCallback } from "./fixtures.js";
+import { Receiver, Stack, type ReceivedCallback } from "./fixtures.js";
 
 // The callback-sender's cache of GetCallbackTarget answers (URL and signing secret), against
 // the real merchant service (producers on MySQL, events over JetStream): what the sender asks
@@ -46,7 +46,7 @@ const signedWith = (secret: string, c: ReceivedCallback) => verifyCallback({ sec
 /** How long `condition` took to hold, failing after 1 s. */
 async function withinASecond(condition: () => Promise<boolean>, what: string): Promise<number> {
   const started = Date.now();
-  await eventually(async () => (await condition()) || undefined, what, 1000);
+  await eventuallyValue(async () => (await condition()) || undefined, what, 1000);
   return Date.now() - started;
 }
 
@@ -55,10 +55,10 @@ test.serial("a merchant's callback target is asked once: further attempts make n
   const m = await stack.merchant(r.url(), "Cached Shop");
   const before = await targetCalls();
   await statusChange(m.id, "first");
-  await eventually(() => r.received.length === 1, "the first callback");
+  await eventuallyValue(() => r.received.length === 1, "the first callback", 20_000);
   t.is(await targetCalls(), before + 1);
   await Promise.all(["second", "third", "fourth"].map((p) => statusChange(m.id, p)));
-  await eventually(() => r.received.length === 4, "three more callbacks");
+  await eventuallyValue(() => r.received.length === 4, "three more callbacks", 20_000);
   t.is(await targetCalls(), before + 1, "answered from the cache");
   t.true(r.received.every((c) => signedWith(m.secret, c)));
 });
@@ -68,7 +68,7 @@ test.serial("a rotated secret and a new callback URL reach the cached target wit
   const after = await receiver();
   const m = await stack.merchant(before.url("/old"), "Moving Shop");
   await statusChange(m.id, "before-change");
-  await eventually(() => before.received.length === 1, "the callback before the change");
+  await eventuallyValue(() => before.received.length === 1, "the callback before the change", 20_000);
 
   const { apiSecret } = await stack.merchants().rotateSecret({ merchantId: m.id, gracePeriodSeconds: 3600 });
   const rotated = await withinASecond(async () => (await callbackTargetOf(sender(), m.id)).signingSecret === apiSecret, "the rotated secret in the target");
@@ -77,7 +77,7 @@ test.serial("a rotated secret and a new callback URL reach the cached target wit
   t.log(`rotation seen after ${rotated} ms, new URL after ${moved} ms`);
 
   await statusChange(m.id, "after-change");
-  await eventually(() => after.received.length === 1, "the callback after the change");
+  await eventuallyValue(() => after.received.length === 1, "the callback after the change", 20_000);
   const [callback] = after.received;
   t.is(callback!.path, "/new");
   t.true(signedWith(apiSecret, callback!), "signed with the rotated-in secret");
@@ -91,7 +91,7 @@ test.serial("an attempt that is not delivered drops the target: the retry asks t
   await callbackTargetOf(sender(), m.id);
   const calls = await targetCalls();
   await statusChange(m.id, "flaky");
-  await eventually(() => r.received.length === 2, "the attempt and its retry");
+  await eventuallyValue(() => r.received.length === 2, "the attempt and its retry", 20_000);
   t.is(await targetCalls(), calls + 1, "the first attempt used the cache, the retry asked afresh");
 });
 

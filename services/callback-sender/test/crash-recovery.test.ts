@@ -2,7 +2,8 @@ import test from "ava";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { DeliveryStatus } from "@payments/contracts/callback";
-import { Receiver, Stack, eventually } from "./fixtures.js";
+import { eventuallyValue } from "@payments/testing";
+import { Receiver, Stack } from "./fixtures.js";
 
 // Replicas and restarts: each test has its own stack (own databases and stream), since they
 // stop and start callback-senders.
@@ -27,7 +28,7 @@ test("a callback-sender killed between its POST and its record leads to a redeli
     child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child!.on("exit", (_, signal) => resolve(signal)));
-    await eventually(() => output.includes("callback-sender service ready"), "the child sender to start", 30_000);
+    await eventuallyValue(() => output.includes("callback-sender service ready"), "the child sender to start", 30_000);
 
     const m = await stack.merchant(receiver.url());
     const deposit = await stack.deposit(m.id, "killed");
@@ -37,10 +38,10 @@ test("a callback-sender killed between its POST and its record leads to a redeli
 
     // A new replica (the restarted service) takes the event once the dead one's lease ends.
     const replacement = await stack.startSender(leases);
-    const event = await eventually(async () => {
+    const event = await eventuallyValue(async () => {
       const { event } = await stack.callbacks(replacement).getEvent({ allMerchants: true, eventId: first.eventId });
       return event?.deliveryStatus === DeliveryStatus.DELIVERED ? event : undefined;
-    }, "the event delivered by the replacement");
+    }, "the event delivered by the replacement", 20_000);
     const arrivals = receiver.of(first.eventId);
     t.is(arrivals.length, 2);
     t.is(arrivals[1]!.headers["x-event-id"], first.eventId, "the same X-Event-Id, so the merchant can tell it is a repeat");
@@ -72,7 +73,7 @@ test("status changes made while no callback-sender runs are delivered once one s
     await new Promise((resolve) => setTimeout(resolve, 300));
     t.is(receiver.received.length, 0);
     await stack.startSender();
-    await eventually(() => receiver.received.length >= 5, "five callbacks after the restart");
+    await eventuallyValue(() => receiver.received.length >= 5, "five callbacks after the restart", 20_000);
     t.deepEqual(receiver.received.map((c) => String(JSON.parse(c.body.toString()).data.transactionId)).sort(), deposits.map((d) => d.id).sort());
   } finally {
     await receiver.stop();
@@ -94,7 +95,7 @@ test("with two callback-sender replicas every event is delivered exactly once wh
       const deposits = await Promise.all(Array.from({ length: 10 }, (_, i) => stack.deposit(m.id, `replica-${batch}-${i}`)));
       await Promise.all(deposits.map((d) => stack.deposits().cancelDeposit({ merchantId: m.id, depositId: d.id })));
     }
-    await eventually(() => receiver.received.length >= count, `${count} callbacks`);
+    await eventuallyValue(() => receiver.received.length >= count, `${count} callbacks`, 20_000);
     await new Promise((resolve) => setTimeout(resolve, 500)); // a duplicate would arrive by now
     const perEvent = new Map<string, number>();
     for (const c of receiver.received) perEvent.set(c.eventId, (perEvent.get(c.eventId) ?? 0) + 1);
@@ -118,10 +119,10 @@ test("a callback-sender that refuses private addresses never calls a loopback ca
     const m = await stack.merchant(receiver.url().replace("127.0.0.1", "localhost"));
     const deposit = await stack.deposit(m.id, "private");
     await stack.deposits().confirmDeposit({ depositId: deposit.id });
-    const event = await eventually(async () => {
+    const event = await eventuallyValue(async () => {
       const [event] = (await stack.callbacks().listEvents({ merchantId: m.id })).events;
       return event?.deliveryStatus === DeliveryStatus.FAILED ? event : undefined;
-    }, "the event failed");
+    }, "the event failed", 20_000);
     t.is(receiver.received.length, 0, "the receiver was never called");
     t.is(event.attempts.length, 4);
     for (const attempt of event.attempts) {

@@ -4,7 +4,8 @@ import type { PayoutContext } from "@payments/payout-service";
 import { startPayoutWorker } from "@payments/payout-service";
 import { verifyCallback } from "@payments/signing";
 import { EVENT_TYPES } from "../src/index.js";
-import { Receiver, Stack, eventually, type ReceivedCallback } from "./fixtures.js";
+import { eventuallyValue } from "@payments/testing";
+import { Receiver, Stack, type ReceivedCallback } from "./fixtures.js";
 
 // One callback-sender on MySQL, fed over JetStream by the real deposit and payout services,
 // calling real HTTP receivers on localhost. Schedule: 100ms, 200ms, 300ms.
@@ -50,10 +51,10 @@ async function eventOf(eventId: string) {
 }
 
 async function delivered(eventId: string) {
-  return eventually(async () => {
+  return eventuallyValue(async () => {
     const event = await eventOf(eventId);
     return event.deliveryStatus === DeliveryStatus.DELIVERED ? event : undefined;
-  }, `event ${eventId} delivered`);
+  }, `event ${eventId} delivered`, 20_000);
 }
 
 test("every deposit and withdrawal status change reaches the merchant once, signed, with the transaction's sequence", async (t) => {
@@ -75,7 +76,7 @@ test("every deposit and withdrawal status change reaches the merchant once, sign
   await payouts.cancelWithdrawal({ merchantId: m.id, withdrawalId: withdrawn.id });
   const worker = startPayoutWorker(stack.producers.contexts.get("payout") as PayoutContext);
   try {
-    await eventually(() => r.received.length >= 9 && r.received, "nine callbacks", 40_000).catch((err: unknown) => {
+    await eventuallyValue(() => r.received.length >= 9 && r.received, "nine callbacks", 40_000).catch((err: unknown) => {
       t.log(r.received.map((c) => bodyOf(c).type));
       throw err;
     });
@@ -130,7 +131,7 @@ test("a receiver answering 500, 500, then 200 gets three attempts on the schedul
   const m = await stack.merchant(r.url());
   const deposit = await stack.deposit(m.id, "retry-then-ok");
   await stack.deposits().confirmDeposit({ depositId: deposit.id });
-  const first = await eventually(() => r.received[0], "first attempt");
+  const first = await eventuallyValue(() => r.received[0], "first attempt", 20_000);
   const event = await delivered(first.eventId);
   const arrivals = r.of(first.eventId);
   t.is(arrivals.length, 3);
@@ -156,11 +157,11 @@ test("a receiver that never answers 2xx ends failed after the schedule; a redeli
   const m = await stack.merchant(r.url());
   const deposit = await stack.deposit(m.id, "never-ok");
   await stack.deposits().cancelDeposit({ merchantId: m.id, depositId: deposit.id });
-  const first = await eventually(() => r.received[0], "first attempt");
-  const failed = await eventually(async () => {
+  const first = await eventuallyValue(() => r.received[0], "first attempt", 20_000);
+  const failed = await eventuallyValue(async () => {
     const event = await eventOf(first.eventId);
     return event.deliveryStatus === DeliveryStatus.FAILED ? event : undefined;
-  }, "failed");
+  }, "failed", 20_000);
   t.is(failed.attempts.length, 4, "the first attempt and one per step of a three-step schedule");
   t.is(failed.attempts.at(-1)!.outcome, "failed");
   await new Promise((resolve) => setTimeout(resolve, 500));
@@ -185,7 +186,7 @@ test("Retry-After longer than the schedule's step is honoured", async (t) => {
   const m = await stack.merchant(r.url());
   const deposit = await stack.deposit(m.id, "retry-after");
   await stack.deposits().confirmDeposit({ depositId: deposit.id });
-  const first = await eventually(() => r.received[0], "first attempt");
+  const first = await eventuallyValue(() => r.received[0], "first attempt", 20_000);
   await delivered(first.eventId);
   const [a, b] = r.of(first.eventId);
   t.true(b!.at - a!.at >= 990, `second attempt ${b!.at - a!.at} ms after the first (asked: 1 s; schedule: 100 ms)`);
@@ -197,7 +198,7 @@ test("callbacks go to the merchant's current URL, signed with its current secret
   const m = await stack.merchant(before.url());
   const deposit = await stack.deposit(m.id, "moved");
   await stack.deposits().confirmDeposit({ depositId: deposit.id });
-  const first = await eventually(() => before.received[0], "attempt at the old URL");
+  const first = await eventuallyValue(() => before.received[0], "attempt at the old URL", 20_000);
   t.true(signedWith(m.secret, first));
   const rotated = await stack.merchants().rotateSecret({ merchantId: m.id, gracePeriodSeconds: 3600 });
   await stack.merchants().setCallbackUrl({ merchantId: m.id, callbackUrl: after.url("/new") });
@@ -213,10 +214,10 @@ test("a merchant without a callback URL sees failed attempts saying so, and gets
   const startedAt = new Date(Date.now() - 1000);
   const deposit = await stack.deposit(m.id, "no-url");
   await stack.deposits().confirmDeposit({ depositId: deposit.id });
-  const failed = await eventually(async () => {
+  const failed = await eventuallyValue(async () => {
     const [event] = (await stack.callbacks().listEvents({ merchantId: m.id, deliveryStatus: DeliveryStatus.FAILED })).events;
     return event;
-  }, "failed event");
+  }, "failed event", 20_000);
   t.true(failed.attempts.every((a) => a.error === "the merchant has no callback URL set" && a.url === "" && a.statusCode === 0));
 
   const r = await receiver();
@@ -235,10 +236,10 @@ test("a slow merchant endpoint holds only its own slots: another merchant's call
   const b = await stack.merchant(fast.url(), "Fast Shop");
   const slowDeposits = await Promise.all(Array.from({ length: 8 }, (_, i) => stack.deposit(a.id, `slow-${i}`)));
   await Promise.all(slowDeposits.map((d) => stack.deposits().cancelDeposit({ merchantId: a.id, depositId: d.id })));
-  await eventually(() => slow.open >= 4, "the slow endpoint holding four attempts");
+  await eventuallyValue(() => slow.open >= 4, "the slow endpoint holding four attempts", 20_000);
   const fastDeposits = await Promise.all(Array.from({ length: 6 }, (_, i) => stack.deposit(b.id, `fast-${i}`)));
   await Promise.all(fastDeposits.map((d) => stack.deposits().cancelDeposit({ merchantId: b.id, depositId: d.id })));
-  await eventually(() => fast.received.length >= 6, "the fast merchant's six callbacks", 10_000);
+  await eventuallyValue(() => fast.received.length >= 6, "the fast merchant's six callbacks", 10_000);
   // The slow endpoint answers nothing until released, so none of its events can be delivered yet
   // (how many of its attempts are open at this instant depends on CALLBACK_TIMEOUT and the machine's load).
   const slowEvents = (await stack.callbacks().listEvents({ merchantId: a.id, limit: 100 })).events;

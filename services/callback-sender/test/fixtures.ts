@@ -97,17 +97,6 @@ export class Receiver {
   }
 }
 
-/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 export const INTERNAL_TOKEN = "callback-tests-internal-token";
 
 /** The settings every test sender gets: a fast schedule and loopback allowed. */

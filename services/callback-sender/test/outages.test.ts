@@ -1,7 +1,7 @@
 import test from "ava";
 import { DeliveryStatus } from "@payments/contracts/callback";
-import { startMariadbServer, startNatsServer } from "@payments/testing";
-import { Receiver, Stack, eventually } from "./fixtures.js";
+import { eventuallyValue, startMariadbServer, startNatsServer } from "@payments/testing";
+import { Receiver, Stack } from "./fixtures.js";
 
 // Outages of the parts callbacks travel through. Each test runs a server of its own (the
 // same binaries as the local ones) so stopping it disturbs no other suite.
@@ -17,7 +17,7 @@ test("status changes made while NATS is down reach the merchant once it is back,
     const m = await stack.merchant(receiver.url());
     const before = await stack.deposit(m.id, "before-outage");
     await stack.deposits().confirmDeposit({ depositId: before.id });
-    await eventually(() => receiver.received.length === 1, "the callback before the outage");
+    await eventuallyValue(() => receiver.received.length === 1, "the callback before the outage", 20_000);
 
     await nats.stop();
     // The changes commit; their events wait in the deposit service's outbox.
@@ -27,7 +27,7 @@ test("status changes made while NATS is down reach the merchant once it is back,
     t.is(receiver.received.length, 1, "nothing can travel while NATS is down");
 
     await nats.start();
-    await eventually(() => receiver.received.length >= 4, "the three callbacks after NATS is back", 60_000);
+    await eventuallyValue(() => receiver.received.length >= 4, "the three callbacks after NATS is back", 60_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     const perDeposit = receiver.received.map((c) => String(JSON.parse(c.body.toString()).data.transactionId)).sort();
     t.deepEqual(perDeposit, [before.id, ...during.map((d) => d.id)].sort(), "each change once");
@@ -51,7 +51,7 @@ test("status changes arriving while the callback-sender's database is down reach
     const m = await stack.merchant(receiver.url());
     const before = await stack.deposit(m.id, "before-db-outage");
     await stack.deposits().confirmDeposit({ depositId: before.id });
-    await eventually(() => receiver.received.length === 1, "the callback before the outage");
+    await eventuallyValue(() => receiver.received.length === 1, "the callback before the outage", 20_000);
 
     await mariadb.stop();
     // The events reach the callback-sender, which cannot store them: it does not acknowledge
@@ -62,7 +62,7 @@ test("status changes arriving while the callback-sender's database is down reach
     t.is(receiver.received.length, 1, "nothing is sent without the database");
 
     await mariadb.start();
-    await eventually(() => receiver.received.length >= 4, "the three callbacks after the database is back", 90_000);
+    await eventuallyValue(() => receiver.received.length >= 4, "the three callbacks after the database is back", 90_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     if (receiver.received.length > 4) {
       for (const e of (await stack.callbacks().listEvents({ merchantId: m.id })).events) t.log(e.id, e.attempts.map((a) => [a.number, a.outcome, a.statusCode, a.error]));

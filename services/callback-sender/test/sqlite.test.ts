@@ -1,5 +1,5 @@
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { addTestReceivingAccounts } from "@payments/testing";
+import { addTestReceivingAccounts, eventuallyValue } from "@payments/testing";
 import test from "ava";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +14,7 @@ import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "@payments/payout-service";
 import { verifyCallback } from "@payments/signing";
 import { createCallbackModule } from "../src/index.js";
-import { FAST_SENDER, Receiver, eventually } from "./fixtures.js";
+import { FAST_SENDER, Receiver } from "./fixtures.js";
 
 // All-in-one storage (`pnpm start`): SQLite files and the in-process bus, the same code.
 test("on SQLite with the in-process bus, a status change is delivered signed, retried after a 500", async (t) => {
@@ -33,10 +33,10 @@ test("on SQLite with the in-process bus, a status change is delivered signed, re
     const { deposit } = await deposits.createDeposit({ merchantId, processId: "sqlite-1", amount: 5_000n, customer: { id: "c", name: "Can", username: "can" } });
     await deposits.confirmDeposit({ depositId: deposit!.id });
     const callbacks = createServiceClient(CallbackService, url);
-    const event = await eventually(async () => {
+    const event = await eventuallyValue(async () => {
       const [event] = (await callbacks.listEvents({ merchantId })).events;
       return event?.deliveryStatus === DeliveryStatus.DELIVERED ? event : undefined;
-    }, "delivered");
+    }, "delivered", 20_000);
     t.deepEqual(
       event.attempts.map((a) => [a.statusCode, a.outcome]),
       [

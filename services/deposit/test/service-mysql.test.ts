@@ -7,7 +7,7 @@ import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant"
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, deriveDatabaseUrl, errorInfo, startServices, type RunningServices, type Subscription } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/testing";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock } from "@payments/testing";
 import type { DepositContext } from "../src/context.js";
 import { expireDueDeposits } from "../src/expiry.js";
 import { depositModule } from "../src/index.js";
@@ -89,14 +89,6 @@ async function failure(call: Promise<unknown>) {
 async function outboxEvents(depositId: string): Promise<DepositStatusChanged[]> {
   const rows = (await depositContext(running).db("outbox").select("payload").orderBy("seq")) as Array<{ payload: Buffer }>;
   return rows.map((r) => fromBinary(DepositStatusChangedSchema, new Uint8Array(r.payload))).filter((e) => e.deposit?.id === depositId);
-}
-
-async function eventually(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 test.serial("a created deposit is pending, with an assigned account, a reference, a checkout token and an expiry DEPOSIT_TTL away, and publishes nothing", async (t) => {

@@ -18,7 +18,7 @@ import {
   type MerchantChanged,
 } from "@payments/contracts/merchant";
 import { createServiceClient, errorInfo, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
-import { addTestReceivingAccounts, manualClock } from "@payments/testing";
+import { addTestReceivingAccounts, eventuallyValue, manualClock } from "@payments/testing";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { payoutModule } from "@payments/payout-service";
@@ -88,16 +88,6 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     const ctx = service().contexts.get("merchant");
     if (!ctx) throw new Error("no merchant context");
     return ctx.db;
-  }
-
-  async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
   }
 
   async function newMerchant(name = "Acme Payments") {
@@ -738,10 +728,10 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       t.is(timestampDate(event.occurredAt!).getTime(), clock.now().getTime());
     }
 
-    const received = await eventually("the events on the bus", () => {
+    const received = await eventuallyValue(() => {
       const mine = published.filter((e) => e.merchantId === merchantId);
       return mine.length >= expected.length ? mine : undefined;
-    });
+    }, "the events on the bus");
     t.deepEqual(
       received.map((e) => e.change),
       expected,
@@ -750,10 +740,10 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       received.map((e) => e.eventId),
       recorded.map((e) => e.eventId),
     );
-    const unpublished = await eventually("the outbox rows marked published", async () => {
+    const unpublished = await eventuallyValue(async () => {
       const rows = ours(await db()("outbox").select("payload").whereNull("published_at"));
       return rows.length === 0 ? rows : undefined;
-    });
+    }, "the outbox rows marked published");
     t.deepEqual(unpublished, []);
   });
 }

@@ -17,7 +17,7 @@ import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, errorInfo, newId, startServices, type BaseContext, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/testing";
+import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock } from "@payments/testing";
 import { composeIBAN } from "ibantools";
 import type { PayoutContext } from "../src/context.js";
 import { creditDeposit } from "../src/deposit-credits.js";
@@ -179,14 +179,6 @@ function completedDepositEvent(merchantId: string, amount: bigint, depositId = n
   );
 }
 
-async function eventually(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 test.serial("200 concurrent withdrawals of 100 against 5,000 available: exactly 50 succeed, 150 are INSUFFICIENT_BALANCE, and the balance never goes below zero", async (t) => {
   const merchantId = await newMerchant();
   await fund(merchantId, 5_000);
@@ -254,7 +246,7 @@ test.serial("a deposit completed in the deposit service credits available once, 
   const merchantId = await newMerchant();
   const { deposit } = await deposits.createDeposit({ merchantId, processId: "dep-1", amount: 50_000n, customer: { id: "c1", name: "Ayşe Yılmaz", username: "ayse" } });
   await deposits.confirmDeposit({ depositId: deposit!.id });
-  await eventually(async () => (await balance(merchantId)).available === 50_000, "the credit of the completed deposit");
+  await eventually(async () => (await balance(merchantId)).available === 50_000, "the credit of the completed deposit", 15_000);
   t.deepEqual(await entriesOf(deposit!.id), [{ kind: "deposit_credit", available_delta: 50_000, held_delta: 0 }]);
 
   // The same event again (a redelivery) changes nothing.

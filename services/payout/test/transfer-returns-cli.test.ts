@@ -6,10 +6,10 @@ import test from "ava";
 import { run, type Io } from "@payments/cli";
 import { PayoutService, TransferReturnStatus } from "@payments/contracts/payout";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/testing";
+import { eventually, manualClock } from "@payments/testing";
 import { createPayoutModule } from "../src/index.js";
 import { ORDINARY, recordingConnectors, WORKER_ENV, type Sent } from "./transfer-returns-suite.js";
-import { eventually, payoutContext } from "./worker-fixtures.js";
+import { payoutContext } from "./worker-fixtures.js";
 
 // `pnpm cli transfer-return …` in-process: usage errors exit 2 before any call (the URL it
 // would call has nothing listening, which would be exit 1), and list/complete/fail against a
@@ -74,7 +74,7 @@ test("list --awaiting-operator [--json], complete --bank-reference, fail --reaso
     (await payouts.createTransferReturn({ transferId, iban: ORDINARY, recipientName: "Zeynep Kaya", amount: 15_050n, currency: "", sandbox: false, reason: "unmatched", actor: "ayse" })).transferReturn!.id;
   const toComplete = await make("trf_cli_1");
   const toFail = await make("trf_cli_2");
-  await eventually(async () => (await payoutContext(running).db("transfer_returns").whereIn("id", [toComplete, toFail]).where({ awaiting_operator: true })).length === 2, "both awaiting an operator");
+  await eventually(async () => (await payoutContext(running).db("transfer_returns").whereIn("id", [toComplete, toFail]).where({ awaiting_operator: true })).length === 2, "both awaiting an operator", 15_000);
 
   const table = await cli(["transfer-return", "list", "--awaiting-operator"], env);
   t.is(table.code, 0, table.stderr);

@@ -9,7 +9,8 @@ import { createManualConnector, createSandboxConnector } from "../src/index.js";
 import type { TransferReturnRow } from "../src/transfer-returns.js";
 import { takeReturnRequest } from "../src/transfer-return-requests.js";
 import { TransferReturnRequestedSchema } from "@payments/contracts/deposit";
-import { eventually, payoutContext, turkishIban } from "./worker-fixtures.js";
+import { payoutContext, turkishIban } from "./worker-fixtures.js";
+import { eventually } from "@payments/testing";
 
 // Transfer returns, the same tests on MySQL (transfer-returns-mysql.test.ts) and SQLite
 // (transfer-returns-sqlite.test.ts): one payout process with its worker on, the real sandbox
@@ -68,7 +69,7 @@ export function transferReturnSuite(test: TestFn, services: () => RunningService
   const client = () => createServiceClient(PayoutService, services().server.url);
   const rows = async (ids: readonly string[]) => (await payoutContext(services()).db("transfer_returns").whereIn("id", ids)) as TransferReturnRow[];
   const settled = (ids: readonly string[], what: string) =>
-    eventually(async () => (await rows(ids)).every((r) => r.status === "completed" || r.status === "failed" || (r.status === "processing" && Boolean(r.awaiting_operator))), what);
+    eventually(async () => (await rows(ids)).every((r) => r.status === "completed" || r.status === "failed" || (r.status === "processing" && Boolean(r.awaiting_operator))), what, 15_000);
   let n = 0;
   const create = (overrides: Partial<{ transferId: string; iban: string; amount: bigint; sandbox: boolean; currency: string }> = {}) =>
     client().createTransferReturn({

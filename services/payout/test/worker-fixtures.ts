@@ -170,12 +170,4 @@ export async function ledgerSums(ctx: PayoutContext, merchantId: string): Promis
   return { available: Number(row.available ?? 0), held: Number(row.held ?? 0) };
 }
 
-export async function eventually(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -4,11 +4,11 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { depositModule } from "@payments/deposit-service";
 import { createLogger, createServiceClient, deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/testing";
+import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import type { BankConnector } from "../src/bank-connector.js";
 import { createPayoutModule } from "../src/index.js";
-import { eventTrail, eventually, ledgerSums, outboxEventsByWithdrawal, payoutContext, RecordingBank, sleep, turkishIban, withdrawalRows } from "./worker-fixtures.js";
+import { eventTrail, ledgerSums, outboxEventsByWithdrawal, payoutContext, RecordingBank, sleep, turkishIban, withdrawalRows } from "./worker-fixtures.js";
 
 // Crashes and bank errors. The all-in-one process serves the RPCs with its worker off; each
 // test starts the payout replicas whose workers it needs. The clock is manual: nothing is
@@ -109,7 +109,7 @@ test.serial("a worker that dies after marking withdrawals processing, before the
   // The doomed worker claims them, hands them to the bank, and never hears back.
   const doomedLogs: LogLine[] = [];
   const doomed = await startWorkerReplica(bank.connector("doomed", { hangs: () => true }), doomedLogs);
-  await eventually(() => ids.every((id) => bank.sendCount(id) === 1), "the doomed worker's sends");
+  await eventually(() => ids.every((id) => bank.sendCount(id) === 1), "the doomed worker's sends", 15_000);
   for (const row of await withdrawalRows(ctx, ids)) t.like(row, { status: "processing", dispatch_attempts: 1, dispatched_at: clock.now().getTime() });
   // Stopped without waiting: it is stuck on the bank, as a crashed process would be.
   const dying = doomed.stop();
@@ -122,7 +122,7 @@ test.serial("a worker that dies after marking withdrawals processing, before the
 
   // …and sends them again, same key, once they are overdue.
   clock.advance(RESEND_AFTER_MS + 1);
-  await eventually(async () => (await withdrawalRows(ctx, ids)).every((r) => r.status === "completed"), "the survivor to complete them");
+  await eventually(async () => (await withdrawalRows(ctx, ids)).every((r) => r.status === "completed"), "the survivor to complete them", 15_000);
   for (const id of ids) {
     t.deepEqual(
       bank.sends.filter((s) => s.instruction.idempotencyKey === id).map((s) => s.connector),
@@ -154,7 +154,7 @@ test.serial("a send that throws (network error) leaves the withdrawal processing
   const { merchantId, ids } = await pendingWithdrawals(3);
   const ctx = payoutContext(api);
 
-  await eventually(() => ids.every((id) => bank.sendCount(id) === 1), "the first, failing sends");
+  await eventually(() => ids.every((id) => bank.sendCount(id) === 1), "the first, failing sends", 15_000);
   await sleep(300);
   t.true(ids.every((id) => bank.sendCount(id) === 1), "a failed send is not retried at once");
   for (const row of await withdrawalRows(ctx, ids)) {
@@ -164,7 +164,7 @@ test.serial("a send that throws (network error) leaves the withdrawal processing
   t.deepEqual(await ledgerSums(ctx, merchantId), { available: 1_000_000 - 30_000, held: 30_000 });
 
   clock.advance(RESEND_AFTER_MS + 1);
-  await eventually(async () => (await withdrawalRows(ctx, ids)).every((r) => r.status === "completed"), "the re-sends to complete them");
+  await eventually(async () => (await withdrawalRows(ctx, ids)).every((r) => r.status === "completed"), "the re-sends to complete them", 15_000);
   for (const id of ids) t.deepEqual(bank.sends.filter((s) => s.instruction.idempotencyKey === id).length, 2, id);
   for (const row of await withdrawalRows(ctx, ids)) t.like(row, { dispatch_attempts: 2, bank_reference: `TEST-${row.id}` });
   const events = await outboxEventsByWithdrawal(ctx);
@@ -189,7 +189,7 @@ test.serial("stop() claims nothing more and returns once every claimed withdrawa
   const slow = await startWorkerReplica(bank.connector("slow", { delayMs: () => 300 }));
   const { ids } = await pendingWithdrawals(4);
   const ctx = payoutContext(api);
-  await eventually(() => ids.every((id) => bank.sendCount(id) === 1), "the sends to start");
+  await eventually(() => ids.every((id) => bank.sendCount(id) === 1), "the sends to start", 15_000);
 
   await stopReplica(slow);
   for (const row of await withdrawalRows(ctx, ids)) t.like(row, { status: "completed", dispatch_attempts: 1 });

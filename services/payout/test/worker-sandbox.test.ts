@@ -4,10 +4,10 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
 import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/testing";
+import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule, createSandboxConnector } from "../src/index.js";
-import { eventTrail, eventually, ledgerSums, outboxEventsByWithdrawal, payoutContext, sleep, turkishIban, withdrawalRows } from "./worker-fixtures.js";
+import { eventTrail, ledgerSums, outboxEventsByWithdrawal, payoutContext, sleep, turkishIban, withdrawalRows } from "./worker-fixtures.js";
 
 // The real sandbox connector (10 ms delay) behind two payout replicas on MySQL, and
 // withdrawals made through the PayoutService RPCs, as the gateway and operators make them.
@@ -97,7 +97,7 @@ test.serial("each sandbox test IBAN gets its documented outcome: 0001 ACCOUNT_NO
   await eventually(async () => {
     const rows = await withdrawalRows(ctx, Object.values(ids));
     return rows.every((r) => r.status !== "pending" && (r.status !== "processing" || Boolean(r.awaiting_operator)));
-  }, "every withdrawal decided by the sandbox bank");
+  }, "every withdrawal decided by the sandbox bank", 15_000);
 
   t.like(await withdrawal(ids.notFound), { status: WithdrawalStatus.FAILED, failureReason: "ACCOUNT_NOT_FOUND", iban: SANDBOX.notFound, sequence: 3n });
   t.like(await withdrawal(ids.nameMismatch), { status: WithdrawalStatus.FAILED, failureReason: "NAME_MISMATCH", sequence: 3n });
@@ -128,7 +128,7 @@ test.serial("a transfer the sandbox bank accepts without deciding (…0003) stay
   const toComplete = await withdraw(merchantId, SANDBOX.undecided, 30_000n);
   const toFail = await withdraw(merchantId, SANDBOX.undecided, 25_000n);
   const ctx = payoutContext(first);
-  await eventually(async () => (await withdrawalRows(ctx, [toComplete, toFail])).every((r) => Boolean(r.awaiting_operator)), "both accepted by the bank");
+  await eventually(async () => (await withdrawalRows(ctx, [toComplete, toFail])).every((r) => Boolean(r.awaiting_operator)), "both accepted by the bank", 15_000);
 
   // Far past PAYOUT_RESEND_AFTER: an answered transfer is not sent again.
   clock.advance(10 * 60_000);

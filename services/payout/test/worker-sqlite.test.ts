@@ -7,10 +7,10 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
 import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/testing";
+import { eventually, manualClock } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "../src/index.js";
-import { eventTrail, eventually, outboxEventsByWithdrawal, payoutContext, RecordingBank, turkishIban, withdrawalRows } from "./worker-fixtures.js";
+import { eventTrail, outboxEventsByWithdrawal, payoutContext, RecordingBank, turkishIban, withdrawalRows } from "./worker-fixtures.js";
 
 // The embedded mode of `pnpm start`: SQLite files and the in-process bus, where a claim is
 // exclusive because SQLite has one writer at a time.
@@ -47,12 +47,12 @@ test("on SQLite the worker pays, fails and leaves for an operator by the bank's 
   await eventually(async () => {
     const rows = await withdrawalRows(ctx, [paid, refused, undecided]);
     return rows.every((r) => r.status !== "pending" && (r.status !== "processing" || Boolean(r.awaiting_operator)));
-  }, "the bank's answers");
-  await eventually(() => bank.sendCount(flaky) === 1, "the send that throws");
+  }, "the bank's answers", 15_000);
+  await eventually(() => bank.sendCount(flaky) === 1, "the send that throws", 15_000);
   t.like((await withdrawalRows(ctx, [flaky]))[0], { status: "processing", dispatch_attempts: 1 });
 
   clock.advance(60_001);
-  await eventually(async () => (await withdrawalRows(ctx, [flaky]))[0]?.status === "completed", "the re-send");
+  await eventually(async () => (await withdrawalRows(ctx, [flaky]))[0]?.status === "completed", "the re-send", 15_000);
   const status = async (id: string) => (await payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: id } })).withdrawal;
   t.like(await status(paid), { status: WithdrawalStatus.COMPLETED });
   t.like(await status(refused), { status: WithdrawalStatus.FAILED, failureReason: "ACCOUNT_CLOSED" });
