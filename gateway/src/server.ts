@@ -195,7 +195,10 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     const resolved: GatewayConfig = { ...config, PORT: port, PUBLIC_BASE_URL: publicBaseUrl({ ...config, PORT: port }) };
     const readiness = { listening: () => server.listening, draining: () => draining };
     const app = createApp({ config: resolved, merchants, bankCatalog, deposits, payouts, callbacks, health: healthClients, credentials, catalog, logger, metrics, clock, routes: probes({ readiness, clock }) });
-    server.on("request", app.callback());
+    const handle = app.callback();
+    // Fire-and-forget is safe: Koa's handler catches every error itself (the error handler answers
+    // with the envelope, ctx.onerror behind it), so its promise never rejects and nothing is lost.
+    server.on("request", (req, res) => void handle(req, res));
 
     let metricsPort: number | undefined;
     if (config.METRICS_PORT !== undefined) {

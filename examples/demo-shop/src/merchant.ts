@@ -36,7 +36,7 @@ async function cli(args: string[]): Promise<unknown> {
   } catch (err) {
     const e = err as { stderr?: string; stdout?: string; message: string };
     const said = `${e.stderr ?? ""}${e.stdout ?? ""}`.trim() || e.message;
-    throw new Error(`pnpm cli ${args.join(" ")} failed: ${said}`);
+    throw new Error(`pnpm cli ${args.join(" ")} failed: ${said}`, { cause: err });
   }
 }
 

@@ -42,7 +42,8 @@ export function errorHandler(options: { clock: Clock; logger: Logger; metrics: M
           {
             calledService: call ? serviceName(call.service) : "unknown",
             rpc: call ? `${call.service}/${call.method}` : undefined,
-            code: Code[err.code] ?? err.code,
+            // A code this build's enum does not name (a newer peer) has no name: logged as its number.
+            code: (Code[err.code] as string | undefined) ?? err.code,
             reason: err.metadata.get("x-error-reason") ?? undefined,
             error: err.rawMessage,
           },

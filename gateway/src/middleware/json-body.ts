@@ -14,7 +14,10 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  */
 export function jsonBody(options: { optional?: boolean } = {}): GatewayMiddleware {
   return async (ctx, next) => {
-    if (!WITH_BODY.has(ctx.method)) return next();
+    if (!WITH_BODY.has(ctx.method)) {
+      await next();
+      return;
+    }
     if (options.optional && (ctx.state.rawBody?.length ?? 0) === 0) {
       ctx.state.body = {};
     } else {

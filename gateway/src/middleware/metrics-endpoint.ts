@@ -40,7 +40,10 @@ export function metricsEndpoint(options: MetricsEndpointOptions): GatewayMiddlew
   };
 
   return async (ctx, next) => {
-    if (ctx.path !== "/metrics" || (ctx.method !== "GET" && ctx.method !== "HEAD")) return next();
+    if (ctx.path !== "/metrics" || (ctx.method !== "GET" && ctx.method !== "HEAD")) {
+      await next();
+      return;
+    }
     ctx.state.route = "/metrics";
     if (!permitted(ctx)) throw new ApiError(404, "NOT_FOUND", `No endpoint at ${ctx.path}`);
     ctx.status = 200;

@@ -15,7 +15,8 @@ export function routeMatch(options: { router: Router<GatewayState> }): GatewayMi
     const layer = matched.pathAndMethod.find((l) => l.methods.length > 0);
     if (layer) {
       ctx.state.route = layer.path.toString();
-      return next();
+      await next();
+      return;
     }
     const allowed = [...new Set(matched.path.flatMap((l) => l.methods))].sort((a, b) => methodOrder(a) - methodOrder(b));
     if (allowed.length === 0) {

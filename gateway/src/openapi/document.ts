@@ -102,7 +102,7 @@ function parameters(op: OperationSpec): Record<string, unknown>[] {
     params.push({ name, in: "path", required: true, description, schema: inputSchema(PATH_ID), example });
   }
   if (op.query) {
-    for (const [name, schema] of Object.entries(op.query.schema.shape)) {
+    for (const [name, schema] of Object.entries<z.ZodType>(op.query.schema.shape)) {
       params.push({
         name,
         in: "query",

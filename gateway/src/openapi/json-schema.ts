@@ -22,7 +22,9 @@ export type Overrides = ReadonlyMap<z.core.$ZodType, JsonSchema>;
 
 /** OpenAPI has its own `$schema` default; a component's `$id` would move its `$ref`s' base. */
 export function stripRootKeys(schema: JsonSchema): JsonSchema {
-  const { $schema: _schema, $id: _id, ...rest } = schema;
+  const rest = { ...schema };
+  delete rest.$schema;
+  delete rest.$id;
   return rest;
 }
 

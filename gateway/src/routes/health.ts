@@ -22,7 +22,9 @@ export function health(deps: { services: Record<string, HealthClient>; clock: Cl
           Object.entries(deps.services).map(async ([name, client]): Promise<[string, string]> => {
             try {
               const res = await client.check({ service: "" }, { timeoutMs: deps.timeoutMs });
-              return [name, ServingStatus[res.status] ?? "UNKNOWN"];
+              // A status this build's enum does not name (a newer service) has no name: UNKNOWN, so not SERVING.
+              const status = ServingStatus[res.status] as string | undefined;
+              return [name, status ?? "UNKNOWN"];
             } catch {
               return [name, "UNREACHABLE"];
             }

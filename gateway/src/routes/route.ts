@@ -85,6 +85,7 @@ export const optionalString = z.string({ error: "must be a string" }).nullish();
  * embedding, override or isolate (the kit's hasUnsafeCharacters, as a pattern of the
  * characters allowed).
  */
+// eslint-disable-next-line no-control-regex -- deliberate: the pattern rejects control characters in input
 export const SAFE_CHARACTERS = /^[^\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]*$/;
 export const UNSAFE_CHARACTERS_PROBLEM = "must not contain control characters or bidirectional overrides";
 /** Something besides whitespace: a blank name is a missing one. */

@@ -27,7 +27,8 @@ export const EXIT_USAGE = 2;
 
 /** "NotFound" → "NOT_FOUND": the gRPC name, when a service sent no machine reason. */
 function codeName(code: Code): string {
-  return (Code[code] ?? `CODE_${code}`).replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+  // A code this build's enum does not name (a newer service) has no name: CODE_<n>.
+  return ((Code[code] as string | undefined) ?? `CODE_${code}`).replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
 }
 
 /** The one stderr line for a failure and the exit code that goes with it. */

@@ -48,6 +48,7 @@ const ENGLISH = CSV_DIALECTS.en;
  * second cell that starts with `=`; quoted, it stays one cell of text. `dialect` is the file's,
  * for symmetry with csvNumber and csvLines: a text cell is written the same in both.
  */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- kept on purpose (see above): callers pass the file's dialect as to csvNumber and csvLines
 export function csvCell(value: string, _dialect: CsvDialect = ENGLISH): string {
   const inert = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
   return /[",;\r\n]/.test(inert) ? `"${inert.replaceAll('"', '""')}"` : inert;

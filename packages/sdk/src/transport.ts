@@ -64,9 +64,11 @@ export function queryString(query: QueryValues | undefined): string {
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the caller's own abort reason, as is (as fetch rejects with it, and the client documents): abort("x") makes it a string
+    const abort = () => reject(signal?.reason);
+    if (signal?.aborted) return abort();
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+    signal?.addEventListener("abort", () => (clearTimeout(timer), abort()), { once: true });
   });
 
 /**
