@@ -57,7 +57,7 @@ function inFlightCap(rate: number): number {
 
 function rpcFailure(what: string, err: unknown): CallOutcome {
   const info = errorInfo(err);
-  const code = `${Code[info.code] ?? info.code}${info.reason ? ` ${info.reason}` : ""}`;
+  const code = `${(Code[info.code] as string | undefined) ?? info.code}${info.reason ? ` ${info.reason}` : ""}`;
   return { code, sample: `${what}: ${code}: ${info.message.slice(0, 300)}` };
 }
 
@@ -82,7 +82,7 @@ function reportTransfer(product: RunningProduct, d: ReportDeposit, bankTransacti
       if (res.duplicate) return { code: "DUPLICATE", sample: `${what}: answered as a duplicate` };
       if (res.deposit?.id === d.id && res.deposit.status === DepositStatus.COMPLETED && res.transfer?.depositId === d.id) return {};
       const t = res.transfer;
-      const status = t ? (TransferStatus[t.status] ?? String(t.status)) : "no transfer";
+      const status = t ? ((TransferStatus[t.status] as string | undefined) ?? String(t.status)) : "no transfer";
       return { code: `NOT_COMPLETED ${status}`, sample: `${what}: transfer ${t?.id ?? "?"} ${status}${t?.unmatchedReason ? ` (${t.unmatchedReason})` : ""}, deposit ${res.deposit?.id ?? "none"} ${res.deposit ? DepositStatus[res.deposit.status] : ""}` };
     })
     .catch((err: unknown) => rpcFailure(what, err));
@@ -189,7 +189,9 @@ export async function runReportScenario(options: {
     const answeredOk = new Set(deposits.filter((_, i) => !failed.has(i)).map((d) => d.id));
     const check = await checkCompletedOnce(product, merchants, deposits, answeredOk, sinceMs, lastAnswerAt, Math.max(60_000, options.count * 20));
     if (figures.errors > 0) log(`${scenario}: ${await cancelUnpaid(product, merchants, figures.failedIndexes.map((i) => deposits[i]!))} deposits whose payment failed cancelled (they would be candidates of the next set)`);
-    const { failedIndexes: _, ...measured } = figures;
+    // The report carries the figures without the failed indexes (used just above, not a figure).
+    const measured: Omit<OpenLoopFigures, "failedIndexes"> & Partial<Pick<OpenLoopFigures, "failedIndexes">> = { ...figures };
+    delete measured.failedIndexes;
     return { ...measured, deposits: deposits.length, accounts: split, depositsCreatedPerSecond: perSecond, warmup, check };
   } finally {
     agent.destroy();

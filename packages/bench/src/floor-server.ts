@@ -214,7 +214,10 @@ if (kind === "db") {
   if (!deposits || !payouts) throw new Error("FLOOR_DEPOSIT_DATABASE_URL and FLOOR_PAYOUT_DATABASE_URL are required for FLOOR_KIND=db");
   db = { deposits: openDatabase(deposits), payouts: openDatabase(payouts) };
 }
-const server = http.createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, app.callback());
+const handle = app.callback();
+// Fire-and-forget is safe: Koa's handler catches every error itself (the middleware above
+// answers with the envelope, ctx.onerror behind it), so its promise never rejects.
+const server = http.createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, (req, res) => void handle(req, res));
 server.keepAliveTimeout = 5_000;
 await new Promise<void>((resolve) => server.listen(Number(process.env.PORT ?? 0), "127.0.0.1", resolve));
 process.stdout.write(`${JSON.stringify({ ready: true, kind, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })}\n`);

@@ -5,7 +5,7 @@ import { createReportAccounts, runReportScenario, type ReportAccounts, type Repo
 import { runCallbackScenario, startCallbackReceiver, type CallbackReceiver } from "./callback-latency.js";
 import { floorMerchants, startFloor } from "./floors.js";
 import { checkLedger } from "./ledger-check.js";
-import { runLoad, stopCurrentLoad, type LoadPlan, type Merchant } from "./load.js";
+import { runLoad, stopCurrentLoad, type Merchant } from "./load.js";
 import { machineInfo } from "./machine.js";
 import { parseOptions, USAGE, type BenchOptions, type ScenarioName } from "./options.js";
 import { peakRssKib, pidListeningOn } from "./proc-stats.js";
@@ -58,7 +58,8 @@ const cleanup = () =>
     await stopAllServers(15_000);
     for (const p of await resources.dropAll()) notes.push(`cleanup: ${p}`);
   })());
-let interrupted = false;
+// Set by the signal handler, so not the literal `false` TS would narrow it to.
+let interrupted = false as boolean;
 const onSignal = (signal: NodeJS.Signals) => {
   if (interrupted) {
     killAllServersNow();

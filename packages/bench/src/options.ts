@@ -105,7 +105,7 @@ export function parseOptions(argv: string[]): BenchOptions | "help" {
     allowPositionals: false,
   });
   if (values.help) return "help";
-  const quick = values.quick ?? false;
+  const quick = values.quick;
   return {
     duration: positive(values.duration, quick ? 2 : 8, "duration"),
     warmup: values.warmup === "0" ? 0 : positive(values.warmup, quick ? 0.5 : 2, "warmup"),
@@ -118,7 +118,7 @@ export function parseOptions(argv: string[]): BenchOptions | "help" {
     scenarios: list(values.only, SCENARIOS, "scenario"),
     targets: list(values.targets, TARGETS, "target"),
     ...(values.out ? { out: values.out } : {}),
-    cpuProf: values["cpu-prof"] ?? false,
+    cpuProf: values["cpu-prof"],
     quick,
     mysqlUrl: process.env.BENCH_MYSQL_URL ?? "mysql://root@127.0.0.1:3306",
     natsUrl: process.env.BENCH_NATS_URL ?? "nats://127.0.0.1:4222",

@@ -100,7 +100,7 @@ export function pidListeningOn(port: number): number | undefined {
   const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
   const inodes = new Set<string>();
   for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    let text = "";
+    let text: string;
     try {
       text = readFileSync(file, "utf8");
     } catch {

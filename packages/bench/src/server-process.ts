@@ -145,7 +145,8 @@ export function killAllServersNow(): void {
 /** Polls `url` until it answers 200; resolves with performance.now() at that moment. */
 export async function waitForHttp200(url: string, server: ServerProcess, timeoutMs: number): Promise<number> {
   const deadline = performance.now() + timeoutMs;
-  let exitedEarly = false;
+  // Set when the process exits, so not the literal `false` TS would narrow it to.
+  let exitedEarly = false as boolean;
   void server.exited.then(() => (exitedEarly = true));
   for (;;) {
     if (exitedEarly) throw new Error(`${server.name} exited before it was ready\n${server.tail()}`);
