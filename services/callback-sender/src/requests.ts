@@ -15,7 +15,7 @@ export const optionalTransactionId = z
   .transform((v) => (v === "" ? undefined : v));
 export const deliveryStatus = z
   .number()
-  .refine((s) => s === DeliveryStatus.UNSPECIFIED || deliveryStatusFromProto(s) !== undefined, "is not a delivery status")
+  .refine((s) => s === (DeliveryStatus.UNSPECIFIED as number) || deliveryStatusFromProto(s) !== undefined, "is not a delivery status")
   .transform((s) => deliveryStatusFromProto(s));
 export const limit = pageLimit(20, 100);
 export const cursor = cursorField(decodeCursor);

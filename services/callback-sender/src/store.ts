@@ -98,16 +98,16 @@ export async function getEventRow(db: Knex, eventId: string, merchantId: string 
   if (merchantId !== undefined) query.where({ merchant_id: merchantId });
   const row = await query.first();
   if (!row) throw eventNotFound(eventId);
-  return row as EventRow;
+  return row;
 }
 
 /** The attempts of each event, oldest first, at most ATTEMPTS_SHOWN (the newest) each. */
 export async function attemptsOf(db: Knex, eventIds: readonly string[]): Promise<Map<string, AttemptRow[]>> {
   const byEvent = new Map<string, AttemptRow[]>(eventIds.map((id) => [id, []]));
   if (eventIds.length === 0) return byEvent;
-  const rows = (await db<AttemptRow>("callback_attempts")
+  const rows = await db<AttemptRow>("callback_attempts")
     .whereIn("event_id", [...eventIds])
-    .orderBy([{ column: "event_id" }, { column: "number" }])) as AttemptRow[];
+    .orderBy([{ column: "event_id" }, { column: "number" }]);
   for (const row of rows) byEvent.get(row.event_id)?.push(row);
   for (const [id, attempts] of byEvent) if (attempts.length > ATTEMPTS_SHOWN) byEvent.set(id, attempts.slice(-ATTEMPTS_SHOWN));
   return byEvent;

@@ -56,10 +56,11 @@ async function reconcileIn(db: Knex, period: { from?: number; to?: number }): Pr
   const deposits = new Map<string, DepositRow>();
   // In chunks: an IN list of every transfer of a long period would be one huge statement.
   for (let i = 0; i < ids.length; i += 500) {
-    const rows = (await db("suspense_entries").whereIn("transfer_id", ids.slice(i, i + 500)).select("transfer_id").sum({ amount: "amount" }).groupBy("transfer_id")) as Array<{
-      transfer_id: string;
-      amount: number | string;
-    }>;
+    const rows = await db("suspense_entries")
+      .whereIn("transfer_id", ids.slice(i, i + 500))
+      .select("transfer_id")
+      .sum({ amount: "amount" })
+      .groupBy<Array<{ transfer_id: string; amount: number | string }>>("transfer_id");
     for (const row of rows) suspenseByTransfer.set(row.transfer_id, Number(row.amount));
   }
   for (let i = 0; i < depositIds.length; i += 500) {

@@ -122,7 +122,11 @@ function candidatesOnAccount(trx: Knex.Transaction, ctx: DepositContext, iban: s
   const lateSince = ctx.clock.now().getTime() - ctx.config.LATE_PAYMENT_WINDOW;
   return trx("deposits")
     .where({ account_iban: iban })
-    .andWhere((q) => q.where({ status: "pending" }).orWhere((e) => e.where({ status: "expired" }).andWhere("expires_at", ">=", lateSince)))
+    .andWhere((q) => {
+      q.where({ status: "pending" }).orWhere((e) => {
+        e.where({ status: "expired" }).andWhere("expires_at", ">=", lateSince);
+      });
+    })
     .orderBy("id") as Promise<DepositRow[]>;
 }
 
@@ -261,7 +265,7 @@ export async function recordTransferIn(trx: Knex.Transaction, ctx: DepositContex
   const transfer = await recordArrival(trx, ctx.clock, { ...matched, review_deposit_id: deposit.id, unmatched_reason: reason }, "record_review");
   // Nothing changes the deposit, so nothing locks it; but the decision rests on its status,
   // which is read once more now that the transfer row is written.
-  const now = (await trx("deposits").where({ id: deposit.id }).first("status")) as Pick<DepositRow, "status"> | undefined;
+  const now = await trx("deposits").where({ id: deposit.id }).first<Pick<DepositRow, "status"> | undefined>("status");
   if (now?.status !== deposit.status) throw new StaleMatch();
   if (decision.action !== "return" || missing.length > 0) return { transfer };
   const returning = await applyTransferMove(trx, ctx.clock, transfer, {
@@ -340,7 +344,7 @@ async function recordedBefore(trx: Knex.Transaction, report: TransferReport): Pr
   const former = await trx("incoming_transfers")
     .where({ iban: report.iban, amount: report.amount, currency: report.currency, value_date: report.valueDate ?? null })
     .whereIn("bank_transaction_id", [...report.formerIds])
-    .first("id");
+    .first<{ id: string } | undefined>("id");
   return former !== undefined;
 }
 

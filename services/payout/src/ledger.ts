@@ -59,7 +59,7 @@ export function insufficientBalance(currency: string): Error {
  * already exists (a repeated event).
  */
 export async function post(trx: Knex.Transaction, clock: Clock, posting: LedgerPosting): Promise<LedgerEntryRow | undefined> {
-  const existing = await trx("ledger_entries").where({ kind: posting.kind, transaction_id: posting.transactionId }).first();
+  const existing = await trx("ledger_entries").where({ kind: posting.kind, transaction_id: posting.transactionId }).first<{ id: string } | undefined>("id");
   if (existing) return undefined;
   const now = clock.now().getTime();
   // An upsert, not INSERT IGNORE: on MySQL a duplicate-key IGNORE leaves a shared lock on
@@ -179,7 +179,7 @@ export function decodeStatementCursor(text: string): StatementPosition | undefin
   if (!Array.isArray(value) || value.length !== 10 || value[0] !== "st1" || typeof value[1] !== "string") return undefined;
   const numbers = value.slice(2) as unknown[];
   if (!numbers.every((n): n is number => typeof n === "number" && Number.isSafeInteger(n))) return undefined;
-  const [lastSeq, afterSeq, ra, rh, oa, oh, ca, ch] = numbers as number[] as [number, number, number, number, number, number, number, number];
+  const [lastSeq, afterSeq, ra, rh, oa, oh, ca, ch] = numbers as [number, number, number, number, number, number, number, number];
   if (afterSeq < 0 || afterSeq >= lastSeq) return undefined;
   return { scope: value[1], lastSeq, afterSeq, running: { available: ra, held: rh }, opening: { available: oa, held: oh }, closing: { available: ca, held: ch } };
 }
@@ -257,7 +257,7 @@ export async function statementPage(db: Knex, query: StatementQuery & { limit: n
 
 /** The lines after `from.afterSeq`, up to `from.lastSeq`, continuing its running balance. */
 async function pageFrom(db: Knex, query: StatementQuery & { limit: number }, from: StatementPosition): Promise<StatementPage> {
-  const rows = (await db("ledger_entries as e")
+  const rows = await db("ledger_entries as e")
     // Only a withdrawal's entries join a withdrawal: an adjustment's or deposit's id never names one.
     .leftJoin("withdrawals as w", function () {
       this.on("w.id", "=", "e.transaction_id").andOn("w.merchant_id", "=", "e.merchant_id").andOnIn("e.kind", WITHDRAWAL_KINDS);
@@ -269,9 +269,16 @@ async function pageFrom(db: Knex, query: StatementQuery & { limit: number }, fro
     .where("e.created_at", "<", query.toMs)
     .orderBy("e.seq", "asc")
     .limit(query.limit + 1)
-    .select("e.seq", "e.id", "e.kind", "e.available_delta", "e.held_delta", "e.transaction_id", "e.created_at", db.raw("coalesce(e.process_id, w.process_id) as process_id"))) as Array<
-    Omit<StatementLineRow, "balance_after"> & { seq: number | string }
-  >;
+    .select<Array<Omit<StatementLineRow, "balance_after"> & { seq: number | string }>>(
+      "e.seq",
+      "e.id",
+      "e.kind",
+      "e.available_delta",
+      "e.held_delta",
+      "e.transaction_id",
+      "e.created_at",
+      db.raw("coalesce(e.process_id, w.process_id) as process_id"),
+    );
   let { available, held } = from.running;
   const lines = rows.slice(0, query.limit).map((row): StatementLineRow => {
     available += Number(row.available_delta);

@@ -29,7 +29,9 @@ export async function claimOverdueTransferReturns(ctx: PayoutContext, limit: num
   const now = ctx.clock.now().getTime();
   const dueBefore = now - ctx.config.PAYOUT_RESEND_AFTER;
   const overdue = (qb: Knex.QueryBuilder) =>
-    qb.where({ status: "processing", awaiting_operator: false }).where((w) => w.whereNull("dispatched_at").orWhere("dispatched_at", "<=", dueBefore));
+    qb.where({ status: "processing", awaiting_operator: false }).where((w) => {
+      w.whereNull("dispatched_at").orWhere("dispatched_at", "<=", dueBefore);
+    });
   return claimTransaction(ctx.db, async (trx) => {
     const rows = (await forUpdateSkipLocked(trx, overdue(trx("transfer_returns").select("*")).orderBy("dispatched_at").orderBy("id").limit(limit))) as TransferReturnRow[];
     const taken: TransferReturnRow[] = [];

@@ -28,7 +28,7 @@ export const SEND_CONCURRENCY = 10;
 
 /** The connector for this withdrawal, by the sandbox flag recorded at its creation. */
 export function connectorFor(ctx: PayoutContext, row: Pick<WithdrawalRow, "sandbox">): BankConnector {
-  return Boolean(row.sandbox) ? ctx.connectors.sandbox : ctx.connectors.live;
+  return row.sandbox ? ctx.connectors.sandbox : ctx.connectors.live;
 }
 
 /** The bank's answer as the worker recorded it. */
@@ -45,7 +45,9 @@ export async function claimOverdueWithdrawals(ctx: PayoutContext, limit: number)
   const overdue = (qb: Knex.QueryBuilder) =>
     qb
       .where({ status: "processing", awaiting_operator: false })
-      .where((w) => w.whereNull("dispatched_at").orWhere("dispatched_at", "<=", dueBefore));
+      .where((w) => {
+        w.whereNull("dispatched_at").orWhere("dispatched_at", "<=", dueBefore);
+      });
   return claimTransaction(ctx.db, async (trx) => {
     const rows = (await forUpdateSkipLocked(trx, overdue(trx("withdrawals").select("*")).orderBy("dispatched_at").orderBy("id").limit(limit))) as WithdrawalRow[];
     const taken: WithdrawalRow[] = [];
@@ -145,7 +147,7 @@ export async function sendWithin(connector: BankConnector, instruction: PayoutIn
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new SendTimeout(ms)), ms);
-    timer.unref?.();
+    timer.unref();
   });
   const send = connector.send(instruction);
   send.catch(() => {}); // an answer after the timeout is dropped: the re-send gets it again
@@ -213,6 +215,8 @@ export function startPayoutWorker(ctx: PayoutContext): Stoppable {
   const queue: WithdrawalRow[] = [];
   const inFlight = new Set<Promise<unknown>>();
   let stopped = false;
+  // Read through a call: stop() sets it while a pass awaits its claims, which narrowing cannot see.
+  const isStopped = (): boolean => stopped;
   /** The last claim was full: more are probably waiting. */
   let backlog = false;
 
@@ -238,7 +242,7 @@ export function startPayoutWorker(ctx: PayoutContext): Stoppable {
       ["overdue", claimOverdueWithdrawals],
       ["pending", claimPendingWithdrawals],
     ] as const) {
-      if (stopped) break;
+      if (isStopped()) break;
       try {
         const claimed = await take(ctx, batch - count);
         count += claimed.length;
@@ -256,7 +260,7 @@ export function startPayoutWorker(ctx: PayoutContext): Stoppable {
   };
 
   const pending = async () => {
-    const row = (await ctx.db("withdrawals").where({ status: "pending" }).count({ n: "*" }).first()) as { n?: number | string } | undefined;
+    const row = await ctx.db("withdrawals").where({ status: "pending" }).count({ n: "*" }).first<{ n?: number | string } | undefined>();
     return Number(row?.n ?? 0);
   };
   // Claims every PAYOUT_WORKER_INTERVAL and when a send ends after a full claim; while claims

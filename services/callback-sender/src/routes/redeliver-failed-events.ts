@@ -7,7 +7,7 @@ import { merchantId } from "../requests.js";
 
 const request = z.object({
   merchantId,
-  since: optionalTimestamp.refine((v) => v !== undefined, "is required").transform((v) => v as number),
+  since: optionalTimestamp.refine((v) => v !== undefined, "is required"),
 });
 
 export function redeliverFailedEvents(ctx: CallbackContext): Rpc<typeof CallbackService, "redeliverFailedEvents"> {

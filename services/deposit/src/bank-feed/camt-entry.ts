@@ -38,7 +38,9 @@ interface ReadEntry {
 
 /** One Ntry: its transfers when it is a booked credit, else why it is skipped; undefined when it has problems (reported). */
 export function readEntry(entry: XmlElement, where: string, problem: (element: XmlElement | undefined, text: string) => void): ReadEntry | undefined {
+  // Read through fine() below: report() clears it from inside the readers, which narrowing cannot see.
   let ok = true;
+  const fine = (): boolean => ok;
   const report = (element: XmlElement | undefined, text: string) => {
     ok = false;
     problem(element, text);
@@ -56,7 +58,7 @@ export function readEntry(entry: XmlElement, where: string, problem: (element: X
       indicator: detailIndicator ? readIndicator(detailIndicator, detail, report) : undefined,
     };
   });
-  if (!ok || !amount || !indicator || reversal === "invalid") return undefined;
+  if (!fine() || !amount || !indicator || reversal === "invalid") return undefined;
 
   const skip = (reason: string): ReadEntry => ({ valueDate: undefined, transfers: [], skipped: [{ where, line: entry.line, reason }] });
   if (indicator === "DBIT") return skip(reversal ? SKIP_REASONS.creditReversal : SKIP_REASONS.debit);
@@ -69,7 +71,7 @@ export function readEntry(entry: XmlElement, where: string, problem: (element: X
   }
 
   const valueDate = readValueDate(entry, report);
-  if (!ok || valueDate === undefined) return undefined;
+  if (!fine() || valueDate === undefined) return undefined;
   const entryReference = usableReference(textAt(entry, "AcctSvcrRef"));
   const entryInfo = textAt(entry, "AddtlNtryInf");
 
@@ -86,10 +88,10 @@ export function readEntry(entry: XmlElement, where: string, problem: (element: X
       if (d.amount.currency !== amount.currency) return report(details[k], `TxDtls #${k + 1} is in ${d.amount.currency}, the entry in ${amount.currency}`);
       sum += (d.indicator === "DBIT" ? -1n : 1n) * BigInt(d.amount.units);
     });
-    if (ok && sum !== BigInt(amount.units)) {
+    if (fine() && sum !== BigInt(amount.units)) {
       report(entry, `the amounts of its ${details.length} TxDtls add up to ${formatMajor(sum, amount.currency)}, not the entry's ${formatMajor(amount.units, amount.currency)}`);
     }
-    if (!ok) return undefined;
+    if (!fine()) return undefined;
   }
 
   const result: ReadEntry = { valueDate, transfers: [], skipped: [] };

@@ -266,7 +266,7 @@ function withoutLeadingIban(text: string): string {
   if (!iban) return text;
   // The IBAN's characters as printed, with the single spaces between its groups.
   let at = 0;
-  for (const char of iban) {
+  for (let k = 0; k < iban.length; k++) {
     while (text[at] === " ") at++;
     at++;
   }

@@ -10,6 +10,7 @@ export const SENDER_NAME_MAX = 200;
 export const DESCRIPTION_MAX = 500;
 export const BANK_TRANSACTION_ID_MAX = 100;
 
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this removes from bank text
 const UNSAFE_GLOBAL = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/gu;
 
 /**

@@ -57,13 +57,9 @@ export const reconciliationMigration: Migration = {
       t.index(["iban", "currency", "at"], "suspense_entries_account");
       t.index(["transfer_id"], "suspense_entries_transfer");
     });
-    const unmatched = (await db("incoming_transfers").where({ status: "unmatched" }).select("id", "iban", "currency", "amount", "reported_at")) as Array<{
-      id: string;
-      iban: string;
-      currency: string;
-      amount: number;
-      reported_at: number;
-    }>;
+    const unmatched = await db("incoming_transfers")
+      .where({ status: "unmatched" })
+      .select<Array<{ id: string; iban: string; currency: string; amount: number; reported_at: number }>>("id", "iban", "currency", "amount", "reported_at");
     for (const row of unmatched) {
       await db("suspense_entries").insert({ id: `sus_${row.id}`, iban: row.iban, currency: row.currency, transfer_id: row.id, amount: row.amount, kind: "received", deposit_id: null, at: row.reported_at });
     }

@@ -48,7 +48,7 @@ export function confirmDeposit(ctx: DepositContext): Rpc<typeof DepositService, 
 
 /** An unknown transfer id is the request's fault (VALIDATION_ERROR on transfer_id, as before). */
 async function transferOnSandboxAccount(ctx: DepositContext, transferId: string): Promise<boolean> {
-  const transfer = (await ctx.db("incoming_transfers").where({ id: transferId }).first("iban")) as { iban: string } | undefined;
+  const transfer = await ctx.db("incoming_transfers").where({ id: transferId }).first<{ iban: string } | undefined>("iban");
   if (!transfer) throw validationError("transfer_id", `transfer_id: no incoming transfer ${transferId}`);
   return isSandboxAccount(ctx, transfer.iban);
 }

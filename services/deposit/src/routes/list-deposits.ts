@@ -9,7 +9,7 @@ const request = z.object({
   ...merchantScopeFields,
   status: z
     .number()
-    .refine((s) => s === DepositStatus.UNSPECIFIED || statusFromProto(s) !== undefined, "is not a deposit status")
+    .refine((s) => s === (DepositStatus.UNSPECIFIED as number) || statusFromProto(s) !== undefined, "is not a deposit status")
     .transform((s) => statusFromProto(s)),
   createdFrom: optionalTimestamp,
   createdTo: optionalTimestamp,

@@ -45,7 +45,9 @@ export function listUnmatchedTransfers(ctx: DepositContext): Rpc<typeof DepositS
         if (reportedBefore !== undefined) query.where("reported_at", "<", reportedBefore);
         if (cursor) {
           // Written as a range on reported_at first, so the index bounds the read.
-          query.where("reported_at", ">=", cursor.createdAt).where((q) => q.where("reported_at", ">", cursor.createdAt).orWhere("id", ">", cursor.id));
+          query.where("reported_at", ">=", cursor.createdAt).where((q) => {
+            q.where("reported_at", ">", cursor.createdAt).orWhere("id", ">", cursor.id);
+          });
         }
         return (await query.orderBy([{ column: "reported_at" }, { column: "id" }]).limit(limit + 1)) as TransferRow[];
       });

@@ -82,17 +82,17 @@ const key = (merchantId: string, currency: string) => `${merchantId}\u0000${curr
 
 /** Every balance row and every merchant and currency with entries, each against its entries' sums. */
 async function merchantChecks(trx: Knex.Transaction): Promise<MerchantCheck[]> {
-  const balances = (await trx("balances").select("merchant_id", "currency", "available", "held")) as Array<{
+  const balances = await trx("balances").select<Array<{
     merchant_id: string;
     currency: string;
     available: number | string;
     held: number | string;
-  }>;
+  }>>("merchant_id", "currency", "available", "held");
   // SUM is DECIMAL on MySQL (a string from the driver).
-  const sums = (await trx("ledger_entries")
+  const sums = await trx("ledger_entries")
     .select("merchant_id", "currency")
     .sum({ available: "available_delta", held: "held_delta" })
-    .groupBy("merchant_id", "currency")) as Array<{ merchant_id: string; currency: string; available: number | string | null; held: number | string | null }>;
+    .groupBy<Array<{ merchant_id: string; currency: string; available: number | string | null; held: number | string | null }>>("merchant_id", "currency");
   const checks = new Map<string, MerchantCheck>();
   const at = (merchantId: string, currency: string): MerchantCheck => {
     const k = key(merchantId, currency);
@@ -122,10 +122,10 @@ async function merchantChecks(trx: Knex.Transaction): Promise<MerchantCheck[]> {
 async function ledgerCredits(trx: Knex.Transaction, depositIds: readonly string[]): Promise<Map<string, LedgerCredit[]>> {
   const byDeposit = new Map<string, LedgerCredit[]>();
   for (let i = 0; i < depositIds.length; i += CHUNK) {
-    const rows = (await trx("ledger_entries")
+    const rows = await trx("ledger_entries")
       .where({ kind: "deposit_credit" })
       .whereIn("transaction_id", depositIds.slice(i, i + CHUNK))
-      .select("merchant_id", "currency", "available_delta", "held_delta", "transaction_id")) as LedgerCredit[];
+      .select<LedgerCredit[]>("merchant_id", "currency", "available_delta", "held_delta", "transaction_id");
     for (const row of rows) {
       const list = byDeposit.get(row.transaction_id) ?? [];
       list.push(row);

@@ -9,7 +9,7 @@ import { returnStatusFromProto, transferReturnFromRow, type TransferReturnRow } 
 const request = z.object({
   status: z
     .number()
-    .refine((s) => s === TransferReturnStatus.UNSPECIFIED || returnStatusFromProto(s) !== undefined, "is not a transfer return status")
+    .refine((s) => s === (TransferReturnStatus.UNSPECIFIED as number) || returnStatusFromProto(s) !== undefined, "is not a transfer return status")
     .transform((s) => returnStatusFromProto(s)),
   awaitingOperator: z.boolean(),
   limit: pageLimit(20, 100),

@@ -10,7 +10,7 @@ const request = z.object({
   ...scopeFields,
   status: z
     .number()
-    .refine((s) => s === WithdrawalStatus.UNSPECIFIED || statusFromProto(s) !== undefined, "is not a withdrawal status")
+    .refine((s) => s === (WithdrawalStatus.UNSPECIFIED as number) || statusFromProto(s) !== undefined, "is not a withdrawal status")
     .transform((s) => statusFromProto(s)),
   createdFrom: optionalTime,
   createdTo: optionalTime,

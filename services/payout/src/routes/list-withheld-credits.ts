@@ -12,7 +12,7 @@ const request = z.object({
   merchantId: z.string().max(100, "must be at most 100 characters"),
   status: z
     .number()
-    .refine((s) => s === WithheldCreditStatus.UNSPECIFIED || withheldStatusFromProto(s) !== undefined, "is not a withheld credit status")
+    .refine((s) => s === (WithheldCreditStatus.UNSPECIFIED as number) || withheldStatusFromProto(s) !== undefined, "is not a withheld credit status")
     .transform((s) => withheldStatusFromProto(s)),
   limit: pageLimit(20, 100),
   cursor: cursor(decodeCursor),
