@@ -12,7 +12,7 @@ import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "@payments/payout-service";
 import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventually } from "@payments/testing";
+import { addTestReceivingAccounts, eventually, turkishIban } from "@payments/testing";
 import type { Knex } from "knex";
 
 // [property] [reconciliation] Random sequences of incoming transfers (exact, short, over, late,
@@ -81,13 +81,6 @@ const payoutDb = (): Knex => running.contexts.get("payout")!.db;
 // ---------------------------------------------------------------------------------------------
 // IBANs the transfers come from and are returned to: the sandbox bank completes an ordinary one,
 // fails the 0001/0004 ones, and leaves the 0003 one to an operator (services/payout sandbox-connector.ts).
-
-function turkishIban(bban: string): string {
-  let remainder = 0;
-  for (const digit of `${bban}292700`) remainder = (remainder * 10 + Number(digit)) % 97;
-  return `TR${String(98 - remainder).padStart(2, "0")}${bban}`;
-}
-
 const RETURN_TO = {
   ok: turkishIban("0001000000000098765432"),
   notFound: "TR400006200000000000000001",

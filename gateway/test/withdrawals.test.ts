@@ -10,7 +10,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/testing";
+import { manualClock, turkishIban } from "@payments/testing";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
@@ -148,13 +148,6 @@ function failed(t: T, reply: Reply, status: number, code: string): string {
   t.is(reply.json.success, false);
   t.is(reply.json.error?.code, code, reply.text);
   return reply.json.error?.message ?? "";
-}
-
-/** A valid Turkish IBAN (ISO 13616 mod-97) for a 22-digit BBAN. */
-function trIban(bban: string): string {
-  let rest = 0;
-  for (const ch of `${bban}292700`) rest = (rest * 10 + Number(ch)) % 97;
-  return `TR${String(98 - rest).padStart(2, "0")}${bban}`;
 }
 
 const GOOD_IBAN = "TR330006100519786457841326";
@@ -452,7 +445,7 @@ test("6 identical POSTs at once give exactly one 201 and five DUPLICATE_TRANSACT
 test("a withdrawal to an ordinary IBAN is completed by the sandbox bank; the held amount is paid out", async (t) => {
   const merchant = await newMerchant({ funds: 100_000 });
   t.deepEqual(await balance(t, merchant), [{ currency: "TRY", available: 100_000, held: 0 }]);
-  const created = await createWithdrawal(t, merchant, { amount: 40_000, iban: trIban("0001000000000000012345") });
+  const created = await createWithdrawal(t, merchant, { amount: 40_000, iban: turkishIban("0001000000000000012345") });
   const done = await waitForStatus(t, merchant, created.transactionId as string, ["completed", "failed"]);
   t.deepEqual(Object.keys(done), RECORD_KEYS);
   t.like(done, { status: "completed", failureReason: null, amount: 40_000, transactionId: created.transactionId, processId: created.processId });

@@ -2,6 +2,7 @@ import { randomInt } from "node:crypto";
 import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { DepositStatus } from "@payments/contracts/deposit";
 import { errorInfo } from "@payments/kit";
+import { bankIban } from "@payments/testing";
 import type { Merchant } from "./load.js";
 import { createDepositsByRpc, inParallel, type RunningProduct } from "./product.js";
 
@@ -67,11 +68,7 @@ const QUIET_MS = 3_000;
 
 /** A Turkish IBAN (ISO 13616 checksum) with a made-up bank code and a random account number. */
 function benchIban(): string {
-  const account = `9${String(randomInt(10_000_000)).padStart(7, "0")}${String(randomInt(100_000_000)).padStart(8, "0")}`;
-  const bban = `009900${account}`;
-  const numeric = `${bban}292700`; // "TR00" moved to the end, letters as numbers (T=29, R=27)
-  const check = 98n - (BigInt(numeric) % 97n);
-  return `TR${String(check).padStart(2, "0")}${bban}`;
+  return bankIban("00990", `9${String(randomInt(10_000_000)).padStart(7, "0")}${String(randomInt(100_000_000)).padStart(8, "0")}`);
 }
 
 /**

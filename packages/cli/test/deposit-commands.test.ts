@@ -1,4 +1,4 @@
-import { addTestReceivingAccounts } from "@payments/testing";
+import { addTestReceivingAccounts, unusedIban } from "@payments/testing";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -102,14 +102,6 @@ async function showJson(id: string): Promise<DepositJson> {
   const r = await depositCli(["deposit", "show", id, "--json"]);
   if (r.code !== 0) throw new Error(r.stderr);
   return (singleJson(r.stdout) as { deposit: DepositJson }).deposit;
-}
-
-/** A valid Turkish IBAN (TR + check digits + 5-digit bank code + reserve digit + 16-digit account) that no receiving account uses. */
-function unusedIban(): string {
-  const bban = `00099` + "0" + String(randomBytes(6).readUIntBE(0, 6)).padStart(16, "0").slice(-16);
-  // ISO 13616: move "TR00" to the end, letters as numbers (T=29, R=27), 98 - mod 97.
-  const check = 98n - (BigInt(`${bban}292700`) % 97n);
-  return `TR${String(check).padStart(2, "0")}${bban}`;
 }
 
 test("resolveEndpoints: --grpc-url > DEPOSIT_SERVICE_URL > GRPC_URL > the default for the deposit service", (t) => {

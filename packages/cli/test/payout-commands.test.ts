@@ -1,4 +1,4 @@
-import { addTestReceivingAccounts } from "@payments/testing";
+import { addTestReceivingAccounts, turkishIban } from "@payments/testing";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -502,13 +502,6 @@ test("withdrawal list and balance ledger refuse a bad --status, --limit or --cur
 });
 
 // ---------------------------------------------------------------- live withdrawals: the operator's worklist and the bank's CSV
-
-/** A valid Turkish IBAN (ISO 13616 mod-97 check digits) for a 22-digit BBAN. */
-function turkishIban(bban: string): string {
-  let remainder = 0;
-  for (const digit of `${bban}292700`) remainder = (remainder * 10 + Number(digit)) % 97;
-  return `TR${String(98 - remainder).padStart(2, "0")}${bban}`;
-}
 
 async function newLiveMerchant(name: string): Promise<string> {
   return (await merchants.createMerchant({ name, sandbox: false })).merchant!.id;

@@ -1,8 +1,7 @@
 import type { ExecutionContext, TestFn } from "ava";
-import { composeIBAN } from "ibantools";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { createServiceClient, errorInfo, startServices, type Env, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/testing";
+import { bankIban, manualClock } from "@payments/testing";
 import { bankCatalogModule } from "../src/index.js";
 import { FAST_ID } from "../src/limits.js";
 import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";
@@ -18,13 +17,6 @@ const GARANTI = seedBankId("0062");
 /** Türk Ekonomi Bankası: no sandbox account in the seed's plan. */
 const TEB = seedBankId("0032");
 const turkish = new Intl.Collator("tr");
-
-/** A valid IBAN of the bank with this EFT code, outside the sandbox plan's numbers (which start with 5). */
-function liveIban(code: string, n: number): string {
-  const iban = composeIBAN({ countryCode: "TR", bban: `${code.padStart(5, "0")}0${String(n).padStart(16, "7")}` });
-  if (!iban) throw new Error(`no IBAN for bank ${code}`);
-  return iban;
-}
 
 /**
  * "The bank list is the truth", over a real server, registered once per backend (MySQL,
@@ -123,7 +115,7 @@ export function availableBanksSuite(test: TestFn, backend: Backend): void {
   test.serial("a bank with accounts of the other kind only is listed to that kind only", async (t) => {
     const live = merchant();
     const sandbox = merchant();
-    const { account } = await client().createReceivingAccount({ bankId: TEB, accountName: "Ödeme A.Ş.", iban: liveIban("0032", 1), fastEnabled: false, sandbox: false });
+    const { account } = await client().createReceivingAccount({ bankId: TEB, accountName: "Ödeme A.Ş.", iban: bankIban("0032", 1, "7"), fastEnabled: false, sandbox: false });
     try {
       t.deepEqual(await shown(live, false), [TEB], "a live merchant sees the one bank with a live account, and no FAST (that account takes none)");
       t.false((await shown(sandbox, true)).includes(TEB), "a sandbox merchant does not see a bank with only a live account");
@@ -139,7 +131,7 @@ export function availableBanksSuite(test: TestFn, backend: Backend): void {
 
   test.serial("FAST is listed only with an active FAST-enabled account of the merchant's kind; without one a FAST deposit has no account", async (t) => {
     const live = merchant();
-    const { account } = await client().createReceivingAccount({ bankId: TEB, accountName: "Ödeme A.Ş.", iban: liveIban("0032", 2), fastEnabled: false, sandbox: false });
+    const { account } = await client().createReceivingAccount({ bankId: TEB, accountName: "Ödeme A.Ş.", iban: bankIban("0032", 2, "7"), fastEnabled: false, sandbox: false });
     const sandboxFast = SEED_ACCOUNTS.filter((a) => a.fastEnabled);
     try {
       t.false((await shown(live, false)).includes(FAST_ID), "sandbox FAST accounts do not offer FAST to live merchants");

@@ -17,8 +17,7 @@ import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, errorInfo, newId, startServices, type BaseContext, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock } from "@payments/testing";
-import { composeIBAN } from "ibantools";
+import { bankIban, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock } from "@payments/testing";
 import type { PayoutContext } from "../src/context.js";
 import { creditDeposit } from "../src/deposit-credits.js";
 import { createPayoutModule } from "../src/index.js";
@@ -79,13 +78,6 @@ async function newMerchant(): Promise<string> {
   return merchant!.id;
 }
 
-/** A valid Turkish IBAN (Garanti's bank code) for account number n. */
-function trIban(n: number): string {
-  const iban = composeIBAN({ countryCode: "TR", bban: `000620${String(n).padStart(16, "0")}` });
-  if (!iban) throw new Error(`no IBAN for ${n}`);
-  return iban;
-}
-
 type CreateRequest = Exclude<MessageInitShape<typeof CreateWithdrawalRequestSchema>, CreateWithdrawalRequest>;
 
 let sequence = 0;
@@ -96,7 +88,7 @@ function withdrawalRequest(merchantId: string, extra: Partial<CreateRequest> = {
     processId: `payout-${sequence}`,
     amount: 100n,
     accountName: "Ayşe Yılmaz",
-    iban: trIban(1000 + sequence),
+    iban: bankIban("00062", 1000 + sequence),
     userId: "usr_1",
     userName: "ayse",
     name: "Ayşe Yılmaz",
@@ -471,7 +463,7 @@ test.serial("bad input is VALIDATION_ERROR naming the proto field, and nothing i
 test.serial("an IBAN that is not a valid Turkish one is INVALID_IBAN; spaces and lower case are accepted and stored normalised", async (t) => {
   const merchantId = await newMerchant();
   await fund(merchantId, 10_000);
-  const good = trIban(424242);
+  const good = bankIban("00062", 424242);
   const wrongChecksum = `TR${good.slice(2, 4) === "99" ? "98" : String(Number(good.slice(2, 4)) + 1).padStart(2, "0")}${good.slice(4)}`;
   const cases: Record<string, string> = {
     "wrong checksum": wrongChecksum,
@@ -536,7 +528,7 @@ test.serial("a repeated processId is DUPLICATE_TRANSACTION naming the first, eve
     details: { transactionId: withdrawal!.id },
   });
   // Another amount or IBAN does not make it a new withdrawal.
-  t.like(await failure(payouts.createWithdrawal({ ...request, amount: 1n, iban: trIban(7) })), { reason: "DUPLICATE_TRANSACTION", details: { transactionId: withdrawal!.id } });
+  t.like(await failure(payouts.createWithdrawal({ ...request, amount: 1n, iban: bankIban("00062", 7) })), { reason: "DUPLICATE_TRANSACTION", details: { transactionId: withdrawal!.id } });
   // The same processId at another merchant is that merchant's own.
   const other = await newMerchant();
   await fund(other, 1_000);

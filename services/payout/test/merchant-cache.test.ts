@@ -10,8 +10,7 @@ import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, deriveDatabaseUrl, newId, startServices, type Env, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
-import { composeIBAN } from "ibantools";
+import { bankIban, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
 import type { PayoutContext } from "../src/context.js";
 import { creditDeposit } from "../src/deposit-credits.js";
 import { createPayoutModule } from "../src/index.js";
@@ -77,7 +76,7 @@ async function withinASecond(condition: () => Promise<boolean>, what: string): P
 let sequence = 0;
 function withdraw(merchantId: string) {
   sequence += 1;
-  const iban = composeIBAN({ countryCode: "TR", bban: `000620${String(5000 + sequence).padStart(16, "0")}` })!;
+  const iban = bankIban("00062", 5000 + sequence);
   return payouts().createWithdrawal({ merchantId, processId: `cache-${sequence}`, amount: 100n, accountName: "Ayşe Yılmaz", iban, userId: "u1", userName: "ayse", name: "Ayşe Yılmaz" });
 }
 

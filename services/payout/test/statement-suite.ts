@@ -6,14 +6,14 @@ import { PayoutService, type GetStatementResponse } from "@payments/contracts/pa
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, encodeCursor, errorInfo, newId, startServices, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/testing";
+import { manualClock, turkishIban } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import type { TestFn } from "ava";
 import { creditDeposit } from "../src/deposit-credits.js";
 import { createPayoutModule } from "../src/index.js";
 import { decodeStatementCursor, encodeStatementCursor } from "../src/ledger.js";
 import { moveWithdrawal } from "../src/withdrawal-moves.js";
-import { payoutContext, turkishIban } from "./worker-fixtures.js";
+import { payoutContext } from "./worker-fixtures.js";
 
 /*
  * GetStatement on a real database (SQLite and MySQL run the same suite): the opening

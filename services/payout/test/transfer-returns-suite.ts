@@ -9,8 +9,8 @@ import { createManualConnector, createSandboxConnector } from "../src/index.js";
 import type { TransferReturnRow } from "../src/transfer-returns.js";
 import { takeReturnRequest } from "../src/transfer-return-requests.js";
 import { TransferReturnRequestedSchema } from "@payments/contracts/deposit";
-import { payoutContext, turkishIban } from "./worker-fixtures.js";
-import { eventually } from "@payments/testing";
+import { payoutContext } from "./worker-fixtures.js";
+import { eventually, turkishIban } from "@payments/testing";
 
 // Transfer returns, the same tests on MySQL (transfer-returns-mysql.test.ts) and SQLite
 // (transfer-returns-sqlite.test.ts): one payout process with its worker on, the real sandbox

@@ -6,6 +6,7 @@ import type { PayoutContext } from "../src/context.js";
 import { post } from "../src/ledger.js";
 import { SANDBOX_OUTCOMES } from "../src/sandbox-connector.js";
 import type { WithdrawalRow } from "../src/store.js";
+import { turkishIban } from "@payments/testing";
 
 // What the payout worker tests share. The bank connector is the one test double: a bank
 // that records every send, answers like the sandbox bank, and answers a key it has seen
@@ -79,15 +80,6 @@ export class RecordingBank {
 
 export function payoutContext(services: RunningServices): PayoutContext {
   return services.contexts.get("payout") as PayoutContext;
-}
-
-/** A valid Turkish IBAN (ISO 13616 mod-97 check digits) for the given 22-digit BBAN. */
-export function turkishIban(bban: string): string {
-  if (!/^\d{22}$/.test(bban)) throw new Error("a Turkish BBAN here is 22 digits");
-  const numeric = `${bban}2927` + "00"; // "TR" = 29 27
-  let remainder = 0;
-  for (const digit of numeric) remainder = (remainder * 10 + Number(digit)) % 97;
-  return `TR${String(98 - remainder).padStart(2, "0")}${bban}`;
 }
 
 /**

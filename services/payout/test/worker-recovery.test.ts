@@ -4,11 +4,11 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { depositModule } from "@payments/deposit-service";
 import { createLogger, createServiceClient, deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock } from "@payments/testing";
+import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import type { BankConnector } from "../src/bank-connector.js";
 import { createPayoutModule } from "../src/index.js";
-import { eventTrail, ledgerSums, outboxEventsByWithdrawal, payoutContext, RecordingBank, sleep, turkishIban, withdrawalRows } from "./worker-fixtures.js";
+import { eventTrail, ledgerSums, outboxEventsByWithdrawal, payoutContext, RecordingBank, sleep, withdrawalRows } from "./worker-fixtures.js";
 
 // Crashes and bank errors. The all-in-one process serves the RPCs with its worker off; each
 // test starts the payout replicas whose workers it needs. The clock is manual: nothing is

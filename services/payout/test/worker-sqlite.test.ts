@@ -7,10 +7,10 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
 import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { eventually, manualClock } from "@payments/testing";
+import { eventually, manualClock, turkishIban } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "../src/index.js";
-import { eventTrail, outboxEventsByWithdrawal, payoutContext, RecordingBank, turkishIban, withdrawalRows } from "./worker-fixtures.js";
+import { eventTrail, outboxEventsByWithdrawal, payoutContext, RecordingBank, withdrawalRows } from "./worker-fixtures.js";
 
 // The embedded mode of `pnpm start`: SQLite files and the in-process bus, where a claim is
 // exclusive because SQLite has one writer at a time.
