@@ -25,6 +25,7 @@ export * from "./request.js";
 export * from "./rpc.js";
 export * from "./rpc-server.js";
 export * from "./service.js";
+export * from "./state-move.js";
 export * from "./address-policy.js";
 export * from "./event-cache.js";
 export * from "./merchant-changes.js";

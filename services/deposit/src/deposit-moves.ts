@@ -1,8 +1,7 @@
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { Code } from "@connectrpc/connect";
 import { DEPOSIT_STATUS_TOPICS } from "@payments/contracts";
 import { DepositStatusChangedSchema } from "@payments/contracts/deposit";
-import { recordEvent, serviceError, type Clock } from "@payments/kit";
+import { applyStateMove, type Clock, type StateTable } from "@payments/kit";
 import type { Knex } from "knex";
 import { decideMove, type DepositMove, type DepositStatusName } from "./deposit-state.js";
 import { depositFromRow, getDepositRow, rowStatus, statusToProto, type DepositRow } from "./store.js";
@@ -66,36 +65,37 @@ export function moveDepositSeen(trx: Knex.Transaction, clock: Clock, seen: Depos
   return applyMove(trx, clock, seen, request);
 }
 
+/** The deposits table as the state-move helper sees it. */
+const DEPOSITS: StateTable<DepositRow, DepositStatusName> = { name: "deposits", id: "id", status: "status", statusOf: rowStatus, sequence: "sequence" };
+
 async function applyMove(trx: Knex.Transaction, clock: Clock, current: DepositRow, request: MoveRequest): Promise<MoveResult | "stale"> {
-  const outcome = decideMove(rowStatus(current), request.move, { idempotent: request.idempotent });
-  if (outcome.kind === "unchanged") return { row: current, moved: false };
-  if (outcome.kind === "refused") {
-    throw serviceError(Code.FailedPrecondition, "INVALID_TRANSACTION_STATE", outcome.message, { details: { status: outcome.status } });
-  }
-
-  const now = clock.now().getTime();
-  const patch: Partial<DepositRow> = { status: outcome.to, updated_at: now, completed_at: now };
-  if (request.move === "complete" || request.move === "complete_late") {
-    patch.amount = request.amount ?? current.requested_amount;
-    if (request.transferId !== undefined) patch.transfer_id = request.transferId;
-  }
-  if (request.move === "complete_late") patch.late_payment = true;
-  if (request.match) {
-    patch.match_by = request.match.by;
-    patch.match_score = request.match.score;
-    patch.match_reasons = JSON.stringify(request.match.reasons);
-  }
-  if (request.move === "fail") patch.failure_reason = request.failureReason ?? "";
-  const updated = await trx("deposits")
-    .where({ id: current.id, status: outcome.from })
-    .update({ ...patch, sequence: trx.raw("sequence + 1") });
-  if (updated !== 1) return "stale";
-
-  const row: DepositRow = { ...current, ...patch, sequence: Number(current.sequence) + 1 };
-  const eventId = await recordEvent(trx, clock, depositTopic(outcome.to), DepositStatusChangedSchema, {
-    deposit: depositFromRow(row),
-    previousStatus: statusToProto(outcome.from),
-    occurredAt: timestampFromMs(now),
+  const result = await applyStateMove(trx, clock, {
+    table: DEPOSITS,
+    row: current,
+    move: request.move,
+    decide: (from, move) => decideMove(from, move, { idempotent: request.idempotent }),
+    patch: (_moved, now) => {
+      const patch: Partial<DepositRow> = { updated_at: now, completed_at: now };
+      if (request.move === "complete" || request.move === "complete_late") {
+        patch.amount = request.amount ?? current.requested_amount;
+        if (request.transferId !== undefined) patch.transfer_id = request.transferId;
+      }
+      if (request.move === "complete_late") patch.late_payment = true;
+      if (request.match) {
+        patch.match_by = request.match.by;
+        patch.match_score = request.match.score;
+        patch.match_reasons = JSON.stringify(request.match.reasons);
+      }
+      if (request.move === "fail") patch.failure_reason = request.failureReason ?? "";
+      return patch;
+    },
+    event: (row, moved, now) => ({
+      topic: depositTopic(moved.to),
+      schema: DepositStatusChangedSchema,
+      init: { deposit: depositFromRow(row), previousStatus: statusToProto(moved.from), occurredAt: timestampFromMs(now) },
+    }),
   });
-  return { row, moved: true, eventId };
+  if (result === "stale") return "stale";
+  if (!result.moved) return { row: result.row, moved: false };
+  return { row: result.row, moved: true, eventId: result.eventId };
 }

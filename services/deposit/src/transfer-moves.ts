@@ -2,10 +2,10 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { TRANSFER_RETURN_REQUESTED_TOPIC } from "@payments/contracts";
 import { TransferReturnRequestedSchema } from "@payments/contracts/deposit";
-import { forUpdate, newId, recordEvent, serviceError, type Clock } from "@payments/kit";
+import { applyStateMove, forUpdate, newId, serviceError, type Clock, type StateTable } from "@payments/kit";
 import type { Knex } from "knex";
 import type { TransferRow } from "./store.js";
-import { decideTransferMove, SUSPENSE_SIGN, transferMoveSpec, type SuspenseKind, type TransferActionName, type TransferMove } from "./transfer-state.js";
+import { decideTransferMove, SUSPENSE_SIGN, transferMoveSpec, type SuspenseKind, type TransferActionName, type TransferMove, type TransferStatusName } from "./transfer-state.js";
 
 /**
  * Applies the moves of transfer-state.ts inside the caller's transaction: the status (a
@@ -50,10 +50,17 @@ export interface TransferMoveRequest extends Decider {
 export function requireMove(transfer: Pick<TransferRow, "id" | "status" | "deposit_id">, move: TransferMove) {
   const outcome = decideTransferMove(transfer.status, move);
   if (outcome.kind === "moved") return outcome;
-  throw serviceError(Code.FailedPrecondition, "TRANSFER_NOT_OPEN", `transfer ${transfer.id}: ${outcome.message}`, {
+  throw transferNotOpen(transfer, outcome);
+}
+
+function transferNotOpen(transfer: Pick<TransferRow, "id" | "status" | "deposit_id">, refusal: { message: string }): Error {
+  return serviceError(Code.FailedPrecondition, "TRANSFER_NOT_OPEN", `transfer ${transfer.id}: ${refusal.message}`, {
     details: { status: transfer.status, depositId: transfer.deposit_id ?? "" },
   });
 }
+
+/** The incoming transfers table as the state-move helper sees it. */
+const TRANSFERS: StateTable<TransferRow, TransferStatusName> = { name: "incoming_transfers", id: "id", status: "status", statusOf: (row) => row.status };
 
 async function writeSuspense(trx: Knex.Transaction, transfer: Pick<TransferRow, "id" | "iban" | "currency" | "amount">, kind: SuspenseKind, at: number, depositId: string | null) {
   await trx("suspense_entries").insert({
@@ -108,39 +115,52 @@ export async function lockTransfer(trx: Knex.Transaction, transferId: string): P
  * Returns the row as the move left it.
  */
 export async function applyTransferMove(trx: Knex.Transaction, clock: Clock, transfer: TransferRow, request: TransferMoveRequest): Promise<TransferRow> {
-  const outcome = requireMove(transfer, request.move);
-  const now = clock.now().getTime();
-  const at = request.at ?? now;
-  const spec = outcome.spec;
-  const patch: Partial<TransferRow> = { ...request.patch, status: outcome.to };
-  if (request.resolves) Object.assign(patch, { resolved_by: request.actor, resolved_at: now, resolution: request.reason });
-  if (spec.requestsReturn) {
-    if (!request.returnTo) throw new Error("a return is requested with where it goes");
-    patch.return_attempts = Number(transfer.return_attempts ?? 0) + 1;
-  }
-  const updated = await trx("incoming_transfers").where({ id: transfer.id, status: transfer.status }).update(patch);
-  // The caller holds the row's lock (or SQLite its one writer): another move cannot have slipped in.
-  if (updated !== 1) throw new Error(`transfer ${transfer.id} changed under its lock`);
-  const moved: TransferRow = { ...transfer, ...patch } as TransferRow;
   const depositId = request.depositId ?? null;
-  if (spec.suspense) await writeSuspense(trx, transfer, spec.suspense, at, spec.suspense === "released" ? depositId : null);
-  if (spec.action) {
-    const reason = spec.requestsReturn && request.returnTo ? `to ${request.returnTo.iban} (${request.returnTo.recipientName}): ${request.reason}` : request.reason;
-    await writeAction(trx, transfer.id, spec.action, { actor: request.actor, reason }, depositId, now);
-  }
-  if (spec.requestsReturn && request.returnTo) {
-    await recordEvent(trx, clock, TRANSFER_RETURN_REQUESTED_TOPIC, TransferReturnRequestedSchema, {
-      transferId: transfer.id,
-      attempt: moved.return_attempts ?? 1,
-      iban: request.returnTo.iban,
-      recipientName: request.returnTo.recipientName,
-      amount: BigInt(transfer.amount),
-      currency: transfer.currency,
-      sandbox: request.returnTo.sandbox,
-      reason: request.reason,
-      actor: request.actor,
-      occurredAt: timestampFromMs(now),
-    });
-  }
-  return moved;
+  const result = await applyStateMove(trx, clock, {
+    table: TRANSFERS,
+    row: transfer,
+    move: request.move,
+    decide: decideTransferMove,
+    refuse: (refusal) => transferNotOpen(transfer, refusal),
+    patch: ({ spec }, now) => {
+      const patch: Partial<TransferRow> = { ...request.patch };
+      if (request.resolves) Object.assign(patch, { resolved_by: request.actor, resolved_at: now, resolution: request.reason });
+      if (spec.requestsReturn) {
+        if (!request.returnTo) throw new Error("a return is requested with where it goes");
+        patch.return_attempts = Number(transfer.return_attempts ?? 0) + 1;
+      }
+      return patch;
+    },
+    effects: async (_moved, { spec }, now) => {
+      const at = request.at ?? now;
+      if (spec.suspense) await writeSuspense(trx, transfer, spec.suspense, at, spec.suspense === "released" ? depositId : null);
+      if (spec.action) {
+        const reason = spec.requestsReturn && request.returnTo ? `to ${request.returnTo.iban} (${request.returnTo.recipientName}): ${request.reason}` : request.reason;
+        await writeAction(trx, transfer.id, spec.action, { actor: request.actor, reason }, depositId, now);
+      }
+    },
+    event: (moved, { spec }, now) =>
+      spec.requestsReturn && request.returnTo
+        ? {
+            topic: TRANSFER_RETURN_REQUESTED_TOPIC,
+            schema: TransferReturnRequestedSchema,
+            init: {
+              transferId: transfer.id,
+              attempt: moved.return_attempts ?? 1,
+              iban: request.returnTo.iban,
+              recipientName: request.returnTo.recipientName,
+              amount: BigInt(transfer.amount),
+              currency: transfer.currency,
+              sandbox: request.returnTo.sandbox,
+              reason: request.reason,
+              actor: request.actor,
+              occurredAt: timestampFromMs(now),
+            },
+          }
+        : undefined,
+  });
+  // The caller holds the row's lock (or SQLite its one writer): another move cannot have slipped in.
+  if (result === "stale") throw new Error(`transfer ${transfer.id} changed under its lock`);
+  // Every transfer move changes the status: none answers "unchanged".
+  return result.row;
 }

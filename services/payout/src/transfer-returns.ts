@@ -4,7 +4,7 @@ import { Code } from "@connectrpc/connect";
 import { TRANSFER_RETURN_COMPLETED_TOPIC, TRANSFER_RETURN_FAILED_TOPIC } from "@payments/contracts";
 import { TransferReturnChangedSchema, TransferReturnSchema, type TransferReturn } from "@payments/contracts/payout";
 import { isTransferReturnStatusName, transferReturnStatusFromProto, transferReturnStatusToProto, type TransferReturnStatusName } from "@payments/contracts/statuses";
-import { forUpdate, isUniqueViolation, newId, recordEvent, serviceError, transactionWithRetry, validationError, type Clock } from "@payments/kit";
+import { applyStateMove, forUpdate, isUniqueViolation, newId, recordEvent, serviceError, transactionWithRetry, validationError, type Clock, type StateTable } from "@payments/kit";
 import type { Knex } from "knex";
 import type { PayoutContext } from "./context.js";
 import { turkishIbanProblem } from "./requests.js";
@@ -103,6 +103,20 @@ const MOVES: Readonly<Record<TransferReturnMove, { from: TransferReturnStatusNam
   fail: { from: "processing", to: "failed" },
 };
 
+export type TransferReturnMoveOutcome =
+  | { kind: "moved"; from: TransferReturnStatusName; to: TransferReturnStatusName }
+  | { kind: "refused"; status: TransferReturnStatusName; message: string };
+
+/** What `move` does to a return in `status`: each move starts from exactly one status. */
+export function decideTransferReturnMove(status: TransferReturnStatusName, move: TransferReturnMove): TransferReturnMoveOutcome {
+  const { from, to } = MOVES[move];
+  if (status === from) return { kind: "moved", from, to };
+  return { kind: "refused", status, message: `the transfer return is ${status}; only a ${from} one can move to ${to}` };
+}
+
+/** The transfer returns table as the state-move helper sees it. */
+const TRANSFER_RETURNS: StateTable<TransferReturnRow, TransferReturnStatusName> = { name: "transfer_returns", id: "id", status: "status", statusOf: returnRowStatus };
+
 export interface TransferReturnMoveRequest {
   id: string;
   move: TransferReturnMove;
@@ -120,22 +134,25 @@ export interface TransferReturnMoveRequest {
  */
 export async function moveTransferReturn(trx: Knex.Transaction, clock: Clock, request: TransferReturnMoveRequest): Promise<TransferReturnRow> {
   const current = await getTransferReturnRow(trx, request.id, { lock: true });
-  const status = returnRowStatus(current);
-  const { from, to } = MOVES[request.move];
-  if (status !== from) {
-    throw serviceError(Code.FailedPrecondition, "INVALID_TRANSACTION_STATE", `the transfer return is ${status}; only a ${from} one can move to ${to}`, { details: { status } });
-  }
-  const now = clock.now().getTime();
-  const patch: Partial<TransferReturnRow> = { ...request.patch, status: to, updated_at: now };
-  if (to !== "processing") patch.completed_at = now;
-  if (to === "failed") patch.failure_reason = request.failureReason || "FAILED";
-  const updated = await trx("transfer_returns").where({ id: current.id, status: from }).update(patch);
-  if (updated !== 1) throw new Error(`transfer return ${current.id} changed under its lock`);
-  const row = await getTransferReturnRow(trx, current.id);
-  if (to === "completed" || to === "failed") {
-    await recordEvent(trx, clock, transferReturnTopic(to), TransferReturnChangedSchema, { transferReturn: transferReturnFromRow(row), occurredAt: timestampFromMs(now) });
-  }
-  return row;
+  const result = await applyStateMove(trx, clock, {
+    table: TRANSFER_RETURNS,
+    row: current,
+    move: request.move,
+    decide: decideTransferReturnMove,
+    patch: ({ to }, now) => {
+      const patch: Partial<TransferReturnRow> = { ...request.patch, updated_at: now };
+      if (to !== "processing") patch.completed_at = now;
+      if (to === "failed") patch.failure_reason = request.failureReason || "FAILED";
+      return patch;
+    },
+    effects: () => getTransferReturnRow(trx, current.id),
+    event: (row, { to }, now) =>
+      to === "completed" || to === "failed"
+        ? { topic: transferReturnTopic(to), schema: TransferReturnChangedSchema, init: { transferReturn: transferReturnFromRow(row), occurredAt: timestampFromMs(now) } }
+        : undefined,
+  });
+  if (result === "stale") throw new Error(`transfer return ${current.id} changed under its lock`);
+  return result.row;
 }
 
 /**

@@ -1,8 +1,7 @@
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { Code } from "@connectrpc/connect";
 import { WITHDRAWAL_STATUS_TOPICS } from "@payments/contracts";
 import { WithdrawalStatusChangedSchema } from "@payments/contracts/payout";
-import { recordEvent, serviceError, type Clock } from "@payments/kit";
+import { applyStateMove, type Clock, type StateTable } from "@payments/kit";
 import type { Knex } from "knex";
 import { post } from "./ledger.js";
 import { getWithdrawalRow, rowStatus, statusToProto, withdrawalFromRow, type WithdrawalRow } from "./store.js";
@@ -34,6 +33,9 @@ export interface WithdrawalMoveResult {
   moved: boolean;
 }
 
+/** The withdrawals table as the state-move helper sees it. */
+const WITHDRAWALS: StateTable<WithdrawalRow, WithdrawalStatusName> = { name: "withdrawals", id: "id", status: "status", statusOf: rowStatus, sequence: "sequence" };
+
 /**
  * Applies one move inside `trx`: lock the row, decide on its current status, a conditional
  * update, the balance effect as a ledger entry (release on fail/cancel, settle on
@@ -42,32 +44,32 @@ export interface WithdrawalMoveResult {
  */
 export async function moveWithdrawal(trx: Knex.Transaction, clock: Clock, request: WithdrawalMoveRequest): Promise<WithdrawalMoveResult> {
   const current = await getWithdrawalRow(trx, { withdrawalId: request.withdrawalId, merchantId: request.merchantId }, { lock: true });
-  const outcome = decideWithdrawalMove(rowStatus(current), request.move, { idempotent: request.idempotent });
-  if (outcome.kind === "unchanged") return { row: current, moved: false };
-  if (outcome.kind === "refused") {
-    throw serviceError(Code.FailedPrecondition, "INVALID_TRANSACTION_STATE", outcome.message, { details: { status: outcome.status } });
-  }
-  const now = clock.now().getTime();
-  const patch: Partial<WithdrawalRow> = { ...request.patch, status: outcome.to, updated_at: now };
-  if (outcome.to !== "processing") patch.completed_at = now;
-  if (request.move === "fail") patch.failure_reason = request.failureReason || "FAILED";
-  const updated = await trx("withdrawals")
-    .where({ id: current.id, status: outcome.from })
-    .update({ ...patch, sequence: trx.raw("sequence + 1") });
-  if (updated !== 1) throw new Error(`withdrawal ${current.id} changed under its lock`);
-
-  const amount = Number(current.amount);
-  if (outcome.effect === "release") {
-    await post(trx, clock, { merchantId: current.merchant_id, currency: current.currency, kind: "withdrawal_release", availableDelta: amount, heldDelta: -amount, transactionId: current.id });
-  } else if (outcome.effect === "settle") {
-    await post(trx, clock, { merchantId: current.merchant_id, currency: current.currency, kind: "withdrawal_settle", availableDelta: 0, heldDelta: -amount, transactionId: current.id });
-  }
-
-  const row = await getWithdrawalRow(trx, { withdrawalId: current.id });
-  await recordEvent(trx, clock, withdrawalTopic(outcome.to), WithdrawalStatusChangedSchema, {
-    withdrawal: withdrawalFromRow(row),
-    previousStatus: statusToProto(outcome.from),
-    occurredAt: timestampFromMs(now),
+  const result = await applyStateMove(trx, clock, {
+    table: WITHDRAWALS,
+    row: current,
+    move: request.move,
+    decide: (from, move) => decideWithdrawalMove(from, move, { idempotent: request.idempotent }),
+    patch: (moved, now) => {
+      const patch: Partial<WithdrawalRow> = { ...request.patch, updated_at: now };
+      if (moved.to !== "processing") patch.completed_at = now;
+      if (request.move === "fail") patch.failure_reason = request.failureReason || "FAILED";
+      return patch;
+    },
+    effects: async (_moved, { effect }) => {
+      const amount = Number(current.amount);
+      if (effect === "release") {
+        await post(trx, clock, { merchantId: current.merchant_id, currency: current.currency, kind: "withdrawal_release", availableDelta: amount, heldDelta: -amount, transactionId: current.id });
+      } else if (effect === "settle") {
+        await post(trx, clock, { merchantId: current.merchant_id, currency: current.currency, kind: "withdrawal_settle", availableDelta: 0, heldDelta: -amount, transactionId: current.id });
+      }
+      return getWithdrawalRow(trx, { withdrawalId: current.id });
+    },
+    event: (row, moved, now) => ({
+      topic: withdrawalTopic(moved.to),
+      schema: WithdrawalStatusChangedSchema,
+      init: { withdrawal: withdrawalFromRow(row), previousStatus: statusToProto(moved.from), occurredAt: timestampFromMs(now) },
+    }),
   });
-  return { row, moved: true };
+  if (result === "stale") throw new Error(`withdrawal ${current.id} changed under its lock`);
+  return { row: result.row, moved: result.moved };
 }
