@@ -2,9 +2,9 @@ import test from "ava";
 import type { ChildProcess } from "node:child_process";
 import { DepositService } from "@payments/contracts/deposit";
 import { createServiceClient } from "@payments/kit";
-import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/testing";
+import { CallbackReceiver, runCli, spawnAllInOne, type AllInOneProcess } from "@payments/testing";
 import { verifyCallback } from "@payments/signing";
-import { bankListProblems, signedFetch, startCallbackReceiver, type BankEntry } from "./helpers.js";
+import { bankListProblems, signedFetch, type BankEntry } from "./helpers.js";
 
 // The newcomer's path, for real: `pnpm start` on embedded SQLite, a merchant from
 // `pnpm cli merchant create --json`, a signed bank list, then SIGTERM.
@@ -198,7 +198,7 @@ test.serial("deposit → operator confirm → balance → withdraw → the opera
 });
 
 test.serial("a merchant that sets a callback URL with the CLI gets its deposit's completion as a signed callback, listed at GET /v1/events", async (t) => {
-  const receiver = await startCallbackReceiver();
+  const receiver = await new CallbackReceiver().start();
   try {
     const made = await cli(["merchant", "create", "--name", "Callback Shop", "--json"]);
     t.is(made.code, 0, made.stderr);

@@ -56,33 +56,3 @@ export function bankListProblems(data: unknown): string[] {
   }
   return problems;
 }
-
-export interface ReceivedCallback {
-  path: string;
-  headers: import("node:http").IncomingHttpHeaders;
-  body: Buffer;
-}
-
-/**
- * A merchant's callback endpoint on 127.0.0.1: records every request with its raw body and
- * answers with `status()` (200 unless changed).
- */
-export async function startCallbackReceiver(status: (received: ReceivedCallback[]) => number = () => 200) {
-  const { createServer } = await import("node:http");
-  const received: ReceivedCallback[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      received.push({ path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks) });
-      res.writeHead(status(received)).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  return {
-    received,
-    url: (path = "/callbacks") => `http://127.0.0.1:${port}${path}`,
-    stop: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
-  };
-}

@@ -8,8 +8,8 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventuallyValue, freePort, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
-import { signedFetch, startCallbackReceiver, type Credentials } from "./helpers.js";
+import { addTestReceivingAccounts, CallbackReceiver, eventuallyValue, freePort, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
+import { signedFetch, type Credentials } from "./helpers.js";
 
 // Issue 12: GET /metrics on every process (the gateway's main port included, no settings),
 // OpenTelemetry names and labels, the domain gauges; JSON on every log line, one `msg`.
@@ -20,7 +20,7 @@ const dataDir = mkdtempSync(join(tmpdir(), "observability-"));
 let nats: OwnNatsServer;
 let services: RunningServices | undefined;
 let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
-let receiver: Awaited<ReturnType<typeof startCallbackReceiver>> | undefined;
+let receiver: CallbackReceiver | undefined;
 
 test.before(async () => {
   nats = await startNatsServer();
@@ -52,7 +52,7 @@ test.before(async () => {
       LOG_LEVEL: "fatal",
     },
   });
-  receiver = await startCallbackReceiver();
+  receiver = await new CallbackReceiver().start();
 });
 
 test.after.always(async () => {

@@ -5,9 +5,9 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv } from "@payments/testing";
+import { addTestReceivingAccounts, CallbackReceiver, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv } from "@payments/testing";
 import { verifyCallback } from "@payments/signing";
-import { signedFetch, startCallbackReceiver, type Credentials } from "./helpers.js";
+import { signedFetch, type Credentials } from "./helpers.js";
 
 // The sandbox helpers a merchant's CI calls (POST /v1/sandbox/deposit/{id}/pay and …/expire),
 // end to end: every service on MariaDB and JetStream, the gateway in front over the network,
@@ -17,10 +17,10 @@ const js = jetStreamTestEnv();
 const database = await createTestDatabase();
 let services: RunningServices;
 let gateway: Awaited<ReturnType<typeof startGateway>>;
-let receiver: Awaited<ReturnType<typeof startCallbackReceiver>>;
+let receiver: CallbackReceiver;
 
 test.before(async () => {
-  receiver = await startCallbackReceiver();
+  receiver = await new CallbackReceiver().start();
   services = await startServices([...allModules], {
     mode: "all-in-one",
     env: {

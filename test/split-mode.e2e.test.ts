@@ -9,11 +9,11 @@ import { depositModule } from "@payments/deposit-service";
 import { payoutModule } from "@payments/payout-service";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, JetStreamBus, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventuallyValue, jetStreamTestEnv } from "@payments/testing";
+import { addTestReceivingAccounts, CallbackReceiver, createTestDatabase, deleteTestStream, eventuallyValue, jetStreamTestEnv } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { callbackModule } from "@payments/callback-sender-service";
 import { verifyCallback } from "@payments/signing";
-import { bankListProblems, signedFetch, startCallbackReceiver, type BankEntry } from "./helpers.js";
+import { bankListProblems, signedFetch, type BankEntry } from "./helpers.js";
 
 // Each service alone, as `docker compose` runs them: own process settings, own MySQL
 // database, events over JetStream only. The gateway hears MerchantChanged over NATS.
@@ -290,7 +290,7 @@ test("deposit → confirm → balance → withdraw → completed, every service 
 
 test("every status change reaches the merchant's callback URL signed; the merchant sees the log at GET /v1/events and redelivers", async (t) => {
   let answer = 500;
-  const receiver = await startCallbackReceiver(() => answer);
+  const receiver = await new CallbackReceiver(() => ({ status: answer })).start();
   try {
     // Sandbox: its withdrawal goes through the sandbox connector and completes by itself.
     const created = await merchants().createMerchant({ name: "Callback Shop", allowedIps: ["127.0.0.1", "::1"], callbackUrl: receiver.url("/cb?shop=1"), sandbox: true });

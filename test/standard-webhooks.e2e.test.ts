@@ -8,11 +8,10 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv } from "@payments/testing";
+import { addTestReceivingAccounts, CallbackReceiver, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, type ReceivedCallback } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 import { payoutModule } from "@payments/payout-service";
 import { verifyCallback, verifyStandardWebhook } from "@payments/signing";
-import { startCallbackReceiver, type ReceivedCallback } from "./helpers.js";
 
 // Standard Webhooks on real callbacks: the producers (merchant, bank-catalog, deposit, payout)
 // on MariaDB with events over JetStream, a callback-sender of its own (split mode, its own
@@ -24,7 +23,7 @@ const js = jetStreamTestEnv();
 const databases: Array<Awaited<ReturnType<typeof createTestDatabase>>> = [];
 let producers: RunningServices;
 let sender: RunningServices;
-let receiver: Awaited<ReturnType<typeof startCallbackReceiver>>;
+let receiver: CallbackReceiver;
 
 const merchants = () => createServiceClient(MerchantService, producers.server.url, { token: TOKEN });
 const deposits = () => createServiceClient(DepositService, producers.server.url, { token: TOKEN });
@@ -51,7 +50,7 @@ test.before(async () => {
       CALLBACK_ALLOW_PRIVATE: "1",
     },
   });
-  receiver = await startCallbackReceiver();
+  receiver = await new CallbackReceiver().start();
 });
 
 test.after.always(async () => {

@@ -8,8 +8,8 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createLogger, createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventually, startInMemoryTracing } from "@payments/testing";
-import { signedFetch, startCallbackReceiver, type Credentials } from "./helpers.js";
+import { addTestReceivingAccounts, CallbackReceiver, eventually, startInMemoryTracing } from "@payments/testing";
+import { signedFetch, type Credentials } from "./helpers.js";
 
 // Issue 12, tracing: every module and the gateway in one process (SQLite, in-process bus),
 // the SDK's in-memory exporter installed through startTracing. POST /v1/deposit → the bank
@@ -22,7 +22,7 @@ const lines: Array<Record<string, unknown>> = [];
 const logger = createLogger({ service: "all-in-one", level: "debug", destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } });
 let services: RunningServices | undefined;
 let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
-let receiver: Awaited<ReturnType<typeof startCallbackReceiver>> | undefined;
+let receiver: CallbackReceiver | undefined;
 
 test.before(async () => {
   const env = {
@@ -42,7 +42,7 @@ test.before(async () => {
     metrics: services.metrics,
     transports: { merchant: local, bankCatalog: local, deposit: local, payout: local, callback: local },
   });
-  receiver = await startCallbackReceiver();
+  receiver = await new CallbackReceiver().start();
 });
 
 test.after.always(async () => {

@@ -11,7 +11,7 @@ import type { Client } from "@connectrpc/connect";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventuallyValue, manualClock } from "@payments/testing";
+import { addTestReceivingAccounts, CallbackReceiver, eventuallyValue, manualClock } from "@payments/testing";
 import { verify } from "@payments/signing";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { callbackModule } from "@payments/callback-sender-service";
@@ -41,54 +41,11 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const EVENT_KEYS = ["id", "type", "createdAt", "data", "deliveryStatus", "nextAttemptAt", "deliveredAt", "attempts"];
 const ATTEMPT_KEYS = ["number", "attemptedAt", "url", "statusCode", "latencyMs", "error", "outcome"];
 
-interface Received {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
 /** The merchants' callback endpoint: 200, except 500 for the deposits whose processId is in `refusing`. */
-class Receiver {
-  readonly received: Received[] = [];
-  readonly refusing = new Set<string>();
-  private server?: http.Server;
-
-  async start(): Promise<void> {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (chunk: Buffer) => chunks.push(chunk));
-      req.on("end", () => {
-        const body = Buffer.concat(chunks).toString("utf8");
-        this.received.push({ path: req.url ?? "", headers: req.headers, body });
-        const processId = (JSON.parse(body) as { data: { processId: string } }).data.processId;
-        if (this.refusing.has(processId)) res.writeHead(500, { "content-type": "text/plain" }).end("nope");
-        else res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
-  }
-
-  url(path: string): string {
-    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}${path}`;
-  }
-
-  of(eventId: string): Received[] {
-    return this.received.filter((r) => r.headers["x-event-id"] === eventId);
-  }
-
-  /** What reached one merchant's callback URL (each merchant has a path of its own). */
-  for(merchant: { callbackUrl: string }): Received[] {
-    const url = new URL(merchant.callbackUrl);
-    return this.received.filter((r) => r.path === `${url.pathname}${url.search}`);
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-}
-
-const receiver = new Receiver();
+const refusing = new Set<string>();
+const receiver = new CallbackReceiver((callback) =>
+  refusing.has((JSON.parse(callback.text) as { data: { processId: string } }).data.processId) ? { status: 500, headers: { "content-type": "text/plain" }, body: "nope" } : { status: 200 },
+);
 let dataDir: string | undefined;
 let running: RunningServices | undefined;
 let gateway: RunningGateway | undefined;
@@ -280,9 +237,9 @@ test.serial("GET /v1/events lists the merchant's own events newest first: the ca
 
     // What the merchant received is the listed body, byte for byte, signed with its secret.
     const [received] = receiver.of(event.id);
-    t.deepEqual(JSON.parse(received!.body), { id: event.id, type: event.type, createdAt: event.createdAt, data: event.data });
+    t.deepEqual(JSON.parse(received!.text), { id: event.id, type: event.type, createdAt: event.createdAt, data: event.data });
     t.is(received!.headers["x-event-type"], event.type);
-    const parts = { timestamp: String(received!.headers["x-timestamp"]), method: "POST", path: received!.path, body: received!.body };
+    const parts = { timestamp: String(received!.headers["x-timestamp"]), method: "POST", path: received!.path, body: received!.text };
     t.true(verify([merchant.apiSecret], parts, String(received!.headers["x-signature"])));
   }
 
@@ -312,11 +269,11 @@ test.serial("deliveryStatus lists pending, delivered or failed events only; a fa
   const merchant = await newMerchant();
   const failing = `refuse-${randomBytes(3).toString("hex")}`;
   const waiting = `refuse-${randomBytes(3).toString("hex")}`;
-  receiver.refusing.add(failing);
-  receiver.refusing.add(waiting);
+  refusing.add(failing);
+  refusing.add(waiting);
   t.teardown(() => {
-    receiver.refusing.delete(failing);
-    receiver.refusing.delete(waiting);
+    refusing.delete(failing);
+    refusing.delete(waiting);
   });
 
   const delivered = await finalDeposit(merchant, "completed");
@@ -395,7 +352,7 @@ test.serial("a bad deliveryStatus, limit, cursor or transactionId is 400 VALIDAT
   await finalDeposit(merchant, "cancelled");
   await eventOf(t, merchant, id);
   const before = await listEvents(t, merchant);
-  const sentBefore = receiver.for(merchant).length;
+  const sentBefore = receiver.to(merchant.callbackUrl).length;
 
   const bad = async (query: string) => failed(t, await get(t, merchant, `/v1/events?${query}`), 400, "VALIDATION_ERROR");
   for (const status of ["sent", "PENDING", "expired", "0", "2"]) {
@@ -422,7 +379,7 @@ test.serial("a bad deliveryStatus, limit, cursor or transactionId is 400 VALIDAT
 
   // Nothing was sent or changed.
   t.deepEqual(await listEvents(t, merchant), before);
-  t.is(receiver.for(merchant).length, sentBefore);
+  t.is(receiver.to(merchant.callbackUrl).length, sentBefore);
   // Unknown parameters are ignored.
   t.deepEqual(await listEvents(t, merchant, "status=whatever&type=x"), before);
 });
@@ -465,15 +422,15 @@ test.serial("redeliver: a delivered event comes back pending and is delivered ag
   t.is(again.deliveredAt, clock.now().toISOString());
   const both = receiver.of(event.id);
   t.is(both.length, 2);
-  t.is(both[1]!.body, both[0]!.body);
+  t.is(both[1]!.text, both[0]!.text);
   t.is(both[1]!.path, both[0]!.path);
 });
 
 test.serial("redeliver: a failed event is sent again once the merchant's endpoint answers, attempts numbered on", async (t) => {
   const merchant = await newMerchant();
   const processId = `refuse-${randomBytes(3).toString("hex")}`;
-  receiver.refusing.add(processId);
-  t.teardown(() => receiver.refusing.delete(processId));
+  refusing.add(processId);
+  t.teardown(() => refusing.delete(processId));
   const depositId = await finalDeposit(merchant, "failed", { processId });
   await eventOf(t, merchant, depositId, (e) => e.attempts.length === 1);
   clock.advance(100);
@@ -481,7 +438,7 @@ test.serial("redeliver: a failed event is sent again once the merchant's endpoin
   clock.advance(200);
   const failedEvent = await eventOf(t, merchant, depositId, (e) => e.deliveryStatus === "failed");
 
-  receiver.refusing.delete(processId);
+  refusing.delete(processId);
   const reply = await post(t, merchant, `/v1/events/${failedEvent.id}/redeliver`, "{}", { "Content-Type": "application/json" });
   t.is(reply.status, 200, reply.text);
   t.is((reply.json.data as EventJson).deliveryStatus, "pending");
@@ -507,7 +464,7 @@ test.serial("redeliver of an unknown, unparsable or another merchant's event is 
   failed(t, await post(t, owner, "/v1/events/evt_doesnotexist/redeliver"), 404, "EVENT_NOT_FOUND");
   failed(t, await post(t, owner, `/v1/events/${"x".repeat(80)}/redeliver`), 404, "EVENT_NOT_FOUND");
   await sleep(200);
-  t.is(receiver.for(owner).length, 1);
+  t.is(receiver.to(owner.callbackUrl).length, 1);
   t.deepEqual(await getEvent(t, owner, event.id), event);
 });
 

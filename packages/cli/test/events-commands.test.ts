@@ -1,8 +1,7 @@
-import { addTestReceivingAccounts } from "@payments/testing";
+import { addTestReceivingAccounts, CallbackReceiver, CallbackReceivers, type AnswerPolicy } from "@payments/testing";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -52,36 +51,9 @@ interface EventJson {
   attempts: AttemptJson[];
 }
 
-/** The merchant's callback endpoint: answers every callback with `status` until told otherwise. */
-class Receiver {
-  status: 200 | 500 = 500;
-  /** X-Event-Id and answer of every callback, in arrival order. */
-  readonly calls: Array<{ eventId: string; status: number }> = [];
-  private readonly server = http.createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      this.calls.push({ eventId: String(req.headers["x-event-id"] ?? ""), status: this.status });
-      res.writeHead(this.status, { "content-type": "text/plain" }).end(this.status === 200 ? "ok" : "receiver down");
-    });
-  });
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    return this;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as { port: number }).port}/callbacks`;
-  }
-
-  callsOf(eventId: string): number[] {
-    return this.calls.filter((c) => c.eventId === eventId).map((c) => c.status);
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
+/** How a merchant's callback endpoint answers every callback until told otherwise: 200 "ok" or 500 "receiver down". */
+function answering(status: 200 | 500): AnswerPolicy {
+  return () => ({ status, headers: { "content-type": "text/plain" }, body: status === 200 ? "ok" : "receiver down" });
 }
 
 let running: RunningServices;
@@ -90,7 +62,7 @@ let url: string;
 let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
 let deposits: ReturnType<typeof createServiceClient<typeof DepositService>>;
 let callbacks: ReturnType<typeof createServiceClient<typeof CallbackService>>;
-const receivers: Receiver[] = [];
+const receivers = new CallbackReceivers();
 let counter = 0;
 
 test.before(async () => {
@@ -119,15 +91,14 @@ test.before(async () => {
 
 test.after.always(async () => {
   await running?.stop();
-  await Promise.allSettled(receivers.map((r) => r.stop()));
+  await receivers.stop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 /** A merchant whose callbacks go to a receiver of its own, answering 500 at first. */
-async function newMerchant(name: string): Promise<{ merchantId: string; receiver: Receiver }> {
-  const receiver = await new Receiver().start();
-  receivers.push(receiver);
-  const created = await merchants.createMerchant({ name, sandbox: true, callbackUrl: receiver.url });
+async function newMerchant(name: string): Promise<{ merchantId: string; receiver: CallbackReceiver }> {
+  const receiver = await receivers.start(answering(500));
+  const created = await merchants.createMerchant({ name, sandbox: true, callbackUrl: receiver.url() });
   return { merchantId: created.merchant!.id, receiver };
 }
 
@@ -224,12 +195,12 @@ test("the events commands call the service at CALLBACK_SENDER_SERVICE_URL", asyn
 test("events list shows the merchant's events newest first, filters by delivery status and transaction, and pages with --cursor", async (t) => {
   const { merchantId, receiver } = await newMerchant("List Shop");
   const other = await newMerchant("Other List Shop");
-  receiver.status = 200;
-  other.receiver.status = 200;
+  receiver.policy = answering(200);
+  other.receiver.policy = answering(200);
   const paid = await completedDeposit(merchantId);
   const delivered = await eventOf(merchantId, paid.id, DeliveryStatus.DELIVERED);
   await eventOf(other.merchantId, (await completedDeposit(other.merchantId)).id, DeliveryStatus.DELIVERED);
-  receiver.status = 500;
+  receiver.policy = answering(500);
   const rejected = await failedDeposit(merchantId);
   const failed = await eventOf(merchantId, rejected.id, DeliveryStatus.FAILED);
 
@@ -284,9 +255,9 @@ test("events show prints every attempt of an event: time, URL, status code, late
   t.deepEqual(
     json.attempts.map((a) => [a.number, a.url, a.statusCode, a.error, a.outcome]),
     [
-      [1, receiver.url, 500, "HTTP 500: receiver down", "retry"],
-      [2, receiver.url, 500, "HTTP 500: receiver down", "retry"],
-      [3, receiver.url, 500, "HTTP 500: receiver down", "failed"],
+      [1, receiver.url(), 500, "HTTP 500: receiver down", "retry"],
+      [2, receiver.url(), 500, "HTTP 500: receiver down", "retry"],
+      [3, receiver.url(), 500, "HTTP 500: receiver down", "failed"],
     ],
   );
   t.true(json.attempts.every((a) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(a.attemptedAt) && Number.isInteger(a.latencyMs) && a.latencyMs >= 0));
@@ -302,13 +273,13 @@ test("events show prints every attempt of an event: time, URL, status code, late
   t.regex(human.stdout, /delivery status\s+failed/);
   t.regex(human.stdout, /attempts\s+3/);
   t.regex(human.stdout, /\nAttempts:\n#\s+TIME\s+URL\s+STATUS\s+LATENCY\s+OUTCOME\s+ERROR\n/);
-  const url = receiver.url.replace(/\./g, "\\.");
+  const url = receiver.url().replace(/\./g, "\\.");
   for (const [n, outcome] of [["1", "retry"], ["2", "retry"], ["3", "failed"]]) {
     t.regex(human.stdout, new RegExp(`\\n${n}\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z\\s+${url}\\s+HTTP 500\\s+\\d+ ms\\s+${outcome}\\s+HTTP 500: receiver down\\n`));
   }
   t.notRegex(human.stdout, /next attempt/);
 
-  receiver.status = 200;
+  receiver.policy = answering(200);
   const paid = await completedDeposit(merchantId);
   const delivered = await eventOf(merchantId, paid.id, DeliveryStatus.DELIVERED);
   const shown = await eventsCli(["events", "show", delivered.id]);
@@ -321,9 +292,9 @@ test("events redeliver sends a failed event again: it becomes pending and ends d
   const { merchantId, receiver } = await newMerchant("Redeliver Shop");
   const rejected = await failedDeposit(merchantId);
   const failed = await eventOf(merchantId, rejected.id, DeliveryStatus.FAILED);
-  t.deepEqual(receiver.callsOf(failed.id), [500, 500, 500], "the schedule was used up");
+  t.deepEqual(receiver.of(failed.id).map((c) => c.status), [500, 500, 500], "the schedule was used up");
 
-  receiver.status = 200;
+  receiver.policy = answering(200);
   const r = await eventsCli(["events", "redeliver", failed.id]);
   t.is(r.code, 0, r.stderr);
   t.is(r.stderr, "");
@@ -341,7 +312,7 @@ test("events redeliver sends a failed event again: it becomes pending and ends d
       [4, 200, "delivered"],
     ],
   );
-  t.deepEqual(receiver.callsOf(failed.id), [500, 500, 500, 200]);
+  t.deepEqual(receiver.of(failed.id).map((c) => c.status), [500, 500, 500, 200]);
   const shown = await eventsCli(["events", "show", failed.id]);
   t.regex(shown.stdout, /delivery status\s+delivered/);
   t.regex(shown.stdout, /\n4\s+\S+\s+\S+\s+HTTP 200\s+\d+ ms\s+delivered\s+—\n/);
@@ -354,7 +325,7 @@ test("events redeliver sends a failed event again: it becomes pending and ends d
   t.true(["DELIVERY_STATUS_PENDING", "DELIVERY_STATUS_DELIVERED"].includes(event.deliveryStatus), event.deliveryStatus);
   const redelivered = await waitForEvent(failed.id, (e) => e.deliveryStatus === DeliveryStatus.DELIVERED && e.attempts.length === 5, "delivered a second time");
   t.like(redelivered.attempts.at(-1), { number: 5, statusCode: 200, outcome: "delivered" });
-  t.deepEqual(receiver.callsOf(failed.id), [500, 500, 500, 200, 200]);
+  t.deepEqual(receiver.of(failed.id).map((c) => c.status), [500, 500, 500, 200, 200]);
 });
 
 test("events redeliver-failed --merchant --since redelivers only the merchant's failed events at or after the time, and they end delivered", async (t) => {
@@ -363,7 +334,7 @@ test("events redeliver-failed --merchant --since redelivers only the merchant's 
   const early = await eventOf(merchantId, (await failedDeposit(merchantId)).id, DeliveryStatus.FAILED);
   const late = await eventOf(merchantId, (await failedDeposit(merchantId)).id, DeliveryStatus.FAILED);
   const otherFailed = await eventOf(other.merchantId, (await failedDeposit(other.merchantId)).id, DeliveryStatus.FAILED);
-  receiver.status = 200;
+  receiver.policy = answering(200);
   const delivered = await eventOf(merchantId, (await completedDeposit(merchantId)).id, DeliveryStatus.DELIVERED);
 
   const lateAt = (await showJson(late.id)).createdAt;
@@ -394,7 +365,7 @@ test("events redeliver-failed --merchant --since redelivers only the merchant's 
   t.is(human.stdout, `Redelivering 1 failed event of merchant ${merchantId} since 2000-01-01T00:00:00.000Z:\n  ${early.id}\n`);
   t.is((await waitForStatus(early.id, DeliveryStatus.DELIVERED)).attempts.at(-1)?.outcome, "delivered");
   t.is((await showJson(otherFailed.id)).deliveryStatus, "DELIVERY_STATUS_FAILED");
-  t.deepEqual(other.receiver.callsOf(otherFailed.id), [500, 500, 500]);
+  t.deepEqual(other.receiver.of(otherFailed.id).map((c) => c.status), [500, 500, 500]);
 });
 
 test("an unknown event id exits 1 with EVENT_NOT_FOUND; an id the service refuses with VALIDATION_ERROR names the field", async (t) => {

@@ -1,7 +1,7 @@
 import test from "ava";
 import { callbackUrlRefusal, checkLiteralHost, guardedLookup, isAllowedAddress, literalAddress } from "@payments/kit";
 import { createCallbackPoster } from "../src/post-callback.js";
-import { Receiver, type Answer } from "./fixtures.js";
+import { CallbackReceiver, type Answer } from "@payments/testing";
 
 const refused = [
   ["127.0.0.1", "loopback"],
@@ -67,7 +67,7 @@ test("a name resolving to a private address is refused at connect time", async (
 });
 
 test("the poster refuses loopback by IP and by name without sending anything, and sends when allowed", async (t) => {
-  const receiver = await new Receiver().start();
+  const receiver = await new CallbackReceiver().start();
   const strict = createCallbackPoster({ timeoutMs: 2000, allowPrivate: false });
   const open = createCallbackPoster({ timeoutMs: 2000, allowPrivate: true });
   try {
@@ -90,7 +90,7 @@ test("the poster refuses loopback by IP and by name without sending anything, an
 });
 
 test("the poster follows no redirect, reads a bounded part of an error body, and gives up at the timeout", async (t) => {
-  const receiver = await new Receiver((callback): Answer | "hang" => {
+  const receiver = await new CallbackReceiver((callback): Answer | "hang" => {
     if (callback.path === "/redirect") return { status: 302, headers: { location: "/elsewhere" } };
     if (callback.path === "/huge") return { status: 500, body: "x".repeat(2_000_000) };
     if (callback.path === "/slow") return "hang";

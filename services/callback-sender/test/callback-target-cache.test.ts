@@ -1,15 +1,15 @@
 import test from "ava";
-import { eventuallyValue, manualClock } from "@payments/testing";
+import { CallbackReceivers, eventuallyValue, manualClock, type ReceivedCallback } from "@payments/testing";
 import { verifyCallback } from "@payments/signing";
 import { createCallbackTargetCache, callbackTargetOf } from "../src/callback-target.js";
 import type { CallbackContext } from "../src/index.js";
-import { Receiver, Stack, type ReceivedCallback } from "./fixtures.js";
+import { Stack } from "./fixtures.js";
 
 // The callback-sender's cache of GetCallbackTarget answers (URL and signing secret), against
 // the real merchant service (producers on MySQL, events over JetStream): what the sender asks
 // is counted by the merchant service's own RPC metric.
 const stack = new Stack();
-const receivers: Receiver[] = [];
+const receivers = new CallbackReceivers();
 
 test.before(async () => {
   await stack.start({ PAYOUT_WORKER: "0" });
@@ -17,15 +17,9 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
-  await Promise.allSettled(receivers.map((r) => r.stop()));
+  await receivers.stop();
   await stack.stop();
 });
-
-async function receiver(policy?: ConstructorParameters<typeof Receiver>[0]): Promise<Receiver> {
-  const r = await new Receiver(policy).start();
-  receivers.push(r);
-  return r;
-}
 
 const sender = () => stack.senders[0]!.contexts.get("callback-sender") as CallbackContext;
 
@@ -51,7 +45,7 @@ async function withinASecond(condition: () => Promise<boolean>, what: string): P
 }
 
 test.serial("a merchant's callback target is asked once: further attempts make no GetCallbackTarget call", async (t) => {
-  const r = await receiver();
+  const r = await receivers.start();
   const m = await stack.merchant(r.url(), "Cached Shop");
   const before = await targetCalls();
   await statusChange(m.id, "first");
@@ -64,8 +58,8 @@ test.serial("a merchant's callback target is asked once: further attempts make n
 });
 
 test.serial("a rotated secret and a new callback URL reach the cached target within a second, and the next callback uses them", async (t) => {
-  const before = await receiver();
-  const after = await receiver();
+  const before = await receivers.start();
+  const after = await receivers.start();
   const m = await stack.merchant(before.url("/old"), "Moving Shop");
   await statusChange(m.id, "before-change");
   await eventuallyValue(() => before.received.length === 1, "the callback before the change", 20_000);
@@ -86,7 +80,7 @@ test.serial("a rotated secret and a new callback URL reach the cached target wit
 });
 
 test.serial("an attempt that is not delivered drops the target: the retry asks the merchant service again", async (t) => {
-  const r = await receiver((_, arrival) => (arrival === 1 ? { status: 503 } : { status: 200 }));
+  const r = await receivers.start((_, arrival) => (arrival === 1 ? { status: 503 } : { status: 200 }));
   const m = await stack.merchant(r.url(), "Flaky Shop");
   await callbackTargetOf(sender(), m.id);
   const calls = await targetCalls();

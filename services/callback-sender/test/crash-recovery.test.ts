@@ -2,8 +2,8 @@ import test from "ava";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { DeliveryStatus } from "@payments/contracts/callback";
-import { eventuallyValue } from "@payments/testing";
-import { Receiver, Stack } from "./fixtures.js";
+import { CallbackReceiver, eventuallyValue } from "@payments/testing";
+import { Stack } from "./fixtures.js";
 
 // Replicas and restarts: each test has its own stack (own databases and stream), since they
 // stop and start callback-senders.
@@ -13,7 +13,7 @@ const mainFile = fileURLToPath(new URL("../src/main.ts", import.meta.url));
 test("a callback-sender killed between its POST and its record leads to a redelivery of the same event, not a loss", async (t) => {
   const stack = await new Stack().start();
   let child: ReturnType<typeof spawn> | undefined;
-  const receiver = await new Receiver((_, arrival) => {
+  const receiver = await new CallbackReceiver((_, arrival) => {
     if (arrival === 1) {
       // The POST arrived: kill the sender before it can record anything.
       child?.kill("SIGKILL");
@@ -63,7 +63,7 @@ test("a callback-sender killed between its POST and its record leads to a redeli
 
 test("status changes made while no callback-sender runs are delivered once one starts", async (t) => {
   const stack = await new Stack().start();
-  const receiver = await new Receiver().start();
+  const receiver = await new CallbackReceiver().start();
   try {
     const sender = await stack.startSender();
     const m = await stack.merchant(receiver.url());
@@ -83,7 +83,7 @@ test("status changes made while no callback-sender runs are delivered once one s
 
 test("with two callback-sender replicas every event is delivered exactly once when the receiver answers 200", async (t) => {
   const stack = await new Stack().start();
-  const receiver = await new Receiver().start();
+  const receiver = await new CallbackReceiver().start();
   try {
     // A lease far longer than any attempt, so only a double claim could send an event twice.
     const leases = { CALLBACK_TIMEOUT: "10s", CALLBACK_CLAIM_TIMEOUT: "60s" };
@@ -113,7 +113,7 @@ test("with two callback-sender replicas every event is delivered exactly once wh
 
 test("a callback-sender that refuses private addresses never calls a loopback callback URL", async (t) => {
   const stack = await new Stack().start();
-  const receiver = await new Receiver().start();
+  const receiver = await new CallbackReceiver().start();
   try {
     await stack.startSender({ CALLBACK_ALLOW_PRIVATE: "0" });
     const m = await stack.merchant(receiver.url().replace("127.0.0.1", "localhost"));

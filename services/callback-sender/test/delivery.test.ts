@@ -4,13 +4,13 @@ import type { PayoutContext } from "@payments/payout-service";
 import { startPayoutWorker } from "@payments/payout-service";
 import { verifyCallback } from "@payments/signing";
 import { EVENT_TYPES } from "../src/index.js";
-import { eventuallyValue } from "@payments/testing";
-import { Receiver, Stack, type ReceivedCallback } from "./fixtures.js";
+import { CallbackReceivers, eventuallyValue, type ReceivedCallback } from "@payments/testing";
+import { Stack } from "./fixtures.js";
 
 // One callback-sender on MySQL, fed over JetStream by the real deposit and payout services,
 // calling real HTTP receivers on localhost. Schedule: 100ms, 200ms, 300ms.
 const stack = new Stack();
-const receivers: Receiver[] = [];
+const receivers = new CallbackReceivers();
 
 test.before(async () => {
   // Withdrawals stay pending until a test runs the payout worker itself (to cancel one first).
@@ -21,15 +21,9 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
-  await Promise.allSettled(receivers.map((r) => r.stop()));
+  await receivers.stop();
   await stack.stop();
 });
-
-async function receiver(policy?: ConstructorParameters<typeof Receiver>[0]): Promise<Receiver> {
-  const r = await new Receiver(policy).start();
-  receivers.push(r);
-  return r;
-}
 
 interface Body {
   id: string;
@@ -58,7 +52,7 @@ async function delivered(eventId: string) {
 }
 
 test("every deposit and withdrawal status change reaches the merchant once, signed, with the transaction's sequence", async (t) => {
-  const r = await receiver();
+  const r = await receivers.start();
   const m = await stack.merchant(r.url("/hooks/payments?shop=7"));
   const deposits = stack.deposits();
   const [completed, failed, cancelled, expired] = await Promise.all(["d-ok", "d-bad", "d-cancel", "d-expire"].map((p) => stack.deposit(m.id, p)));
@@ -127,7 +121,7 @@ test("every deposit and withdrawal status change reaches the merchant once, sign
 });
 
 test("a receiver answering 500, 500, then 200 gets three attempts on the schedule and the event ends delivered", async (t) => {
-  const r = await receiver((_, arrival) => (arrival <= 2 ? { status: 500, body: "database is down" } : { status: 204 }));
+  const r = await receivers.start((_, arrival) => (arrival <= 2 ? { status: 500, body: "database is down" } : { status: 204 }));
   const m = await stack.merchant(r.url());
   const deposit = await stack.deposit(m.id, "retry-then-ok");
   await stack.deposits().confirmDeposit({ depositId: deposit.id });
@@ -153,7 +147,7 @@ test("a receiver answering 500, 500, then 200 gets three attempts on the schedul
 
 test("a receiver that never answers 2xx ends failed after the schedule; a redelivery then succeeds with the same event", async (t) => {
   let healthy = false;
-  const r = await receiver(() => (healthy ? { status: 200 } : { status: 502 }));
+  const r = await receivers.start(() => (healthy ? { status: 200 } : { status: 502 }));
   const m = await stack.merchant(r.url());
   const deposit = await stack.deposit(m.id, "never-ok");
   await stack.deposits().cancelDeposit({ merchantId: m.id, depositId: deposit.id });
@@ -182,7 +176,7 @@ test("a receiver that never answers 2xx ends failed after the schedule; a redeli
 });
 
 test("Retry-After longer than the schedule's step is honoured", async (t) => {
-  const r = await receiver((_, arrival) => (arrival === 1 ? { status: 429, headers: { "retry-after": "1" } } : { status: 200 }));
+  const r = await receivers.start((_, arrival) => (arrival === 1 ? { status: 429, headers: { "retry-after": "1" } } : { status: 200 }));
   const m = await stack.merchant(r.url());
   const deposit = await stack.deposit(m.id, "retry-after");
   await stack.deposits().confirmDeposit({ depositId: deposit.id });
@@ -193,8 +187,8 @@ test("Retry-After longer than the schedule's step is honoured", async (t) => {
 });
 
 test("callbacks go to the merchant's current URL, signed with its current secret", async (t) => {
-  const before = await receiver(() => ({ status: 500 }));
-  const after = await receiver();
+  const before = await receivers.start(() => ({ status: 500 }));
+  const after = await receivers.start();
   const m = await stack.merchant(before.url());
   const deposit = await stack.deposit(m.id, "moved");
   await stack.deposits().confirmDeposit({ depositId: deposit.id });
@@ -220,7 +214,7 @@ test("a merchant without a callback URL sees failed attempts saying so, and gets
   }, "failed event", 20_000);
   t.true(failed.attempts.every((a) => a.error === "the merchant has no callback URL set" && a.url === "" && a.statusCode === 0));
 
-  const r = await receiver();
+  const r = await receivers.start();
   await stack.merchants().setCallbackUrl({ merchantId: m.id, callbackUrl: r.url() });
   const redelivery = await stack.callbacks().redeliverFailedEvents({ merchantId: m.id, since: { seconds: BigInt(Math.floor(startedAt.getTime() / 1000)), nanos: 0 } });
   t.is(redelivery.count, 1);
@@ -230,8 +224,8 @@ test("a merchant without a callback URL sees failed attempts saying so, and gets
 });
 
 test("a slow merchant endpoint holds only its own slots: another merchant's callbacks go through meanwhile", async (t) => {
-  const slow = await receiver(() => "hang");
-  const fast = await receiver();
+  const slow = await receivers.start(() => "hang");
+  const fast = await receivers.start();
   const a = await stack.merchant(slow.url(), "Slow Shop");
   const b = await stack.merchant(fast.url(), "Fast Shop");
   const slowDeposits = await Promise.all(Array.from({ length: 8 }, (_, i) => stack.deposit(a.id, `slow-${i}`)));

@@ -1,5 +1,4 @@
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import http from "node:http";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
@@ -14,88 +13,8 @@ import type { Knex } from "knex";
 import { createCallbackModule, type CallbackModuleOptions } from "../src/index.js";
 
 // What the callback-sender tests share: the services that produce status changes (on MySQL,
-// events over JetStream), callback-sender replicas on their own database, and a real HTTP
-// receiver on localhost standing in for the merchant.
-
-export interface ReceivedCallback {
-  /** Path with query, as the receiver saw it. */
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-  /** Date.now() when the request arrived. */
-  at: number;
-  eventId: string;
-}
-
-export interface Answer {
-  status: number;
-  headers?: Record<string, string>;
-  body?: string | Buffer;
-}
-
-/** How the receiver answers a callback: given it and how many times its event arrived (this one included); "hang" never answers until released. */
-export type AnswerPolicy = (callback: ReceivedCallback, arrival: number) => Answer | "hang";
-
-export class Receiver {
-  readonly received: ReceivedCallback[] = [];
-  private readonly arrivals = new Map<string, number>();
-  private readonly hanging = new Set<http.ServerResponse>();
-  private server?: http.Server;
-  /** Requests being answered right now. */
-  open = 0;
-  maxOpen = 0;
-
-  constructor(public policy: AnswerPolicy = () => ({ status: 200 })) {}
-
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        const eventId = String(req.headers["x-event-id"] ?? "");
-        const callback: ReceivedCallback = { path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks), at: Date.now(), eventId };
-        this.received.push(callback);
-        const arrival = (this.arrivals.get(eventId) ?? 0) + 1;
-        this.arrivals.set(eventId, arrival);
-        this.open++;
-        this.maxOpen = Math.max(this.maxOpen, this.open);
-        res.on("close", () => this.open--);
-        const answer = this.policy(callback, arrival);
-        if (answer === "hang") {
-          this.hanging.add(res);
-          return;
-        }
-        res.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? "");
-      });
-    });
-    this.server.keepAliveTimeout = 1000;
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
-    return this;
-  }
-
-  url(path = "/callbacks"): string {
-    const address = this.server!.address() as { port: number };
-    return `http://127.0.0.1:${address.port}${path}`;
-  }
-
-  /** The callbacks of one event, in arrival order. */
-  of(eventId: string): ReceivedCallback[] {
-    return this.received.filter((c) => c.eventId === eventId);
-  }
-
-  /** Answers every hanging request with 200 (their sender may have given up long ago). */
-  release(): void {
-    for (const res of this.hanging) if (!res.writableEnded) res.writeHead(200).end();
-    this.hanging.clear();
-  }
-
-  async stop(): Promise<void> {
-    for (const res of this.hanging) res.destroy();
-    this.hanging.clear();
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
-  }
-}
+// events over JetStream) and callback-sender replicas on their own database. The merchant's
+// endpoint is @payments/testing's CallbackReceiver, a real HTTP receiver on localhost.
 
 export const INTERNAL_TOKEN = "callback-tests-internal-token";
 

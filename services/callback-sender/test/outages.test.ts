@@ -1,7 +1,7 @@
 import test from "ava";
 import { DeliveryStatus } from "@payments/contracts/callback";
-import { eventuallyValue, startMariadbServer, startNatsServer } from "@payments/testing";
-import { Receiver, Stack } from "./fixtures.js";
+import { CallbackReceiver, eventuallyValue, startMariadbServer, startNatsServer } from "@payments/testing";
+import { Stack } from "./fixtures.js";
 
 // Outages of the parts callbacks travel through. Each test runs a server of its own (the
 // same binaries as the local ones) so stopping it disturbs no other suite.
@@ -9,7 +9,7 @@ import { Receiver, Stack } from "./fixtures.js";
 test("status changes made while NATS is down reach the merchant once it is back, each once", async (t) => {
   const nats = await startNatsServer();
   const stack = new Stack({ natsUrl: nats.url });
-  const receiver = await new Receiver().start();
+  const receiver = await new CallbackReceiver().start();
   try {
     await stack.start();
     // A lease far longer than any attempt: a repeat could only come from the outage.
@@ -43,7 +43,7 @@ test("status changes made while NATS is down reach the merchant once it is back,
 test("status changes arriving while the callback-sender's database is down reach the merchant once it is back", async (t) => {
   const mariadb = await startMariadbServer();
   const stack = new Stack();
-  const receiver = await new Receiver().start();
+  const receiver = await new CallbackReceiver().start();
   try {
     await stack.start();
     // LOG_LEVEL fatal: every poll during the outage logs its failed claim, as it should.

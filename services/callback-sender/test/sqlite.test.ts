@@ -1,5 +1,5 @@
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { addTestReceivingAccounts, eventuallyValue } from "@payments/testing";
+import { addTestReceivingAccounts, CallbackReceiver, eventuallyValue } from "@payments/testing";
 import test from "ava";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,12 +14,12 @@ import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "@payments/payout-service";
 import { verifyCallback } from "@payments/signing";
 import { createCallbackModule } from "../src/index.js";
-import { FAST_SENDER, Receiver } from "./fixtures.js";
+import { FAST_SENDER } from "./fixtures.js";
 
 // All-in-one storage (`pnpm start`): SQLite files and the in-process bus, the same code.
 test("on SQLite with the in-process bus, a status change is delivered signed, retried after a 500", async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), "callbacks-sqlite-"));
-  const receiver = await new Receiver((_, arrival) => (arrival === 1 ? { status: 500 } : { status: 200 })).start();
+  const receiver = await new CallbackReceiver((_, arrival) => (arrival === 1 ? { status: 500 } : { status: 200 })).start();
   const services = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule(), createCallbackModule()], {
     mode: "all-in-one",
     env: { DATA_DIR: dataDir, GRPC_PORT: "0", MASTER_KEY: "c".repeat(64), LOG_LEVEL: "error", ...FAST_SENDER },
