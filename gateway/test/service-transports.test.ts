@@ -1,7 +1,7 @@
-import net from "node:net";
 import test, { type ExecutionContext } from "ava";
 import { createLogger, createMetrics, listenRpc } from "@payments/kit";
 import { startGateway } from "../src/server.js";
+import { countingRelay } from "@payments/testing";
 
 /*
  * How the gateway reaches its five services: one transport (one HTTP/2 connection) per
@@ -18,29 +18,6 @@ async function startServices(t: ExecutionContext) {
   server.serve({ routes: () => undefined, services: [], logger, metrics: createMetrics() });
   t.teardown(() => server.close(0));
   return server;
-}
-
-/** A TCP relay to `target` that counts the connections it accepted. */
-async function countingRelay(t: ExecutionContext, target: string): Promise<{ url: string; connections: () => number }> {
-  const { hostname, port } = new URL(target);
-  let connections = 0;
-  const sockets = new Set<net.Socket>();
-  const relay = net.createServer((socket) => {
-    connections++;
-    const upstream = net.connect(Number(port), hostname);
-    for (const s of [socket, upstream]) {
-      sockets.add(s);
-      s.on("error", () => undefined);
-      s.on("close", () => sockets.delete(s));
-    }
-    socket.pipe(upstream).pipe(socket);
-  });
-  await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
-  t.teardown(() => {
-    for (const s of sockets) s.destroy();
-    return new Promise<void>((resolve) => relay.close(() => resolve()));
-  });
-  return { url: `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`, connections: () => connections };
 }
 
 async function healthz(url: string) {

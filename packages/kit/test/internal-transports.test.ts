@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
@@ -23,6 +22,7 @@ import {
   type RpcServer,
   type ServiceModule,
 } from "../src/index.js";
+import { countingRelay } from "@payments/testing";
 
 const logger = createLogger({ service: "test", level: "silent" });
 const TOKEN = "a-long-internal-token";
@@ -148,29 +148,6 @@ test("the port still compresses for a caller that asks, and accepts gzip-compres
 });
 
 // ---- 2. One transport per address ---------------------------------------------------
-
-/** A TCP relay to `target` that counts the connections it accepted. */
-async function countingRelay(t: ExecutionContext, target: string): Promise<{ url: string; connections: () => number }> {
-  const { hostname, port } = new URL(target);
-  let connections = 0;
-  const sockets = new Set<net.Socket>();
-  const relay = net.createServer((socket) => {
-    connections++;
-    const upstream = net.connect(Number(port), hostname);
-    for (const s of [socket, upstream]) {
-      sockets.add(s);
-      s.on("error", () => undefined);
-      s.on("close", () => sockets.delete(s));
-    }
-    socket.pipe(upstream).pipe(socket);
-  });
-  await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
-  t.teardown(() => {
-    for (const s of sockets) s.destroy();
-    return new Promise<void>((resolve) => relay.close(() => resolve()));
-  });
-  return { url: `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`, connections: () => connections };
-}
 
 test("createServiceTransport gives one transport per URL, token, TLS identity and deadline", async (t) => {
   const url = "http://127.0.0.1:1";
