@@ -16,9 +16,6 @@ import { Health } from "@payments/contracts/health";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createLogger, createMetrics, createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
 import { createApp } from "../src/app.js";
 import { loadGatewayConfig } from "../src/config.js";
 import { CredentialCache } from "../src/credential-cache.js";
@@ -27,6 +24,7 @@ import { CHECKOUT_SCRIPT } from "../src/checkout/page-script.js";
 import { chooseLanguage, fillText, LANGUAGES, returnLinkText, statusTexts, TEXTS, type CheckoutTexts } from "../src/checkout/texts.js";
 import { CHECKOUT_STATUSES, checkoutOrder, checkoutView, formatAmount, formatDeadline, groupIban, safeReturnUrl, type CheckoutOrder, type CheckoutView } from "../src/checkout/view.js";
 import { startGateway, type RunningGateway } from "../src/server.js";
+import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 /*
  * The checkout page: the renderer alone (escaping, languages, no outside URL, nonces), then

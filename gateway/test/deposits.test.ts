@@ -9,12 +9,9 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, manualClock } from "@payments/testing";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
-import { createPayoutModule } from "@payments/payout-service";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { signedCall, type Credentials, type Reply } from "./http-client.js";
+import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 /*
  * Deposits and the transaction listing through the gateway, against the real merchant,

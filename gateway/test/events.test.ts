@@ -13,14 +13,10 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, CallbackReceiver, eventuallyValue, manualClock } from "@payments/testing";
 import { verify } from "@payments/signing";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { callbackModule } from "@payments/callback-sender-service";
-import { depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
-import { createPayoutModule } from "@payments/payout-service";
 import { encodeMergedCursor } from "../src/routes/transactions.js";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { call, signedCall, type Credentials, type Reply } from "./http-client.js";
+import { bankCatalogModule, callbackModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 /*
  * The callback event log through the gateway (GET /v1/events, GET /v1/events/{id},

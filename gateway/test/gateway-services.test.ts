@@ -15,16 +15,13 @@ import { MerchantChangedSchema, MerchantService, MerchantStatus, type MerchantCh
 import { PayoutService } from "@payments/contracts/payout";
 import { createLogger, createMetrics, createServiceClient, startServices, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, eventually, manualClock } from "@payments/testing";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
-import { createPayoutModule } from "@payments/payout-service";
 import { createApp } from "../src/app.js";
 import { loadGatewayConfig } from "../src/config.js";
 import { CredentialCache, MERCHANT_CHANGED_TOPIC } from "../src/credential-cache.js";
 import { success } from "../src/envelope.js";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { authHeaders, call, signedCall, type Credentials, type Reply } from "./http-client.js";
+import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 /*
  * The gateway against the real merchant and bank-catalog services (SQLite, in-process bus),

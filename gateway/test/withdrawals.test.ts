@@ -11,13 +11,10 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
 import { manualClock, turkishIban } from "@payments/testing";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
-import { createPayoutModule } from "@payments/payout-service";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { decodeMergedCursor, encodeMergedCursor } from "../src/routes/transactions.js";
 import { signedCall, type Credentials, type Reply } from "./http-client.js";
+import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 /*
  * Withdrawals, the balance and the merged transaction listing through the gateway, against

@@ -8,12 +8,10 @@ import test from "ava";
 import { DepositService, DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-// The CLI has no runtime dependency on the services; the tests start the real ones.
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
 import { resolveEndpoints } from "../src/clients.js";
 import { cli, closedPort, singleJson } from "./capture.js";
+// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
+import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The deposit and transfer commands in-process against the real merchant, bank-catalog and
 // deposit services, all-in-one on SQLite in a temporary directory. Deposits are created with

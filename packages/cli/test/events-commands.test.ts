@@ -10,14 +10,10 @@ import { CallbackService, DeliveryStatus, type CallbackEvent } from "@payments/c
 import { DepositService, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-// The CLI has no runtime dependency on the services; the tests start the real ones.
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { callbackModule } from "@payments/callback-sender-service";
-import { depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
-import { createPayoutModule } from "@payments/payout-service";
 import { resolveEndpoints } from "../src/clients.js";
 import { cli, closedPort, singleJson } from "./capture.js";
+// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
+import { bankCatalogModule, callbackModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The events commands in-process against the real merchant, bank-catalog, deposit, payout and
 // callback-sender services, all-in-one on SQLite in a temporary directory, with a short retry

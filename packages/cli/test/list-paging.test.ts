@@ -9,13 +9,9 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
 import { createServiceClient, newId, startServices, type RunningServices } from "@payments/kit";
-// The CLI has no runtime dependency on the services; the tests start the real ones.
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { callbackModule } from "@payments/callback-sender-service";
-import { depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
-import { createPayoutModule } from "@payments/payout-service";
 import { cli, closedPort, singleJson } from "./capture.js";
+// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
+import { bankCatalogModule, callbackModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // Every operator list pages the same way: one page with the "more: add --cursor" hint,
 // --cursor continuing it, --all walking every page (table rows as pages arrive; with --json one

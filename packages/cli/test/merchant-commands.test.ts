@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
 import { startServices, type RunningServices } from "@payments/kit";
-// The CLI has no runtime dependency on the services; the tests start the real one.
-import { merchantModule } from "@payments/merchant-service";
 import { cli, singleJson } from "./capture.js";
+// The CLI has no runtime dependency on the services; the tests start the real one, which @payments/testing gives them.
+import { merchantModule } from "@payments/testing/services";
 
 // `merchant set-payment-rules`, `merchant create --display-name`, `merchant set-display-name`
 // and how `merchant show`/`list` display them, in-process against the real merchant service,

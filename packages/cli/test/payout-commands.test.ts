@@ -9,17 +9,14 @@ import { create } from "@bufbuild/protobuf";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalSchema, WithdrawalStatus, type Withdrawal } from "@payments/contracts/payout";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-// The CLI has no runtime dependency on the services; the tests start the real ones.
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
-import { createPayoutModule } from "@payments/payout-service";
 import { resolveEndpoints } from "../src/clients.js";
 import { parse as parseCsv } from "csv-parse/sync";
 import { CSV_BOM } from "@payments/records";
 import { bankPaymentCsv, csvCell, kurusToLira } from "../src/commands/withdrawal.js";
 import { xlsxLayout, xlsxPart, xlsxRows } from "../../../test/xlsx-file.js";
 import { cli, closedPort, singleJson } from "./capture.js";
+// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
+import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The balance and withdrawal commands in-process against the real merchant, bank-catalog,
 // deposit and payout services, all-in-one on SQLite in a temporary directory, with the

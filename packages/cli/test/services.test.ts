@@ -7,10 +7,9 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import test from "ava";
 import { startServices, type RunningServices } from "@payments/kit";
-// The CLI has no runtime dependency on the services; the tests start the real ones.
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { cli, singleJson } from "./capture.js";
+// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The CLI in-process (and once as the real bin) against the real merchant and bank-catalog
 // services, all-in-one on SQLite in a temporary directory.

@@ -8,13 +8,10 @@ import test from "ava";
 import { DepositService, DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { createPayoutModule } from "@payments/payout-service";
-// The CLI has no runtime dependency on the services; the tests start the real ones.
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
 import { formatAge } from "../src/commands/transfer.js";
 import { cli, closedPort, singleJson } from "./capture.js";
+// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
+import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The transfer review commands (unmatched, show, match/complete/refuse/return, import) and
 // reconcile: usage errors refused before any call (against a closed port), then behaviour

@@ -10,12 +10,9 @@ import { DepositService, DepositStatus } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-// The CLI has no runtime dependency on the services; the tests start the real ones.
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
-import { createPayoutModule } from "@payments/payout-service";
 import { cli, singleJson } from "./capture.js";
+// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
+import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // `withheld-credit list|credit|dismiss` and what `reconcile` says of a withheld credit, in-process
 // against the real merchant, bank-catalog, deposit and payout services (all-in-one on SQLite in

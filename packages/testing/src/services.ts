@@ -5,3 +5,4 @@ export { callbackModule, createCallbackModule, type CallbackModuleOptions } from
 export { DEPOSIT_TOPICS, depositModule } from "@payments/deposit-service";
 export { merchantModule } from "@payments/merchant-service";
 export { createPayoutModule, payoutModule, startPayoutWorker, type PayoutContext } from "@payments/payout-service";
+export * from "./service-rules.js";

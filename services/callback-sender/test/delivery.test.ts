@@ -1,11 +1,10 @@
 import test from "ava";
 import { DeliveryStatus } from "@payments/contracts/callback";
-import type { PayoutContext } from "@payments/payout-service";
-import { startPayoutWorker } from "@payments/payout-service";
 import { verifyCallback } from "@payments/signing";
 import { EVENT_TYPES } from "../src/index.js";
 import { CallbackReceivers, eventuallyValue, type ReceivedCallback } from "@payments/testing";
 import { Stack } from "./fixtures.js";
+import { startPayoutWorker, type PayoutContext } from "@payments/testing/services";
 
 // One callback-sender on MySQL, fed over JetStream by the real deposit and payout services,
 // calling real HTTP receivers on localhost. Schedule: 100ms, 200ms, 300ms.

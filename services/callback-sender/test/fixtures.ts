@@ -1,16 +1,13 @@
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, startServices, type Env, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
-import { createPayoutModule } from "@payments/payout-service";
 import type { Knex } from "knex";
 import { createCallbackModule, type CallbackModuleOptions } from "../src/index.js";
+import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // What the callback-sender tests share: the services that produce status changes (on MySQL,
 // events over JetStream) and callback-sender replicas on their own database. The merchant's

@@ -4,17 +4,14 @@ import test from "ava";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { CallbackService, DeliveryStatus } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, startServices } from "@payments/kit";
-import { merchantModule } from "@payments/merchant-service";
-import { createPayoutModule } from "@payments/payout-service";
 import { verifyCallback } from "@payments/signing";
 import { createCallbackModule } from "../src/index.js";
 import { FAST_SENDER } from "./fixtures.js";
+import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // All-in-one storage (`pnpm start`): SQLite files and the in-process bus, the same code.
 test("on SQLite with the in-process bus, a status change is delivered signed, retried after a 500", async (t) => {

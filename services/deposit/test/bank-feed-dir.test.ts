@@ -6,13 +6,12 @@ import test from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { createLogger, createServiceClient, startServices, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, eventually, manualClock } from "@payments/testing";
 import { newDirScanState, scanBankFeedDir } from "../src/bank-feed/dir.js";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // BANK_FEED_DIR (src/bank-feed/dir.ts): the deposit service's job imports statement files
 // dropped into a directory, each once, and files them under imported/ or failed/.

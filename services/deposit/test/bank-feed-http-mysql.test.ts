@@ -2,13 +2,12 @@ import test from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, createTestDatabase } from "@payments/testing";
 import { FEED_SIGNATURE_HEADER, FEED_TIMESTAMP_HEADER, signFeedBody } from "../src/bank-feed/index.js";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The JSON push feed on MySQL: a body is applied in one transaction, whole or not at all,
 // and a repeated body is all duplicates (bank-feed-http.test.ts covers the rest on SQLite).

@@ -5,14 +5,13 @@ import test from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { ConfigError, createServiceClient, startServices, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, manualClock } from "@payments/testing";
 import { FEED_SIGNATURE_HEADER, FEED_TIMESTAMP_HEADER, signFeedBody } from "../src/bank-feed/index.js";
 import type { DepositContext } from "../src/context.js";
 import { loadDepositConfig } from "../src/context.js";
 import { depositModule } from "../src/index.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The JSON push feed (src/bank-feed/http.ts): POST /internal/bank-feed/{feedId} on the deposit
 // service's port, real HTTP, SQLite. A body is applied whole or not at all.

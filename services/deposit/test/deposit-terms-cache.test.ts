@@ -2,11 +2,10 @@ import test from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, deriveDatabaseUrl, startServices, type BaseContext, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
 import { depositModule } from "../src/index.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The deposit service's cache of GetDepositTerms answers, against the real bank catalog in a
 // process of its own (MySQL, JetStream): the calls it makes are counted by the catalog's own

@@ -4,12 +4,11 @@ import { join } from "node:path";
 import test from "ava";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { DepositService, TransferStatus, type ListUnmatchedTransfersRequest } from "@payments/contracts/deposit";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, encodeCursor, errorInfo, newId, startServices, type RunningServices } from "@payments/kit";
 import { createTestDatabase, manualClock } from "@payments/testing";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 /*
  * ListUnmatchedTransfers pages the open-transfer queue by key, oldest first by

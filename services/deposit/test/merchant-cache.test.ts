@@ -4,8 +4,6 @@ import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { PayoutService } from "@payments/contracts/payout";
 import {
   createLogger,
@@ -23,6 +21,7 @@ import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventua
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
 import { createMerchantCache, lookupMerchant } from "../src/merchant-lookup.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The deposit service's cache of GetMerchant answers, against the real merchant service in a
 // process of its own (MySQL, JetStream): what the deposit service asks for is counted by the

@@ -2,13 +2,12 @@ import test from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, TransferStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, deriveDatabaseUrl, errorInfo, startServices, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/testing";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
 import { importStatement } from "../src/statement-import.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // Issue 18: bank reports into one busy receiving account, on MariaDB, from two deposit replicas
 // at once, racing each other, their own duplicates and a statement import of the same lines.

@@ -7,12 +7,11 @@ import { Code } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, DepositStatusChangedSchema, TransferStatus } from "@payments/contracts/deposit";
 import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, manualClock } from "@payments/testing";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // SandboxPayDeposit and SandboxExpireDeposit on the embedded SQLite mode: the merchant's CI
 // helpers must take the paths of a real transfer and of the expiry job, and never touch a

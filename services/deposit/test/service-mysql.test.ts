@@ -4,13 +4,12 @@ import { Code } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { CreateDepositRequestSchema, type CreateDepositRequest, DepositService, DepositStatus, DepositStatusChangedSchema, TransferStatus, type DepositStatusChanged } from "@payments/contracts/deposit";
 import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, deriveDatabaseUrl, errorInfo, startServices, type RunningServices, type Subscription } from "@payments/kit";
 import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock } from "@payments/testing";
 import type { DepositContext } from "../src/context.js";
 import { expireDueDeposits } from "../src/expiry.js";
 import { depositModule } from "../src/index.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The deposit service on MySQL and JetStream, next to the merchant and bank-catalog
 // services, plus a second deposit replica on the same database. The clock is manual:

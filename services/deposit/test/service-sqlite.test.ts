@@ -7,11 +7,10 @@ import { Code } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, manualClock } from "@payments/testing";
 import { depositModule } from "../src/index.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The embedded mode of `pnpm start`: SQLite files and the in-process bus.
 const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));

@@ -1,10 +1,9 @@
 import test from "ava";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { startServices, type RunningServices } from "@payments/kit";
 import { createTestDatabase } from "@payments/testing";
 import { depositModule } from "../src/index.js";
 import { statementImportSuite } from "./statement-import-suite.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // Statement imports on MariaDB/MySQL.
 const database = await createTestDatabase();

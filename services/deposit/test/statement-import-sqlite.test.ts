@@ -2,11 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { startServices, type RunningServices } from "@payments/kit";
 import { depositModule } from "../src/index.js";
 import { statementImportSuite } from "./statement-import-suite.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // Statement imports on the embedded storage of `pnpm start` (SQLite).
 const dir = mkdtempSync(join(tmpdir(), "deposit-statement-import-"));

@@ -19,11 +19,9 @@ import {
 } from "@payments/contracts/merchant";
 import { createServiceClient, errorInfo, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
 import { addTestReceivingAccounts, eventuallyValue, manualClock } from "@payments/testing";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
-import { payoutModule } from "@payments/payout-service";
 import { merchantModule } from "../src/index.js";
 import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
+import { bankCatalogModule, depositModule, payoutModule } from "@payments/testing/services";
 
 type MerchantClient = Client<typeof MerchantService>;
 

@@ -2,11 +2,10 @@ import test from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, deriveDatabaseUrl, startServices, type BaseContext, type RunningServices } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
 import { createPayoutModule } from "../src/index.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The bank-id check of CreateWithdrawal, against the real bank catalog in a process of its
 // own (MySQL, JetStream): its ListBanks calls are counted by the catalog's own RPC metric, and

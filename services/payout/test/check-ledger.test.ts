@@ -6,16 +6,14 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { DepositStatus, DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, type CheckLedgerResponse } from "@payments/contracts/payout";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, errorInfo, newId, startServices, type RunningServices } from "@payments/kit";
 import { createTestDatabase, manualClock } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
 import test from "ava";
 import { creditDeposit } from "../src/deposit-credits.js";
 import { createPayoutModule } from "../src/index.js";
 import { CHECK_LEDGER_MAX_CREDITS } from "../src/routes/check-ledger.js";
 import { payoutContext } from "./worker-fixtures.js";
+import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 /*
  * CheckLedger on a real database, SQLite and MySQL (MariaDB at 127.0.0.1:3306, a database of

@@ -13,15 +13,13 @@ import {
   type CreateWithdrawalRequest,
   type WithdrawalStatusChanged,
 } from "@payments/contracts/payout";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, errorInfo, newId, startServices, type BaseContext, type RunningServices } from "@payments/kit";
 import { bankIban, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock } from "@payments/testing";
 import type { PayoutContext } from "../src/context.js";
 import { creditDeposit } from "../src/deposit-credits.js";
 import { createPayoutModule } from "../src/index.js";
 import { moveWithdrawal } from "../src/withdrawal-moves.js";
+import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The payout service on MySQL and JetStream, next to the merchant, bank-catalog and
 // deposit services, with its worker off (PAYOUT_WORKER=0): withdrawals stay where the

@@ -1,15 +1,13 @@
 import test from "ava";
 import { Code } from "@connectrpc/connect";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
-import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
 import type { BankConnector, PayoutInstruction } from "../src/bank-connector.js";
 import { createManualConnector, createPayoutModule, createSandboxConnector } from "../src/index.js";
 import { eventTrail, insertPendingWithdrawals, ledgerSums, outboxEventsByWithdrawal, payoutContext, sleep, withdrawalRows } from "./worker-fixtures.js";
+import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // Sandbox and live never mix. One all-in-one process on MySQL and JetStream with its worker
 // on, the real sandbox connector (10 ms) and the real manual connector, each behind a

@@ -6,15 +6,13 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositStatus, DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
 import { createServiceClient, deriveDatabaseUrl, newId, startServices, type Env, type RunningServices } from "@payments/kit";
 import { bankIban, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
 import type { PayoutContext } from "../src/context.js";
 import { creditDeposit } from "../src/deposit-credits.js";
 import { createPayoutModule } from "../src/index.js";
 import { createMerchantCache, merchantOf, requireMerchant } from "../src/merchants.js";
+import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The payout service's cache of GetMerchant answers (withdrawals, adjustments, the
 // deposit-credit check), against the real merchant service in a process of its own (MySQL,

@@ -3,17 +3,15 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { DepositStatus, DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, type GetStatementResponse } from "@payments/contracts/payout";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, encodeCursor, errorInfo, newId, startServices, type RunningServices } from "@payments/kit";
 import { manualClock, turkishIban } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
 import type { TestFn } from "ava";
 import { creditDeposit } from "../src/deposit-credits.js";
 import { createPayoutModule } from "../src/index.js";
 import { decodeStatementCursor, encodeStatementCursor } from "../src/ledger.js";
 import { moveWithdrawal } from "../src/withdrawal-moves.js";
 import { payoutContext } from "./worker-fixtures.js";
+import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 /*
  * GetStatement on a real database (SQLite and MySQL run the same suite): the opening

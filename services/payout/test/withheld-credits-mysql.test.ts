@@ -1,10 +1,9 @@
 import test from "ava";
 import { startServices, type RunningServices } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/testing";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "../src/index.js";
 import { withheldCreditSuite } from "./withheld-credits-suite.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // Withheld credits on MySQL and JetStream: the merchant service (GetMerchant) and the payout
 // service, worker off; row locks and the unique index decide the races here.

@@ -4,10 +4,9 @@ import { join } from "node:path";
 import test from "ava";
 import { startServices, type RunningServices } from "@payments/kit";
 import { manualClock } from "@payments/testing";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "../src/index.js";
 import { withheldCreditSuite } from "./withheld-credits-suite.js";
+import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // Withheld credits in the embedded mode of `pnpm start`: SQLite files and the in-process bus.
 const clock = manualClock(new Date("2026-11-27T10:00:00.000Z"));

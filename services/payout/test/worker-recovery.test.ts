@@ -1,14 +1,12 @@
 import test from "ava";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { depositModule } from "@payments/deposit-service";
 import { createLogger, createServiceClient, deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
 import type { BankConnector } from "../src/bank-connector.js";
 import { createPayoutModule } from "../src/index.js";
 import { eventTrail, ledgerSums, outboxEventsByWithdrawal, payoutContext, RecordingBank, sleep, withdrawalRows } from "./worker-fixtures.js";
+import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // Crashes and bank errors. The all-in-one process serves the RPCs with its worker off; each
 // test starts the payout replicas whose workers it needs. The clock is manual: nothing is

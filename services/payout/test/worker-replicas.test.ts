@@ -1,14 +1,12 @@
 import test from "ava";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
 import { balanceRow } from "../src/ledger.js";
 import { createPayoutModule } from "../src/index.js";
 import { eventTrail, insertPendingWithdrawals, ledgerSums, outboxEventsByWithdrawal, payoutContext, RecordingBank, withdrawalRows } from "./worker-fixtures.js";
+import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // Two payout replicas on one MySQL database (the all-in-one process and a split-mode
 // payout service), each running the worker every 50 ms against the same recording bank.

@@ -1,13 +1,11 @@
 import test from "ava";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
-import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule, createSandboxConnector } from "../src/index.js";
 import { eventTrail, ledgerSums, outboxEventsByWithdrawal, payoutContext, sleep, withdrawalRows } from "./worker-fixtures.js";
+import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The real sandbox connector (10 ms delay) behind two payout replicas on MySQL, and
 // withdrawals made through the PayoutService RPCs, as the gateway and operators make them.

@@ -2,15 +2,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
-import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
 import { eventually, manualClock, turkishIban } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "../src/index.js";
 import { eventTrail, outboxEventsByWithdrawal, payoutContext, RecordingBank, withdrawalRows } from "./worker-fixtures.js";
+import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The embedded mode of `pnpm start`: SQLite files and the in-process bus, where a claim is
 // exclusive because SQLite has one writer at a time.
