@@ -11,10 +11,12 @@ export function protoFieldPath(path: readonly PropertyKey[]): string {
 }
 
 /**
- * Parses a request message with its zod schema, once, at the edge. The first problem
- * becomes VALIDATION_ERROR whose field (x-error-field) is the proto field path
- * (`customer.name`) and whose message starts with `<field>: `, so a caller in front (the
- * gateway) can rename the field to its own spelling.
+ * Parses a request message with its zod schema, once, at the edge: every service's one
+ * parser, so a refusal reads the same whichever service answers. The schema is keyed by the
+ * message's TypeScript field names. The first problem becomes VALIDATION_ERROR whose field
+ * (x-error-field) is the proto field path (`customer.name`, list positions left out) and
+ * whose message starts with `<field>: `, so a caller in front (the gateway) can rename the
+ * field to its own spelling.
  */
 export function parseRequest<S extends z.ZodType>(schema: S, request: unknown): z.output<S> {
   const result = schema.safeParse(request);

@@ -3,22 +3,10 @@ import { z } from "zod";
 import { FAST_ID, isValidAmount, normalizeIban, turkishIbanProblem } from "./limits.js";
 
 /**
- * Request validation: each RPC declares a zod schema over its request message, and
- * parseRequest turns the first problem into VALIDATION_ERROR naming the proto field
- * (`limit.min_amount`). The field schemas the RPCs share live here.
+ * The field schemas the catalog's RPCs share. Each RPC declares a zod schema over its request
+ * message and parses it with the kit's `parseRequest`, which turns the first problem into
+ * VALIDATION_ERROR naming the proto field (`limit.min_amount: …`).
  */
-
-function protoFieldName(path: readonly PropertyKey[]): string {
-  return path.map((part) => String(part).replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)).join(".");
-}
-
-export function parseRequest<S extends z.ZodType>(schema: S, request: unknown): z.output<S> {
-  const result = schema.safeParse(request);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const field = issue ? protoFieldName(issue.path) : "request";
-  throw validationError(field, `${field} ${issue?.message ?? "is invalid"}`);
-}
 
 export { identifier, text };
 

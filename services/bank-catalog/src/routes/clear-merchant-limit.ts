@@ -1,9 +1,9 @@
 import type { BankCatalogService } from "@payments/contracts/bank-catalog";
-import type { Rpc } from "@payments/kit";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
-import { bankId, merchantId, parseRequest } from "../requests.js";
+import { bankId, merchantId } from "../requests.js";
 
 const request = z.object({ merchantId, bankId });
 

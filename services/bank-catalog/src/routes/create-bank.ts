@@ -1,11 +1,11 @@
 import { Code } from "@connectrpc/connect";
 import type { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { isUniqueViolation, newId, serviceError, type Rpc } from "@payments/kit";
+import { isUniqueViolation, newId, parseRequest, serviceError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { isValidRange } from "../limits.js";
-import { amount, bankCode, logoUrl, parseRequest, rangeError, text } from "../requests.js";
+import { amount, bankCode, logoUrl, rangeError, text } from "../requests.js";
 import { bankMessage, getBankRow, type BankRow } from "../store.js";
 
 const request = z.object({

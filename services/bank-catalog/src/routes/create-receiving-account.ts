@@ -1,11 +1,11 @@
 import { Code } from "@connectrpc/connect";
 import type { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { isUniqueViolation, newId, serviceError, validationError, type Rpc } from "@payments/kit";
+import { isUniqueViolation, newId, parseRequest, serviceError, validationError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { ibanBankCode, ibanMatchesBankCode } from "../limits.js";
-import { bankId, iban, parseRequest, text } from "../requests.js";
+import { bankId, iban, text } from "../requests.js";
 import { getAccountRow, getBankRow, receivingAccountMessage, type ReceivingAccountRow } from "../store.js";
 
 const request = z.object({

@@ -1,11 +1,11 @@
 import { Code } from "@connectrpc/connect";
 import type { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { serviceError, type Rpc } from "@payments/kit";
+import { parseRequest, serviceError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { merchantCatalog } from "../catalog-snapshot.js";
 import type { BankCatalogContext } from "../context.js";
 import { resolveDepositTerms } from "../limits.js";
-import { merchantId, parseRequest } from "../requests.js";
+import { merchantId } from "../requests.js";
 
 // bank_id may be empty (no particular bank), so it is not the shared required `bankId`.
 const request = z.object({ merchantId, bankId: z.string().max(40, "must be at most 40 characters"), sandbox: z.boolean() });

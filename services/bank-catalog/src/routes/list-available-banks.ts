@@ -1,10 +1,10 @@
 import type { BankCatalogService } from "@payments/contracts/bank-catalog";
-import type { Rpc } from "@payments/kit";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { merchantCatalog } from "../catalog-snapshot.js";
 import type { BankCatalogContext } from "../context.js";
 import { resolveAvailableCatalog } from "../limits.js";
-import { merchantId, parseRequest } from "../requests.js";
+import { merchantId } from "../requests.js";
 
 const request = z.object({ merchantId, sandbox: z.boolean() });
 

@@ -1,8 +1,8 @@
 import type { BankCatalogService } from "@payments/contracts/bank-catalog";
-import type { Rpc } from "@payments/kit";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { BankCatalogContext } from "../context.js";
-import { merchantId, parseRequest } from "../requests.js";
+import { merchantId } from "../requests.js";
 import { listMerchantLimitRows, merchantLimitMessage } from "../store.js";
 
 const request = z.object({ merchantId });

@@ -1,8 +1,7 @@
 import type { BankCatalogService } from "@payments/contracts/bank-catalog";
-import type { Rpc } from "@payments/kit";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { BankCatalogContext } from "../context.js";
-import { parseRequest } from "../requests.js";
 import { getBankRow, listAccountRows, receivingAccountMessage } from "../store.js";
 
 const request = z.object({ bankId: z.string().max(40, "must be at most 40 characters"), sandbox: z.boolean().optional() });

@@ -1,10 +1,10 @@
 import type { BankCatalogService } from "@payments/contracts/bank-catalog";
-import type { Rpc } from "@payments/kit";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { applyOverride, FAST_ID, isValidRange, type Limits } from "../limits.js";
-import { amount, bankId, merchantId, parseRequest, rangeError } from "../requests.js";
+import { amount, bankId, merchantId, rangeError } from "../requests.js";
 import { bankFromRow, fastFromRow, getBankRow, getFastSettingsRow, merchantLimitMessage, type MerchantLimitRow } from "../store.js";
 
 const request = z.object({

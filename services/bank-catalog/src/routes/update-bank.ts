@@ -1,10 +1,10 @@
 import type { BankCatalogService } from "@payments/contracts/bank-catalog";
-import type { Rpc } from "@payments/kit";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { changeCatalog } from "../catalog-changed.js";
 import type { BankCatalogContext } from "../context.js";
 import { isValidRange } from "../limits.js";
-import { amount, bankId, logoUrl, parseRequest, rangeError, text } from "../requests.js";
+import { amount, bankId, logoUrl, rangeError, text } from "../requests.js";
 import { bankMessage, getBankRow, type BankRow } from "../store.js";
 
 const request = z.object({

@@ -1,5 +1,5 @@
-import { CreateMerchantRequestSchema, type MerchantService } from "@payments/contracts/merchant";
-import { isUniqueViolation, newId, type Rpc } from "@payments/kit";
+import type { MerchantService } from "@payments/contracts/merchant";
+import { isUniqueViolation, newId, parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { requireCallableCallbackUrl } from "../callback-url-policy.js";
 import type { MerchantContext } from "../context.js";
@@ -14,7 +14,6 @@ import {
   secretsOf,
   type MerchantRecord,
 } from "../store.js";
-import { parseRequest } from "../requests.js";
 import { insertWebhookSecret, newWebhookSecret } from "../webhook-secrets.js";
 
 const createMerchantInput = z.object({
@@ -30,7 +29,7 @@ const ATTEMPTS = 3;
 export function createMerchant(ctx: MerchantContext): Rpc<typeof MerchantService, "createMerchant"> {
   return {
     async createMerchant(req) {
-      const input = parseRequest(CreateMerchantRequestSchema, createMerchantInput, req);
+      const input = parseRequest(createMerchantInput, req);
       await requireCallableCallbackUrl(ctx, input.callbackUrl);
       const apiSecret = newApiSecret();
       const webhookSecret = newWebhookSecret();

@@ -1,12 +1,11 @@
 import { Code } from "@connectrpc/connect";
-import { GetCallbackTargetRequestSchema, type MerchantService } from "@payments/contracts/merchant";
-import { serviceError, type Rpc } from "@payments/kit";
+import type { MerchantService } from "@payments/contracts/merchant";
+import { parseRequest, serviceError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { merchantIdInput } from "../merchant.js";
 import { statusToProto, timestampFromMs } from "../merchant-message.js";
 import { findMerchantWithCurrentSecret, merchantNotFound, openSecret } from "../store.js";
-import { parseRequest } from "../requests.js";
 import { webhookSealContext } from "../webhook-secrets.js";
 
 const getCallbackTargetInput = z.object({ merchantId: merchantIdInput });
@@ -14,7 +13,7 @@ const getCallbackTargetInput = z.object({ merchantId: merchantIdInput });
 export function getCallbackTarget(ctx: MerchantContext): Rpc<typeof MerchantService, "getCallbackTarget"> {
   return {
     async getCallbackTarget(req) {
-      const { merchantId } = parseRequest(GetCallbackTargetRequestSchema, getCallbackTargetInput, req);
+      const { merchantId } = parseRequest(getCallbackTargetInput, req);
       const now = ctx.clock.now().getTime();
       // The newest valid secret is the current one (it never expires while current).
       const found = await findMerchantWithCurrentSecret(ctx.db, merchantId, now);

@@ -1,11 +1,10 @@
 import { Code } from "@connectrpc/connect";
-import { GetCredentialsRequestSchema, type MerchantService } from "@payments/contracts/merchant";
-import { serviceError, type Rpc } from "@payments/kit";
+import type { MerchantService } from "@payments/contracts/merchant";
+import { parseRequest, serviceError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { statusToProto, timestampFromMs } from "../merchant-message.js";
 import { findMerchantByApiKey, openSecret, validSecretsOf } from "../store.js";
-import { parseRequest } from "../requests.js";
 
 const getCredentialsInput = z.object({ apiKey: z.string().min(1, "is required") });
 
@@ -15,7 +14,7 @@ const API_KEY_MAX_LENGTH = 64;
 export function getCredentials(ctx: MerchantContext): Rpc<typeof MerchantService, "getCredentials"> {
   return {
     async getCredentials(req) {
-      const { apiKey } = parseRequest(GetCredentialsRequestSchema, getCredentialsInput, req);
+      const { apiKey } = parseRequest(getCredentialsInput, req);
       const merchant = apiKey.length <= API_KEY_MAX_LENGTH ? await findMerchantByApiKey(ctx.db, apiKey) : undefined;
       if (!merchant) throw serviceError(Code.NotFound, "API_KEY_NOT_FOUND", "no merchant has this API key");
       // A disabled merchant's requests are refused, so its secrets are not handed out at all.

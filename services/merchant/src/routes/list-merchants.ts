@@ -1,10 +1,9 @@
-import { ListMerchantsRequestSchema, type MerchantService } from "@payments/contracts/merchant";
-import type { Rpc } from "@payments/kit";
+import type { MerchantService } from "@payments/contracts/merchant";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { toMerchantMessage } from "../merchant-message.js";
 import { secretsOf, toMerchantRecord, type MerchantRow } from "../store.js";
-import { parseRequest } from "../requests.js";
 
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 100;
@@ -51,7 +50,7 @@ const listMerchantsInput = z.object({
 export function listMerchants(ctx: MerchantContext): Rpc<typeof MerchantService, "listMerchants"> {
   return {
     async listMerchants(req) {
-      const { pageSize, pageToken: after } = parseRequest(ListMerchantsRequestSchema, listMerchantsInput, req);
+      const { pageSize, pageToken: after } = parseRequest(listMerchantsInput, req);
       let query = ctx.db<MerchantRow>("merchants")
         .orderBy([{ column: "created_at" }, { column: "id" }])
         .limit(pageSize + 1);

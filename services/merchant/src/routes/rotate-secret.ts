@@ -1,10 +1,9 @@
-import { RotateSecretRequestSchema, type MerchantService } from "@payments/contracts/merchant";
-import type { Rpc } from "@payments/kit";
+import type { MerchantService } from "@payments/contracts/merchant";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { expiryAfterRotation, GRACE_PERIOD_MAX_SECONDS, merchantIdInput } from "../merchant.js";
 import { changeMerchant, insertSecret, newApiSecret, validSecretsOf, type SecretRow } from "../store.js";
-import { parseRequest } from "../requests.js";
 
 const rotateSecretInput = z.object({
   merchantId: merchantIdInput,
@@ -14,7 +13,7 @@ const rotateSecretInput = z.object({
 export function rotateSecret(ctx: MerchantContext): Rpc<typeof MerchantService, "rotateSecret"> {
   return {
     async rotateSecret(req) {
-      const { merchantId, gracePeriodSeconds } = parseRequest(RotateSecretRequestSchema, rotateSecretInput, req);
+      const { merchantId, gracePeriodSeconds } = parseRequest(rotateSecretInput, req);
       const graceMs = gracePeriodSeconds === undefined ? ctx.config.SECRET_GRACE_PERIOD : gracePeriodSeconds * 1000;
       const apiSecret = newApiSecret();
       const merchant = await changeMerchant(ctx, merchantId, "secret_rotated", {}, async (trx, merchant, now) => {

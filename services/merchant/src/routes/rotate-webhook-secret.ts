@@ -1,11 +1,10 @@
-import { RotateWebhookSecretRequestSchema, type MerchantService } from "@payments/contracts/merchant";
-import type { Rpc } from "@payments/kit";
+import type { MerchantService } from "@payments/contracts/merchant";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { GRACE_PERIOD_MAX_SECONDS, merchantIdInput, secretValidAt } from "../merchant.js";
 import { timestampFromMs } from "../merchant-message.js";
 import { changeMerchant } from "../store.js";
-import { parseRequest } from "../requests.js";
 import { newWebhookSecret, rotateWebhookSecretIn, webhookSecretsInfoOf } from "../webhook-secrets.js";
 
 const rotateWebhookSecretInput = z.object({
@@ -22,7 +21,7 @@ const rotateWebhookSecretInput = z.object({
 export function rotateWebhookSecret(ctx: MerchantContext): Rpc<typeof MerchantService, "rotateWebhookSecret"> {
   return {
     async rotateWebhookSecret(req) {
-      const { merchantId, gracePeriodSeconds } = parseRequest(RotateWebhookSecretRequestSchema, rotateWebhookSecretInput, req);
+      const { merchantId, gracePeriodSeconds } = parseRequest(rotateWebhookSecretInput, req);
       const graceMs = gracePeriodSeconds === undefined ? ctx.config.SECRET_GRACE_PERIOD : gracePeriodSeconds * 1000;
       const webhookSecret = newWebhookSecret();
       let rotatedAt = 0;

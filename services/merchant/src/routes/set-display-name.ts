@@ -1,10 +1,9 @@
-import { SetDisplayNameRequestSchema, type MerchantService } from "@payments/contracts/merchant";
-import type { Rpc } from "@payments/kit";
+import type { MerchantService } from "@payments/contracts/merchant";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { displayNameInput, merchantIdInput } from "../merchant.js";
 import { changeMerchant } from "../store.js";
-import { parseRequest } from "../requests.js";
 
 const setDisplayNameInput = z.object({ merchantId: merchantIdInput, displayName: displayNameInput });
 
@@ -17,7 +16,7 @@ const setDisplayNameInput = z.object({ merchantId: merchantIdInput, displayName:
 export function setDisplayName(ctx: MerchantContext): Rpc<typeof MerchantService, "setDisplayName"> {
   return {
     async setDisplayName(req) {
-      const { merchantId, displayName } = parseRequest(SetDisplayNameRequestSchema, setDisplayNameInput, req);
+      const { merchantId, displayName } = parseRequest(setDisplayNameInput, req);
       const merchant = await changeMerchant(ctx, merchantId, "display_name", { display_name: displayName });
       return { merchant };
     },

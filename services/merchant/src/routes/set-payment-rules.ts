@@ -1,11 +1,10 @@
-import { SetPaymentRulesRequestSchema, type MerchantService } from "@payments/contracts/merchant";
-import { validationError, type Rpc } from "@payments/kit";
+import type { MerchantService } from "@payments/contracts/merchant";
+import { parseRequest, validationError, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { merchantIdInput } from "../merchant.js";
 import { LATE_PAYMENT_TO_PROTO, OVERPAYMENT_TO_PROTO, UNDERPAYMENT_TO_PROTO } from "../merchant-message.js";
 import { changeMerchant, type MerchantPatch } from "../store.js";
-import { parseRequest } from "../requests.js";
 
 /**
  * An optional rule: unset keeps the stored one; a value must be one of the enum's named rules
@@ -42,7 +41,7 @@ const setPaymentRulesInput = z.object({
 export function setPaymentRules(ctx: MerchantContext): Rpc<typeof MerchantService, "setPaymentRules"> {
   return {
     async setPaymentRules(req) {
-      const input = parseRequest(SetPaymentRulesRequestSchema, setPaymentRulesInput, req);
+      const input = parseRequest(setPaymentRulesInput, req);
       const patch: MerchantPatch = {};
       if (input.underpayment !== undefined) patch.underpayment = input.underpayment;
       if (input.overpayment !== undefined) patch.overpayment = input.overpayment;

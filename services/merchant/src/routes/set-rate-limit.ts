@@ -1,10 +1,9 @@
-import { SetRateLimitRequestSchema, type MerchantService } from "@payments/contracts/merchant";
-import type { Rpc } from "@payments/kit";
+import type { MerchantService } from "@payments/contracts/merchant";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { checkRateLimit, merchantIdInput } from "../merchant.js";
 import { changeMerchant } from "../store.js";
-import { parseRequest } from "../requests.js";
 
 const setRateLimitInput = z
   .object({
@@ -24,7 +23,7 @@ const setRateLimitInput = z
 export function setRateLimit(ctx: MerchantContext): Rpc<typeof MerchantService, "setRateLimit"> {
   return {
     async setRateLimit(req) {
-      const { merchantId, rateLimit } = parseRequest(SetRateLimitRequestSchema, setRateLimitInput, req);
+      const { merchantId, rateLimit } = parseRequest(setRateLimitInput, req);
       const merchant = await changeMerchant(ctx, merchantId, "rate_limit", {
         rate_limit_per_second: rateLimit.perSecond,
         rate_limit_burst: rateLimit.burst,

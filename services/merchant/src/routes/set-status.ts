@@ -1,10 +1,9 @@
-import { MerchantStatus, SetStatusRequestSchema, type MerchantService } from "@payments/contracts/merchant";
-import type { Rpc } from "@payments/kit";
+import { MerchantStatus, type MerchantService } from "@payments/contracts/merchant";
+import { parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { MerchantContext } from "../context.js";
 import { merchantIdInput, type MerchantStatusName } from "../merchant.js";
 import { changeMerchant } from "../store.js";
-import { parseRequest } from "../requests.js";
 
 const statuses = new Map<number, MerchantStatusName>([
   [MerchantStatus.ACTIVE, "active"],
@@ -26,7 +25,7 @@ const setStatusInput = z.object({
 export function setStatus(ctx: MerchantContext): Rpc<typeof MerchantService, "setStatus"> {
   return {
     async setStatus(req) {
-      const { merchantId, status } = parseRequest(SetStatusRequestSchema, setStatusInput, req);
+      const { merchantId, status } = parseRequest(setStatusInput, req);
       const merchant = await changeMerchant(ctx, merchantId, "status", { status });
       return { merchant };
     },
