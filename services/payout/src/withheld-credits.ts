@@ -3,7 +3,7 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { WithheldCreditSchema, type WithheldCredit } from "@payments/contracts/payout";
 import { isWithheldCreditStatusName, withheldCreditStatusFromProto, withheldCreditStatusToProto, type WithheldCreditStatusName } from "@payments/contracts/statuses";
-import { forUpdate, newId, serviceError, type Clock } from "@payments/kit";
+import { applyStateMove, forUpdate, newId, serviceError, type Clock, type StateTable } from "@payments/kit";
 import type { Knex } from "knex";
 import { post } from "./ledger.js";
 
@@ -130,18 +130,30 @@ export async function isWithheld(trx: Knex.Transaction, depositId: string): Prom
 
 export type WithheldDecision = "credit" | "dismiss";
 
-const DECISIONS: Readonly<Record<WithheldDecision, WithheldCreditStatusName>> = {
-  credit: "credited",
-  dismiss: "dismissed",
+/** What a decision does to the ledger: a credit posts the deposit's deposit_credit, a dismissal nothing. */
+export type WithheldEffect = "deposit_credit" | "none";
+
+const DECISIONS: Readonly<Record<WithheldDecision, { to: WithheldCreditStatusName; effect: WithheldEffect }>> = {
+  credit: { to: "credited", effect: "deposit_credit" },
+  dismiss: { to: "dismissed", effect: "none" },
 };
 
+export type WithheldMoveOutcome =
+  | { kind: "moved"; from: "open"; to: WithheldCreditStatusName; effect: WithheldEffect }
+  | { kind: "refused"; status: WithheldCreditStatusName; message: string };
+
 /**
- * The state machine, pure: only an open record is decided, to credited or dismissed. Returns
- * the status to move to, or undefined when the decision does not apply (the record is decided).
+ * The state machine, pure: only an open record is decided, once, to credited (posting the
+ * deposit's credit) or dismissed (posting nothing); a decided record refuses every decision,
+ * a repeat of its own included. `subject` names the record in the refusal's message.
  */
-export function decideWithheld(status: WithheldCreditStatusName, decision: WithheldDecision): WithheldCreditStatusName | undefined {
-  return status === "open" ? DECISIONS[decision] : undefined;
+export function decideWithheld(status: WithheldCreditStatusName, decision: WithheldDecision, subject = "the withheld credit"): WithheldMoveOutcome {
+  if (status === "open") return { kind: "moved", from: "open", ...DECISIONS[decision] };
+  return { kind: "refused", status, message: `${subject} is ${status}; only an open one can be decided` };
 }
+
+/** The withheld credits table as the state-move helper sees it. */
+const WITHHELD_CREDITS: StateTable<WithheldCreditRow, WithheldCreditStatusName> = { name: "withheld_credits", id: "id", status: "status", statusOf: withheldRowStatus };
 
 /** The record, or NOT_FOUND. `lock` holds it until the transaction ends. */
 export async function getWithheldCreditRow(db: Knex, id: string, options: { lock?: boolean } = {}): Promise<WithheldCreditRow> {
@@ -162,48 +174,47 @@ export interface WithheldResolution {
  * Applies an operator's decision inside `trx`: lock the record, decide on its status, the
  * conditional UPDATE … WHERE status = 'open' and, for a credit, the ledger's deposit_credit of
  * the deposit (kind and transaction id as a normal credit, so the ledger's unique index still
- * allows one credit per deposit and CheckLedger finds it). All or nothing. A decided record is
- * refused with INVALID_TRANSACTION_STATE (details.status) and nothing changes.
+ * allows one credit per deposit and CheckLedger finds it). All or nothing; no event. A decided
+ * record is refused with INVALID_TRANSACTION_STATE (details.status) and nothing changes.
  */
 export async function resolveWithheld(trx: Knex.Transaction, clock: Clock, resolution: WithheldResolution): Promise<WithheldCreditRow> {
   const current = await getWithheldCreditRow(trx, resolution.id, { lock: true });
-  const status = withheldRowStatus(current);
-  const to = decideWithheld(status, resolution.decision);
-  if (!to) {
-    throw serviceError(Code.FailedPrecondition, "INVALID_TRANSACTION_STATE", `withheld credit ${current.id} is ${status}; only an open one can be decided`, {
-      details: { status },
-    });
-  }
-  const now = clock.now().getTime();
-  const updated = await trx("withheld_credits")
-    .where({ id: current.id, status: "open" })
-    .update({ status: to, resolved_by: resolution.actor, resolution: resolution.reason, resolved_at: now });
-  if (updated !== 1) throw new Error(`withheld credit ${current.id} changed under its lock`);
-  if (resolution.decision === "credit") {
-    const entry = await post(trx, clock, {
-      merchantId: current.merchant_id,
-      currency: current.currency,
-      kind: "deposit_credit",
-      availableDelta: Number(current.amount),
-      heldDelta: 0,
-      transactionId: current.deposit_id,
-      processId: current.process_id,
-      // Who, short enough for the entry's 500 characters; the why stays on the record.
-      reason: `withheld credit ${current.id} credited by ${resolution.actor}`,
-    });
-    // The consumer never credits a withheld deposit and never withholds a credited one, so a
-    // credit here means someone posted one by hand: refuse rather than call the record credited
-    // by a decision that posted nothing (the transaction rolls back).
-    if (!entry) {
-      throw serviceError(
-        Code.FailedPrecondition,
-        "INVALID_TRANSACTION_STATE",
-        `deposit ${current.deposit_id} already has a ledger credit; withheld credit ${current.id} can only be dismissed`,
-        { details: { status } },
-      );
-    }
-  }
-  return getWithheldCreditRow(trx, current.id);
+  const result = await applyStateMove(trx, clock, {
+    table: WITHHELD_CREDITS,
+    row: current,
+    move: resolution.decision,
+    decide: (from, decision) => decideWithheld(from, decision, `withheld credit ${current.id}`),
+    patch: (_moved, now) => ({ resolved_by: resolution.actor, resolution: resolution.reason, resolved_at: now }),
+    effects: async (_row, { from, effect }) => {
+      if (effect === "deposit_credit") {
+        const entry = await post(trx, clock, {
+          merchantId: current.merchant_id,
+          currency: current.currency,
+          kind: "deposit_credit",
+          availableDelta: Number(current.amount),
+          heldDelta: 0,
+          transactionId: current.deposit_id,
+          processId: current.process_id,
+          // Who, short enough for the entry's 500 characters; the why stays on the record.
+          reason: `withheld credit ${current.id} credited by ${resolution.actor}`,
+        });
+        // The consumer never credits a withheld deposit and never withholds a credited one, so a
+        // credit here means someone posted one by hand: refuse rather than call the record credited
+        // by a decision that posted nothing (the transaction rolls back).
+        if (!entry) {
+          throw serviceError(
+            Code.FailedPrecondition,
+            "INVALID_TRANSACTION_STATE",
+            `deposit ${current.deposit_id} already has a ledger credit; withheld credit ${current.id} can only be dismissed`,
+            { details: { status: from } },
+          );
+        }
+      }
+      return getWithheldCreditRow(trx, current.id);
+    },
+  });
+  if (result === "stale") throw new Error(`withheld credit ${current.id} changed under its lock`);
+  return result.row;
 }
 
 /** The records of these deposits, by deposit id (reconciliation), in chunks of `chunk`. */
