@@ -160,28 +160,28 @@ export function accountNotFound(accountId: string) {
 export async function listBankRows(db: Db, filter: { activeOnly?: boolean } = {}): Promise<BankRow[]> {
   const query = db<BankRow>("banks").select("*");
   if (filter.activeOnly) query.where({ active: true });
-  const rows = (await query) as BankRow[];
+  const rows = (await query);
   return rows.sort(compareBankNames);
 }
 
 /** The bank, or BANK_NOT_FOUND. `forUpdate` locks it until the transaction ends. */
 export async function getBankRow(db: Db, bankId: string, options: { forUpdate?: boolean } = {}): Promise<BankRow> {
   const query = db<BankRow>("banks").where({ id: bankId }).first();
-  const row = (await (options.forUpdate ? locked(db, query) : query)) as BankRow | undefined;
+  const row = (await (options.forUpdate ? locked(db, query) : query));
   if (!row) throw bankNotFound(bankId);
   return row;
 }
 
 export async function getFastSettingsRow(db: Db, options: { forUpdate?: boolean } = {}): Promise<FastSettingsRow> {
   const query = db<FastSettingsRow>("fast_settings").where({ id: 1 }).first();
-  const row = (await (options.forUpdate ? locked(db, query) : query)) as FastSettingsRow | undefined;
+  const row = (await (options.forUpdate ? locked(db, query) : query));
   // The catalog migration writes the row; its absence means a damaged database.
   if (!row) throw new Error("fast_settings row is missing");
   return row;
 }
 
 export async function listMerchantLimitRows(db: Db, merchantId: string): Promise<MerchantLimitRow[]> {
-  return (await db<MerchantLimitRow>("merchant_limits").where({ merchant_id: merchantId }).orderBy("bank_id")) as MerchantLimitRow[];
+  return (await db<MerchantLimitRow>("merchant_limits").where({ merchant_id: merchantId }).orderBy("bank_id"));
 }
 
 export interface AccountWithBank extends ReceivingAccountRow {
@@ -204,10 +204,10 @@ export async function listAccountRows(db: Db, filter: { bankId?: string; activeO
 }
 
 export async function getAccountRow(db: Db, accountId: string): Promise<AccountWithBank> {
-  const row = (await db("receiving_accounts as a")
+  const row = await db("receiving_accounts as a")
     .join("banks as b", "b.id", "a.bank_id")
     .where("a.id", accountId)
-    .first(...accountColumns)) as AccountWithBank | undefined;
+    .first<AccountWithBank | undefined>(...accountColumns);
   if (!row) throw accountNotFound(accountId);
   return row;
 }

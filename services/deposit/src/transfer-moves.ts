@@ -5,7 +5,7 @@ import { TransferReturnRequestedSchema } from "@payments/contracts/deposit";
 import { applyStateMove, forUpdate, newId, serviceError, type Clock, type StateTable } from "@payments/kit";
 import type { Knex } from "knex";
 import type { TransferRow } from "./store.js";
-import { decideTransferMove, SUSPENSE_SIGN, transferMoveSpec, type SuspenseKind, type TransferActionName, type TransferMove, type TransferStatusName } from "./transfer-state.js";
+import { decideTransferMove, SUSPENSE_SIGN, type SuspenseKind, type TransferActionName, type TransferMove, type TransferStatusName } from "./transfer-state.js";
 
 /**
  * Applies the moves of transfer-state.ts inside the caller's transaction: the status (a

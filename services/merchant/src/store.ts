@@ -124,12 +124,12 @@ export async function findMerchantByApiKey(db: Knex, apiKey: string): Promise<Me
 /** What the public view of a merchant shows of a secret: its lifetime, never its sealed value. */
 export type SecretInfo = Omit<SecretRecord, "sealed">;
 
-type SecretInfoRow = Omit<SecretRow, "sealed">;
+export type SecretInfoRow = Omit<SecretRow, "sealed">;
 
 /** The columns of a SecretInfo: the sealed value is not even read. */
-const SECRET_INFO_COLUMNS = ["id", "merchant_id", "generation", "created_at", "expires_at"] as const;
+export const SECRET_INFO_COLUMNS = ["id", "merchant_id", "generation", "created_at", "expires_at"] as const;
 
-function toSecretInfo(row: SecretInfoRow): SecretInfo {
+export function toSecretInfo(row: SecretInfoRow): SecretInfo {
   return {
     id: row.id,
     merchantId: row.merchant_id,
@@ -170,10 +170,10 @@ function joinedSecret(row: MerchantSecretRow): SecretInfo | undefined {
  * every deposit a cache does not answer). The sealed values are not read.
  */
 export async function findMerchantWithSecrets(db: Knex, merchantId: string): Promise<{ merchant: MerchantRecord; secrets: SecretInfo[] } | undefined> {
-  const rows: MerchantSecretRow[] = await db("merchants as m")
+  const rows = await db("merchants as m")
     .leftJoin("merchant_secrets as s", "s.merchant_id", "m.id")
     .where("m.id", merchantId)
-    .select("m.*", "s.id as secret_id", "s.generation as secret_generation", "s.created_at as secret_created_at", "s.expires_at as secret_expires_at")
+    .select<MerchantSecretRow[]>("m.*", "s.id as secret_id", "s.generation as secret_generation", "s.created_at as secret_created_at", "s.expires_at as secret_expires_at")
     .orderBy("s.generation", "desc");
   const [first] = rows;
   if (!first) return undefined;
@@ -200,7 +200,7 @@ export async function findMerchantWithCurrentSecret(
   merchantId: string,
   now: number,
 ): Promise<{ merchant: MerchantRecord; current: SecretRecord | undefined; webhookSecrets: SecretRecord[] } | undefined> {
-  const rows: WebhookJoinedRow[] = await db("merchants as m")
+  const rows = await db("merchants as m")
     .leftJoin("merchant_secrets as s", (on) =>
       on.on("s.merchant_id", "=", "m.id").andOn((valid) => valid.onNull("s.expires_at").orOnVal("s.expires_at", ">", now)),
     )
@@ -208,7 +208,7 @@ export async function findMerchantWithCurrentSecret(
       on.on("w.merchant_id", "=", "m.id").andOn((valid) => valid.onNull("w.expires_at").orOnVal("w.expires_at", ">", now)),
     )
     .where("m.id", merchantId)
-    .select(
+    .select<WebhookJoinedRow[]>(
       "m.*",
       "s.id as secret_id",
       "s.generation as secret_generation",
@@ -245,7 +245,9 @@ export async function findMerchantWithCurrentSecret(
 export async function validSecretsOf(db: Knex, merchantId: string, now: number): Promise<SecretRecord[]> {
   const rows = await db<SecretRow>("merchant_secrets")
     .where({ merchant_id: merchantId })
-    .andWhere((q) => q.whereNull("expires_at").orWhere("expires_at", ">", now))
+    .andWhere((q) => {
+      q.whereNull("expires_at").orWhere("expires_at", ">", now);
+    })
     .orderBy("generation", "desc");
   return rows.map(toSecretRecord);
 }

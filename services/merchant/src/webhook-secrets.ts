@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Knex } from "knex";
 import { newId } from "@payments/kit";
 import { expiryAfterRotation } from "./merchant.js";
-import { toSecretRecord, type SecretInfo, type SecretRecord, type SecretRow } from "./store.js";
+import { SECRET_INFO_COLUMNS, toSecretInfo, toSecretRecord, type SecretInfo, type SecretInfoRow, type SecretRecord, type SecretRow } from "./store.js";
 import type { SecretBox } from "./secret-box.js";
 
 /**
@@ -33,21 +33,20 @@ export function webhookSealContext(merchantId: string): string {
 export async function validWebhookSecretsOf(db: Knex, merchantId: string, now: number): Promise<SecretRecord[]> {
   const rows: SecretRow[] = await db<SecretRow>(TABLE)
     .where({ merchant_id: merchantId })
-    .andWhere((q) => q.whereNull("expires_at").orWhere("expires_at", ">", now))
+    .andWhere((q) => {
+      q.whereNull("expires_at").orWhere("expires_at", ">", now);
+    })
     .orderBy("generation", "desc");
   return rows.map(toSecretRecord);
 }
 
 /** Webhook secret metadata of a merchant, newest first; the sealed values are not read. */
 export async function webhookSecretsInfoOf(db: Knex, merchantId: string): Promise<SecretInfo[]> {
-  const rows: Omit<SecretRow, "sealed">[] = await db<SecretRow>(TABLE)
-    .select("id", "merchant_id", "generation", "created_at", "expires_at")
+  const rows = await db<SecretRow>(TABLE)
+    .select<SecretInfoRow[]>(...SECRET_INFO_COLUMNS)
     .where({ merchant_id: merchantId })
     .orderBy("generation", "desc");
-  return rows.map((row) => {
-    const { sealed: _, ...info } = toSecretRecord({ ...row, sealed: "" });
-    return info;
-  });
+  return rows.map(toSecretInfo);
 }
 
 export async function insertWebhookSecret(trx: Knex, secretBox: SecretBox, merchantId: string, generation: number, plaintext: string, now: number): Promise<void> {

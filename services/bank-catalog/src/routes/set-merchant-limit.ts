@@ -37,9 +37,7 @@ export function setMerchantLimit(ctx: BankCatalogContext): Rpc<typeof BankCatalo
           .insert({ merchant_id: limit.merchantId, bank_id: limit.bankId, ...values, created_at: now })
           .onConflict(["merchant_id", "bank_id"])
           .merge(values);
-        const stored = (await trx<MerchantLimitRow>("merchant_limits").where({ merchant_id: limit.merchantId, bank_id: limit.bankId }).first()) as
-          | MerchantLimitRow
-          | undefined;
+        const stored = await trx<MerchantLimitRow>("merchant_limits").where({ merchant_id: limit.merchantId, bank_id: limit.bankId }).first();
         if (!stored) throw new Error("merchant limit vanished after upsert");
         return { result: stored, changed: true };
       });

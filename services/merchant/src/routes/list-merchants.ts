@@ -55,9 +55,11 @@ export function listMerchants(ctx: MerchantContext): Rpc<typeof MerchantService,
         .orderBy([{ column: "created_at" }, { column: "id" }])
         .limit(pageSize + 1);
       if (after) {
-        query = query.where((q) =>
-          q.where("created_at", ">", after.createdAt).orWhere((same) => same.where("created_at", "=", after.createdAt).andWhere("id", ">", after.id)),
-        );
+        query = query.where((q) => {
+          q.where("created_at", ">", after.createdAt).orWhere((same) => {
+            same.where("created_at", "=", after.createdAt).andWhere("id", ">", after.id);
+          });
+        });
       }
       const rows = await query;
       const page = rows.slice(0, pageSize).map(toMerchantRecord);
