@@ -3,14 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startAllInOne, type AllInOne } from "@payments/all-in-one";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { BankCatalogService, type Bank } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
-import { depositModule } from "@payments/deposit-service";
 import { startGateway } from "@payments/gateway";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventuallyAt, jetStreamTestEnv } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
+import { createServiceClient } from "@payments/kit";
+import { addTestReceivingAccounts, eventuallyAt } from "@payments/testing";
+import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
 
 // "The bank list is the truth" (decisions.md): GET /v1/available-banks lists a bank, or FAST,
@@ -34,12 +32,8 @@ interface Deployment {
   merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
 }
 
-const js = jetStreamTestEnv();
-const databases = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase()]);
 const dataDir = mkdtempSync(join(tmpdir(), "available-banks-truth-"));
-let merchantSvc: RunningServices;
-let catalogSvc: RunningServices;
-let depositSvc: RunningServices;
+let splitServices: SplitDeployment;
 let gateway: Awaited<ReturnType<typeof startGateway>>;
 /** Hears no events (no NATS_URL, no bus): only its CATALOG_CACHE_TTL of 1 s bounds its lists. */
 let deafGateway: Awaited<ReturnType<typeof startGateway>>;
@@ -67,34 +61,29 @@ async function prepareCatalog(catalog: Deployment["catalog"]): Promise<void> {
 }
 
 test.before(async () => {
-  const common = { ...js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn", CATALOG_CACHE_TTL: LONG_TTL };
-  merchantSvc = await startServices([merchantModule], { mode: "split", env: { ...common, DATABASE_URL: databases[0].url, MASTER_KEY: "d".repeat(64) } });
-  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1].url } });
-  depositSvc = await startServices([depositModule], {
-    mode: "split",
-    env: { ...common, DATABASE_URL: databases[2].url, MERCHANT_SERVICE_URL: merchantSvc.server.url, BANK_CATALOG_SERVICE_URL: catalogSvc.server.url },
+  splitServices = await startSplitDeployment({
+    services: ["merchant", "bank-catalog", "deposit"],
+    token,
+    common: { CATALOG_CACHE_TTL: LONG_TTL },
+    env: { merchant: { MASTER_KEY: "d".repeat(64) } },
   });
   const gatewayEnv = {
     PORT: "0",
     HOST: "127.0.0.1",
     INTERNAL_API_TOKEN: token,
-    MERCHANT_SERVICE_URL: merchantSvc.server.url,
-    BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
-    DEPOSIT_SERVICE_URL: depositSvc.server.url,
-    // Not called by these tests.
-    PAYOUT_SERVICE_URL: depositSvc.server.url,
-    CALLBACK_SENDER_SERVICE_URL: depositSvc.server.url,
+    // Payout and callback-sender are not called by these tests: the deposit service's address stands in.
+    ...splitServices.serviceUrls(splitServices.url("deposit")),
     CREDENTIAL_CACHE_TTL: LONG_TTL,
     CATALOG_CACHE_TTL: LONG_TTL,
     LOG_LEVEL: "warn",
   };
-  gateway = await startGateway({ env: { ...gatewayEnv, ...js } });
+  gateway = await startGateway({ env: { ...gatewayEnv, ...splitServices.js } });
   deafGateway = await startGateway({ env: { ...gatewayEnv, CATALOG_CACHE_TTL: "1s", LOG_LEVEL: "error" } });
   split = {
     name: "split",
     gatewayUrl: gateway.url,
-    catalog: createServiceClient(BankCatalogService, catalogSvc.server.url, { token }),
-    merchants: createServiceClient(MerchantService, merchantSvc.server.url, { token }),
+    catalog: createServiceClient(BankCatalogService, splitServices.url("bank-catalog"), { token }),
+    merchants: createServiceClient(MerchantService, splitServices.url("merchant"), { token }),
   };
   await prepareCatalog(split.catalog);
 
@@ -116,11 +105,7 @@ test.after.always(async () => {
   await allInOne?.stop();
   await deafGateway?.stop();
   await gateway?.stop();
-  await depositSvc?.stop();
-  await catalogSvc?.stop();
-  await merchantSvc?.stop();
-  await Promise.all(databases.map((d) => d.drop()));
-  await deleteTestStream(js);
+  await splitServices?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -4,14 +4,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startAllInOne, type AllInOne } from "@payments/all-in-one";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
-import { depositModule } from "@payments/deposit-service";
 import { startGateway } from "@payments/gateway";
-import { createServiceClient, startServices, type BaseContext, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventuallyAt, jetStreamTestEnv } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
+import { createServiceClient, type BaseContext } from "@payments/kit";
+import { eventuallyAt } from "@payments/testing";
+import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
 
 // The bank list and deposit terms are cached at every hop (the catalog's snapshot, the
@@ -39,12 +37,8 @@ interface Deployment {
   gatewayCatalogLoads(): number;
 }
 
-const js = jetStreamTestEnv();
-const databases = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase()]);
 const dataDir = mkdtempSync(join(tmpdir(), "catalog-cache-e2e-"));
-let merchantSvc: RunningServices;
-let catalogSvc: RunningServices;
-let depositSvc: RunningServices;
+let splitServices: SplitDeployment;
 let gateway: Awaited<ReturnType<typeof startGateway>>;
 /** Hears no events: NATS_URL unset and no bus given. */
 let deafGateway: Awaited<ReturnType<typeof startGateway>>;
@@ -53,36 +47,31 @@ let split: Deployment;
 let local: Deployment;
 
 test.before(async () => {
-  const common = { ...js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn", CATALOG_CACHE_TTL: LONG_TTL };
-  merchantSvc = await startServices([merchantModule], { mode: "split", env: { ...common, DATABASE_URL: databases[0].url, MASTER_KEY: "b".repeat(64) } });
-  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1].url } });
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, catalogSvc.server.url, { token }));
-  depositSvc = await startServices([depositModule], {
-    mode: "split",
-    env: { ...common, DATABASE_URL: databases[2].url, MERCHANT_SERVICE_URL: merchantSvc.server.url, BANK_CATALOG_SERVICE_URL: catalogSvc.server.url },
+  splitServices = await startSplitDeployment({
+    services: ["merchant", "bank-catalog", "deposit"],
+    token,
+    common: { CATALOG_CACHE_TTL: LONG_TTL },
+    env: { merchant: { MASTER_KEY: "b".repeat(64) } },
+    receivingAccounts: true,
   });
   const gatewayEnv = {
     PORT: "0",
     HOST: "127.0.0.1",
     INTERNAL_API_TOKEN: token,
-    MERCHANT_SERVICE_URL: merchantSvc.server.url,
-    BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
-    DEPOSIT_SERVICE_URL: depositSvc.server.url,
-    // Not called by these tests.
-    PAYOUT_SERVICE_URL: depositSvc.server.url,
-    CALLBACK_SENDER_SERVICE_URL: depositSvc.server.url,
+    // Payout and callback-sender are not called by these tests: the deposit service's address stands in.
+    ...splitServices.serviceUrls(splitServices.url("deposit")),
     CREDENTIAL_CACHE_TTL: LONG_TTL,
     CATALOG_CACHE_TTL: LONG_TTL,
     LOG_LEVEL: "warn",
   };
-  gateway = await startGateway({ env: { ...gatewayEnv, ...js } });
+  gateway = await startGateway({ env: { ...gatewayEnv, ...splitServices.js } });
   deafGateway = await startGateway({ env: { ...gatewayEnv, CATALOG_CACHE_TTL: "1s", LOG_LEVEL: "error" } });
   split = {
     gatewayUrl: gateway.url,
-    catalogUrl: catalogSvc.server.url,
-    merchantUrl: merchantSvc.server.url,
+    catalogUrl: splitServices.url("bank-catalog"),
+    merchantUrl: splitServices.url("merchant"),
     token,
-    catalogDb: () => catalogSvc.contexts.get("bank-catalog")!.db,
+    catalogDb: () => splitServices.service("bank-catalog").contexts.get("bank-catalog")!.db,
     gatewayCatalogLoads: () => gateway.catalog.stats().loads,
   };
 
@@ -104,11 +93,7 @@ test.after.always(async () => {
   await allInOne?.stop();
   await deafGateway?.stop();
   await gateway?.stop();
-  await depositSvc?.stop();
-  await catalogSvc?.stop();
-  await merchantSvc?.stop();
-  await Promise.all(databases.map((d) => d.drop()));
-  await deleteTestStream(js);
+  await splitServices?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -208,7 +193,7 @@ test.serial("a gateway that hears no event still stops offering a disabled bank 
   // The kept list was read before this moment, so it expires before this moment + 1 s.
   const keptBy = Date.now();
   t.truthy(garanti);
-  const catalog = createServiceClient(BankCatalogService, catalogSvc.server.url, { token });
+  const catalog = createServiceClient(BankCatalogService, splitServices.url("bank-catalog"), { token });
   await catalog.updateBank({ bankId: garanti._id, active: false });
   // The catalog itself, and the gateway that hears events, know at once.
   await eventuallyAt(async () => !(await offered(gateway.url, merchant)).some((b) => b._id === garanti._id), "the listening gateway to drop Garanti", BOUND_MS, 20);

@@ -4,9 +4,9 @@ import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@pay
 import { MerchantService } from "@payments/contracts/merchant";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { startGateway } from "@payments/gateway";
-import { createLogger, createServiceClient, createServiceTransport, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, eventually, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
+import { createLogger, createServiceClient, createServiceTransport, startServices } from "@payments/kit";
+import { eventually, startNatsServer, type OwnNatsServer } from "@payments/testing";
+import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { signedFetch, type Credentials } from "./helpers.js";
 
 // Issue 12: a split deployment started while NATS is down. The services start, say they are
@@ -15,10 +15,8 @@ import { signedFetch, type Credentials } from "./helpers.js";
 // outage while running is logged both ways and turns readiness off and on again. The
 // gateway stays ready throughout, and while a backing service is down.
 const token = "nats-outage-readiness-internal-token";
-const databases = await Promise.all([createTestDatabase(), createTestDatabase()]);
 let nats: OwnNatsServer;
-let merchantSvc: RunningServices | undefined;
-let catalogSvc: RunningServices | undefined;
+let split: SplitDeployment | undefined;
 let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
 const lines: Array<Record<string, unknown>> = [];
 const logger = createLogger({
@@ -30,10 +28,8 @@ const logged = (text: string) => lines.some((l) => String(l.msg).includes(text))
 
 test.after.always(async () => {
   await gateway?.stop();
-  await catalogSvc?.stop();
-  await merchantSvc?.stop();
+  await split?.stop();
   await nats?.destroy();
-  await Promise.all(databases.map((d) => d.drop()));
 });
 
 async function probe(url: string, path: string): Promise<{ status: number; body: Record<string, any> }> {
@@ -45,32 +41,37 @@ test.serial("a split service starts while NATS is down, waits for it, and become
   nats = await startNatsServer();
   await nats.stop();
   const address = `nats://127.0.0.1:${nats.port}`;
-  const js = { ...jetStreamTestEnv(), NATS_URL: nats.url };
-  const common = { ...js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "info" };
 
   const started = Date.now();
-  merchantSvc = await startServices([merchantModule], { mode: "split", logger: logger.child({ service: "merchant" }), env: { ...common, DATABASE_URL: databases[0].url, MASTER_KEY: "e".repeat(64) } });
-  catalogSvc = await startServices([bankCatalogModule], { mode: "split", logger: logger.child({ service: "bank-catalog" }), env: { ...common, DATABASE_URL: databases[1].url } });
+  split = await startSplitDeployment({
+    services: ["merchant", "bank-catalog"],
+    token,
+    natsUrl: nats.url,
+    common: { LOG_LEVEL: "info" },
+    env: { merchant: { MASTER_KEY: "e".repeat(64) } },
+    logger: (service) => logger.child({ service }),
+  });
+  const { js } = split;
   t.log(`both started without NATS in ${Date.now() - started} ms`);
 
   t.true(logged(`waiting for NATS (${address})`), "the wait is logged with NATS's address");
-  t.is((await probe(merchantSvc.server.url, "/livez")).status, 200, "alive");
-  const notReady = await probe(merchantSvc.server.url, "/readyz");
+  t.is((await probe(split.url("merchant"), "/livez")).status, 200, "alive");
+  const notReady = await probe(split.url("merchant"), "/readyz");
   t.is(notReady.status, 503);
   t.is(notReady.body.checks.bus, `NATS not connected (${address})`);
   t.is(notReady.body.checks["database:merchant"], "ok");
   t.is(notReady.body.checks.migrations, "ok");
-  const health = createServiceClient(Health, merchantSvc.server.url, { token });
+  const health = createServiceClient(Health, split.url("merchant"), { token });
   t.is((await health.check({ service: "" })).status, ServingStatus.NOT_SERVING, "grpc.health.v1 answers from readiness");
   t.is((await health.check({ service: "payments.merchant.v1.MerchantService" }).catch(() => ({ status: -1 }))).status !== ServingStatus.SERVING, true);
-  t.is((await probe(merchantSvc.server.url, "/healthz")).status, 503, "/healthz mirrors the gRPC health check");
+  t.is((await probe(split.url("merchant"), "/healthz")).status, 503, "/healthz mirrors the gRPC health check");
 
   // An outbox write while NATS is away: the change commits at once, its event waits.
-  const merchants = createServiceClient(MerchantService, merchantSvc.server.url, { token });
+  const merchants = createServiceClient(MerchantService, split.url("merchant"), { token });
   const t0 = Date.now();
   const created = await merchants.createMerchant({ name: "Waiting Shop" });
   t.true(Date.now() - t0 < 1000, "the write did not wait for NATS");
-  const db = merchantSvc.contexts.get("merchant")!.db;
+  const db = split.service("merchant").contexts.get("merchant")!.db;
   const unpublished = async () => Number((await db("outbox").whereNull("published_at").count({ n: "*" }))[0]?.n);
   t.true((await unpublished()) > 0, "the event waits in the outbox");
 
@@ -82,12 +83,8 @@ test.serial("a split service starts while NATS is down, waits for it, and become
       PORT: "0",
       HOST: "127.0.0.1",
       INTERNAL_API_TOKEN: token,
-      MERCHANT_SERVICE_URL: merchantSvc.server.url,
-      BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
-      // Down: nothing listens there.
-      DEPOSIT_SERVICE_URL: "http://127.0.0.1:9",
-      PAYOUT_SERVICE_URL: "http://127.0.0.1:9",
-      CALLBACK_SENDER_SERVICE_URL: "http://127.0.0.1:9",
+      // Deposit, payout and callback-sender are down: nothing listens there.
+      ...split.serviceUrls("http://127.0.0.1:9"),
       PUBLIC_BASE_URL: "https://pay.example.test",
       LOG_LEVEL: "info",
     },
@@ -97,42 +94,42 @@ test.serial("a split service starts while NATS is down, waits for it, and become
 
   const start = Date.now();
   await nats.start();
-  await eventually(async () => (await probe(merchantSvc!.server.url, "/readyz")).status === 200, "merchant /readyz 200 after NATS came", 10_000);
-  await eventually(async () => (await probe(catalogSvc!.server.url, "/readyz")).status === 200, "bank-catalog /readyz 200 after NATS came", 10_000);
+  await eventually(async () => (await probe(split!.url("merchant"), "/readyz")).status === 200, "merchant /readyz 200 after NATS came", 10_000);
+  await eventually(async () => (await probe(split!.url("bank-catalog"), "/readyz")).status === 200, "bank-catalog /readyz 200 after NATS came", 10_000);
   t.log(`ready ${Date.now() - start} ms after NATS started`);
   t.true(logged(`NATS connected (${address})`));
   t.is((await health.check({ service: "" })).status, ServingStatus.SERVING);
-  t.is((await probe(merchantSvc.server.url, "/healthz")).status, 200);
+  t.is((await probe(split.url("merchant"), "/healthz")).status, 200);
   await eventually(async () => (await unpublished()) === 0, "the backlog published once NATS is back", 15_000);
   t.truthy(created.merchant?.id);
 });
 
 test.serial("a NATS outage while running is logged both ways and turns readiness off and on; the gateway stays ready", async (t) => {
   const address = `nats://127.0.0.1:${nats.port}`;
-  const health = createClient(Health, createServiceTransport(merchantSvc!.server.url, { token }));
+  const health = createClient(Health, createServiceTransport(split!.url("merchant"), { token }));
   await nats.stop();
   await eventually(() => logged(`NATS disconnected (${address})`), "the disconnect logged", 10_000);
-  await eventually(async () => (await probe(merchantSvc!.server.url, "/readyz")).status === 503, "/readyz 503 during the outage", 5_000);
+  await eventually(async () => (await probe(split!.url("merchant"), "/readyz")).status === 503, "/readyz 503 during the outage", 5_000);
   t.is((await health.check({ service: "" })).status, ServingStatus.NOT_SERVING);
   t.is((await probe(gateway!.url, "/readyz")).status, 200, "the gateway does not depend on NATS");
 
   // Writes go on; the outbox publishes them after.
-  const merchants = createServiceClient(MerchantService, merchantSvc!.server.url, { token });
+  const merchants = createServiceClient(MerchantService, split!.url("merchant"), { token });
   await merchants.createMerchant({ name: "Outage Shop" });
-  const db = merchantSvc!.contexts.get("merchant")!.db;
+  const db = split!.service("merchant").contexts.get("merchant")!.db;
   const unpublished = async () => Number((await db("outbox").whereNull("published_at").count({ n: "*" }))[0]?.n);
   t.true((await unpublished()) > 0);
 
   await nats.start();
   await eventually(() => logged("NATS reconnected"), "the reconnect logged", 15_000);
-  await eventually(async () => (await probe(merchantSvc!.server.url, "/readyz")).status === 200, "/readyz 200 after the reconnect", 10_000);
+  await eventually(async () => (await probe(split!.url("merchant"), "/readyz")).status === 200, "/readyz 200 after the reconnect", 10_000);
   t.is((await health.check({ service: "" })).status, ServingStatus.SERVING);
   await eventually(async () => (await unpublished()) === 0, "the outage's backlog published", 15_000);
   t.pass();
 });
 
 test.serial("the gateway stays ready while a backing service is down; that service's routes answer 503 SERVICE_UNAVAILABLE, /healthz reports it", async (t) => {
-  const merchants = createServiceClient(MerchantService, merchantSvc!.server.url, { token });
+  const merchants = createServiceClient(MerchantService, split!.url("merchant"), { token });
   const created = await merchants.createMerchant({ name: "Gateway Shop" });
   const creds: Credentials = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
 
@@ -152,7 +149,7 @@ test.serial("shutdown: /readyz turns 503 (draining) before the port closes", asy
   const svc = await startServices([bankCatalogModule], {
     mode: "split",
     logger,
-    env: { GRPC_PORT: "0", INTERNAL_API_TOKEN: token, DATABASE_URL: databases[1].url.replace(/\/(\w+)$/, "/$1_drain"), LOG_LEVEL: "fatal", SHUTDOWN_GRACE: "2s" },
+    env: { GRPC_PORT: "0", INTERNAL_API_TOKEN: token, DATABASE_URL: split!.databases["bank-catalog"]!.url.replace(/\/(\w+)$/, "/$1_drain"), LOG_LEVEL: "fatal", SHUTDOWN_GRACE: "2s" },
   });
   t.is((await probe(svc.server.url, "/readyz")).status, 200);
   // A keep-alive connection asks during the grace period.

@@ -1,14 +1,12 @@
 import test from "ava";
 import { fromBinary } from "@bufbuild/protobuf";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { depositModule } from "@payments/deposit-service";
 import { startGateway } from "@payments/gateway";
-import { createServiceClient, JetStreamBus, startServices, type BusMessage, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, eventuallyValue, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
+import { createServiceClient, JetStreamBus, type BusMessage } from "@payments/kit";
+import { addTestReceivingAccounts, eventuallyValue, startNatsServer, type OwnNatsServer } from "@payments/testing";
+import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { signedFetch, type Credentials } from "./helpers.js";
 
 // Issue 10: with NATS down, the outbox relay must not make the changes that record events
@@ -16,35 +14,26 @@ import { signedFetch, type Credentials } from "./helpers.js";
 // stopped: gateway, merchant, bank-catalog and deposit services.
 const token = "outbox-nats-down-internal-token";
 let nats: OwnNatsServer;
-let js: ReturnType<typeof jetStreamTestEnv>;
-const databases = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase()]);
-let merchantSvc: RunningServices | undefined;
-let catalogSvc: RunningServices | undefined;
-let depositSvc: RunningServices | undefined;
+let split: SplitDeployment | undefined;
 let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
 
 test.before(async () => {
   nats = await startNatsServer();
-  js = { ...jetStreamTestEnv(), NATS_URL: nats.url };
-  const common = { ...js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "fatal" };
-  merchantSvc = await startServices([merchantModule], { mode: "split", env: { ...common, DATABASE_URL: databases[0].url, MASTER_KEY: "d".repeat(64) } });
-  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1].url } });
-  depositSvc = await startServices([depositModule], {
-    mode: "split",
-    env: { ...common, DATABASE_URL: databases[2].url, MERCHANT_SERVICE_URL: merchantSvc.server.url, BANK_CATALOG_SERVICE_URL: catalogSvc.server.url },
+  split = await startSplitDeployment({
+    services: ["merchant", "bank-catalog", "deposit"],
+    token,
+    natsUrl: nats.url,
+    common: { LOG_LEVEL: "fatal" },
+    env: { merchant: { MASTER_KEY: "d".repeat(64) } },
   });
   gateway = await startGateway({
     env: {
-      ...js,
+      ...split.js,
       PORT: "0",
       HOST: "127.0.0.1",
       INTERNAL_API_TOKEN: token,
-      MERCHANT_SERVICE_URL: merchantSvc.server.url,
-      BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
-      DEPOSIT_SERVICE_URL: depositSvc.server.url,
-      // Not on the deposit path; the gateway only needs an address for them.
-      PAYOUT_SERVICE_URL: "http://127.0.0.1:9",
-      CALLBACK_SENDER_SERVICE_URL: "http://127.0.0.1:9",
+      // Payout and callback-sender are not on the deposit path; the gateway only needs an address for them.
+      ...split.serviceUrls("http://127.0.0.1:9"),
       PUBLIC_BASE_URL: "https://pay.example.test",
       LOG_LEVEL: "fatal",
     },
@@ -53,21 +42,18 @@ test.before(async () => {
 
 test.after.always(async () => {
   await gateway?.stop();
-  await depositSvc?.stop();
-  await catalogSvc?.stop();
-  await merchantSvc?.stop();
+  await split?.stop();
   await nats?.destroy();
-  await Promise.all(databases.map((d) => d.drop()));
 });
 
 test("with NATS stopped a deposit cancel answers at once; its event reaches JetStream once NATS is back, once", async (t) => {
-  const merchants = createServiceClient(MerchantService, merchantSvc!.server.url, { token });
+  const merchants = createServiceClient(MerchantService, split!.url("merchant"), { token });
   const created = await merchants.createMerchant({ name: "Outage Shop" });
   const creds: Credentials = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
 
   // Receiving accounts of both kinds made through the catalog's RPCs, as a split install
   // starts with none.
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, catalogSvc!.server.url, { token }));
+  await addTestReceivingAccounts(createServiceClient(BankCatalogService, split!.url("bank-catalog"), { token }));
 
   const depositIds: string[] = [];
   for (const processId of ["outage-1", "outage-2", "outage-3"]) {
@@ -94,7 +80,7 @@ test("with NATS stopped a deposit cancel answers at once; its event reaches JetS
     `every cancel under 500 ms: ${timings.join(", ")} ms`,
   );
 
-  const outbox = depositSvc!.contexts.get("deposit")!.db;
+  const outbox = split!.service("deposit").contexts.get("deposit")!.db;
   const pending = (await outbox("outbox").whereNull("published_at").where("topic", "deposit.v1.deposit_cancelled").select("event_id")) as Array<{ event_id: string }>;
   t.is(pending.length, depositIds.length, "the events wait in the outbox while NATS is down");
 
@@ -108,6 +94,7 @@ test("with NATS stopped a deposit cancel answers at once; its event reaches JetS
   );
 
   // Read the stream itself: every cancel's event, each once, under its outbox event id.
+  const { js } = split!;
   const observer = await JetStreamBus.connect({ url: js.NATS_URL, stream: js.NATS_STREAM, subjectPrefix: js.NATS_SUBJECT_PREFIX });
   const seen: BusMessage[] = [];
   const subscription = await observer.consume("outbox-nats-down-observer", ["deposit.v1.>"], async (m) => void seen.push(m));

@@ -6,13 +6,11 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, DepositStatusChangedSchema, TransferStatus, type Deposit } from "@payments/contracts/deposit";
 import { LatePaymentRule, MerchantService } from "@payments/contracts/merchant";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { DEPOSIT_TOPICS, depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
-import { createPayoutModule } from "@payments/payout-service";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventually, rejectionOf } from "@payments/testing";
+import { DEPOSIT_TOPICS } from "@payments/deposit-service";
+import { createServiceClient, type RunningServices } from "@payments/kit";
+import { eventually, rejectionOf } from "@payments/testing";
 import type { Knex } from "knex";
+import { startInProcess } from "@payments/testing/services";
 
 // Reconciliation end to end, every service in one process, on the embedded storage and on
 // MySQL (reconciliation-flow.e2e.test.ts and reconciliation-flow-mysql.e2e.test.ts run it): transfers that wait
@@ -29,13 +27,12 @@ const SENDER_IBAN = "TR330006100519786457841326";
 test.before(async () => {
   const store = await storage();
   dropStorage = store.drop;
-  running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], {
-    mode: "all-in-one",
-    env: { DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", SANDBOX_PAYOUT_DELAY: "10ms", ...store.env },
+  running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
+    env: { DATA_DIR: dir, LOG_LEVEL: "warn", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", SANDBOX_PAYOUT_DELAY: "10ms", ...store.env },
+    receivingAccounts: true,
   });
   deposits = createServiceClient(DepositService, running.server.url);
   merchants = createServiceClient(MerchantService, running.server.url);
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
 });
 
 test.after.always(async () => {

@@ -7,13 +7,10 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, TransferStatus, type Deposit, type GetReconciliationResponse, type IncomingTransfer } from "@payments/contracts/deposit";
 import { LatePaymentRule, MerchantService, OverpaymentRule, UnderpaymentRule } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { depositModule } from "@payments/deposit-service";
-import { merchantModule } from "@payments/merchant-service";
-import { createPayoutModule } from "@payments/payout-service";
-import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, errorInfo, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, eventually, turkishIban } from "@payments/testing";
 import type { Knex } from "knex";
+import { startInProcess } from "@payments/testing/services";
 
 // [property] [reconciliation] Random sequences of incoming transfers (exact, short, over, late,
 // duplicate, unmatched, ambiguous) and operator decisions (match, complete, refuse, return,
@@ -45,11 +42,9 @@ let payouts: ReturnType<typeof createServiceClient<typeof PayoutService>>;
 let singleAccountBanks: string[] = [];
 
 test.before(async () => {
-  running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], {
-    mode: "all-in-one",
+  running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
     env: {
       DATA_DIR: dir,
-      GRPC_PORT: "0",
       LOG_LEVEL: "error",
       MASTER_KEY: "7c".repeat(32),
       PAYOUT_WORKER_INTERVAL: "20ms",

@@ -3,16 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
 import { Code } from "@connectrpc/connect";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { depositModule } from "@payments/deposit-service";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, eventually, rejectionOf as refusal } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
-import { payoutModule } from "@payments/payout-service";
+import { startInProcess } from "@payments/testing/services";
 
 // Sandbox money never becomes live money: every service of the money path in one process
 // (SQLite, in-process bus), driven the ways a merchant, a customer and an operator can.
@@ -21,9 +18,8 @@ let running: RunningServices;
 const client = <S extends Parameters<typeof createServiceClient>[0]>(service: S) => createServiceClient(service, running.server.url);
 
 test.before(async () => {
-  running = await startServices([merchantModule, bankCatalogModule, depositModule, payoutModule], {
-    mode: "all-in-one",
-    env: { DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "fatal", MASTER_KEY: "ef".repeat(32), PAYOUT_WORKER: "0" },
+  running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
+    env: { DATA_DIR: dir, LOG_LEVEL: "fatal", MASTER_KEY: "ef".repeat(32), PAYOUT_WORKER: "0" },
   });
   await addTestReceivingAccounts(client(BankCatalogService));
 });

@@ -1,31 +1,20 @@
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
 import test from "ava";
 import { fromBinary } from "@bufbuild/protobuf";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { MerchantService, MerchantStatus, UnderpaymentRule } from "@payments/contracts/merchant";
-import { depositModule } from "@payments/deposit-service";
-import { payoutModule } from "@payments/payout-service";
 import { startGateway } from "@payments/gateway";
-import { createServiceClient, JetStreamBus, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
-import { addTestReceivingAccounts, CallbackReceiver, createTestDatabase, deleteTestStream, eventuallyValue, jetStreamTestEnv } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
-import { callbackModule } from "@payments/callback-sender-service";
+import { createServiceClient, JetStreamBus, type Subscription } from "@payments/kit";
+import { CallbackReceiver, eventuallyValue } from "@payments/testing";
+import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { verifyCallback } from "@payments/signing";
 import { bankListProblems, signedFetch, type BankEntry } from "./helpers.js";
 
 // Each service alone, as `docker compose` runs them: own process settings, own MySQL
 // database, events over JetStream only. The gateway hears MerchantChanged over NATS.
 const token = "split-mode-internal-token";
-const js = jetStreamTestEnv();
-const databases = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase(), createTestDatabase(), createTestDatabase()]);
-const common = { ...js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn" };
-let merchantSvc: RunningServices;
-let catalogSvc: RunningServices;
-let depositSvc: RunningServices;
-let payoutSvc: RunningServices;
-let callbackSvc: RunningServices;
+let split: SplitDeployment;
 let gateway: Awaited<ReturnType<typeof startGateway>>;
 // Another JetStream client, standing in for the consumers of deposit events (callbacks, balances).
 let observer: JetStreamBus;
@@ -33,50 +22,26 @@ let observation: Subscription;
 const depositEvents: Array<{ msgId: string; topic: string; depositId: string; status: number; sequence: bigint }> = [];
 
 test.before(async () => {
-  // The merchant service reads DEPOSIT_SERVICE_URL and PAYOUT_SERVICE_URL when it first needs
-  // them (a sandbox switch), so they are filled in below, once those services listen.
-  const merchantEnv: Env = { ...common, DATABASE_URL: databases[0].url, MASTER_KEY: "a".repeat(64), CALLBACK_ALLOW_PRIVATE: "1" };
-  merchantSvc = await startServices([merchantModule], { mode: "split", env: merchantEnv });
-  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1].url } });
-  // A split install starts with no receiving account; the test's operator adds both kinds.
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, catalogSvc.server.url, { token }));
-  depositSvc = await startServices([depositModule], {
-    mode: "split",
+  split = await startSplitDeployment({
+    services: ["merchant", "bank-catalog", "deposit", "payout", "callback-sender"],
+    token,
+    // A split install starts with no receiving account; the test's operator adds both kinds.
+    receivingAccounts: true,
     env: {
-      ...common,
-      DATABASE_URL: databases[2].url,
-      MERCHANT_SERVICE_URL: merchantSvc.server.url,
-      BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
-      DEPOSIT_TTL: "3s",
-      DEPOSIT_EXPIRY_INTERVAL: "200ms",
+      merchant: { MASTER_KEY: "a".repeat(64), CALLBACK_ALLOW_PRIVATE: "1" },
+      deposit: { DEPOSIT_TTL: "3s", DEPOSIT_EXPIRY_INTERVAL: "200ms" },
+      payout: { SANDBOX_PAYOUT_DELAY: "50ms", PAYOUT_WORKER_INTERVAL: "100ms" },
+      "callback-sender": {
+        PUBLIC_BASE_URL: "https://pay.example.test",
+        CALLBACK_ALLOW_PRIVATE: "1",
+        CALLBACK_RETRY_SCHEDULE: "100ms,200ms",
+        CALLBACK_POLL_INTERVAL: "50ms",
+        // Merchants without a callback URL fail their attempts with a warning each.
+        LOG_LEVEL: "error",
+      },
     },
   });
-  payoutSvc = await startServices([payoutModule], {
-    mode: "split",
-    env: {
-      ...common,
-      DATABASE_URL: databases[3].url,
-      MERCHANT_SERVICE_URL: merchantSvc.server.url,
-      BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
-      SANDBOX_PAYOUT_DELAY: "50ms",
-      PAYOUT_WORKER_INTERVAL: "100ms",
-    },
-  });
-  Object.assign(merchantEnv, { DEPOSIT_SERVICE_URL: depositSvc.server.url, PAYOUT_SERVICE_URL: payoutSvc.server.url });
-  callbackSvc = await startServices([callbackModule], {
-    mode: "split",
-    env: {
-      ...common,
-      DATABASE_URL: databases[4].url,
-      MERCHANT_SERVICE_URL: merchantSvc.server.url,
-      PUBLIC_BASE_URL: "https://pay.example.test",
-      CALLBACK_ALLOW_PRIVATE: "1",
-      CALLBACK_RETRY_SCHEDULE: "100ms,200ms",
-      CALLBACK_POLL_INTERVAL: "50ms",
-      // Merchants without a callback URL fail their attempts with a warning each.
-      LOG_LEVEL: "error",
-    },
-  });
+  const js = split.js;
   observer = await JetStreamBus.connect({ url: js.NATS_URL, stream: js.NATS_STREAM, subjectPrefix: js.NATS_SUBJECT_PREFIX });
   observation = await observer.consume("e2e-observer", ["deposit.v1.>"], async (message) => {
     const event = fromBinary(DepositStatusChangedSchema, message.data);
@@ -88,11 +53,7 @@ test.before(async () => {
       PORT: "0",
       HOST: "127.0.0.1",
       INTERNAL_API_TOKEN: token,
-      MERCHANT_SERVICE_URL: merchantSvc.server.url,
-      BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
-      DEPOSIT_SERVICE_URL: depositSvc.server.url,
-      PAYOUT_SERVICE_URL: payoutSvc.server.url,
-      CALLBACK_SENDER_SERVICE_URL: callbackSvc.server.url,
+      ...split.serviceUrls(""),
       PUBLIC_BASE_URL: "https://pay.example.test",
       // Long enough that only the JetStream event can explain a prompt refusal.
       CREDENTIAL_CACHE_TTL: "10m",
@@ -105,16 +66,10 @@ test.after.always(async () => {
   await gateway?.stop();
   await observation?.stop();
   await observer?.close();
-  await callbackSvc?.stop();
-  await payoutSvc?.stop();
-  await depositSvc?.stop();
-  await merchantSvc?.stop();
-  await catalogSvc?.stop();
-  await Promise.all(databases.map((d) => d.drop()));
-  await deleteTestStream(js);
+  await split?.stop();
 });
 
-const merchants = () => createServiceClient(MerchantService, merchantSvc.server.url, { token });
+const merchants = () => createServiceClient(MerchantService, split.url("merchant"), { token });
 
 test("a merchant created over RPC gets the signed bank list through the gateway (MySQL + JetStream)", async (t) => {
   const created = await merchants().createMerchant({ name: "Split Shop" });
@@ -131,7 +86,7 @@ test("a merchant created over RPC gets the signed bank list through the gateway 
 
 test("a merchant override in the catalog changes that merchant's limits only", async (t) => {
   const [a, b] = await Promise.all([merchants().createMerchant({ name: "A" }), merchants().createMerchant({ name: "B" })]);
-  const catalog = createServiceClient(BankCatalogService, catalogSvc.server.url, { token });
+  const catalog = createServiceClient(BankCatalogService, split.url("bank-catalog"), { token });
   const bank = (await catalog.listBanks({})).banks.find((x) => x.code === "0062")!;
   await catalog.setMerchantLimit({ limit: { merchantId: a.merchant!.id, bankId: bank.id, minAmount: 5000n, maxAmount: 7000n } });
   const list = async (m: typeof a) =>
@@ -158,7 +113,7 @@ test("disabling a merchant refuses its key at once: the gateway drops its cache 
 });
 
 test("internal calls without the internal token are refused in split mode", async (t) => {
-  const anonymous = createServiceClient(MerchantService, merchantSvc.server.url);
+  const anonymous = createServiceClient(MerchantService, split.url("merchant"));
   const err = await t.throwsAsync(anonymous.listMerchants({}));
   t.regex(err.message, /internal API token/);
 });
@@ -182,7 +137,7 @@ test("a deposit created at the gateway, paid by a reported bank transfer, reads 
   t.truthy(deposit.assignedAccount?.iban);
 
   // The bank integration reports the customer's transfer, by RPC, as a bank would.
-  const deposits = createServiceClient(DepositService, depositSvc.server.url, { token });
+  const deposits = createServiceClient(DepositService, split.url("deposit"), { token });
   await deposits.reportTransfer({
     iban: deposit.assignedAccount!.iban,
     amount: 124_000n,
@@ -251,7 +206,7 @@ test("deposit → confirm → balance → withdraw → completed, every service 
   const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
   const res = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", { processId: "split-pay-in", amount: 80_000, customer: { id: "c", name: "N", username: "u" } });
   t.is(res.status, 201, JSON.stringify(res.json));
-  const deposits = createServiceClient(DepositService, depositSvc.server.url, { token });
+  const deposits = createServiceClient(DepositService, split.url("deposit"), { token });
   await deposits.confirmDeposit({ depositId: (res.json.data as Record).transactionId });
 
   // The payout service hears deposit_completed on JetStream and credits the balance.
@@ -272,7 +227,7 @@ test("deposit → confirm → balance → withdraw → completed, every service 
   t.like(short, { status: 400, json: { error: { code: "INSUFFICIENT_BALANCE" } } });
 
   // A live merchant's payout waits, processing, for an operator to pay it in the bank's portal.
-  const payouts = createServiceClient(PayoutService, payoutSvc.server.url, { token });
+  const payouts = createServiceClient(PayoutService, split.url("payout"), { token });
   const waiting = await eventuallyValue(
     async () => (await payouts.listWithdrawals({ allMerchants: true, awaitingOperator: true, limit: 100 })).withdrawals.find((w) => w.id === id),
     (w) => w !== undefined,
@@ -297,7 +252,7 @@ test("every status change reaches the merchant's callback URL signed; the mercha
     const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
     const res = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", { processId: "split-cb-in", amount: 50_000, customer: { id: "c", name: "N", username: "u" } });
     const depositId = (res.json.data as Record).transactionId;
-    await createServiceClient(DepositService, depositSvc.server.url, { token }).confirmDeposit({ depositId });
+    await createServiceClient(DepositService, split.url("deposit"), { token }).confirmDeposit({ depositId });
 
     // The receiver answers 500 at first: three attempts on the 100ms, 200ms schedule, then failed.
     type Listed = { items: Array<{ id: string; type: string; deliveryStatus: string; attempts: Array<{ statusCode: number | null; outcome: string }> }>; nextCursor: string | null };

@@ -1,17 +1,13 @@
 import type { IncomingHttpHeaders } from "node:http";
 import test from "ava";
 import { Webhook } from "standardwebhooks";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { callbackModule } from "@payments/callback-sender-service";
-import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { depositModule } from "@payments/deposit-service";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, CallbackReceiver, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, type ReceivedCallback } from "@payments/testing";
-import { merchantModule } from "@payments/merchant-service";
-import { payoutModule } from "@payments/payout-service";
+import { CallbackReceiver, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, type ReceivedCallback } from "@payments/testing";
 import { verifyCallback, verifyStandardWebhook } from "@payments/signing";
+import { startInProcess } from "@payments/testing/services";
 
 // Standard Webhooks on real callbacks: the producers (merchant, bank-catalog, deposit, payout)
 // on MariaDB with events over JetStream, a callback-sender of its own (split mode, its own
@@ -31,11 +27,10 @@ const deposits = () => createServiceClient(DepositService, producers.server.url,
 test.before(async () => {
   const [producersDb, senderDb] = await Promise.all([createTestDatabase(), createTestDatabase()]);
   databases.push(producersDb, senderDb);
-  producers = await startServices([merchantModule, bankCatalogModule, depositModule, payoutModule], {
-    mode: "all-in-one",
-    env: { ...js, DATABASE_URL: producersDb.url, GRPC_PORT: "0", INTERNAL_API_TOKEN: TOKEN, MASTER_KEY: "c".repeat(64), LOG_LEVEL: "error", PAYOUT_WORKER: "0", CALLBACK_ALLOW_PRIVATE: "1" },
+  producers = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
+    env: { ...js, DATABASE_URL: producersDb.url, INTERNAL_API_TOKEN: TOKEN, MASTER_KEY: "c".repeat(64), LOG_LEVEL: "error", PAYOUT_WORKER: "0", CALLBACK_ALLOW_PRIVATE: "1" },
+    receivingAccounts: true,
   });
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, producers.server.url, { token: TOKEN }));
   sender = await startServices([callbackModule], {
     mode: "split",
     env: {

@@ -1,14 +1,12 @@
 import test from "ava";
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, TransferStatus } from "@payments/contracts/deposit";
 import { LatePaymentRule, MerchantService, OverpaymentRule, UnderpaymentRule } from "@payments/contracts/merchant";
-import { merchantModule } from "@payments/merchant-service";
-import { createPayoutModule } from "@payments/payout-service";
-import { createServiceClient, openDatabase, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, eventually, freePort, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
+import { createServiceClient, openDatabase } from "@payments/kit";
+import { addTestReceivingAccounts, createTestDatabase, eventually, freePort, startNatsServer, type OwnNatsServer } from "@payments/testing";
+import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 
 // Issue 18: a return decided by an operator, or by a merchant's late-payment rule on arrival, is
 // asked for through the deposit service's outbox in the decision's own transaction. The deposit service runs as a process of its own and is
@@ -19,38 +17,29 @@ import { addTestReceivingAccounts, createTestDatabase, eventually, freePort, jet
 const token = "transfer-return-outbox-token";
 const depositMain = fileURLToPath(new URL("../services/deposit/src/main.ts", import.meta.url));
 let nats: OwnNatsServer;
-const databases = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase(), createTestDatabase()]);
-let merchantSvc: RunningServices | undefined;
-let catalogSvc: RunningServices | undefined;
-let payoutSvc: RunningServices | undefined;
+/** The deposit service's database: its process is this suite's own. */
+const depositDatabase = await createTestDatabase();
+let split: SplitDeployment | undefined;
 let depositProcess: ChildProcess | undefined;
 
 test.before(async () => {
   nats = await startNatsServer();
-  const common = { ...jetStreamTestEnv(), NATS_URL: nats.url, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "fatal" };
-  merchantSvc = await startServices([merchantModule], { mode: "split", env: { ...common, DATABASE_URL: databases[0].url, MASTER_KEY: "e".repeat(64) } });
-  catalogSvc = await startServices([bankCatalogModule], { mode: "split", env: { ...common, DATABASE_URL: databases[1].url } });
-  payoutSvc = await startServices([createPayoutModule()], {
-    mode: "split",
-    env: {
-      ...common,
-      DATABASE_URL: databases[2].url,
-      MERCHANT_SERVICE_URL: merchantSvc.server.url,
-      BANK_CATALOG_SERVICE_URL: catalogSvc.server.url,
-      PAYOUT_WORKER_INTERVAL: "50ms",
-      SANDBOX_PAYOUT_DELAY: "10ms",
-    },
+  split = await startSplitDeployment({
+    services: ["merchant", "bank-catalog", "payout"],
+    token,
+    natsUrl: nats.url,
+    common: { LOG_LEVEL: "fatal" },
+    env: { merchant: { MASTER_KEY: "e".repeat(64) }, payout: { PAYOUT_WORKER_INTERVAL: "50ms", SANDBOX_PAYOUT_DELAY: "10ms" } },
   });
+  const common = { ...split.js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "fatal" };
   process.env.TRANSFER_RETURN_OUTBOX_COMMON = JSON.stringify(common);
 });
 
 test.after.always(async () => {
   depositProcess?.kill("SIGKILL");
-  await payoutSvc?.stop();
-  await catalogSvc?.stop();
-  await merchantSvc?.stop();
+  await split?.stop();
   await nats?.destroy();
-  await Promise.all(databases.map((d) => d.drop()));
+  await depositDatabase.drop();
 });
 
 /** The deposit service as deployed: its own process, on its own port. */
@@ -62,9 +51,9 @@ async function startDepositProcess(port: number): Promise<{ child: ChildProcess;
       ...common,
       GRPC_PORT: String(port),
       LOG_LEVEL: "info",
-      DATABASE_URL: databases[3].url,
-      MERCHANT_SERVICE_URL: merchantSvc!.server.url,
-      BANK_CATALOG_SERVICE_URL: catalogSvc!.server.url,
+      DATABASE_URL: depositDatabase.url,
+      MERCHANT_SERVICE_URL: split!.url("merchant"),
+      BANK_CATALOG_SERVICE_URL: split!.url("bank-catalog"),
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -84,11 +73,11 @@ test("a return committed with its outbox event survives a kill -9 before the pub
   depositProcess = first.child;
   const url = `http://127.0.0.1:${port}`;
   const deposits = createServiceClient(DepositService, url, { token });
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, catalogSvc!.server.url, { token }));
-  const { accounts } = await createServiceClient(BankCatalogService, catalogSvc!.server.url, { token }).listReceivingAccounts({ sandbox: true });
+  await addTestReceivingAccounts(createServiceClient(BankCatalogService, split!.url("bank-catalog"), { token }));
+  const { accounts } = await createServiceClient(BankCatalogService, split!.url("bank-catalog"), { token }).listReceivingAccounts({ sandbox: true });
   const account = accounts[0]!;
   // A sandbox merchant whose late payments go straight back, with a deposit that expired.
-  const merchants = createServiceClient(MerchantService, merchantSvc!.server.url, { token });
+  const merchants = createServiceClient(MerchantService, split!.url("merchant"), { token });
   const { merchant } = await merchants.createMerchant({ name: "Late Returns Shop", sandbox: true });
   await merchants.setPaymentRules({ merchantId: merchant!.id, underpayment: UnderpaymentRule.REVIEW, overpayment: OverpaymentRule.COMPLETE, latePayment: LatePaymentRule.RETURN });
   const { deposit } = await deposits.createDeposit({ merchantId: merchant!.id, processId: "late-1", amount: 250_00n, bankId: account.bankId, customer: { id: "c1", name: "Murat Demir", username: "murat" } });
@@ -119,8 +108,8 @@ test("a return committed with its outbox event survives a kill -9 before the pub
     bankTransactionId: "OUTBOX-KILL-2",
   });
   t.like(late.transfer, { status: TransferStatus.RETURNING, reviewDepositId: deposit!.id, late: true });
-  const depositDb = openDatabase({ url: databases[3].url, poolMax: 1 });
-  const payoutDb = openDatabase({ url: databases[2].url, poolMax: 1 });
+  const depositDb = openDatabase({ url: depositDatabase.url, poolMax: 1 });
+  const payoutDb = openDatabase({ url: split!.databases.payout!.url, poolMax: 1 });
   try {
     const pending = (await depositDb("outbox").where({ topic: "deposit.v1.transfer_return_requested" }).select("event_id", "published_at")) as Array<{ event_id: string; published_at: number | null }>;
     t.is(pending.length, 2, "one return request in the outbox per decision");

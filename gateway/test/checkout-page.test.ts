@@ -1,4 +1,3 @@
-import { addTestReceivingAccounts } from "@payments/testing";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
@@ -15,7 +14,8 @@ import { DepositSchema, DepositService, DepositStatus } from "@payments/contract
 import { Health } from "@payments/contracts/health";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createLogger, createMetrics, createServiceClient, startServices, type RunningServices } from "@payments/kit";
+import { createLogger, createMetrics, createServiceClient, type RunningServices } from "@payments/kit";
+import { startInProcess } from "@payments/testing/services";
 import { createApp } from "../src/app.js";
 import { loadGatewayConfig } from "../src/config.js";
 import { CredentialCache } from "../src/credential-cache.js";
@@ -24,7 +24,6 @@ import { CHECKOUT_SCRIPT } from "../src/checkout/page-script.js";
 import { chooseLanguage, fillText, LANGUAGES, returnLinkText, statusTexts, TEXTS, type CheckoutTexts } from "../src/checkout/texts.js";
 import { CHECKOUT_STATUSES, checkoutOrder, checkoutView, formatAmount, formatDeadline, groupIban, safeReturnUrl, type CheckoutOrder, type CheckoutView } from "../src/checkout/view.js";
 import { startGateway, type RunningGateway } from "../src/server.js";
-import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 /*
  * The checkout page: the renderer alone (escaping, languages, no outside URL, nonces), then
@@ -444,13 +443,11 @@ let emptyBank = "";
 test.before(async () => {
   const dir = mkdtempSync(join(tmpdir(), "checkout-test-"));
   dataDirs.push(dir);
-  running = await startServices([merchantModule, bankCatalogModule, depositModule], {
-    mode: "all-in-one",
-    env: { DATA_DIR: dir, GRPC_PORT: "0", MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn" },
+  running = await startInProcess(["merchant", "bank-catalog", "deposit"], {
+    env: { DATA_DIR: dir, MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn" },
+    receivingAccounts: true,
   });
   const url = running.server.url;
-  // A test install, like a split one, starts with no receiving account: both kinds are added here.
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   merchants = createServiceClient(MerchantService, url);
   bankCatalog = createServiceClient(BankCatalogService, url);
   deposits = createServiceClient(DepositService, url);

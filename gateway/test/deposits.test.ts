@@ -7,11 +7,11 @@ import type { Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, manualClock } from "@payments/testing";
+import { createServiceClient, type RunningServices } from "@payments/kit";
+import { manualClock } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { signedCall, type Credentials, type Reply } from "./http-client.js";
-import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 /*
  * Deposits and the transaction listing through the gateway, against the real merchant,
@@ -34,15 +34,13 @@ type Merchant = Credentials & { id: string };
 
 test.before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "gateway-deposits-"));
-  running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], {
-    mode: "all-in-one",
-    env: { DATA_DIR: dataDir, GRPC_PORT: "0", MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn" },
+  running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
+    env: { DATA_DIR: dataDir, MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn" },
     clock,
+    receivingAccounts: true,
   });
   merchants = createServiceClient(MerchantService, running.server.url);
   bankCatalog = createServiceClient(BankCatalogService, running.server.url);
-  // A test install, like a split one, starts with no receiving account: both kinds are added here.
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   depositService = createServiceClient(DepositService, running.server.url);
   gateway = await startGateway({
     env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", PUBLIC_BASE_URL },

@@ -1,4 +1,3 @@
-import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
@@ -10,13 +9,13 @@ import test, { type ExecutionContext } from "ava";
 import type { Client } from "@connectrpc/connect";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, CallbackReceiver, eventuallyValue, manualClock } from "@payments/testing";
+import { createServiceClient, type RunningServices } from "@payments/kit";
+import { CallbackReceiver, eventuallyValue, manualClock } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { verify } from "@payments/signing";
 import { encodeMergedCursor } from "../src/routes/transactions.js";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { call, signedCall, type Credentials, type Reply } from "./http-client.js";
-import { bankCatalogModule, callbackModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 /*
  * The callback event log through the gateway (GET /v1/events, GET /v1/events/{id},
@@ -51,11 +50,9 @@ let deposits: Client<typeof DepositService>;
 test.before(async () => {
   await receiver.start();
   dataDir = mkdtempSync(join(tmpdir(), "gateway-events-"));
-  running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule(), callbackModule], {
-    mode: "all-in-one",
+  running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout", "callback-sender"], {
     env: {
       DATA_DIR: dataDir,
-      GRPC_PORT: "0",
       MASTER_KEY: randomBytes(32).toString("hex"),
       // Refused callbacks are logged as warnings; here they are the point.
       LOG_LEVEL: "error",
@@ -67,10 +64,9 @@ test.before(async () => {
       CALLBACK_POLL_INTERVAL: "50ms",
     },
     clock,
+    receivingAccounts: true,
   });
   const url = running.server.url;
-  // A test install, like a split one, starts with no receiving account: both kinds are added here.
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   merchants = createServiceClient(MerchantService, url);
   deposits = createServiceClient(DepositService, url);
   gateway = await startGateway({

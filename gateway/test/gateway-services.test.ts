@@ -13,15 +13,15 @@ import { DepositService } from "@payments/contracts/deposit";
 import { Health } from "@payments/contracts/health";
 import { MerchantChangedSchema, MerchantService, MerchantStatus, type MerchantChanged } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createLogger, createMetrics, createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventually, manualClock } from "@payments/testing";
+import { createLogger, createMetrics, createServiceClient, type RunningServices } from "@payments/kit";
+import { eventually, manualClock } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { createApp } from "../src/app.js";
 import { loadGatewayConfig } from "../src/config.js";
 import { CredentialCache, MERCHANT_CHANGED_TOPIC } from "../src/credential-cache.js";
 import { success } from "../src/envelope.js";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { authHeaders, call, signedCall, type Credentials, type Reply } from "./http-client.js";
-import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 /*
  * The gateway against the real merchant and bank-catalog services (SQLite, in-process bus),
@@ -65,11 +65,9 @@ const gw = () => must(gateway, "the gateway").url;
 test.before(async () => {
   // Debug level into memory, to see which request id the services logged.
   const logger = createLogger({ service: "all-in-one", level: "debug", destination: { write: (line: string) => void serviceLog.push(line) } });
-  running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], { mode: "all-in-one", env: servicesEnv(tempDir()), clock, logger });
+  running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], { env: servicesEnv(tempDir()), clock, logger, receivingAccounts: true });
   merchants = createServiceClient(MerchantService, running.server.url);
   bankCatalog = createServiceClient(BankCatalogService, running.server.url);
-  // A test install, like a split one, starts with no receiving account: both kinds are added here.
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   await running.bus.watch([MERCHANT_CHANGED_TOPIC], async (message) => {
     changes.push(fromBinary(MerchantChangedSchema, message.data));
   });
@@ -447,7 +445,7 @@ test("no response ever carries a stack trace", async (t) => {
 // ---------------------------------------------------------------- health
 
 test("/healthz is 200 while both services serve and 503 once one is stopped", async (t) => {
-  const catalog = await startServices([bankCatalogModule], { mode: "all-in-one", env: servicesEnv(tempDir()), clock });
+  const catalog = await startInProcess(["bank-catalog"], { env: servicesEnv(tempDir()), clock });
   const lonely = await startGateway({
     env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", HEALTH_TIMEOUT: "500ms", RPC_TIMEOUT: "1s" },
     bus: must(running, "the services").bus,

@@ -9,12 +9,12 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, type RunningServices } from "@payments/kit";
 import { manualClock, turkishIban } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { decodeMergedCursor, encodeMergedCursor } from "../src/routes/transactions.js";
 import { signedCall, type Credentials, type Reply } from "./http-client.js";
-import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 /*
  * Withdrawals, the balance and the merged transaction listing through the gateway, against
@@ -45,11 +45,9 @@ let idle: Stack | undefined;
 
 async function startStack(extraEnv: Record<string, string>): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), "gateway-withdrawals-"));
-  const services = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], {
-    mode: "all-in-one",
+  const services = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
     env: {
       DATA_DIR: dir,
-      GRPC_PORT: "0",
       MASTER_KEY: randomBytes(32).toString("hex"),
       LOG_LEVEL: "warn",
       SANDBOX_PAYOUT_DELAY: "20ms",

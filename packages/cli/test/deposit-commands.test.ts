@@ -1,5 +1,6 @@
-import { addTestReceivingAccounts, unusedIban } from "@payments/testing";
-import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { unusedIban } from "@payments/testing";
+// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
+import { startInProcess } from "@payments/testing/services";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -7,11 +8,9 @@ import { join } from "node:path";
 import test from "ava";
 import { DepositService, DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, type RunningServices } from "@payments/kit";
 import { resolveEndpoints } from "../src/clients.js";
 import { cli, closedPort, singleJson } from "./capture.js";
-// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
-import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The deposit and transfer commands in-process against the real merchant, bank-catalog and
 // deposit services, all-in-one on SQLite in a temporary directory. Deposits are created with
@@ -60,13 +59,11 @@ let processCounter = 0;
 
 test.before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "cli-deposit-test-"));
-  running = await startServices([merchantModule, bankCatalogModule, depositModule], {
-    mode: "all-in-one",
-    env: { GRPC_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn", SHUTDOWN_GRACE: "1s" },
+  running = await startInProcess(["merchant", "bank-catalog", "deposit"], {
+    env: { DATA_DIR: dataDir, MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn", SHUTDOWN_GRACE: "1s" },
+    receivingAccounts: true,
   });
   url = running.server.url;
-  // A test install, like a split one, starts with no receiving account: both kinds are added here.
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   const merchants = createServiceClient(MerchantService, url);
   deposits = createServiceClient(DepositService, url);
   merchantId = (await merchants.createMerchant({ name: "Deposit Shop", sandbox: true })).merchant!.id;

@@ -1,5 +1,6 @@
-import { addTestReceivingAccounts, CallbackReceiver, CallbackReceivers, type AnswerPolicy } from "@payments/testing";
-import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { CallbackReceiver, CallbackReceivers, type AnswerPolicy } from "@payments/testing";
+// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
+import { startInProcess } from "@payments/testing/services";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -9,11 +10,9 @@ import test from "ava";
 import { CallbackService, DeliveryStatus, type CallbackEvent } from "@payments/contracts/callback";
 import { DepositService, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, type RunningServices } from "@payments/kit";
 import { resolveEndpoints } from "../src/clients.js";
 import { cli, closedPort, singleJson } from "./capture.js";
-// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
-import { bankCatalogModule, callbackModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The events commands in-process against the real merchant, bank-catalog, deposit, payout and
 // callback-sender services, all-in-one on SQLite in a temporary directory, with a short retry
@@ -63,11 +62,9 @@ let counter = 0;
 
 test.before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "cli-events-test-"));
-  running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule(), callbackModule], {
-    mode: "all-in-one",
+  running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout", "callback-sender"], {
     env: {
       DATA_DIR: dataDir,
-      GRPC_PORT: "0",
       MASTER_KEY: randomBytes(32).toString("hex"),
       // Every event these tests fail on purpose would log a warning.
       LOG_LEVEL: "error",
@@ -76,10 +73,9 @@ test.before(async () => {
       CALLBACK_RETRY_SCHEDULE: "100ms,200ms",
       CALLBACK_POLL_INTERVAL: "50ms",
     },
+    receivingAccounts: true,
   });
   url = running.server.url;
-  // A test install, like a split one, starts with no receiving account: both kinds are added here.
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   merchants = createServiceClient(MerchantService, url);
   deposits = createServiceClient(DepositService, url);
   callbacks = createServiceClient(CallbackService, url);

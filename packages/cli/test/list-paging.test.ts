@@ -1,5 +1,6 @@
-import { addTestReceivingAccounts, eventually } from "@payments/testing";
-import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { eventually } from "@payments/testing";
+// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
+import { startInProcess } from "@payments/testing/services";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,10 +9,8 @@ import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
-import { createServiceClient, newId, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, newId, type RunningServices } from "@payments/kit";
 import { cli, closedPort, singleJson } from "./capture.js";
-// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
-import { bankCatalogModule, callbackModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // Every operator list pages the same way: one page with the "more: add --cursor" hint,
 // --cursor continuing it, --all walking every page (table rows as pages arrive; with --json one
@@ -38,11 +37,9 @@ function dbOf(service: string) {
 
 test.before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "cli-paging-test-"));
-  running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule(), callbackModule], {
-    mode: "all-in-one",
+  running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout", "callback-sender"], {
     env: {
       DATA_DIR: dataDir,
-      GRPC_PORT: "0",
       MASTER_KEY: "ab".repeat(32),
       LOG_LEVEL: "error",
       SHUTDOWN_GRACE: "1s",
@@ -51,9 +48,9 @@ test.before(async () => {
       PAYOUT_WORKER_INTERVAL: "50ms",
       CALLBACK_POLL_INTERVAL: "50ms",
     },
+    receivingAccounts: true,
   });
   url = running.server.url;
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, url));
   const merchants = createServiceClient(MerchantService, url);
   const deposits = createServiceClient(DepositService, url);
   const payouts = createServiceClient(PayoutService, url);

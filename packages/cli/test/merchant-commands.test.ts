@@ -3,10 +3,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
-import { startServices, type RunningServices } from "@payments/kit";
-import { cli, singleJson } from "./capture.js";
+import { type RunningServices } from "@payments/kit";
 // The CLI has no runtime dependency on the services; the tests start the real one, which @payments/testing gives them.
-import { merchantModule } from "@payments/testing/services";
+import { startInProcess } from "@payments/testing/services";
+import { cli, singleJson } from "./capture.js";
 
 // `merchant set-payment-rules`, `merchant create --display-name`, `merchant set-display-name`
 // and how `merchant show`/`list` display them, in-process against the real merchant service,
@@ -22,9 +22,8 @@ let url: string;
 
 test.before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "cli-merchant-test-"));
-  running = await startServices([merchantModule], {
-    mode: "all-in-one",
-    env: { GRPC_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn", SHUTDOWN_GRACE: "1s" },
+  running = await startInProcess(["merchant"], {
+    env: { DATA_DIR: dataDir, MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn", SHUTDOWN_GRACE: "1s" },
   });
   url = running.server.url;
 });

@@ -1,5 +1,6 @@
-import { addTestReceivingAccounts, turkishIban } from "@payments/testing";
-import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { turkishIban } from "@payments/testing";
+// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
+import { startInProcess } from "@payments/testing/services";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,15 +9,13 @@ import test from "ava";
 import { create } from "@bufbuild/protobuf";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalSchema, WithdrawalStatus, type Withdrawal } from "@payments/contracts/payout";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, type RunningServices } from "@payments/kit";
 import { resolveEndpoints } from "../src/clients.js";
 import { parse as parseCsv } from "csv-parse/sync";
 import { CSV_BOM } from "@payments/records";
 import { bankPaymentCsv, csvCell, kurusToLira } from "../src/commands/withdrawal.js";
 import { xlsxLayout, xlsxPart, xlsxRows } from "../../../test/xlsx-file.js";
 import { cli, closedPort, singleJson } from "./capture.js";
-// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
-import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The balance and withdrawal commands in-process against the real merchant, bank-catalog,
 // deposit and payout services, all-in-one on SQLite in a temporary directory, with the
@@ -71,21 +70,18 @@ let counter = 0;
 
 test.before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "cli-payout-test-"));
-  running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], {
-    mode: "all-in-one",
+  running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
     env: {
       DATA_DIR: dataDir,
-      GRPC_PORT: "0",
       MASTER_KEY: "ab".repeat(32),
       LOG_LEVEL: "warn",
       SANDBOX_PAYOUT_DELAY: "10ms",
       PAYOUT_WORKER_INTERVAL: "50ms",
       SHUTDOWN_GRACE: "1s",
     },
+    receivingAccounts: true,
   });
   url = running.server.url;
-  // A test install, like a split one, starts with no receiving account: both kinds are added here.
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   merchants = createServiceClient(MerchantService, url);
   payouts = createServiceClient(PayoutService, url);
 });

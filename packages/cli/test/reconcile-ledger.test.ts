@@ -1,5 +1,3 @@
-import { addTestReceivingAccounts } from "@payments/testing";
-import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -9,10 +7,10 @@ import test from "ava";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { cli, singleJson } from "./capture.js";
+import { createServiceClient, type RunningServices } from "@payments/kit";
 // The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
-import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
+import { startInProcess } from "@payments/testing/services";
+import { cli, singleJson } from "./capture.js";
 
 // reconcile with the merchant ledger's side: in-process against the real merchant,
 // bank-catalog, deposit and payout services, all-in-one on SQLite in a temporary directory of
@@ -34,12 +32,11 @@ let url: string;
 
 test.before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "cli-reconcile-ledger-test-"));
-  running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], {
-    mode: "all-in-one",
-    env: { GRPC_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn", SHUTDOWN_GRACE: "1s", PAYOUT_WORKER: "0" },
+  running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
+    env: { DATA_DIR: dataDir, MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn", SHUTDOWN_GRACE: "1s", PAYOUT_WORKER: "0" },
+    receivingAccounts: true,
   });
   url = running.server.url;
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, url));
 });
 
 test.after.always(async () => {

@@ -6,10 +6,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import test from "ava";
-import { startServices, type RunningServices } from "@payments/kit";
-import { cli, singleJson } from "./capture.js";
+import { type RunningServices } from "@payments/kit";
 // The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
+import { startInProcess } from "@payments/testing/services";
+import { cli, singleJson } from "./capture.js";
 
 // The CLI in-process (and once as the real bin) against the real merchant and bank-catalog
 // services, all-in-one on SQLite in a temporary directory.
@@ -26,9 +26,8 @@ let url: string;
 
 test.before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "cli-test-"));
-  running = await startServices([merchantModule, bankCatalogModule], {
-    mode: "all-in-one",
-    env: { GRPC_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn", SHUTDOWN_GRACE: "1s" },
+  running = await startInProcess(["merchant", "bank-catalog"], {
+    env: { DATA_DIR: dataDir, MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn", SHUTDOWN_GRACE: "1s" },
   });
   url = running.server.url;
 });

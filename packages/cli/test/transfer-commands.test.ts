@@ -1,5 +1,3 @@
-import { addTestReceivingAccounts } from "@payments/testing";
-import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -7,11 +5,11 @@ import { join } from "node:path";
 import test from "ava";
 import { DepositService, DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, type RunningServices } from "@payments/kit";
+// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
+import { startInProcess } from "@payments/testing/services";
 import { formatAge } from "../src/commands/transfer.js";
 import { cli, closedPort, singleJson } from "./capture.js";
-// The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
-import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The transfer review commands (unmatched, show, match/complete/refuse/return, import) and
 // reconcile: usage errors refused before any call (against a closed port), then behaviour
@@ -144,12 +142,11 @@ let processCounter = 0;
 
 test.before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "cli-transfer-test-"));
-  running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], {
-    mode: "all-in-one",
-    env: { GRPC_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn", SHUTDOWN_GRACE: "1s" },
+  running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
+    env: { DATA_DIR: dataDir, MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn", SHUTDOWN_GRACE: "1s" },
+    receivingAccounts: true,
   });
   url = running.server.url;
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, url));
   deposits = createServiceClient(DepositService, url);
   merchantId = (await createServiceClient(MerchantService, url).createMerchant({ name: "Transfer Shop", sandbox: true })).merchant!.id;
 });

@@ -6,3 +6,5 @@ export { DEPOSIT_TOPICS, depositModule } from "@payments/deposit-service";
 export { merchantModule } from "@payments/merchant-service";
 export { createPayoutModule, payoutModule, startPayoutWorker, type PayoutContext } from "@payments/payout-service";
 export * from "./service-rules.js";
+export * from "./in-process.js";
+export * from "./split-deployment.js";

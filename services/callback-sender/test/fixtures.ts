@@ -1,13 +1,12 @@
-import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createServiceClient, startServices, type Env, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/testing";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import type { Knex } from "knex";
 import { createCallbackModule, type CallbackModuleOptions } from "../src/index.js";
-import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // What the callback-sender tests share: the services that produce status changes (on MySQL,
 // events over JetStream) and callback-sender replicas on their own database. The merchant's
@@ -46,12 +45,10 @@ export class Stack {
     const [producersDb, senderDb] = await Promise.all([createTestDatabase(), createTestDatabase()]);
     this.databases.push(producersDb, senderDb);
     this.senderDatabaseUrl = senderDb.url;
-    this.producers = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], {
-      mode: "all-in-one",
+    this.producers = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
       env: {
         ...this.js,
         DATABASE_URL: producersDb.url,
-        GRPC_PORT: "0",
         INTERNAL_API_TOKEN: INTERNAL_TOKEN,
         MASTER_KEY: "b".repeat(64),
         LOG_LEVEL: "error",
@@ -62,8 +59,8 @@ export class Stack {
         CALLBACK_ALLOW_PRIVATE: "1",
         ...producerEnv,
       },
+      receivingAccounts: true,
     });
-    await addTestReceivingAccounts(createServiceClient(BankCatalogService, this.producers.server.url, { token: INTERNAL_TOKEN }));
     return this;
   }
 

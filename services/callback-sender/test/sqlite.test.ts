@@ -1,5 +1,6 @@
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { addTestReceivingAccounts, CallbackReceiver, eventuallyValue } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import test from "ava";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,19 +8,16 @@ import { join } from "node:path";
 import { CallbackService, DeliveryStatus } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, startServices } from "@payments/kit";
+import { createServiceClient } from "@payments/kit";
 import { verifyCallback } from "@payments/signing";
-import { createCallbackModule } from "../src/index.js";
 import { FAST_SENDER } from "./fixtures.js";
-import { bankCatalogModule, createPayoutModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // All-in-one storage (`pnpm start`): SQLite files and the in-process bus, the same code.
 test("on SQLite with the in-process bus, a status change is delivered signed, retried after a 500", async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), "callbacks-sqlite-"));
   const receiver = await new CallbackReceiver((_, arrival) => (arrival === 1 ? { status: 500 } : { status: 200 })).start();
-  const services = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule(), createCallbackModule()], {
-    mode: "all-in-one",
-    env: { DATA_DIR: dataDir, GRPC_PORT: "0", MASTER_KEY: "c".repeat(64), LOG_LEVEL: "error", ...FAST_SENDER },
+  const services = await startInProcess(["merchant", "bank-catalog", "deposit", "payout", "callback-sender"], {
+    env: { DATA_DIR: dataDir, MASTER_KEY: "c".repeat(64), LOG_LEVEL: "error", ...FAST_SENDER },
   });
   try {
     const url = services.server.url;

@@ -6,12 +6,12 @@ import test from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createLogger, createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventually, manualClock } from "@payments/testing";
+import { createLogger, createServiceClient, type RunningServices } from "@payments/kit";
+import { eventually, manualClock } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { newDirScanState, scanBankFeedDir } from "../src/bank-feed/dir.js";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // BANK_FEED_DIR (src/bank-feed/dir.ts): the deposit service's job imports statement files
 // dropped into a directory, each once, and files them under imported/ or failed/.
@@ -25,13 +25,12 @@ let merchantId: string;
 let ctx: DepositContext;
 
 test.before(async () => {
-  running = await startServices([merchantModule, bankCatalogModule, depositModule], {
-    mode: "all-in-one",
+  running = await startInProcess(["merchant", "bank-catalog", depositModule], {
     clock,
-    env: { DATA_DIR: root, GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: "cd".repeat(32), BANK_FEED_DIR: feedDir, BANK_FEED_INTERVAL: "50ms" },
+    env: { DATA_DIR: root, LOG_LEVEL: "warn", MASTER_KEY: "cd".repeat(32), BANK_FEED_DIR: feedDir, BANK_FEED_INTERVAL: "50ms" },
+    receivingAccounts: true,
   });
   deposits = createServiceClient(DepositService, running.server.url);
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   const { merchant } = await createServiceClient(MerchantService, running.server.url).createMerchant({ name: "Feed Dir Shop", sandbox: true });
   merchantId = merchant!.id;
   ctx = running.contexts.get("deposit") as DepositContext;

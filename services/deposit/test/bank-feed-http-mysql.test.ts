@@ -1,13 +1,12 @@
 import test from "ava";
-import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase } from "@payments/testing";
+import { createServiceClient, type RunningServices } from "@payments/kit";
+import { createTestDatabase } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { FEED_SIGNATURE_HEADER, FEED_TIMESTAMP_HEADER, signFeedBody } from "../src/bank-feed/index.js";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The JSON push feed on MySQL: a body is applied in one transaction, whole or not at all,
 // and a repeated body is all duplicates (bank-feed-http.test.ts covers the rest on SQLite).
@@ -20,12 +19,11 @@ let ctx: DepositContext;
 
 test.before(async () => {
   database = await createTestDatabase();
-  running = await startServices([merchantModule, bankCatalogModule, depositModule], {
-    mode: "all-in-one",
-    env: { DATABASE_URL: database.url, GRPC_PORT: "0", LOG_LEVEL: "silent", MASTER_KEY: "cd".repeat(32), BANK_FEEDS: `bank:${SECRET}` },
+  running = await startInProcess(["merchant", "bank-catalog", depositModule], {
+    env: { DATABASE_URL: database.url, LOG_LEVEL: "silent", MASTER_KEY: "cd".repeat(32), BANK_FEEDS: `bank:${SECRET}` },
+    receivingAccounts: true,
   });
   deposits = createServiceClient(DepositService, running.server.url);
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   const { merchant } = await createServiceClient(MerchantService, running.server.url).createMerchant({ name: "Feed Shop", sandbox: true });
   merchantId = merchant!.id;
   ctx = running.contexts.get("deposit") as DepositContext;

@@ -5,13 +5,13 @@ import test from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { ConfigError, createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, manualClock } from "@payments/testing";
+import { ConfigError, createServiceClient, type RunningServices } from "@payments/kit";
+import { manualClock } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { FEED_SIGNATURE_HEADER, FEED_TIMESTAMP_HEADER, signFeedBody } from "../src/bank-feed/index.js";
 import type { DepositContext } from "../src/context.js";
 import { loadDepositConfig } from "../src/context.js";
 import { depositModule } from "../src/index.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The JSON push feed (src/bank-feed/http.ts): POST /internal/bank-feed/{feedId} on the deposit
 // service's port, real HTTP, SQLite. A body is applied whole or not at all.
@@ -27,13 +27,12 @@ let ctx: DepositContext;
 let ourIban: string;
 
 test.before(async () => {
-  running = await startServices([merchantModule, bankCatalogModule, depositModule], {
-    mode: "all-in-one",
+  running = await startInProcess(["merchant", "bank-catalog", depositModule], {
     clock,
-    env: { DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "silent", MASTER_KEY: "cd".repeat(32), BANK_FEEDS: `acme:${SECRET}, acme:${OLD_SECRET},other:${"x".repeat(32)}` },
+    env: { DATA_DIR: dir, LOG_LEVEL: "silent", MASTER_KEY: "cd".repeat(32), BANK_FEEDS: `acme:${SECRET}, acme:${OLD_SECRET},other:${"x".repeat(32)}` },
+    receivingAccounts: true,
   });
   deposits = createServiceClient(DepositService, running.server.url);
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
   const { merchant } = await createServiceClient(MerchantService, running.server.url).createMerchant({ name: "Feed Shop", sandbox: true });
   merchantId = merchant!.id;
   ctx = running.contexts.get("deposit") as DepositContext;

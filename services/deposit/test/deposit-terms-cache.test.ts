@@ -4,8 +4,8 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, deriveDatabaseUrl, startServices, type BaseContext, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { depositModule } from "../src/index.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The deposit service's cache of GetDepositTerms answers, against the real bank catalog in a
 // process of its own (MySQL, JetStream): the calls it makes are counted by the catalog's own
@@ -21,7 +21,7 @@ let depositSide: RunningServices;
 
 test.before(async () => {
   const common = { GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), ...nats };
-  catalogSide = await startServices([merchantModule, bankCatalogModule], { mode: "all-in-one", env: { ...common, DATABASE_URL: database.url, CATALOG_CACHE_TTL: "0" } });
+  catalogSide = await startInProcess(["merchant", "bank-catalog"], { env: { ...common, DATABASE_URL: database.url, CATALOG_CACHE_TTL: "0" } });
   depositSide = await startServices([depositModule], {
     mode: "split",
     clock: depositClock,

@@ -4,11 +4,11 @@ import { join } from "node:path";
 import test from "ava";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { DepositService, TransferStatus, type ListUnmatchedTransfersRequest } from "@payments/contracts/deposit";
-import { createServiceClient, encodeCursor, errorInfo, newId, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, encodeCursor, errorInfo, newId, type RunningServices } from "@payments/kit";
 import { createTestDatabase, manualClock } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 /*
  * ListUnmatchedTransfers pages the open-transfer queue by key, oldest first by
@@ -39,10 +39,9 @@ function storageSuite(storage: string, setup: () => Promise<{ env: Record<string
   test.before(async () => {
     const made = await setup();
     cleanup = made.cleanup;
-    running = await startServices([merchantModule, bankCatalogModule, depositModule], {
-      mode: "all-in-one",
+    running = await startInProcess(["merchant", "bank-catalog", depositModule], {
       clock,
-      env: { GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: "cd".repeat(32), ...made.env },
+      env: { LOG_LEVEL: "warn", MASTER_KEY: "cd".repeat(32), ...made.env },
     });
     deposits = createServiceClient(DepositService, running.server.url);
 

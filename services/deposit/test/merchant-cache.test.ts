@@ -18,10 +18,10 @@ import {
   type ServiceModule,
 } from "@payments/kit";
 import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
 import { createMerchantCache, lookupMerchant } from "../src/merchant-lookup.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The deposit service's cache of GetMerchant answers, against the real merchant service in a
 // process of its own (MySQL, JetStream): what the deposit service asks for is counted by the
@@ -48,7 +48,7 @@ test.before(async () => {
   // SetSandbox asks the deposit service (started next) whether the merchant has deposits; the
   // merchant service reads DEPOSIT_SERVICE_URL when it first needs it.
   const merchantEnv: Env = { ...common, DATABASE_URL: database.url };
-  merchantSide = await startServices([merchantModule, bankCatalogModule, payoutWithoutMoney], { mode: "all-in-one", env: merchantEnv });
+  merchantSide = await startInProcess(["merchant", "bank-catalog", payoutWithoutMoney], { env: merchantEnv });
   depositSide = await startServices([depositModule], {
     mode: "split",
     env: {

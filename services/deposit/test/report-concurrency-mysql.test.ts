@@ -4,10 +4,10 @@ import { DepositService, TransferStatus, type Deposit } from "@payments/contract
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, deriveDatabaseUrl, errorInfo, startServices, type RunningServices } from "@payments/kit";
 import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
 import { importStatement } from "../src/statement-import.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // Issue 18: bank reports into one busy receiving account, on MariaDB, from two deposit replicas
 // at once, racing each other, their own duplicates and a statement import of the same lines.
@@ -27,7 +27,7 @@ let iban: string;
 
 test.before(async () => {
   const common = { GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), DATABASE_POOL_MAX: "20", ...nats };
-  running = await startServices([merchantModule, bankCatalogModule, depositModule], { mode: "all-in-one", env: { ...common, DATABASE_URL: database.url } });
+  running = await startInProcess(["merchant", "bank-catalog", depositModule], { env: { ...common, DATABASE_URL: database.url } });
   replica = await startServices([depositModule], {
     mode: "split",
     env: { ...common, DATABASE_URL: deriveDatabaseUrl(database.url, "deposit"), MERCHANT_SERVICE_URL: running.server.url, BANK_CATALOG_SERVICE_URL: running.server.url },

@@ -4,14 +4,13 @@ import { join } from "node:path";
 import test from "ava";
 import { fromBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, DepositStatusChangedSchema, TransferStatus } from "@payments/contracts/deposit";
 import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant";
-import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, manualClock } from "@payments/testing";
+import { createServiceClient, errorInfo, type RunningServices } from "@payments/kit";
+import { manualClock } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // SandboxPayDeposit and SandboxExpireDeposit on the embedded SQLite mode: the merchant's CI
 // helpers must take the paths of a real transfer and of the expiry job, and never touch a
@@ -23,14 +22,13 @@ let deposits: ReturnType<typeof createServiceClient<typeof DepositService>>;
 let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
 
 test.before(async () => {
-  running = await startServices([merchantModule, bankCatalogModule, depositModule], {
-    mode: "all-in-one",
+  running = await startInProcess(["merchant", "bank-catalog", depositModule], {
     clock,
-    env: { DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: "ef".repeat(32) },
+    env: { DATA_DIR: dir, LOG_LEVEL: "warn", MASTER_KEY: "ef".repeat(32) },
+    receivingAccounts: true,
   });
   deposits = createServiceClient(DepositService, running.server.url);
   merchants = createServiceClient(MerchantService, running.server.url);
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
 });
 
 test.after.always(async () => {

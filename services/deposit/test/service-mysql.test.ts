@@ -6,10 +6,10 @@ import { CreateDepositRequestSchema, type CreateDepositRequest, DepositService, 
 import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant";
 import { createServiceClient, deriveDatabaseUrl, errorInfo, startServices, type RunningServices, type Subscription } from "@payments/kit";
 import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import type { DepositContext } from "../src/context.js";
 import { expireDueDeposits } from "../src/expiry.js";
 import { depositModule } from "../src/index.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The deposit service on MySQL and JetStream, next to the merchant and bank-catalog
 // services, plus a second deposit replica on the same database. The clock is manual:
@@ -30,7 +30,7 @@ const publishedIds: string[] = [];
 
 test.before(async () => {
   const common = { GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY, DEPOSIT_EXPIRY_INTERVAL: "100ms", ...nats };
-  running = await startServices([merchantModule, bankCatalogModule, depositModule], { mode: "all-in-one", clock, env: { ...common, DATABASE_URL: database.url } });
+  running = await startInProcess(["merchant", "bank-catalog", depositModule], { clock, env: { ...common, DATABASE_URL: database.url } });
   replica = await startServices([depositModule], {
     mode: "split",
     clock,

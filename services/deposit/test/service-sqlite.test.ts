@@ -7,10 +7,10 @@ import { Code } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, manualClock } from "@payments/testing";
+import { createServiceClient, errorInfo, type RunningServices } from "@payments/kit";
+import { manualClock } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { depositModule } from "../src/index.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The embedded mode of `pnpm start`: SQLite files and the in-process bus.
 const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
@@ -20,14 +20,13 @@ let deposits: ReturnType<typeof createServiceClient<typeof DepositService>>;
 let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
 
 test.before(async () => {
-  running = await startServices([merchantModule, bankCatalogModule, depositModule], {
-    mode: "all-in-one",
+  running = await startInProcess(["merchant", "bank-catalog", depositModule], {
     clock,
-    env: { DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: "cd".repeat(32), DEPOSIT_TTL: "10s" },
+    env: { DATA_DIR: dir, LOG_LEVEL: "warn", MASTER_KEY: "cd".repeat(32), DEPOSIT_TTL: "10s" },
+    receivingAccounts: true,
   });
   deposits = createServiceClient(DepositService, running.server.url);
   merchants = createServiceClient(MerchantService, running.server.url);
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
 });
 
 test.after.always(async () => {

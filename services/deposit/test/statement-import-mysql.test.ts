@@ -1,9 +1,9 @@
 import test from "ava";
-import { startServices, type RunningServices } from "@payments/kit";
+import { type RunningServices } from "@payments/kit";
 import { createTestDatabase } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { depositModule } from "../src/index.js";
 import { statementImportSuite } from "./statement-import-suite.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // Statement imports on MariaDB/MySQL.
 const database = await createTestDatabase();
@@ -15,6 +15,6 @@ test.after.always(async () => {
 });
 
 statementImportSuite(test, async () => {
-  running = await startServices([merchantModule, bankCatalogModule, depositModule], { mode: "all-in-one", env: { DATABASE_URL: database.url, GRPC_PORT: "0", LOG_LEVEL: "fatal", MASTER_KEY: "9e".repeat(32) } });
+  running = await startInProcess(["merchant", "bank-catalog", depositModule], { env: { DATABASE_URL: database.url, LOG_LEVEL: "fatal", MASTER_KEY: "9e".repeat(32) } });
   return running;
 });

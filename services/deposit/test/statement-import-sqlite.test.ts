@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
-import { startServices, type RunningServices } from "@payments/kit";
+import { type RunningServices } from "@payments/kit";
+import { startInProcess } from "@payments/testing/services";
 import { depositModule } from "../src/index.js";
 import { statementImportSuite } from "./statement-import-suite.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // Statement imports on the embedded storage of `pnpm start` (SQLite).
 const dir = mkdtempSync(join(tmpdir(), "deposit-statement-import-"));
@@ -17,6 +17,6 @@ test.after.always(async () => {
 });
 
 statementImportSuite(test, async () => {
-  running = await startServices([merchantModule, bankCatalogModule, depositModule], { mode: "all-in-one", env: { DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "fatal", MASTER_KEY: "9e".repeat(32) } });
+  running = await startInProcess(["merchant", "bank-catalog", depositModule], { env: { DATA_DIR: dir, LOG_LEVEL: "fatal", MASTER_KEY: "9e".repeat(32) } });
   return running;
 });

@@ -19,9 +19,9 @@ import {
 } from "@payments/contracts/merchant";
 import { createServiceClient, errorInfo, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
 import { addTestReceivingAccounts, eventuallyValue, manualClock } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { merchantModule } from "../src/index.js";
 import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
-import { bankCatalogModule, depositModule, payoutModule } from "@payments/testing/services";
 
 type MerchantClient = Client<typeof MerchantService>;
 
@@ -64,8 +64,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     // SetSandbox asks the deposit and payout services whether the merchant has moved money:
     // they run beside it (their own databases, derived from the same base), and the merchant
     // service finds them through the *_SERVICE_URL it reads when it first needs them.
-    neighbours = await startServices([bankCatalogModule, depositModule, payoutModule], {
-      mode: "all-in-one",
+    neighbours = await startInProcess(["bank-catalog", "deposit", "payout"], {
       env: { ...env, MERCHANT_SERVICE_URL: running.server.url, PAYOUT_WORKER: "0" },
       clock,
     });

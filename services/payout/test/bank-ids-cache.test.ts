@@ -4,8 +4,8 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createServiceClient, deriveDatabaseUrl, startServices, type BaseContext, type RunningServices } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { createPayoutModule } from "../src/index.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // The bank-id check of CreateWithdrawal, against the real bank catalog in a process of its
 // own (MySQL, JetStream): its ListBanks calls are counted by the catalog's own RPC metric, and
@@ -22,7 +22,7 @@ let merchantId = "";
 
 test.before(async () => {
   const common = { GRPC_PORT: "0", LOG_LEVEL: "fatal", MASTER_KEY: "ef".repeat(32), ...nats };
-  catalogSide = await startServices([merchantModule, bankCatalogModule], { mode: "all-in-one", env: { ...common, DATABASE_URL: database.url, CATALOG_CACHE_TTL: "0" } });
+  catalogSide = await startInProcess(["merchant", "bank-catalog"], { env: { ...common, DATABASE_URL: database.url, CATALOG_CACHE_TTL: "0" } });
   payoutSide = await startServices([createPayoutModule()], {
     mode: "split",
     clock: payoutClock,

@@ -6,14 +6,13 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { DepositStatus, DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, type CheckLedgerResponse } from "@payments/contracts/payout";
-import { createServiceClient, errorInfo, newId, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, errorInfo, newId, type RunningServices } from "@payments/kit";
 import { createTestDatabase, manualClock } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import test from "ava";
 import { creditDeposit } from "../src/deposit-credits.js";
-import { createPayoutModule } from "../src/index.js";
 import { CHECK_LEDGER_MAX_CREDITS } from "../src/routes/check-ledger.js";
 import { payoutContext } from "./worker-fixtures.js";
-import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 /*
  * CheckLedger on a real database, SQLite and MySQL (MariaDB at 127.0.0.1:3306, a database of
@@ -52,10 +51,9 @@ for (const backend of backends) {
   test.before(async () => {
     const setup = await backend.setup();
     cleanup = setup.cleanup;
-    running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], {
-      mode: "all-in-one",
+    running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
       clock,
-      env: { GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), PAYOUT_WORKER: "0", SUPPORTED_CURRENCIES: "TRY,EUR", ...setup.env },
+      env: { LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), PAYOUT_WORKER: "0", SUPPORTED_CURRENCIES: "TRY,EUR", ...setup.env },
     });
     payouts = createServiceClient(PayoutService, running.server.url);
     merchants = createServiceClient(MerchantService, running.server.url);

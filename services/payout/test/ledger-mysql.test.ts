@@ -13,13 +13,12 @@ import {
   type CreateWithdrawalRequest,
   type WithdrawalStatusChanged,
 } from "@payments/contracts/payout";
-import { createServiceClient, errorInfo, newId, startServices, type BaseContext, type RunningServices } from "@payments/kit";
+import { createServiceClient, errorInfo, newId, type BaseContext, type RunningServices } from "@payments/kit";
 import { bankIban, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import type { PayoutContext } from "../src/context.js";
 import { creditDeposit } from "../src/deposit-credits.js";
-import { createPayoutModule } from "../src/index.js";
 import { moveWithdrawal } from "../src/withdrawal-moves.js";
-import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The payout service on MySQL and JetStream, next to the merchant, bank-catalog and
 // deposit services, with its worker off (PAYOUT_WORKER=0): withdrawals stay where the
@@ -34,12 +33,10 @@ let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
 let catalog: ReturnType<typeof createServiceClient<typeof BankCatalogService>>;
 
 test.before(async () => {
-  running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], {
-    mode: "all-in-one",
+  running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
     clock,
     env: {
       DATABASE_URL: database.url,
-      GRPC_PORT: "0",
       LOG_LEVEL: "warn",
       MASTER_KEY: "ab".repeat(32),
       PAYOUT_WORKER: "0",

@@ -2,12 +2,12 @@ import test from "ava";
 import { Code } from "@connectrpc/connect";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
-import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, errorInfo, type RunningServices } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import type { BankConnector, PayoutInstruction } from "../src/bank-connector.js";
 import { createManualConnector, createPayoutModule, createSandboxConnector } from "../src/index.js";
 import { eventTrail, insertPendingWithdrawals, ledgerSums, outboxEventsByWithdrawal, payoutContext, sleep, withdrawalRows } from "./worker-fixtures.js";
-import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // Sandbox and live never mix. One all-in-one process on MySQL and JetStream with its worker
 // on, the real sandbox connector (10 ms) and the real manual connector, each behind a
@@ -41,17 +41,16 @@ const SANDBOX = {
 const ORDINARY = turkishIban("0001000000000098765432");
 
 test.before(async () => {
-  running = await startServices(
+  running = await startInProcess(
     [
-      merchantModule,
-      bankCatalogModule,
-      depositModule,
+      "merchant",
+      "bank-catalog",
+      "deposit",
       createPayoutModule({ sandboxConnector: recorded(createSandboxConnector({ delayMs: 10 }), sent.sandbox), liveConnector: recorded(createManualConnector(), sent.live) }),
     ],
     {
-      mode: "all-in-one",
       clock,
-      env: { DATABASE_URL: database.url, GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", PAYOUT_RESEND_AFTER: "1m", ...nats },
+      env: { DATABASE_URL: database.url, LOG_LEVEL: "warn", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", PAYOUT_RESEND_AFTER: "1m", ...nats },
     },
   );
   payouts = createServiceClient(PayoutService, running.server.url);

@@ -8,11 +8,11 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createServiceClient, deriveDatabaseUrl, newId, startServices, type Env, type RunningServices } from "@payments/kit";
 import { bankIban, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import type { PayoutContext } from "../src/context.js";
 import { creditDeposit } from "../src/deposit-credits.js";
 import { createPayoutModule } from "../src/index.js";
 import { createMerchantCache, merchantOf, requireMerchant } from "../src/merchants.js";
-import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The payout service's cache of GetMerchant answers (withdrawals, adjustments, the
 // deposit-credit check), against the real merchant service in a process of its own (MySQL,
@@ -28,7 +28,7 @@ test.before(async () => {
   // SetSandbox asks the payout service (started next) about withdrawals and balances; the
   // merchant service reads PAYOUT_SERVICE_URL when it first needs it.
   const merchantEnv: Env = { ...common, DATABASE_URL: database.url };
-  merchantSide = await startServices([merchantModule, bankCatalogModule, depositModule], { mode: "all-in-one", env: merchantEnv });
+  merchantSide = await startInProcess(["merchant", "bank-catalog", "deposit"], { env: merchantEnv });
   payoutSide = await startServices([createPayoutModule()], {
     mode: "split",
     env: {

@@ -3,15 +3,14 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { DepositStatus, DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, type GetStatementResponse } from "@payments/contracts/payout";
-import { createServiceClient, encodeCursor, errorInfo, newId, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, encodeCursor, errorInfo, newId, type RunningServices } from "@payments/kit";
 import { manualClock, turkishIban } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import type { TestFn } from "ava";
 import { creditDeposit } from "../src/deposit-credits.js";
-import { createPayoutModule } from "../src/index.js";
 import { decodeStatementCursor, encodeStatementCursor } from "../src/ledger.js";
 import { moveWithdrawal } from "../src/withdrawal-moves.js";
 import { payoutContext } from "./worker-fixtures.js";
-import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 /*
  * GetStatement on a real database (SQLite and MySQL run the same suite): the opening
@@ -34,10 +33,9 @@ export function statementSuite(test: TestFn, env: () => Promise<{ env: Record<st
   test.before(async () => {
     const setup = await env();
     cleanup = setup.cleanup;
-    running = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule()], {
-      mode: "all-in-one",
+    running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
       clock,
-      env: { GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "ef".repeat(32), PAYOUT_WORKER: "0", SUPPORTED_CURRENCIES: "TRY,EUR", ...setup.env },
+      env: { LOG_LEVEL: "error", MASTER_KEY: "ef".repeat(32), PAYOUT_WORKER: "0", SUPPORTED_CURRENCIES: "TRY,EUR", ...setup.env },
     });
     payouts = createServiceClient(PayoutService, running.server.url);
     merchants = createServiceClient(MerchantService, running.server.url);

@@ -1,9 +1,8 @@
 import test from "ava";
-import { startServices, type RunningServices } from "@payments/kit";
+import { type RunningServices } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/testing";
-import { createPayoutModule } from "../src/index.js";
+import { startInProcess } from "@payments/testing/services";
 import { withheldCreditSuite } from "./withheld-credits-suite.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // Withheld credits on MySQL and JetStream: the merchant service (GetMerchant) and the payout
 // service, worker off; row locks and the unique index decide the races here.
@@ -13,10 +12,9 @@ const nats = jetStreamTestEnv();
 let running: RunningServices;
 
 test.before(async () => {
-  running = await startServices([merchantModule, bankCatalogModule, createPayoutModule()], {
-    mode: "all-in-one",
+  running = await startInProcess(["merchant", "bank-catalog", "payout"], {
     clock,
-    env: { GRPC_PORT: "0", LOG_LEVEL: "fatal", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER: "0", DATABASE_URL: database.url, ...nats },
+    env: { LOG_LEVEL: "fatal", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER: "0", DATABASE_URL: database.url, ...nats },
   });
 });
 

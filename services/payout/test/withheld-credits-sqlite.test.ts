@@ -2,11 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
-import { startServices, type RunningServices } from "@payments/kit";
+import { type RunningServices } from "@payments/kit";
 import { manualClock } from "@payments/testing";
-import { createPayoutModule } from "../src/index.js";
+import { startInProcess } from "@payments/testing/services";
 import { withheldCreditSuite } from "./withheld-credits-suite.js";
-import { bankCatalogModule, merchantModule } from "@payments/testing/services";
 
 // Withheld credits in the embedded mode of `pnpm start`: SQLite files and the in-process bus.
 const clock = manualClock(new Date("2026-11-27T10:00:00.000Z"));
@@ -14,10 +13,9 @@ const dir = mkdtempSync(join(tmpdir(), "payout-withheld-credits-"));
 let running: RunningServices;
 
 test.before(async () => {
-  running = await startServices([merchantModule, bankCatalogModule, createPayoutModule()], {
-    mode: "all-in-one",
+  running = await startInProcess(["merchant", "bank-catalog", "payout"], {
     clock,
-    env: { GRPC_PORT: "0", LOG_LEVEL: "fatal", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER: "0", DATA_DIR: dir },
+    env: { LOG_LEVEL: "fatal", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER: "0", DATA_DIR: dir },
   });
 });
 

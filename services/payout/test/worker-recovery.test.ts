@@ -3,10 +3,10 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createLogger, createServiceClient, deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import type { BankConnector } from "../src/bank-connector.js";
 import { createPayoutModule } from "../src/index.js";
 import { eventTrail, ledgerSums, outboxEventsByWithdrawal, payoutContext, RecordingBank, sleep, withdrawalRows } from "./worker-fixtures.js";
-import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // Crashes and bank errors. The all-in-one process serves the RPCs with its worker off; each
 // test starts the payout replicas whose workers it needs. The clock is manual: nothing is
@@ -28,8 +28,7 @@ function newBank(): RecordingBank {
 }
 
 test.before(async () => {
-  api = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule({ sandboxConnector: new RecordingBank().connector("unused") })], {
-    mode: "all-in-one",
+  api = await startInProcess(["merchant", "bank-catalog", "deposit", createPayoutModule({ sandboxConnector: new RecordingBank().connector("unused") })], {
     clock,
     env: { ...common, DATABASE_URL: database.url, PAYOUT_WORKER: "false" },
   });

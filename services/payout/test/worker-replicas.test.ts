@@ -3,10 +3,10 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createServiceClient, deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { balanceRow } from "../src/ledger.js";
 import { createPayoutModule } from "../src/index.js";
 import { eventTrail, insertPendingWithdrawals, ledgerSums, outboxEventsByWithdrawal, payoutContext, RecordingBank, withdrawalRows } from "./worker-fixtures.js";
-import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // Two payout replicas on one MySQL database (the all-in-one process and a split-mode
 // payout service), each running the worker every 50 ms against the same recording bank.
@@ -22,8 +22,7 @@ let second: RunningServices;
 test.before(async () => {
   const common = { GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", ...nats };
   const delayMs = () => Math.floor(Math.random() * 4);
-  first = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule({ sandboxConnector: bank.connector("first", { delayMs }) })], {
-    mode: "all-in-one",
+  first = await startInProcess(["merchant", "bank-catalog", "deposit", createPayoutModule({ sandboxConnector: bank.connector("first", { delayMs }) })], {
     clock,
     env: { ...common, DATABASE_URL: database.url },
   });

@@ -3,9 +3,9 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
 import { createServiceClient, deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { createPayoutModule, createSandboxConnector } from "../src/index.js";
 import { eventTrail, ledgerSums, outboxEventsByWithdrawal, payoutContext, sleep, withdrawalRows } from "./worker-fixtures.js";
-import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The real sandbox connector (10 ms delay) behind two payout replicas on MySQL, and
 // withdrawals made through the PayoutService RPCs, as the gateway and operators make them.
@@ -26,8 +26,7 @@ const SANDBOX = {
 
 test.before(async () => {
   const common = { GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", PAYOUT_RESEND_AFTER: "1m", ...nats };
-  first = await startServices([merchantModule, bankCatalogModule, depositModule, createPayoutModule({ sandboxConnector: createSandboxConnector({ delayMs: 10 }) })], {
-    mode: "all-in-one",
+  first = await startInProcess(["merchant", "bank-catalog", "deposit", createPayoutModule({ sandboxConnector: createSandboxConnector({ delayMs: 10 }) })], {
     clock,
     env: { ...common, DATABASE_URL: database.url },
   });

@@ -4,11 +4,11 @@ import { join } from "node:path";
 import test from "ava";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, type RunningServices } from "@payments/kit";
 import { eventually, manualClock, turkishIban } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
 import { createPayoutModule } from "../src/index.js";
 import { eventTrail, outboxEventsByWithdrawal, payoutContext, RecordingBank, withdrawalRows } from "./worker-fixtures.js";
-import { bankCatalogModule, depositModule, merchantModule } from "@payments/testing/services";
 
 // The embedded mode of `pnpm start`: SQLite files and the in-process bus, where a claim is
 // exclusive because SQLite has one writer at a time.
@@ -18,9 +18,9 @@ const bank = new RecordingBank();
 let running: RunningServices;
 
 test.before(async () => {
-  running = await startServices(
-    [merchantModule, bankCatalogModule, depositModule, createPayoutModule({ sandboxConnector: bank.connector("sqlite", { throws: (i, n) => i.description === "flaky" && n === 1 }) })],
-    { mode: "all-in-one", clock, env: { DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", PAYOUT_RESEND_AFTER: "1m" } },
+  running = await startInProcess(
+    ["merchant", "bank-catalog", "deposit", createPayoutModule({ sandboxConnector: bank.connector("sqlite", { throws: (i, n) => i.description === "flaky" && n === 1 }) })],
+    { clock, env: { DATA_DIR: dir, LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", PAYOUT_RESEND_AFTER: "1m" } },
   );
 });
 

@@ -1,0 +1,52 @@
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { createServiceClient, startServices, type RunningServices, type ServiceModule, type StartOptions } from "@payments/kit";
+import { bankCatalogModule } from "@payments/bank-catalog-service";
+import { createCallbackModule } from "@payments/callback-sender-service";
+import { depositModule } from "@payments/deposit-service";
+import { merchantModule } from "@payments/merchant-service";
+import { createPayoutModule } from "@payments/payout-service";
+import { addTestReceivingAccounts } from "./receiving-accounts.js";
+
+/** The services by name, as their modules call themselves. */
+export type ServiceName = "merchant" | "bank-catalog" | "deposit" | "payout" | "callback-sender";
+
+/** A service's default module by name (payout and callback-sender made afresh, as createPayoutModule() and createCallbackModule() make them). */
+export function serviceModule(name: ServiceName): ServiceModule<any> {
+  switch (name) {
+    case "merchant":
+      return merchantModule;
+    case "bank-catalog":
+      return bankCatalogModule;
+    case "deposit":
+      return depositModule;
+    case "payout":
+      return createPayoutModule();
+    case "callback-sender":
+      return createCallbackModule();
+  }
+}
+
+export interface InProcessOptions extends Omit<StartOptions, "mode"> {
+  /** "all-in-one" (one database per service, derived from DATABASE_URL) unless told. */
+  mode?: StartOptions["mode"];
+  /** Receiving accounts of both kinds once they run (addTestReceivingAccounts, with the env's INTERNAL_API_TOKEN): a fresh install has none. */
+  receivingAccounts?: boolean;
+}
+
+/**
+ * Services started in this process the way the all-in-one starts them (one port, one bus): the
+ * peers a test needs by name, and modules of its own (the service under test, or a peer made
+ * with options), in the order given; on a free port unless `env` names one (GRPC_PORT 0 is set on
+ * `env` itself: the services keep reading that object, so a test may fill in a peer's URL later).
+ */
+export async function startInProcess(services: ReadonlyArray<ServiceName | ServiceModule<any>>, options: InProcessOptions = {}): Promise<RunningServices> {
+  const { receivingAccounts, mode = "all-in-one", env = {}, ...rest } = options;
+  const modules = services.map((s) => (typeof s === "string" ? serviceModule(s) : s));
+  env.GRPC_PORT ??= "0";
+  const running = await startServices(modules, { ...rest, mode, env });
+  if (receivingAccounts) {
+    const token = env.INTERNAL_API_TOKEN;
+    await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url, token ? { token } : {}));
+  }
+  return running;
+}
