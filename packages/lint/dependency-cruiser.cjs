@@ -50,6 +50,22 @@ module.exports = {
       to: { path: "^packages/testing/" },
     },
     {
+      name: "services-import-no-edge",
+      comment:
+        "A service's source depends on the kit, the contracts, the records and the signing, never on an edge (gateway, CLI, SDK), the composer or the bench. (Its tests may drive it through the CLI, as operators do.)",
+      severity: "error",
+      from: { path: "^services/[^/]+/src/" },
+      to: { path: "^(gateway|packages/(cli|sdk|all-in-one|bench))/" },
+    },
+    {
+      name: "workspace-imports-resolve",
+      comment:
+        "Every import resolves: a workspace package imported without being declared in the importer's package.json (so not linked into its node_modules) would otherwise slip past every rule above.",
+      severity: "error",
+      from: {},
+      to: { couldNotResolve: true },
+    },
+    {
       name: "no-dist-imports",
       comment: "Sources import each other's source (the \"source\" export condition), never a compiled dist/.",
       severity: "error",
