@@ -2,7 +2,7 @@ import test from "ava";
 import type { ChildProcess } from "node:child_process";
 import { DepositService } from "@payments/contracts/deposit";
 import { createServiceClient } from "@payments/kit";
-import { CallbackReceiver, runCli, spawnAllInOne, type AllInOneProcess } from "@payments/testing";
+import { CallbackReceiver, runCli, spawnAllInOne, testPayee, type AllInOneProcess } from "@payments/testing";
 import { verifyCallback } from "@payments/signing";
 import { bankListProblems, signedFetch, type BankEntry } from "./helpers.js";
 
@@ -163,15 +163,7 @@ test.serial("deposit → operator confirm → balance → withdraw → the opera
   }
   t.deepEqual(balances, [{ currency: "TRY", available: 90_000, held: 0 }]);
 
-  const withdraw = await signedFetch(gatewayUrl, creds, "POST", "/v1/withdraw", {
-    processId: "aio-pay-out",
-    amount: 40_000,
-    accountName: "Elif Şahin",
-    iban: "TR330006100519786457841326",
-    userId: "u1",
-    userName: "elif",
-    name: "Elif Şahin",
-  });
+  const withdraw = await signedFetch(gatewayUrl, creds, "POST", "/v1/withdraw", { processId: "aio-pay-out", amount: 40_000, ...testPayee });
   t.is(withdraw.status, 201, JSON.stringify(withdraw.json));
   const id = (withdraw.json.data as { transactionId: string }).transactionId;
   // A live merchant's payout goes to the manual connector: it waits, processing, for an operator.

@@ -7,7 +7,7 @@ import { BankCatalogService, type Bank } from "@payments/contracts/bank-catalog"
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient } from "@payments/kit";
-import { addTestReceivingAccounts, eventuallyAt } from "@payments/testing";
+import { addTestReceivingAccounts, credentialsOf, eventuallyAt, testCustomer } from "@payments/testing";
 import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
 
@@ -111,7 +111,7 @@ test.after.always(async () => {
 
 async function newMerchant(deployment: Deployment, sandbox: boolean): Promise<Credentials> {
   const created = await deployment.merchants.createMerchant({ name: `Truth Shop (${sandbox ? "sandbox" : "live"})`, sandbox });
-  return { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  return credentialsOf(created);
 }
 
 async function offered(gatewayUrl: string, merchant: Credentials): Promise<BankEntry[]> {
@@ -126,7 +126,7 @@ async function deposit(deployment: Deployment, merchant: Credentials, bankCode: 
     processId: `truth-${deployment.name}-${++sequence}`,
     amount,
     bankCode,
-    customer: { id: "c1", name: "Ayşe Yılmaz", username: "ayse" },
+    customer: testCustomer,
   });
   const data = res.json.data as { assignedAccount?: { bankName: string; iban: string } } | undefined;
   return { status: res.status, code: (res.json.error as { code?: string } | undefined)?.code, assignedAccount: data?.assignedAccount };

@@ -8,7 +8,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, type BaseContext } from "@payments/kit";
-import { eventuallyAt } from "@payments/testing";
+import { credentialsOf, eventuallyAt, testCustomer } from "@payments/testing";
 import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
 
@@ -114,7 +114,7 @@ function cli(deployment: Deployment, args: string[]): Promise<{ code: number | n
 
 async function newMerchant(deployment: Deployment, sandbox: boolean): Promise<Credentials> {
   const created = await createServiceClient(MerchantService, deployment.merchantUrl, deployment.token ? { token: deployment.token } : {}).createMerchant({ name: "Cache Shop", sandbox });
-  return { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  return credentialsOf(created);
 }
 
 async function offered(gatewayUrl: string, merchant: Credentials): Promise<BankEntry[]> {
@@ -129,7 +129,7 @@ async function deposit(deployment: Deployment, merchant: Credentials, bankCode: 
     processId: `cache-e2e-${++sequence}`,
     amount: 150_000,
     bankCode,
-    customer: { id: "c1", name: "Ayşe Yılmaz", username: "ayse" },
+    customer: testCustomer,
   });
   return { status: res.status, code: (res.json.error as { code?: string } | undefined)?.code };
 }

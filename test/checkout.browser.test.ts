@@ -9,6 +9,7 @@ import { startAllInOne, type AllInOne } from "@payments/all-in-one";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient } from "@payments/kit";
 import { signedFetch, type Credentials } from "./helpers.js";
+import { credentialsOf } from "@payments/testing";
 
 /*
  * The checkout page in a real headless Chromium (Debian's, driven by playwright-core; no
@@ -60,7 +61,7 @@ test.before(async () => {
   });
   const merchants = createServiceClient(MerchantService, app.services.server.url);
   const created = await merchants.createMerchant({ name: "Browser Sandbox Shop", sandbox: true });
-  merchant = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  merchant = credentialsOf(created);
   browser = await launchChromium();
 });
 

@@ -5,7 +5,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { startGateway } from "@payments/gateway";
 import { createLogger, createServiceClient, createServiceTransport, startServices } from "@payments/kit";
-import { eventually, startNatsServer, type OwnNatsServer } from "@payments/testing";
+import { credentialsOf, eventually, startNatsServer, type OwnNatsServer } from "@payments/testing";
 import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { signedFetch, type Credentials } from "./helpers.js";
 
@@ -131,7 +131,7 @@ test.serial("a NATS outage while running is logged both ways and turns readiness
 test.serial("the gateway stays ready while a backing service is down; that service's routes answer 503 SERVICE_UNAVAILABLE, /healthz reports it", async (t) => {
   const merchants = createServiceClient(MerchantService, split!.url("merchant"), { token });
   const created = await merchants.createMerchant({ name: "Gateway Shop" });
-  const creds: Credentials = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  const creds: Credentials = credentialsOf(created);
 
   const ready = await probe(gateway!.url, "/readyz");
   t.is(ready.status, 200);

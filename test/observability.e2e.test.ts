@@ -8,8 +8,9 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, CallbackReceiver, eventuallyValue, freePort, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
+import { addTestReceivingAccounts, CallbackReceiver, credentialsOf, eventuallyValue, freePort, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
 import { signedFetch, type Credentials } from "./helpers.js";
+import { serviceUrlsAt } from "@payments/testing/services";
 
 // Issue 12: GET /metrics on every process (the gateway's main port included, no settings),
 // OpenTelemetry names and labels, the domain gauges; JSON on every log line, one `msg`.
@@ -43,11 +44,7 @@ test.before(async () => {
       ...js,
       PORT: "0",
       HOST: "127.0.0.1",
-      MERCHANT_SERVICE_URL: services.server.url,
-      BANK_CATALOG_SERVICE_URL: services.server.url,
-      DEPOSIT_SERVICE_URL: services.server.url,
-      PAYOUT_SERVICE_URL: services.server.url,
-      CALLBACK_SENDER_SERVICE_URL: services.server.url,
+      ...serviceUrlsAt(services.server.url),
       PUBLIC_BASE_URL: "https://pay.example.test",
       LOG_LEVEL: "fatal",
     },
@@ -90,7 +87,7 @@ test.serial("the gateway's main port and the services' port serve the named metr
   const created = await merchants.createMerchant({ name: "Metrics Shop" });
   const merchantId = created.merchant!.id;
   await merchants.setCallbackUrl({ merchantId, callbackUrl: receiver!.url() });
-  const creds: Credentials = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  const creds: Credentials = credentialsOf(created);
   await addTestReceivingAccounts(createServiceClient(BankCatalogService, services!.server.url));
 
   t.is((await signedFetch(gateway!.url, creds, "GET", "/v1/available-banks")).status, 200);
@@ -170,11 +167,7 @@ test.serial("GET /metrics on the gateway's port: not through a proxy it does not
       PORT: "0",
       HOST: "127.0.0.1",
       METRICS_TOKEN: token,
-      MERCHANT_SERVICE_URL: services!.server.url,
-      BANK_CATALOG_SERVICE_URL: services!.server.url,
-      DEPOSIT_SERVICE_URL: services!.server.url,
-      PAYOUT_SERVICE_URL: services!.server.url,
-      CALLBACK_SENDER_SERVICE_URL: services!.server.url,
+      ...serviceUrlsAt(services!.server.url),
       LOG_LEVEL: "fatal",
     },
   });
@@ -192,11 +185,7 @@ test.serial("GET /metrics on the gateway's port: not through a proxy it does not
       METRICS_ALLOW: "none",
       METRICS_PORT: "0",
       METRICS_HOST: "127.0.0.1",
-      MERCHANT_SERVICE_URL: services!.server.url,
-      BANK_CATALOG_SERVICE_URL: services!.server.url,
-      DEPOSIT_SERVICE_URL: services!.server.url,
-      PAYOUT_SERVICE_URL: services!.server.url,
-      CALLBACK_SENDER_SERVICE_URL: services!.server.url,
+      ...serviceUrlsAt(services!.server.url),
       LOG_LEVEL: "fatal",
     },
   });

@@ -5,7 +5,7 @@ import { DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, JetStreamBus, type BusMessage } from "@payments/kit";
-import { addTestReceivingAccounts, eventuallyValue, startNatsServer, type OwnNatsServer } from "@payments/testing";
+import { addTestReceivingAccounts, credentialsOf, eventuallyValue, startNatsServer, type OwnNatsServer } from "@payments/testing";
 import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { signedFetch, type Credentials } from "./helpers.js";
 
@@ -49,7 +49,7 @@ test.after.always(async () => {
 test("with NATS stopped a deposit cancel answers at once; its event reaches JetStream once NATS is back, once", async (t) => {
   const merchants = createServiceClient(MerchantService, split!.url("merchant"), { token });
   const created = await merchants.createMerchant({ name: "Outage Shop" });
-  const creds: Credentials = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  const creds: Credentials = credentialsOf(created);
 
   // Receiving accounts of both kinds made through the catalog's RPCs, as a split install
   // starts with none.

@@ -5,9 +5,10 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, CallbackReceiver, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv } from "@payments/testing";
+import { addTestReceivingAccounts, CallbackReceiver, createTestDatabase, credentialsOf, deleteTestStream, eventually, jetStreamTestEnv, testCustomer } from "@payments/testing";
 import { verifyCallback } from "@payments/signing";
 import { signedFetch, type Credentials } from "./helpers.js";
+import { serviceUrlsAt } from "@payments/testing/services";
 
 // The sandbox helpers a merchant's CI calls (POST /v1/sandbox/deposit/{id}/pay and …/expire),
 // end to end: every service on MariaDB and JetStream, the gateway in front over the network,
@@ -41,11 +42,7 @@ test.before(async () => {
       ...js,
       PORT: "0",
       HOST: "127.0.0.1",
-      MERCHANT_SERVICE_URL: services.server.url,
-      BANK_CATALOG_SERVICE_URL: services.server.url,
-      DEPOSIT_SERVICE_URL: services.server.url,
-      PAYOUT_SERVICE_URL: services.server.url,
-      CALLBACK_SENDER_SERVICE_URL: services.server.url,
+      ...serviceUrlsAt(services.server.url),
       PUBLIC_BASE_URL: "https://pay.example.test",
       LOG_LEVEL: "warn",
     },
@@ -73,7 +70,7 @@ let shops = 0;
 async function newShop(sandbox: boolean): Promise<Shop> {
   const path = `/cb/${++shops}`;
   const created = await createServiceClient(MerchantService, services.server.url).createMerchant({ name: `CI Shop ${shops}`, sandbox, callbackUrl: receiver.url(path) });
-  const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  const creds = credentialsOf(created);
   return {
     creds,
     merchantId: created.merchant!.id,
@@ -89,7 +86,7 @@ async function newShop(sandbox: boolean): Promise<Shop> {
 }
 
 async function createDeposit(shop: Shop, processId: string, amount: number): Promise<Json> {
-  const res = await signedFetch(gateway.url, shop.creds, "POST", "/v1/deposit", { processId, amount, customer: { id: "c1", name: "Ayşe Yılmaz", username: "ayse" } });
+  const res = await signedFetch(gateway.url, shop.creds, "POST", "/v1/deposit", { processId, amount, customer: testCustomer });
   if (res.status !== 201) throw new Error(`deposit not created: ${JSON.stringify(res.json)}`);
   return res.json.data as Json;
 }

@@ -6,7 +6,7 @@ import { DepositService, DepositStatusChangedSchema } from "@payments/contracts/
 import { MerchantService, MerchantStatus, UnderpaymentRule } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, JetStreamBus, type Subscription } from "@payments/kit";
-import { CallbackReceiver, eventuallyValue } from "@payments/testing";
+import { CallbackReceiver, credentialsOf, eventuallyValue } from "@payments/testing";
 import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { verifyCallback } from "@payments/signing";
 import { bankListProblems, signedFetch, type BankEntry } from "./helpers.js";
@@ -73,7 +73,7 @@ const merchants = () => createServiceClient(MerchantService, split.url("merchant
 
 test("a merchant created over RPC gets the signed bank list through the gateway (MySQL + JetStream)", async (t) => {
   const created = await merchants().createMerchant({ name: "Split Shop" });
-  const res = await signedFetch(gateway.url, { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret }, "GET", "/v1/available-banks");
+  const res = await signedFetch(gateway.url, credentialsOf(created), "GET", "/v1/available-banks");
   t.is(res.status, 200);
   t.is(res.json.success, true);
   t.true(Number.isInteger(res.json.timestamp));
@@ -90,7 +90,7 @@ test("a merchant override in the catalog changes that merchant's limits only", a
   const bank = (await catalog.listBanks({})).banks.find((x) => x.code === "0062")!;
   await catalog.setMerchantLimit({ limit: { merchantId: a.merchant!.id, bankId: bank.id, minAmount: 5000n, maxAmount: 7000n } });
   const list = async (m: typeof a) =>
-    ((await signedFetch(gateway.url, { apiKey: m.merchant!.apiKey, apiSecret: m.apiSecret }, "GET", "/v1/available-banks")).json.data as { banks: BankEntry[] }).banks.find(
+    ((await signedFetch(gateway.url, credentialsOf(m), "GET", "/v1/available-banks")).json.data as { banks: BankEntry[] }).banks.find(
       (x) => x._id === bank.id,
     );
   t.like(await list(a), { minAmount: 5000, maxAmount: 7000 });
@@ -99,7 +99,7 @@ test("a merchant override in the catalog changes that merchant's limits only", a
 
 test("disabling a merchant refuses its key at once: the gateway drops its cache on the JetStream event", async (t) => {
   const created = await merchants().createMerchant({ name: "Soon disabled" });
-  const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  const creds = credentialsOf(created);
   t.is((await signedFetch(gateway.url, creds, "GET", "/v1/available-banks")).status, 200);
   await merchants().setStatus({ merchantId: created.merchant!.id, status: MerchantStatus.DISABLED });
   let status = 0;
@@ -124,7 +124,7 @@ test("a deposit created at the gateway, paid by a reported bank transfer, reads 
   const created = await merchants().createMerchant({ name: "Deposit Shop" });
   // This merchant completes short payments (the default holds them for an operator's review).
   await merchants().setPaymentRules({ merchantId: created.merchant!.id, underpayment: UnderpaymentRule.COMPLETE });
-  const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  const creds = credentialsOf(created);
   const res = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", {
     processId: "split-order-1",
     amount: 125_000,
@@ -163,7 +163,7 @@ test("a deposit created at the gateway, paid by a reported bank transfer, reads 
 
 test("an unpaid deposit becomes expired after DEPOSIT_TTL, read through the gateway by processId", async (t) => {
   const created = await merchants().createMerchant({ name: "Expiry Shop" });
-  const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  const creds = credentialsOf(created);
   const res = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", {
     processId: "split-unpaid",
     amount: 20_000,
@@ -185,7 +185,7 @@ test("an unpaid deposit becomes expired after DEPOSIT_TTL, read through the gate
 
 test("the deposit error codes of api.md come back in the envelope in split mode", async (t) => {
   const created = await merchants().createMerchant({ name: "Errors Shop" });
-  const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  const creds = credentialsOf(created);
   const customer = { id: "c", name: "N", username: "u" };
   const missing = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", { customer });
   t.is(missing.status, 400);
@@ -203,7 +203,7 @@ test("the deposit error codes of api.md come back in the envelope in split mode"
 
 test("deposit → confirm → balance → withdraw → completed, every service alone on MySQL with JetStream between them", async (t) => {
   const created = await merchants().createMerchant({ name: "Payout Shop", allowedIps: ["127.0.0.1", "::1"] });
-  const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  const creds = credentialsOf(created);
   const res = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", { processId: "split-pay-in", amount: 80_000, customer: { id: "c", name: "N", username: "u" } });
   t.is(res.status, 201, JSON.stringify(res.json));
   const deposits = createServiceClient(DepositService, split.url("deposit"), { token });
@@ -249,7 +249,7 @@ test("every status change reaches the merchant's callback URL signed; the mercha
   try {
     // Sandbox: its withdrawal goes through the sandbox connector and completes by itself.
     const created = await merchants().createMerchant({ name: "Callback Shop", allowedIps: ["127.0.0.1", "::1"], callbackUrl: receiver.url("/cb?shop=1"), sandbox: true });
-    const creds = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+    const creds = credentialsOf(created);
     const res = await signedFetch(gateway.url, creds, "POST", "/v1/deposit", { processId: "split-cb-in", amount: 50_000, customer: { id: "c", name: "N", username: "u" } });
     const depositId = (res.json.data as Record).transactionId;
     await createServiceClient(DepositService, split.url("deposit"), { token }).confirmDeposit({ depositId });

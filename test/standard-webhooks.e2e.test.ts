@@ -5,7 +5,7 @@ import { callbackModule } from "@payments/callback-sender-service";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { CallbackReceiver, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, type ReceivedCallback } from "@payments/testing";
+import { CallbackReceiver, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, testCustomer, type ReceivedCallback } from "@payments/testing";
 import { verifyCallback, verifyStandardWebhook } from "@payments/signing";
 import { startInProcess } from "@payments/testing/services";
 
@@ -58,7 +58,7 @@ test.after.always(async () => {
 
 /** A status change (a deposit, cancelled) and the callback it caused, as received. */
 async function callbackOf(merchantId: string, processId: string): Promise<ReceivedCallback> {
-  const { deposit } = await deposits().createDeposit({ merchantId, processId, amount: 10_000n, customer: { id: "c1", name: "Ayşe Yılmaz", username: "ayse" } });
+  const { deposit } = await deposits().createDeposit({ merchantId, processId, amount: 10_000n, customer: testCustomer });
   await deposits().cancelDeposit({ merchantId, depositId: deposit!.id });
   let found: ReceivedCallback | undefined;
   await eventually(() => (found = receiver.received.find((c) => JSON.parse(c.body.toString("utf8")).data?.processId === processId)) !== undefined, `the callback of ${processId}`);

@@ -8,7 +8,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createLogger, createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, CallbackReceiver, eventually, startInMemoryTracing } from "@payments/testing";
+import { addTestReceivingAccounts, CallbackReceiver, credentialsOf, eventually, startInMemoryTracing } from "@payments/testing";
 import { signedFetch, type Credentials } from "./helpers.js";
 
 // Issue 12, tracing: every module and the gateway in one process (SQLite, in-process bus),
@@ -58,7 +58,7 @@ test("POST /v1/deposit → transfer report → completed → credited → callba
   const created = await merchants.createMerchant({ name: "Traced Shop" });
   const merchantId = created.merchant!.id;
   await merchants.setCallbackUrl({ merchantId, callbackUrl: receiver!.url() });
-  const creds: Credentials = { apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret };
+  const creds: Credentials = credentialsOf(created);
   await addTestReceivingAccounts(createServiceClient(BankCatalogService, services!.server.url));
   tracing.reset();
 

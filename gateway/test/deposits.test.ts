@@ -8,7 +8,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/testing";
+import { credentialsOf, DEPOSIT_RECORD_KEYS, manualClock } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { signedCall, type Credentials, type Reply } from "./http-client.js";
@@ -67,8 +67,7 @@ function gw(): string {
 
 async function newMerchant(): Promise<Merchant> {
   const res = await merchants.createMerchant({ name: `Shop ${randomBytes(3).toString("hex")}`, allowedIps: [] });
-  if (!res.merchant) throw new Error("no merchant");
-  return { id: res.merchant.id, apiKey: res.merchant.apiKey, apiSecret: res.apiSecret };
+  return credentialsOf(res);
 }
 
 type T = ExecutionContext;
@@ -130,28 +129,6 @@ async function bankId(code: string): Promise<string> {
   return bank.id;
 }
 
-const RECORD_KEYS = [
-  "transactionId",
-  "type",
-  "processId",
-  "amount",
-  "requestedAmount",
-  "currency",
-  "status",
-  "assignedAccount",
-  "reference",
-  "checkoutUrl",
-  "bankCode",
-  "customer",
-  "metadata",
-  "failureReason",
-  "sequence",
-  "expiresAt",
-  "createdAt",
-  "updatedAt",
-  "completedAt",
-];
-
 // ---------------------------------------------------------------- create
 
 test("POST /v1/deposit answers 201 with the api.md deposit fields plus the record fields", async (t) => {
@@ -163,7 +140,7 @@ test("POST /v1/deposit answers 201 with the api.md deposit fields plus the recor
   t.is(reply.json.success, true);
   t.is(reply.json.timestamp, Math.floor(clock.now().getTime() / 1000));
   const data = reply.json.data!;
-  t.deepEqual(Object.keys(data), RECORD_KEYS);
+  t.deepEqual(Object.keys(data), DEPOSIT_RECORD_KEYS);
 
   t.regex(data.transactionId as string, /^[A-Za-z0-9_-]+$/);
   t.is(data.type, "deposit");
@@ -492,7 +469,7 @@ test.serial("GET /v1/transactions pages newest first: 5 deposits with limit 2 co
     t.is(reply.status, 200, reply.text);
     const data = reply.json.data as { items: Array<Record<string, unknown>>; nextCursor: string | null };
     t.deepEqual(Object.keys(data), ["items", "nextCursor"]);
-    for (const item of data.items) t.deepEqual(Object.keys(item), RECORD_KEYS);
+    for (const item of data.items) t.deepEqual(Object.keys(item), DEPOSIT_RECORD_KEYS);
     sizes.push(data.items.length);
     seen.push(...data.items.map((item) => item.transactionId as string));
     cursor = data.nextCursor;

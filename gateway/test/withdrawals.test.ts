@@ -10,7 +10,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createServiceClient, type RunningServices } from "@payments/kit";
-import { manualClock, turkishIban } from "@payments/testing";
+import { manualClock, turkishIban, WITHDRAWAL_RECORD_KEYS } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { decodeMergedCursor, encodeMergedCursor } from "../src/routes/transactions.js";
@@ -189,26 +189,6 @@ async function waitForStatus(t: T, merchant: Merchant, id: string, statuses: str
   }
 }
 
-const RECORD_KEYS = [
-  "transactionId",
-  "type",
-  "processId",
-  "amount",
-  "currency",
-  "status",
-  "bankId",
-  "accountName",
-  "iban",
-  "userId",
-  "userName",
-  "name",
-  "failureReason",
-  "sequence",
-  "createdAt",
-  "updatedAt",
-  "completedAt",
-];
-
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 // ---------------------------------------------------------------- create
@@ -221,7 +201,7 @@ test("POST /v1/withdraw answers 201 with the api.md withdrawal fields plus the r
   t.is(reply.json.success, true);
   t.is(reply.json.timestamp, Math.floor(clock.now().getTime() / 1000));
   const data = reply.json.data!;
-  t.deepEqual(Object.keys(data), RECORD_KEYS);
+  t.deepEqual(Object.keys(data), WITHDRAWAL_RECORD_KEYS);
   t.regex(data.transactionId as string, /^[A-Za-z0-9_-]+$/);
   t.deepEqual(
     { ...data, transactionId: "x" },
@@ -442,7 +422,7 @@ test("a withdrawal to an ordinary IBAN is completed by the sandbox bank; the hel
   t.deepEqual(await balance(t, merchant), [{ currency: "TRY", available: 100_000, held: 0 }]);
   const created = await createWithdrawal(t, merchant, { amount: 40_000, iban: turkishIban("0001000000000000012345") });
   const done = await waitForStatus(t, merchant, created.transactionId as string, ["completed", "failed"]);
-  t.deepEqual(Object.keys(done), RECORD_KEYS);
+  t.deepEqual(Object.keys(done), WITHDRAWAL_RECORD_KEYS);
   t.like(done, { status: "completed", failureReason: null, amount: 40_000, transactionId: created.transactionId, processId: created.processId });
   t.regex(done.completedAt as string, ISO);
   t.true((done.sequence as number) >= 3, `sequence ${String(done.sequence)}: pending → processing → completed`);
@@ -537,7 +517,7 @@ test.serial("cancel moves a pending withdrawal to cancelled and returns the held
   clock.advance(1_000);
   const cancelled = await post(t, merchant, path, "", {});
   t.is(cancelled.status, 200, cancelled.text);
-  t.deepEqual(Object.keys(cancelled.json.data!), RECORD_KEYS);
+  t.deepEqual(Object.keys(cancelled.json.data!), WITHDRAWAL_RECORD_KEYS);
   t.like(cancelled.json.data, { transactionId: created.transactionId, status: "cancelled", sequence: 2, failureReason: null, completedAt: clock.now().toISOString() });
   t.deepEqual(await balance(t, merchant), [{ currency: "TRY", available: 100_000, held: 0 }]);
 
@@ -659,7 +639,7 @@ test.serial("type=deposit and type=withdrawal list one kind, each paging with it
   const withdrawals = await walk(t, merchant, "type=withdrawal&limit=3");
   t.deepEqual(withdrawals.ids, made.withdrawals);
   t.deepEqual(withdrawals.sizes, [3, 1]);
-  for (const item of withdrawals.items) t.deepEqual(Object.keys(item), RECORD_KEYS);
+  for (const item of withdrawals.items) t.deepEqual(Object.keys(item), WITHDRAWAL_RECORD_KEYS);
   const deposits = await walk(t, merchant, "type=deposit&limit=1");
   t.deepEqual(deposits.ids, made.deposits);
   for (const item of deposits.items) t.is(item.type, "deposit");

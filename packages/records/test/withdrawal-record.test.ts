@@ -3,6 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { BalanceSchema, WithdrawalSchema, WithdrawalStatus, type Withdrawal } from "@payments/contracts/payout";
 import { WITHDRAWAL_STATUSES, balanceRecord, isWithdrawalStatusName, withdrawalRecord, withdrawalStatusName, withdrawalStatusToProto } from "../src/index.js";
+import { WITHDRAWAL_RECORD_KEYS } from "@payments/testing";
 
 const CREATED = Date.UTC(2026, 10, 22, 10, 15, 30, 123);
 
@@ -33,25 +34,7 @@ function withdrawal(overrides: Omit<Partial<Withdrawal>, "$typeName" | "$unknown
 
 test("a pending withdrawal becomes the public record, with its fields in the documented order", (t) => {
   const record = withdrawalRecord(withdrawal());
-  t.deepEqual(Object.keys(record), [
-    "transactionId",
-    "type",
-    "processId",
-    "amount",
-    "currency",
-    "status",
-    "bankId",
-    "accountName",
-    "iban",
-    "userId",
-    "userName",
-    "name",
-    "failureReason",
-    "sequence",
-    "createdAt",
-    "updatedAt",
-    "completedAt",
-  ]);
+  t.deepEqual(Object.keys(record), WITHDRAWAL_RECORD_KEYS);
   t.deepEqual(record, {
     transactionId: "wd_abc",
     type: "withdrawal",

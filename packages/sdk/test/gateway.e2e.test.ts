@@ -1,5 +1,5 @@
 import test from "ava";
-import { eventuallyValue, runCli, spawnAllInOne, type AllInOneProcess } from "@payments/testing";
+import { eventuallyValue, runCli, spawnAllInOne, testPayee, type AllInOneProcess } from "@payments/testing";
 import { PaymentsClient, PaymentsError, type Deposit } from "../src/index.js";
 
 // The SDK against a real gateway: the all-in-one process (embedded SQLite, as `pnpm start`),
@@ -61,15 +61,7 @@ test.serial("a sandbox merchant: banks, a deposit created, read, cancelled, anot
   const unpaid = await client.createDeposit({ processId: "sdk-dep-3", amount: 20_000, customer });
   t.is((await client.sandbox.expireDeposit(unpaid.transactionId)).status, "expired");
 
-  const withdrawal = await client.createWithdrawal({
-    processId: "sdk-wd-1",
-    amount: 40_000,
-    accountName: "Elif Şahin",
-    iban: "TR330006100519786457841326",
-    userId: "u1",
-    userName: "elif",
-    name: "Elif Şahin",
-  });
+  const withdrawal = await client.createWithdrawal({ processId: "sdk-wd-1", amount: 40_000, ...testPayee });
   t.like(withdrawal, { processId: "sdk-wd-1", amount: 40_000 });
   t.is((await client.getWithdrawal(withdrawal.transactionId)).processId, "sdk-wd-1");
   t.is((await client.getWithdrawalByProcessId("sdk-wd-1")).transactionId, withdrawal.transactionId);

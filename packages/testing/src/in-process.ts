@@ -7,8 +7,19 @@ import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "@payments/payout-service";
 import { addTestReceivingAccounts } from "./receiving-accounts.js";
 
-/** The services by name, as their modules call themselves. */
-export type ServiceName = "merchant" | "bank-catalog" | "deposit" | "payout" | "callback-sender";
+/** The services by name, as their modules call themselves, in the order the all-in-one starts them. */
+export const SERVICE_NAMES = ["merchant", "bank-catalog", "deposit", "payout", "callback-sender"] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+/** `<NAME>_SERVICE_URL`, the setting that points a service (or the gateway, or the CLI) at another. */
+export function serviceUrlVariable(name: ServiceName): string {
+  return `${name.toUpperCase().replace(/-/g, "_")}_SERVICE_URL`;
+}
+
+/** `<NAME>_SERVICE_URL` of every service at one address: services started in one process, for a gateway or the CLI. */
+export function serviceUrlsAt(url: string): Record<string, string> {
+  return Object.fromEntries(SERVICE_NAMES.map((name) => [serviceUrlVariable(name), url]));
+}
 
 /** A service's default module by name (payout and callback-sender made afresh, as createPayoutModule() and createCallbackModule() make them). */
 export function serviceModule(name: ServiceName): ServiceModule<any> {

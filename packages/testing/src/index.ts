@@ -12,3 +12,4 @@ export * from "./processes.js";
 export * from "./receiving-accounts.js";
 export * from "./rejection.js";
 export * from "./tracing.js";
+export * from "./builders.js";

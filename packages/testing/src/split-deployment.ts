@@ -3,7 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { createServiceClient, startServices, type Env, type Logger, type RunningServices, type ServiceModule } from "@payments/kit";
 import { createTestDatabase, type TestDatabase } from "./databases.js";
-import { serviceModule, type ServiceName } from "./in-process.js";
+import { SERVICE_NAMES, serviceModule, serviceUrlVariable, type ServiceName } from "./in-process.js";
 import { deleteTestStream, jetStreamTestEnv, type JetStreamTestEnv } from "./jetstream.js";
 import { addTestReceivingAccounts } from "./receiving-accounts.js";
 
@@ -16,11 +16,6 @@ const PEERS: Record<ServiceName, readonly ServiceName[]> = {
   "callback-sender": ["merchant"],
 };
 const LATE_PEERS: Partial<Record<ServiceName, readonly ServiceName[]>> = { merchant: ["deposit", "payout"] };
-
-/** `<NAME>_SERVICE_URL`, the setting that points a service (or the gateway, or the CLI) at another. */
-export function serviceUrlVariable(name: ServiceName): string {
-  return `${name.toUpperCase().replace(/-/g, "_")}_SERVICE_URL`;
-}
 
 export interface SplitDeploymentOptions {
   /** The services to start, in this order, each alone: split mode, a MySQL database of its own, events over JetStream. */
@@ -83,7 +78,7 @@ export async function startSplitDeployment(options: SplitDeploymentOptions): Pro
     url: (name) => service(name).server.url,
     client: (desc, name) => createServiceClient(desc, service(name).server.url, { token: options.token }),
     serviceUrls: (absent) =>
-      Object.fromEntries((["merchant", "bank-catalog", "deposit", "payout", "callback-sender"] as const).map((name) => [serviceUrlVariable(name), running.get(name)?.server.url ?? absent])),
+      Object.fromEntries(SERVICE_NAMES.map((name) => [serviceUrlVariable(name), running.get(name)?.server.url ?? absent])),
     async stop() {
       for (const name of [...running.keys()].reverse()) await running.get(name)?.stop();
       running.clear();

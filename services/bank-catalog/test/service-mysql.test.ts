@@ -3,8 +3,8 @@ import { Code } from "@connectrpc/connect";
 import { isValidIBAN } from "ibantools";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
+import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock, rejectionOf, turkishIban } from "@payments/testing";
 import { bankCatalogModule } from "../src/index.js";
 import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";
 
@@ -36,16 +36,6 @@ test.after.always(async () => {
   await database.drop();
   await deleteTestStream(nats);
 });
-
-async function failure(t: { fail(message: string): void }, call: Promise<unknown>) {
-  try {
-    await call;
-  } catch (err) {
-    return errorInfo(err);
-  }
-  t.fail("the call succeeded but was expected to fail");
-  return errorInfo(new Error("unreachable"));
-}
 
 function merchant(): string {
   return `mch_${Math.random().toString(36).slice(2)}`;
@@ -266,7 +256,7 @@ test.serial("bad input is VALIDATION_ERROR naming the proto field", async (t) =>
     ["bank_id", () => client.getDepositTerms({ merchantId: merchant(), bankId: "x".repeat(41), sandbox: true })],
   ];
   for (const [field, call] of cases) {
-    const info = await failure(t, call());
+    const info = await rejectionOf(call());
     t.is(info.code, Code.InvalidArgument, field);
     t.is(info.reason, "VALIDATION_ERROR", field);
     t.is(info.field, field, info.message);
@@ -277,12 +267,12 @@ test.serial("bad input is VALIDATION_ERROR naming the proto field", async (t) =>
 });
 
 test.serial("a taken bank code is BANK_CODE_TAKEN and a taken IBAN, however written, is IBAN_TAKEN", async (t) => {
-  const bank = await failure(t, client.createBank({ name: "Another Akbank", code: "0046", minAmount: 1n, maxAmount: 2n }));
+  const bank = await rejectionOf(client.createBank({ name: "Another Akbank", code: "0046", minAmount: 1n, maxAmount: 2n }));
   t.like(bank, { code: Code.AlreadyExists, reason: "BANK_CODE_TAKEN" });
 
   const seeded = SEED_ACCOUNTS.find((a) => a.bankId === AKBANK)!;
   const written = seeded.iban.toLowerCase().replace(/(.{4})/g, "$1 ");
-  const account = await failure(t, client.createReceivingAccount({ bankId: AKBANK, accountName: "Dup", iban: written, fastEnabled: false }));
+  const account = await rejectionOf(client.createReceivingAccount({ bankId: AKBANK, accountName: "Dup", iban: written, fastEnabled: false }));
   t.like(account, { code: Code.AlreadyExists, reason: "IBAN_TAKEN" });
 });
 
@@ -295,7 +285,7 @@ test.serial("unknown bank and account ids are NOT_FOUND with BANK_NOT_FOUND / AC
     ["ACCOUNT_NOT_FOUND", () => client.updateReceivingAccount({ accountId: "acc_missing", active: false })],
   ];
   for (const [reason, call] of cases) {
-    const info = await failure(t, call());
+    const info = await rejectionOf(call());
     t.is(info.code, Code.NotFound, reason);
     t.is(info.reason, reason);
   }
@@ -343,7 +333,7 @@ test.serial("GetDepositTerms refuses a bank disabled for the merchant, an inacti
   await client.setMerchantLimit({ limit: { merchantId: mine, bankId: GARANTI, enabled: false } });
   const { bank: inactive } = await client.createBank({ name: "Kapalı Bank", code: "9905", minAmount: 100n, maxAmount: 200n, active: false });
   for (const bankId of [GARANTI, inactive!.id, "bnk_missing"]) {
-    const info = await failure(t, client.getDepositTerms({ merchantId: mine, bankId }));
+    const info = await rejectionOf(client.getDepositTerms({ merchantId: mine, bankId }));
     t.like(info, { code: Code.FailedPrecondition, reason: "BANK_NOT_AVAILABLE", field: "bank_id", message: `bank ${bankId} is not available to this merchant` });
   }
   // The override disables Garanti for that merchant only.
@@ -371,12 +361,12 @@ test.serial("GetDepositTerms for FAST gives the FAST limits with the merchant's 
 test.serial("GetDepositTerms for FAST is BANK_NOT_AVAILABLE when the merchant's override or the FAST settings disable it", async (t) => {
   const mine = merchant();
   await client.setMerchantLimit({ limit: { merchantId: mine, bankId: "FAST", enabled: false } });
-  const forMe = await failure(t, client.getDepositTerms({ merchantId: mine, bankId: "FAST", sandbox: true }));
+  const forMe = await rejectionOf(client.getDepositTerms({ merchantId: mine, bankId: "FAST", sandbox: true }));
   t.like(forMe, { code: Code.FailedPrecondition, reason: "BANK_NOT_AVAILABLE", field: "bank_id", message: "bank FAST is not available to this merchant" });
 
   await client.updateFastSettings({ enabled: false });
   try {
-    const forAnyone = await failure(t, client.getDepositTerms({ merchantId: merchant(), bankId: "FAST", sandbox: true }));
+    const forAnyone = await rejectionOf(client.getDepositTerms({ merchantId: merchant(), bankId: "FAST", sandbox: true }));
     t.like(forAnyone, { code: Code.FailedPrecondition, reason: "BANK_NOT_AVAILABLE", field: "bank_id" });
   } finally {
     await client.updateFastSettings({ enabled: true });
@@ -417,7 +407,7 @@ test.serial("GetDepositTerms without a bank is BANK_NOT_AVAILABLE when nothing i
   const { banks } = await client.listBanks({});
   for (const bank of banks) await client.setMerchantLimit({ limit: { merchantId: mine, bankId: bank.id, enabled: false } });
   await client.setMerchantLimit({ limit: { merchantId: mine, bankId: "FAST", enabled: false } });
-  const info = await failure(t, client.getDepositTerms({ merchantId: mine, bankId: "", sandbox: true }));
+  const info = await rejectionOf(client.getDepositTerms({ merchantId: mine, bankId: "", sandbox: true }));
   t.like(info, { code: Code.FailedPrecondition, reason: "BANK_NOT_AVAILABLE", message: "no bank is available to this merchant" });
   t.is(info.field, undefined);
 });

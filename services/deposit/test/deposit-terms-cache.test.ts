@@ -3,7 +3,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createServiceClient, deriveDatabaseUrl, startServices, type BaseContext, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf, testCustomer } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { depositModule } from "../src/index.js";
 
@@ -63,7 +63,7 @@ async function bankId(code: string): Promise<string> {
 
 let sequence = 0;
 const createDeposit = (merchantId: string, bankId: string, amount = 50_000n) =>
-  deposits().createDeposit({ merchantId, processId: `terms-${++sequence}`, amount, bankId, customer: { id: "c1", name: "Ayşe Yılmaz", username: "ayse" } });
+  deposits().createDeposit({ merchantId, processId: `terms-${++sequence}`, amount, bankId, customer: testCustomer });
 
 /** The reason a deposit is refused now, or "created". */
 const outcome = (merchantId: string, bank: string, amount?: bigint) =>

@@ -17,7 +17,7 @@ import {
   type RunningServices,
   type ServiceModule,
 } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf, testCustomer } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
@@ -85,7 +85,7 @@ async function newMerchant(sandbox = true): Promise<string> {
 
 let sequence = 0;
 const createDeposit = (merchantId: string) =>
-  deposits().createDeposit({ merchantId, processId: `cache-${++sequence}`, amount: 50_000n, customer: { id: "c1", name: "Ayşe Yılmaz", username: "ayse" } });
+  deposits().createDeposit({ merchantId, processId: `cache-${++sequence}`, amount: 50_000n, customer: testCustomer });
 
 /** How long `condition` took to hold, failing after 1 s. */
 async function withinASecond(condition: () => Promise<boolean>, what: string): Promise<number> {

@@ -6,8 +6,8 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { DepositService, DepositStatus, DepositStatusChangedSchema, TransferStatus } from "@payments/contracts/deposit";
 import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant";
-import { createServiceClient, errorInfo, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/testing";
+import { createServiceClient, type RunningServices } from "@payments/kit";
+import { manualClock, rejectionOf } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
@@ -38,15 +38,6 @@ test.after.always(async () => {
 
 const db = () => (running.contexts.get("deposit") as DepositContext).db;
 
-async function failure(call: Promise<unknown>) {
-  try {
-    await call;
-  } catch (err) {
-    return errorInfo(err);
-  }
-  throw new Error("the call succeeded but was expected to fail");
-}
-
 async function newMerchant(sandbox: boolean): Promise<string> {
   const { merchant } = await merchants.createMerchant({ name: sandbox ? "Sandbox CI Shop" : "Live Shop", sandbox });
   return merchant!.id;
@@ -75,8 +66,8 @@ test.serial("pay reports a sandbox- transfer through ReportTransfer's path and c
   t.is((await db()("deposits").where({ id: deposit.id }).first()).transfer_id, transfers[0].id);
   t.deepEqual(await outboxTopics(deposit.id), ["deposit.v1.deposit_completed"]);
 
-  t.like(await failure(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE" });
-  t.like(await failure(deposits.sandboxExpireDeposit({ merchantId, depositId: deposit.id })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE" });
+  t.like(await rejectionOf(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE" });
+  t.like(await rejectionOf(deposits.sandboxExpireDeposit({ merchantId, depositId: deposit.id })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE" });
   t.is((await db()("incoming_transfers").where({ deposit_id: deposit.id })).length, 1);
   t.deepEqual(await outboxTopics(deposit.id), ["deposit.v1.deposit_completed"], "refused moves wrote no event");
 });
@@ -105,7 +96,7 @@ test.serial("expire moves a pending sandbox deposit to expired with the expiry j
   t.like(expired.deposit, { id: deposit.id, status: DepositStatus.EXPIRED, amount: 25_000n, sequence: 2n });
   t.truthy(expired.deposit?.completedAt);
   t.deepEqual(await outboxTopics(deposit.id), ["deposit.v1.deposit_expired"]);
-  t.like(await failure(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id })), { reason: "INVALID_TRANSACTION_STATE" });
+  t.like(await rejectionOf(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id })), { reason: "INVALID_TRANSACTION_STATE" });
   t.is((await db()("incoming_transfers").where({ bank_transaction_id: `sandbox-${deposit.id}` })).length, 0, "a refused pay reports no transfer");
 });
 
@@ -119,20 +110,20 @@ test.serial("a live merchant's deposit is SANDBOX_ONLY, another merchant's is no
     // An operator's view across merchants does not lift the rule.
     () => deposits.sandboxPayDeposit({ allMerchants: true, depositId: liveDeposit.id }),
   ]) {
-    t.like(await failure(call()), { code: Code.PermissionDenied, reason: "SANDBOX_ONLY" });
+    t.like(await rejectionOf(call()), { code: Code.PermissionDenied, reason: "SANDBOX_ONLY" });
   }
   for (const call of [
     () => deposits.sandboxPayDeposit({ merchantId: sandbox, depositId: liveDeposit.id }),
     () => deposits.sandboxExpireDeposit({ merchantId: sandbox, depositId: liveDeposit.id }),
     () => deposits.sandboxPayDeposit({ merchantId: sandbox, depositId: "dep_unknown" }),
   ]) {
-    t.like(await failure(call()), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
+    t.like(await rejectionOf(call()), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
   }
   // A sandbox deposit whose merchant has since gone live (only a race could do this; written straight in).
   const before = await newDeposit(sandbox);
   await running.contexts.get("merchant")!.db("merchants").where({ id: sandbox }).update({ sandbox: false });
-  t.like(await failure(deposits.sandboxPayDeposit({ merchantId: sandbox, depositId: before.id })), { reason: "SANDBOX_ONLY" });
-  t.like(await failure(deposits.sandboxExpireDeposit({ merchantId: sandbox, depositId: before.id })), { reason: "SANDBOX_ONLY" });
+  t.like(await rejectionOf(deposits.sandboxPayDeposit({ merchantId: sandbox, depositId: before.id })), { reason: "SANDBOX_ONLY" });
+  t.like(await rejectionOf(deposits.sandboxExpireDeposit({ merchantId: sandbox, depositId: before.id })), { reason: "SANDBOX_ONLY" });
 
   for (const id of [liveDeposit.id, before.id]) {
     const row = await db()("deposits").where({ id }).first();
@@ -145,12 +136,12 @@ test.serial("a live merchant's deposit is SANDBOX_ONLY, another merchant's is no
 test.serial("requests are validated and merchant-scoped", async (t) => {
   const merchantId = await newMerchant(true);
   const deposit = await newDeposit(merchantId);
-  t.like(await failure(deposits.sandboxPayDeposit({ depositId: deposit.id })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
-  t.like(await failure(deposits.sandboxExpireDeposit({ depositId: deposit.id })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
-  t.like(await failure(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, amount: 0n })), { reason: "VALIDATION_ERROR", field: "amount" });
-  t.like(await failure(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, amount: -5n })), { reason: "VALIDATION_ERROR", field: "amount" });
-  t.like(await failure(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, senderName: "x".repeat(201) })), { reason: "VALIDATION_ERROR", field: "sender_name" });
-  t.like(await failure(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, senderName: "a\u202Eb" })), { reason: "VALIDATION_ERROR", field: "sender_name" });
-  t.like(await failure(deposits.sandboxPayDeposit({ merchantId, depositId: "" })), { reason: "VALIDATION_ERROR", field: "deposit_id" });
+  t.like(await rejectionOf(deposits.sandboxPayDeposit({ depositId: deposit.id })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
+  t.like(await rejectionOf(deposits.sandboxExpireDeposit({ depositId: deposit.id })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
+  t.like(await rejectionOf(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, amount: 0n })), { reason: "VALIDATION_ERROR", field: "amount" });
+  t.like(await rejectionOf(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, amount: -5n })), { reason: "VALIDATION_ERROR", field: "amount" });
+  t.like(await rejectionOf(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, senderName: "x".repeat(201) })), { reason: "VALIDATION_ERROR", field: "sender_name" });
+  t.like(await rejectionOf(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, senderName: "a\u202Eb" })), { reason: "VALIDATION_ERROR", field: "sender_name" });
+  t.like(await rejectionOf(deposits.sandboxPayDeposit({ merchantId, depositId: "" })), { reason: "VALIDATION_ERROR", field: "deposit_id" });
   t.is((await db()("deposits").where({ id: deposit.id }).first()).status, "pending");
 });

@@ -5,7 +5,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { CreateDepositRequestSchema, type CreateDepositRequest, DepositService, DepositStatus, DepositStatusChangedSchema, TransferStatus, type DepositStatusChanged } from "@payments/contracts/deposit";
 import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant";
 import { createServiceClient, deriveDatabaseUrl, errorInfo, startServices, type RunningServices, type Subscription } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock } from "@payments/testing";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import type { DepositContext } from "../src/context.js";
 import { expireDueDeposits } from "../src/expiry.js";
@@ -75,15 +75,6 @@ function depositRequest(merchantId: string, extra: Partial<CreateRequest> = {}):
   return { merchantId, processId: `order-${++sequence}`, amount: 50_000n, customer: { id: "cus_1", name: "Ayşe Yılmaz", username: "ayse" }, ...extra };
 }
 
-async function failure(call: Promise<unknown>) {
-  try {
-    await call;
-  } catch (err) {
-    return errorInfo(err);
-  }
-  throw new Error("the call succeeded but was expected to fail");
-}
-
 /** The outbox events recorded for one deposit, decoded. */
 async function outboxEvents(depositId: string): Promise<DepositStatusChanged[]> {
   const rows = (await depositContext(running).db("outbox").select("payload").orderBy("seq")) as Array<{ payload: Buffer }>;
@@ -124,10 +115,10 @@ test.serial("an amount outside the chosen bank's limits is AMOUNT_OUT_OF_RANGE s
   const { banks } = await catalog.listAvailableBanks({ merchantId });
   const bank = banks.find((b) => b.name === "Akbank")!;
   await catalog.setMerchantLimit({ limit: { merchantId, bankId: bank.id, minAmount: 2_000n, maxAmount: 90_000n } });
-  const high = await failure(deposits.createDeposit(depositRequest(merchantId, { bankId: bank.id, amount: 90_001n })));
+  const high = await rejectionOf(deposits.createDeposit(depositRequest(merchantId, { bankId: bank.id, amount: 90_001n })));
   t.like(high, { reason: "AMOUNT_OUT_OF_RANGE", field: "amount", details: { minAmount: "2000", maxAmount: "90000", currency: "TRY", bankCode: bank.id } });
   t.is(high.message, "amount 90001 (900.01 TRY) is outside the limits of Akbank: 2000 to 90000 (20.00 to 900.00 TRY), in the smallest currency unit");
-  t.like(await failure(deposits.createDeposit(depositRequest(merchantId, { bankId: bank.id, amount: 1_999n }))), { reason: "AMOUNT_OUT_OF_RANGE" });
+  t.like(await rejectionOf(deposits.createDeposit(depositRequest(merchantId, { bankId: bank.id, amount: 1_999n }))), { reason: "AMOUNT_OUT_OF_RANGE" });
   const edge = await deposits.createDeposit(depositRequest(merchantId, { bankId: bank.id, amount: 90_000n }));
   t.is(edge.deposit?.assignedAccount?.bankName, "Akbank");
   t.is(edge.deposit?.bankId, bank.id);
@@ -157,7 +148,7 @@ test.serial("bad input is VALIDATION_ERROR naming the proto field, and nothing i
     ["return_url", depositRequest(merchantId, { returnUrl: `https://shop.example/${"a".repeat(2000)}` })],
   ];
   for (const [field, request] of cases) {
-    const info = await failure(deposits.createDeposit(request));
+    const info = await rejectionOf(deposits.createDeposit(request));
     t.like(info, { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field }, JSON.stringify(request, (_, v: unknown) => (typeof v === "bigint" ? String(v) : v)));
     t.true(info.message.startsWith(`${field}: `), info.message);
   }
@@ -243,10 +234,10 @@ test.serial("an operator settles an unmatched transfer by confirming its deposit
   const confirmed = await deposits.confirmDeposit({ depositId: a.deposit!.id, transferId });
   t.like(confirmed.deposit, { status: DepositStatus.COMPLETED, amount: 39_017n, requestedAmount: 40_000n });
   t.false((await deposits.listUnmatchedTransfers({})).transfers.some((tr) => tr.id === transferId));
-  const again = await failure(deposits.confirmDeposit({ depositId: b.deposit!.id, transferId }));
+  const again = await rejectionOf(deposits.confirmDeposit({ depositId: b.deposit!.id, transferId }));
   t.like(again, { code: Code.FailedPrecondition, reason: "TRANSFER_ALREADY_MATCHED", details: { depositId: a.deposit!.id } });
   t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: b.deposit!.id } })).deposit?.status, DepositStatus.PENDING);
-  t.like(await failure(deposits.confirmDeposit({ depositId: b.deposit!.id, transferId: "trf_missing" })), { reason: "VALIDATION_ERROR", field: "transfer_id" });
+  t.like(await rejectionOf(deposits.confirmDeposit({ depositId: b.deposit!.id, transferId: "trf_missing" })), { reason: "VALIDATION_ERROR", field: "transfer_id" });
 });
 
 test.serial("confirm racing expiry: each deposit ends in exactly one final state with exactly one event", async (t) => {
@@ -289,12 +280,12 @@ test.serial("with two replicas running their expiry jobs, every unpaid deposit e
 test.serial("cancel moves a pending deposit to cancelled once; repeated it returns the deposit unchanged; another merchant cannot", async (t) => {
   const merchantId = await newMerchant();
   const { deposit } = await deposits.createDeposit(depositRequest(merchantId));
-  t.like(await failure(deposits.cancelDeposit({ merchantId: await newMerchant(), depositId: deposit!.id })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
+  t.like(await rejectionOf(deposits.cancelDeposit({ merchantId: await newMerchant(), depositId: deposit!.id })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
   const first = await deposits.cancelDeposit({ merchantId, depositId: deposit!.id });
   t.like(first.deposit, { status: DepositStatus.CANCELLED, sequence: 2n });
   const second = await deposits.cancelDeposit({ merchantId, depositId: deposit!.id });
   t.like(second.deposit, { status: DepositStatus.CANCELLED, sequence: 2n });
-  t.like(await failure(deposits.confirmDeposit({ depositId: deposit!.id })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE" });
+  t.like(await rejectionOf(deposits.confirmDeposit({ depositId: deposit!.id })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE" });
   t.is((await outboxEvents(deposit!.id)).length, 1);
 });
 
@@ -306,7 +297,7 @@ test.serial("reject fails a pending deposit with the operator's reason; confirm 
   t.truthy(rejected.deposit?.completedAt);
   const confirmed = await deposits.confirmDeposit({ depositId: b.deposit!.id, amount: 49_000n });
   t.like(confirmed.deposit, { status: DepositStatus.COMPLETED, amount: 49_000n, requestedAmount: 50_000n });
-  t.like(await failure(deposits.rejectDeposit({ depositId: b.deposit!.id, reason: "" })), { reason: "VALIDATION_ERROR", field: "reason" });
+  t.like(await rejectionOf(deposits.rejectDeposit({ depositId: b.deposit!.id, reason: "" })), { reason: "VALIDATION_ERROR", field: "reason" });
 });
 
 test.serial("a checkout token opens its deposit; simulate payment completes a sandbox deposit and is refused to a live merchant", async (t) => {
@@ -317,17 +308,17 @@ test.serial("a checkout token opens its deposit; simulate payment completes a sa
   t.is(checkout.deposit?.id, deposit!.id);
   t.true(checkout.sandbox);
   const tampered = deposit!.checkoutToken.slice(0, -1) + (deposit!.checkoutToken.endsWith("A") ? "B" : "A");
-  t.like(await failure(deposits.getCheckout({ token: tampered })), { code: Code.NotFound, reason: "CHECKOUT_NOT_FOUND" });
-  t.like(await failure(deposits.getCheckout({ token: "<script>" })), { code: Code.NotFound, reason: "CHECKOUT_NOT_FOUND" });
+  t.like(await rejectionOf(deposits.getCheckout({ token: tampered })), { code: Code.NotFound, reason: "CHECKOUT_NOT_FOUND" });
+  t.like(await rejectionOf(deposits.getCheckout({ token: "<script>" })), { code: Code.NotFound, reason: "CHECKOUT_NOT_FOUND" });
 
   const paid = await deposits.simulatePayment({ token: deposit!.checkoutToken });
   t.like(paid.deposit, { status: DepositStatus.COMPLETED, amount: 50_000n });
   // The same path as a bank: the transfer is on record.
   t.is((await depositContext(running).db("incoming_transfers").where({ deposit_id: deposit!.id })).length, 1);
-  t.like(await failure(deposits.simulatePayment({ token: deposit!.checkoutToken })), { reason: "INVALID_TRANSACTION_STATE" });
+  t.like(await rejectionOf(deposits.simulatePayment({ token: deposit!.checkoutToken })), { reason: "INVALID_TRANSACTION_STATE" });
 
   const { deposit: liveDeposit } = await deposits.createDeposit(depositRequest(live));
-  t.like(await failure(deposits.simulatePayment({ token: liveDeposit!.checkoutToken })), { code: Code.PermissionDenied, reason: "SANDBOX_ONLY" });
+  t.like(await rejectionOf(deposits.simulatePayment({ token: liveDeposit!.checkoutToken })), { code: Code.PermissionDenied, reason: "SANDBOX_ONLY" });
   t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: liveDeposit!.id } })).deposit?.status, DepositStatus.PENDING);
 
   // A merchant with deposits cannot switch kinds (the merchant service refuses); should a
@@ -337,15 +328,15 @@ test.serial("a checkout token opens its deposit; simulate payment completes a sa
   // as only such a race could.
   const merchantDb = running.contexts.get("merchant")!.db;
   await merchantDb("merchants").where({ id: live }).update({ sandbox: true });
-  t.like(await failure(deposits.simulatePayment({ token: liveDeposit!.checkoutToken })), { reason: "SANDBOX_ONLY" });
+  t.like(await rejectionOf(deposits.simulatePayment({ token: liveDeposit!.checkoutToken })), { reason: "SANDBOX_ONLY" });
   const { deposit: before } = await deposits.createDeposit(depositRequest(sandbox));
   await merchantDb("merchants").where({ id: sandbox }).update({ sandbox: false });
-  t.like(await failure(deposits.simulatePayment({ token: before!.checkoutToken })), { reason: "SANDBOX_ONLY" });
+  t.like(await rejectionOf(deposits.simulatePayment({ token: before!.checkoutToken })), { reason: "SANDBOX_ONLY" });
   t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: before!.id } })).deposit?.status, DepositStatus.PENDING);
 
   // The outcome stays visible for CHECKOUT_KEEP_FINAL (24h), then the link is gone.
   clock.advance(24 * 3600_000 + 1);
-  t.like(await failure(deposits.getCheckout({ token: deposit!.checkoutToken })), { reason: "CHECKOUT_NOT_FOUND" });
+  t.like(await rejectionOf(deposits.getCheckout({ token: deposit!.checkoutToken })), { reason: "CHECKOUT_NOT_FOUND" });
 });
 
 test.serial("a returnUrl travels with the deposit: stored normalised, in GetDeposit, ListDeposits and its status event; a live merchant's http one is refused", async (t) => {
@@ -365,7 +356,7 @@ test.serial("a returnUrl travels with the deposit: stored normalised, in GetDepo
   t.is((await deposits.createDeposit(depositRequest(sandbox))).deposit!.returnUrl, "", "none");
 
   const live = await newMerchant(false);
-  const refused = await failure(deposits.createDeposit(depositRequest(live, { returnUrl: "http://shop.example/back" })));
+  const refused = await rejectionOf(deposits.createDeposit(depositRequest(live, { returnUrl: "http://shop.example/back" })));
   t.like(refused, { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "return_url", message: "return_url: must use https (http only for sandbox merchants)" });
   t.is((await depositContext(running).db("deposits").where({ merchant_id: live })).length, 0, "nothing stored");
   t.is((await deposits.createDeposit(depositRequest(live, { returnUrl: "https://shop.example/back" }))).deposit!.returnUrl, "https://shop.example/back");

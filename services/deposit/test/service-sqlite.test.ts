@@ -7,8 +7,8 @@ import { Code } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, errorInfo, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/testing";
+import { createServiceClient, type RunningServices } from "@payments/kit";
+import { manualClock, rejectionOf } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { depositModule } from "../src/index.js";
 
@@ -34,15 +34,6 @@ test.after.always(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function failure(call: Promise<unknown>) {
-  try {
-    await call;
-  } catch (err) {
-    return errorInfo(err);
-  }
-  throw new Error("the call succeeded but was expected to fail");
-}
-
 test.serial("on SQLite a deposit is created, found by id and by processId, and DEPOSIT_TTL sets its expiry", async (t) => {
   const { merchant } = await merchants.createMerchant({ name: "Lite Shop", sandbox: true });
   const { deposit } = await deposits.createDeposit({ merchantId: merchant!.id, processId: "lite-1", amount: 10_000n, bankId: "FAST", customer: { id: "c", name: "N", username: "u" } });
@@ -50,10 +41,10 @@ test.serial("on SQLite a deposit is created, found by id and by processId, and D
   t.is(deposit?.bankId, "FAST");
   const byProcess = await deposits.getDeposit({ merchantId: merchant!.id, key: { case: "processId", value: "lite-1" } });
   t.is(byProcess.deposit?.id, deposit!.id);
-  t.like(await failure(deposits.getDeposit({ key: { case: "processId", value: "lite-1" } })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
-  t.like(await failure(deposits.getDeposit({ merchantId: "mch_other", key: { case: "depositId", value: deposit!.id } })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
-  t.like(await failure(deposits.getDeposit({})), { reason: "VALIDATION_ERROR", field: "deposit_id" });
-  t.like(await failure(deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: "d".repeat(41) } })), { reason: "VALIDATION_ERROR", field: "deposit_id" });
+  t.like(await rejectionOf(deposits.getDeposit({ key: { case: "processId", value: "lite-1" } })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
+  t.like(await rejectionOf(deposits.getDeposit({ merchantId: "mch_other", key: { case: "depositId", value: deposit!.id } })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
+  t.like(await rejectionOf(deposits.getDeposit({})), { reason: "VALIDATION_ERROR", field: "deposit_id" });
+  t.like(await rejectionOf(deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: "d".repeat(41) } })), { reason: "VALIDATION_ERROR", field: "deposit_id" });
 });
 
 test.serial("listing is newest first, pages with an opaque cursor without gaps or repeats, and filters by status and time", async (t) => {
@@ -86,8 +77,8 @@ test.serial("listing is newest first, pages with an opaque cursor without gaps o
   const first = (await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: ids[0]! } })).deposit!;
   const early = await deposits.listDeposits({ merchantId, createdTo: timestampFromMs(Number(first.createdAt!.seconds) * 1000 + 1) });
   t.true(early.deposits.every((d) => d.createdAt!.seconds <= first.createdAt!.seconds));
-  t.like(await failure(deposits.listDeposits({ merchantId, cursor: "not-a-cursor" })), { reason: "VALIDATION_ERROR", field: "cursor" });
-  t.like(await failure(deposits.listDeposits({ merchantId, limit: 101 })), { reason: "VALIDATION_ERROR", field: "limit" });
+  t.like(await rejectionOf(deposits.listDeposits({ merchantId, cursor: "not-a-cursor" })), { reason: "VALIDATION_ERROR", field: "cursor" });
+  t.like(await rejectionOf(deposits.listDeposits({ merchantId, limit: 101 })), { reason: "VALIDATION_ERROR", field: "limit" });
 });
 
 test.serial("on SQLite the expiry job expires an unpaid deposit once its DEPOSIT_TTL has passed", async (t) => {
@@ -116,9 +107,9 @@ test.serial("every merchant-scoped call needs merchant_id; an operator's view ac
     () => deposits.listDeposits({}),
     () => deposits.cancelDeposit({ depositId: id }),
   ]) {
-    t.like(await failure(call()), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "merchant_id" });
+    t.like(await rejectionOf(call()), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "merchant_id" });
   }
-  t.like(await failure(deposits.listDeposits({ merchantId: "mer_x", allMerchants: true })), { reason: "VALIDATION_ERROR", field: "all_merchants" });
+  t.like(await rejectionOf(deposits.listDeposits({ merchantId: "mer_x", allMerchants: true })), { reason: "VALIDATION_ERROR", field: "all_merchants" });
   t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: id } })).deposit?.status, DepositStatus.PENDING, "nothing was cancelled by the refused call");
   const everyone = (await deposits.listDeposits({ allMerchants: true, limit: 100 })).deposits.map((d) => d.id);
   t.true(ids.every((d) => everyone.includes(d)), "the operator's explicit view lists every merchant's deposits");
@@ -138,7 +129,7 @@ test.serial("control characters and bidirectional overrides in processId and cus
     ["customer.id", { merchantId, processId: "ok-4", amount: 10_000n, customer: { ...customer, id: "c\u0007" } }],
   ];
   for (const [field, request] of cases) {
-    t.like(await failure(deposits.createDeposit(request)), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field }, field);
+    t.like(await rejectionOf(deposits.createDeposit(request)), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field }, field);
   }
   t.deepEqual((await deposits.listDeposits({ merchantId })).deposits, []);
 });
@@ -150,7 +141,7 @@ test.serial("a deposit is taken only when an account of the merchant's kind can 
   // Şekerbank (0059) has no receiving account of either kind in the test pool.
   const sekerbank = (await createServiceClient(BankCatalogService, running.server.url).listBanks({})).banks.find((b) => b.code === "0059")!.id;
   for (const merchantId of [live!.id, sandbox!.id]) {
-    const refused = await failure(deposits.createDeposit({ merchantId, processId: "none-1", amount: 10_000n, bankId: sekerbank, customer }));
+    const refused = await rejectionOf(deposits.createDeposit({ merchantId, processId: "none-1", amount: 10_000n, bankId: sekerbank, customer }));
     t.like(refused, { code: Code.FailedPrecondition, reason: "BANK_UNAVAILABLE", field: "bank_id", message: "no receiving account is available for this bank" });
     t.deepEqual((await deposits.listDeposits({ merchantId })).deposits, [], "nothing stored");
   }
@@ -202,7 +193,7 @@ test.serial("on SQLite a live merchant's http returnUrl, and javascript:, data: 
   const { merchant: live } = await merchants.createMerchant({ name: "Live Return Shop", sandbox: false });
   const customer = { id: "c", name: "N", username: "u" };
   for (const returnUrl of ["http://shop.example/back", "javascript:alert(1)", "data:text/html,x", "/back", "https://user:pw@shop.example/", "https://shop.example/" + "a".repeat(2000)]) {
-    const refused = await failure(deposits.createDeposit({ merchantId: live!.id, processId: "live-ret", amount: 10_000n, customer, returnUrl }));
+    const refused = await rejectionOf(deposits.createDeposit({ merchantId: live!.id, processId: "live-ret", amount: 10_000n, customer, returnUrl }));
     t.like(refused, { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "return_url" }, returnUrl);
     t.true(refused.message.startsWith("return_url: "), refused.message);
   }

@@ -14,7 +14,7 @@ import {
   type WithdrawalStatusChanged,
 } from "@payments/contracts/payout";
 import { createServiceClient, errorInfo, newId, type BaseContext, type RunningServices } from "@payments/kit";
-import { bankIban, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock } from "@payments/testing";
+import { bankIban, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf, testCustomer } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import type { PayoutContext } from "../src/context.js";
 import { creditDeposit } from "../src/deposit-credits.js";
@@ -89,15 +89,6 @@ function withdrawalRequest(merchantId: string, extra: Partial<CreateRequest> = {
     name: "Ayşe Yılmaz",
     ...extra,
   };
-}
-
-async function failure(call: Promise<unknown>) {
-  try {
-    await call;
-  } catch (err) {
-    return errorInfo(err);
-  }
-  throw new Error("the call succeeded but was expected to fail");
 }
 
 async function fund(merchantId: string, amount: number, currency = "TRY"): Promise<void> {
@@ -203,7 +194,7 @@ test.serial("200 concurrent withdrawals of 100 against 5,000 available: exactly 
 test.serial("concurrent first withdrawals of a merchant without a balance row lose no lock race to a 500: each is INSUFFICIENT_BALANCE", async (t) => {
   for (let round = 0; round < 3; round++) {
     const merchantId = await newMerchant();
-    const answers = await Promise.all(Array.from({ length: 8 }, () => failure(payouts.createWithdrawal(withdrawalRequest(merchantId)))));
+    const answers = await Promise.all(Array.from({ length: 8 }, () => rejectionOf(payouts.createWithdrawal(withdrawalRequest(merchantId)))));
     t.deepEqual(
       answers.map((a) => a.reason),
       Array(8).fill("INSUFFICIENT_BALANCE"),
@@ -231,7 +222,7 @@ test.serial("creates, cancels and adjustments racing on one balance keep it equa
 
 test.serial("a deposit completed in the deposit service credits available once, through its event on JetStream", async (t) => {
   const merchantId = await newMerchant();
-  const { deposit } = await deposits.createDeposit({ merchantId, processId: "dep-1", amount: 50_000n, customer: { id: "c1", name: "Ayşe Yılmaz", username: "ayse" } });
+  const { deposit } = await deposits.createDeposit({ merchantId, processId: "dep-1", amount: 50_000n, customer: testCustomer });
   await deposits.confirmDeposit({ depositId: deposit!.id });
   await eventually(async () => (await balance(merchantId)).available === 50_000, "the credit of the completed deposit", 15_000);
   t.deepEqual(await entriesOf(deposit!.id), [{ kind: "deposit_credit", available_delta: 50_000, held_delta: 0 }]);
@@ -285,7 +276,7 @@ test.serial("cancel returns the held amount once: pending → cancelled, repeate
   t.deepEqual(await outboxEvents(id), [], "creation publishes nothing");
 
   // Another merchant's caller does not find it.
-  t.like(await failure(payouts.cancelWithdrawal({ merchantId: await newMerchant(), withdrawalId: id })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
+  t.like(await rejectionOf(payouts.cancelWithdrawal({ merchantId: await newMerchant(), withdrawalId: id })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
 
   const cancelled = await payouts.cancelWithdrawal({ merchantId, withdrawalId: id });
   t.like(cancelled.withdrawal, { status: WithdrawalStatus.CANCELLED, sequence: 2n, failureReason: "" });
@@ -311,7 +302,7 @@ test.serial("cancel returns the held amount once: pending → cancelled, repeate
   // Once the worker took it, the money may be on its way: cancel is refused, nothing moves.
   const { withdrawal: taken } = await payouts.createWithdrawal(withdrawalRequest(merchantId, { amount: 400n }));
   await startProcessing(taken!.id);
-  t.like(await failure(payouts.cancelWithdrawal({ merchantId, withdrawalId: taken!.id })), {
+  t.like(await rejectionOf(payouts.cancelWithdrawal({ merchantId, withdrawalId: taken!.id })), {
     code: Code.FailedPrecondition,
     reason: "INVALID_TRANSACTION_STATE",
     details: { status: "processing" },
@@ -343,8 +334,8 @@ test.serial("an operator cannot decide a withdrawal whose bank answer is still a
   const id = withdrawal!.id;
   // As the worker leaves it while the bank call is in flight.
   await payout().db.transaction((trx) => moveWithdrawal(trx, clock, { withdrawalId: id, move: "start", patch: { dispatched_at: clock.now().getTime(), dispatch_attempts: 1 } }));
-  t.like(await failure(payouts.failWithdrawal({ withdrawalId: id, reason: "ACCOUNT_CLOSED" })), { code: Code.FailedPrecondition, reason: "BANK_ANSWER_PENDING" });
-  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: id, bankReference: "REF-1" })), { reason: "BANK_ANSWER_PENDING" });
+  t.like(await rejectionOf(payouts.failWithdrawal({ withdrawalId: id, reason: "ACCOUNT_CLOSED" })), { code: Code.FailedPrecondition, reason: "BANK_ANSWER_PENDING" });
+  t.like(await rejectionOf(payouts.completeWithdrawal({ withdrawalId: id, bankReference: "REF-1" })), { reason: "BANK_ANSWER_PENDING" });
   t.deepEqual(await balance(merchantId), { available: 600, held: 400 }, "nothing released");
   // The bank accepted it without deciding: now it is the operator's.
   await payout().db("withdrawals").where({ id }).update({ awaiting_operator: true });
@@ -361,8 +352,8 @@ test.serial("an operator completes a processing withdrawal (held paid out) or fa
   t.deepEqual(await balance(merchantId), { available: 4_000, held: 6_000 });
 
   // Only a processing withdrawal: a pending one is refused either way.
-  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: stillPending, bankReference: "REF-1" })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE", details: { status: "pending" } });
-  t.like(await failure(payouts.failWithdrawal({ withdrawalId: stillPending, reason: "ACCOUNT_CLOSED" })), { reason: "INVALID_TRANSACTION_STATE" });
+  t.like(await rejectionOf(payouts.completeWithdrawal({ withdrawalId: stillPending, bankReference: "REF-1" })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE", details: { status: "pending" } });
+  t.like(await rejectionOf(payouts.failWithdrawal({ withdrawalId: stillPending, reason: "ACCOUNT_CLOSED" })), { reason: "INVALID_TRANSACTION_STATE" });
 
   await startProcessing(toComplete);
   await startProcessing(toFail);
@@ -374,7 +365,7 @@ test.serial("an operator completes a processing withdrawal (held paid out) or fa
 
   // The code is trimmed and upper-cased; anything but letters, digits and _ is refused.
   for (const reason of ["", "   ", "closed!", "ACCOUNT CLOSED", "X".repeat(101)]) {
-    t.like(await failure(payouts.failWithdrawal({ withdrawalId: toFail, reason })), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "reason" }, JSON.stringify(reason));
+    t.like(await rejectionOf(payouts.failWithdrawal({ withdrawalId: toFail, reason })), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "reason" }, JSON.stringify(reason));
   }
   const failed = await payouts.failWithdrawal({ withdrawalId: toFail, reason: "  account_closed " });
   t.like(failed.withdrawal, { status: WithdrawalStatus.FAILED, failureReason: "ACCOUNT_CLOSED", sequence: 3n });
@@ -382,10 +373,10 @@ test.serial("an operator completes a processing withdrawal (held paid out) or fa
   t.deepEqual((await entriesOf(toFail)).at(-1), { kind: "withdrawal_release", available_delta: 2_000, held_delta: -2_000 });
 
   // Final is final: nothing moves again.
-  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: toComplete, bankReference: "REF-2" })), { reason: "INVALID_TRANSACTION_STATE", details: { status: "completed" } });
-  t.like(await failure(payouts.failWithdrawal({ withdrawalId: toComplete, reason: "NAME_MISMATCH" })), { reason: "INVALID_TRANSACTION_STATE" });
-  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: toFail, bankReference: "REF-3" })), { reason: "INVALID_TRANSACTION_STATE", details: { status: "failed" } });
-  t.like(await failure(payouts.completeWithdrawal({ withdrawalId: "wdr_missing", bankReference: "REF-4" })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
+  t.like(await rejectionOf(payouts.completeWithdrawal({ withdrawalId: toComplete, bankReference: "REF-2" })), { reason: "INVALID_TRANSACTION_STATE", details: { status: "completed" } });
+  t.like(await rejectionOf(payouts.failWithdrawal({ withdrawalId: toComplete, reason: "NAME_MISMATCH" })), { reason: "INVALID_TRANSACTION_STATE" });
+  t.like(await rejectionOf(payouts.completeWithdrawal({ withdrawalId: toFail, bankReference: "REF-3" })), { reason: "INVALID_TRANSACTION_STATE", details: { status: "failed" } });
+  t.like(await rejectionOf(payouts.completeWithdrawal({ withdrawalId: "wdr_missing", bankReference: "REF-4" })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
 
   t.deepEqual(
     (await outboxEvents(toComplete)).map((e) => e.topic),
@@ -446,7 +437,7 @@ test.serial("bad input is VALIDATION_ERROR naming the proto field, and nothing i
     ["bank_id", withdrawalRequest(merchantId, { bankId: "bnk_does_not_exist" })],
   ];
   for (const [field, request] of cases) {
-    const info = await failure(payouts.createWithdrawal(request));
+    const info = await rejectionOf(payouts.createWithdrawal(request));
     const label = JSON.stringify(request, (_, v: unknown) => (typeof v === "bigint" ? String(v) : v));
     t.like(info, { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field }, label);
     t.true(info.message.startsWith(`${field}: `), info.message);
@@ -469,7 +460,7 @@ test.serial("an IBAN that is not a valid Turkish one is INVALID_IBAN; spaces and
     "TR and garbage": "TR!!",
   };
   for (const [what, iban] of Object.entries(cases)) {
-    const info = await failure(payouts.createWithdrawal(withdrawalRequest(merchantId, { iban })));
+    const info = await rejectionOf(payouts.createWithdrawal(withdrawalRequest(merchantId, { iban })));
     t.like(info, { code: Code.InvalidArgument, reason: "INVALID_IBAN", field: "iban" }, what);
     t.true(info.message.startsWith("iban: "), info.message);
   }
@@ -516,14 +507,14 @@ test.serial("a repeated processId is DUPLICATE_TRANSACTION naming the first, eve
   await fund(merchantId, 1_000);
   const request = withdrawalRequest(merchantId, { amount: 1_000n });
   const { withdrawal } = await payouts.createWithdrawal(request);
-  t.like(await failure(payouts.createWithdrawal(request)), {
+  t.like(await rejectionOf(payouts.createWithdrawal(request)), {
     code: Code.AlreadyExists,
     reason: "DUPLICATE_TRANSACTION",
     field: "process_id",
     details: { transactionId: withdrawal!.id },
   });
   // Another amount or IBAN does not make it a new withdrawal.
-  t.like(await failure(payouts.createWithdrawal({ ...request, amount: 1n, iban: bankIban("00062", 7) })), { reason: "DUPLICATE_TRANSACTION", details: { transactionId: withdrawal!.id } });
+  t.like(await rejectionOf(payouts.createWithdrawal({ ...request, amount: 1n, iban: bankIban("00062", 7) })), { reason: "DUPLICATE_TRANSACTION", details: { transactionId: withdrawal!.id } });
   // The same processId at another merchant is that merchant's own.
   const other = await newMerchant();
   await fund(other, 1_000);
@@ -573,12 +564,12 @@ test.serial("AdjustBalance credits and debits available with a reason; a debit b
   t.like(debit.entry, { availableDelta: -400n, reason: "chargeback" });
   t.not(debit.entry!.transactionId, credit.entry!.transactionId);
 
-  t.like(await failure(payouts.adjustBalance({ merchantId, amount: -601n, reason: "too much" })), { code: Code.FailedPrecondition, reason: "INSUFFICIENT_BALANCE" });
+  t.like(await rejectionOf(payouts.adjustBalance({ merchantId, amount: -601n, reason: "too much" })), { code: Code.FailedPrecondition, reason: "INSUFFICIENT_BALANCE" });
   t.deepEqual(await balance(merchantId), { available: 600, held: 0 });
   t.is((await payout().db("ledger_entries").where({ merchant_id: merchantId })).length, 2);
   // Available only: money held for withdrawals cannot be adjusted away.
   await payouts.createWithdrawal(withdrawalRequest(merchantId, { amount: 500n }));
-  t.like(await failure(payouts.adjustBalance({ merchantId, amount: -101n, reason: "more than available" })), { reason: "INSUFFICIENT_BALANCE" });
+  t.like(await rejectionOf(payouts.adjustBalance({ merchantId, amount: -101n, reason: "more than available" })), { reason: "INSUFFICIENT_BALANCE" });
   t.like((await payouts.adjustBalance({ merchantId, amount: -100n, reason: "exactly available" })).balance, { available: 0n, held: 500n });
 
   const invalid: Array<[string, Parameters<typeof payouts.adjustBalance>[0]]> = [
@@ -593,7 +584,7 @@ test.serial("AdjustBalance credits and debits available with a reason; a debit b
     ["reason", { merchantId, amount: 1n, reason: "r".repeat(501) }],
   ];
   for (const [field, request] of invalid) {
-    t.like(await failure(payouts.adjustBalance(request)), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field }, field);
+    t.like(await rejectionOf(payouts.adjustBalance(request)), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field }, field);
   }
   t.deepEqual(await balance(merchantId), { available: 0, held: 500 });
   await assertLedgerInvariant(t, merchantId);
@@ -613,7 +604,7 @@ test.serial("balances are per currency, ordered by currency, and a withdrawal ho
   const merchantId = await newMerchant();
   await fund(merchantId, 900, "TRY");
   await fund(merchantId, 300, "EUR");
-  t.like(await failure(payouts.createWithdrawal(withdrawalRequest(merchantId, { amount: 301n, currency: "EUR" }))), { reason: "INSUFFICIENT_BALANCE" });
+  t.like(await rejectionOf(payouts.createWithdrawal(withdrawalRequest(merchantId, { amount: 301n, currency: "EUR" }))), { reason: "INSUFFICIENT_BALANCE" });
   const { withdrawal } = await payouts.createWithdrawal(withdrawalRequest(merchantId, { amount: 200n, currency: "eur" }));
   t.is(withdrawal?.currency, "EUR");
   const { balances } = await payouts.getBalances({ merchantId });
@@ -624,7 +615,7 @@ test.serial("balances are per currency, ordered by currency, and a withdrawal ho
       ["TRY", 900n, 0n],
     ],
   );
-  t.like(await failure(payouts.getBalances({ merchantId: "" })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
+  t.like(await rejectionOf(payouts.getBalances({ merchantId: "" })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
   await assertLedgerInvariant(t, merchantId, "TRY");
   await assertLedgerInvariant(t, merchantId, "EUR");
 });
@@ -638,11 +629,11 @@ test.serial("GetWithdrawal by id or by the merchant's processId, scoped to the m
   t.is((await payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: id } })).withdrawal?.id, id, "an operator, with all_merchants");
   t.is((await payouts.getWithdrawal({ merchantId, key: { case: "processId", value: withdrawal!.processId } })).withdrawal?.id, id);
   const stranger = await newMerchant();
-  t.like(await failure(payouts.getWithdrawal({ merchantId: stranger, key: { case: "withdrawalId", value: id } })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
-  t.like(await failure(payouts.getWithdrawal({ merchantId: stranger, key: { case: "processId", value: withdrawal!.processId } })), { code: Code.NotFound });
-  t.like(await failure(payouts.getWithdrawal({ key: { case: "processId", value: withdrawal!.processId } })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
-  t.like(await failure(payouts.getWithdrawal({ merchantId })), { reason: "VALIDATION_ERROR", field: "withdrawal_id" });
-  t.like(await failure(payouts.getWithdrawal({ merchantId, key: { case: "withdrawalId", value: "" } })), { reason: "VALIDATION_ERROR", field: "withdrawal_id" });
+  t.like(await rejectionOf(payouts.getWithdrawal({ merchantId: stranger, key: { case: "withdrawalId", value: id } })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
+  t.like(await rejectionOf(payouts.getWithdrawal({ merchantId: stranger, key: { case: "processId", value: withdrawal!.processId } })), { code: Code.NotFound });
+  t.like(await rejectionOf(payouts.getWithdrawal({ key: { case: "processId", value: withdrawal!.processId } })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
+  t.like(await rejectionOf(payouts.getWithdrawal({ merchantId })), { reason: "VALIDATION_ERROR", field: "withdrawal_id" });
+  t.like(await rejectionOf(payouts.getWithdrawal({ merchantId, key: { case: "withdrawalId", value: "" } })), { reason: "VALIDATION_ERROR", field: "withdrawal_id" });
 });
 
 test.serial("ListWithdrawals is newest first, pages with an opaque cursor without gaps or repeats, and filters by merchant, status and time", async (t) => {
@@ -694,10 +685,10 @@ test.serial("ListWithdrawals is newest first, pages with an opaque cursor withou
   const everyone = await payouts.listWithdrawals({ allMerchants: true, limit: 100 });
   t.true(everyone.withdrawals.some((w) => w.merchantId === other), "an operator lists every merchant");
 
-  t.like(await failure(payouts.listWithdrawals({ merchantId, cursor: "not-a-cursor" })), { reason: "VALIDATION_ERROR", field: "cursor" });
-  t.like(await failure(payouts.listWithdrawals({ merchantId, limit: 101 })), { reason: "VALIDATION_ERROR", field: "limit" });
-  t.like(await failure(payouts.listWithdrawals({ merchantId, limit: -1 })), { reason: "VALIDATION_ERROR", field: "limit" });
-  t.like(await failure(payouts.listWithdrawals({ merchantId, status: 42 as WithdrawalStatus })), { reason: "VALIDATION_ERROR", field: "status" });
+  t.like(await rejectionOf(payouts.listWithdrawals({ merchantId, cursor: "not-a-cursor" })), { reason: "VALIDATION_ERROR", field: "cursor" });
+  t.like(await rejectionOf(payouts.listWithdrawals({ merchantId, limit: 101 })), { reason: "VALIDATION_ERROR", field: "limit" });
+  t.like(await rejectionOf(payouts.listWithdrawals({ merchantId, limit: -1 })), { reason: "VALIDATION_ERROR", field: "limit" });
+  t.like(await rejectionOf(payouts.listWithdrawals({ merchantId, status: 42 as WithdrawalStatus })), { reason: "VALIDATION_ERROR", field: "status" });
 });
 
 test.serial("ListLedgerEntries is the merchant's ledger newest first, paged by an opaque cursor, filtered by currency", async (t) => {
@@ -745,10 +736,10 @@ test.serial("ListLedgerEntries is the merchant's ledger newest first, paged by a
     eur.entries.map((e) => e.availableDelta),
     [-25n, 50n],
   );
-  t.like(await failure(payouts.listLedgerEntries({ merchantId: "" })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
-  t.like(await failure(payouts.listLedgerEntries({ merchantId, limit: 501 })), { reason: "VALIDATION_ERROR", field: "limit" });
-  t.like(await failure(payouts.listLedgerEntries({ merchantId, cursor: "bm9wZQ" })), { reason: "VALIDATION_ERROR", field: "cursor" });
-  t.like(await failure(payouts.listLedgerEntries({ merchantId, currency: "EURO" })), { reason: "VALIDATION_ERROR", field: "currency" });
+  t.like(await rejectionOf(payouts.listLedgerEntries({ merchantId: "" })), { reason: "VALIDATION_ERROR", field: "merchant_id" });
+  t.like(await rejectionOf(payouts.listLedgerEntries({ merchantId, limit: 501 })), { reason: "VALIDATION_ERROR", field: "limit" });
+  t.like(await rejectionOf(payouts.listLedgerEntries({ merchantId, cursor: "bm9wZQ" })), { reason: "VALIDATION_ERROR", field: "cursor" });
+  t.like(await rejectionOf(payouts.listLedgerEntries({ merchantId, currency: "EURO" })), { reason: "VALIDATION_ERROR", field: "currency" });
   t.is((await payouts.listLedgerEntries({ merchantId, limit: 500 })).entries.length, 5);
 });
 
@@ -769,7 +760,7 @@ test.serial("every merchant-scoped RPC refuses an empty merchant_id with VALIDAT
     ["AdjustBalance", () => payouts.adjustBalance({ merchantId: "", amount: 1n, reason: "r" })],
   ];
   for (const [rpc, call] of refusals) {
-    const info = await failure(call());
+    const info = await rejectionOf(call());
     t.like(info, { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "merchant_id" }, rpc);
     t.true(info.message.startsWith("merchant_id: "), `${rpc}: ${info.message}`);
   }
@@ -788,7 +779,7 @@ test.serial("every merchant-scoped RPC refuses an empty merchant_id with VALIDAT
     // A process id is unique per merchant only: never looked up across merchants.
     ["GetWithdrawal by process id", () => payouts.getWithdrawal({ allMerchants: true, key: { case: "processId", value: withdrawal!.processId } })],
   ];
-  for (const [rpc, call] of contradictions) t.like(await failure(call()), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "all_merchants" }, rpc);
+  for (const [rpc, call] of contradictions) t.like(await rejectionOf(call()), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "all_merchants" }, rpc);
   t.deepEqual(await balance(merchantId), { available: 700, held: 300 });
   await assertLedgerInvariant(t, merchantId);
 });
@@ -820,9 +811,9 @@ test.serial("an operator's view across merchants needs all_merchants: ListWithdr
   t.deepEqual(paged.slice(0, seqOrdered.length), seqOrdered);
 
   // Another merchant's id finds nothing; all_merchants finds it.
-  t.like(await failure(payouts.getWithdrawal({ merchantId: a, key: { case: "withdrawalId", value: wb.id } })), { reason: "TRANSACTION_NOT_FOUND" });
+  t.like(await rejectionOf(payouts.getWithdrawal({ merchantId: a, key: { case: "withdrawalId", value: wb.id } })), { reason: "TRANSACTION_NOT_FOUND" });
   t.is((await payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: wb.id } })).withdrawal?.merchantId, b);
-  t.like(await failure(payouts.cancelWithdrawal({ merchantId: a, withdrawalId: wb.id })), { reason: "TRANSACTION_NOT_FOUND" });
+  t.like(await rejectionOf(payouts.cancelWithdrawal({ merchantId: a, withdrawalId: wb.id })), { reason: "TRANSACTION_NOT_FOUND" });
   t.like((await payouts.cancelWithdrawal({ allMerchants: true, withdrawalId: wb.id })).withdrawal, { status: WithdrawalStatus.CANCELLED, merchantId: b });
   t.deepEqual(await balance(b), { available: 2_000, held: 0 });
   await assertLedgerInvariant(t, a);

@@ -3,14 +3,14 @@ import { Code } from "@connectrpc/connect";
 import type { TestFn } from "ava";
 import { TRANSFER_RETURN_COMPLETED_TOPIC, TRANSFER_RETURN_FAILED_TOPIC } from "@payments/contracts";
 import { PayoutService, TransferReturnChangedSchema, TransferReturnStatus, type TransferReturnChanged } from "@payments/contracts/payout";
-import { createServiceClient, errorInfo, type RunningServices } from "@payments/kit";
+import { createServiceClient, type RunningServices } from "@payments/kit";
 import type { BankConnector, PayoutInstruction } from "../src/bank-connector.js";
 import { createManualConnector, createSandboxConnector } from "../src/index.js";
 import type { TransferReturnRow } from "../src/transfer-returns.js";
 import { takeReturnRequest } from "../src/transfer-return-requests.js";
 import { TransferReturnRequestedSchema } from "@payments/contracts/deposit";
 import { payoutContext } from "./worker-fixtures.js";
-import { eventually, turkishIban } from "@payments/testing";
+import { eventually, rejectionOf, turkishIban } from "@payments/testing";
 
 // Transfer returns, the same tests on MySQL (transfer-returns-mysql.test.ts) and SQLite
 // (transfer-returns-sqlite.test.ts): one payout process with its worker on, the real sandbox
@@ -54,15 +54,6 @@ export const WORKER_ENV = { MERCHANT_SERVICE_URL: "http://127.0.0.1:9", BANK_CAT
 export async function returnEvents(running: RunningServices): Promise<Array<TransferReturnChanged & { topic: string }>> {
   const rows = (await payoutContext(running).db("outbox").where("topic", "like", "payout.v1.transfer_return_%").select("topic", "payload").orderBy("seq")) as Array<{ topic: string; payload: Buffer }>;
   return rows.map((row) => Object.assign(fromBinary(TransferReturnChangedSchema, new Uint8Array(row.payload)), { topic: row.topic }));
-}
-
-async function rejection(call: Promise<unknown>) {
-  try {
-    await call;
-  } catch (err) {
-    return errorInfo(err);
-  }
-  throw new Error("expected the call to be refused");
 }
 
 export function transferReturnSuite(test: TestFn, services: () => RunningServices, sent: Sent): void {
@@ -130,8 +121,8 @@ export function transferReturnSuite(test: TestFn, services: () => RunningService
     t.like(failed, { status: TransferReturnStatus.FAILED, failureReason: "account closed, says the bank" });
 
     // Decided once: a second decision is refused and changes nothing.
-    t.like(await rejection(client().failTransferReturn({ id: toComplete.id, reason: "late" })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE" });
-    t.like(await rejection(client().completeTransferReturn({ id: toFail.id, bankReference: "X" })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE" });
+    t.like(await rejectionOf(client().failTransferReturn({ id: toComplete.id, reason: "late" })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE" });
+    t.like(await rejectionOf(client().completeTransferReturn({ id: toFail.id, bankReference: "X" })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE" });
 
     const events = await returnEvents(services());
     t.deepEqual(events.filter((e) => e.transferReturn?.id === toComplete.id).map((e) => [e.topic, e.transferReturn!.bankReference]), [[TRANSFER_RETURN_COMPLETED_TOPIC, "EFT-RET-1"]]);
@@ -175,33 +166,33 @@ export function transferReturnSuite(test: TestFn, services: () => RunningService
   test.serial("bad requests are refused before anything is stored: IBAN, amount, currency, required fields; unknown ids, undecidable returns", async (t) => {
     const count = async () => Number(((await payoutContext(services()).db("transfer_returns").count({ n: "*" }).first()) as { n: number | string }).n);
     const before = await count();
-    t.like(await rejection(create({ iban: "DE89370400440532013000" })), { code: Code.InvalidArgument, reason: "INVALID_IBAN", field: "iban" });
-    t.like(await rejection(create({ iban: "TR000006200000000000000001" })), { reason: "INVALID_IBAN", field: "iban" });
-    t.like(await rejection(create({ iban: "" })), { reason: "VALIDATION_ERROR", field: "iban" });
-    t.like(await rejection(create({ amount: 0n })), { reason: "VALIDATION_ERROR", field: "amount" });
-    t.like(await rejection(create({ amount: -5n })), { reason: "VALIDATION_ERROR", field: "amount" });
-    t.like(await rejection(create({ currency: "XYZ" })), { reason: "VALIDATION_ERROR", field: "currency" });
-    t.like(await rejection(create({ transferId: "" })), { reason: "VALIDATION_ERROR", field: "transfer_id" });
+    t.like(await rejectionOf(create({ iban: "DE89370400440532013000" })), { code: Code.InvalidArgument, reason: "INVALID_IBAN", field: "iban" });
+    t.like(await rejectionOf(create({ iban: "TR000006200000000000000001" })), { reason: "INVALID_IBAN", field: "iban" });
+    t.like(await rejectionOf(create({ iban: "" })), { reason: "VALIDATION_ERROR", field: "iban" });
+    t.like(await rejectionOf(create({ amount: 0n })), { reason: "VALIDATION_ERROR", field: "amount" });
+    t.like(await rejectionOf(create({ amount: -5n })), { reason: "VALIDATION_ERROR", field: "amount" });
+    t.like(await rejectionOf(create({ currency: "XYZ" })), { reason: "VALIDATION_ERROR", field: "currency" });
+    t.like(await rejectionOf(create({ transferId: "" })), { reason: "VALIDATION_ERROR", field: "transfer_id" });
     const base = { transferId: "trf_v", iban: ORDINARY, recipientName: "Zeynep Kaya", amount: 1n, currency: "", sandbox: true, reason: "r", actor: "a" };
-    t.like(await rejection(client().createTransferReturn({ ...base, actor: "  " })), { reason: "VALIDATION_ERROR", field: "actor" });
-    t.like(await rejection(client().createTransferReturn({ ...base, reason: "" })), { reason: "VALIDATION_ERROR", field: "reason" });
-    t.like(await rejection(client().createTransferReturn({ ...base, recipientName: "" })), { reason: "VALIDATION_ERROR", field: "recipient_name" });
+    t.like(await rejectionOf(client().createTransferReturn({ ...base, actor: "  " })), { reason: "VALIDATION_ERROR", field: "actor" });
+    t.like(await rejectionOf(client().createTransferReturn({ ...base, reason: "" })), { reason: "VALIDATION_ERROR", field: "reason" });
+    t.like(await rejectionOf(client().createTransferReturn({ ...base, recipientName: "" })), { reason: "VALIDATION_ERROR", field: "recipient_name" });
     t.is(await count(), before);
 
-    t.like(await rejection(client().completeTransferReturn({ id: "trr_nope", bankReference: "X" })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
-    t.like(await rejection(client().failTransferReturn({ id: "trr_nope", reason: "x" })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
-    t.like(await rejection(client().completeTransferReturn({ id: "trr_nope", bankReference: " " })), { reason: "VALIDATION_ERROR", field: "bank_reference" });
-    t.like(await rejection(client().failTransferReturn({ id: "trr_nope", reason: "" })), { reason: "VALIDATION_ERROR", field: "reason" });
-    t.like(await rejection(client().listTransferReturns({ status: 42 as TransferReturnStatus })), { reason: "VALIDATION_ERROR", field: "status" });
-    t.like(await rejection(client().listTransferReturns({ cursor: "nonsense" })), { reason: "VALIDATION_ERROR", field: "cursor" });
+    t.like(await rejectionOf(client().completeTransferReturn({ id: "trr_nope", bankReference: "X" })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
+    t.like(await rejectionOf(client().failTransferReturn({ id: "trr_nope", reason: "x" })), { code: Code.NotFound, reason: "TRANSACTION_NOT_FOUND" });
+    t.like(await rejectionOf(client().completeTransferReturn({ id: "trr_nope", bankReference: " " })), { reason: "VALIDATION_ERROR", field: "bank_reference" });
+    t.like(await rejectionOf(client().failTransferReturn({ id: "trr_nope", reason: "" })), { reason: "VALIDATION_ERROR", field: "reason" });
+    t.like(await rejectionOf(client().listTransferReturns({ status: 42 as TransferReturnStatus })), { reason: "VALIDATION_ERROR", field: "status" });
+    t.like(await rejectionOf(client().listTransferReturns({ cursor: "nonsense" })), { reason: "VALIDATION_ERROR", field: "cursor" });
 
     // A return handed to the bank whose answer is still awaited is not the operator's to decide.
     const inFlight = (await create({ sandbox: false })).transferReturn!;
     await settled([inFlight.id], "accepted");
     const db = payoutContext(services()).db;
     await db("transfer_returns").where({ id: inFlight.id }).update({ awaiting_operator: false, dispatched_at: payoutContext(services()).clock.now().getTime() });
-    t.like(await rejection(client().completeTransferReturn({ id: inFlight.id, bankReference: "X" })), { code: Code.FailedPrecondition, reason: "BANK_ANSWER_PENDING" });
-    t.like(await rejection(client().failTransferReturn({ id: inFlight.id, reason: "x" })), { reason: "BANK_ANSWER_PENDING" });
+    t.like(await rejectionOf(client().completeTransferReturn({ id: inFlight.id, bankReference: "X" })), { code: Code.FailedPrecondition, reason: "BANK_ANSWER_PENDING" });
+    t.like(await rejectionOf(client().failTransferReturn({ id: inFlight.id, reason: "x" })), { reason: "BANK_ANSWER_PENDING" });
     await db("transfer_returns").where({ id: inFlight.id }).update({ awaiting_operator: true });
     t.like((await client().failTransferReturn({ id: inFlight.id, reason: "test cleanup" })).transferReturn, { status: TransferReturnStatus.FAILED });
   });
