@@ -22,7 +22,7 @@ export function serviceUrlsAt(url: string): Record<string, string> {
 }
 
 /** A service's default module by name (payout and callback-sender made afresh, as createPayoutModule() and createCallbackModule() make them). */
-export function serviceModule(name: ServiceName): ServiceModule<any> {
+export function serviceModule(name: ServiceName): ServiceModule {
   switch (name) {
     case "merchant":
       return merchantModule;
@@ -50,7 +50,7 @@ export interface InProcessOptions extends Omit<StartOptions, "mode"> {
  * with options), in the order given; on a free port unless `env` names one (GRPC_PORT 0 is set on
  * `env` itself: the services keep reading that object, so a test may fill in a peer's URL later).
  */
-export async function startInProcess(services: ReadonlyArray<ServiceName | ServiceModule<any>>, options: InProcessOptions = {}): Promise<RunningServices> {
+export async function startInProcess(services: ReadonlyArray<ServiceName | ServiceModule>, options: InProcessOptions = {}): Promise<RunningServices> {
   const { receivingAccounts, mode = "all-in-one", env = {}, ...rest } = options;
   const modules = services.map((s) => (typeof s === "string" ? serviceModule(s) : s));
   env.GRPC_PORT ??= "0";

@@ -1,10 +1,9 @@
 // @payments/testing/services: the real services, for the tests of a package that may not import
-// them itself (another service, the gateway, the CLI). See README.md.
-export { bankCatalogModule, seedSandboxAccounts } from "@payments/bank-catalog-service";
-export { callbackModule, createCallbackModule, type CallbackModuleOptions } from "@payments/callback-sender-service";
-export { DEPOSIT_TOPICS, depositModule } from "@payments/deposit-service";
-export { merchantModule } from "@payments/merchant-service";
-export { createPayoutModule, payoutModule, startPayoutWorker, type PayoutContext } from "@payments/payout-service";
-export * from "./service-rules.js";
+// them itself (another service's, the gateway's, the CLI's) and for the end-to-end suites. See
+// README.md. Services by name (serviceModule, startInProcess, startSplitDeployment); a peer that
+// needs options is made with its own factory.
+export { createCallbackModule, type CallbackModuleOptions } from "@payments/callback-sender-service";
+export { createPayoutModule, startPayoutWorker, type PayoutContext } from "@payments/payout-service";
 export * from "./in-process.js";
+export * from "./service-rules.js";
 export * from "./split-deployment.js";

@@ -27,7 +27,7 @@ export interface SplitDeploymentOptions {
   /** Settings of one service, over the common ones (its DATABASE_URL and its peers' URLs are added). */
   env?: Partial<Record<ServiceName, Env>>;
   /** A module other than the service's default one (a payout module with connectors of the test's own). */
-  modules?: Partial<Record<ServiceName, ServiceModule<any>>>;
+  modules?: Partial<Record<ServiceName, ServiceModule>>;
   /** A logger per service. */
   logger?: (name: ServiceName) => Logger;
   /** A NATS server of the test's own (one it stops); default the local one, whose test stream stop() deletes. */
