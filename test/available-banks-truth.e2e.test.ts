@@ -1,15 +1,12 @@
 import test, { type ExecutionContext } from "ava";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { startAllInOne, type AllInOne } from "@payments/all-in-one";
+import type { AllInOne } from "@payments/all-in-one";
 import { BankCatalogService, type Bank } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient } from "@payments/kit";
 import { addTestReceivingAccounts, credentialsOf, eventuallyAt, testCustomer } from "@payments/testing";
-import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
+import { offered, startCatalogDeployments, type CatalogDeployments } from "./catalog-deployments.js";
 
 // "The bank list is the truth" (decisions.md): GET /v1/available-banks lists a bank, or FAST,
 // exactly when a deposit there would be accepted now. Against the real services, once split
@@ -21,7 +18,6 @@ import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
 // gateway that hears no event shows the fallback bound, CATALOG_CACHE_TTL (1 s).
 
 const token = "available-banks-truth-token";
-const LONG_TTL = "10m";
 const BOUND_MS = 1_000;
 const CODES = { halk: "0012", vakif: "0015", teb: "0032", yapiKredi: "0067" } as const;
 
@@ -32,8 +28,7 @@ interface Deployment {
   merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), "available-banks-truth-"));
-let splitServices: SplitDeployment;
+let deployments: CatalogDeployments | undefined;
 let gateway: Awaited<ReturnType<typeof startGateway>>;
 /** Hears no events (no NATS_URL, no bus): only its CATALOG_CACHE_TTL of 1 s bounds its lists. */
 let deafGateway: Awaited<ReturnType<typeof startGateway>>;
@@ -61,24 +56,9 @@ async function prepareCatalog(catalog: Deployment["catalog"]): Promise<void> {
 }
 
 test.before(async () => {
-  splitServices = await startSplitDeployment({
-    services: ["merchant", "bank-catalog", "deposit"],
-    token,
-    common: { CATALOG_CACHE_TTL: LONG_TTL },
-    env: { merchant: { MASTER_KEY: "d".repeat(64) } },
-  });
-  const gatewayEnv = {
-    PORT: "0",
-    HOST: "127.0.0.1",
-    INTERNAL_API_TOKEN: token,
-    // Payout and callback-sender are not called by these tests: the deposit service's address stands in.
-    ...splitServices.serviceUrls(splitServices.url("deposit")),
-    CREDENTIAL_CACHE_TTL: LONG_TTL,
-    CATALOG_CACHE_TTL: LONG_TTL,
-    LOG_LEVEL: "warn",
-  };
-  gateway = await startGateway({ env: { ...gatewayEnv, ...splitServices.js } });
-  deafGateway = await startGateway({ env: { ...gatewayEnv, CATALOG_CACHE_TTL: "1s", LOG_LEVEL: "error" } });
+  deployments = await startCatalogDeployments({ token, masterKeys: ["d".repeat(64), "e".repeat(64)] });
+  ({ gateway, deafGateway, allInOne } = deployments);
+  const splitServices = deployments.split;
   split = {
     name: "split",
     gatewayUrl: gateway.url,
@@ -87,11 +67,6 @@ test.before(async () => {
   };
   await prepareCatalog(split.catalog);
 
-  const env: Record<string, string | undefined> = { ...process.env, PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: "e".repeat(64), LOG_LEVEL: "warn", CATALOG_CACHE_TTL: LONG_TTL, CREDENTIAL_CACHE_TTL: LONG_TTL };
-  delete env.DATABASE_URL;
-  delete env.NATS_URL;
-  delete env.INTERNAL_API_TOKEN;
-  allInOne = await startAllInOne({ env });
   local = {
     name: "all-in-one",
     gatewayUrl: allInOne.gateway.url,
@@ -102,22 +77,12 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
-  await allInOne?.stop();
-  await deafGateway?.stop();
-  await gateway?.stop();
-  await splitServices?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await deployments?.stop();
 });
 
 async function newMerchant(deployment: Deployment, sandbox: boolean): Promise<Credentials> {
   const created = await deployment.merchants.createMerchant({ name: `Truth Shop (${sandbox ? "sandbox" : "live"})`, sandbox });
   return credentialsOf(created);
-}
-
-async function offered(gatewayUrl: string, merchant: Credentials): Promise<BankEntry[]> {
-  const res = await signedFetch(gatewayUrl, merchant, "GET", "/v1/available-banks");
-  if (res.status !== 200) throw new Error(`bank list: ${res.status} ${JSON.stringify(res.json)}`);
-  return (res.json.data as { banks: BankEntry[] }).banks;
 }
 
 let sequence = 0;

@@ -1,16 +1,13 @@
 import test, { type ExecutionContext } from "ava";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { startAllInOne, type AllInOne } from "@payments/all-in-one";
+import type { AllInOne } from "@payments/all-in-one";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, type BaseContext } from "@payments/kit";
 import { credentialsOf, eventuallyAt, testCustomer } from "@payments/testing";
-import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
+import { offered, startCatalogDeployments, type CatalogDeployments } from "./catalog-deployments.js";
 
 // The bank list and deposit terms are cached at every hop (the catalog's snapshot, the
 // gateway's lists, the deposit service's terms), with TTLs of 10 minutes here: only the
@@ -22,7 +19,6 @@ import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
 
 const root = new URL("..", import.meta.url).pathname;
 const token = "catalog-cache-internal-token";
-const LONG_TTL = "10m";
 const BOUND_MS = 1_000;
 const AKBANK_CODE = "0046";
 const GARANTI_CODE = "0062";
@@ -37,8 +33,7 @@ interface Deployment {
   gatewayCatalogLoads(): number;
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), "catalog-cache-e2e-"));
-let splitServices: SplitDeployment;
+let deployments: CatalogDeployments | undefined;
 let gateway: Awaited<ReturnType<typeof startGateway>>;
 /** Hears no events: NATS_URL unset and no bus given. */
 let deafGateway: Awaited<ReturnType<typeof startGateway>>;
@@ -47,25 +42,9 @@ let split: Deployment;
 let local: Deployment;
 
 test.before(async () => {
-  splitServices = await startSplitDeployment({
-    services: ["merchant", "bank-catalog", "deposit"],
-    token,
-    common: { CATALOG_CACHE_TTL: LONG_TTL },
-    env: { merchant: { MASTER_KEY: "b".repeat(64) } },
-    receivingAccounts: true,
-  });
-  const gatewayEnv = {
-    PORT: "0",
-    HOST: "127.0.0.1",
-    INTERNAL_API_TOKEN: token,
-    // Payout and callback-sender are not called by these tests: the deposit service's address stands in.
-    ...splitServices.serviceUrls(splitServices.url("deposit")),
-    CREDENTIAL_CACHE_TTL: LONG_TTL,
-    CATALOG_CACHE_TTL: LONG_TTL,
-    LOG_LEVEL: "warn",
-  };
-  gateway = await startGateway({ env: { ...gatewayEnv, ...splitServices.js } });
-  deafGateway = await startGateway({ env: { ...gatewayEnv, CATALOG_CACHE_TTL: "1s", LOG_LEVEL: "error" } });
+  deployments = await startCatalogDeployments({ token, masterKeys: ["b".repeat(64), "c".repeat(64)], receivingAccounts: true });
+  ({ gateway, deafGateway, allInOne } = deployments);
+  const splitServices = deployments.split;
   split = {
     gatewayUrl: gateway.url,
     catalogUrl: splitServices.url("bank-catalog"),
@@ -75,11 +54,6 @@ test.before(async () => {
     gatewayCatalogLoads: () => gateway.catalog.stats().loads,
   };
 
-  const env: Record<string, string | undefined> = { ...process.env, PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: "c".repeat(64), LOG_LEVEL: "warn", CATALOG_CACHE_TTL: LONG_TTL, CREDENTIAL_CACHE_TTL: LONG_TTL };
-  delete env.DATABASE_URL;
-  delete env.NATS_URL;
-  delete env.INTERNAL_API_TOKEN;
-  allInOne = await startAllInOne({ env });
   local = {
     gatewayUrl: allInOne.gateway.url,
     catalogUrl: allInOne.services.server.url,
@@ -90,11 +64,7 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
-  await allInOne?.stop();
-  await deafGateway?.stop();
-  await gateway?.stop();
-  await splitServices?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await deployments?.stop();
 });
 
 /** `pnpm cli …` against a deployment, as an operator runs it. */
@@ -115,12 +85,6 @@ function cli(deployment: Deployment, args: string[]): Promise<{ code: number | n
 async function newMerchant(deployment: Deployment, sandbox: boolean): Promise<Credentials> {
   const created = await createServiceClient(MerchantService, deployment.merchantUrl, deployment.token ? { token: deployment.token } : {}).createMerchant({ name: "Cache Shop", sandbox });
   return credentialsOf(created);
-}
-
-async function offered(gatewayUrl: string, merchant: Credentials): Promise<BankEntry[]> {
-  const res = await signedFetch(gatewayUrl, merchant, "GET", "/v1/available-banks");
-  if (res.status !== 200) throw new Error(`bank list: ${res.status} ${JSON.stringify(res.json)}`);
-  return (res.json.data as { banks: BankEntry[] }).banks;
 }
 
 let sequence = 0;
@@ -193,7 +157,7 @@ test.serial("a gateway that hears no event still stops offering a disabled bank 
   // The kept list was read before this moment, so it expires before this moment + 1 s.
   const keptBy = Date.now();
   t.truthy(garanti);
-  const catalog = createServiceClient(BankCatalogService, splitServices.url("bank-catalog"), { token });
+  const catalog = createServiceClient(BankCatalogService, deployments!.split.url("bank-catalog"), { token });
   await catalog.updateBank({ bankId: garanti._id, active: false });
   // The catalog itself, and the gateway that hears events, know at once.
   await eventuallyAt(async () => !(await offered(gateway.url, merchant)).some((b) => b._id === garanti._id), "the listening gateway to drop Garanti", BOUND_MS, 20);
