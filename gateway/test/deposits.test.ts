@@ -11,7 +11,7 @@ import { createServiceClient, type RunningServices } from "@payments/kit";
 import { credentialsOf, DEPOSIT_RECORD_KEYS, manualClock } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { startGateway, type RunningGateway } from "../src/server.js";
-import { signedCall, type Credentials, type Reply } from "./http-client.js";
+import { checkReply, signedCall, type Credentials, type Reply } from "./http-client.js";
 
 /*
  * Deposits and the transaction listing through the gateway, against the real merchant,
@@ -71,23 +71,6 @@ async function newMerchant(): Promise<Merchant> {
 }
 
 type T = ExecutionContext;
-
-/** Every reply: the envelope of api.md, a request id, and nothing from inside (stack, SQL, driver text). */
-function checkReply(t: T, reply: Reply): Reply {
-  t.regex(String(reply.headers["content-type"]), /^application\/json/, reply.text);
-  t.truthy(reply.headers["x-request-id"]);
-  t.is(typeof reply.json.success, "boolean");
-  t.true(Number.isInteger(reply.json.timestamp));
-  if (reply.json.success) {
-    t.deepEqual(Object.keys(reply.json).sort(), ["data", "success", "timestamp"]);
-  } else {
-    t.deepEqual(Object.keys(reply.json).sort(), ["error", "success", "timestamp"]);
-    t.is(typeof reply.json.error?.code, "string");
-    t.true(typeof reply.json.error?.message === "string" && reply.json.error.message.length > 0);
-  }
-  t.notRegex(reply.text, /\bat .+:\d+:\d+|\.ts:\d+|node_modules|SELECT |INSERT |UPDATE .+ SET|(?<![\w-])(?:SQLITE|ER_[A-Z_]+|knex)/i, reply.text);
-  return reply;
-}
 
 async function post(t: T, merchant: Credentials, path: string, body: unknown, headers: Record<string, string> = { "Content-Type": "application/json" }): Promise<Reply> {
   const text = typeof body === "string" ? body : JSON.stringify(body);

@@ -1,4 +1,5 @@
 import http from "node:http";
+import type { ExecutionContext } from "ava";
 import type { Clock } from "@payments/kit";
 import { sign } from "@payments/signing";
 import { checkOpenApiResponse } from "../../test/openapi-check.js";
@@ -90,4 +91,21 @@ export function signedCall(baseUrl: string, credentials: Credentials, clock: Clo
     method,
     headers: { ...authHeaders(credentials, clock, { method, path: req.path, body: req.body ?? "" }, options), ...req.headers },
   });
+}
+
+/** Every reply: the envelope of api.md, a request id, and nothing from inside (stack, SQL, driver text). */
+export function checkReply(t: ExecutionContext, reply: Reply): Reply {
+  t.regex(String(reply.headers["content-type"]), /^application\/json/, reply.text);
+  t.truthy(reply.headers["x-request-id"]);
+  t.is(typeof reply.json.success, "boolean");
+  t.true(Number.isInteger(reply.json.timestamp));
+  if (reply.json.success) {
+    t.deepEqual(Object.keys(reply.json).sort(), ["data", "success", "timestamp"]);
+  } else {
+    t.deepEqual(Object.keys(reply.json).sort(), ["error", "success", "timestamp"]);
+    t.is(typeof reply.json.error?.code, "string");
+    t.true(typeof reply.json.error?.message === "string" && reply.json.error.message.length > 0);
+  }
+  t.notRegex(reply.text, /\bat .+:\d+:\d+|\.ts:\d+|node_modules|SELECT |INSERT |UPDATE .+ SET|(?<![\w-])(?:SQLITE|ER_[A-Z_]+|knex)/i, reply.text);
+  return reply;
 }

@@ -14,7 +14,7 @@ import { manualClock, turkishIban, WITHDRAWAL_RECORD_KEYS } from "@payments/test
 import { startInProcess } from "@payments/testing/services";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { decodeMergedCursor, encodeMergedCursor } from "../src/routes/transactions.js";
-import { signedCall, type Credentials, type Reply } from "./http-client.js";
+import { checkReply, signedCall, type Credentials, type Reply } from "./http-client.js";
 
 /*
  * Withdrawals, the balance and the merged transaction listing through the gateway, against
@@ -110,23 +110,6 @@ async function newMerchant(options: { stack?: Stack; allowedIps?: string[]; fund
   const merchant = { id: res.merchant.id, apiKey: res.merchant.apiKey, apiSecret: res.apiSecret, stack };
   if (options.funds) await stack.payouts.adjustBalance({ merchantId: merchant.id, amount: BigInt(options.funds), reason: "test funding" });
   return merchant;
-}
-
-/** Every reply: the envelope of api.md, a request id, and nothing from inside (stack, SQL, driver text). */
-function checkReply(t: T, reply: Reply): Reply {
-  t.regex(String(reply.headers["content-type"]), /^application\/json/, reply.text);
-  t.truthy(reply.headers["x-request-id"]);
-  t.is(typeof reply.json.success, "boolean");
-  t.true(Number.isInteger(reply.json.timestamp));
-  if (reply.json.success) {
-    t.deepEqual(Object.keys(reply.json).sort(), ["data", "success", "timestamp"]);
-  } else {
-    t.deepEqual(Object.keys(reply.json).sort(), ["error", "success", "timestamp"]);
-    t.is(typeof reply.json.error?.code, "string");
-    t.true(typeof reply.json.error?.message === "string" && reply.json.error.message.length > 0);
-  }
-  t.notRegex(reply.text, /\bat .+:\d+:\d+|\.ts:\d+|node_modules|SELECT |INSERT |UPDATE .+ SET|(?<![\w-])(?:SQLITE|ER_[A-Z_]+|knex)/i, reply.text);
-  return reply;
 }
 
 async function post(t: T, merchant: Merchant, path: string, body: unknown, headers: Record<string, string> = { "Content-Type": "application/json" }): Promise<Reply> {
