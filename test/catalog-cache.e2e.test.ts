@@ -100,7 +100,7 @@ async function deposit(deployment: Deployment, merchant: Credentials, bankCode: 
 
 /** When the catalog wrote the change (its `updated_at`, by the service's clock). */
 async function changedAt(deployment: Deployment, bankCode: string): Promise<number> {
-  const row = (await deployment.catalogDb()("banks").where({ code: bankCode }).first("updated_at", "active")) as { updated_at: number; active: number | boolean };
+  const row = await deployment.catalogDb()("banks").where({ code: bankCode }).first<{ updated_at: number; active: number | boolean }>("updated_at", "active");
   if (row.active) throw new Error(`bank ${bankCode} is still active`);
   return Number(row.updated_at);
 }

@@ -81,7 +81,7 @@ test("with NATS stopped a deposit cancel answers at once; its event reaches JetS
   );
 
   const outbox = split!.service("deposit").contexts.get("deposit")!.db;
-  const pending = (await outbox("outbox").whereNull("published_at").where("topic", "deposit.v1.deposit_cancelled").select("event_id")) as Array<{ event_id: string }>;
+  const pending = await outbox("outbox").whereNull("published_at").where("topic", "deposit.v1.deposit_cancelled").select<Array<{ event_id: string }>>("event_id");
   t.is(pending.length, depositIds.length, "the events wait in the outbox while NATS is down");
 
   await nats.start();

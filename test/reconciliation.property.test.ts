@@ -274,7 +274,7 @@ interface Snapshot {
 }
 
 async function snapshot(): Promise<Snapshot> {
-  const returning = ((await db()("incoming_transfers").where({ status: "returning" }).select("id")) as Array<{ id: string }>).map((r) => r.id);
+  const returning = (await db()("incoming_transfers").where({ status: "returning" }).select<Array<{ id: string }>>("id")).map((r) => r.id);
   const last = (await db()("outbox").max({ seq: "seq" }).first()) as { seq: number | null };
   return {
     returning,
@@ -325,11 +325,11 @@ async function checkBooks(where: string): Promise<void> {
   if (byCredit.size !== creditedByModel.size) fail(`${byCredit.size} credits, but ${creditedByModel.size} deposits completed by a transfer`);
 
   // The same from the rows: each completed deposit with a transfer is that transfer's only deposit, and the other way round.
-  const paid = (await db()("deposits").whereNotNull("transfer_id").select("id", "status", "amount", "transfer_id")) as Array<{ id: string; status: string; amount: number; transfer_id: string }>;
+  const paid = await db()("deposits").whereNotNull("transfer_id").select<Array<{ id: string; status: string; amount: number; transfer_id: string }>>("id", "status", "amount", "transfer_id");
   if (new Set(paid.map((d) => d.transfer_id)).size !== paid.length) fail("two deposits name the same transfer");
   const dbTotal = paid.filter((d) => d.status === "completed").reduce((sum, d) => sum + BigInt(d.amount), 0n);
   if (dbTotal !== creditedTotal) fail(`completed deposits with a transfer add up to ${dbTotal}, credited ${creditedTotal}`);
-  const matched = (await db()("incoming_transfers").where({ status: "matched" }).select("id", "deposit_id")) as Array<{ id: string; deposit_id: string | null }>;
+  const matched = await db()("incoming_transfers").where({ status: "matched" }).select<Array<{ id: string; deposit_id: string | null }>>("id", "deposit_id");
   if (new Set(matched.map((m) => m.deposit_id)).size !== matched.length) fail("two matched transfers name the same deposit");
   const paidBy = new Map(paid.map((d) => [d.id, d]));
   for (const m of matched) {
@@ -339,7 +339,7 @@ async function checkBooks(where: string): Promise<void> {
   if (matched.length !== paid.length) fail(`${matched.length} matched transfers, ${paid.length} deposits paid by one`);
 
   // The suspense ledger per account is what the open transfers hold.
-  const ledger = (await db()("suspense_entries").select("iban", "currency").sum({ amount: "amount" }).groupBy("iban", "currency")) as Array<{ iban: string; currency: string; amount: number | string | null }>;
+  const ledger = await db()("suspense_entries").select("iban", "currency").sum({ amount: "amount" }).groupBy<Array<{ iban: string; currency: string; amount: number | string | null }>>("iban", "currency");
   const ledgerOf = new Map(ledger.map((l) => [`${l.iban} ${l.currency}`, BigInt(Number(l.amount ?? 0))]));
   for (const a of recon.accounts) {
     const held = ledgerOf.get(`${a.iban} ${a.currency}`) ?? 0n;
@@ -350,10 +350,10 @@ async function checkBooks(where: string): Promise<void> {
 
   // Every return asked for (through the outbox) reached the payout service exactly once per
   // attempt, and only the latest attempt of a transfer can still be open.
-  const asked = (await db()("incoming_transfers").where("return_attempts", ">", 0).select("id", "return_attempts", "status")) as Array<{ id: string; return_attempts: number; status: string }>;
+  const asked = await db()("incoming_transfers").where("return_attempts", ">", 0).select<Array<{ id: string; return_attempts: number; status: string }>>("id", "return_attempts", "status");
   const attempts = new Map<string, Array<{ attempt: number; status: string }>>();
   for (let i = 0; i < asked.length; i += 500) {
-    const rows = (await payoutDb()("transfer_returns").whereIn("transfer_id", asked.slice(i, i + 500).map((a) => a.id)).select("transfer_id", "attempt", "status")) as Array<{ transfer_id: string; attempt: number; status: string }>;
+    const rows = await payoutDb()("transfer_returns").whereIn("transfer_id", asked.slice(i, i + 500).map((a) => a.id)).select<Array<{ transfer_id: string; attempt: number; status: string }>>("transfer_id", "attempt", "status");
     for (const r of rows) attempts.set(r.transfer_id, [...(attempts.get(r.transfer_id) ?? []), { attempt: Number(r.attempt), status: r.status }]);
   }
   for (const a of asked) {
@@ -568,16 +568,16 @@ async function decide(run: Run, action: Extract<Action, { kind: "match" | "compl
 
 /** The payout service's return attempts of a transfer (created from the outbox event, possibly not yet). */
 async function payoutReturnsOf(transferId: string): Promise<Array<{ attempt: number; status: string; recipient_name: string }>> {
-  return (await payoutDb()("transfer_returns").where({ transfer_id: transferId }).orderBy("attempt").select("attempt", "status", "recipient_name")) as Array<{ attempt: number; status: string; recipient_name: string }>;
+  return await payoutDb()("transfer_returns").where({ transfer_id: transferId }).orderBy("attempt").select<Array<{ attempt: number; status: string; recipient_name: string }>>("attempt", "status", "recipient_name");
 }
 
 /** Payout returns waiting for an operator's decision (the sandbox bank's 0003 IBAN), of these transfers. */
 async function returnsAwaitingOperator(transferIds: readonly string[]): Promise<Array<{ id: string; transfer_id: string }>> {
   if (transferIds.length === 0) return [];
-  return (await payoutDb()("transfer_returns").whereIn("transfer_id", transferIds).where({ status: "processing", awaiting_operator: true }).select("id", "transfer_id")) as Array<{
+  return await payoutDb()("transfer_returns").whereIn("transfer_id", transferIds).where({ status: "processing", awaiting_operator: true }).select<Array<{
     id: string;
     transfer_id: string;
-  }>;
+  }>>("id", "transfer_id");
 }
 
 /**
@@ -587,7 +587,7 @@ async function returnsAwaitingOperator(transferIds: readonly string[]): Promise<
  */
 async function quiesce(): Promise<void> {
   await eventually(async () => {
-    const returning = ((await db()("incoming_transfers").where({ status: "returning" }).select("id")) as Array<{ id: string }>).map((r) => r.id);
+    const returning = (await db()("incoming_transfers").where({ status: "returning" }).select<Array<{ id: string }>>("id")).map((r) => r.id);
     if (returning.length === 0) return true;
     const waiting = new Set((await returnsAwaitingOperator(returning)).map((r) => r.transfer_id));
     return returning.every((id) => waiting.has(id));

@@ -111,7 +111,7 @@ test("a return committed with its outbox event survives a kill -9 before the pub
   const depositDb = openDatabase({ url: depositDatabase.url, poolMax: 1 });
   const payoutDb = openDatabase({ url: split!.databases.payout!.url, poolMax: 1 });
   try {
-    const pending = (await depositDb("outbox").where({ topic: "deposit.v1.transfer_return_requested" }).select("event_id", "published_at")) as Array<{ event_id: string; published_at: number | null }>;
+    const pending = await depositDb("outbox").where({ topic: "deposit.v1.transfer_return_requested" }).select<Array<{ event_id: string; published_at: number | null }>>("event_id", "published_at");
     t.is(pending.length, 2, "one return request in the outbox per decision");
     t.true(pending.every((p) => p.published_at === null), "not published: NATS is down");
 
@@ -129,23 +129,23 @@ test("a return committed with its outbox event survives a kill -9 before the pub
     }
     // Long enough for a second request, if there were one, to have been taken.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const returns = (await payoutDb("transfer_returns").where({ transfer_id: transfer!.id }).select("attempt", "status", "recipient_name", "iban", "amount", "sandbox")) as Array<Record<string, unknown>>;
+    const returns = await payoutDb("transfer_returns").where({ transfer_id: transfer!.id }).select<Array<Record<string, unknown>>>("attempt", "status", "recipient_name", "iban", "amount", "sandbox");
     t.deepEqual(
       returns.map((r) => [Number(r.attempt), r.status, r.recipient_name, r.iban, Number(r.amount), Boolean(r.sandbox)]),
       [[1, "completed", "Hatice Kaya", "TR330006100519786457841326", 123_45, true]],
       "exactly one return, attempt 1, paid to the sender the bank named",
     );
-    const lateReturns = (await payoutDb("transfer_returns").where({ transfer_id: late.transfer!.id }).select("attempt", "status", "recipient_name", "actor")) as Array<Record<string, unknown>>;
+    const lateReturns = await payoutDb("transfer_returns").where({ transfer_id: late.transfer!.id }).select<Array<Record<string, unknown>>>("attempt", "status", "recipient_name", "actor");
     t.deepEqual(
       lateReturns.map((r) => [Number(r.attempt), r.status, r.recipient_name, r.actor]),
       [[1, "completed", "Murat Demir", "rules"]],
       "the rule's return, exactly once",
     );
     t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: deposit!.id } })).deposit?.status, DepositStatus.EXPIRED, "the late payment never completed its deposit");
-    const published = (await depositDb("outbox").where({ topic: "deposit.v1.transfer_return_requested" }).select("published_at")) as Array<{ published_at: number | null }>;
+    const published = await depositDb("outbox").where({ topic: "deposit.v1.transfer_return_requested" }).select<Array<{ published_at: number | null }>>("published_at");
     t.is(published.length, 2);
     t.true(published.every((p) => p.published_at !== null), "published after the restart");
-    const actions = (await depositDb("transfer_actions").where({ transfer_id: transfer!.id }).orderBy([{ column: "at" }, { column: "id" }]).select("action", "actor")) as Array<{ action: string; actor: string }>;
+    const actions = await depositDb("transfer_actions").where({ transfer_id: transfer!.id }).orderBy([{ column: "at" }, { column: "id" }]).select<Array<{ action: string; actor: string }>>("action", "actor");
     t.deepEqual(
       actions.map((a) => [a.action, a.actor]),
       [

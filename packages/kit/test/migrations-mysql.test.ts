@@ -88,7 +88,7 @@ function env(url: string, extra: Record<string, string> = {}): Record<string, st
 }
 
 async function lockRows(db: Knex): Promise<Array<{ index: number; is_locked: number }>> {
-  return (await db("knex_migrations_lock").select("index", "is_locked")) as Array<{ index: number; is_locked: number }>;
+  return await db("knex_migrations_lock").select<Array<{ index: number; is_locked: number }>>("index", "is_locked");
 }
 
 for (const replicas of [2, 5]) {
@@ -104,7 +104,7 @@ for (const replicas of [2, 5]) {
         await Promise.all(starts.map((s) => (s.status === "fulfilled" ? (s.value).stop() : undefined)));
         const db = openDatabase({ url: database.url });
         try {
-          const applied = (await db("knex_migrations").select("name")) as Array<{ name: string }>;
+          const applied = await db("knex_migrations").select<Array<{ name: string }>>("name");
           t.deepEqual(applied.map((r) => r.name).sort(), everyMigration.map((m) => m.name).sort(), `round ${round}: each migration applied once`);
           t.deepEqual(await lockRows(db), [{ index: 1, is_locked: 0 }], `round ${round}: one lock row, free`);
         } finally {

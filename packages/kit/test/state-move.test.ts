@@ -202,7 +202,7 @@ for (const backend of backends) {
       applyStateMove(trx, clock, {
         table: TICKETS,
         row: seen,
-        move: "finish" as TicketMove,
+        move: "finish",
         decide: decideTicket,
         patch: () => ({ note: "late" }),
         effects: async () => {

@@ -92,7 +92,7 @@ test("retryOn runs it again for a reason of the caller's, without spending an at
     async (trx) => {
       runs++;
       if (runs < 4) throw new Error("stale");
-      return (await trx("rows").where({ id: "a" }).first("id")) as { id: string };
+      return await trx("rows").where({ id: "a" }).first<{ id: string }>("id");
     },
     { attempts: 1, retryOn: (err) => (err as Error).message === "stale", config: readCommitted(db) },
   );
@@ -113,9 +113,9 @@ test("a database opened with readCommitted runs its sessions at READ COMMITTED, 
     // Reads twice with a commit by another connection in between: a snapshot sees the first value again.
     const twice = (config?: Knex.TransactionConfig) =>
       rc.transaction(async (trx) => {
-        const first = Number(((await trx("snap").where({ id: "x" }).first("n")) as { n: number }).n);
+        const first = Number((await trx("snap").where({ id: "x" }).first<{ n: number }>("n")).n);
         await db("snap").where({ id: "x" }).increment("n", 1);
-        const second = Number(((await trx("snap").where({ id: "x" }).first("n")) as { n: number }).n);
+        const second = Number((await trx("snap").where({ id: "x" }).first<{ n: number }>("n")).n);
         return second - first;
       }, config);
     t.is(await twice(), 1, "READ COMMITTED: the second read sees the other commit");

@@ -21,7 +21,7 @@ test("an install made before account kinds keeps its accounts: the made-up seede
 
     const applied = await migrate(db, [outboxMigration, ...migrations]);
     t.deepEqual(applied, ["20261123000000_account_kind"]);
-    const rows = (await db("receiving_accounts").select("id", "sandbox")) as Array<{ id: string; sandbox: number | boolean }>;
+    const rows = await db("receiving_accounts").select<Array<{ id: string; sandbox: number | boolean }>>("id", "sandbox");
     const kind = new Map(rows.map((r) => [r.id, Boolean(r.sandbox)]));
     t.true(SEED_ACCOUNTS.every((a) => kind.get(a.id) === true), "every made-up account is sandbox now");
     t.false(kind.get("acc_operator"), "an account an operator added stays live");

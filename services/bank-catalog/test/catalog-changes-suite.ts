@@ -44,7 +44,7 @@ export function catalogChangesSuite(test: TestFn, backend: Backend): void {
 
   /** The CatalogChanged events in the outbox, oldest first, as `what`. */
   async function recorded(): Promise<string[]> {
-    const rows = (await db()("outbox").where({ topic: CATALOG_CHANGED_TOPIC }).orderBy("seq").select("payload")) as Array<{ payload: Buffer }>;
+    const rows = await db()("outbox").where({ topic: CATALOG_CHANGED_TOPIC }).orderBy("seq").select<Array<{ payload: Buffer }>>("payload");
     return rows.map((row) => fromBinary(CatalogChangedSchema, new Uint8Array(row.payload)).what);
   }
 
@@ -130,7 +130,7 @@ export function catalogChangesSuite(test: TestFn, backend: Backend): void {
     } finally {
       await knex.raw(`DROP TRIGGER ${trigger}`);
     }
-    const row = (await knex("banks").where({ id: GARANTI }).first("name")) as { name: string };
+    const row = await knex("banks").where({ id: GARANTI }).first<{ name: string }>("name");
     t.is(row.name, "Türkiye Garanti Bankası");
     t.is((await knex("merchant_limits").where({ merchant_id: "mch_rolled_back" })).length, 0);
     t.true((await client().listAvailableBanks({ merchantId: "mch_rolled_back", sandbox: true })).banks.some((b) => b.id === GARANTI));

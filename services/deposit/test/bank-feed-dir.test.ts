@@ -76,7 +76,7 @@ async function newDeposit(processId: string): Promise<Deposit> {
 }
 
 const getDeposit = async (id: string) => (await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: id } })).deposit!;
-const transfersWith = async (ids: string[]) => Number(((await ctx.db("incoming_transfers").whereIn("bank_transaction_id", ids).count({ n: "*" })) as Array<{ n: number }>)[0]!.n);
+const transfersWith = async (ids: string[]) => Number((await ctx.db("incoming_transfers").whereIn("bank_transaction_id", ids).count<Array<{ n: number }>>({ n: "*" }))[0]!.n);
 
 test.serial("a dropped statement crediting a pending deposit completes it and is moved to imported/; the same file again changes nothing", async (t) => {
   const deposit = await newDeposit("dir-1");
@@ -257,7 +257,7 @@ test.serial("an .xml file is imported as camt.053 or camt.054 by its document's 
   await writeSettled(join(dir, "statement.xml"), camtDocument(iban, [{ amount: 4_100, ref: "KIND053", text: "EKSTRE" }], "053"));
   await writeSettled(join(dir, "notification.xml"), camtDocument(iban, [{ amount: 4_200, ref: "KIND054", text: "BİLDİRİM" }], "054"));
   t.like(await scanBankFeedDir(ctx, dir), { files: 2, failedFiles: 0 });
-  const sources = (await ctx.db("incoming_transfers").whereIn("bank_transaction_id", ["KIND053", "KIND054"]).orderBy("bank_transaction_id").select("bank_transaction_id", "source")) as Array<{ bank_transaction_id: string; source: string }>;
+  const sources = await ctx.db("incoming_transfers").whereIn("bank_transaction_id", ["KIND053", "KIND054"]).orderBy("bank_transaction_id").select<Array<{ bank_transaction_id: string; source: string }>>("bank_transaction_id", "source");
   t.deepEqual(
     sources.map((r) => [r.bank_transaction_id, r.source]),
     [

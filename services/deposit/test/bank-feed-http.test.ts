@@ -81,7 +81,7 @@ function stray(txId: string): Transfer {
 }
 
 const statusOf = async (id: string) => (await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: id } })).deposit!.status;
-const transferCount = async () => Number(((await ctx.db("incoming_transfers").count({ n: "*" })) as Array<{ n: number }>)[0]!.n);
+const transferCount = async () => Number((await ctx.db("incoming_transfers").count<Array<{ n: number }>>({ n: "*" }))[0]!.n);
 
 test.serial("a good batch is recorded and answered with counts; the same batch again is all duplicates", async (t) => {
   const [d1, d2] = [await newDeposit("feed-1"), await newDeposit("feed-2")];

@@ -80,10 +80,10 @@ test.serial("300 reports at once into one account, from two replicas, each payin
     clients[i % 2]!.reportTransfer({ iban, amount: d.requestedAmount, senderName: "AYSE YILMAZ", reference: `havale ${d.reference}`, bankTransactionId: `BUSY-${d.id}` }),
   );
   t.deepEqual(await failures(calls), []);
-  const rows = (await db()("deposits").whereIn("id", made.map((d) => d.id)).select("id", "status", "transfer_id", "sequence", "amount", "requested_amount")) as Array<Record<string, unknown>>;
+  const rows = await db()("deposits").whereIn("id", made.map((d) => d.id)).select<Array<Record<string, unknown>>>("id", "status", "transfer_id", "sequence", "amount", "requested_amount");
   t.true(rows.every((r) => r.status === "completed" && Number(r.sequence) === 2 && Number(r.amount) === Number(r.requested_amount)), "every deposit completed once, with what it asked");
   t.is(new Set(rows.map((r) => r.transfer_id)).size, 300, "each by a transfer of its own");
-  const transfers = (await db()("incoming_transfers").where("bank_transaction_id", "like", "BUSY-%").select("status")) as Array<{ status: string }>;
+  const transfers = await db()("incoming_transfers").where("bank_transaction_id", "like", "BUSY-%").select<Array<{ status: string }>>("status");
   t.is(transfers.length, 300);
   t.true(transfers.every((r) => r.status === "matched"));
 });
@@ -103,10 +103,10 @@ test.serial("reports racing their own duplicates and a statement import of the s
   calls.push(importStatement(ctx, "mt940", new TextEncoder().encode(statement), "race-again.sta"));
   t.deepEqual(await failures(calls), []);
 
-  const transfers = (await db()("incoming_transfers").where("bank_transaction_id", "like", "RACE-%").select("bank_transaction_id", "status", "deposit_id")) as Array<Record<string, unknown>>;
+  const transfers = await db()("incoming_transfers").where("bank_transaction_id", "like", "RACE-%").select<Array<Record<string, unknown>>>("bank_transaction_id", "status", "deposit_id");
   t.is(transfers.length, 60, "each bank transaction once, however many times and ways it was reported");
   t.true(transfers.every((r) => r.status === "matched"));
-  const rows = (await db()("deposits").whereIn("id", made.map((d) => d.id)).select("status", "sequence")) as Array<Record<string, unknown>>;
+  const rows = await db()("deposits").whereIn("id", made.map((d) => d.id)).select<Array<Record<string, unknown>>>("status", "sequence");
   t.true(rows.every((r) => r.status === "completed" && Number(r.sequence) === 2));
   const suspense = (await db()("suspense_entries").whereIn("transfer_id", db()("incoming_transfers").where("bank_transaction_id", "like", "RACE-%").select("id")).count({ n: "*" }).first()) as { n: number };
   t.is(Number(suspense.n), 0, "nothing went to suspense");

@@ -363,7 +363,7 @@ test.serial("a returnUrl travels with the deposit: stored normalised, in GetDepo
 });
 
 test.serial("every status change reached JetStream exactly once, under its outbox event id", async (t) => {
-  const rows = (await depositContext(running).db("outbox").select("event_id")) as Array<{ event_id: string }>;
+  const rows = await depositContext(running).db("outbox").select<Array<{ event_id: string }>>("event_id");
   t.true(rows.length > 50);
   await eventually(() => rows.every((r) => publishedIds.includes(r.event_id)), "every outbox event on JetStream");
   t.is(new Set(publishedIds).size, publishedIds.length, "no event id delivered twice");

@@ -33,8 +33,8 @@ export function statementImportSuite(test: TestFn, start: () => Promise<RunningS
   const encode = (text: string) => new TextEncoder().encode(text);
   const mt940 = (iban: string, ref: string, lines: string[], total: string, date = "261122") =>
     [`:20:${ref}`, `:25:${iban}`, ":28C:00001/001", `:60F:C${date}TRY0,00`, ...lines, `:62F:C${date}TRY${total}`, "-"].join("\n");
-  const transfersOf = async (ids: string[]) => (await db()("incoming_transfers").where({ iban: ours }).whereIn("bank_transaction_id", ids).select("bank_transaction_id", "status", "amount")) as Array<Record<string, unknown>>;
-  const transfersWith = async (text: string) => (await db()("incoming_transfers").where("reference", "like", `%${text}%`).select("bank_transaction_id", "value_date", "amount")) as Array<Record<string, unknown>>;
+  const transfersOf = async (ids: string[]) => await db()("incoming_transfers").where({ iban: ours }).whereIn("bank_transaction_id", ids).select<Array<Record<string, unknown>>>("bank_transaction_id", "status", "amount");
+  const transfersWith = async (text: string) => await db()("incoming_transfers").where("reference", "like", `%${text}%`).select<Array<Record<string, unknown>>>("bank_transaction_id", "value_date", "amount");
 
   test.serial("a customer reference the bank repeats on another day's statement, with no bank reference, is a second transfer, not a duplicate", async (t) => {
     const day1 = mt940(ours, "DAY1", [":61:2611221122C150,00NTRFMUSTREF777", ":86:GELEN EFT AHMET SAHIN\nKIRA REPEATREF"], "150,00", "261122");

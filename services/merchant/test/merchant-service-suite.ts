@@ -579,7 +579,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       t.true(info.message.startsWith("display_name: "), info.message);
     }
     t.is((await client.getMerchant({ merchantId })).merchant!.displayName, "Kept Mağaza");
-    const changes = ((await db()("outbox").select("payload")) as Array<{ payload: Buffer }>)
+    const changes = (await db()("outbox").select<Array<{ payload: Buffer }>>("payload"))
       .map((row) => fromBinary(MerchantChangedSchema, new Uint8Array(row.payload)))
       .filter((e) => e.merchantId === merchantId)
       .map((e) => e.change);
@@ -608,7 +608,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     const merchantId = (await newMerchant("Rules Refused Shop")).merchant!.id;
     // Other tests write to the outbox concurrently: only this merchant's events count.
     const eventsOf = async () =>
-      ((await db()("outbox").select("payload")) as Array<{ payload: Buffer }>)
+      (await db()("outbox").select<Array<{ payload: Buffer }>>("payload"))
         .map((row) => fromBinary(MerchantChangedSchema, new Uint8Array(row.payload)))
         .filter((e) => e.merchantId === merchantId)
         .map((e) => e.change);

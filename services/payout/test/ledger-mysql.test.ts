@@ -228,7 +228,7 @@ test.serial("a deposit completed in the deposit service credits available once, 
   t.deepEqual(await entriesOf(deposit!.id), [{ kind: "deposit_credit", available_delta: 50_000, held_delta: 0 }]);
 
   // The same event again (a redelivery) changes nothing.
-  const outbox = (await depositContext().db("outbox").where({ topic: "deposit.v1.deposit_completed" }).select("payload")) as Array<{ payload: Buffer }>;
+  const outbox = await depositContext().db("outbox").where({ topic: "deposit.v1.deposit_completed" }).select<Array<{ payload: Buffer }>>("payload");
   const bytes = outbox.map((r) => new Uint8Array(r.payload)).find((b) => fromBinary(DepositStatusChangedSchema, b).deposit?.id === deposit!.id);
   t.truthy(bytes);
   t.is(await creditDeposit(payout(), bytes!), "already");

@@ -86,7 +86,7 @@ async function balance(merchantId: string) {
 }
 
 async function kinds(id: string): Promise<string[]> {
-  const rows = (await payoutContext(running).db("ledger_entries").where({ transaction_id: id }).orderBy("seq").select("kind")) as Array<{ kind: string }>;
+  const rows = await payoutContext(running).db("ledger_entries").where({ transaction_id: id }).orderBy("seq").select<Array<{ kind: string }>>("kind");
   return rows.map((r) => r.kind);
 }
 

@@ -64,7 +64,7 @@ export function withheldCreditSuite(test: TestFn, services: () => RunningService
 
   const records = async (depositId: string) => (await db()("withheld_credits").where({ deposit_id: depositId })) as WithheldCreditRow[];
   const credits = async (depositId: string) => (await db()("ledger_entries").where({ kind: "deposit_credit", transaction_id: depositId })) as Array<{ available_delta: number | string; reason: string | null }>;
-  const entryCount = async (merchantId: string) => Number(((await db()("ledger_entries").where({ merchant_id: merchantId }).count({ n: "*" })) as Array<{ n: number | string }>)[0]?.n ?? 0);
+  const entryCount = async (merchantId: string) => Number((await db()("ledger_entries").where({ merchant_id: merchantId }).count<Array<{ n: number | string }>>({ n: "*" }))[0]?.n ?? 0);
 
   async function balance(merchantId: string): Promise<{ available: number; held: number }> {
     const row = (await db()("balances").where({ merchant_id: merchantId, currency: "TRY" }).first()) as { available: number | string; held: number | string } | undefined;

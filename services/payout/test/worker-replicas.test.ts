@@ -88,7 +88,7 @@ test("two replicas' workers pay 500 pending withdrawals: each sent to the bank e
   const balance = await balanceRow(ctx.db, merchantId, "TRY");
   t.like(balance, { available: spare, held: 0 });
   t.deepEqual(await ledgerSums(ctx, merchantId), { available: spare, held: 0 });
-  const kinds = (await ctx.db("ledger_entries").where({ merchant_id: merchantId }).select("kind").count({ n: "*" }).groupBy("kind")) as Array<{ kind: string; n: number }>;
+  const kinds = await ctx.db("ledger_entries").where({ merchant_id: merchantId }).select("kind").count({ n: "*" }).groupBy<Array<{ kind: string; n: number }>>("kind");
   t.deepEqual(Object.fromEntries(kinds.map((k) => [k.kind, Number(k.n)])), { adjustment: 1, withdrawal_hold: 500, withdrawal_settle: 500 });
   const { balances } = await payouts.getBalances({ merchantId });
   t.like(balances[0], { currency: "TRY", available: BigInt(spare), held: 0n });
