@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { eventually } from "@payments/testing";
 
 /** Debian's chromium (browser downloads by test tools do not work here); CHROMIUM_PATH overrides. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -27,10 +28,5 @@ export function launchChromium(): Promise<Browser> {
  * page.evaluate goes through the DevTools protocol, which CSP does not govern.
  */
 export async function waitUntil(page: Page, expression: string, options: { timeout?: number } = {}): Promise<void> {
-  const deadline = Date.now() + (options.timeout ?? 10_000);
-  for (;;) {
-    if (await page.evaluate<boolean>(`Boolean(${expression})`)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${expression}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await eventually(() => page.evaluate<boolean>(`Boolean(${expression})`), expression, options.timeout ?? 10_000, 50);
 }

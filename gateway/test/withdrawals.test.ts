@@ -10,7 +10,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createServiceClient, type RunningServices } from "@payments/kit";
-import { manualClock, turkishIban, WITHDRAWAL_RECORD_KEYS } from "@payments/testing";
+import { eventuallyValue, manualClock, turkishIban, WITHDRAWAL_RECORD_KEYS } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { decodeMergedCursor, encodeMergedCursor } from "../src/routes/transactions.js";
@@ -161,15 +161,16 @@ async function balance(t: T, merchant: Merchant): Promise<Array<Record<string, u
 
 /** Polls GET /v1/withdraw/{id} until the status is one of `statuses` (the worker runs on real time). */
 async function waitForStatus(t: T, merchant: Merchant, id: string, statuses: string[], timeoutMs = 10_000): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const reply = await get(t, merchant, `/v1/withdraw/${id}`);
-    t.is(reply.status, 200, reply.text);
-    const data = reply.json.data!;
-    if (statuses.includes(data.status as string)) return data;
-    if (Date.now() > deadline) throw new Error(`withdrawal ${id} is still ${String(data.status)}, expected ${statuses.join(" or ")}`);
-    await sleep(25);
-  }
+  return eventuallyValue(
+    async () => {
+      const reply = await get(t, merchant, `/v1/withdraw/${id}`);
+      t.is(reply.status, 200, reply.text);
+      return reply.json.data!;
+    },
+    (data) => statuses.includes(data.status as string),
+    (data) => `withdrawal ${id} to be ${statuses.join(" or ")} (it is still ${String(data.status)})`,
+    timeoutMs,
+  );
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

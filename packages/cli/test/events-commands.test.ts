@@ -1,11 +1,10 @@
-import { CallbackReceiver, CallbackReceivers, type AnswerPolicy } from "@payments/testing";
+import { CallbackReceiver, CallbackReceivers, eventuallyValue, type AnswerPolicy } from "@payments/testing";
 // The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
 import { startInProcess } from "@payments/testing/services";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import test from "ava";
 import { CallbackService, DeliveryStatus, type CallbackEvent } from "@payments/contracts/callback";
 import { DepositService, type Deposit } from "@payments/contracts/deposit";
@@ -119,26 +118,23 @@ async function failedDeposit(merchantId: string): Promise<Deposit> {
 
 /** Waits until the transaction's event exists and has reached `status` (the sender works on its own schedule). */
 async function eventOf(merchantId: string, transactionId: string, status: DeliveryStatus): Promise<CallbackEvent> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const [event] = (await callbacks.listEvents({ merchantId, transactionId })).events;
-    if (event?.deliveryStatus === status) return event;
-    if (Date.now() > deadline) {
-      throw new Error(`the event of ${transactionId} is ${event ? DeliveryStatus[event.deliveryStatus] : "missing"}, expected ${DeliveryStatus[status]}`);
-    }
-    await sleep(25);
-  }
+  const event = await eventuallyValue(
+    async () => (await callbacks.listEvents({ merchantId, transactionId })).events[0],
+    (found) => found?.deliveryStatus === status,
+    (found) => `the event of ${transactionId} to be ${DeliveryStatus[status]} (it is ${found ? DeliveryStatus[found.deliveryStatus] : "missing"})`,
+    15_000,
+  );
+  return event!;
 }
 
 /** Waits until the event satisfies `done` (the sender works on its own schedule). */
 async function waitForEvent(eventId: string, done: (event: CallbackEvent) => boolean, what: string): Promise<CallbackEvent> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const event = (await callbacks.getEvent({ allMerchants: true, eventId })).event!;
-    if (done(event)) return event;
-    if (Date.now() > deadline) throw new Error(`event ${eventId} is ${DeliveryStatus[event.deliveryStatus]} after ${event.attempts.length} attempts, expected ${what}`);
-    await sleep(25);
-  }
+  return eventuallyValue(
+    async () => (await callbacks.getEvent({ allMerchants: true, eventId })).event!,
+    done,
+    (event) => `event ${eventId} to be ${what} (it is ${DeliveryStatus[event.deliveryStatus]} after ${event.attempts.length} attempts)`,
+    15_000,
+  );
 }
 
 async function waitForStatus(eventId: string, status: DeliveryStatus): Promise<CallbackEvent> {

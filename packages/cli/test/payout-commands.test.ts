@@ -1,4 +1,4 @@
-import { turkishIban } from "@payments/testing";
+import { eventuallyValue, turkishIban } from "@payments/testing";
 // The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
 import { startInProcess } from "@payments/testing/services";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
@@ -118,13 +118,12 @@ async function createWithdrawal(merchantId: string, amount: bigint, iban = STAYS
 
 /** Waits until the payout worker and the sandbox bank have brought the withdrawal to `status`. */
 async function waitForStatus(id: string, status: WithdrawalStatus): Promise<Withdrawal> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const current = (await payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: id } })).withdrawal!;
-    if (current.status === status) return current;
-    if (Date.now() > deadline) throw new Error(`withdrawal ${id} is ${WithdrawalStatus[current.status]}, expected ${WithdrawalStatus[status]}`);
-    await sleep(25);
-  }
+  return eventuallyValue(
+    async () => (await payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: id } })).withdrawal!,
+    (current) => current.status === status,
+    (current) => `withdrawal ${id} to be ${WithdrawalStatus[status]} (it is ${WithdrawalStatus[current.status]})`,
+    15_000,
+  );
 }
 
 /** A withdrawal the sandbox bank left processing, for an operator to decide. */
@@ -504,13 +503,12 @@ async function newLiveMerchant(name: string): Promise<string> {
 async function liveWithdrawal(merchantId: string, amount: bigint, accountName: string, iban: string): Promise<Withdrawal> {
   const n = ++counter;
   const { withdrawal } = await payouts.createWithdrawal({ merchantId, processId: `live-${n}`, amount, accountName, iban, userId: `user-${n}`, userName: `user${n}`, name: accountName });
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const current = (await payouts.getWithdrawal({ merchantId, key: { case: "withdrawalId", value: withdrawal!.id } })).withdrawal!;
-    if (current.awaitingOperator) return current;
-    if (Date.now() > deadline) throw new Error(`withdrawal ${current.id} is ${WithdrawalStatus[current.status]}, not awaiting an operator`);
-    await sleep(25);
-  }
+  return eventuallyValue(
+    async () => (await payouts.getWithdrawal({ merchantId, key: { case: "withdrawalId", value: withdrawal!.id } })).withdrawal!,
+    (current) => current.awaitingOperator,
+    (current) => `withdrawal ${current.id} to await an operator (it is ${WithdrawalStatus[current.status]})`,
+    15_000,
+  );
 }
 
 test("kurusToLira writes kuruş as lira with two decimals, exactly, up to 2^53-1", (t) => {
