@@ -19,7 +19,8 @@ test.before(async () => {
   ({ child: server, gatewayUrl, grpcUrl } = app);
 });
 
-test.after.always(() => app?.stop());
+// app is unset if spawnAllInOne failed: its declared type says otherwise.
+test.after.always(() => (app as typeof app | undefined)?.stop());
 
 const cli = (args: string[]) => runCli(args, { GRPC_URL: grpcUrl });
 

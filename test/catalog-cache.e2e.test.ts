@@ -6,7 +6,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createServiceClient, type BaseContext } from "@payments/kit";
 import { credentialsOf, eventuallyAt, testCustomer } from "@payments/testing";
-import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
+import { signedFetch, type Credentials } from "./helpers.js";
 import { offered, startCatalogDeployments, type CatalogDeployments } from "./catalog-deployments.js";
 
 // The bank list and deposit terms are cached at every hop (the catalog's snapshot, the
@@ -116,7 +116,8 @@ async function disabledWithinOneSecond(t: ExecutionContext, deployment: Deployme
   t.is(deployment.gatewayCatalogLoads(), loads, "a repeated bank list makes no call to the catalog");
 
   // The gateway is watched the whole time the CLI runs.
-  let watching = true;
+  // Typed boolean, not the literal: the loop reads it after the CLI run sets it false.
+  let watching = true as boolean;
   const gone = (async () => {
     while (watching) {
       if (!(await offered(deployment.gatewayUrl, merchant)).some((b) => b._id === akbank!._id)) return Date.now();

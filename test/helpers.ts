@@ -40,7 +40,7 @@ export interface BankEntry {
 /** The invariants api.md states for GET /v1/available-banks. */
 export function bankListProblems(data: unknown): string[] {
   const problems: string[] = [];
-  const banks = (data as { banks?: BankEntry[] })?.banks;
+  const banks = (data as { banks?: BankEntry[] } | null | undefined)?.banks;
   if (!Array.isArray(banks) || banks.length === 0) return ["data.banks is not a non-empty array"];
   const fast = banks.filter((b) => b._id === "FAST");
   if (fast.length > 1) problems.push("more than one FAST entry");

@@ -38,7 +38,8 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
-  await app?.stop();
+  // Unset if the before hook failed before starting it: its declared type says otherwise.
+  await (app as typeof app | undefined)?.stop();
   rmSync(dataDir, { recursive: true, force: true });
   pki.files.remove();
 });

@@ -56,7 +56,8 @@ test.after.always(async () => {
   await gateway?.stop();
   await services?.stop();
   await receiver?.stop();
-  await nats?.destroy();
+  // Unset if the before hook failed before starting it: its declared type says otherwise.
+  await (nats as typeof nats | undefined)?.destroy();
   rmSync(dataDir, { recursive: true, force: true });
 });
 

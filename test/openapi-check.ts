@@ -91,7 +91,7 @@ export class OpenApiChecker {
     }
     const validate = this.validator(template, documented, String(status));
     if (!validate(body)) {
-      const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "(body)"} ${e.message ?? ""}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ""}`);
+      const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "(body)"} ${e.message ?? ""}${Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ""}`);
       throw new OpenApiMismatch(`${where}: the body does not match the documented response:\n  ${problems.join("\n  ")}\nbody: ${JSON.stringify(body).slice(0, 2000)}`);
     }
   }

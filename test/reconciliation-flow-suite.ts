@@ -9,7 +9,6 @@ import { LatePaymentRule, MerchantService } from "@payments/contracts/merchant";
 import { DEPOSIT_TOPICS } from "@payments/deposit-service";
 import { createServiceClient, type RunningServices } from "@payments/kit";
 import { eventually, rejectionOf } from "@payments/testing";
-import type { Knex } from "knex";
 import { startInProcess } from "@payments/testing/services";
 
 // Reconciliation end to end, every service in one process, on the embedded storage and on
@@ -36,7 +35,8 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
-  await running?.stop();
+  // Unset if the before hook failed before starting it: its declared type says otherwise.
+  await (running as typeof running | undefined)?.stop();
   await dropStorage?.();
   rmSync(dir, { recursive: true, force: true });
 });

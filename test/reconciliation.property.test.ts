@@ -66,7 +66,8 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
-  await running?.stop();
+  // Unset if the before hook failed before starting it: its declared type says otherwise.
+  await (running as typeof running | undefined)?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -279,9 +280,9 @@ async function snapshot(): Promise<Snapshot> {
   return {
     returning,
     deposits: await db()("deposits").select("id", "status", "amount", "sequence", "transfer_id", "late_payment", "updated_at").orderBy("id"),
-    transfers: await db()("incoming_transfers").select("*").orderBy("id"),
-    suspense: await db()("suspense_entries").select("id", "transfer_id", "amount", "kind").orderBy("id"),
-    actions: await db()("transfer_actions").select("id", "transfer_id", "action").orderBy("id"),
+    transfers: await db()("incoming_transfers").select<Snapshot["transfers"]>("*").orderBy("id"),
+    suspense: await db()("suspense_entries").select<Snapshot["suspense"]>("id", "transfer_id", "amount", "kind").orderBy("id"),
+    actions: await db()("transfer_actions").select<Snapshot["actions"]>("id", "transfer_id", "action").orderBy("id"),
     lastEvent: Number(last.seq ?? 0),
     recon: reconFigures(await deposits.getReconciliation({})),
   };

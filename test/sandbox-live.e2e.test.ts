@@ -25,7 +25,8 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
-  await running?.stop();
+  // Unset if the before hook failed before starting it: its declared type says otherwise.
+  await (running as typeof running | undefined)?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 

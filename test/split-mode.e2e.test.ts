@@ -63,10 +63,11 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
-  await gateway?.stop();
-  await observation?.stop();
-  await observer?.close();
-  await split?.stop();
+  // Unset if the before hook failed before starting them: their declared types say otherwise.
+  await (gateway as typeof gateway | undefined)?.stop();
+  await (observation as typeof observation | undefined)?.stop();
+  await (observer as typeof observer | undefined)?.close();
+  await (split as typeof split | undefined)?.stop();
 });
 
 const merchants = () => createServiceClient(MerchantService, split.url("merchant"), { token });

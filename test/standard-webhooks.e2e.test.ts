@@ -1,4 +1,3 @@
-import type { IncomingHttpHeaders } from "node:http";
 import test from "ava";
 import { Webhook } from "standardwebhooks";
 import { callbackModule } from "@payments/callback-sender-service";
@@ -49,9 +48,10 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
-  await receiver?.stop();
-  await sender?.stop();
-  await producers?.stop();
+  // Unset if the before hook failed before starting them: their declared types say otherwise.
+  await (receiver as typeof receiver | undefined)?.stop();
+  await (sender as typeof sender | undefined)?.stop();
+  await (producers as typeof producers | undefined)?.stop();
   await Promise.allSettled(databases.map((d) => d.drop()));
   await deleteTestStream(js).catch(() => undefined);
 });
@@ -61,7 +61,7 @@ async function callbackOf(merchantId: string, processId: string): Promise<Receiv
   const { deposit } = await deposits().createDeposit({ merchantId, processId, amount: 10_000n, customer: testCustomer });
   await deposits().cancelDeposit({ merchantId, depositId: deposit!.id });
   let found: ReceivedCallback | undefined;
-  await eventually(() => (found = receiver.received.find((c) => JSON.parse(c.body.toString("utf8")).data?.processId === processId)) !== undefined, `the callback of ${processId}`);
+  await eventually(() => (found = receiver.received.find((c) => (JSON.parse(c.body.toString("utf8")) as { data?: { processId?: string } }).data?.processId === processId)) !== undefined, `the callback of ${processId}`);
   return found!;
 }
 

@@ -101,7 +101,7 @@ test("POST /v1/deposit → transfer report → completed → credited → callba
   t.true(createSpans.length >= 2, "client and server span of CreateDeposit");
 
   // The callback side's log lines carry the request that caused the callback.
-  const taken = lines.find((l) => l.msg === "event taken in" && String(l.eventId ?? "").length > 0 && l.requestId === requestId);
+  const taken = lines.find((l) => l.msg === "event taken in" && typeof l.eventId === "string" && l.eventId.length > 0 && l.requestId === requestId);
   t.truthy(taken, "the callback sender's ingest logged under the deposit request's id");
   await eventually(() => lines.some((l) => l.msg === "callback delivered" && l.requestId === requestId), "the delivery logged under the request id");
 });

@@ -38,7 +38,8 @@ test.before(async () => {
 test.after.always(async () => {
   depositProcess?.kill("SIGKILL");
   await split?.stop();
-  await nats?.destroy();
+  // Unset if the before hook failed before starting it: its declared type says otherwise.
+  await (nats as typeof nats | undefined)?.destroy();
   await depositDatabase.drop();
 });
 
