@@ -13,7 +13,7 @@ import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";
 const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
 const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
-let running: RunningServices;
+let running: RunningServices | undefined;
 let client: ReturnType<typeof createServiceClient<typeof BankCatalogService>>;
 
 const AKBANK = seedBankId("0046");

@@ -11,7 +11,7 @@ import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";
 
 // The same service on an embedded SQLite file (no DATABASE_URL), as `pnpm start` runs it.
 const dataDir = await mkdtemp(join(tmpdir(), "bank-catalog-"));
-let running: RunningServices;
+let running: RunningServices | undefined;
 let client: ReturnType<typeof createServiceClient<typeof BankCatalogService>>;
 
 test.before(async () => {

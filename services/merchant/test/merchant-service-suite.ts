@@ -21,6 +21,7 @@ import { createServiceClient, errorInfo, startServices, type Env, type RunningSe
 import { addTestReceivingAccounts, eventuallyValue, manualClock } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { merchantModule } from "../src/index.js";
+import type { SecretRow } from "../src/store.js";
 import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
 
 type MerchantClient = Client<typeof MerchantService>;
@@ -283,12 +284,12 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
   test("webhook secrets are stored sealed under their own context: an API secret's sealed value does not open as one", async (t) => {
     const created = await newMerchant();
     const merchantId = created.merchant!.id;
-    const rows = await db()("merchant_webhook_secrets").where({ merchant_id: merchantId });
+    const rows = await db()<SecretRow>("merchant_webhook_secrets").where({ merchant_id: merchantId });
     t.is(rows.length, 1);
-    t.regex(String(rows[0].sealed), /^v1\./);
+    t.regex(String(rows[0]!.sealed), /^v1\./);
     t.false(JSON.stringify(rows).includes(created.webhookSecret.slice(6)));
-    const [apiRow] = await db()("merchant_secrets").where({ merchant_id: merchantId });
-    await db()("merchant_webhook_secrets").where({ merchant_id: merchantId }).update({ sealed: apiRow.sealed });
+    const [apiRow] = await db()<SecretRow>("merchant_secrets").where({ merchant_id: merchantId });
+    await db()("merchant_webhook_secrets").where({ merchant_id: merchantId }).update({ sealed: apiRow!.sealed });
     const refused = await rejection(() => client.getCallbackTarget({ merchantId }));
     t.is(refused.reason, "SECRET_UNREADABLE");
   });
@@ -313,7 +314,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     const created = await newMerchant();
     const id = created.merchant!.id;
     const rotated = await client.rotateSecret({ merchantId: id });
-    const secrets = await db()("merchant_secrets").where({ merchant_id: id });
+    const secrets = await db()<SecretRow>("merchant_secrets").where({ merchant_id: id });
     const merchants = await db()("merchants").where({ id });
     t.is(secrets.length, 2);
     for (const row of secrets) t.regex(String(row.sealed), /^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
@@ -327,7 +328,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
   test("a stored secret altered in the database is refused, not handed out", async (t) => {
     const created = await newMerchant();
     const id = created.merchant!.id;
-    const row = await db()("merchant_secrets").where({ merchant_id: id }).first();
+    const row = (await db()<SecretRow>("merchant_secrets").where({ merchant_id: id }).first())!;
     const [version, iv, tag, ciphertext] = String(row.sealed).split(".");
     const flipped = Buffer.from(ciphertext!, "base64url");
     flipped[0] = flipped[0]! ^ 0x01;
@@ -344,7 +345,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     const created = await newMerchant();
     const id = created.merchant!.id;
     const rotations = await Promise.all(Array.from({ length: 6 }, () => client.rotateSecret({ merchantId: id, gracePeriodSeconds: 3600 })));
-    const rows = await db()("merchant_secrets").where({ merchant_id: id });
+    const rows = await db()<SecretRow>("merchant_secrets").where({ merchant_id: id });
     t.is(rows.length, 7);
     t.is(rows.filter((r) => r.expires_at === null).length, 1);
     t.deepEqual(
@@ -692,9 +693,9 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       t.is(info.code, Code.NotFound);
       t.is(info.reason, "MERCHANT_NOT_FOUND");
     }
-    const outbox = await db()("outbox").select("payload");
+    const outbox = await db()("outbox").select<Array<{ payload: Buffer }>>("payload");
     t.false(
-      outbox.some((row) => fromBinary(MerchantChangedSchema, new Uint8Array(row.payload as Buffer)).merchantId === merchantId),
+      outbox.some((row) => fromBinary(MerchantChangedSchema, new Uint8Array(row.payload)).merchantId === merchantId),
       "a failed change records no event",
     );
   });
@@ -714,7 +715,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     const expected = ["created", "secret_rotated", "webhook_secret_rotated", "allowed_ips", "callback_url", "status", "sandbox", "rate_limit", "payment_rules", "display_name"];
 
     const ours = (rows: Array<{ payload: Buffer }>) => rows.map((r) => fromBinary(MerchantChangedSchema, new Uint8Array(r.payload))).filter((e) => e.merchantId === merchantId);
-    const recorded = ours(await db()("outbox").select("payload").orderBy("seq"));
+    const recorded = ours(await db()("outbox").select<Array<{ payload: Buffer }>>("payload").orderBy("seq"));
     t.deepEqual(
       recorded.map((e) => e.change),
       expected,
@@ -738,7 +739,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       recorded.map((e) => e.eventId),
     );
     const unpublished = await eventuallyValue(async () => {
-      const rows = ours(await db()("outbox").select("payload").whereNull("published_at"));
+      const rows = ours(await db()("outbox").select<Array<{ payload: Buffer }>>("payload").whereNull("published_at"));
       return rows.length === 0 ? rows : undefined;
     }, "the outbox rows marked published");
     t.deepEqual(unpublished, []);
