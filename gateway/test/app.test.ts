@@ -53,7 +53,10 @@ async function startApp(catalog: Partial<ServiceImpl<typeof BankCatalogService>>
     metrics: createMetrics(),
     clock,
   });
-  const server = http.createServer(app.callback());
+  const handle = app.callback();
+  // Fire-and-forget is safe: Koa catches every error of a request itself (the error handler answers
+  // with the envelope), so the promise never rejects.
+  const server = http.createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url, clock, logLines, close: () => new Promise((resolve) => server.close(resolve)) };

@@ -712,7 +712,10 @@ test("a deposit service that is down gives the customer a 503 page to reload, no
     metrics: createMetrics(),
     clock: { now: () => new Date() },
   });
-  const server = http.createServer(app.callback());
+  const handle = app.callback();
+  // Fire-and-forget is safe: Koa catches every error of a request itself (the error handler answers
+  // with the envelope), so the promise never rejects.
+  const server = http.createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

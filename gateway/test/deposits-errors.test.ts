@@ -53,7 +53,7 @@ test("a VALIDATION_ERROR of the gateway lists every problem as field: problem jo
 test("callService maps merchant-facing failures with the route's names and leaves server failures to the error handler", async (t) => {
   const mapped = await t.throwsAsync(callService(Promise.reject(validationError("process_id", "process_id: is required")), { fields }));
   t.true(mapped instanceof ApiError);
-  t.is(mapped?.message, "processId: is required");
+  t.is(mapped.message, "processId: is required");
 
   const internal = new ConnectError("SELECT * FROM deposits failed", Code.Internal);
   t.is(await t.throwsAsync(callService(Promise.reject(internal), { fields })), internal);

@@ -50,7 +50,7 @@ export function call(baseUrl: string, req: RawRequest): Promise<Reply> {
             // Every answer of a documented route must be one the OpenAPI document describes.
             checkOpenApiResponse(req.method ?? "GET", req.path, res.statusCode ?? 0, json, res.headers["content-type"]);
           } catch (err) {
-            reject(err);
+            reject(err instanceof Error ? err : new Error(String(err)));
             return;
           }
           resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });

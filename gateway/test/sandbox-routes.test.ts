@@ -79,7 +79,8 @@ test.before(async () => {
   });
 });
 
-test.after.always(() => app?.close());
+// Unset when the before hook failed.
+test.after.always(() => (app as FakeApp | undefined)?.close());
 
 function post(credentials: Credentials, path: string, body?: unknown) {
   const text = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);

@@ -9,7 +9,7 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { GetStatementRequestSchema, GetStatementResponseSchema, StatementLineSchema, type GetStatementRequest, type GetStatementResponse, type StatementLine } from "@payments/contracts/payout";
 import { serviceError, validationError } from "@payments/kit";
-import { CSV_BOM, XLSX_BACKLOG_BYTES, XLSX_CONTENT_TYPE, kurusToLira } from "@payments/records";
+import { CSV_BOM, XLSX_CONTENT_TYPE, kurusToLira } from "@payments/records";
 import {
   STATEMENT_PAGE_LINES,
   STATEMENT_WORKBOOK_OPTIONS,
@@ -84,7 +84,7 @@ function getFile(path: string): Promise<{ status: number; headers: http.Incoming
         try {
           checkOpenApiResponse("GET", path, res.statusCode ?? 0, {}, res.headers["content-type"]);
         } catch (err) {
-          reject(err);
+          reject(err instanceof Error ? err : new Error(String(err)));
           return;
         }
         resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes: Buffer.concat(chunks) });
@@ -97,7 +97,7 @@ function getFile(path: string): Promise<{ status: number; headers: http.Incoming
 }
 
 /** The CSV rows csv-parse reads: the byte-order mark taken off, `delimiter` between cells. */
-const csvRows = (text: string, delimiter: "," | ";") => parseCsv(text, { bom: true, delimiter, relax_column_count: false }) as string[][];
+const csvRows = (text: string, delimiter: "," | ";") => parseCsv(text, { bom: true, delimiter, relax_column_count: false });
 
 /** The statement of the default fake answer, as the JSON route gives it. */
 async function jsonStatement(path: string): Promise<StatementRecord> {
@@ -418,7 +418,7 @@ test.serial("the first page's failure is the JSON error envelope with its status
 
 /** A signed GET read byte by byte: the status, what arrived, and whether the response ended cleanly or broke off. */
 function rawGet(path: string): Promise<{ status: number; text: string; bytes: Buffer; complete: boolean }> {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const request = http.request(new URL(path, app.url), { agent: false, headers: authHeaders(merchant, app.clock, { method: "GET", path }) }, (res) => {
       const chunks: Buffer[] = [];
       let settled = false;
