@@ -49,7 +49,7 @@ interface ReportJson {
   duplicate: boolean;
 }
 
-let running: RunningServices;
+let running: RunningServices | undefined;
 let dataDir: string;
 let url: string;
 let merchantId: string;

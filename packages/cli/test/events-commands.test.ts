@@ -50,7 +50,7 @@ function answering(status: 200 | 500): AnswerPolicy {
   return () => ({ status, headers: { "content-type": "text/plain" }, body: status === 200 ? "ok" : "receiver down" });
 }
 
-let running: RunningServices;
+let running: RunningServices | undefined;
 let dataDir: string;
 let url: string;
 let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;

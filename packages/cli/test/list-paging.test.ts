@@ -21,7 +21,7 @@ import { cli, closedPort, singleJson } from "./capture.js";
 const STAYS_PROCESSING_IBAN = "TR830006200000000000000003";
 const PAID_IBAN = "TR320010009999901234567890";
 
-let running: RunningServices;
+let running: RunningServices | undefined;
 let dataDir: string;
 let url: string;
 let merchantId: string;
@@ -30,7 +30,7 @@ let merchantId: string;
 const made = { deposits: [] as string[], withdrawals: [] as string[], awaiting: [] as string[], returns: [] as string[], ledger: 0, events: 0, unmatched: [] as string[], review: [] as string[] };
 
 function dbOf(service: string) {
-  const ctx = running.contexts.get(service);
+  const ctx = running?.contexts.get(service);
   if (!ctx) throw new Error(`no ${service} service running`);
   return ctx.db;
 }

@@ -16,7 +16,7 @@ interface RulesJson {
   merchant: { id: string; underpayment: string; overpayment: string; latePayment: string };
 }
 
-let running: RunningServices;
+let running: RunningServices | undefined;
 let dataDir: string;
 let url: string;
 

@@ -20,7 +20,7 @@ interface Credentials {
   apiSecret: string;
 }
 
-let running: RunningServices;
+let running: RunningServices | undefined;
 let dataDir: string;
 let url: string;
 
