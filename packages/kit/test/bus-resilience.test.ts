@@ -21,7 +21,7 @@ test("opened while NATS is down: publish fails fast naming NATS, a consumer star
     t.false(bus.isReady());
     t.true(logged(`waiting for NATS (nats://127.0.0.1:${nats.port})`));
     const error = await t.throwsAsync(bus.publish("x.v1.e", new Uint8Array([1]), "m0"));
-    t.is(error?.message, `NATS is not connected (nats://127.0.0.1:${nats.port})`);
+    t.is(error.message, `NATS is not connected (nats://127.0.0.1:${nats.port})`);
     const seen: BusMessage[] = [];
     const subscription = await bus.consume("early", ["x.v1.>"], async (m) => void seen.push(m));
     t.false(bus.isReady(), "not ready: not connected, consumer not running");
@@ -72,5 +72,5 @@ test("JetStreamBus.connect still fails when NATS never answers, naming its addre
   const nats = await startNatsServer();
   await nats.destroy();
   const error = await t.throwsAsync(JetStreamBus.connect({ url: nats.url, timeoutMs: 500 }));
-  t.is(error?.message, `NATS is not reachable at nats://127.0.0.1:${nats.port}`);
+  t.is(error.message, `NATS is not reachable at nats://127.0.0.1:${nats.port}`);
 });

@@ -62,7 +62,7 @@ for (const [mode, host] of [
       { instanceOf: ConfigError },
     );
     // Not EADDRINUSE: the check ran before listen. No DATA_DIR: before any database was opened.
-    t.regex(String(err?.message), /INTERNAL_API_TOKEN: required because GRPC_HOST=/);
+    t.regex(err.message, /INTERNAL_API_TOKEN: required because GRPC_HOST=/);
     t.false(existsSync(dataDir));
   });
 }

@@ -159,7 +159,7 @@ test("a plain @grpc/grpc-js client with TLS credentials and a client certificate
 
 /** The message of the ConfigError that fn throws. */
 function configError(t: ExecutionContext, fn: () => unknown): string {
-  return t.throws(fn, { instanceOf: ConfigError })?.message ?? "";
+  return t.throws(fn, { instanceOf: ConfigError }).message;
 }
 
 test("no TLS setting: cleartext, as before", (t) => {

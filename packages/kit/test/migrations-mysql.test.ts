@@ -101,7 +101,7 @@ for (const replicas of [2, 5]) {
         );
         const failures = starts.filter((s): s is PromiseRejectedResult => s.status === "rejected").map((s) => String((s.reason as Error).message));
         t.deepEqual(failures, [], `round ${round}`);
-        await Promise.all(starts.map((s) => (s.status === "fulfilled" ? (s.value).stop() : undefined)));
+        await Promise.all(starts.filter((s): s is PromiseFulfilledResult<RunningServices> => s.status === "fulfilled").map((s) => s.value.stop()));
         const db = openDatabase({ url: database.url });
         try {
           const applied = await db("knex_migrations").select<Array<{ name: string }>>("name");

@@ -9,7 +9,7 @@ import { createTestDatabase } from "@payments/testing";
 
 let db: Knex;
 let dbUrl: string;
-let drop: () => Promise<void>;
+let drop: (() => Promise<void>) | undefined;
 
 test.before(async () => {
   const database = await createTestDatabase();
@@ -27,8 +27,9 @@ test.before(async () => {
   ]);
 });
 
+// Unset when the before hook failed.
 test.after.always(async () => {
-  await db?.destroy();
+  await (db as Knex | undefined)?.destroy();
   await drop?.();
 });
 

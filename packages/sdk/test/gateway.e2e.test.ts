@@ -13,7 +13,8 @@ test.before(async () => {
   gatewayUrl = app.gatewayUrl;
 });
 
-test.after.always(() => app?.stop());
+// Unset when the before hook failed.
+test.after.always(() => (app as AllInOneProcess | undefined)?.stop());
 
 async function cli(args: string[]): Promise<string> {
   const result = await runCli(args, { GRPC_URL: app.grpcUrl });
