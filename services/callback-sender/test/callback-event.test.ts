@@ -55,7 +55,7 @@ test("a withdrawal status change becomes a withdrawal.* callback", (t) => {
   );
   const event = callbackEventOf("payout.v1.withdrawal_failed", data, "https://pay.example")!;
   t.like(event, { type: "withdrawal.failed", transactionType: "withdrawal", sequence: 3 });
-  t.like(JSON.parse(event.body).data, { failureReason: "ACCOUNT_CLOSED", status: "failed" });
+  t.like((JSON.parse(event.body) as { data: Record<string, unknown> }).data, { failureReason: "ACCOUNT_CLOSED", status: "failed" });
 });
 
 test("other events on the same subjects are not callbacks, and an event contradicting its subject is refused", (t) => {

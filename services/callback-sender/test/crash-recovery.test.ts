@@ -74,7 +74,7 @@ test("status changes made while no callback-sender runs are delivered once one s
     t.is(receiver.received.length, 0);
     await stack.startSender();
     await eventuallyValue(() => receiver.received.length >= 5, "five callbacks after the restart", 20_000);
-    t.deepEqual(receiver.received.map((c) => String(JSON.parse(c.body.toString()).data.transactionId)).sort(), deposits.map((d) => d.id).sort());
+    t.deepEqual(receiver.received.map((c) => String((JSON.parse(c.body.toString()) as { data: { transactionId: unknown } }).data.transactionId)).sort(), deposits.map((d) => d.id).sort());
   } finally {
     await receiver.stop();
     await stack.stop();

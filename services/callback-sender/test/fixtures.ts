@@ -29,7 +29,12 @@ export const FAST_SENDER: Env = {
  * over a JetStream stream of their own) and a database for callback-sender replicas.
  */
 export class Stack {
-  producers!: RunningServices;
+  /** Unset until start() has them running; stop() runs even when start() failed before that. */
+  private started: RunningServices | undefined;
+  get producers(): RunningServices {
+    if (!this.started) throw new Error("the producers did not start");
+    return this.started;
+  }
   readonly senders: RunningServices[] = [];
   private readonly js: ReturnType<typeof jetStreamTestEnv>;
 
@@ -45,7 +50,7 @@ export class Stack {
     const [producersDb, senderDb] = await Promise.all([createTestDatabase(), createTestDatabase()]);
     this.databases.push(producersDb, senderDb);
     this.senderDatabaseUrl = senderDb.url;
-    this.producers = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
+    this.started = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
       env: {
         ...this.js,
         DATABASE_URL: producersDb.url,
@@ -126,7 +131,7 @@ export class Stack {
 
   async stop(): Promise<void> {
     await Promise.allSettled(this.senders.splice(0).map((s) => s.stop()));
-    await this.producers?.stop();
+    await this.started?.stop();
     await Promise.allSettled(this.databases.map((d) => d.drop()));
     await deleteTestStream(this.js).catch(() => undefined);
   }

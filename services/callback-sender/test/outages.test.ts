@@ -29,7 +29,7 @@ test("status changes made while NATS is down reach the merchant once it is back,
     await nats.start();
     await eventuallyValue(() => receiver.received.length >= 4, "the three callbacks after NATS is back", 60_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const perDeposit = receiver.received.map((c) => String(JSON.parse(c.body.toString()).data.transactionId)).sort();
+    const perDeposit = receiver.received.map((c) => String((JSON.parse(c.body.toString()) as { data: { transactionId: unknown } }).data.transactionId)).sort();
     t.deepEqual(perDeposit, [before.id, ...during.map((d) => d.id)].sort(), "each change once");
     const listed = await stack.callbacks().listEvents({ merchantId: m.id });
     t.true(listed.events.every((e) => e.deliveryStatus === DeliveryStatus.DELIVERED));
@@ -71,7 +71,7 @@ test("status changes arriving while the callback-sender's database is down reach
     // again, as the same event. Every change arrives, under one event id each.
     const idsByDeposit = new Map<string, Set<string>>();
     for (const c of receiver.received) {
-      const depositId = String(JSON.parse(c.body.toString()).data.transactionId);
+      const depositId = String((JSON.parse(c.body.toString()) as { data: { transactionId: unknown } }).data.transactionId);
       idsByDeposit.set(depositId, (idsByDeposit.get(depositId) ?? new Set()).add(c.eventId));
     }
     t.deepEqual([...idsByDeposit.keys()].sort(), [before.id, ...during.map((d) => d.id)].sort(), "every change arrived");
