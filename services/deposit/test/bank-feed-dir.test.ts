@@ -19,7 +19,7 @@ import { depositModule } from "../src/index.js";
 const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
 const root = mkdtempSync(join(tmpdir(), "deposit-feed-dir-"));
 const feedDir = join(root, "drop");
-let running: RunningServices;
+let running: RunningServices | undefined;
 let deposits: ReturnType<typeof createServiceClient<typeof DepositService>>;
 let merchantId: string;
 let ctx: DepositContext;
@@ -113,7 +113,7 @@ test.serial("a malformed statement goes to failed/ with an .error.txt saying why
 
 test.serial("two scans of one directory at once import each file, and each transfer, exactly once", async (t) => {
   const dir = join(root, "shared");
-  const { accounts } = await createServiceClient(BankCatalogService, running.server.url).listReceivingAccounts({});
+  const { accounts } = await createServiceClient(BankCatalogService, running!.server.url).listReceivingAccounts({});
   const iban = accounts[0]!.iban;
   const ids: string[] = [];
   await mkdir(dir);
@@ -133,7 +133,7 @@ test.serial("two scans of one directory at once import each file, and each trans
 
 // ---- Only whole files: the write-then-rename convention, completeness, abandoned claims.
 
-const receivingIban = async () => (await createServiceClient(BankCatalogService, running.server.url).listReceivingAccounts({})).accounts[0]!.iban;
+const receivingIban = async () => (await createServiceClient(BankCatalogService, running!.server.url).listReceivingAccounts({})).accounts[0]!.iban;
 
 /** Writes a file dated a minute ago, so the settle time does not hold it back. */
 async function writeSettled(path: string, content: string): Promise<void> {

@@ -11,8 +11,8 @@ import { depositModule } from "../src/index.js";
 // The JSON push feed on MySQL: a body is applied in one transaction, whole or not at all,
 // and a repeated body is all duplicates (bank-feed-http.test.ts covers the rest on SQLite).
 const SECRET = "m".repeat(40);
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let running: RunningServices;
+let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+let running: RunningServices | undefined;
 let deposits: ReturnType<typeof createServiceClient<typeof DepositService>>;
 let merchantId: string;
 let ctx: DepositContext;
@@ -37,7 +37,7 @@ test.after.always(async () => {
 async function push(transfers: unknown[]) {
   const raw = JSON.stringify({ transfers });
   const timestamp = Math.floor(Date.now() / 1000);
-  const res = await fetch(`${running.server.url}/internal/bank-feed/bank`, {
+  const res = await fetch(`${running!.server.url}/internal/bank-feed/bank`, {
     method: "POST",
     headers: { "content-type": "application/json", [FEED_TIMESTAMP_HEADER]: String(timestamp), [FEED_SIGNATURE_HEADER]: signFeedBody({ secret: SECRET, timestamp, rawBody: raw }) },
     body: raw,

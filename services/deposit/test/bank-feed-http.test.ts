@@ -20,7 +20,7 @@ const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
 const dir = mkdtempSync(join(tmpdir(), "deposit-feed-http-"));
 const SECRET = "s".repeat(40);
 const OLD_SECRET = "o".repeat(40);
-let running: RunningServices;
+let running: RunningServices | undefined;
 let deposits: ReturnType<typeof createServiceClient<typeof DepositService>>;
 let merchantId: string;
 let ctx: DepositContext;
@@ -58,7 +58,7 @@ async function push(transfers: unknown[], options: { feed?: string; secret?: str
   const raw = options.raw ?? JSON.stringify({ transfers });
   const timestamp = options.timestamp ?? Math.floor(clock.now().getTime() / 1000);
   const signature = options.signature ?? signFeedBody({ secret: options.secret ?? SECRET, timestamp, rawBody: raw });
-  const res = await fetch(`${running.server.url}/internal/bank-feed/${options.feed ?? "acme"}`, {
+  const res = await fetch(`${running!.server.url}/internal/bank-feed/${options.feed ?? "acme"}`, {
     method: "POST",
     headers: { "content-type": "application/json", [FEED_TIMESTAMP_HEADER]: String(timestamp), [FEED_SIGNATURE_HEADER]: signature },
     body: raw,
@@ -91,8 +91,8 @@ test.serial("a good batch is recorded and answered with counts; the same batch a
   t.deepEqual(first.body, { imported: 3, matched: 2, unmatched: 1, review: 0, returned: 0, duplicates: 1 });
   t.is(await statusOf(d1.id), DepositStatus.COMPLETED);
   t.is(await statusOf(d2.id), DepositStatus.COMPLETED);
-  const row = await ctx.db("incoming_transfers").where({ bank_transaction_id: "FEED-1" }).first();
-  t.is(row.source, "feed:acme");
+  const row = await ctx.db("incoming_transfers").where({ bank_transaction_id: "FEED-1" }).first<{ source: string } | undefined>("source");
+  t.is(row?.source, "feed:acme");
 
   const again = await push(body, { secret: OLD_SECRET });
   t.is(again.status, 200, "the feed's second secret (a rotation) is valid too");

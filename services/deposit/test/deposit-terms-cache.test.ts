@@ -2,8 +2,8 @@ import test from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, deriveDatabaseUrl, startServices, type BaseContext, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf, testCustomer } from "@payments/testing";
+import { createServiceClient, deriveDatabaseUrl, errorInfo, startServices, type BaseContext, type RunningServices } from "@payments/kit";
+import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, testCustomer } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { depositModule } from "../src/index.js";
 
@@ -16,8 +16,8 @@ const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
 const depositClock = manualClock(new Date());
 const TTL_MS = 30_000;
-let catalogSide: RunningServices;
-let depositSide: RunningServices;
+let catalogSide: RunningServices | undefined;
+let depositSide: RunningServices | undefined;
 
 test.before(async () => {
   const common = { GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), ...nats };
@@ -43,18 +43,18 @@ test.after.always(async () => {
   await deleteTestStream(nats);
 });
 
-const catalog = () => createServiceClient(BankCatalogService, catalogSide.server.url);
-const deposits = () => createServiceClient(DepositService, depositSide.server.url);
-const catalogDb = () => (catalogSide.contexts.get("bank-catalog") as BaseContext).db;
+const catalog = () => createServiceClient(BankCatalogService, catalogSide!.server.url);
+const deposits = () => createServiceClient(DepositService, depositSide!.server.url);
+const catalogDb = () => (catalogSide!.contexts.get("bank-catalog") as BaseContext).db;
 
 /** GetDepositTerms calls the bank catalog has answered so far. */
 async function termsCalls(): Promise<number> {
-  const { values } = await catalogSide.metrics.rpcDuration.get();
+  const { values } = await catalogSide!.metrics.rpcDuration.get();
   return values.filter((v) => v.metricName?.endsWith("_count") && v.labels.rpc_method === "GetDepositTerms").reduce((sum, v) => sum + v.value, 0);
 }
 
 async function newMerchant(): Promise<string> {
-  return (await createServiceClient(MerchantService, catalogSide.server.url).createMerchant({ name: "Terms Shop", sandbox: true })).merchant!.id;
+  return (await createServiceClient(MerchantService, catalogSide!.server.url).createMerchant({ name: "Terms Shop", sandbox: true })).merchant!.id;
 }
 
 async function bankId(code: string): Promise<string> {
@@ -69,7 +69,7 @@ const createDeposit = (merchantId: string, bankId: string, amount = 50_000n) =>
 const outcome = (merchantId: string, bank: string, amount?: bigint) =>
   createDeposit(merchantId, bank, amount).then(
     () => "created",
-    async (err: unknown) => (await rejectionOf(Promise.reject(err))).reason ?? "failed",
+    (err: unknown) => errorInfo(err).reason ?? "failed",
   );
 
 /** Lets the second drop of earlier events (500 ms after each) pass, so what follows is kept undisturbed. */

@@ -31,7 +31,7 @@ interface Row {
 
 function storageSuite(storage: string, setup: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
   const clock = manualClock(new Date(NOW));
-  let running: RunningServices;
+  let running: RunningServices | undefined;
   let cleanup: () => Promise<void> = async () => {};
   let deposits: ReturnType<typeof createServiceClient<typeof DepositService>>;
   const rows: Row[] = [];
@@ -121,7 +121,7 @@ function storageSuite(storage: string, setup: () => Promise<{ env: Record<string
   });
 
   test.serial(`${storage}: transfers settled between pages neither make the walk skip nor repeat the others`, async (t) => {
-    const db = (running.contexts.get("deposit") as DepositContext).db;
+    const db = (running!.contexts.get("deposit") as DepositContext).db;
     const open = expected(["unmatched", "review"]);
     // After the first page: one already listed and two not yet listed are settled.
     const settled = [open[1]!, open[20]!, open[21]!];

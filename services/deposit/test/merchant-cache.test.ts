@@ -28,8 +28,8 @@ import { createMerchantCache, lookupMerchant } from "../src/merchant-lookup.js";
 // merchant service's own RPC metric, and changes travel as the MerchantChanged events they are.
 const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
-let merchantSide: RunningServices;
-let depositSide: RunningServices;
+let merchantSide: RunningServices | undefined;
+let depositSide: RunningServices | undefined;
 
 /**
  * The payout service as SetSandbox sees a merchant that never moved money: no withdrawals,
@@ -69,13 +69,13 @@ test.after.always(async () => {
   await deleteTestStream(nats);
 });
 
-const merchants = () => createServiceClient(MerchantService, merchantSide.server.url);
-const deposits = () => createServiceClient(DepositService, depositSide.server.url);
-const depositContext = () => depositSide.contexts.get("deposit") as DepositContext;
+const merchants = () => createServiceClient(MerchantService, merchantSide!.server.url);
+const deposits = () => createServiceClient(DepositService, depositSide!.server.url);
+const depositContext = () => depositSide!.contexts.get("deposit") as DepositContext;
 
 /** GetMerchant calls the merchant service has answered so far. */
 async function getMerchantCalls(): Promise<number> {
-  const { values } = await merchantSide.metrics.rpcDuration.get();
+  const { values } = await merchantSide!.metrics.rpcDuration.get();
   return values.filter((v) => v.metricName?.endsWith("_count") && v.labels.rpc_method === "GetMerchant").reduce((sum, v) => sum + v.value, 0);
 }
 
@@ -140,7 +140,7 @@ test.serial("a change to one merchant keeps the others cached; an unreadable Mer
   await lookupMerchant(depositContext(), b);
   t.is(await getMerchantCalls(), calls + 1, "merchant b still cached");
 
-  await depositSide.bus.publish(MERCHANT_CHANGED_TOPIC, new Uint8Array([0xff, 0xff, 0xff]), `garbage-${Date.now()}`);
+  await depositSide!.bus.publish(MERCHANT_CHANGED_TOPIC, new Uint8Array([0xff, 0xff, 0xff]), `garbage-${Date.now()}`);
   await withinASecond(async () => depositContext().merchantCache.size === 0, "everything dropped");
   await lookupMerchant(depositContext(), b);
   t.is(await getMerchantCalls(), calls + 2);
@@ -202,7 +202,7 @@ async function depositReplica(merchantUrl: string, extra: Env = {}): Promise<{ r
       ...nats,
       DATABASE_URL: deriveDatabaseUrl(database.url, "deposit"),
       MERCHANT_SERVICE_URL: merchantUrl,
-      BANK_CATALOG_SERVICE_URL: merchantSide.server.url,
+      BANK_CATALOG_SERVICE_URL: merchantSide!.server.url,
       ...extra,
     },
   });

@@ -17,8 +17,8 @@ import { importStatement } from "../src/statement-import.js";
 
 const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
-let running: RunningServices;
-let replica: RunningServices;
+let running: RunningServices | undefined;
+let replica: RunningServices | undefined;
 let clients: Array<ReturnType<typeof createServiceClient<typeof DepositService>>>;
 let merchantId: string;
 /** A bank with exactly one active sandbox account: all its deposits land on that account. */
@@ -67,7 +67,7 @@ async function pendingDeposits(count: number, amount: (i: number) => bigint): Pr
   return made;
 }
 
-const db = () => (running.contexts.get("deposit") as DepositContext).db;
+const db = () => (running!.contexts.get("deposit") as DepositContext).db;
 
 async function failures(calls: Array<Promise<unknown>>): Promise<string[]> {
   const settled = await Promise.allSettled(calls);
@@ -94,7 +94,7 @@ test.serial("reports racing their own duplicates and a statement import of the s
   const line = (d: Deposit) => `:61:2611221122C${Number(d.requestedAmount) / 100},00NTRFNONREF//RACE-${d.id.slice(-10)}\n:86:GELEN EFT AYSE YILMAZ\nODEME ${d.reference}`;
   const total = made.reduce((sum, d) => sum + Number(d.requestedAmount), 0);
   const statement = [":20:RACE1", `:25:${iban}`, ":28C:00001/001", ":60F:C261121TRY0,00", ...made.map(line), `:62F:C261122TRY${total / 100},00`, "-"].join("\n");
-  const ctx = running.contexts.get("deposit") as DepositContext;
+  const ctx = running!.contexts.get("deposit") as DepositContext;
   const report = (d: Deposit, i: number) =>
     clients[i % 2]!.reportTransfer({ iban, amount: d.requestedAmount, senderName: "AYSE YILMAZ", reference: `ODEME ${d.reference}`, bankTransactionId: `RACE-${d.id.slice(-10)}` });
   const calls: Array<Promise<unknown>> = [];

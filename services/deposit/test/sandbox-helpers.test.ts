@@ -17,7 +17,7 @@ import { depositModule } from "../src/index.js";
 // live deposit.
 const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
 const dir = mkdtempSync(join(tmpdir(), "deposit-sandbox-"));
-let running: RunningServices;
+let running: RunningServices | undefined;
 let deposits: ReturnType<typeof createServiceClient<typeof DepositService>>;
 let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
 
@@ -36,7 +36,7 @@ test.after.always(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const db = () => (running.contexts.get("deposit") as DepositContext).db;
+const db = () => (running!.contexts.get("deposit") as DepositContext).db;
 
 async function newMerchant(sandbox: boolean): Promise<string> {
   const { merchant } = await merchants.createMerchant({ name: sandbox ? "Sandbox CI Shop" : "Live Shop", sandbox });
@@ -61,9 +61,9 @@ test.serial("pay reports a sandbox- transfer through ReportTransfer's path and c
   const paid = await deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id });
   t.like(paid.deposit, { id: deposit.id, status: DepositStatus.COMPLETED, amount: 25_000n, requestedAmount: 25_000n, sequence: 2n });
   t.like(paid.transfer, { bankTransactionId: `sandbox-${deposit.id}`, depositId: deposit.id, amount: 25_000n, senderName: "Ayşe Yılmaz", iban: deposit.assignedAccount!.iban });
-  const transfers = await db()("incoming_transfers").where({ deposit_id: deposit.id });
+  const transfers = await db()("incoming_transfers").where({ deposit_id: deposit.id }).select<Array<{ id: string }>>("id");
   t.is(transfers.length, 1, "the transfer is on record like a bank's");
-  t.is((await db()("deposits").where({ id: deposit.id }).first()).transfer_id, transfers[0].id);
+  t.is((await db()("deposits").where({ id: deposit.id }).first<{ transfer_id: string | null } | undefined>("transfer_id"))?.transfer_id, transfers[0]!.id);
   t.deepEqual(await outboxTopics(deposit.id), ["deposit.v1.deposit_completed"]);
 
   t.like(await rejectionOf(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id })), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE" });
@@ -121,12 +121,12 @@ test.serial("a live merchant's deposit is SANDBOX_ONLY, another merchant's is no
   }
   // A sandbox deposit whose merchant has since gone live (only a race could do this; written straight in).
   const before = await newDeposit(sandbox);
-  await running.contexts.get("merchant")!.db("merchants").where({ id: sandbox }).update({ sandbox: false });
+  await running!.contexts.get("merchant")!.db("merchants").where({ id: sandbox }).update({ sandbox: false });
   t.like(await rejectionOf(deposits.sandboxPayDeposit({ merchantId: sandbox, depositId: before.id })), { reason: "SANDBOX_ONLY" });
   t.like(await rejectionOf(deposits.sandboxExpireDeposit({ merchantId: sandbox, depositId: before.id })), { reason: "SANDBOX_ONLY" });
 
   for (const id of [liveDeposit.id, before.id]) {
-    const row = await db()("deposits").where({ id }).first();
+    const row = await db()("deposits").where({ id }).first<Record<string, unknown> | undefined>();
     t.like(row, { status: "pending", sequence: 1 });
     t.deepEqual(await outboxTopics(id), []);
   }
@@ -143,5 +143,5 @@ test.serial("requests are validated and merchant-scoped", async (t) => {
   t.like(await rejectionOf(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, senderName: "x".repeat(201) })), { reason: "VALIDATION_ERROR", field: "sender_name" });
   t.like(await rejectionOf(deposits.sandboxPayDeposit({ merchantId, depositId: deposit.id, senderName: "a\u202Eb" })), { reason: "VALIDATION_ERROR", field: "sender_name" });
   t.like(await rejectionOf(deposits.sandboxPayDeposit({ merchantId, depositId: "" })), { reason: "VALIDATION_ERROR", field: "deposit_id" });
-  t.is((await db()("deposits").where({ id: deposit.id }).first()).status, "pending");
+  t.is((await db()("deposits").where({ id: deposit.id }).first<{ status: string } | undefined>("status"))?.status, "pending");
 });

@@ -19,12 +19,12 @@ const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
 const MASTER_KEY = "ab".repeat(32);
 const TTL_MS = 30 * 60_000;
-let running: RunningServices;
-let replica: RunningServices;
+let running: RunningServices | undefined;
+let replica: RunningServices | undefined;
 let deposits: ReturnType<typeof createServiceClient<typeof DepositService>>;
 let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
 let catalog: ReturnType<typeof createServiceClient<typeof BankCatalogService>>;
-let consumer: Subscription;
+let consumer: Subscription | undefined;
 const published: DepositStatusChanged[] = [];
 const publishedIds: string[] = [];
 
@@ -77,7 +77,7 @@ function depositRequest(merchantId: string, extra: Partial<CreateRequest> = {}):
 
 /** The outbox events recorded for one deposit, decoded. */
 async function outboxEvents(depositId: string): Promise<DepositStatusChanged[]> {
-  const rows = (await depositContext(running).db("outbox").select("payload").orderBy("seq")) as Array<{ payload: Buffer }>;
+  const rows = (await depositContext(running!).db("outbox").select("payload").orderBy("seq")) as Array<{ payload: Buffer }>;
   return rows.map((r) => fromBinary(DepositStatusChangedSchema, new Uint8Array(r.payload))).filter((e) => e.deposit?.id === depositId);
 }
 
@@ -103,7 +103,7 @@ test.serial("twenty concurrent creations with one processId: exactly one deposit
   for (const r of results.filter((r) => r.status === "rejected")) {
     t.like(errorInfo(r.reason), { code: Code.AlreadyExists, reason: "DUPLICATE_TRANSACTION", details: { transactionId: winner } });
   }
-  const rows = await depositContext(running).db("deposits").where({ merchant_id: merchantId });
+  const rows = await depositContext(running!).db("deposits").where({ merchant_id: merchantId });
   t.is(rows.length, 1);
   // Another merchant's processId space is its own.
   const other = await deposits.createDeposit({ ...request, merchantId: await newMerchant() });
@@ -152,7 +152,7 @@ test.serial("bad input is VALIDATION_ERROR naming the proto field, and nothing i
     t.like(info, { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field }, JSON.stringify(request, (_, v: unknown) => (typeof v === "bigint" ? String(v) : v)));
     t.true(info.message.startsWith(`${field}: `), info.message);
   }
-  t.is((await depositContext(running).db("deposits").where({ merchant_id: merchantId })).length, 0);
+  t.is((await depositContext(running!).db("deposits").where({ merchant_id: merchantId })).length, 0);
 });
 
 test.serial("under the default rules a short payment waits in review attached to its deposit, in suspense, and the deposit stays pending", async (t) => {
@@ -170,7 +170,7 @@ test.serial("under the default rules a short payment waits in review attached to
   t.regex(report.transfer!.unmatchedReason, /^underpayment/);
   t.deepEqual(report.transfer!.matchReasons.slice(0, 1), ["reference exact"]);
   t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: deposit!.id } })).deposit?.status, DepositStatus.PENDING);
-  const held = await depositContext(running).db("suspense_entries").where({ transfer_id: report.transfer!.id }).sum({ amount: "amount" }).first();
+  const held = await depositContext(running!).db("suspense_entries").where({ transfer_id: report.transfer!.id }).sum({ amount: "amount" }).first();
   t.is(Number((held as { amount: number }).amount), 74_500);
 });
 
@@ -203,7 +203,7 @@ test.serial("a transfer carrying the reference completes the deposit with the am
   t.is(events.length, 1);
   t.like(events[0], { previousStatus: DepositStatus.PENDING });
   t.like(events[0]!.deposit, { status: DepositStatus.COMPLETED, amount: 74_500n, sequence: 2n });
-  t.is((await depositContext(running).db("incoming_transfers").where({ deposit_id: deposit!.id })).length, 1);
+  t.is((await depositContext(running!).db("incoming_transfers").where({ deposit_id: deposit!.id })).length, 1);
 });
 
 test.serial("a transfer matching no pending deposit is kept unmatched for an operator", async (t) => {
@@ -247,8 +247,8 @@ test.serial("confirm racing expiry: each deposit ends in exactly one final state
   clock.advance(TTL_MS + 1);
   const confirmations = await Promise.allSettled([
     ...ids.map((id) => deposits.confirmDeposit({ depositId: id })),
-    expireDueDeposits(depositContext(running)),
-    expireDueDeposits(depositContext(replica)),
+    expireDueDeposits(depositContext(running!)),
+    expireDueDeposits(depositContext(replica!)),
   ]);
   for (const [i, id] of ids.entries()) {
     const { deposit } = await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: id } });
@@ -271,9 +271,9 @@ test.serial("with two replicas running their expiry jobs, every unpaid deposit e
   const ids = created.map((c) => c.deposit!.id);
   clock.advance(TTL_MS - 1);
   await new Promise((resolve) => setTimeout(resolve, 300));
-  t.is((await depositContext(running).db("deposits").whereIn("id", ids).where({ status: "pending" })).length, 30, "not before expiresAt");
+  t.is((await depositContext(running!).db("deposits").whereIn("id", ids).where({ status: "pending" })).length, 30, "not before expiresAt");
   clock.advance(1);
-  await eventually(async () => (await depositContext(running).db("deposits").whereIn("id", ids).where({ status: "expired" })).length === 30, "the jobs to expire all 30");
+  await eventually(async () => (await depositContext(running!).db("deposits").whereIn("id", ids).where({ status: "expired" })).length === 30, "the jobs to expire all 30");
   for (const id of ids) t.is((await outboxEvents(id)).length, 1, id);
 });
 
@@ -314,7 +314,7 @@ test.serial("a checkout token opens its deposit; simulate payment completes a sa
   const paid = await deposits.simulatePayment({ token: deposit!.checkoutToken });
   t.like(paid.deposit, { status: DepositStatus.COMPLETED, amount: 50_000n });
   // The same path as a bank: the transfer is on record.
-  t.is((await depositContext(running).db("incoming_transfers").where({ deposit_id: deposit!.id })).length, 1);
+  t.is((await depositContext(running!).db("incoming_transfers").where({ deposit_id: deposit!.id })).length, 1);
   t.like(await rejectionOf(deposits.simulatePayment({ token: deposit!.checkoutToken })), { reason: "INVALID_TRANSACTION_STATE" });
 
   const { deposit: liveDeposit } = await deposits.createDeposit(depositRequest(live));
@@ -326,7 +326,7 @@ test.serial("a checkout token opens its deposit; simulate payment completes a sa
   // stays live when its merchant turns sandbox, and a sandbox deposit cannot be simulated
   // once its merchant is live. The switch is written straight into the merchant's table here,
   // as only such a race could.
-  const merchantDb = running.contexts.get("merchant")!.db;
+  const merchantDb = running!.contexts.get("merchant")!.db;
   await merchantDb("merchants").where({ id: live }).update({ sandbox: true });
   t.like(await rejectionOf(deposits.simulatePayment({ token: liveDeposit!.checkoutToken })), { reason: "SANDBOX_ONLY" });
   const { deposit: before } = await deposits.createDeposit(depositRequest(sandbox));
@@ -344,7 +344,7 @@ test.serial("a returnUrl travels with the deposit: stored normalised, in GetDepo
   const { deposit } = await deposits.createDeposit(depositRequest(sandbox, { returnUrl: "https://Shop.Example/return?order=1" }));
   const href = "https://shop.example/return?order=1";
   t.is(deposit!.returnUrl, href);
-  t.like(await depositContext(running).db("deposits").where({ id: deposit!.id }).first(), { return_url: href });
+  t.like(await depositContext(running!).db("deposits").where({ id: deposit!.id }).first(), { return_url: href });
   t.is((await deposits.getDeposit({ merchantId: sandbox, key: { case: "depositId", value: deposit!.id } })).deposit!.returnUrl, href);
   t.is((await deposits.listDeposits({ merchantId: sandbox })).deposits.find((d) => d.id === deposit!.id)?.returnUrl, href);
   await deposits.simulatePayment({ token: deposit!.checkoutToken });
@@ -358,12 +358,12 @@ test.serial("a returnUrl travels with the deposit: stored normalised, in GetDepo
   const live = await newMerchant(false);
   const refused = await rejectionOf(deposits.createDeposit(depositRequest(live, { returnUrl: "http://shop.example/back" })));
   t.like(refused, { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "return_url", message: "return_url: must use https (http only for sandbox merchants)" });
-  t.is((await depositContext(running).db("deposits").where({ merchant_id: live })).length, 0, "nothing stored");
+  t.is((await depositContext(running!).db("deposits").where({ merchant_id: live })).length, 0, "nothing stored");
   t.is((await deposits.createDeposit(depositRequest(live, { returnUrl: "https://shop.example/back" }))).deposit!.returnUrl, "https://shop.example/back");
 });
 
 test.serial("every status change reached JetStream exactly once, under its outbox event id", async (t) => {
-  const rows = await depositContext(running).db("outbox").select<Array<{ event_id: string }>>("event_id");
+  const rows = await depositContext(running!).db("outbox").select<Array<{ event_id: string }>>("event_id");
   t.true(rows.length > 50);
   await eventually(() => rows.every((r) => publishedIds.includes(r.event_id)), "every outbox event on JetStream");
   t.is(new Set(publishedIds).size, publishedIds.length, "no event id delivered twice");

@@ -15,7 +15,7 @@ import { depositModule } from "../src/index.js";
 // The embedded mode of `pnpm start`: SQLite files and the in-process bus.
 const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
 const dir = mkdtempSync(join(tmpdir(), "deposit-sqlite-"));
-let running: RunningServices;
+let running: RunningServices | undefined;
 let deposits: ReturnType<typeof createServiceClient<typeof DepositService>>;
 let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
 
@@ -139,7 +139,7 @@ test.serial("a deposit is taken only when an account of the merchant's kind can 
   const { merchant: sandbox } = await merchants.createMerchant({ name: "Sandbox Shop", sandbox: true });
   const customer = { id: "c", name: "N", username: "u" };
   // Şekerbank (0059) has no receiving account of either kind in the test pool.
-  const sekerbank = (await createServiceClient(BankCatalogService, running.server.url).listBanks({})).banks.find((b) => b.code === "0059")!.id;
+  const sekerbank = (await createServiceClient(BankCatalogService, running!.server.url).listBanks({})).banks.find((b) => b.code === "0059")!.id;
   for (const merchantId of [live!.id, sandbox!.id]) {
     const refused = await rejectionOf(deposits.createDeposit({ merchantId, processId: "none-1", amount: 10_000n, bankId: sekerbank, customer }));
     t.like(refused, { code: Code.FailedPrecondition, reason: "BANK_UNAVAILABLE", field: "bank_id", message: "no receiving account is available for this bank" });
@@ -147,7 +147,7 @@ test.serial("a deposit is taken only when an account of the merchant's kind can 
   }
   const { deposit: liveDeposit } = await deposits.createDeposit({ merchantId: live!.id, processId: "kind-1", amount: 10_000n, customer });
   const { deposit: sandboxDeposit } = await deposits.createDeposit({ merchantId: sandbox!.id, processId: "kind-1", amount: 10_000n, customer });
-  const catalog = createServiceClient(BankCatalogService, running.server.url);
+  const catalog = createServiceClient(BankCatalogService, running!.server.url);
   const kindOf = async (iban: string) => (await catalog.listReceivingAccounts({})).accounts.find((a) => a.iban === iban)?.sandbox;
   t.false(await kindOf(liveDeposit!.assignedAccount!.iban), "a live merchant's customer pays into a live account");
   t.true(await kindOf(sandboxDeposit!.assignedAccount!.iban), "a sandbox merchant's customer pays into a sandbox account");
@@ -157,7 +157,7 @@ test.serial("a deposit is taken only when an account of the merchant's kind can 
 
 test.serial("deposits take a bank's candidate accounts in turn, so pending deposits spread evenly over them", async (t) => {
   const { merchant } = await merchants.createMerchant({ name: "Spread Shop", sandbox: true });
-  const catalog = createServiceClient(BankCatalogService, running.server.url);
+  const catalog = createServiceClient(BankCatalogService, running!.server.url);
   const akbank = (await catalog.listBanks({})).banks.find((b) => b.code === "0046")!.id;
   const ibans = (await catalog.listReceivingAccounts({ bankId: akbank, sandbox: true })).accounts.filter((a) => a.active).map((a) => a.iban);
   t.is(ibans.length, 2);
