@@ -16,8 +16,8 @@ const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
 const payoutClock = manualClock(new Date());
 const TTL_MS = 30_000;
-let catalogSide: RunningServices;
-let payoutSide: RunningServices;
+let catalogSide: RunningServices | undefined;
+let payoutSide: RunningServices | undefined;
 let merchantId = "";
 
 test.before(async () => {
@@ -45,12 +45,12 @@ test.after.always(async () => {
   await deleteTestStream(nats);
 });
 
-const catalog = () => createServiceClient(BankCatalogService, catalogSide.server.url);
-const payouts = () => createServiceClient(PayoutService, payoutSide.server.url);
+const catalog = () => createServiceClient(BankCatalogService, catalogSide!.server.url);
+const payouts = () => createServiceClient(PayoutService, payoutSide!.server.url);
 
 /** ListBanks calls the bank catalog has answered so far. */
 async function listBanksCalls(): Promise<number> {
-  const { values } = await catalogSide.metrics.rpcDuration.get();
+  const { values } = await catalogSide!.metrics.rpcDuration.get();
   return values.filter((v) => v.metricName?.endsWith("_count") && v.labels.rpc_method === "ListBanks").reduce((sum, v) => sum + v.value, 0);
 }
 
@@ -98,7 +98,7 @@ test.serial("without any event, CATALOG_CACHE_TTL bounds how long the payout ser
   await new Promise((resolve) => setTimeout(resolve, 600));
   t.false(await bankAccepted("bnk_behind_the_back"));
   const now = Date.now();
-  await (catalogSide.contexts.get("bank-catalog") as BaseContext)
+  await (catalogSide!.contexts.get("bank-catalog") as BaseContext)
     .db("banks")
     .insert({ id: "bnk_behind_the_back", name: "Quiet Bank", code: "QUIET", logo_url: "", active: true, min_amount: 1, max_amount: 2, created_at: now, updated_at: now });
   payoutClock.advance(TTL_MS - 1);

@@ -110,7 +110,7 @@ for (const backend of backends) {
 
     const res = await check([given(d1, a, 50_000), given(d2, a, 9_900, "EUR"), given(d3, b, 1_234)]);
     t.deepEqual(res.discrepancies, []);
-    t.true(res.merchants.every((m) => m.balanced), JSON.stringify(res.merchants, (_k, v) => (typeof v === "bigint" ? Number(v) : v)));
+    t.true(res.merchants.every((m) => m.balanced), JSON.stringify(res.merchants, (_k, v: unknown) => (typeof v === "bigint" ? Number(v) : v)));
     const aTry = row(res, a)!;
     t.deepEqual(
       [aTry.available, aTry.held, aTry.ledgerAvailable, aTry.ledgerHeld, aTry.balanced],

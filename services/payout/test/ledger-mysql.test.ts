@@ -26,7 +26,7 @@ import { moveWithdrawal } from "../src/withdrawal-moves.js";
 const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
 const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
-let running: RunningServices;
+let running: RunningServices | undefined;
 let payouts: ReturnType<typeof createServiceClient<typeof PayoutService>>;
 let deposits: ReturnType<typeof createServiceClient<typeof DepositService>>;
 let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
@@ -61,11 +61,11 @@ test.after.always(async () => {
 });
 
 function payout(): PayoutContext {
-  return running.contexts.get("payout") as PayoutContext;
+  return running!.contexts.get("payout") as PayoutContext;
 }
 
 function depositContext(): BaseContext {
-  return running.contexts.get("deposit")!;
+  return running!.contexts.get("deposit")!;
 }
 
 async function newMerchant(): Promise<string> {
@@ -162,7 +162,7 @@ test.serial("200 concurrent withdrawals of 100 against 5,000 available: exactly 
   await fund(merchantId, 5_000);
 
   // Watch the balance row while the requests race.
-  let racing = true;
+  let racing = true as boolean;
   let lowestAvailable = Number.POSITIVE_INFINITY;
   let lowestHeld = Number.POSITIVE_INFINITY;
   const watcher = (async () => {

@@ -16,7 +16,7 @@ import { eventTrail, insertPendingWithdrawals, ledgerSums, outboxEventsByWithdra
 const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
 const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
-let running: RunningServices;
+let running: RunningServices | undefined;
 let payouts: ReturnType<typeof createServiceClient<typeof PayoutService>>;
 let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
 
@@ -86,13 +86,13 @@ async function balance(merchantId: string) {
 }
 
 async function kinds(id: string): Promise<string[]> {
-  const rows = await payoutContext(running).db("ledger_entries").where({ transaction_id: id }).orderBy("seq").select<Array<{ kind: string }>>("kind");
+  const rows = await payoutContext(running!).db("ledger_entries").where({ transaction_id: id }).orderBy("seq").select<Array<{ kind: string }>>("kind");
   return rows.map((r) => r.kind);
 }
 
 /** Decided by its connector: final, or processing and left to an operator. */
 async function settled(ids: readonly string[]): Promise<void> {
-  const ctx = payoutContext(running);
+  const ctx = payoutContext(running!);
   await eventually(async () => (await withdrawalRows(ctx, ids)).every((r) => r.status !== "pending" && (r.status !== "processing" || Boolean(r.awaiting_operator))), "the connectors' answers", 15_000);
 }
 
@@ -123,16 +123,16 @@ test.serial("a sandbox merchant's withdrawals go only to the sandbox connector a
   for (const id of Object.values(liveIds)) {
     t.like(await get(id), { status: WithdrawalStatus.PROCESSING, sandbox: false, awaitingOperator: true, bankReference: "", failureReason: "", sequence: 2n, completedAt: undefined }, id);
   }
-  const events = await outboxEventsByWithdrawal(payoutContext(running));
+  const events = await outboxEventsByWithdrawal(payoutContext(running!));
   for (const id of Object.values(liveIds)) t.deepEqual(eventTrail(events.get(id)), [PROCESSING], `${id}: the merchant hears "processing", nothing more`);
   t.deepEqual(await balance(liveMerchant), { available: 1_000_000n - 60_000n, held: 60_000n });
-  t.deepEqual(await ledgerSums(payoutContext(running), liveMerchant), { available: 1_000_000 - 60_000, held: 60_000 });
+  t.deepEqual(await ledgerSums(payoutContext(running!), liveMerchant), { available: 1_000_000 - 60_000, held: 60_000 });
 
   // Waiting for an operator is not waiting for a bank answer: far past PAYOUT_RESEND_AFTER, nothing is sent again.
   clock.advance(10 * 60_000);
   await sleep(300);
   t.is(sent.live.length, 3);
-  for (const row of await withdrawalRows(payoutContext(running), Object.values(liveIds))) t.like(row, { status: "processing", dispatch_attempts: 1 });
+  for (const row of await withdrawalRows(payoutContext(running!), Object.values(liveIds))) t.like(row, { status: "processing", dispatch_attempts: 1 });
 });
 
 test.serial("an operator completes a live withdrawal with the bank's reference (required): held paid out once, the reference kept, the completed event sent; it leaves the awaiting-operator list", async (t) => {
@@ -159,13 +159,13 @@ test.serial("an operator completes a live withdrawal with the bank's reference (
   const { withdrawal } = await payouts.completeWithdrawal({ withdrawalId: id, bankReference: " EFT-20261122-0042 " });
   t.like(withdrawal, { status: WithdrawalStatus.COMPLETED, bankReference: "EFT-20261122-0042", awaitingOperator: false, sandbox: false, sequence: 3n });
   t.truthy(withdrawal?.completedAt);
-  t.like((await withdrawalRows(payoutContext(running), [id]))[0], { bank_reference: "EFT-20261122-0042", status: "completed" });
+  t.like((await withdrawalRows(payoutContext(running!), [id]))[0], { bank_reference: "EFT-20261122-0042", status: "completed" });
 
   // Held paid out: available unchanged, held back to 0, and the ledger says so.
   t.deepEqual(await balance(merchantId), { available: 60_000n, held: 0n });
-  t.deepEqual(await ledgerSums(payoutContext(running), merchantId), { available: 60_000, held: 0 });
+  t.deepEqual(await ledgerSums(payoutContext(running!), merchantId), { available: 60_000, held: 0 });
   t.deepEqual(await kinds(id), ["withdrawal_hold", "withdrawal_settle"]);
-  const trail = (await outboxEventsByWithdrawal(payoutContext(running))).get(id);
+  const trail = (await outboxEventsByWithdrawal(payoutContext(running!))).get(id);
   t.deepEqual(eventTrail(trail), [PROCESSING, ["withdrawal_completed", "PROCESSING", "COMPLETED", 3]]);
   t.is(trail?.at(-1)?.withdrawal?.bankReference, "EFT-20261122-0042");
 
@@ -184,9 +184,9 @@ test.serial("an operator fails a live withdrawal with a reason: the held amount 
   const { withdrawal } = await payouts.failWithdrawal({ withdrawalId: id, reason: "account_closed" });
   t.like(withdrawal, { status: WithdrawalStatus.FAILED, failureReason: "ACCOUNT_CLOSED", awaitingOperator: false, sequence: 3n });
   t.deepEqual(await balance(merchantId), { available: 50_000n, held: 0n });
-  t.deepEqual(await ledgerSums(payoutContext(running), merchantId), { available: 50_000, held: 0 });
+  t.deepEqual(await ledgerSums(payoutContext(running!), merchantId), { available: 50_000, held: 0 });
   t.deepEqual(await kinds(id), ["withdrawal_hold", "withdrawal_release"]);
-  t.deepEqual(eventTrail((await outboxEventsByWithdrawal(payoutContext(running))).get(id)), [PROCESSING, ["withdrawal_failed", "PROCESSING", "FAILED", 3]]);
+  t.deepEqual(eventTrail((await outboxEventsByWithdrawal(payoutContext(running!))).get(id)), [PROCESSING, ["withdrawal_failed", "PROCESSING", "FAILED", 3]]);
 });
 
 test.serial("CreateWithdrawal records the merchant's kind from the merchant service; an unknown merchant is VALIDATION_ERROR on merchant_id and nothing is held", async (t) => {
@@ -199,12 +199,12 @@ test.serial("CreateWithdrawal records the merchant's kind from the merchant serv
 
   const info = errorInfo(await t.throwsAsync(created("mer_nobody")));
   t.like(info, { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "merchant_id" });
-  t.is((await payoutContext(running).db("withdrawals").where({ merchant_id: "mer_nobody" })).length, 0);
-  t.is((await payoutContext(running).db("ledger_entries").where({ merchant_id: "mer_nobody" })).length, 0);
+  t.is((await payoutContext(running!).db("withdrawals").where({ merchant_id: "mer_nobody" })).length, 0);
+  t.is((await payoutContext(running!).db("ledger_entries").where({ merchant_id: "mer_nobody" })).length, 0);
 });
 
 test.serial("the worker routes by the flag recorded on the withdrawal, not the merchant's kind now: a live merchant's row recorded as sandbox (as the migration backfills old rows) stays on the sandbox connector, and the reverse on the live one", async (t) => {
-  const ctx = payoutContext(running);
+  const ctx = payoutContext(running!);
   const liveMerchant = await fundedMerchant(false, 100_000n);
   const sandboxMerchant = await fundedMerchant(true, 100_000n);
   const [legacy] = await insertPendingWithdrawals(ctx, liveMerchant, [1_000], ORDINARY, true);

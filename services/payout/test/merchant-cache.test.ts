@@ -20,8 +20,8 @@ import { createMerchantCache, merchantOf, requireMerchant } from "../src/merchan
 // and changes travel as the MerchantChanged events they are.
 const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
-let merchantSide: RunningServices;
-let payoutSide: RunningServices;
+let merchantSide: RunningServices | undefined;
+let payoutSide: RunningServices | undefined;
 
 test.before(async () => {
   const common = { GRPC_PORT: "0", LOG_LEVEL: "fatal", MASTER_KEY: "ef".repeat(32), ...nats };
@@ -50,13 +50,13 @@ test.after.always(async () => {
   await deleteTestStream(nats);
 });
 
-const merchants = () => createServiceClient(MerchantService, merchantSide.server.url);
-const payouts = () => createServiceClient(PayoutService, payoutSide.server.url);
-const payout = () => payoutSide.contexts.get("payout") as PayoutContext;
+const merchants = () => createServiceClient(MerchantService, merchantSide!.server.url);
+const payouts = () => createServiceClient(PayoutService, payoutSide!.server.url);
+const payout = () => payoutSide!.contexts.get("payout") as PayoutContext;
 
 /** GetMerchant calls the merchant service has answered so far. */
 async function getMerchantCalls(): Promise<number> {
-  const { values } = await merchantSide.metrics.rpcDuration.get();
+  const { values } = await merchantSide!.metrics.rpcDuration.get();
   return values.filter((v) => v.metricName?.endsWith("_count") && v.labels.rpc_method === "GetMerchant").reduce((sum, v) => sum + v.value, 0);
 }
 

@@ -25,7 +25,7 @@ const DAY1 = Date.parse("2026-11-22T00:00:00.000Z");
 
 export function statementSuite(test: TestFn, env: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
   const clock = manualClock(new Date(DAY1 + 10 * 3_600_000));
-  let running: RunningServices;
+  let running: RunningServices | undefined;
   let cleanup: () => Promise<void> = async () => {};
   let payouts: ReturnType<typeof createServiceClient<typeof PayoutService>>;
   let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
@@ -62,7 +62,7 @@ export function statementSuite(test: TestFn, env: () => Promise<{ env: Record<st
       previousStatus: DepositStatus.PENDING,
       occurredAt: timestampFromMs(clock.now().getTime()),
     });
-    await creditDeposit(payoutContext(running), toBinary(DepositStatusChangedSchema, event));
+    await creditDeposit(payoutContext(running!), toBinary(DepositStatusChangedSchema, event));
     return id;
   }
 
@@ -72,7 +72,7 @@ export function statementSuite(test: TestFn, env: () => Promise<{ env: Record<st
   }
 
   async function move(withdrawalId: string, moveName: "start" | "complete" | "cancel"): Promise<void> {
-    await payoutContext(running).db.transaction((trx) => moveWithdrawal(trx, clock, { withdrawalId, move: moveName }));
+    await payoutContext(running!).db.transaction((trx) => moveWithdrawal(trx, clock, { withdrawalId, move: moveName }));
   }
 
   const total = (b: GetStatementResponse["opening"]) => Number(b!.available + b!.held);
@@ -191,7 +191,7 @@ export function statementSuite(test: TestFn, env: () => Promise<{ env: Record<st
 
   /** Ledger rows written straight to the table in this order (so seq follows it), many per statement. */
   async function insertEntries(entries: readonly EntrySpec[]): Promise<string[]> {
-    const db = payoutContext(running).db;
+    const db = payoutContext(running!).db;
     const rows = entries.map((e) => ({
       id: newId("led"),
       merchant_id: e.merchantId,

@@ -17,7 +17,7 @@ import { payoutContext } from "./worker-fixtures.js";
 const clock = manualClock(new Date("2026-11-26T10:00:00.000Z"));
 const dir = mkdtempSync(join(tmpdir(), "payout-transfer-returns-cli-"));
 const sent: Sent = { sandbox: [], live: [] };
-let running: RunningServices;
+let running: RunningServices | undefined;
 
 async function cli(args: readonly string[], env: Record<string, string | undefined>) {
   let stdout = "";
@@ -68,13 +68,13 @@ test("usage errors exit 2 before any call", async (t) => {
 });
 
 test("list --awaiting-operator [--json], complete --bank-reference, fail --reason", async (t) => {
-  const payouts = createServiceClient(PayoutService, running.server.url);
-  const env = { GRPC_URL: running.server.url };
+  const payouts = createServiceClient(PayoutService, running!.server.url);
+  const env = { GRPC_URL: running!.server.url };
   const make = async (transferId: string) =>
     (await payouts.createTransferReturn({ transferId, iban: ORDINARY, recipientName: "Zeynep Kaya", amount: 15_050n, currency: "", sandbox: false, reason: "unmatched", actor: "ayse" })).transferReturn!.id;
   const toComplete = await make("trf_cli_1");
   const toFail = await make("trf_cli_2");
-  await eventually(async () => (await payoutContext(running).db("transfer_returns").whereIn("id", [toComplete, toFail]).where({ awaiting_operator: true })).length === 2, "both awaiting an operator", 15_000);
+  await eventually(async () => (await payoutContext(running!).db("transfer_returns").whereIn("id", [toComplete, toFail]).where({ awaiting_operator: true })).length === 2, "both awaiting an operator", 15_000);
 
   const table = await cli(["transfer-return", "list", "--awaiting-operator"], env);
   t.is(table.code, 0, table.stderr);

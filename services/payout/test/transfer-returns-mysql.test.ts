@@ -10,7 +10,7 @@ const clock = manualClock(new Date("2026-11-26T10:00:00.000Z"));
 const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
 const sent: Sent = { sandbox: [], live: [] };
-let running: RunningServices;
+let running: RunningServices | undefined;
 
 test.before(async () => {
   running = await startServices([createPayoutModule(recordingConnectors(sent))], {
@@ -26,4 +26,4 @@ test.after.always(async () => {
   await deleteTestStream(nats);
 });
 
-transferReturnSuite(test, () => running, sent);
+transferReturnSuite(test, () => running!, sent);

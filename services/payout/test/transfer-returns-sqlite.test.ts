@@ -11,7 +11,7 @@ import { recordingConnectors, transferReturnSuite, WORKER_ENV, type Sent } from 
 const clock = manualClock(new Date("2026-11-26T10:00:00.000Z"));
 const dir = mkdtempSync(join(tmpdir(), "payout-transfer-returns-"));
 const sent: Sent = { sandbox: [], live: [] };
-let running: RunningServices;
+let running: RunningServices | undefined;
 
 test.before(async () => {
   running = await startServices([createPayoutModule(recordingConnectors(sent))], { mode: "all-in-one", clock, env: { ...WORKER_ENV, DATA_DIR: dir } });
@@ -22,4 +22,4 @@ test.after.always(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-transferReturnSuite(test, () => running, sent);
+transferReturnSuite(test, () => running!, sent);

@@ -9,7 +9,7 @@ import { withheldCreditSuite } from "./withheld-credits-suite.js";
 const clock = manualClock(new Date("2026-11-27T10:00:00.000Z"));
 const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
-let running: RunningServices;
+let running: RunningServices | undefined;
 
 test.before(async () => {
   running = await startInProcess(["merchant", "bank-catalog", "payout"], {
@@ -24,4 +24,4 @@ test.after.always(async () => {
   await deleteTestStream(nats);
 });
 
-withheldCreditSuite(test, () => running, clock);
+withheldCreditSuite(test, () => running!, clock);

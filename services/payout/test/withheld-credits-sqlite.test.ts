@@ -10,7 +10,7 @@ import { withheldCreditSuite } from "./withheld-credits-suite.js";
 // Withheld credits in the embedded mode of `pnpm start`: SQLite files and the in-process bus.
 const clock = manualClock(new Date("2026-11-27T10:00:00.000Z"));
 const dir = mkdtempSync(join(tmpdir(), "payout-withheld-credits-"));
-let running: RunningServices;
+let running: RunningServices | undefined;
 
 test.before(async () => {
   running = await startInProcess(["merchant", "bank-catalog", "payout"], {
@@ -24,4 +24,4 @@ test.after.always(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-withheldCreditSuite(test, () => running, clock);
+withheldCreditSuite(test, () => running!, clock);

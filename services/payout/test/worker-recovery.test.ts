@@ -16,7 +16,7 @@ const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
 const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
 const common = { GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", PAYOUT_RESEND_AFTER: "1m", ...nats };
-let api: RunningServices;
+let api: RunningServices | undefined;
 let payouts: ReturnType<typeof createServiceClient<typeof PayoutService>>;
 const replicas: RunningServices[] = [];
 const banks: RecordingBank[] = [];
@@ -50,7 +50,7 @@ async function startWorkerReplica(connector: BankConnector, logs?: LogLine[]): P
     mode: "split",
     clock,
     logger,
-    env: { ...common, DATABASE_URL: deriveDatabaseUrl(database.url, "payout"), BANK_CATALOG_SERVICE_URL: api.server.url, MERCHANT_SERVICE_URL: api.server.url },
+    env: { ...common, DATABASE_URL: deriveDatabaseUrl(database.url, "payout"), BANK_CATALOG_SERVICE_URL: api!.server.url, MERCHANT_SERVICE_URL: api!.server.url },
   });
   replicas.push(replica);
   return replica;
@@ -73,7 +73,7 @@ interface LogLine {
 
 /** A funded merchant and `count` pending withdrawals of 10 000 kuruş each, through CreateWithdrawal. */
 async function pendingWithdrawals(count: number, funds = 1_000_000n): Promise<{ merchantId: string; ids: string[] }> {
-  const { merchant } = await createServiceClient(MerchantService, api.server.url).createMerchant({ name: "Recovery Shop", sandbox: true });
+  const { merchant } = await createServiceClient(MerchantService, api!.server.url).createMerchant({ name: "Recovery Shop", sandbox: true });
   const merchantId = merchant!.id;
   await payouts.adjustBalance({ merchantId, amount: funds, reason: "test funding" });
   const ids: string[] = [];
@@ -101,7 +101,7 @@ const COMPLETED_ONCE = [
 test.serial("a worker that dies after marking withdrawals processing, before the bank answers: after PAYOUT_RESEND_AFTER another replica sends them again with the same key, each completes once, and the dead worker's late answer changes nothing", async (t) => {
   const bank = newBank();
   const { merchantId, ids } = await pendingWithdrawals(5);
-  const ctx = payoutContext(api);
+  const ctx = payoutContext(api!);
 
   // The doomed worker claims them, hands them to the bank, and never hears back.
   const doomedLogs: LogLine[] = [];
@@ -149,7 +149,7 @@ test.serial("a send that throws (network error) leaves the withdrawal processing
   const logs: LogLine[] = [];
   const flaky = await startWorkerReplica(bank.connector("flaky", { throws: (_, sendNumber) => sendNumber === 1 }), logs);
   const { merchantId, ids } = await pendingWithdrawals(3);
-  const ctx = payoutContext(api);
+  const ctx = payoutContext(api!);
 
   await eventually(() => ids.every((id) => bank.sendCount(id) === 1), "the first, failing sends", 15_000);
   await sleep(300);
@@ -185,7 +185,7 @@ test.serial("stop() claims nothing more and returns once every claimed withdrawa
   const bank = newBank();
   const slow = await startWorkerReplica(bank.connector("slow", { delayMs: () => 300 }));
   const { ids } = await pendingWithdrawals(4);
-  const ctx = payoutContext(api);
+  const ctx = payoutContext(api!);
   await eventually(() => ids.every((id) => bank.sendCount(id) === 1), "the sends to start", 15_000);
 
   await stopReplica(slow);

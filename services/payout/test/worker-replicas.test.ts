@@ -16,8 +16,8 @@ const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
 const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
 const bank = new RecordingBank();
-let first: RunningServices;
-let second: RunningServices;
+let first: RunningServices | undefined;
+let second: RunningServices | undefined;
 
 test.before(async () => {
   const common = { GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", ...nats };
@@ -41,9 +41,9 @@ test.after.always(async () => {
 });
 
 test("two replicas' workers pay 500 pending withdrawals: each sent to the bank exactly once, completed with one processing and one completed event, held back to 0 and available down by the total", async (t) => {
-  const ctx = payoutContext(first);
-  const payouts = createServiceClient(PayoutService, first.server.url);
-  const { merchant } = await createServiceClient(MerchantService, first.server.url).createMerchant({ name: "Payout Shop", sandbox: true });
+  const ctx = payoutContext(first!);
+  const payouts = createServiceClient(PayoutService, first!.server.url);
+  const { merchant } = await createServiceClient(MerchantService, first!.server.url).createMerchant({ name: "Payout Shop", sandbox: true });
   const merchantId = merchant!.id;
   const amounts = Array.from({ length: 500 }, (_, i) => 1_000 + i);
   const total = amounts.reduce((a, b) => a + b, 0);

@@ -12,8 +12,8 @@ import { eventTrail, ledgerSums, outboxEventsByWithdrawal, payoutContext, sleep,
 const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
 const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
-let first: RunningServices;
-let second: RunningServices;
+let first: RunningServices | undefined;
+let second: RunningServices | undefined;
 let payouts: ReturnType<typeof createServiceClient<typeof PayoutService>>;
 let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
 
@@ -90,7 +90,7 @@ test.serial("each sandbox test IBAN gets its documented outcome: 0001 ACCOUNT_NO
     other: await withdraw(merchantId, turkishIban("0001000000000098765432"), 50_000n),
     another: await withdraw(merchantId, turkishIban("0006400000011234567890"), 60_000n),
   };
-  const ctx = payoutContext(first);
+  const ctx = payoutContext(first!);
   await eventually(async () => {
     const rows = await withdrawalRows(ctx, Object.values(ids));
     return rows.every((r) => r.status !== "pending" && (r.status !== "processing" || Boolean(r.awaiting_operator)));
@@ -124,7 +124,7 @@ test.serial("a transfer the sandbox bank accepts without deciding (…0003) stay
   const merchantId = await fundedMerchant(100_000n);
   const toComplete = await withdraw(merchantId, SANDBOX.undecided, 30_000n);
   const toFail = await withdraw(merchantId, SANDBOX.undecided, 25_000n);
-  const ctx = payoutContext(first);
+  const ctx = payoutContext(first!);
   await eventually(async () => (await withdrawalRows(ctx, [toComplete, toFail])).every((r) => Boolean(r.awaiting_operator)), "both accepted by the bank", 15_000);
 
   // Far past PAYOUT_RESEND_AFTER: an answered transfer is not sent again.

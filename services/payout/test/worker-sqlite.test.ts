@@ -15,7 +15,7 @@ import { eventTrail, outboxEventsByWithdrawal, payoutContext, RecordingBank, wit
 const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
 const dir = mkdtempSync(join(tmpdir(), "payout-worker-sqlite-"));
 const bank = new RecordingBank();
-let running: RunningServices;
+let running: RunningServices | undefined;
 
 test.before(async () => {
   running = await startInProcess(
@@ -30,8 +30,8 @@ test.after.always(async () => {
 });
 
 test("on SQLite the worker pays, fails and leaves for an operator by the bank's answer, and re-sends a send that threw after PAYOUT_RESEND_AFTER", async (t) => {
-  const payouts = createServiceClient(PayoutService, running.server.url);
-  const { merchant } = await createServiceClient(MerchantService, running.server.url).createMerchant({ name: "Lite Shop", sandbox: true });
+  const payouts = createServiceClient(PayoutService, running!.server.url);
+  const { merchant } = await createServiceClient(MerchantService, running!.server.url).createMerchant({ name: "Lite Shop", sandbox: true });
   const merchantId = merchant!.id;
   await payouts.adjustBalance({ merchantId, amount: 100_000n, reason: "test funding" });
   const create = async (processId: string, iban: string) =>
@@ -40,7 +40,7 @@ test("on SQLite the worker pays, fails and leaves for an operator by the bank's 
   const refused = await create("refused", "TR560006200000000000000004");
   const undecided = await create("undecided", "TR830006200000000000000003");
   const flaky = await create("flaky", turkishIban("0001000000000012345679"));
-  const ctx = payoutContext(running);
+  const ctx = payoutContext(running!);
 
   await eventually(async () => {
     const rows = await withdrawalRows(ctx, [paid, refused, undecided]);
