@@ -19,6 +19,7 @@ export default tseslint.config(
       "packages/sdk/src/openapi.ts",
       "var/**",
       "scratch/**",
+      "packages/lint/fixtures/**",
       "**/*.js",
       "**/*.mjs",
       "**/*.cjs",

@@ -32,6 +32,7 @@ export function parseRequest<S extends z.ZodType>(schema: S, request: unknown): 
  * or reorder what a name or id says, and NUL, CR and LF break the files and headers they
  * travel into. Names and ids never need them.
  */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses
 const UNSAFE_CHARACTERS = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/u;
 
 /** Whether a string holds a character no name or id may hold (see UNSAFE_CHARACTERS). */
