@@ -45,8 +45,9 @@ export function call(baseUrl: string, req: RawRequest): Promise<Reply> {
         res.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8");
           let json = {} as Envelope;
-          if (text !== "" && (res.headers["content-type"] ?? "").includes("json")) json = JSON.parse(text) as Envelope;
           try {
+            // A reply that says JSON but is not must fail this call, not throw inside the listener.
+            if (text !== "" && (res.headers["content-type"] ?? "").includes("json")) json = JSON.parse(text) as Envelope;
             // Every answer of a documented route must be one the OpenAPI document describes.
             checkOpenApiResponse(req.method ?? "GET", req.path, res.statusCode ?? 0, json, res.headers["content-type"]);
           } catch (err) {
