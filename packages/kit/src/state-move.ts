@@ -100,6 +100,15 @@ export async function applyStateMove<Row extends object, Status extends string, 
   return { moved: true, row, decision: moved, eventId };
 }
 
+/**
+ * The result of a move whose caller holds the row's lock (FOR UPDATE on MySQL, the one writer on
+ * SQLite): nobody else can have moved the row, so "stale" here is a bug, thrown as one.
+ */
+export function heldUnderLock<R>(result: R | "stale", table: { name: string; id: string }, row: object): R {
+  if (result === "stale") throw new Error(`${table.name} row ${String((row as Record<string, unknown>)[table.id])} changed under its lock`);
+  return result;
+}
+
 function refusedMove(refusal: { status: string | null; message: string }): Error {
   return serviceError(Code.FailedPrecondition, "INVALID_TRANSACTION_STATE", refusal.message, { details: { status: refusal.status ?? "" } });
 }

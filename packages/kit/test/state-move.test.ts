@@ -8,6 +8,7 @@ import { MerchantChangedSchema } from "@payments/contracts/merchant";
 import type { Knex } from "knex";
 import {
   applyStateMove,
+  heldUnderLock,
   ensureDatabase,
   errorInfo,
   forUpdate,
@@ -128,6 +129,13 @@ const backends: Array<{ name: string; open(): Promise<{ db: Knex; close(): Promi
     },
   },
 ];
+
+test("heldUnderLock passes a result through and throws on \"stale\", naming the table and the row", (t) => {
+  const table = { name: "tickets", id: "id" };
+  const result = { moved: false as const, row: { id: "tkt_1" } };
+  t.is(heldUnderLock(result, table, result.row), result);
+  t.throws(() => heldUnderLock("stale", table, { id: "tkt_1" }), { message: "tickets row tkt_1 changed under its lock" });
+});
 
 for (const backend of backends) {
   let db: Knex;

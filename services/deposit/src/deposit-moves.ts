@@ -1,7 +1,7 @@
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { DEPOSIT_STATUS_TOPICS } from "@payments/contracts";
 import { DepositStatusChangedSchema } from "@payments/contracts/deposit";
-import { applyStateMove, type Clock, type StateTable } from "@payments/kit";
+import { applyStateMove, heldUnderLock, type Clock, type StateTable } from "@payments/kit";
 import type { Knex } from "knex";
 import { decideMove, type DepositMove, type DepositStatusName } from "./deposit-state.js";
 import { depositFromRow, getDepositRow, rowStatus, statusToProto, type DepositRow } from "./store.js";
@@ -47,10 +47,7 @@ export interface MoveResult {
  */
 export async function moveDeposit(trx: Knex.Transaction, clock: Clock, request: MoveRequest): Promise<MoveResult> {
   const current = await getDepositRow(trx, { depositId: request.depositId, merchantId: request.merchantId }, { lock: true });
-  const result = await applyMove(trx, clock, current, request);
-  // The row is locked (MySQL) or the database has one writer (SQLite): this cannot miss.
-  if (result === "stale") throw new Error(`deposit ${current.id} changed under its lock`);
-  return result;
+  return heldUnderLock(await applyMove(trx, clock, current, request), DEPOSITS, current);
 }
 
 /**

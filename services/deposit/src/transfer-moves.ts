@@ -2,7 +2,7 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { TRANSFER_RETURN_REQUESTED_TOPIC } from "@payments/contracts";
 import { TransferReturnRequestedSchema } from "@payments/contracts/deposit";
-import { applyStateMove, forUpdate, newId, serviceError, type Clock, type StateTable } from "@payments/kit";
+import { applyStateMove, forUpdate, heldUnderLock, newId, serviceError, type Clock, type StateTable } from "@payments/kit";
 import type { Knex } from "knex";
 import type { TransferRow } from "./store.js";
 import { decideTransferMove, SUSPENSE_SIGN, type SuspenseKind, type TransferActionName, type TransferMove, type TransferStatusName } from "./transfer-state.js";
@@ -159,8 +159,6 @@ export async function applyTransferMove(trx: Knex.Transaction, clock: Clock, tra
           }
         : undefined,
   });
-  // The caller holds the row's lock (or SQLite its one writer): another move cannot have slipped in.
-  if (result === "stale") throw new Error(`transfer ${transfer.id} changed under its lock`);
-  // Every transfer move changes the status: none answers "unchanged".
-  return result.row;
+  // The caller holds the row's lock. Every transfer move changes the status: none answers "unchanged".
+  return heldUnderLock(result, TRANSFERS, transfer).row;
 }

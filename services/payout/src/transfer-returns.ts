@@ -4,7 +4,7 @@ import { Code } from "@connectrpc/connect";
 import { TRANSFER_RETURN_COMPLETED_TOPIC, TRANSFER_RETURN_FAILED_TOPIC } from "@payments/contracts";
 import { TransferReturnChangedSchema, TransferReturnSchema, type TransferReturn } from "@payments/contracts/payout";
 import { isTransferReturnStatusName, transferReturnStatusFromProto, transferReturnStatusToProto, type TransferReturnStatusName } from "@payments/contracts/statuses";
-import { applyStateMove, forUpdate, isUniqueViolation, newId, recordEvent, serviceError, transactionWithRetry, validationError, type Clock, type StateTable } from "@payments/kit";
+import { applyStateMove, forUpdate, heldUnderLock, isUniqueViolation, newId, recordEvent, serviceError, transactionWithRetry, validationError, type Clock, type StateTable } from "@payments/kit";
 import type { Knex } from "knex";
 import type { PayoutContext } from "./context.js";
 import { turkishIbanProblem } from "./requests.js";
@@ -151,8 +151,7 @@ export async function moveTransferReturn(trx: Knex.Transaction, clock: Clock, re
         ? { topic: transferReturnTopic(to), schema: TransferReturnChangedSchema, init: { transferReturn: transferReturnFromRow(row), occurredAt: timestampFromMs(now) } }
         : undefined,
   });
-  if (result === "stale") throw new Error(`transfer return ${current.id} changed under its lock`);
-  return result.row;
+  return heldUnderLock(result, TRANSFER_RETURNS, current).row;
 }
 
 /**

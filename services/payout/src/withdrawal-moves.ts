@@ -1,7 +1,7 @@
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { WITHDRAWAL_STATUS_TOPICS } from "@payments/contracts";
 import { WithdrawalStatusChangedSchema } from "@payments/contracts/payout";
-import { applyStateMove, type Clock, type StateTable } from "@payments/kit";
+import { applyStateMove, heldUnderLock, type Clock, type StateTable } from "@payments/kit";
 import type { Knex } from "knex";
 import { post } from "./ledger.js";
 import { getWithdrawalRow, rowStatus, statusToProto, withdrawalFromRow, type WithdrawalRow } from "./store.js";
@@ -70,6 +70,6 @@ export async function moveWithdrawal(trx: Knex.Transaction, clock: Clock, reques
       init: { withdrawal: withdrawalFromRow(row), previousStatus: statusToProto(moved.from), occurredAt: timestampFromMs(now) },
     }),
   });
-  if (result === "stale") throw new Error(`withdrawal ${current.id} changed under its lock`);
-  return { row: result.row, moved: result.moved };
+  const { row, moved } = heldUnderLock(result, WITHDRAWALS, current);
+  return { row, moved };
 }

@@ -3,7 +3,7 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { WithheldCreditSchema, type WithheldCredit } from "@payments/contracts/payout";
 import { isWithheldCreditStatusName, withheldCreditStatusFromProto, withheldCreditStatusToProto, type WithheldCreditStatusName } from "@payments/contracts/statuses";
-import { applyStateMove, forUpdate, newId, serviceError, type Clock, type StateTable } from "@payments/kit";
+import { applyStateMove, forUpdate, heldUnderLock, newId, serviceError, type Clock, type StateTable } from "@payments/kit";
 import type { Knex } from "knex";
 import { post } from "./ledger.js";
 
@@ -213,8 +213,7 @@ export async function resolveWithheld(trx: Knex.Transaction, clock: Clock, resol
       return getWithheldCreditRow(trx, current.id);
     },
   });
-  if (result === "stale") throw new Error(`withheld credit ${current.id} changed under its lock`);
-  return result.row;
+  return heldUnderLock(result, WITHHELD_CREDITS, current).row;
 }
 
 /** The records of these deposits, by deposit id (reconciliation), in chunks of `chunk`. */
