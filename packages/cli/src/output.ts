@@ -24,6 +24,7 @@ function fieldValue(field: DescField, value: JsonValue): JsonValue {
     case "scalar":
       return INT64_TYPES.has(field.scalar) ? int64Value(value) : value;
     case "message":
+      if (field.message.typeName === "google.protobuf.Timestamp") return isoTimestamp(value);
       return isObject(value) ? plainFields(field.message, value) : value;
     case "list":
       if (!Array.isArray(value)) return value;
@@ -46,6 +47,14 @@ function fieldValue(field: DescField, value: JsonValue): JsonValue {
     default:
       return value;
   }
+}
+
+/**
+ * Proto JSON drops a Timestamp's fraction when it is zero ("…:30Z"); every other time has three
+ * digits ("…:30.123Z"). One shape always, as toISOString writes it, for whoever parses --json.
+ */
+function isoTimestamp(value: JsonValue): JsonValue {
+  return typeof value === "string" ? value.replace(/(T\d\d:\d\d:\d\d)Z$/, "$1.000Z") : value;
 }
 
 function plainFields(schema: DescMessage, json: JsonObject): JsonObject {

@@ -15,6 +15,13 @@ test("messageJson writes int64 amounts as numbers and timestamps as ISO strings"
   });
 });
 
+test("messageJson writes a time on a whole second with its three decimals too, as every other time", (t) => {
+  const res = create(ListBanksResponseSchema, {
+    banks: [{ id: "b1", name: "Bank", code: "0064", active: true, createdAt: timestampFromDate(new Date("2026-11-22T10:15:30.000Z")) }],
+  });
+  t.like(messageJson(ListBanksResponseSchema, res), { banks: [{ createdAt: "2026-11-22T10:15:30.000Z" }] });
+});
+
 test("messageJson keeps defaults (false, empty lists) and leaves unset optional fields out", (t) => {
   const res = create(GetMerchantResponseSchema, { merchant: { id: "m1", name: "Acme", status: MerchantStatus.ACTIVE, apiKey: "k" } });
   const json = messageJson(GetMerchantResponseSchema, res);
