@@ -68,6 +68,12 @@ export interface EventBus {
    * without this method counts as usable.
    */
   isReady?(): boolean;
+  /**
+   * Calls `listener` each time the bus becomes usable again after being away (JetStream: the
+   * first connection and every reconnect); returns the unsubscribe. The outbox relay publishes
+   * at once on it. A bus without this method is never away.
+   */
+  onConnected?(listener: () => void): () => void;
   close(): Promise<void>;
 }
 

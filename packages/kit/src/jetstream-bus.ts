@@ -2,7 +2,7 @@ import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 import { headers as natsHeaders } from "@nats-io/transport-node";
 import { handleTraced, type BusHandler, type BusHeaders, type EventBus, type Subscription } from "./bus.js";
-import { Closed, JetStreamConnection, MAX_RETRY_MS, SECOND_NS, type JetStreamOptions } from "./jetstream-connection.js";
+import { Closed, DEFAULT_PUBLISH_TIMEOUT_MS, JetStreamConnection, MAX_RETRY_MS, SECOND_NS, type JetStreamOptions } from "./jetstream-connection.js";
 
 export { natsAddress, type JetStreamOptions } from "./jetstream-connection.js";
 
@@ -13,7 +13,8 @@ export { natsAddress, type JetStreamOptions } from "./jetstream-connection.js";
  * until NATS answers (logged once as "waiting for NATS (nats://host:port)"), then sets the
  * stream up; the client then reconnects by itself forever, and every disconnect and
  * reconnect is logged. Until connected, `publish` fails fast (the outbox keeps the rows and
- * retries) and `consume`/`watch` return subscriptions that start once connected. A consumer
+ * retries; `onConnected` tells it when to try again); a publish waits for its ack at most
+ * `publishTimeoutMs` and fails at once when the connection drops under it; and `consume`/`watch` return subscriptions that start once connected. A consumer
  * whose message iterator ends (its consumer deleted on the server, the stream lost) is
  * re-created with back-off. `isReady()` says whether events can travel now.
  */
@@ -22,8 +23,11 @@ export class JetStreamBus extends JetStreamConnection implements EventBus {
   /** Durable consumers not running right now (starting, or being re-created). */
   private readonly idleConsumers = new Map<string, number>();
 
+  private readonly publishTimeoutMs: number;
+
   private constructor(options: JetStreamOptions) {
     super(options);
+    this.publishTimeoutMs = options.publishTimeoutMs ?? DEFAULT_PUBLISH_TIMEOUT_MS;
   }
 
   /**
@@ -79,7 +83,7 @@ export class JetStreamBus extends JetStreamConnection implements EventBus {
       h = natsHeaders();
       for (const [key, value] of entries) h.set(key, value);
     }
-    await this.js.publish(this.subject(topic), data, { msgID: msgId, ...(h ? { headers: h } : {}) });
+    await this.failOnDisconnect(this.js.publish(this.subject(topic), data, { msgID: msgId, timeout: this.publishTimeoutMs, ...(h ? { headers: h } : {}) }));
   }
 
   private async ensureConsumer(durable: string, topics: string[]): Promise<void> {

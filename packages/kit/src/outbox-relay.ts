@@ -8,6 +8,9 @@ import { withRequestIdOrNone, type Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
 import { extractTraceContext, injectTraceContext, SpanKind, withSpan } from "./tracing.js";
 
+/** The relay's longest pause after failures unless told otherwise. */
+export const DEFAULT_MAX_BACKOFF_MS = 2_000;
+
 export interface OutboxRelay {
   /** Publish soon, without waiting for the next poll (call after a commit). Waits out a back-off. */
   nudge(): void;
@@ -28,11 +31,15 @@ export interface OutboxRelayOptions {
   retentionMs?: number;
   /**
    * How long claimed rows stay this relay's. Another relay takes them over only after this,
-   * so it must outlast a slow publish (JetStream gives up after 5 s); a relay starts no
-   * publish after half of it.
+   * so it must outlast a slow publish: the JetStream bus gives up on an ack after its
+   * publishTimeoutMs (2 s by default) and at once when the connection drops; a relay starts
+   * no publish after half of it. The default, 60 s, is many times either.
    */
   leaseMs?: number;
-  /** The longest pause after failures; the pause starts at pollMs and doubles per failure. */
+  /**
+   * The longest pause after failures; the pause starts at pollMs and doubles per failure.
+   * Default 2 s. A bus that says when it is back (`onConnected`) ends the pause at once.
+   */
   maxBackoffMs?: number;
   /**
    * With it: `payments_outbox_backlog{service}` (unpublished rows, counted at most every
@@ -72,11 +79,11 @@ interface PublishOutcome {
  * the bus accepted it, only while its lease is still this relay's. The bus deduplicates on
  * the event id, so a crash (or an expired lease) between the two publishes twice at worst,
  * never loses. The first failure ends the batch and hands its rows back, so later rows wait
- * for it; the relay then backs off.
+ * for it; the relay then backs off, until the bus says it is connected again.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const pollMs = options.pollMs ?? 250;
-  const maxBackoffMs = Math.max(options.maxBackoffMs ?? 5_000, pollMs);
+  const maxBackoffMs = Math.max(options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS, pollMs);
   const batches = new OutboxBatches(options);
   const stopSampling = sampleBacklog(options);
   const job = startJob({
@@ -89,6 +96,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     failureMessage: "outbox relay failed; retrying with back-off",
     recoveryMessage: "outbox publishing recovered",
   });
+  // The bus is back (NATS reconnected): publish now, not when the back-off would have ended.
+  const stopListening = options.bus.onConnected?.(() => {
+    job.runNow().catch((err: unknown) => options.logger.warn({ err }, "outbox relay run after reconnecting failed"));
+  });
 
   return {
     nudge() {
@@ -98,6 +109,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       return job.runNow();
     },
     async stop() {
+      stopListening?.();
       batches.stop();
       stopSampling?.();
       await job.stop();
