@@ -27,6 +27,13 @@ export const callbackConfigSchema = z
     CALLBACK_POLL_INTERVAL: envVar.duration("500ms").refine((v) => v >= 10, "must be at least 10ms"),
     /** The longest wait a Retry-After answer can impose before the next attempt. */
     CALLBACK_MAX_RETRY_AFTER: envVar.duration("24h"),
+    /**
+     * Callbacks of one transaction go in `sequence` order: a change is not sent while an earlier
+     * one of the same transaction is still pending. A change whose predecessor has not been
+     * taken in yet (a replica died holding it; JetStream hands it out again after its 30 s ack
+     * wait) waits for it at most this long, then goes anyway.
+     */
+    CALLBACK_ORDER_WAIT: envVar.duration("45s"),
     /** Whether this process sends callbacks (turn off for API-only replicas; events are still taken in). */
     CALLBACK_SENDER: envVar.flag(true),
     /** How long a merchant's callback URL and signing secret are kept when no MerchantChanged event drops them first (an attempt that fails drops them too); 0: asked before every attempt. */

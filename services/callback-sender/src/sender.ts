@@ -18,6 +18,8 @@ import type { AttemptOutcome, EventRow } from "./store.js";
  *   the next claim logs the lost attempt and sends the same event (same X-Event-Id) again.
  * - The answer is recorded only by the claim that made it (`attempts` and `in_flight_since`
  *   unchanged), together with the attempt row.
+ * - One transaction's changes go in `sequence` order (inSequence below): a change is not
+ *   claimed while an earlier one of its transaction is pending.
  * - A merchant gets at most CALLBACK_MERCHANT_CONCURRENCY attempts at a time from one
  *   sender, of CALLBACK_CONCURRENCY in all, so a slow or dead endpoint holds only its own slots.
  */
@@ -54,12 +56,39 @@ function due(qb: Knex.QueryBuilder, now: number): Knex.QueryBuilder {
   return qb.where({ status: "pending" }).where("next_attempt_at", "<=", now);
 }
 
+/**
+ * The first sequence a callback carries: a transaction is created at 1 (no callback), and
+ * every later status change adds one and is a callback (kit `applyStateMove`).
+ */
+export const FIRST_CALLBACK_SEQUENCE = 2;
+
+/**
+ * Per transaction, in `sequence` order: a change waits while an earlier change of the same
+ * transaction is still pending (due, retrying or in flight), and, when its predecessor has not
+ * been taken in at all, until `orderWaitMs` after it was (the predecessor may still be on its
+ * way from the bus). A failed predecessor holds nothing back.
+ */
+function inSequence(qb: Knex.QueryBuilder, now: number, orderWaitMs: number): Knex.QueryBuilder {
+  return qb
+    .whereRaw(
+      "NOT EXISTS (SELECT 1 FROM callback_events earlier WHERE earlier.transaction_id = callback_events.transaction_id AND earlier.sequence < callback_events.sequence AND earlier.status = 'pending')",
+    )
+    .whereRaw(
+      "(callback_events.sequence <= ? OR callback_events.received_at <= ? OR EXISTS (SELECT 1 FROM callback_events previous WHERE previous.transaction_id = callback_events.transaction_id AND previous.sequence = callback_events.sequence - 1))",
+      [FIRST_CALLBACK_SEQUENCE, now - orderWaitMs],
+    );
+}
+
 /** Claims up to `limit` due attempts, oldest due first, within each merchant's room. */
 export async function claimDueAttempts(ctx: CallbackContext, limits: ClaimLimits): Promise<ClaimedAttempt[]> {
   if (limits.limit <= 0) return [];
   return claimTransaction(ctx.db, async (trx) => {
     const now = ctx.clock.now().getTime();
-    const scan = due(trx("callback_events").select("id", "merchant_id", "type", "body", "attempts", "round_attempts", "in_flight_since", "created_at", "traceparent", "request_id"), now);
+    const scan = inSequence(
+      due(trx("callback_events").select("id", "merchant_id", "type", "body", "attempts", "round_attempts", "in_flight_since", "created_at", "traceparent", "request_id"), now),
+      now,
+      ctx.config.CALLBACK_ORDER_WAIT,
+    );
     if (limits.fullMerchants.length > 0) scan.whereNotIn("merchant_id", [...limits.fullMerchants]);
     const rows = (await forUpdateSkipLocked(trx, scan.orderBy("next_attempt_at").orderBy("id").limit(limits.limit))) as (Pick<
       EventRow,
