@@ -39,6 +39,7 @@ import { transactions } from "./routes/transactions.js";
 import { withdrawals } from "./routes/withdrawals.js";
 import { health, type HealthClient } from "./routes/health.js";
 import type { Route } from "./routes/route.js";
+import { MemoryRateLimits, type RateLimitStore } from "./rate-limit-store.js";
 import type { GatewayState, RouteHandler } from "./state.js";
 
 export interface GatewayDeps {
@@ -60,6 +61,8 @@ export interface GatewayDeps {
   clock: Clock;
   /** Endpoints beyond the built-in ones (later resources, tests); they get the same middleware. */
   routes?: Route[];
+  /** Where the rate limits keep their buckets (RATE_LIMIT_STORE); default this process's memory. */
+  rateLimits?: RateLimitStore;
 }
 
 export function publicBaseUrl(config: GatewayConfig): string {
@@ -107,17 +110,19 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
     toleranceSeconds: Math.floor(config.TIMESTAMP_TOLERANCE / 1000),
   });
   const maxKeys = config.RATE_LIMIT_MAX_KEYS;
+  // In memory (per replica), or one shared bucket per key for every replica (RATE_LIMIT_STORE=nats).
+  const store = deps.rateLimits ?? new MemoryRateLimits({ clock, maxKeys });
   // Before the body and the key lookup: an IP that keeps failing to authenticate costs no more than a 429.
-  const failureLimiter = authFailureLimit({ clock, perSecond: config.AUTH_FAILURE_LIMIT_RPS, burst: config.AUTH_FAILURE_LIMIT_BURST, maxKeys });
+  const failureLimiter = authFailureLimit({ clock, perSecond: config.AUTH_FAILURE_LIMIT_RPS, burst: config.AUTH_FAILURE_LIMIT_BURST, limiter: store.limiter("auth-failure") });
   // One limiter for all routes: a merchant's budget is per merchant, not per endpoint.
-  const limiter = rateLimit({ clock, perSecond: config.RATE_LIMIT_RPS, burst: config.RATE_LIMIT_BURST, maxKeys });
+  const limiter = rateLimit({ clock, perSecond: config.RATE_LIMIT_RPS, burst: config.RATE_LIMIT_BURST, limiter: store.limiter("merchant") });
   // The checkout is public, so the caller's IP is the only thing to charge; one budget for all its routes.
   const checkoutLimiter = ipRateLimit({
     clock,
     perSecond: config.CHECKOUT_RATE_LIMIT_RPS,
     burst: config.CHECKOUT_RATE_LIMIT_BURST,
-    maxKeys,
     headers: checkoutSecurityHeaders(),
+    limiter: store.limiter("checkout"),
   });
   const jsonParser = jsonBody();
   const optionalJsonParser = jsonBody({ optional: true });

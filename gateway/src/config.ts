@@ -47,6 +47,19 @@ export const gatewayConfigSchema = z.object({
   CHECKOUT_RATE_LIMIT_BURST: envVar.int(30, 1),
   /** Most client IPs (or merchants) each limiter remembers; past it the least recently seen is forgotten. */
   RATE_LIMIT_MAX_KEYS: envVar.int(100_000, 1),
+  /**
+   * Where the rate limits above keep their buckets: `memory` (each gateway process counts
+   * alone, so N replicas admit N times the rate) or `nats` (one bucket per key in a NATS
+   * key-value bucket every replica shares; needs NATS_URL). Unset: `nats` for the split
+   * deployment's gateway (main.ts) when NATS_URL is set, else `memory` (the all-in-one).
+   */
+  RATE_LIMIT_STORE: z.enum(["memory", "nats"]).optional(),
+  /** The shared key-value bucket (created when missing); unset: `<NATS_STREAM>_RATE_LIMITS`, one per deployment. */
+  RATE_LIMIT_NATS_BUCKET: z.string().regex(/^[A-Za-z0-9_-]+$/, "letters, digits, _ and - only").optional(),
+  /** A key nobody wrote for this long vanishes from the shared bucket; keep it above the longest burst / rate. */
+  RATE_LIMIT_NATS_TTL: envVar.duration("10m").refine((value) => value >= 1000, "must be at least 1s"),
+  /** The most a request waits for the shared bucket before this gateway's own limiter answers it. */
+  RATE_LIMIT_NATS_TIMEOUT: envVar.duration("50ms").refine((value) => value >= 1 && value <= 5000, "must be between 1ms and 5s"),
   CREDENTIAL_CACHE_TTL: envVar.duration("30s"),
   NEGATIVE_CACHE_TTL: envVar.duration("5s"),
   BANK_ASSET_CACHE_TTL: envVar.duration("5m"),
@@ -76,6 +89,8 @@ export const gatewayConfigSchema = z.object({
   METRICS_HOST: z.string().default("0.0.0.0"),
   SHUTDOWN_GRACE: envVar.duration("10s"),
   LOG_LEVEL: envVar.logLevel(),
+}).superRefine((config, ctx) => {
+  if (config.RATE_LIMIT_STORE === "nats" && !config.NATS_URL) ctx.addIssue({ code: "custom", path: ["RATE_LIMIT_STORE"], message: "nats needs NATS_URL" });
 });
 
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

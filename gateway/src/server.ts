@@ -29,6 +29,8 @@ import { loadGatewayConfig, type GatewayConfig } from "./config.js";
 import { CatalogCache } from "./catalog-cache.js";
 import { CredentialCache } from "./credential-cache.js";
 import { probes } from "./routes/health.js";
+import { NatsRateLimits } from "./nats-rate-limits.js";
+import { MemoryRateLimits, type RateLimitStore } from "./rate-limit-store.js";
 
 export interface StartGatewayOptions {
   env?: Env;
@@ -52,6 +54,12 @@ export interface StartGatewayOptions {
    * services' in-process transport). A service without one is called at its URL.
    */
   transports?: GatewayServiceTransports;
+  /**
+   * This process is a gateway of the split deployment (main.ts), which may run as several
+   * replicas: RATE_LIMIT_STORE then defaults to `nats` when NATS_URL is set. Otherwise (the
+   * all-in-one, tests, tools) it defaults to `memory`.
+   */
+  split?: boolean;
 }
 
 /** A transport per service the gateway calls; each carries that service's calls and its health checks. */
@@ -78,6 +86,8 @@ export interface RunningGateway {
   metrics: Metrics;
   /** Set when METRICS_PORT is configured. */
   metricsPort?: number;
+  /** Where the rate limits count: this process (`memory`) or the bucket every replica shares (`nats`). */
+  rateLimitStore: RateLimitStore["kind"];
   stop(): Promise<void>;
 }
 
@@ -186,6 +196,27 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       logger.warn({ ttlMs: config.CREDENTIAL_CACHE_TTL }, "no event bus (NATS_URL unset): merchant changes reach the gateway only when cached credentials expire");
     }
 
+    let rateLimits: RateLimitStore;
+    if ((config.RATE_LIMIT_STORE ?? (options.split && config.NATS_URL ? "nats" : "memory")) === "nats" && config.NATS_URL) {
+      const shared = NatsRateLimits.open({
+        url: config.NATS_URL,
+        bucket: config.RATE_LIMIT_NATS_BUCKET ?? `${config.NATS_STREAM}_RATE_LIMITS`,
+        ttlMs: config.RATE_LIMIT_NATS_TTL,
+        timeoutMs: config.RATE_LIMIT_NATS_TIMEOUT,
+        clock,
+        maxKeys: config.RATE_LIMIT_MAX_KEYS,
+        logger,
+        metrics,
+      });
+      cleanups.push(() => shared.close());
+      // A moment for the first requests to count together already; start-up never waits for NATS longer (the local limiter answers meanwhile).
+      await shared.whenReady(1_000);
+      rateLimits = shared;
+    } else {
+      if (options.split) logger.warn("rate limits in memory (RATE_LIMIT_STORE=memory or no NATS_URL): each gateway replica admits the full rate on its own");
+      rateLimits = new MemoryRateLimits({ clock, maxKeys: config.RATE_LIMIT_MAX_KEYS });
+    }
+
     const server = http.createServer({ requestTimeout: 30_000, headersTimeout: 10_000 });
     server.keepAliveTimeout = 5_000;
     // Requests Node refuses itself get the envelope, and their raw bytes never reach a log.
@@ -194,7 +225,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     cleanups.push(() => close(server, config.SHUTDOWN_GRACE));
     const resolved: GatewayConfig = { ...config, PORT: port, PUBLIC_BASE_URL: publicBaseUrl({ ...config, PORT: port }) };
     const readiness = { listening: () => server.listening, draining: () => draining };
-    const app = createApp({ config: resolved, merchants, bankCatalog, deposits, payouts, callbacks, health: healthClients, credentials, catalog, logger, metrics, clock, routes: probes({ readiness, clock }) });
+    const app = createApp({ config: resolved, merchants, bankCatalog, deposits, payouts, callbacks, health: healthClients, credentials, catalog, logger, metrics, clock, rateLimits, routes: probes({ readiness, clock }) });
     const handle = app.callback();
     // Fire-and-forget is safe: Koa's handler catches every error itself (the error handler answers
     // with the envelope, ctx.onerror behind it), so its promise never rejects and nothing is lost.
@@ -228,6 +259,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
       logger,
       metrics,
       ...(metricsPort !== undefined ? { metricsPort } : {}),
+      rateLimitStore: rateLimits.kind,
       stop: () => {
         draining = true;
         return (stopping ??= stopAll());

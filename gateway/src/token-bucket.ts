@@ -13,15 +13,38 @@ export type Take = { allowed: true } | { allowed: false; retryAfterMs: number };
  * millisecond of the clock: with whole rates, bursts and milliseconds every step is integer
  * arithmetic, and no rounding can ever let one request more through than the limit allows.
  */
-const UNIT = 1000;
+export const UNIT = 1000;
 
-interface Bucket {
+/** A bucket as stored: its level in units at a clock time. No state at all means a full bucket. */
+export interface BucketState {
   /** Units in the bucket at `at`. */
   level: number;
   /** Clock milliseconds of the last update. */
   at: number;
+}
+
+interface Bucket extends BucketState {
   /** When the bucket is full again; from then on it is the same as no bucket at all. */
   fullAt: number;
+}
+
+/**
+ * The bucket of `state` (undefined: full) at `now`, refilled at the rate up to the burst. A
+ * clock that steps back refills nothing, and the bucket keeps its own later time, so several
+ * clocks updating one bucket (gateway replicas) can only refill it less, never more.
+ */
+export function refill(state: BucketState | undefined, limit: BucketLimit, now: number): BucketState {
+  // Callers treat a rate of 0 as "no limit" and never get here with one.
+  if (!(limit.perSecond > 0 && Number.isFinite(limit.perSecond))) throw new RangeError(`a token bucket needs a positive rate, not ${limit.perSecond}`);
+  const capacity = capacityOf(limit);
+  if (!state) return { level: capacity, at: now };
+  const elapsed = Math.max(0, now - state.at);
+  return { level: Math.min(capacity, state.level + elapsed * limit.perSecond), at: Math.max(state.at, now) };
+}
+
+/** Whether a bucket at `level` is full, so that forgetting it changes nothing. */
+export function isFull(level: number, limit: BucketLimit): boolean {
+  return level >= capacityOf(limit);
 }
 
 export interface TokenBucketsOptions {
@@ -72,15 +95,8 @@ export class TokenBuckets {
     return level >= UNIT ? 0 : waitMs(level, limit);
   }
 
-  private levelAt(key: string, limit: BucketLimit, now: number): { level: number; at: number } {
-    // Callers treat a rate of 0 as "no limit" and never get here with one.
-    if (!(limit.perSecond > 0 && Number.isFinite(limit.perSecond))) throw new RangeError(`a token bucket needs a positive rate, not ${limit.perSecond}`);
-    const capacity = capacityOf(limit);
-    const bucket = this.buckets.get(key);
-    if (!bucket) return { level: capacity, at: now };
-    // A clock that steps back refills nothing, and the bucket keeps its own later time.
-    const elapsed = Math.max(0, now - bucket.at);
-    return { level: Math.min(capacity, bucket.level + elapsed * limit.perSecond), at: Math.max(bucket.at, now) };
+  private levelAt(key: string, limit: BucketLimit, now: number): BucketState {
+    return refill(this.buckets.get(key), limit, now);
   }
 
   private store(key: string, limit: BucketLimit, level: number, at: number, now: number): void {
@@ -111,6 +127,7 @@ function capacityOf(limit: BucketLimit): number {
   return Math.max(1, limit.burst) * UNIT;
 }
 
-function waitMs(level: number, limit: BucketLimit): number {
+/** How long until a bucket at `level` (below one token) has one. */
+export function waitMs(level: number, limit: BucketLimit): number {
   return Math.ceil((UNIT - level) / limit.perSecond);
 }

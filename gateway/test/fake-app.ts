@@ -6,11 +6,12 @@ import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createLogger, createMetrics, serviceError } from "@payments/kit";
+import { createLogger, createMetrics, serviceError, type Metrics } from "@payments/kit";
 import { manualClock } from "@payments/testing";
 import { createApp } from "../src/app.js";
 import { loadGatewayConfig } from "../src/config.js";
 import { CredentialCache } from "../src/credential-cache.js";
+import type { RateLimitStore } from "../src/rate-limit-store.js";
 import type { Credentials } from "./http-client.js";
 
 /** A merchant the fake merchant service knows. */
@@ -46,9 +47,14 @@ export async function startFakeApp(
     deposits?: Partial<ServiceImpl<typeof DepositService>>;
     payouts?: Partial<ServiceImpl<typeof PayoutService>>;
     callbacks?: Partial<ServiceImpl<typeof CallbackService>>;
+    /** A clock several apps share (default one of its own). */
+    clock?: ReturnType<typeof manualClock>;
+    /** Where the rate limits count (default in memory, per app). */
+    rateLimits?: RateLimitStore;
+    metrics?: Metrics;
   } = {},
 ): Promise<FakeApp> {
-  const clock = manualClock();
+  const clock = options.clock ?? manualClock();
   const logLines: string[] = [];
   const lookups: string[] = [];
   const known = new Map((options.merchants ?? []).map((m) => [m.apiKey, m]));
@@ -86,8 +92,9 @@ export async function startFakeApp(
     // No negative cache: every unknown key is a lookup, so a test can count what reached the service.
     credentials: new CredentialCache({ merchants, clock, ttlMs: 30_000, negativeTtlMs: 0 }),
     logger: createLogger({ service: "gateway", level: "debug", destination: { write: (line: string) => void logLines.push(line) } }),
-    metrics: createMetrics(),
+    metrics: options.metrics ?? createMetrics(),
     clock,
+    ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
   });
   const handle = app.callback();
   // Fire-and-forget is safe: Koa catches every error of a request itself (the error handler answers
