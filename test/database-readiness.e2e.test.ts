@@ -1,19 +1,23 @@
 import test from "ava";
+import { Code } from "@connectrpc/connect";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@payments/contracts/health";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { createServiceClient, startServices } from "@payments/kit";
-import { eventually, startMariadbServer } from "@payments/testing";
+import { eventually, rejectionOf, startMariadbServer } from "@payments/testing";
 
 // Issue 12: a service whose database goes away is not ready (/readyz 503, grpc.health.v1
 // NOT_SERVING) but alive (/livez 200), and ready again when the database is back, on a
-// MariaDB server of this test's own.
-test("database down: /readyz 503 and NOT_SERVING, /livez 200; ready again once it is back", async (t) => {
+// MariaDB server of this test's own. Its calls meanwhile answer UNAVAILABLE (the gateway's
+// 503, retry later), never INTERNAL (a 500): a database restart is no bug (issue 21).
+test("database down: /readyz 503 and NOT_SERVING, /livez 200, calls UNAVAILABLE; ready again once it is back", async (t) => {
   const mariadb = await startMariadbServer();
   const svc = await startServices([bankCatalogModule], {
     mode: "split",
     env: { GRPC_PORT: "0", INTERNAL_API_TOKEN: "database-readiness-token", DATABASE_URL: mariadb.url("catalog"), LOG_LEVEL: "fatal" },
   });
   const health = createServiceClient(Health, svc.server.url, { token: "database-readiness-token" });
+  const catalog = createServiceClient(BankCatalogService, svc.server.url, { token: "database-readiness-token" });
   const readyz = async () => {
     const res = await fetch(`${svc.server.url}/readyz`);
     return { status: res.status, body: (await res.json()) as { checks: Record<string, string> } };
@@ -29,10 +33,14 @@ test("database down: /readyz 503 and NOT_SERVING, /livez 200; ready again once i
     t.is(down.body.checks.bus, "ok");
     t.is((await health.check({ service: "" })).status, ServingStatus.NOT_SERVING);
     t.is((await fetch(`${svc.server.url}/livez`)).status, 200, "alive all the same");
+    const refused = await rejectionOf(catalog.listBanks({}));
+    t.is(refused.code, Code.Unavailable, "a call that needs the database: UNAVAILABLE, not INTERNAL");
+    t.false(/ECONNREFUSED|127\.0\.0\.1|sql/i.test(refused.message), "no driver text leaves the service");
 
     await mariadb.start();
     await eventually(async () => (await readyz()).status === 200, "/readyz 200 with the database back", 20_000);
     t.is((await health.check({ service: "" })).status, ServingStatus.SERVING);
+    await t.notThrowsAsync(catalog.listBanks({}), "and calls work again");
   } finally {
     await svc.stop();
     await mariadb.destroy();

@@ -214,6 +214,42 @@ function clientConfig(db: Knex): Knex.Config {
 }
 
 /** Deadlocks and lock-wait timeouts roll the whole transaction back: running it again is safe. */
+/**
+ * Error codes of a database that cannot be reached or went away mid-call (mysql2's and the
+ * socket's): a restart, a failover, a network cut. Not a bug of the caller: the call may
+ * succeed once the database is back.
+ */
+const DATABASE_UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "PROTOCOL_CONNECTION_LOST",
+  "PROTOCOL_SEQUENCE_TIMEOUT",
+  "ER_SERVER_SHUTDOWN",
+  "ER_CON_COUNT_ERROR",
+  "ER_CONNECTION_KILLED",
+  "ER_QUERY_INTERRUPTED",
+  "ER_CLIENT_INTERACTION_TIMEOUT",
+]);
+
+/**
+ * True when `err` (or an error it wraps) says the database could not be reached or dropped
+ * the connection: such a call is answered UNAVAILABLE (the gateway's 503), not INTERNAL.
+ * A pool that could not hand out a connection in time (knex's KnexTimeoutError) counts too.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; typeof e === "object" && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, name } = e as { code?: unknown; name?: unknown };
+    if (typeof code === "string" && DATABASE_UNAVAILABLE_CODES.has(code)) return true;
+    if (name === "KnexTimeoutError") return true;
+  }
+  return false;
+}
+
 export function isRetryableConflict(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
   return code === "ER_LOCK_DEADLOCK" || code === "ER_LOCK_WAIT_TIMEOUT" || code === "SQLITE_BUSY";

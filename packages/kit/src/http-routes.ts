@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
+import { isDatabaseUnavailable } from "./db.js";
 import type { Logger } from "./logger.js";
 
 /**
@@ -132,6 +133,12 @@ export function serveHttpRoute(routes: readonly HttpRoute[], req: Request, res: 
       const answer = await route.handle({ method, path, headers: headersOf(req), rawBody });
       writeJson(res, answer.status, answer.body, answer.headers);
     } catch (err) {
+      if (isDatabaseUnavailable(err)) {
+        // The database restarting: the sender retries later; nothing of ours broke.
+        logger.warn({ err: { code: (err as { code?: string }).code }, method, path }, "HTTP route unavailable: the database cannot be reached");
+        writeJson(res, 503, { code: "UNAVAILABLE", message: "the service's database is unavailable; retry later" }, { "retry-after": "5" });
+        return;
+      }
       logger.error({ err, method, path }, "HTTP route failed");
       writeJson(res, 500, { code: "INTERNAL", message: "internal error" });
     }

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { isDatabaseUnavailable } from "./db.js";
 import { ERROR_REASON_KEY, serviceError } from "./errors.js";
 import { newId } from "./ids.js";
 import { currentRequestId, isValidRequestId, withRequestId, type Logger } from "./logger.js";
@@ -86,6 +87,13 @@ export function errorInterceptor(logger: Logger, metrics?: Metrics): Interceptor
         const level = err.code === Code.Internal || err.code === Code.Unknown || err.code === Code.DataLoss ? "error" : "info";
         logger[level]({ rpc: `${service}/${method}`, code, reason: err.metadata.get("x-error-reason") ?? undefined, error: err.rawMessage }, "rpc failed");
         throw err;
+      }
+      if (isDatabaseUnavailable(err)) {
+        // A restart or failover of the database: the caller may retry (the gateway's 503), no bug of ours.
+        code = "Unavailable";
+        failure = new ConnectError("the service's database is unavailable; retry later", Code.Unavailable);
+        logger.warn({ err: { code: (err as { code?: string }).code, message: (err as Error).message }, rpc: `${service}/${method}` }, "rpc unavailable: the database cannot be reached");
+        throw failure;
       }
       code = "Internal";
       failure = new ConnectError("internal error", Code.Internal);
