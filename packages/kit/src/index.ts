@@ -32,3 +32,4 @@ export * from "./merchant-changes.js";
 export * from "./merchant-cache.js";
 export * from "./catalog-changes.js";
 export * from "./tracing.js";
+export * from "./mode-fence.js";

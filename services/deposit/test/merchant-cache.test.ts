@@ -33,14 +33,21 @@ let depositSide: RunningServices | undefined;
 
 /**
  * The payout service as SetSandbox sees a merchant that never moved money: no withdrawals,
- * no balances (this package does not depend on the real one; the payout suite uses it).
+ * no balances, a mode fence that never blocks (this package does not depend on the real one; the payout suite uses it).
  */
 const payoutWithoutMoney: ServiceModule = {
   name: "payout",
   services: [PayoutService],
   migrations: [],
   createContext: (base: BaseContext) => base,
-  routes: (router) => router.service(PayoutService, { listWithdrawals: async () => ({ withdrawals: [] }), getBalances: async () => ({ balances: [] }) }),
+  routes: (router) =>
+    router.service(PayoutService, {
+      listWithdrawals: async () => ({ withdrawals: [] }),
+      getBalances: async () => ({ balances: [] }),
+      // The switch's fence here: nothing to fence, nothing that blocks it.
+      raiseModeFence: async () => ({ blocker: "" }),
+      lowerModeFence: async () => ({ lowered: true }),
+    }),
 };
 
 test.before(async () => {

@@ -32,7 +32,8 @@ async function depositFromBeforeHasNoReturnUrl(t: ExecutionContext, db: Knex): P
     created_at: now,
     updated_at: now,
   });
-  t.deepEqual(await migrate(db, [outboxMigration, ...migrations]), ["20261127000000_return_url"]);
+  const names = migrations.map((m) => m.name);
+  t.deepEqual(await migrate(db, [outboxMigration, ...migrations]), names.slice(names.indexOf("20261127000000_return_url")), "the return URL migration and every later one");
   const row = (await db<DepositRow>("deposits").where({ id: "dep_old" }).first())!;
   t.is(row.return_url, null);
   t.is(depositFromRow(row).returnUrl, "");

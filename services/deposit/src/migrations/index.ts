@@ -3,6 +3,7 @@ import { depositsMigration } from "./20261122030000_deposits.js";
 import { reconciliationMigration } from "./20261124010000_reconciliation.js";
 import { transferReturnAttemptsMigration } from "./20261126000000_transfer_return_attempts.js";
 import { returnUrlMigration } from "./20261127000000_return_url.js";
+import { modeFencesMigration } from "./20261128000000_mode_fences.js";
 
 /** In the order they apply. */
-export const migrations: readonly Migration[] = [depositsMigration, reconciliationMigration, transferReturnAttemptsMigration, returnUrlMigration];
+export const migrations: readonly Migration[] = [depositsMigration, reconciliationMigration, transferReturnAttemptsMigration, returnUrlMigration, modeFencesMigration];

@@ -1,7 +1,7 @@
 import type { DepositService } from "@payments/contracts/deposit";
 import { randomInt } from "node:crypto";
 import { Code } from "@connectrpc/connect";
-import { isUniqueViolation, newId, newToken, parseRequest, serviceError, type Rpc } from "@payments/kit";
+import { checkModeFence, errorInfo, isUniqueViolation, newId, newToken, parseRequest, RefreshMerchant, serviceError, transactionWithRetry, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { checkAmountInRange, fetchDepositTerms, requireReceivingAccount, type DepositTerms } from "../deposit-terms.js";
@@ -49,36 +49,44 @@ export function createDeposit(ctx: DepositContext): Rpc<typeof DepositService, "
     returnUrl: returnUrlInput,
   });
 
+  /**
+   * The merchant (cached unless `fresh`), the terms of its kind and the account: everything
+   * judged before the insert. A repeated request is answered as a duplicate whatever else is
+   * wrong with it now; the unique index finds duplicates on the way in, so only a refusal
+   * looks for one.
+   */
+  async function prepare(input: z.infer<typeof request>, fresh: boolean): Promise<{ merchant: MerchantFacts; terms: DepositTerms }> {
+    try {
+      // Both come from caches their services keep current; the terms depend on the
+      // merchant's kind (sandbox or live), so on a miss the two asks go one after the other.
+      const merchant = await lookupMerchant(ctx, input.merchantId, { fresh });
+      requireActive(merchant);
+      requireSecureUnlessSandbox(input.returnUrl, merchant.sandbox);
+      const terms = await fetchDepositTerms(ctx, input.merchantId, input.bankId, merchant.sandbox);
+      checkAmountInRange(input.amount, input.currency, terms);
+      requireReceivingAccount(terms, merchant.sandbox);
+      return { merchant, terms };
+    } catch (err) {
+      const existing = await findDepositRow(ctx.db, { merchantId: input.merchantId, processId: input.processId });
+      if (existing) throw duplicate(existing);
+      throw err;
+    }
+  }
+
   return {
     async createDeposit(req) {
       const input = parseRequest(request, req);
-
-      let merchant: MerchantFacts;
-      let terms: DepositTerms;
-      try {
-        // Both come from caches their services keep current; the terms depend on the
-        // merchant's kind (sandbox or live), so on a miss the two asks go one after the other.
-        merchant = await lookupMerchant(ctx, input.merchantId);
-        requireActive(merchant);
-        requireSecureUnlessSandbox(input.returnUrl, merchant.sandbox);
-        terms = await fetchDepositTerms(ctx, input.merchantId, input.bankId, merchant.sandbox);
-        checkAmountInRange(input.amount, input.currency, terms);
-        requireReceivingAccount(terms, merchant.sandbox);
-      } catch (err) {
-        // A repeated request is answered as a duplicate whatever else is wrong with it now.
-        // The unique index finds duplicates on the way in; only a refusal looks for one.
-        const existing = await findDepositRow(ctx.db, { merchantId: input.merchantId, processId: input.processId });
-        if (existing) throw duplicate(existing);
-        throw err;
-      }
-      const account = chooseAccount(terms);
-
-      const now = ctx.clock.now().getTime();
+      let fresh = false;
+      let { merchant, terms } = await prepare(input, fresh);
       const id = newId("dep");
       // A reference or token collision (about 1 in 10^12 per pair) retries with new ones;
-      // a processId collision is a duplicate request that raced this one.
+      // a processId collision is a duplicate request that raced this one. The insert reads
+      // the merchant's mode fence in its transaction: refused while the merchant switches
+      // between sandbox and live, and asked afresh when the cached kind may be stale.
       let row: DepositRow;
       for (let attempt = 1; ; attempt++) {
+        const account = chooseAccount(terms);
+        const now = ctx.clock.now().getTime();
         row = {
           id,
           merchant_id: input.merchantId,
@@ -109,20 +117,37 @@ export function createDeposit(ctx: DepositContext): Rpc<typeof DepositService, "
           updated_at: now,
           completed_at: null,
         };
+        const inserting = row;
+        const sandbox = merchant.sandbox;
         try {
-          await ctx.db("deposits").insert(row);
+          await transactionWithRetry(ctx.db, async (trx) => {
+            const fence = await checkModeFence(trx, { merchantId: input.merchantId, sandbox, fresh, now: ctx.clock.now().getTime() });
+            if (fence === "refresh") throw new RefreshMerchant(input.merchantId);
+            await trx("deposits").insert(inserting);
+          });
           break;
         } catch (err) {
+          if (err instanceof RefreshMerchant && !fresh) {
+            ctx.merchantCache.invalidate(input.merchantId);
+            fresh = true;
+            ({ merchant, terms } = await prepare(input, fresh));
+            attempt--;
+            continue;
+          }
+          if (errorInfo(err).reason === "MERCHANT_MODE_CHANGING") {
+            const existing = await findDepositRow(ctx.db, { merchantId: input.merchantId, processId: input.processId });
+            if (existing) throw duplicate(existing);
+            throw err;
+          }
           if (!isUniqueViolation(err)) throw err;
           const raced = await findDepositRow(ctx.db, { merchantId: input.merchantId, processId: input.processId });
           if (raced) throw duplicate(raced);
           if (attempt >= 5) throw err;
         }
       }
-      ctx.logger.info({ depositId: id, merchantId: input.merchantId, amount: input.amount, bankId: terms.bankId, accountId: account.id }, "deposit created");
+      ctx.logger.info({ depositId: id, merchantId: input.merchantId, amount: input.amount, bankId: terms.bankId, accountId: row.account_id }, "deposit created");
       // The row as inserted is the row stored: every column is set here.
       return { deposit: depositFromRow(row) };
     },
   };
 }
-

@@ -11,6 +11,8 @@ import { getTransfer } from "./get-transfer.js";
 import { importStatementRpc } from "./import-statement.js";
 import { listDeposits } from "./list-deposits.js";
 import { listUnmatchedTransfers } from "./list-unmatched-transfers.js";
+import { lowerModeFenceRoute } from "./lower-mode-fence.js";
+import { raiseModeFenceRoute } from "./raise-mode-fence.js";
 import { rejectDeposit } from "./reject-deposit.js";
 import { resolveTransfer } from "./resolve-transfer.js";
 import { reportTransfer } from "./report-transfer.js";
@@ -36,5 +38,7 @@ export function routes(router: ConnectRouter, ctx: DepositContext): void {
     ...resolveTransfer(ctx),
     ...getReconciliation(ctx),
     ...importStatementRpc(ctx),
+    ...raiseModeFenceRoute(ctx),
+    ...lowerModeFenceRoute(ctx),
   });
 }

@@ -4,6 +4,7 @@ import { withdrawalSandboxMigration } from "./20261123010000_withdrawal_sandbox.
 import { transferReturnsMigration } from "./20261126010000_transfer_returns.js";
 import { ledgerProcessIdMigration } from "./20261126020000_ledger_process_id.js";
 import { withheldCreditsMigration } from "./20261127010000_withheld_credits.js";
+import { modeFencesMigration } from "./20261128010000_mode_fences.js";
 
 /** In the order they apply. */
-export const migrations: readonly Migration[] = [payoutsMigration, withdrawalSandboxMigration, transferReturnsMigration, ledgerProcessIdMigration, withheldCreditsMigration];
+export const migrations: readonly Migration[] = [payoutsMigration, withdrawalSandboxMigration, transferReturnsMigration, ledgerProcessIdMigration, withheldCreditsMigration, modeFencesMigration];

@@ -1,6 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import type { PayoutService } from "@payments/contracts/payout";
-import { errorInfo, isUniqueViolation, newId, parseRequest, serviceError, transactionWithRetry, type Rpc } from "@payments/kit";
+import { checkModeFence, errorInfo, isUniqueViolation, newId, parseRequest, RefreshMerchant, serviceError, transactionWithRetry, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { requireKnownBank } from "../bank-list.js";
 import type { PayoutContext } from "../context.js";
@@ -42,7 +42,8 @@ export function createWithdrawal(ctx: PayoutContext): Rpc<typeof PayoutService, 
       const existing = await findWithdrawalRow(ctx.db, key);
       if (existing) throw duplicate(existing);
       // The merchant's kind now decides, for good, which connector the withdrawal goes to.
-      const merchant = await requireMerchant(ctx, input.merchantId);
+      let fresh = false;
+      let merchant = await requireMerchant(ctx, input.merchantId);
       if (input.bankId !== "") await requireKnownBank(ctx, input.bankId);
 
       const now = ctx.clock.now().getTime();
@@ -71,27 +72,45 @@ export function createWithdrawal(ctx: PayoutContext): Rpc<typeof PayoutService, 
         completed_at: null,
       };
       try {
-        // The hold first: every creation for this merchant and currency then queues on the
+        // The mode fence first (a shared lock on the merchant's fence row, kit
+        // src/mode-fence.ts): refused while the merchant switches between sandbox and live; a
+        // cached kind that may be stale is asked afresh (retryOn) and the attempt runs again.
+        // Then the hold: every creation for this merchant and currency then queues on the
         // balance row, so a racing duplicate waits for its twin's commit and then meets the
         // unique (merchant_id, process_id) index. The first holds of a merchant without a
         // balance row can still deadlock on that row's insert (InnoDB's insert intention
         // locks); the loser is rolled back whole and simply runs again.
-        await transactionWithRetry(ctx.db, async (trx) => {
-          const hold = await post(trx, ctx.clock, {
-            merchantId: row.merchant_id,
-            currency: row.currency,
-            kind: "withdrawal_hold",
-            availableDelta: -row.amount,
-            heldDelta: row.amount,
-            transactionId: row.id,
-          });
-          if (!hold) throw new Error(`withdrawal ${row.id} already has a hold`);
-          await trx("withdrawals").insert(row);
-        });
+        await transactionWithRetry(
+          ctx.db,
+          async (trx) => {
+            const fence = await checkModeFence(trx, { merchantId: row.merchant_id, sandbox: merchant.sandbox, fresh, now: ctx.clock.now().getTime() });
+            if (fence === "refresh") throw new RefreshMerchant(row.merchant_id);
+            row.sandbox = merchant.sandbox;
+            const hold = await post(trx, ctx.clock, {
+              merchantId: row.merchant_id,
+              currency: row.currency,
+              kind: "withdrawal_hold",
+              availableDelta: -row.amount,
+              heldDelta: row.amount,
+              transactionId: row.id,
+            });
+            if (!hold) throw new Error(`withdrawal ${row.id} already has a hold`);
+            await trx("withdrawals").insert(row);
+          },
+          {
+            retryOn: async (err) => {
+              if (!(err instanceof RefreshMerchant) || fresh) return false;
+              ctx.merchantCache.invalidate(row.merchant_id);
+              fresh = true;
+              merchant = await requireMerchant(ctx, row.merchant_id, { fresh });
+              return true;
+            },
+          },
+        );
       } catch (err) {
         // A twin that committed first makes this a duplicate, whatever else failed (the
         // unique index, or the balance its hold just took).
-        if (isUniqueViolation(err) || errorInfo(err).reason === "INSUFFICIENT_BALANCE") {
+        if (isUniqueViolation(err) || ["INSUFFICIENT_BALANCE", "MERCHANT_MODE_CHANGING"].includes(errorInfo(err).reason ?? "")) {
           const raced = await findWithdrawalRow(ctx.db, key);
           if (raced) throw duplicate(raced);
         }

@@ -17,6 +17,8 @@ import { listLedgerEntries } from "./list-ledger-entries.js";
 import { listTransferReturns } from "./list-transfer-returns.js";
 import { listWithdrawals } from "./list-withdrawals.js";
 import { listWithheldCredits } from "./list-withheld-credits.js";
+import { lowerModeFenceRoute } from "./lower-mode-fence.js";
+import { raiseModeFenceRoute } from "./raise-mode-fence.js";
 import { resolveWithheldCredit } from "./resolve-withheld-credit.js";
 
 export function routes(router: ConnectRouter, ctx: PayoutContext): void {
@@ -38,5 +40,7 @@ export function routes(router: ConnectRouter, ctx: PayoutContext): void {
     ...checkLedger(ctx),
     ...listWithheldCredits(ctx),
     ...resolveWithheldCredit(ctx),
+    ...raiseModeFenceRoute(ctx),
+    ...lowerModeFenceRoute(ctx),
   });
 }
