@@ -35,6 +35,8 @@ export const publicReasons: Readonly<Record<string, number>> = {
   SANDBOX_ONLY: 403,
   /** A callback event the merchant does not have (unknown, or another merchant's). */
   EVENT_NOT_FOUND: 404,
+  /** A deposit or withdrawal asked for while the merchant switches between sandbox and live (seconds at most): nothing was created; retry. */
+  MERCHANT_MODE_CHANGING: 409,
 };
 
 /** One thing wrong with a request: the merchant's field name (`customer.name`) and what is wrong with it. */

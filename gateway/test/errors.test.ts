@@ -21,6 +21,7 @@ test("public reasons pass through with their status, message and details", (t) =
     BANK_UNAVAILABLE: 400,
     TRANSACTION_NOT_FOUND: 404,
     INVALID_TRANSACTION_STATE: 409,
+    MERCHANT_MODE_CHANGING: 409,
     SANDBOX_ONLY: 403,
     EVENT_NOT_FOUND: 404,
   };

@@ -36,7 +36,7 @@ export const DEPOSIT_OPERATIONS: readonly OperationSpec[] = [
       },
     },
     success: { status: 201, data: "Deposit", description: "The new deposit, `pending`", example: depositExample },
-    errors: { 400: ["DUPLICATE_TRANSACTION", "AMOUNT_OUT_OF_RANGE", "BANK_UNAVAILABLE"] },
+    errors: { 400: ["DUPLICATE_TRANSACTION", "AMOUNT_OUT_OF_RANGE", "BANK_UNAVAILABLE"], 409: ["MERCHANT_MODE_CHANGING"] },
   },
   {
     method: "get",

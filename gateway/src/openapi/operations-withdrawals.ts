@@ -34,7 +34,7 @@ export const WITHDRAWAL_OPERATIONS: readonly OperationSpec[] = [
       },
     },
     success: { status: 201, data: "Withdrawal", description: "The new withdrawal, `pending`", example: withdrawalExample },
-    errors: { 400: ["DUPLICATE_TRANSACTION", "INVALID_IBAN", "INSUFFICIENT_BALANCE"] },
+    errors: { 400: ["DUPLICATE_TRANSACTION", "INVALID_IBAN", "INSUFFICIENT_BALANCE"], 409: ["MERCHANT_MODE_CHANGING"] },
   },
   {
     method: "get",

@@ -1419,6 +1419,40 @@ export interface operations {
             403: components["responses"]["Error403"];
             405: components["responses"]["Error405"];
             408: components["responses"]["Error408"];
+            /** @description - `MERCHANT_MODE_CHANGING`: Your account is switching between sandbox and live (it takes seconds at most); nothing was created, retry shortly */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "MERCHANT_MODE_CHANGING",
+                     *         "message": "Your account is switching between sandbox and live (it takes seconds at most); nothing was created, retry shortly"
+                     *       },
+                     *       "timestamp": 1795342864
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MERCHANT_MODE_CHANGING";
+                            message: string;
+                            /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
+                            details?: {
+                                [key: string]: string;
+                            };
+                        };
+                        /** @description Unix time in seconds of the response */
+                        timestamp: number;
+                    };
+                };
+            };
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -1904,6 +1938,40 @@ export interface operations {
             403: components["responses"]["Error403"];
             405: components["responses"]["Error405"];
             408: components["responses"]["Error408"];
+            /** @description - `MERCHANT_MODE_CHANGING`: Your account is switching between sandbox and live (it takes seconds at most); nothing was created, retry shortly */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "MERCHANT_MODE_CHANGING",
+                     *         "message": "Your account is switching between sandbox and live (it takes seconds at most); nothing was created, retry shortly"
+                     *       },
+                     *       "timestamp": 1795342864
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MERCHANT_MODE_CHANGING";
+                            message: string;
+                            /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
+                            details?: {
+                                [key: string]: string;
+                            };
+                        };
+                        /** @description Unix time in seconds of the response */
+                        timestamp: number;
+                    };
+                };
+            };
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
