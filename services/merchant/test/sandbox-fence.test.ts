@@ -4,7 +4,7 @@ import { Code } from "@connectrpc/connect";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, errorInfo, startServices, type BaseContext, type RunningServices, type ServiceModule } from "@payments/kit";
 import { createTestDatabase, manualClock, rejectionOf, turkishIban, type TestDatabase } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import type { Knex } from "knex";
@@ -224,4 +224,46 @@ test.serial("a switch whose peer cannot be reached fails cleanly: nothing flippe
   t.truthy(fence, "the deposit service had raised its fence");
   t.is(fence!.fence_id, null, "and it was lowered");
   t.is(Boolean(fence!.sandbox), false, "recording the kind the merchant kept");
+});
+
+test.serial("a switch whose fences could not be raised within half their life flips nothing and lowers them", async (t) => {
+  // The real payout service behind a front that lets 6 s pass (the manual clock) before it
+  // answers the raise: the fences stand 10 s from the raise, so the flip may not be made.
+  const slowPayout: ServiceModule = {
+    name: "payout",
+    services: [PayoutService],
+    migrations: [],
+    createContext: (base: BaseContext) => base,
+    routes: (router) =>
+      router.service(PayoutService, {
+        raiseModeFence: async (req) => {
+          const answer = await payouts().raiseModeFence(req);
+          clock.advance(6_000);
+          return answer;
+        },
+        lowerModeFence: (req) => payouts().lowerModeFence(req),
+      }),
+  };
+  const front = await startServices([slowPayout], { mode: "split", clock, env: { GRPC_PORT: "0", LOG_LEVEL: "fatal" } });
+  t.teardown(() => front.stop());
+  const own = await createTestDatabase();
+  t.teardown(() => own.drop());
+  const merchantSide = await startServices([merchantModule], {
+    mode: "split",
+    clock,
+    env: { DATABASE_URL: own.url, MASTER_KEY: masterKey, GRPC_PORT: "0", LOG_LEVEL: "fatal", DEPOSIT_SERVICE_URL: url(), PAYOUT_SERVICE_URL: front.server.url },
+  });
+  t.teardown(() => merchantSide.stop());
+  const client = createServiceClient(MerchantService, merchantSide.server.url);
+  const merchantId = (await client.createMerchant({ name: "Slow Shop", allowedIps: [], callbackUrl: "", sandbox: false })).merchant!.id;
+
+  const refused = await rejectionOf(client.setSandbox({ merchantId, sandbox: true }));
+  t.is(refused.code, Code.Unavailable);
+  t.is(refused.reason, "SANDBOX_CHANGE_UNCHECKED");
+  t.false((await client.getMerchant({ merchantId })).merchant!.sandbox, "nothing flipped");
+  for (const service of ["deposit", "payout"]) {
+    const fence = await dbOf(service)("merchant_mode_fences").where({ merchant_id: merchantId }).first<{ fence_id: string | null; sandbox: number | boolean | null } | undefined>();
+    t.is(fence?.fence_id, null, `${service}: the fence was lowered`);
+    t.is(Boolean(fence?.sandbox), false, `${service}: recording the kind the merchant kept`);
+  }
 });
