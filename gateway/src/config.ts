@@ -58,6 +58,12 @@ export const gatewayConfigSchema = z.object({
   RATE_LIMIT_NATS_BUCKET: z.string().regex(/^[A-Za-z0-9_-]+$/, "letters, digits, _ and - only").optional(),
   /** A key nobody wrote for this long vanishes from the shared bucket; keep it above the longest burst / rate. */
   RATE_LIMIT_NATS_TTL: envVar.duration("10m").refine((value) => value >= 1000, "must be at least 1s"),
+  /**
+   * How long tokens a gateway takes ahead from the shared bucket (as many as it served of that
+   * key since its last round trip, at most a quarter of the burst) may serve its next requests
+   * without a round trip; 0: a round trip per request. Over-admission: at most rate · this.
+   */
+  RATE_LIMIT_NATS_LEASE: envVar.duration("100ms").refine((value) => value <= 10_000, "must be at most 10s"),
   /** The most a request waits for the shared bucket before this gateway's own limiter answers it. */
   RATE_LIMIT_NATS_TIMEOUT: envVar.duration("50ms").refine((value) => value >= 1 && value <= 5000, "must be between 1ms and 5s"),
   CREDENTIAL_CACHE_TTL: envVar.duration("30s"),

@@ -4,7 +4,7 @@ import { jetstream, JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstr
 import { Kvm, type KV } from "@nats-io/kv";
 import { natsAddress, type Clock, type Logger, type Metrics } from "@payments/kit";
 import type { RateLimiter, RateLimitStore } from "./rate-limit-store.js";
-import { refill, TokenBuckets, UNIT, waitMs, type BucketLimit, type BucketState, type Take } from "./token-bucket.js";
+import { DEFAULT_MAX_KEYS, refill, TokenBuckets, UNIT, waitMs, type BucketLimit, type BucketState, type Take } from "./token-bucket.js";
 
 export interface NatsRateLimitsOptions {
   /** NATS_URL (one server or a comma-separated list). */
@@ -16,8 +16,13 @@ export interface NatsRateLimitsOptions {
   /** The most a request waits for the shared bucket before the local limiter answers it. */
   timeoutMs: number;
   clock: Clock;
-  /** Keys each local fallback limiter keeps at most. */
+  /** Keys each limit keeps at most in this process (its leases, and its local fallback limiter). */
   maxKeys?: number;
+  /**
+   * How long tokens taken ahead from the shared bucket may serve this gateway's next requests
+   * of a key (0: none, a round trip per request). Over-admission is at most rate · leaseMs.
+   */
+  leaseMs?: number;
   logger?: Logger;
   metrics?: Metrics;
   /** Pause before the first reconnection attempt, doubling up to 5 s. Default 250 ms. */
@@ -31,18 +36,14 @@ const OPEN_MS = 1_000;
 const MAX_ATTEMPTS = 20;
 const MAX_RETRY_MS = 5_000;
 
-type Shared = { granted: number; retryAfterMs: number } | { failed: FallbackReason };
+/** What the shared bucket gave: tokens, and the wait after them, as of clock time `at`. */
+type Shared = { granted: number; retryAfterMs: number; at: number } | { failed: FallbackReason };
 type FallbackReason = "unreachable" | "timeout" | "error";
 
 interface Waiter {
   resolve(take: Take): void;
   /** performance.now() by which it must be answered. */
   deadline: number;
-}
-
-interface Queue {
-  waiting: Waiter[];
-  running: boolean;
 }
 
 /** A key as NATS KV accepts it: the limit's name, a dot, then the id with every byte outside [A-Za-z0-9_-] as =XX. */
@@ -140,7 +141,8 @@ export class NatsRateLimits implements RateLimitStore {
   }
 
   limiter(name: string): RateLimiter {
-    return new SharedLimiter(this, name, new TokenBuckets({ clock: this.options.clock, ...(this.options.maxKeys !== undefined ? { maxKeys: this.options.maxKeys } : {}) }));
+    const maxKeys = this.options.maxKeys ?? DEFAULT_MAX_KEYS;
+    return new SharedLimiter(this, name, new TokenBuckets({ clock: this.options.clock, maxKeys }), this.options.leaseMs ?? 0, maxKeys);
   }
 
   async close(): Promise<void> {
@@ -177,15 +179,16 @@ export class NatsRateLimits implements RateLimitStore {
         const entry = await kv.get(key);
         if (abandoned()) return { failed: "timeout" };
         const stored = entry && entry.operation === "PUT" ? decode(entry.string()) : undefined;
-        const { level, at } = refill(stored, limit, this.options.clock.now().getTime());
+        const now = this.options.clock.now().getTime();
+        const { level, at } = refill(stored, limit, now);
         const granted = Math.min(n, Math.floor(level / UNIT));
         const after = level - granted * UNIT;
         const retryAfterMs = after >= UNIT ? 0 : waitMs(after, limit);
         // Refused: nothing to write (the refill is recomputed by whoever reads next).
-        if (granted === 0) return { granted, retryAfterMs };
+        if (granted === 0) return { granted, retryAfterMs, at: now };
         try {
           await kv.put(key, encode({ level: after, at }), { previousSeq: entry?.revision ?? 0, timeout: Math.max(1, Math.ceil(deadline - performance.now())) });
-          return { granted, retryAfterMs };
+          return { granted, retryAfterMs, at: now };
         } catch (err) {
           if (!isConflict(err) || attempt >= MAX_ATTEMPTS || abandoned()) throw err;
           this.conflicts?.inc({ limiter });
@@ -196,7 +199,7 @@ export class NatsRateLimits implements RateLimitStore {
   }
 
   /** How long until `key` has a token, within `budgetMs`. */
-  async sharedWait(key: string, limit: BucketLimit, budgetMs: number): Promise<{ waitMs: number } | { failed: FallbackReason }> {
+  async sharedWait(key: string, limit: BucketLimit, budgetMs: number): Promise<{ waitMs: number; at: number } | { failed: FallbackReason }> {
     const kv = this.kv;
     if (!kv) return { failed: "unreachable" };
     const state = { abandoned: false };
@@ -204,8 +207,9 @@ export class NatsRateLimits implements RateLimitStore {
       async () => {
         const entry = await kv.get(key);
         const stored = entry && entry.operation === "PUT" ? decode(entry.string()) : undefined;
-        const { level } = refill(stored, limit, this.options.clock.now().getTime());
-        return { waitMs: level >= UNIT ? 0 : waitMs(level, limit) };
+        const now = this.options.clock.now().getTime();
+        const { level } = refill(stored, limit, now);
+        return { waitMs: level >= UNIT ? 0 : waitMs(level, limit), at: now };
       },
       budgetMs,
       state,
@@ -272,6 +276,11 @@ export class NatsRateLimits implements RateLimitStore {
   /** Read through a call, so that a check after an `await` is not narrowed by the one before it. */
   private isClosing(): boolean {
     return this.closing;
+  }
+
+  /** The clock's milliseconds. */
+  now(): number {
+    return this.options.clock.now().getTime();
   }
 
   get timeoutMs(): number {
@@ -386,54 +395,131 @@ export class NatsRateLimits implements RateLimitStore {
   }
 }
 
-/** One limit's buckets in the shared store, with a local limiter for when it does not answer. */
+/** What one gateway knows of one key of the shared bucket. */
+interface Local {
+  /** Tokens this gateway took from the shared bucket ahead of its requests (a lease), usable until `leaseUntil`. */
+  tokens: number;
+  leaseUntil: number;
+  /** Requests served since the last round trip: the size of the next lease. */
+  served: number;
+  /** The shared bucket had less than a token at a time from which refill needs until then: exact, since only time adds tokens. */
+  emptyUntil: number;
+  /** The shared bucket had a token at most `leaseMs` ago (the failed-authentication check may pass without asking). */
+  availableUntil: number;
+  waiting: Waiter[];
+  running: boolean;
+}
+
+/**
+ * One limit's buckets in the shared store, with a local limiter for when it does not answer.
+ *
+ * Leases (`leaseMs` > 0): a round trip for a key also takes, when the shared bucket has them,
+ * as many tokens as this gateway served of that key since its previous round trip (at most a
+ * quarter of the burst), and serves the key's next requests from them without asking, for
+ * up to `leaseMs`; tokens left then are dropped. A token is spent at most `leaseMs` after
+ * the shared bucket gave it, so in any t seconds at most `burst + rate · (t + leaseMs)` of a
+ * key pass across all replicas. A key used by one request now and then costs a round trip
+ * per request, exactly as without leases; a busy key, about one per `leaseMs`.
+ */
 class SharedLimiter implements RateLimiter {
-  private readonly queues = new Map<string, Queue>();
+  private readonly keys = new Map<string, Local>();
 
   constructor(
     private readonly store: NatsRateLimits,
     private readonly name: string,
     private readonly fallback: TokenBuckets,
+    private readonly leaseMs: number,
+    private readonly maxKeys: number,
   ) {}
 
   take(id: string, limit: BucketLimit): Promise<Take> {
+    const local = this.local(id, limit);
+    const now = this.store.now();
+    const known = this.fromLease(local, now);
+    if (known) return Promise.resolve(known);
     const reason = this.store.unavailable();
     if (reason) return Promise.resolve(this.fallbackTake(id, limit, reason));
-    const key = kvKey(this.name, id);
-    const queueId = `${key} ${limit.perSecond} ${limit.burst}`;
     return new Promise((resolve) => {
-      let queue = this.queues.get(queueId);
-      if (!queue) this.queues.set(queueId, (queue = { waiting: [], running: false }));
-      queue.waiting.push({ resolve, deadline: performance.now() + this.store.timeoutMs });
-      if (!queue.running) void this.drain(queueId, queue, id, key, limit);
+      local.waiting.push({ resolve, deadline: performance.now() + this.store.timeoutMs });
+      if (!local.running) void this.drain(local, id, limit);
     });
   }
 
   async waitMs(id: string, limit: BucketLimit): Promise<number> {
+    const local = this.local(id, limit);
+    const now = this.store.now();
+    if (now < local.emptyUntil) return local.emptyUntil - now;
+    if ((local.tokens > 0 && now < local.leaseUntil) || now < local.availableUntil) return 0;
     const reason = this.store.unavailable();
     if (reason) return this.fallbackWait(id, limit, reason);
     const answer = await this.store.sharedWait(kvKey(this.name, id), limit, this.store.timeoutMs);
-    return "failed" in answer ? this.fallbackWait(id, limit, answer.failed) : answer.waitMs;
+    if ("failed" in answer) return this.fallbackWait(id, limit, answer.failed);
+    if (answer.waitMs > 0) local.emptyUntil = Math.max(local.emptyUntil, answer.at + answer.waitMs);
+    else local.availableUntil = answer.at + this.leaseMs;
+    return answer.waitMs;
   }
 
-  /** One round trip at a time per key: those that arrive meanwhile go together in the next. */
-  private async drain(queueId: string, queue: Queue, id: string, key: string, limit: BucketLimit): Promise<void> {
-    queue.running = true;
+  /** The key's state, most recently used last; the least recently used beyond maxKeys are forgotten (their leases dropped). */
+  private local(id: string, limit: BucketLimit): Local {
+    const mapKey = `${id} ${limit.perSecond} ${limit.burst}`;
+    let local = this.keys.get(mapKey);
+    if (local) {
+      this.keys.delete(mapKey);
+    } else {
+      local = { tokens: 0, leaseUntil: 0, served: 0, emptyUntil: 0, availableUntil: 0, waiting: [], running: false };
+      for (const [oldKey, old] of this.keys) {
+        if (this.keys.size < this.maxKeys) break;
+        if (!old.running) this.keys.delete(oldKey);
+      }
+    }
+    this.keys.set(mapKey, local);
+    return local;
+  }
+
+  /** An answer without a round trip: a leased token, or a bucket known to be empty. */
+  private fromLease(local: Local, now: number): Take | undefined {
+    if (local.tokens > 0 && now < local.leaseUntil) {
+      local.tokens--;
+      local.served++;
+      return { allowed: true };
+    }
+    if (now < local.emptyUntil) return { allowed: false, retryAfterMs: local.emptyUntil - now };
+    return undefined;
+  }
+
+  /** One round trip at a time per key: those that arrive meanwhile are served from its lease, or go together in the next. */
+  private async drain(local: Local, id: string, limit: BucketLimit): Promise<void> {
+    local.running = true;
     try {
-      while (queue.waiting.length > 0) {
-        const batch = queue.waiting.splice(0);
+      while (local.waiting.length > 0) {
+        const now = this.store.now();
+        while (local.waiting.length > 0) {
+          const known = this.fromLease(local, now);
+          if (!known) break;
+          local.waiting.shift()!.resolve(known);
+        }
+        if (local.waiting.length === 0) break;
+        const batch = local.waiting.splice(0);
         const budget = Math.min(...batch.map((w) => w.deadline)) - performance.now();
+        const extra = this.leaseMs > 0 ? Math.min(local.served, Math.floor(Math.max(1, limit.burst) / 4)) : 0;
         const reason = this.store.unavailable();
-        const answer: Shared = reason ? { failed: reason } : await this.store.sharedTake(this.name, key, limit, batch.length, Math.floor(budget));
+        const answer: Shared = reason ? { failed: reason } : await this.store.sharedTake(this.name, kvKey(this.name, id), limit, batch.length + extra, Math.floor(budget));
         if ("failed" in answer) {
           for (const waiter of batch) waiter.resolve(this.fallbackTake(id, limit, answer.failed));
-        } else {
-          batch.forEach((waiter, i) => waiter.resolve(i < answer.granted ? { allowed: true } : { allowed: false, retryAfterMs: answer.retryAfterMs }));
+          continue;
+        }
+        const served = Math.min(answer.granted, batch.length);
+        batch.forEach((waiter, i) => waiter.resolve(i < served ? { allowed: true } : { allowed: false, retryAfterMs: answer.retryAfterMs }));
+        local.tokens = answer.granted - served;
+        local.leaseUntil = answer.at + this.leaseMs;
+        local.served = served;
+        if (answer.retryAfterMs > 0) {
+          local.emptyUntil = answer.at + answer.retryAfterMs;
+          local.availableUntil = 0;
         }
       }
     } finally {
-      queue.running = false;
-      this.queues.delete(queueId);
+      local.running = false;
     }
   }
 

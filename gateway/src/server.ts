@@ -203,6 +203,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
         bucket: config.RATE_LIMIT_NATS_BUCKET ?? `${config.NATS_STREAM}_RATE_LIMITS`,
         ttlMs: config.RATE_LIMIT_NATS_TTL,
         timeoutMs: config.RATE_LIMIT_NATS_TIMEOUT,
+        leaseMs: config.RATE_LIMIT_NATS_LEASE,
         clock,
         maxKeys: config.RATE_LIMIT_MAX_KEYS,
         logger,

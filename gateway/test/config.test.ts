@@ -24,23 +24,25 @@ test("defaults match the documented settings", (t) => {
   });
   t.is(config.PUBLIC_BASE_URL, undefined);
   t.is(config.METRICS_PORT, undefined);
-  t.like(config, { RATE_LIMIT_NATS_TTL: 600_000, RATE_LIMIT_NATS_TIMEOUT: 50 });
+  t.like(config, { RATE_LIMIT_NATS_TTL: 600_000, RATE_LIMIT_NATS_TIMEOUT: 50, RATE_LIMIT_NATS_LEASE: 100 });
   t.is(config.RATE_LIMIT_STORE, undefined, "decided at start: nats for the split gateway with NATS_URL, else memory");
   t.is(config.RATE_LIMIT_NATS_BUCKET, undefined, "<NATS_STREAM>_RATE_LIMITS");
 });
 
 test("the shared rate-limit store: nats needs NATS_URL; the bucket name, TTL and bound are checked", (t) => {
-  t.like(loadGatewayConfig({ RATE_LIMIT_STORE: "nats", NATS_URL: "nats://127.0.0.1:4222", RATE_LIMIT_NATS_BUCKET: "EDGE_LIMITS", RATE_LIMIT_NATS_TTL: "1h", RATE_LIMIT_NATS_TIMEOUT: "20ms" }), {
+  t.like(loadGatewayConfig({ RATE_LIMIT_STORE: "nats", NATS_URL: "nats://127.0.0.1:4222", RATE_LIMIT_NATS_BUCKET: "EDGE_LIMITS", RATE_LIMIT_NATS_TTL: "1h", RATE_LIMIT_NATS_TIMEOUT: "20ms", RATE_LIMIT_NATS_LEASE: "0" }), {
     RATE_LIMIT_STORE: "nats",
     RATE_LIMIT_NATS_BUCKET: "EDGE_LIMITS",
     RATE_LIMIT_NATS_TTL: 3_600_000,
     RATE_LIMIT_NATS_TIMEOUT: 20,
+    RATE_LIMIT_NATS_LEASE: 0,
   });
-  const err = t.throws(() => loadGatewayConfig({ RATE_LIMIT_STORE: "nats", RATE_LIMIT_NATS_BUCKET: "edge.limits", RATE_LIMIT_NATS_TTL: "500ms", RATE_LIMIT_NATS_TIMEOUT: "10s" }), { instanceOf: ConfigError });
+  const err = t.throws(() => loadGatewayConfig({ RATE_LIMIT_STORE: "nats", RATE_LIMIT_NATS_BUCKET: "edge.limits", RATE_LIMIT_NATS_TTL: "500ms", RATE_LIMIT_NATS_TIMEOUT: "10s", RATE_LIMIT_NATS_LEASE: "1m" }), { instanceOf: ConfigError });
   t.regex(err.message, /RATE_LIMIT_STORE: nats needs NATS_URL/);
   t.regex(err.message, /RATE_LIMIT_NATS_BUCKET/);
   t.regex(err.message, /RATE_LIMIT_NATS_TTL: must be at least 1s/);
   t.regex(err.message, /RATE_LIMIT_NATS_TIMEOUT: must be between 1ms and 5s/);
+  t.regex(err.message, /RATE_LIMIT_NATS_LEASE: must be at most 10s/);
   t.throws(() => loadGatewayConfig({ RATE_LIMIT_STORE: "redis" }), { message: /RATE_LIMIT_STORE/ });
 });
 

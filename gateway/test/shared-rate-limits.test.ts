@@ -23,9 +23,13 @@ import { call, signedCall, type Reply } from "./http-client.js";
 const BANKS = "/v1/available-banks";
 const shop: FakeMerchant = { merchantId: "m_shop", apiKey: "pk_shop", apiSecret: "sk_shop" };
 
-/** A shared store on a bucket of the test's own, deleted when the test ends. */
+/**
+ * A shared store on a bucket of the test's own, deleted when the test ends. Its bound is
+ * generous unless a test sets it: on this loaded test machine a round trip can take 10 ms
+ * and more, and past the bound a replica counts on its own (the outage test checks that).
+ */
 async function sharedStore(t: ExecutionContext, overrides: Partial<NatsRateLimitsOptions> & { clock: NatsRateLimitsOptions["clock"] }): Promise<NatsRateLimits> {
-  const options: NatsRateLimitsOptions = { url: natsTestUrl, bucket: overrides.bucket ?? uniqueName("RL_"), ttlMs: 60_000, timeoutMs: 50, ...overrides };
+  const options: NatsRateLimitsOptions = { url: natsTestUrl, bucket: overrides.bucket ?? uniqueName("RL_"), ttlMs: 60_000, timeoutMs: 3_000, leaseMs: 100, ...overrides };
   const store = NatsRateLimits.open(options);
   t.teardown(async () => {
     await store.close();
@@ -52,13 +56,10 @@ async function twoGateways(t: ExecutionContext, stores: (clock: ReturnType<typeo
   return [apps[0]!, apps[1]!];
 }
 
-/**
- * Two stores on one bucket. Their bound is generous: on this loaded test machine a round trip
- * can take 10 ms and more, and past the bound a replica counts on its own (tested apart).
- */
-function shared(t: ExecutionContext): (clock: ReturnType<typeof manualClock>) => Promise<[RateLimitStore, RateLimitStore]> {
+/** Two stores on one bucket, as two replicas have. */
+function shared(t: ExecutionContext, leaseMs = 100): (clock: ReturnType<typeof manualClock>) => Promise<[RateLimitStore, RateLimitStore]> {
   const bucket = uniqueName("RL_");
-  return async (clock) => [await sharedStore(t, { clock, bucket, timeoutMs: 3_000 }), await sharedStore(t, { clock, bucket, timeoutMs: 3_000 })];
+  return async (clock) => [await sharedStore(t, { clock, bucket, leaseMs }), await sharedStore(t, { clock, bucket, leaseMs })];
 }
 
 function inMemory(clock: ReturnType<typeof manualClock>): Promise<[RateLimitStore, RateLimitStore]> {
@@ -111,9 +112,9 @@ test("per merchant, many requests at once on both gateways: never more than the 
 
 // ---------------------------------------------------------------- per IP
 
-test("failed authentications per IP: two gateways sharing the bucket let the burst reach the key lookup, in memory twice the burst", async (t) => {
+test("failed authentications per IP, no leases (RATE_LIMIT_NATS_LEASE=0): two gateways sharing the bucket let exactly the burst reach the key lookup, in memory twice the burst", async (t) => {
   const env = { AUTH_FAILURE_LIMIT_RPS: "1", AUTH_FAILURE_LIMIT_BURST: "6" };
-  const together = await twoGateways(t, shared(t), env);
+  const together = await twoGateways(t, shared(t, 0), env);
   const replies = await roundRobin(together, 20, (app) => randomKeyCall(app, "203.0.113.7"));
   t.is(together[0].lookups.length + together[1].lookups.length, 6, "six lookups between the two gateways");
   t.deepEqual(
@@ -128,6 +129,18 @@ test("failed authentications per IP: two gateways sharing the bucket let the bur
   t.is(alone[0].lookups.length + alone[1].lookups.length, 12, "per replica: twice the burst");
 });
 
+test("failed authentications per IP, with leases: the burst plus at most one lookup per gateway (the one that finds its spend refused)", async (t) => {
+  const together = await twoGateways(t, shared(t), { AUTH_FAILURE_LIMIT_RPS: "1", AUTH_FAILURE_LIMIT_BURST: "6" });
+  const replies = await roundRobin(together, 20, (app) => randomKeyCall(app, "203.0.113.7"));
+  const lookups = together[0].lookups.length + together[1].lookups.length;
+  t.true(lookups >= 6 && lookups <= 6 + 2, `${lookups} lookups`);
+  t.is(replies.filter((r) => r.json.error?.code === "RATE_LIMITED").length, 20 - lookups);
+  // Once each gateway knows the IP's bucket is empty, it refuses without asking, until a token is due.
+  t.true(replies.slice(-10).every((r) => r.json.error?.code === "RATE_LIMITED"));
+  together[0].clock.advance(1_000);
+  t.is((await randomKeyCall(together[1], "203.0.113.7")).json.error?.code, "INVALID_API_KEY", "a token a second comes back");
+});
+
 test("the checkout per IP: two gateways sharing the bucket admit burst + rate·t together; in memory twice the burst", async (t) => {
   const env = { CHECKOUT_RATE_LIMIT_RPS: "2", CHECKOUT_RATE_LIMIT_BURST: "5" };
   const page = (app: FakeApp) => call(app.url, { path: "/checkout", headers: { "X-Forwarded-For": "198.51.100.23" } });
@@ -139,6 +152,101 @@ test("the checkout per IP: two gateways sharing the bucket admit burst + rate·t
 
   const alone = await twoGateways(t, inMemory, env);
   t.deepEqual(statuses(await roundRobin(alone, 12, page)), { 404: 10, 429: 2 });
+});
+
+// ---------------------------------------------------------------- leases
+
+/** A small seeded generator, so a failing case can be replayed. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let x = state;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+test("with leases, random arrivals on two gateways never pass more than burst + rate·(t + lease) in any window of t seconds", async (t) => {
+  const clock = manualClock();
+  const bucket = uniqueName("RL_");
+  const leaseMs = 100;
+  const stores = [await sharedStore(t, { clock, bucket, leaseMs }), await sharedStore(t, { clock, bucket, leaseMs })];
+  const limiters = stores.map((s) => s.limiter("merchant"));
+  const limit = { perSecond: 20, burst: 10 };
+  const next = random(21);
+  const start = clock.now().getTime();
+  const passedAt: number[] = [];
+  for (let i = 0; i < 300; i++) {
+    const roll = next();
+    clock.advance(roll < 0.6 ? 0 : roll < 0.9 ? Math.floor(next() * 60) : Math.floor(next() * 1_500));
+    // Now and then several at once, on both gateways.
+    const wave = next() < 0.3 ? 8 : 1;
+    const taken = await Promise.all(Array.from({ length: wave }, () => limiters[Math.floor(next() * 2)]!.take("m", limit)));
+    for (const take of taken) if (take.allowed) passedAt.push(clock.now().getTime() - start);
+  }
+  t.true(passedAt.length > 50, `${passedAt.length} passed`);
+  for (let i = 0; i < passedAt.length; i++) {
+    for (let j = i; j < passedAt.length; j++) {
+      const seconds = (passedAt[j]! - passedAt[i]!) / 1000;
+      t.true(j - i + 1 <= limit.burst + limit.perSecond * (seconds + leaseMs / 1000), `${j - i + 1} passed within ${seconds} s`);
+    }
+  }
+});
+
+test("a leased token serves this gateway without a round trip, but not once the lease is over", async (t) => {
+  const clock = manualClock();
+  const bucket = uniqueName("RL_");
+  const [a, b] = [await sharedStore(t, { clock, bucket, leaseMs: 100 }), await sharedStore(t, { clock, bucket, leaseMs: 100 })];
+  const [onA, onB] = [a.limiter("merchant"), b.limiter("merchant")];
+  const limit = { perSecond: 1, burst: 4 };
+  const nc = await connect({ servers: natsTestUrl });
+  t.teardown(() => nc.close());
+  const kv = await new Kvm(jetstream(nc)).open(bucket);
+  const revision = async () => (await kv.get(kvKey("merchant", "m")))?.revision ?? 0;
+
+  t.deepEqual(await onA.take("m", limit), { allowed: true });
+  // A served one since its round trip: the next takes one for the request and one ahead.
+  t.deepEqual(await onA.take("m", limit), { allowed: true });
+  const written = await revision();
+  t.is((await kv.get(kvKey("merchant", "m")))?.string(), `1000 ${clock.now().getTime()}`, "4 - 3 tokens: one was leased to A");
+  clock.advance(100 - 1);
+  t.deepEqual(await onA.take("m", limit), { allowed: true }, "the leased token");
+  t.is(await revision(), written, "served without a write");
+
+  // Again one leased, then the lease ends: B drains the bucket, and A must ask, and is refused.
+  clock.advance(1_000);
+  t.deepEqual(await onA.take("m", limit), { allowed: true });
+  t.deepEqual(await onA.take("m", limit), { allowed: true });
+  clock.advance(100);
+  while ((await onB.take("m", limit)).allowed);
+  t.false((await onA.take("m", limit)).allowed, "a token leased 100 ms ago is not spent");
+});
+
+test("with leases a busy key costs far fewer round trips than requests; without, one write per request", async (t) => {
+  const clock = manualClock();
+  const limit = { perSecond: 1_000, burst: 100 };
+  const writes = async (leaseMs: number) => {
+    const bucket = uniqueName("RL_");
+    const stores = [await sharedStore(t, { clock, bucket, leaseMs }), await sharedStore(t, { clock, bucket, leaseMs })];
+    const limiters = stores.map((s) => s.limiter("merchant"));
+    let allowed = 0;
+    // 400 requests, one every 2 ms, alternating: 250 a second on each gateway, well under the rate.
+    for (let i = 0; i < 400; i++) {
+      clock.advance(2);
+      if ((await limiters[i % 2]!.take("busy", limit)).allowed) allowed++;
+    }
+    const nc = await connect({ servers: natsTestUrl });
+    const entry = await (await new Kvm(jetstream(nc)).open(bucket)).get(kvKey("merchant", "busy"));
+    await nc.close();
+    return { allowed, writes: entry?.revision ?? 0 };
+  };
+  const leased = await writes(100);
+  t.is(leased.allowed, 400, "under the rate, nothing is refused");
+  t.true(leased.writes <= 400 / 4, `${leased.writes} writes for 400 requests`);
+  const exact = await writes(0);
+  t.deepEqual(exact, { allowed: 400, writes: 400 });
 });
 
 // ---------------------------------------------------------------- the store itself
@@ -262,9 +370,11 @@ test("a bucket deleted under the gateway (a NATS with a new store) is made again
   const nc = await connect({ servers: natsTestUrl });
   t.teardown(() => nc.close());
   const jsm = await jetstreamManager(nc);
+  let attempt = 0;
   await eventually(
     async () => {
-      await limiter.take("m", limit);
+      // A key of its own each time: one the gateway knows to be empty would not ask NATS.
+      await limiter.take(`m${attempt++}`, limit);
       return jsm.streams.info(`KV_${bucket}`).then(
         () => true,
         () => false,
