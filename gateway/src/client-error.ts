@@ -1,4 +1,4 @@
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { newId, type Clock, type Logger } from "@payments/kit";
@@ -68,15 +68,42 @@ export function answerClientError(options: { clock: Clock; logger: Logger }): (e
       socket.destroy();
       return;
     }
-    const body = JSON.stringify(failure(refusal.code, refusal.message, options.clock));
-    const head = [
-      `HTTP/1.1 ${refusal.status} ${refusal.reason}`,
-      "Content-Type: application/json; charset=utf-8",
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      `X-Request-Id: ${requestId}`,
-      "Connection: close",
-    ];
-    socket.end(`${head.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
-    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    answerAndClose(socket, refusal, requestId, options.clock);
+  };
+}
+
+/** Writes the refusal in the envelope on the raw socket, then destroys it (at the latest after LINGER_MS). */
+function answerAndClose(socket: Duplex, refusal: Refusal, requestId: string, clock: Clock, extraHeaders: string[] = []): void {
+  const body = JSON.stringify(failure(refusal.code, refusal.message, clock));
+  const head = [
+    `HTTP/1.1 ${refusal.status} ${refusal.reason}`,
+    "Content-Type: application/json; charset=utf-8",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
+    ...extraHeaders,
+    "Connection: close",
+  ];
+  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`, () => socket.destroy());
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+
+/**
+ * The `connect` listener of the gateway's HTTP server. Node hands a CONNECT request to this
+ * event instead of the app, and without a listener closes the socket without a word; the
+ * gateway is no proxy, so the answer is the 405 any other unserved method gets, in the
+ * envelope, with the methods the gateway serves at all in Allow (which ones a path takes is
+ * the router's to say, and it never sees a CONNECT).
+ */
+export function answerConnect(options: { clock: Clock; logger: Logger }): (req: IncomingMessage, socket: Duplex) => void {
+  return (_req, socket) => {
+    const requestId = newId("req");
+    const peer = socket instanceof Socket ? socket.remoteAddress : undefined;
+    options.logger.info({ requestId, status: 405, method: "CONNECT", peer }, "CONNECT refused");
+    if (socket.destroyed || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const refusal = { status: 405, reason: "Method Not Allowed", code: "METHOD_NOT_ALLOWED", message: "CONNECT is not allowed here: the gateway is not a proxy" };
+    answerAndClose(socket, refusal, requestId, options.clock, ["Allow: GET, HEAD, POST"]);
   };
 }

@@ -5,7 +5,7 @@ import { Duplex } from "node:stream";
 import test from "ava";
 import { createLogger } from "@payments/kit";
 import { manualClock } from "@payments/testing";
-import { answerClientError } from "../src/client-error.js";
+import { answerClientError, answerConnect } from "../src/client-error.js";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { startFakeApp } from "./fake-app.js";
 
@@ -226,4 +226,45 @@ test("an app served without the clientError listener still never logs the raw re
   const lines = app.logLines.slice(from);
   t.true(lines.length > 0);
   logsAreClean(t, lines);
+});
+
+/*
+ * Two kinds of request Node keeps from the app unless the server listens for them, found by
+ * the edge fuzzing (test/edge-fuzz.e2e.test.ts): CONNECT (the `connect` event; unheard, Node
+ * closes the socket without a word) and an Expect other than 100-continue (the
+ * `checkExpectation` event; unheard, Node answers a bare 417 without the envelope or an
+ * X-Request-Id). answerConnect is the listener for the first; for the second the server only
+ * has to hand the request to the app like any other (RFC 9110 lets a server ignore an
+ * expectation it does not know). The two `failing` tests below hold the real server to both
+ * and fail until server.ts adds the listeners; then ava reports them, and they become plain tests.
+ */
+
+const CONNECT_REQUEST = `CONNECT /v1/deposit HTTP/1.1\r\nHost: gateway\r\nX-API-Key: ${API_KEY}\r\nX-Signature: ${SIGNATURE}\r\nContent-Length: ${BODY.length}\r\n\r\n${BODY}`;
+
+test("answerConnect: a CONNECT with credentials and a body is a JSON 405 METHOD_NOT_ALLOWED with Allow, the socket closed, one short log line without the request's bytes", async (t) => {
+  const lines: string[] = [];
+  const logger = createLogger({ service: "test", destination: { write: (line: string) => void lines.push(line) } });
+  const server = http.createServer((_req, res) => res.end());
+  server.on("connect", answerConnect({ clock, logger }));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const reply = await rawExchange((server.address() as AddressInfo).port, [CONNECT_REQUEST]);
+  const json = envelopeOf(t, reply, 405, "METHOD_NOT_ALLOWED");
+  t.is(json.timestamp, Math.floor(clock.now().getTime() / 1000));
+  t.is(reply.headers.allow, "GET, HEAD, POST");
+  t.true(reply.closed);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.is(lines.length, 1, lines.join(""));
+  t.true(lines[0]!.includes(`"requestId":"${reply.headers["x-request-id"]}"`), "the log line has the id the client got");
+  logsAreClean(t, lines);
+});
+
+test.serial.failing("the gateway's server answers CONNECT with the envelope (fails until server.ts listens: server.on(\"connect\", answerConnect({ clock, logger })))", async (t) => {
+  const reply = await rawExchange(port(), [CONNECT_REQUEST]);
+  envelopeOf(t, reply, 405, "METHOD_NOT_ALLOWED");
+});
+
+test.serial.failing("the gateway's server hands a request with an unknown Expect to the app like any other (fails until server.ts listens: server.on(\"checkExpectation\", (req, res) => void handle(req, res)))", async (t) => {
+  const reply = await rawExchange(port(), ["GET /nothing HTTP/1.1\r\nHost: gateway\r\nExpect: something-else\r\nConnection: close\r\n\r\n"]);
+  envelopeOf(t, reply, 404, "NOT_FOUND");
 });
