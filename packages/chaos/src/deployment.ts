@@ -1,0 +1,180 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type { Client } from "@connectrpc/connect";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { CallbackService } from "@payments/contracts/callback";
+import { DepositService } from "@payments/contracts/deposit";
+import { MerchantService } from "@payments/contracts/merchant";
+import { PayoutService } from "@payments/contracts/payout";
+import { createServiceClient } from "@payments/kit";
+import { freePort, startMariadbServer, startNatsServer, type OwnMariadbServer, type OwnNatsServer } from "@payments/testing";
+import { Balancer } from "./balancer.js";
+import { compiledEntry, Replica, repoRoot } from "./processes.js";
+
+export const SERVICES = ["merchant", "bank-catalog", "deposit", "payout", "callback-sender"] as const;
+export type ServiceName = (typeof SERVICES)[number];
+export type Component = ServiceName | "gateway";
+export const COMPONENTS: readonly Component[] = [...SERVICES, "gateway"];
+
+export const REPLICAS = 2;
+
+/** Settings the run gives the deployment so a few minutes show what hours would: short TTLs, leases and retries. */
+export const RUN_SETTINGS = {
+  depositTtlMs: 20_000,
+  resendAfterMs: 8_000,
+  callbackTimeoutMs: 2_000,
+  callbackClaimMs: 5_000,
+  /** Retries every few seconds for long enough to outlast any receiver outage of the schedule. */
+  callbackRetrySchedule: ["1s", "2s", "3s", ...Array<string>(60).fill("5s")].join(","),
+} as const;
+
+export interface Deployment {
+  mariadb: OwnMariadbServer;
+  nats: OwnNatsServer;
+  token: string;
+  replicas: Record<Component, Replica[]>;
+  balancers: Record<Component, Balancer>;
+  gatewayUrl: string;
+  serviceUrl(name: ServiceName): string;
+  databaseUrl(name: ServiceName): string;
+  clients: {
+    merchants: Client<typeof MerchantService>;
+    bankCatalog: Client<typeof BankCatalogService>;
+    deposits: Client<typeof DepositService>;
+    payouts: Client<typeof PayoutService>;
+    callbacks: Client<typeof CallbackService>;
+  };
+  allReplicas(): Replica[];
+  stop(): Promise<void>;
+  killNow(): void;
+}
+
+/**
+ * The split deployment as production runs it, twice over: two replicas of every service
+ * (compiled, one process each, one MySQL database per service shared by its replicas) and two
+ * gateways, each behind a round-robin balancer; a MariaDB and a JetStream server of the
+ * run's own, which the fault schedule restarts.
+ */
+export async function startDeployment(options: { logDir: string; bankUrl: string; log: (msg: string) => void }): Promise<Deployment> {
+  const [mariadb, nats] = await Promise.all([startMariadbServer(), startNatsServer()]);
+  const token = randomBytes(24).toString("hex");
+  const ports = {} as Record<Component, number[]>;
+  const lbPorts = {} as Record<Component, number>;
+  for (const name of COMPONENTS) {
+    ports[name] = [];
+    for (let i = 0; i < REPLICAS; i++) ports[name].push(await freePort());
+    lbPorts[name] = await freePort();
+  }
+  const serviceUrl = (name: ServiceName) => `http://127.0.0.1:${lbPorts[name]}`;
+  const gatewayUrl = `http://127.0.0.1:${lbPorts.gateway}`;
+  const databaseUrl = (name: ServiceName) => mariadb.url(`chaos_${name.replace(/-/g, "_")}`);
+  const urls = {
+    MERCHANT_SERVICE_URL: serviceUrl("merchant"),
+    BANK_CATALOG_SERVICE_URL: serviceUrl("bank-catalog"),
+    DEPOSIT_SERVICE_URL: serviceUrl("deposit"),
+    PAYOUT_SERVICE_URL: serviceUrl("payout"),
+    CALLBACK_SENDER_SERVICE_URL: serviceUrl("callback-sender"),
+  };
+  const base: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NATS_URL: nats.url,
+    NATS_STREAM: "CHAOS",
+    NATS_SUBJECT_PREFIX: "chaos",
+    INTERNAL_API_TOKEN: token,
+    LOG_LEVEL: "warn",
+    NODE_ENV: "production",
+  };
+  const masterKey = randomBytes(32).toString("hex");
+  const own: Record<ServiceName, NodeJS.ProcessEnv> = {
+    merchant: { MASTER_KEY: masterKey, CALLBACK_ALLOW_PRIVATE: "1", DEPOSIT_SERVICE_URL: urls.DEPOSIT_SERVICE_URL, PAYOUT_SERVICE_URL: urls.PAYOUT_SERVICE_URL },
+    "bank-catalog": {},
+    deposit: {
+      MERCHANT_SERVICE_URL: urls.MERCHANT_SERVICE_URL,
+      BANK_CATALOG_SERVICE_URL: urls.BANK_CATALOG_SERVICE_URL,
+      PUBLIC_BASE_URL: gatewayUrl,
+      DEPOSIT_TTL: `${RUN_SETTINGS.depositTtlMs}ms`,
+      DEPOSIT_EXPIRY_INTERVAL: "1s",
+    },
+    payout: {
+      MERCHANT_SERVICE_URL: urls.MERCHANT_SERVICE_URL,
+      BANK_CATALOG_SERVICE_URL: urls.BANK_CATALOG_SERVICE_URL,
+      PAYOUT_RESEND_AFTER: `${RUN_SETTINGS.resendAfterMs}ms`,
+      SANDBOX_PAYOUT_DELAY: "300ms",
+      CHAOS_BANK_URL: options.bankUrl,
+    },
+    "callback-sender": {
+      MERCHANT_SERVICE_URL: urls.MERCHANT_SERVICE_URL,
+      CALLBACK_ALLOW_PRIVATE: "1",
+      PUBLIC_BASE_URL: gatewayUrl,
+      CALLBACK_RETRY_SCHEDULE: RUN_SETTINGS.callbackRetrySchedule,
+      CALLBACK_TIMEOUT: `${RUN_SETTINGS.callbackTimeoutMs}ms`,
+      CALLBACK_CLAIM_TIMEOUT: `${RUN_SETTINGS.callbackClaimMs}ms`,
+    },
+  };
+  const entry = (name: Component): string[] =>
+    // The payout service with the run's bank as its live connector (payout-with-bank.ts), every other one as built.
+    name === "payout" ? ["--import", "tsx", join(repoRoot, "packages/chaos/src/payout-with-bank.ts")] : compiledEntry(name === "gateway" ? "gateway" : `services/${name}`);
+  const replicas = {} as Record<Component, Replica[]>;
+  for (const name of SERVICES) {
+    replicas[name] = ports[name].map(
+      (port, i) =>
+        new Replica(`${name}-${i}`, port, entry(name), { ...base, ...own[name], DATABASE_URL: databaseUrl(name), GRPC_HOST: "127.0.0.1", GRPC_PORT: String(port) }, join(options.logDir, `${name}-${i}.log`)),
+    );
+  }
+  replicas.gateway = ports.gateway.map(
+    (port, i) => new Replica(`gateway-${i}`, port, entry("gateway"), { ...base, ...urls, PORT: String(port), HOST: "127.0.0.1", PUBLIC_BASE_URL: gatewayUrl }, join(options.logDir, `gateway-${i}.log`)),
+  );
+  const balancers = {} as Record<Component, Balancer>;
+  for (const name of COMPONENTS) {
+    balancers[name] = new Balancer(name, ports[name]);
+    await balancers[name].listen(lbPorts[name]);
+  }
+  const allReplicas = () => COMPONENTS.flatMap((name) => replicas[name]);
+  const deployment: Deployment = {
+    mariadb,
+    nats,
+    token,
+    replicas,
+    balancers,
+    gatewayUrl,
+    serviceUrl,
+    databaseUrl,
+    clients: {
+      merchants: createServiceClient(MerchantService, serviceUrl("merchant"), { token }),
+      bankCatalog: createServiceClient(BankCatalogService, serviceUrl("bank-catalog"), { token }),
+      deposits: createServiceClient(DepositService, serviceUrl("deposit"), { token }),
+      payouts: createServiceClient(PayoutService, serviceUrl("payout"), { token }),
+      callbacks: createServiceClient(CallbackService, serviceUrl("callback-sender"), { token }),
+    },
+    allReplicas,
+    async stop() {
+      for (const replica of allReplicas().reverse()) await replica.stop(10_000);
+      for (const balancer of Object.values(balancers)) await balancer.close();
+      await Promise.all([mariadb.destroy(), nats.destroy()]);
+    },
+    killNow() {
+      for (const replica of allReplicas()) replica.killNow();
+    },
+  };
+  try {
+    // The first replica of each service alone (it creates its database and migrates), then the second ones together.
+    for (const name of SERVICES) {
+      const first = replicas[name][0]!;
+      first.start();
+      await first.ready(120_000);
+      options.log(`${first.name} ready on :${first.port}`);
+    }
+    const rest = SERVICES.flatMap((name) => replicas[name].slice(1));
+    for (const replica of rest) replica.start();
+    await Promise.all(rest.map((replica) => replica.ready(120_000)));
+    for (const gateway of replicas.gateway) gateway.start();
+    await Promise.all(replicas.gateway.map((gateway) => gateway.ready(120_000)));
+    options.log(`all ${allReplicas().length} processes ready; gateway at ${gatewayUrl}`);
+  } catch (err) {
+    deployment.killNow();
+    await deployment.stop().catch(() => undefined);
+    throw err;
+  }
+  return deployment;
+}
