@@ -239,12 +239,15 @@ const DATABASE_UNAVAILABLE_CODES = new Set([
 /**
  * True when `err` (or an error it wraps) says the database could not be reached or dropped
  * the connection: such a call is answered UNAVAILABLE (the gateway's 503), not INTERNAL.
- * A pool that could not hand out a connection in time (knex's KnexTimeoutError) counts too.
+ * A pool that could not hand out a connection in time (knex's KnexTimeoutError) counts too,
+ * and any error mysql2 marks `fatal` (its connection is gone).
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e = err, depth = 0; typeof e === "object" && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const { code, name } = e as { code?: unknown; name?: unknown };
+    const { code, name, fatal } = e as { code?: unknown; name?: unknown; fatal?: unknown };
     if (typeof code === "string" && DATABASE_UNAVAILABLE_CODES.has(code)) return true;
+    // mysql2 marks an error that left its connection unusable (closed under a transaction, …) fatal.
+    if (fatal === true) return true;
     if (name === "KnexTimeoutError") return true;
   }
   return false;

@@ -12,6 +12,10 @@ test("connection failures of mysql2 and the socket are the database being unavai
   }
   t.true(isDatabaseUnavailable(Object.assign(new Error("Knex: Timeout acquiring a connection. The pool is probably full."), { name: "KnexTimeoutError" })), "the pool could not hand out a connection");
   t.true(isDatabaseUnavailable(new Error("query failed", { cause: coded("PROTOCOL_CONNECTION_LOST") })), "wrapped as a cause");
+  t.true(
+    isDatabaseUnavailable(Object.assign(new Error("ROLLBACK - Can't add new command when connection is in closed state"), { fatal: true })),
+    "mysql2's fatal errors: the connection closed under a transaction (a database restart, seen in the chaos run)",
+  );
 });
 
 test("a refusal of the statement, a conflict or a plain bug is not", (t) => {

@@ -85,6 +85,26 @@ function suite(name: string, open: () => Promise<{ db: Knex; close(): Promise<vo
     t.deepEqual(await claim(), [completed]);
   });
 
+  // MySQL only: SQLite has one writer, so no claim runs beside another.
+  (name === "mysql" ? test.serial : test.skip)(`${name}: an earlier change locked by another sender's claim right now still holds the later one back, even past CALLBACK_ORDER_WAIT`, async (t) => {
+    await fresh();
+    const tx = `wdr_order_${name}_6`;
+    const processing = await event(tx, 2);
+    const completed = await event(tx, 3);
+    clock.advance(ORDER_WAIT_MS + 1);
+    // Another sender's claim transaction holds the earlier change's row (FOR UPDATE), as while it claims it.
+    const rival = await db.transaction();
+    try {
+      await rival("callback_events").where({ id: processing }).forUpdate().first();
+      t.deepEqual(await claim(), [], "neither: the earlier one is locked, the later one must wait for it");
+    } finally {
+      await rival.rollback();
+    }
+    t.deepEqual(await claim(), [processing]);
+    await setStatus(processing, "delivered");
+    t.deepEqual(await claim(), [completed]);
+  });
+
   test.serial(`${name}: the first change of a transaction (sequence 2) never waits`, async (t) => {
     await fresh();
     const first = await event(`dep_order_${name}_5`, 2);
