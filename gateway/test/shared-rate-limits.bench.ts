@@ -96,27 +96,33 @@ const fallbackCount = async () => {
     .filter((l) => l.trim() && !l.startsWith("#"))
     .reduce((sum, l) => sum + Number(l.split(" ").pop()), 0);
 };
-const open = () => NatsRateLimits.open({ url, bucket, ttlMs: 60_000, timeoutMs: 50, clock: systemClock, metrics });
-const [a, b] = [open(), open()];
-if (!(await a.whenReady(10_000)) || !(await b.whenReady(10_000))) throw new Error(`NATS is not reachable at ${url}`);
+const open = (leaseMs: number) => NatsRateLimits.open({ url, bucket, ttlMs: 60_000, timeoutMs: 50, leaseMs, clock: systemClock, metrics });
+const stores = [open(0), open(0), open(100), open(100)];
+for (const store of stores) if (!(await store.whenReady(10_000))) throw new Error(`NATS is not reachable at ${url}`);
+const [a, b, leasingA, leasingB] = stores as [NatsRateLimits, NatsRateLimits, NatsRateLimits, NatsRateLimits];
 const memory = new MemoryRateLimits({ clock: systemClock });
 const none = () => Promise.resolve(0);
 
 const scenarios: Array<[string, number, (i: number) => string, "take" | "waitMs"]> = [
   ["take, 1 in flight, 64 keys", 1, (i) => `m${i % 64}`, "take"],
+  ["take, 1 in flight, 1 key", 1, () => "one", "take"],
   ["take, 32 in flight, 64 keys", 32, (i) => `m${i % 64}`, "take"],
   ["take, 32 in flight, 1 key", 32, () => "hot", "take"],
-  ["waitMs (failed-auth check), 32 in flight", 32, (i) => `ip${i % 64}`, "waitMs"],
+  ["waitMs (failed-auth check), 32 in flight, 64 keys", 32, (i) => `ip${i % 64}`, "waitMs"],
 ];
 const rows: Row[] = [];
+let round = 0;
 for (const [name, inFlight, keyOf, op] of scenarios) {
-  rows.push(await run(name, "memory", [memory.limiter()], inFlight, keyOf, op, none));
-  rows.push(await run(name, "nats, 1 gateway", [a.limiter(`one`)], inFlight, keyOf, op, fallbackCount));
-  rows.push(await run(name, "nats, 2 gateways alternating", [a.limiter("two"), b.limiter("two")], inFlight, keyOf, op, fallbackCount));
+  // Each scenario on keys of its own (a prefix per round), so no store starts with another's leases.
+  const keys = (prefix: string) => (i: number) => `${prefix}${round}-${keyOf(i)}`;
+  rows.push(await run(name, "memory", [memory.limiter()], inFlight, keys("mem"), op, none));
+  rows.push(await run(name, "nats, no lease, 1 gateway", [a.limiter("x")], inFlight, keys("one"), op, fallbackCount));
+  rows.push(await run(name, "nats, no lease, 2 gateways", [a.limiter("x"), b.limiter("x")], inFlight, keys("two"), op, fallbackCount));
+  rows.push(await run(name, "nats, lease 100 ms, 2 gateways", [leasingA.limiter("x"), leasingB.limiter("x")], inFlight, keys("lease"), op, fallbackCount));
+  round++;
 }
 console.table(rows);
-await a.close();
-await b.close();
+for (const store of stores) await store.close();
 const nc = await connect({ servers: url });
 await (await jetstreamManager(nc)).streams.delete(`KV_${bucket}`).catch(() => undefined);
 await nc.close();

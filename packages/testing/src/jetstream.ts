@@ -17,9 +17,10 @@ export function jetStreamTestEnv(): JetStreamTestEnv {
   return { NATS_URL: natsTestUrl, NATS_STREAM: id.toUpperCase(), NATS_SUBJECT_PREFIX: id };
 }
 
-/** Deletes the stream named in a jetStreamTestEnv(). */
+/** Deletes the stream named in a jetStreamTestEnv(), and the split gateway's rate-limit bucket of that deployment if one was made. */
 export async function deleteTestStream(env: JetStreamTestEnv): Promise<void> {
   const bus = await JetStreamBus.connect({ url: env.NATS_URL, stream: env.NATS_STREAM, subjectPrefix: env.NATS_SUBJECT_PREFIX });
   await bus.deleteStream();
+  await (await bus.manager()).streams.delete(`KV_${env.NATS_STREAM}_RATE_LIMITS`).catch(() => undefined);
   await bus.close();
 }
