@@ -21,6 +21,7 @@ export interface Schema {
   allOf?: Schema[];
   maxLength?: number;
   minimum?: number;
+  maximum?: number;
   pattern?: string;
   enum?: unknown[];
   format?: string;
@@ -418,16 +419,32 @@ export interface Breaker {
   apply(body: Record<string, Json>): void;
 }
 
+/** Sets an own property, `__proto__` included (a plain assignment would set the prototype). */
+function own(at: Record<string, Json>, key: string, value: Json): void {
+  Object.defineProperty(at, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 function setAt(body: Record<string, Json>, path: string[], value: Json | undefined): void {
   let at = body;
   for (const key of path.slice(0, -1)) {
-    const next = at[key];
-    if (typeof next !== "object" || next === null || Array.isArray(next)) at[key] = {};
+    const next = Object.hasOwn(at, key) ? at[key] : undefined;
+    if (typeof next !== "object" || next === null || Array.isArray(next)) own(at, key, {});
     at = at[key] as Record<string, Json>;
   }
   if (value === undefined) delete at[path.at(-1)!];
-  else at[path.at(-1)!] = value;
+  else own(at, path.at(-1)!, value);
 }
+
+/** A value that stands for JSON text JSON.stringify cannot write (`1e999`, `01`, `NaN`); serialiseBody puts the text in. */
+const rawJson = (text: string): string => `\u0000raw:${text}\u0000`;
+
+/** The body as JSON text, with the raw texts of breakers in place. */
+export function serialiseBody(body: Record<string, Json>): string {
+  return JSON.stringify(body).replace(/"\\u0000raw:([^"\\]*)\\u0000"/g, "$1");
+}
+
+/** Numbers a JSON parser reads as non-finite, and texts that are not JSON numbers at all. */
+const RAW_NUMBERS = ["1e999", "-1e999", "NaN", "Infinity", "01", "+1", ".5", "0x10", "1_000"];
 
 /**
  * Every breaker the schema implies: a required field removed or null, a value of a type not
@@ -456,7 +473,18 @@ export function schemaBreakers(schema: Schema): Breaker[] {
     if (numeric.minimum !== undefined) {
       const min = numeric.minimum;
       breakers.push({ what: `${name} ${min - 1}`, apply: (b) => setAt(b, path, min - 1) });
+      if (min > 0) breakers.push({ what: `${name} -0`, apply: (b) => setAt(b, path, rawJson("-0")) });
       if (allowedTypes(numeric)?.has("integer")) breakers.push({ what: `${name} ${min + 0.5}`, apply: (b) => setAt(b, path, min + 0.5) });
+    }
+    if (numeric.maximum !== undefined) {
+      const max = numeric.maximum;
+      // Past the largest safe integer a JSON number may round back onto it: 2 ** 53 + 2 does not.
+      const over = max >= Number.MAX_SAFE_INTEGER ? "9007199254740994" : String(max + 1);
+      breakers.push({ what: `${name} ${over}`, apply: (b) => setAt(b, path, rawJson(over)) });
+      breakers.push({ what: `${name} 1e308`, apply: (b) => setAt(b, path, 1e308) });
+    }
+    if (allowedTypes(numeric)?.has("integer") || allowedTypes(numeric)?.has("number")) {
+      for (const text of RAW_NUMBERS) breakers.push({ what: `${name} ${text}`, apply: (b) => setAt(b, path, rawJson(text)) });
     }
   }
   return breakers;
@@ -466,11 +494,44 @@ export function schemaBreakers(schema: Schema): Breaker[] {
 export function withHostileStrings(schema: Schema): fc.Arbitrary<Array<{ path: string[]; value: string }>> {
   const strings = fieldsOf(schema).filter((f) => stringSchema(f.schema) !== undefined);
   if (strings.length === 0) return fc.constant([]);
-  return fc.array(fc.tuple(fc.constantFrom(...strings), hostileText).map(([f, value]) => ({ path: f.path, value })), { maxLength: 4 });
+  const value = (f: (typeof strings)[number]) =>
+    fc.oneof(
+      hostileText,
+      // Hostile but within the field's rules (no control or bidi characters, trimmed, not too long), so it gets past the gateway to a service.
+      hostileText.map((text) => {
+        const cut = [...text.replace(/[\p{Cc}\u202A-\u202E\u2066-\u2069]/gu, "").trim()].slice(0, stringSchema(f.schema)?.maxLength ?? 200).join("").trim();
+        return cut === "" ? "ş" : cut;
+      }),
+    );
+  return fc.array(fc.constantFrom(...strings).chain((f) => value(f).map((v) => ({ path: f.path, value: v }))), { maxLength: 4 });
+}
+
+/** Object keys that have meant something to some code: prototype names, operators, empty, hostile text. */
+const hostileKey: fc.Arbitrary<string> = fc.oneof(fc.constantFrom("__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "", "$where", "$gt", "a.b", "a[0]"), hostileText.map((k) => k.slice(0, 100)));
+
+const hostileObject: fc.Arbitrary<Record<string, Json>> = fc.array(fc.tuple(hostileKey, fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>), { maxLength: 12 }).map((entries) => {
+  const out: Record<string, Json> = {};
+  for (const [key, value] of entries) own(out, key, value);
+  return out;
+});
+
+/**
+ * Hostile content that neither makes a body valid nor invalid: free-form objects (a
+ * deposit's metadata) filled with hostile keys and values, and extra top-level keys the
+ * schema does not name (`__proto__` as an own key among them).
+ */
+export function withHostileExtras(schema: Schema): fc.Arbitrary<Array<{ path: string[]; value: Json }>> {
+  const freeForm = fieldsOf(schema).filter((f) => {
+    const object = f.schema.anyOf?.find((s) => allowedTypes(s)?.has("object")) ?? f.schema;
+    return allowedTypes(object)?.has("object") === true && object.properties === undefined;
+  });
+  const options: Array<fc.Arbitrary<{ path: string[]; value: Json }>> = [fc.tuple(hostileKey, fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>).map(([key, value]) => ({ path: [key], value }))];
+  if (freeForm.length > 0) options.push(fc.tuple(fc.constantFrom(...freeForm), hostileObject).map(([f, value]) => ({ path: f.path, value })));
+  return fc.array(fc.oneof(...options), { maxLength: 3 });
 }
 
 /** Applies hostile strings to a body (in place). */
-export function applyStrings(body: Record<string, Json>, values: Array<{ path: string[]; value: string }>): void {
+export function applyStrings(body: Record<string, Json>, values: Array<{ path: string[]; value: Json }>): void {
   for (const { path, value } of values) setAt(body, path, value);
 }
 
