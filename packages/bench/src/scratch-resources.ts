@@ -62,6 +62,8 @@ export class ScratchResources {
       try {
         const bus = await JetStreamBus.connect({ url: env.NATS_URL, stream: env.NATS_STREAM, subjectPrefix: env.NATS_SUBJECT_PREFIX });
         await bus.deleteStream();
+        // The split gateway's shared rate-limit bucket of this deployment (gateway/README.md), when it made one.
+        await (await bus.manager()).streams.delete(`KV_${env.NATS_STREAM}_RATE_LIMITS`).catch(() => undefined);
         await bus.close();
       } catch (err) {
         problems.push(`deleting stream ${env.NATS_STREAM}: ${(err as Error).message}`);
