@@ -71,7 +71,8 @@ function isConflict(err: unknown): boolean {
 /**
  * The gateway's rate limits in a NATS JetStream key-value bucket that every replica shares,
  * so that N gateways together admit what one would: at most `burst + rate · t` of a key in
- * any t seconds (up to the replicas' clock skew, see gateway/README.md).
+ * any t seconds, `burst + rate · (t + leaseMs)` with leases (SharedLimiter), up to the
+ * replicas' clock skew (gateway/README.md, "Rate limits across replicas").
  *
  * A key holds its bucket's level and time. A request reads it, refills it by the time since,
  * spends, and writes it back on the condition that its revision has not changed (compare
