@@ -1,10 +1,12 @@
 import { performance } from "node:perf_hooks";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { jetstream, JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
-import { Kvm, type KV } from "@nats-io/kv";
-import { natsAddress, type Clock, type Logger, type Metrics } from "@payments/kit";
+import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
+import type { Clock, Logger, Metrics } from "@payments/kit";
+import { decode, encode, RateLimitBucket } from "./rate-limit-bucket.js";
 import type { RateLimiter, RateLimitStore } from "./rate-limit-store.js";
-import { DEFAULT_MAX_KEYS, refill, TokenBuckets, UNIT, waitMs, type BucketLimit, type BucketState, type Take } from "./token-bucket.js";
+import { SharedLimiter, type FallbackReason, type Shared, type SharedStore } from "./shared-limiter.js";
+import { DEFAULT_MAX_KEYS, refill, TokenBuckets, UNIT, waitMs, type BucketLimit } from "./token-bucket.js";
+
+export { kvKey } from "./rate-limit-bucket.js";
 
 export interface NatsRateLimitsOptions {
   /** NATS_URL (one server or a comma-separated list). */
@@ -34,35 +36,6 @@ const FAILURES_TO_OPEN = 3;
 const OPEN_MS = 1_000;
 /** Most compare-and-set attempts for one batch (the time bound usually ends it first). */
 const MAX_ATTEMPTS = 20;
-const MAX_RETRY_MS = 5_000;
-
-/** What the shared bucket gave: tokens, and the wait after them, as of clock time `at`. */
-type Shared = { granted: number; retryAfterMs: number; at: number } | { failed: FallbackReason };
-type FallbackReason = "unreachable" | "timeout" | "error";
-
-interface Waiter {
-  resolve(take: Take): void;
-  /** performance.now() by which it must be answered. */
-  deadline: number;
-}
-
-/** A key as NATS KV accepts it: the limit's name, a dot, then the id with every byte outside [A-Za-z0-9_-] as =XX. */
-export function kvKey(name: string, id: string): string {
-  const escaped = Array.from(Buffer.from(id, "utf8"), (byte) => {
-    const c = String.fromCharCode(byte);
-    return /[A-Za-z0-9_-]/.test(c) ? c : `=${byte.toString(16).toUpperCase().padStart(2, "0")}`;
-  }).join("");
-  return `${name}.${escaped || "="}`;
-}
-
-function encode(state: BucketState): string {
-  return `${state.level} ${state.at}`;
-}
-
-function decode(text: string): BucketState | undefined {
-  const [level, at] = text.split(" ").map(Number);
-  return Number.isFinite(level) && Number.isFinite(at) ? { level: level!, at: at! } : undefined;
-}
 
 function isConflict(err: unknown): boolean {
   return err instanceof JetStreamApiError && (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
@@ -85,27 +58,18 @@ function isConflict(err: unknown): boolean {
  * limiter of the same limits answers it (per replica, as before), counted in
  * payments_gateway_rate_limit_fallbacks_total and logged when it starts and when it ends.
  */
-export class NatsRateLimits implements RateLimitStore {
+export class NatsRateLimits implements RateLimitStore, SharedStore {
   readonly kind = "nats" as const;
   readonly address: string;
-  private nc?: NatsConnection;
-  private kv?: KV;
-  private connected = false;
-  private closing = false;
-  private settingUp?: Promise<void>;
-  private lastSetupAt = -Infinity;
+  private readonly bucket: RateLimitBucket;
   private failuresInARow = 0;
   private openUntil = -Infinity;
   private degraded = false;
-  private readonly running = new Set<Promise<unknown>>();
-  private readonly sleepers = new Set<() => void>();
-  private readonly readyWaiters = new Set<() => void>();
   private readonly logger?: Logger;
   private readonly fallbacks?: ReturnType<Metrics["counter"]>;
   private readonly conflicts?: ReturnType<Metrics["counter"]>;
 
   private constructor(private readonly options: NatsRateLimitsOptions) {
-    this.address = natsAddress(options.url);
     this.logger = options.logger?.child({ component: "rate-limits" });
     this.fallbacks = options.metrics?.counter(
       "gateway_rate_limit_fallbacks_total",
@@ -113,7 +77,19 @@ export class NatsRateLimits implements RateLimitStore {
       ["limiter", "reason"],
     );
     this.conflicts = options.metrics?.counter("gateway_rate_limit_conflicts_total", "Compare-and-set conflicts on the shared rate-limit bucket (another replica wrote first), by limit", ["limiter"]);
-    this.track(this.connectLoop());
+    this.bucket = new RateLimitBucket({
+      url: options.url,
+      bucket: options.bucket,
+      ttlMs: options.ttlMs,
+      timeoutMs: options.timeoutMs,
+      retryMs: options.retryMs,
+      logger: this.logger,
+      // NATS is back: ask it again at once, whatever failed before.
+      onReconnect: () => {
+        this.openUntil = -Infinity;
+      },
+    });
+    this.address = this.bucket.address;
   }
 
   /** Connects in the background and returns at once: until NATS answers, the local limiter answers. */
@@ -123,22 +99,12 @@ export class NatsRateLimits implements RateLimitStore {
 
   /** Whether the shared bucket can be asked now. */
   isReady(): boolean {
-    return this.connected && this.kv !== undefined && !this.closing;
+    return this.bucket.isReady();
   }
 
   /** Resolves true once the shared bucket is ready, false after timeoutMs (start-up, tests). */
   whenReady(timeoutMs: number): Promise<boolean> {
-    if (this.isReady()) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const done = (ready: boolean) => {
-        clearTimeout(timer);
-        this.readyWaiters.delete(onReady);
-        resolve(ready);
-      };
-      const onReady = () => done(true);
-      const timer = setTimeout(() => done(false), timeoutMs);
-      this.readyWaiters.add(onReady);
-    });
+    return this.bucket.whenReady(timeoutMs);
   }
 
   limiter(name: string): RateLimiter {
@@ -146,21 +112,16 @@ export class NatsRateLimits implements RateLimitStore {
     return new SharedLimiter(this, name, new TokenBuckets({ clock: this.options.clock, maxKeys }), this.options.leaseMs ?? 0, maxKeys);
   }
 
-  async close(): Promise<void> {
-    if (this.closing) return;
-    this.closing = true;
-    this.connected = false;
-    for (const wake of [...this.sleepers]) wake();
-    await this.nc?.close().catch(() => undefined);
-    await Promise.allSettled([...this.running]);
+  close(): Promise<void> {
+    return this.bucket.close();
   }
 
   // ------------------------------------------------------------------ the shared bucket
 
   /** Why the shared bucket cannot be asked right now, if it cannot. */
   unavailable(): FallbackReason | undefined {
-    if (!this.isReady()) {
-      void this.setUp();
+    if (!this.bucket.isReady()) {
+      void this.bucket.setUp();
       return "unreachable";
     }
     if (performance.now() < this.openUntil) return "unreachable";
@@ -169,7 +130,7 @@ export class NatsRateLimits implements RateLimitStore {
 
   /** Spends up to `n` tokens of `key`; within `budgetMs`, or it fails with "timeout". */
   async sharedTake(limiter: string, key: string, limit: BucketLimit, n: number, budgetMs: number): Promise<Shared> {
-    const kv = this.kv;
+    const kv = this.bucket.kv;
     if (!kv || budgetMs <= 0) return { failed: budgetMs <= 0 ? "timeout" : "unreachable" };
     const state = { abandoned: false };
     // Read through a call: the timer flips it while this awaits, which narrowing cannot see.
@@ -201,7 +162,7 @@ export class NatsRateLimits implements RateLimitStore {
 
   /** How long until `key` has a token, within `budgetMs`. */
   async sharedWait(key: string, limit: BucketLimit, budgetMs: number): Promise<{ waitMs: number; at: number } | { failed: FallbackReason }> {
-    const kv = this.kv;
+    const kv = this.bucket.kv;
     if (!kv) return { failed: "unreachable" };
     const state = { abandoned: false };
     return this.bounded(
@@ -253,7 +214,7 @@ export class NatsRateLimits implements RateLimitStore {
   private failed(): void {
     // The bucket may be gone (a NATS with a new store answers "jetstream is not enabled" or not
     // at all): look, and make it again if so (at most once a second).
-    void this.setUp();
+    void this.bucket.setUp();
     if (++this.failuresInARow >= FAILURES_TO_OPEN) {
       this.failuresInARow = 0;
       this.openUntil = performance.now() + OPEN_MS;
@@ -272,12 +233,7 @@ export class NatsRateLimits implements RateLimitStore {
     }
   }
 
-  // ------------------------------------------------------------------ connection and bucket
-
-  /** Read through a call, so that a check after an `await` is not narrowed by the one before it. */
-  private isClosing(): boolean {
-    return this.closing;
-  }
+  // ------------------------------------------------------------------ for its limiters
 
   /** The clock's milliseconds. */
   now(): number {
@@ -286,251 +242,5 @@ export class NatsRateLimits implements RateLimitStore {
 
   get timeoutMs(): number {
     return this.options.timeoutMs;
-  }
-
-  private track(work: Promise<unknown>): void {
-    this.running.add(work);
-    void work.finally(() => this.running.delete(work));
-  }
-
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.sleepers.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.sleepers.add(done);
-    });
-  }
-
-  private async connectLoop(): Promise<void> {
-    let attempt = 0;
-    while (!this.closing) {
-      try {
-        const nc = await connect({
-          servers: this.options.url.split(",").map((s) => s.trim()),
-          name: "gateway-rate-limits",
-          maxReconnectAttempts: -1,
-          reconnectTimeWait: 1000,
-          timeout: 5000,
-          // A NATS that stops answering is noticed within seconds, not minutes.
-          pingInterval: 5_000,
-          maxPingOut: 2,
-        });
-        if (this.isClosing()) {
-          await nc.close().catch(() => undefined);
-          return;
-        }
-        this.nc = nc;
-        this.connected = true;
-        this.watch(nc);
-        await this.setUp();
-        return;
-      } catch (err) {
-        if (this.isClosing()) return;
-        attempt++;
-        const reason = err instanceof Error ? err.message : String(err);
-        if (attempt === 1) this.logger?.warn({ nats: this.address, reason }, `shared rate limits: waiting for NATS (${this.address}); the local limiter answers meanwhile`);
-        await this.pause(Math.min(MAX_RETRY_MS, (this.options.retryMs ?? 250) * 2 ** Math.min(attempt - 1, 10)));
-      }
-    }
-  }
-
-  private watch(nc: NatsConnection): void {
-    this.track(
-      (async () => {
-        for await (const s of nc.status()) {
-          if (this.closing) break;
-          if (s.type === "disconnect") this.connected = false;
-          else if (s.type === "reconnect") {
-            this.connected = true;
-            this.openUntil = -Infinity;
-            void this.setUp(true);
-          }
-        }
-      })().catch(() => undefined),
-    );
-    void nc.closed().then(() => {
-      if (this.closing) return;
-      this.connected = false;
-      this.kv = undefined;
-      this.track(this.connectLoop());
-    });
-  }
-
-  /** Creates the bucket when missing (once at a time, at most once a second unless `force`). */
-  private setUp(force = false): Promise<void> {
-    const nc = this.nc;
-    if (!nc || this.closing || this.settingUp || (!force && performance.now() - this.lastSetupAt < 1_000)) return this.settingUp ?? Promise.resolve();
-    this.lastSetupAt = performance.now();
-    const { bucket, ttlMs } = this.options;
-    const work = (async () => {
-      try {
-        // Set-up may take a while on a busy server; requests use a client whose wait is short.
-        const admin = jetstream(nc, { timeout: 5_000 });
-        const created = await new Kvm(admin).create(bucket, { history: 1, ttl: ttlMs });
-        const status = await created.status();
-        if (status.ttl !== ttlMs) {
-          // RATE_LIMIT_NATS_TTL changed since the bucket was made: follow the setting.
-          const jsm = await admin.jetstreamManager();
-          await jsm.streams.update(status.streamInfo.config.name, { max_age: ttlMs * 1_000_000, duplicate_window: Math.min(ttlMs, 120_000) * 1_000_000 });
-        }
-        const fast = jetstream(nc, { timeout: Math.max(250, this.options.timeoutMs * 4) });
-        const kv = await new Kvm(fast).open(bucket, { allow_direct: status.streamInfo.config.allow_direct });
-        // One read first, so that the first request does not pay for the client's first use.
-        await kv.get("warm-up");
-        this.kv = kv;
-        this.logger?.debug({ nats: this.address, bucket }, "shared rate-limit bucket ready");
-        for (const ready of [...this.readyWaiters]) ready();
-      } catch (err) {
-        this.logger?.warn({ err, nats: this.address, bucket }, "shared rate-limit bucket could not be set up; retrying on the next requests");
-      } finally {
-        this.settingUp = undefined;
-      }
-    })();
-    this.settingUp = work;
-    this.track(work);
-    return work;
-  }
-}
-
-/** What one gateway knows of one key of the shared bucket. */
-interface Local {
-  /** Tokens this gateway took from the shared bucket ahead of its requests (a lease), usable until `leaseUntil`. */
-  tokens: number;
-  leaseUntil: number;
-  /** Requests served since the last round trip: the size of the next lease. */
-  served: number;
-  /** The shared bucket had less than a token at a time from which refill needs until then: exact, since only time adds tokens. */
-  emptyUntil: number;
-  /** The shared bucket had a token at most `leaseMs` ago (the failed-authentication check may pass without asking). */
-  availableUntil: number;
-  waiting: Waiter[];
-  running: boolean;
-}
-
-/**
- * One limit's buckets in the shared store, with a local limiter for when it does not answer.
- *
- * Leases (`leaseMs` > 0): a round trip for a key also takes, when the shared bucket has them,
- * as many tokens as this gateway served of that key since its previous round trip (at most a
- * quarter of the burst), and serves the key's next requests from them without asking, for
- * up to `leaseMs`; tokens left then are dropped. A token is spent at most `leaseMs` after
- * the shared bucket gave it, so in any t seconds at most `burst + rate · (t + leaseMs)` of a
- * key pass across all replicas. A key used by one request now and then costs a round trip
- * per request, exactly as without leases; a busy key, about one per `leaseMs`.
- */
-class SharedLimiter implements RateLimiter {
-  private readonly keys = new Map<string, Local>();
-
-  constructor(
-    private readonly store: NatsRateLimits,
-    private readonly name: string,
-    private readonly fallback: TokenBuckets,
-    private readonly leaseMs: number,
-    private readonly maxKeys: number,
-  ) {}
-
-  take(id: string, limit: BucketLimit): Promise<Take> {
-    const local = this.local(id, limit);
-    const now = this.store.now();
-    const known = this.fromLease(local, now);
-    if (known) return Promise.resolve(known);
-    const reason = this.store.unavailable();
-    if (reason) return Promise.resolve(this.fallbackTake(id, limit, reason));
-    return new Promise((resolve) => {
-      local.waiting.push({ resolve, deadline: performance.now() + this.store.timeoutMs });
-      if (!local.running) void this.drain(local, id, limit);
-    });
-  }
-
-  async waitMs(id: string, limit: BucketLimit): Promise<number> {
-    const local = this.local(id, limit);
-    const now = this.store.now();
-    if (now < local.emptyUntil) return local.emptyUntil - now;
-    if ((local.tokens > 0 && now < local.leaseUntil) || now < local.availableUntil) return 0;
-    const reason = this.store.unavailable();
-    if (reason) return this.fallbackWait(id, limit, reason);
-    const answer = await this.store.sharedWait(kvKey(this.name, id), limit, this.store.timeoutMs);
-    if ("failed" in answer) return this.fallbackWait(id, limit, answer.failed);
-    if (answer.waitMs > 0) local.emptyUntil = Math.max(local.emptyUntil, answer.at + answer.waitMs);
-    else local.availableUntil = answer.at + this.leaseMs;
-    return answer.waitMs;
-  }
-
-  /** The key's state, most recently used last; the least recently used beyond maxKeys are forgotten (their leases dropped). */
-  private local(id: string, limit: BucketLimit): Local {
-    const mapKey = `${id} ${limit.perSecond} ${limit.burst}`;
-    let local = this.keys.get(mapKey);
-    if (local) {
-      this.keys.delete(mapKey);
-    } else {
-      local = { tokens: 0, leaseUntil: 0, served: 0, emptyUntil: 0, availableUntil: 0, waiting: [], running: false };
-      for (const [oldKey, old] of this.keys) {
-        if (this.keys.size < this.maxKeys) break;
-        if (!old.running) this.keys.delete(oldKey);
-      }
-    }
-    this.keys.set(mapKey, local);
-    return local;
-  }
-
-  /** An answer without a round trip: a leased token, or a bucket known to be empty. */
-  private fromLease(local: Local, now: number): Take | undefined {
-    if (local.tokens > 0 && now < local.leaseUntil) {
-      local.tokens--;
-      local.served++;
-      return { allowed: true };
-    }
-    if (now < local.emptyUntil) return { allowed: false, retryAfterMs: local.emptyUntil - now };
-    return undefined;
-  }
-
-  /** One round trip at a time per key: those that arrive meanwhile are served from its lease, or go together in the next. */
-  private async drain(local: Local, id: string, limit: BucketLimit): Promise<void> {
-    local.running = true;
-    try {
-      while (local.waiting.length > 0) {
-        const now = this.store.now();
-        while (local.waiting.length > 0) {
-          const known = this.fromLease(local, now);
-          if (!known) break;
-          local.waiting.shift()!.resolve(known);
-        }
-        if (local.waiting.length === 0) break;
-        const batch = local.waiting.splice(0);
-        const budget = Math.min(...batch.map((w) => w.deadline)) - performance.now();
-        const extra = this.leaseMs > 0 ? Math.min(local.served, Math.floor(Math.max(1, limit.burst) / 4)) : 0;
-        const reason = this.store.unavailable();
-        const answer: Shared = reason ? { failed: reason } : await this.store.sharedTake(this.name, kvKey(this.name, id), limit, batch.length + extra, Math.floor(budget));
-        if ("failed" in answer) {
-          for (const waiter of batch) waiter.resolve(this.fallbackTake(id, limit, answer.failed));
-          continue;
-        }
-        const served = Math.min(answer.granted, batch.length);
-        batch.forEach((waiter, i) => waiter.resolve(i < served ? { allowed: true } : { allowed: false, retryAfterMs: answer.retryAfterMs }));
-        local.tokens = answer.granted - served;
-        local.leaseUntil = answer.at + this.leaseMs;
-        local.served = served;
-        if (answer.retryAfterMs > 0) {
-          local.emptyUntil = answer.at + answer.retryAfterMs;
-          local.availableUntil = 0;
-        }
-      }
-    } finally {
-      local.running = false;
-    }
-  }
-
-  private fallbackTake(id: string, limit: BucketLimit, reason: FallbackReason): Take {
-    this.store.fellBack(this.name, reason);
-    return this.fallback.take(id, limit);
-  }
-
-  private fallbackWait(id: string, limit: BucketLimit, reason: FallbackReason): number {
-    this.store.fellBack(this.name, reason);
-    return this.fallback.waitMs(id, limit);
   }
 }
