@@ -67,9 +67,10 @@ import { sendRaw, type WireAnswer, type WireRequest } from "./raw-http.js";
  * left out: a letter's case in a header name (HTTP header names are case-insensitive), and a
  * hex digit's case in X-Signature (the gateway decodes the hex; the bytes compared are equal).
  *
- * Node also keeps two kinds of request from the app unless the server listens for them:
- * CONNECT (closed without a word) and an Expect other than 100-continue (a bare 417). The
- * generators leave them out; gateway/test/client-error.test.ts holds the server to both.
+ * Node keeps two kinds of request from the app unless the server listens for them: CONNECT
+ * (closed without a word) and an Expect other than 100-continue (a bare 417). The fuzzing
+ * found both; the gateway's server listens for both now (gateway/src/server.ts), and the
+ * generators send them like any other (gateway/test/client-error.test.ts pins each).
  *
  * Runs: FUZZ_RUNS sets every property's number of runs (defaults below keep the file near a
  * minute on a loaded 2-core machine); FUZZ_SEED and FUZZ_PATH, printed on a failure, replay it.

@@ -24,7 +24,7 @@ import {
   type Subscription,
 } from "@payments/kit";
 import { createApp, publicBaseUrl } from "./app.js";
-import { answerClientError } from "./client-error.js";
+import { answerClientError, answerConnect } from "./client-error.js";
 import { loadGatewayConfig, type GatewayConfig } from "./config.js";
 import { CatalogCache } from "./catalog-cache.js";
 import { CredentialCache } from "./credential-cache.js";
@@ -222,6 +222,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     server.keepAliveTimeout = 5_000;
     // Requests Node refuses itself get the envelope, and their raw bytes never reach a log.
     server.on("clientError", answerClientError({ clock, logger }));
+    // CONNECT never reaches the app (unheard, Node closes the socket without a word): a JSON 405.
+    server.on("connect", answerConnect({ clock, logger }));
     const port = await listen(server, config.PORT, config.HOST);
     cleanups.push(() => close(server, config.SHUTDOWN_GRACE));
     const resolved: GatewayConfig = { ...config, PORT: port, PUBLIC_BASE_URL: publicBaseUrl({ ...config, PORT: port }) };
@@ -231,6 +233,9 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     // Fire-and-forget is safe: Koa's handler catches every error itself (the error handler answers
     // with the envelope, ctx.onerror behind it), so its promise never rejects and nothing is lost.
     server.on("request", (req, res) => void handle(req, res));
+    // An Expect other than 100-continue (unheard, Node answers a bare 417): the app answers it
+    // like any other request, as RFC 9110 lets a server ignore an expectation it does not know.
+    server.on("checkExpectation", (req, res) => void handle(req, res));
 
     let metricsPort: number | undefined;
     if (config.METRICS_PORT !== undefined) {

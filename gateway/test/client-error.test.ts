@@ -233,10 +233,9 @@ test("an app served without the clientError listener still never logs the raw re
  * the edge fuzzing (test/edge-fuzz.e2e.test.ts): CONNECT (the `connect` event; unheard, Node
  * closes the socket without a word) and an Expect other than 100-continue (the
  * `checkExpectation` event; unheard, Node answers a bare 417 without the envelope or an
- * X-Request-Id). answerConnect is the listener for the first; for the second the server only
- * has to hand the request to the app like any other (RFC 9110 lets a server ignore an
- * expectation it does not know). The two `failing` tests below hold the real server to both
- * and fail until server.ts adds the listeners; then ava reports them, and they become plain tests.
+ * X-Request-Id). server.ts listens for both: answerConnect answers the first; the second goes
+ * to the app like any other request (RFC 9110 lets a server ignore an expectation it does not
+ * know). The last two tests hold the real server to both.
  */
 
 const CONNECT_REQUEST = `CONNECT /v1/deposit HTTP/1.1\r\nHost: gateway\r\nX-API-Key: ${API_KEY}\r\nX-Signature: ${SIGNATURE}\r\nContent-Length: ${BODY.length}\r\n\r\n${BODY}`;
@@ -259,12 +258,12 @@ test("answerConnect: a CONNECT with credentials and a body is a JSON 405 METHOD_
   logsAreClean(t, lines);
 });
 
-test.serial.failing("the gateway's server answers CONNECT with the envelope (fails until server.ts listens: server.on(\"connect\", answerConnect({ clock, logger })))", async (t) => {
+test.serial("the gateway's server answers CONNECT with the envelope", async (t) => {
   const reply = await rawExchange(port(), [CONNECT_REQUEST]);
   envelopeOf(t, reply, 405, "METHOD_NOT_ALLOWED");
 });
 
-test.serial.failing("the gateway's server hands a request with an unknown Expect to the app like any other (fails until server.ts listens: server.on(\"checkExpectation\", (req, res) => void handle(req, res)))", async (t) => {
+test.serial("the gateway's server hands a request with an unknown Expect to the app like any other", async (t) => {
   const reply = await rawExchange(port(), ["GET /nothing HTTP/1.1\r\nHost: gateway\r\nExpect: something-else\r\nConnection: close\r\n\r\n"]);
   envelopeOf(t, reply, 404, "NOT_FOUND");
 });
