@@ -4,7 +4,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@payments/contracts/health";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { createServiceClient, startServices } from "@payments/kit";
-import { eventually, rejectionOf, startMariadbServer } from "@payments/testing";
+import { eventually, freePort, rejectionOf, startMariadbServer } from "@payments/testing";
 
 // Issue 12: a service whose database goes away is not ready (/readyz 503, grpc.health.v1
 // NOT_SERVING) but alive (/livez 200), and ready again when the database is back, on a
@@ -43,6 +43,39 @@ test("database down: /readyz 503 and NOT_SERVING, /livez 200, calls UNAVAILABLE;
     await t.notThrowsAsync(catalog.listBanks({}), "and calls work again");
   } finally {
     await svc.stop();
+    await mariadb.destroy();
+  }
+});
+
+// Issue 21 (the chaos run found it): a replica started while its database restarts waited for
+// nothing and exited ("failed to start: connect ECONNREFUSED"). It now waits, alive and not
+// ready, as it waits for NATS, and starts once the database answers.
+test("a service started while its database is down waits for it (alive, not ready) and starts when it comes", async (t) => {
+  const mariadb = await startMariadbServer();
+  await mariadb.stop();
+  const port = await freePort();
+  const starting = startServices([bankCatalogModule], {
+    mode: "split",
+    env: { GRPC_PORT: String(port), INTERNAL_API_TOKEN: "database-readiness-token", DATABASE_URL: mariadb.url("catalog"), LOG_LEVEL: "fatal" },
+  });
+  let settled = false;
+  void starting.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  try {
+    await eventually(async () => (await fetch(`http://127.0.0.1:${port}/livez`).catch(() => undefined))?.status === 200, "/livez 200 while waiting", 20_000);
+    t.is((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 503, "not ready without its database");
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    t.false(settled, "still waiting, not failed");
+
+    await mariadb.start();
+    const svc = await starting;
+    t.is((await fetch(`${svc.server.url}/readyz`)).status, 200);
+    const catalog = createServiceClient(BankCatalogService, svc.server.url, { token: "database-readiness-token" });
+    await t.notThrowsAsync(catalog.listBanks({}), "migrated and serving");
+  } finally {
+    await starting.then((svc) => svc.stop()).catch(() => undefined);
     await mariadb.destroy();
   }
 });

@@ -7,7 +7,7 @@ import { InProcessBus, JetStreamBus, type EventBus } from "./bus.js";
 import { systemClock, type Clock } from "./clock.js";
 import { createServiceClient, type TransportOptions } from "./clients.js";
 import { assertInternalBoundary, envVar, loadConfig, type Env } from "./config.js";
-import { deriveDatabaseUrl, ensureDatabase, openDatabase, type Migration } from "./db.js";
+import { deriveDatabaseUrl, ensureDatabase, isDatabaseUnavailable, openDatabase, type Migration } from "./db.js";
 import { migrationConfigSchema, prepareDatabase } from "./migrations.js";
 import { internalClientTlsSchema, internalServerTlsSchema, loadClientTls, loadServerTls } from "./internal-tls.js";
 import { createLogger, logStartupFailure, type Logger } from "./logger.js";
@@ -126,6 +126,33 @@ export interface RunningServices {
 /** How long a start waits for NATS before going on without it (it connects later by itself). */
 const NATS_START_WAIT_MS = 2000;
 
+/** The longest pause between two tries of a database that does not answer at start. */
+const DATABASE_RETRY_MAX_MS = 5_000;
+
+/**
+ * Runs `step` (creating the database, migrating) until the database answers: a process started
+ * while its database restarts (a failover, a rolling restart of both) waits for it, alive and not
+ * ready, as it waits for NATS, instead of exiting. Logged once when the wait starts and when it
+ * ends; any other failure ends the start as before.
+ */
+async function untilDatabaseAnswers<T>(logger: Logger, what: string, step: () => Promise<T>): Promise<T> {
+  let waitedSince: number | undefined;
+  for (let pause = 250; ; pause = Math.min(pause * 2, DATABASE_RETRY_MAX_MS)) {
+    try {
+      const result = await step();
+      if (waitedSince !== undefined) logger.info({ waitedMs: Date.now() - waitedSince }, `the database answers again; ${what} done`);
+      return result;
+    } catch (err) {
+      if (!isDatabaseUnavailable(err)) throw err;
+      if (waitedSince === undefined) {
+        waitedSince = Date.now();
+        logger.warn({ reason: (err as { code?: string }).code ?? (err as Error).message }, `waiting for the database (${what}); retrying until it answers`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
 function serviceUrlVariable(name: string): string {
   return `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_SERVICE_URL`;
 }
@@ -181,14 +208,14 @@ export async function startServices(modules: readonly AnyServiceModule[], option
       let db: Knex;
       if (config.DATABASE_URL) {
         const url = options.mode === "all-in-one" ? deriveDatabaseUrl(config.DATABASE_URL, module.name) : config.DATABASE_URL;
-        await ensureDatabase(url);
+        await untilDatabaseAnswers(log, "creating it if missing", () => ensureDatabase(url));
         db = openDatabase({ url, poolMax: config.DATABASE_POOL_MAX, logger: log, readCommitted: module.readCommitted });
       } else {
         db = openDatabase({ sqliteFile: join(config.DATA_DIR, `${module.name}.sqlite`), logger: log });
       }
       dbs.push(db);
       server.readiness.add(`database:${module.name}`, databaseCheck(db));
-      const applied = await prepareDatabase(db, [...outboxMigrations, ...module.migrations], { config, logger: log });
+      const applied = await untilDatabaseAnswers(log, "migrating", () => prepareDatabase(db, [...outboxMigrations, ...module.migrations], { config, logger: log }));
       if (applied.length > 0) log.info({ migrations: applied }, "migrated");
       const outbox = startOutboxRelay({ db, bus, clock, logger: log, metrics, service: module.name });
       jobs.push(outbox);
