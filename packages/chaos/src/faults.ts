@@ -23,6 +23,8 @@ export interface FaultRecord extends PlannedFault {
   end?: number;
   /** Why it did not happen (its target was already down or paused). */
   skipped?: string;
+  /** What went wrong healing it (a replica that did not come back in time): the run goes on. */
+  error?: string;
 }
 
 /** Components a pause hurts most: the ones holding leases (relays, the payout worker, callback claims). */
@@ -75,7 +77,6 @@ export function planFaults(random: Random, durationMs: number): PlannedFault[] {
 export class FaultInjector {
   readonly records: FaultRecord[] = [];
   private readonly busy = new Set<string>();
-  private receiverFaults = 0;
 
   constructor(
     private readonly deployment: Deployment,
@@ -152,10 +153,12 @@ export class FaultInjector {
           await this.receiver.up();
           break;
       }
+    } catch (err) {
+      record.error = (err as Error).message.split("\n")[0];
+      this.log(`healing ${fault.kind}${fault.target ? ` ${key}` : ""} failed: ${record.error}`);
     } finally {
       record.end = Date.now();
       this.busy.delete(key);
-      this.receiverFaults += fault.kind.startsWith("receiver") ? 1 : 0;
     }
   }
 

@@ -98,6 +98,14 @@ async function main(): Promise<number> {
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
+  // A bug of the run itself: stop every process it started (they run detached) before dying.
+  const onCrash = (err: unknown) => {
+    log(`the run crashed: ${(err as Error).stack ?? String(err)}`);
+    deployment?.killNow();
+    void Promise.allSettled([deployment?.mariadb.destroy(), deployment?.nats.destroy()]).then(() => process.exit(2));
+  };
+  process.once("uncaughtException", onCrash);
+  process.once("unhandledRejection", onCrash);
   let books: Books | undefined;
   try {
     deployment = await startDeployment({ logDir, bankUrl: bank.url, log });
@@ -115,6 +123,10 @@ async function main(): Promise<number> {
     await running;
     log(`load stopped: ${load.counts.requests} requests; waiting for the faults to heal`);
     await faulting;
+
+    // Every replica up again (one that did not come back from its fault is started here, as an orchestrator would).
+    for (const replica of deployment.allReplicas()) replica.start();
+    await Promise.all(deployment.allReplicas().map((replica) => replica.ready(120_000)));
 
     // Drain: every fault healed; operators keep deciding; wait until nothing moves any more.
     books = new Books(deployment);
@@ -138,6 +150,10 @@ async function main(): Promise<number> {
 
     const checks = await checkInvariants({ deployment, books, load, receiver, bank, faults, graceMs: 15_000 });
     checks.drained = { ok: Object.values(backlog).every((n) => n === 0), detail: { ...backlog, drainMs: drainedIn } };
+    const exits = deployment.allReplicas().flatMap((replica) => replica.unexpectedExits);
+    const healing = faults.records.filter((r) => r.error).map((r) => `${r.kind} ${r.target ? `${r.target.component}-${r.target.replica}` : ""}: ${r.error}`);
+    // Only the schedule kills: a process that exits by itself (a start that gives up, a crash) is a finding.
+    checks.noProcessExitedByItself = { ok: exits.length === 0 && healing.length === 0, detail: { unexpectedExits: exits.length, faultsNotHealed: healing.length, examples: [...exits, ...healing].slice(0, 5) } };
     const ok = Object.values(checks).every((c) => c.ok);
     const report = {
       ok,
@@ -160,7 +176,7 @@ async function main(): Promise<number> {
         balancerRefusedConnections: Object.fromEntries(Object.entries(deployment.balancers).map(([name, b]) => [name, b.refused])),
       },
       invariants: checks,
-      faults: faults.records.map((r) => ({ kind: r.kind, target: r.target ? `${r.target.component}-${r.target.replica}` : undefined, atS: Math.round((r.start - loadStarted) / 100) / 10, forS: r.end ? Math.round((r.end - r.start) / 100) / 10 : undefined, skipped: r.skipped })),
+      faults: faults.records.map((r) => ({ kind: r.kind, target: r.target ? `${r.target.component}-${r.target.replica}` : undefined, atS: Math.round((r.start - loadStarted) / 100) / 10, forS: r.end ? Math.round((r.end - r.start) / 100) / 10 : undefined, skipped: r.skipped, error: r.error })),
       logs: logDir,
     };
     const json = JSON.stringify(report, null, 2);

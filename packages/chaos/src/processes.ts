@@ -33,6 +33,12 @@ export class Replica {
   private child?: ChildProcess;
   state: ProcessState = "down";
   starts = 0;
+  /** Exits nobody asked for (not a kill -9 of the schedule, not the end of the run), with their code. */
+  readonly unexpectedExits: string[] = [];
+  /** Set while the run means the process to be down: its exit is then no surprise. */
+  private exitExpected = false;
+  private stopped = false;
+  private restartDelayMs = 1_000;
   private readonly runtime = imageRuntime();
 
   constructor(
@@ -48,7 +54,8 @@ export class Replica {
   }
 
   start(): void {
-    if (this.state !== "down") return;
+    if (this.state !== "down" || this.stopped) return;
+    this.exitExpected = false;
     this.starts++;
     const child = spawn(process.execPath, [...this.runtime.flags, ...this.args], {
       cwd: repoRoot,
@@ -61,7 +68,14 @@ export class Replica {
     child.stderr.on("data", log);
     child.once("exit", (code, signal) => {
       appendFileSync(this.logFile, `\n[chaos] ${this.name} exited: ${code ?? signal}\n`);
-      if (this.child === child) this.state = "down";
+      if (this.child !== child) return;
+      this.state = "down";
+      if (this.exitExpected || this.stopped) return;
+      // As an orchestrator does: a process that exits by itself is started again, later each time.
+      this.unexpectedExits.push(`${new Date().toISOString()} ${this.name} exited by itself (${code ?? signal})`);
+      const delay = this.restartDelayMs;
+      this.restartDelayMs = Math.min(this.restartDelayMs * 2, 10_000);
+      setTimeout(() => this.start(), delay).unref();
     });
     this.child = child;
     this.state = "running";
@@ -88,6 +102,7 @@ export class Replica {
   async kill9(): Promise<void> {
     const child = this.child;
     if (!child || this.state === "down") return;
+    this.exitExpected = true;
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGKILL");
     await exited;
@@ -108,6 +123,7 @@ export class Replica {
 
   /** SIGTERM (after SIGCONT when paused), SIGKILL after graceMs. */
   async stop(graceMs = 15_000): Promise<void> {
+    this.stopped = true;
     const child = this.child;
     if (!child || this.state === "down") return;
     if (this.state === "paused") child.kill("SIGCONT");
@@ -121,6 +137,7 @@ export class Replica {
 
   /** Last resort on exit: SIGKILL, synchronously. */
   killNow(): void {
+    this.stopped = true;
     if (this.child && this.state !== "down") {
       this.child.kill("SIGCONT");
       this.child.kill("SIGKILL");
