@@ -6,7 +6,7 @@ import { connect } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { createMetrics, type Metrics } from "@payments/kit";
-import { deleteTestStream, eventually, jetStreamTestEnv, manualClock, natsTestUrl, startNatsServer, uniqueName } from "@payments/testing";
+import { deleteTestStream, eventually, jetStreamTestEnv, manualClock, natsTestUrl, startNatsServer, uniqueName, seededRandom } from "@payments/testing";
 import { kvKey, NatsRateLimits, type NatsRateLimitsOptions } from "../src/nats-rate-limits.js";
 import { MemoryRateLimits, type RateLimitStore } from "../src/rate-limit-store.js";
 import { startGateway } from "../src/server.js";
@@ -156,17 +156,6 @@ test("the checkout per IP: two gateways sharing the bucket admit burst + rate·t
 
 // ---------------------------------------------------------------- leases
 
-/** A small seeded generator, so a failing case can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 test("with leases, random arrivals on two gateways never pass more than burst + rate·(t + lease) in any window of t seconds", async (t) => {
   const clock = manualClock();
@@ -175,7 +164,7 @@ test("with leases, random arrivals on two gateways never pass more than burst + 
   const stores = [await sharedStore(t, { clock, bucket, leaseMs }), await sharedStore(t, { clock, bucket, leaseMs })];
   const limiters = stores.map((s) => s.limiter("merchant"));
   const limit = { perSecond: 20, burst: 10 };
-  const next = random(21);
+  const next = seededRandom(21);
   const start = clock.now().getTime();
   const passedAt: number[] = [];
   for (let i = 0; i < 300; i++) {

@@ -1,5 +1,5 @@
 import test from "ava";
-import { manualClock } from "@payments/testing";
+import { manualClock, seededRandom } from "@payments/testing";
 import { TokenBuckets, type BucketLimit } from "../src/token-bucket.js";
 
 /*
@@ -7,17 +7,6 @@ import { TokenBuckets, type BucketLimit } from "../src/token-bucket.js";
  * any t seconds), the exact waits it announces, and its bounded memory.
  */
 
-/** A small seeded generator, so a failing case can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 test("rate 2, burst 10: 10 pass at once, the 11th is refused for 500 ms, and after 0.5 s one more passes", (t) => {
   const clock = manualClock();
@@ -46,7 +35,7 @@ test("the fixed-window flaw is gone: at 2/s with a burst of 10, 1.1 s lets throu
 
 test("in any interval of t seconds at most burst + rate·t requests pass, for random limits and random arrival times", (t) => {
   for (let seed = 1; seed <= 60; seed++) {
-    const next = random(seed);
+    const next = seededRandom(seed);
     const clock = manualClock();
     const buckets = new TokenBuckets({ clock });
     const limit: BucketLimit = { perSecond: 1 + Math.floor(next() * 20), burst: 1 + Math.floor(next() * 30) };
@@ -74,7 +63,7 @@ test("in any interval of t seconds at most burst + rate·t requests pass, for ra
 
 test("a refusal's wait is exact: one millisecond sooner is still refused, at the wait a token is there", (t) => {
   for (let seed = 1; seed <= 30; seed++) {
-    const next = random(seed * 7919);
+    const next = seededRandom(seed * 7919);
     const clock = manualClock();
     const buckets = new TokenBuckets({ clock });
     const limit: BucketLimit = { perSecond: 1 + Math.floor(next() * 50), burst: 1 + Math.floor(next() * 10) };

@@ -1,4 +1,5 @@
 import test from "ava";
+import { seededRandom } from "@payments/testing";
 import type { TransactionRecord } from "@payments/records";
 import { ApiError } from "../src/errors.js";
 import { decodeMergedCursor, encodeMergedCursor, mergedPage, newerFirst, type ListFilter, type TransactionSource } from "../src/routes/transactions.js";
@@ -30,14 +31,6 @@ function fakeSource(items: Item[], statuses: readonly string[]): TransactionSour
   return source;
 }
 
-/** A small deterministic generator, so a failure can be replayed. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
-}
 
 function items(prefix: string, count: number, next: () => number, statuses: readonly string[]): Item[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -69,7 +62,7 @@ const W = ["pending", "processing", "completed", "failed", "cancelled"] as const
 
 test("every page size walks every item once, newest first, whatever the mix and the ties", async (t) => {
   for (let seed = 1; seed <= 25; seed++) {
-    const next = random(seed);
+    const next = seededRandom(seed);
     const deposits = items("dep", Math.floor(next() * 30), next, D);
     const withdrawals = items("wdr", Math.floor(next() * 30), next, W);
     const expected = [...deposits, ...withdrawals].sort((a, b) => newerFirst(a as TransactionRecord, b as TransactionRecord)).map((i) => i.transactionId);
@@ -84,7 +77,7 @@ test("every page size walks every item once, newest first, whatever the mix and 
 });
 
 test("a status only one kind has lists that kind alone, without asking the other", async (t) => {
-  const next = random(7);
+  const next = seededRandom(7);
   const deposits = items("dep", 20, next, D);
   const withdrawals = items("wdr", 20, next, W);
   const sources = { deposit: fakeSource(deposits, D), withdrawal: fakeSource(withdrawals, W) };

@@ -4,9 +4,6 @@ import { MerchantChangedSchema } from "@payments/contracts/merchant";
 import type { Knex } from "knex";
 import {
   createLogger,
-  ensureDatabase,
-  migrate,
-  openDatabase,
   outboxMigrations,
   recordEvent,
   startOutboxRelay,
@@ -15,7 +12,7 @@ import {
   type EventBus,
   type OutboxRelay,
 } from "../src/index.js";
-import { createTestDatabase, eventually, manualClock } from "@payments/testing";
+import { eventually, manualClock, migratedTestDatabase } from "@payments/testing";
 
 // The relay against the real MySQL/MariaDB: what it locks, how replicas share rows, what a
 // lease protects. Each test has a database of its own.
@@ -23,17 +20,8 @@ import { createTestDatabase, eventually, manualClock } from "@payments/testing";
 const silent = createLogger({ service: "test", level: "silent" });
 const TOPIC = "merchant.v1.merchant_changed";
 
-async function outboxDatabase(t: { teardown(fn: () => Promise<void>): void }): Promise<Knex> {
-  const database = await createTestDatabase();
-  await ensureDatabase(database.url);
-  const db = openDatabase({ url: database.url });
-  t.teardown(async () => {
-    await db.destroy();
-    await database.drop();
-  });
-  await migrate(db, outboxMigrations);
-  return db;
-}
+/** A database of the test's own with the outbox table, as every service's. */
+const outboxDatabase = (t: { teardown(fn: () => Promise<void>): void }): Promise<Knex> => migratedTestDatabase(t, outboxMigrations, { readCommitted: false });
 
 function record(db: Knex, change: string, clock: Clock = systemClock): Promise<string> {
   return db.transaction((trx) => recordEvent(trx, clock, TOPIC, MerchantChangedSchema, { merchantId: "mer_1", change }));

@@ -2,8 +2,8 @@ import test from "ava";
 import { createServer, connect, type AddressInfo, type Socket } from "node:net";
 import { MerchantChangedSchema } from "@payments/contracts/merchant";
 import type { Knex } from "knex";
-import { createLogger, ensureDatabase, JetStreamBus, migrate, openDatabase, outboxMigrations, recordEvent, startOutboxRelay, systemClock, type BusMessage } from "../src/index.js";
-import { createTestDatabase, eventuallyAt, eventuallyValue, startNatsServer, type OwnNatsServer } from "@payments/testing";
+import { createLogger, JetStreamBus, outboxMigrations, recordEvent, startOutboxRelay, systemClock, type BusMessage } from "../src/index.js";
+import { eventuallyAt, eventuallyValue, migratedTestDatabase, startNatsServer, type OwnNatsServer } from "@payments/testing";
 
 // Issue 21: with NATS down the relay backs off, and a publish in flight may wait for the
 // JetStream ack; once NATS is back, events must flow within 1 s of the server accepting
@@ -22,17 +22,8 @@ test.after.always(async () => {
   await nats?.destroy();
 });
 
-async function outboxDatabase(t: { teardown(fn: () => Promise<void>): void }): Promise<Knex> {
-  const database = await createTestDatabase();
-  await ensureDatabase(database.url);
-  const db = openDatabase({ url: database.url });
-  t.teardown(async () => {
-    await db.destroy();
-    await database.drop();
-  });
-  await migrate(db, outboxMigrations);
-  return db;
-}
+/** A database of the test's own with the outbox table, as every service's. */
+const outboxDatabase = (t: { teardown(fn: () => Promise<void>): void }): Promise<Knex> => migratedTestDatabase(t, outboxMigrations, { readCommitted: false });
 
 function record(db: Knex, change: string): Promise<string> {
   return db.transaction((trx) => recordEvent(trx, systemClock, TOPIC, MerchantChangedSchema, { merchantId: "mer_1", change }));

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import knexFactory from "knex";
+import knexFactory, { type Knex } from "knex";
+import { ensureDatabase, migrate, openDatabase, type Migration } from "@payments/kit";
 
 /** MySQL server for tests: MYSQL_TEST_URL, default the local MariaDB as root. */
 export const mysqlTestServer = process.env.MYSQL_TEST_URL ?? "mysql://root@127.0.0.1:3306/test";
@@ -43,4 +44,21 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       }
     },
   };
+}
+
+/**
+ * A fresh MySQL database of one test's own, created, opened (READ COMMITTED sessions, as the
+ * services open theirs, unless `readCommitted: false`) and migrated with `migrations`; closed
+ * and dropped when the test ends.
+ */
+export async function migratedTestDatabase(t: { teardown(fn: () => Promise<void>): void }, migrations: readonly Migration[], options: { readCommitted?: boolean } = {}): Promise<Knex> {
+  const database = await createTestDatabase();
+  await ensureDatabase(database.url);
+  const db = openDatabase({ url: database.url, readCommitted: options.readCommitted ?? true });
+  t.teardown(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+  await migrate(db, migrations);
+  return db;
 }

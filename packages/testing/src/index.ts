@@ -10,6 +10,7 @@ export * from "./own-servers.js";
 export * from "./ports.js";
 export * from "./processes.js";
 export * from "./receiving-accounts.js";
+export * from "./random.js";
 export * from "./rejection.js";
 export * from "./tracing.js";
 export * from "./builders.js";

@@ -1,4 +1,5 @@
 import test from "ava";
+import { seededRandom } from "@payments/testing";
 import {
   FAST_ID,
   accountPool,
@@ -288,19 +289,9 @@ test("without a bank and with nothing available to the merchant there are no dep
   t.is(terms, undefined);
 });
 
-/** A small deterministic generator (mulberry32), so the catalogs below are the same on every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let r = Math.imul(a ^ (a >>> 15), 1 | a);
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 test("over 2,000 generated catalogs, the list and the deposit terms agree: a listed entry's deposit gets an account within the listed limits; anything else is refused", (t) => {
-  const next = random(19);
+  const next = seededRandom(19);
   const pick = <T>(...values: T[]): T => values[Math.floor(next() * values.length)]!;
   let listedSeen = 0;
   let refusedSeen = 0;
