@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
+import { imageRuntime } from "@payments/testing";
 
 /** The repository root (packages/bench/src → ../../..). */
 export const repoRoot = new URL("../../../", import.meta.url).pathname.replace(/\/$/, "");
@@ -34,24 +35,6 @@ export function nodeEntry(packageDir: string, file = "main"): string[] {
   const compiled = join(repoRoot, packageDir, "dist", `${file}.js`);
   if (existsSync(compiled)) return [...imageRuntime().flags, compiled];
   return ["--conditions=source", "--import", "tsx", join(repoRoot, packageDir, "src", `${file}.ts`)];
-}
-
-let image: { flags: string[]; env: Record<string, string> } | undefined;
-
-/**
- * How the image runs every process: the Dockerfile's `NODE_OPTIONS` (node flags) and
- * `MALLOC_ARENA_MAX`, so a compiled process here starts, and uses memory, as in the image.
- */
-export function imageRuntime(): { flags: string[]; env: Record<string, string> } {
-  if (image) return image;
-  const dockerfile = readFileSync(join(repoRoot, "Dockerfile"), "utf8");
-  const setting = (name: string) => {
-    const match = new RegExp(`^\\s*(?:ENV\\s+)?${name}=("([^"]*)"|(\\S+))`, "m").exec(dockerfile);
-    return match?.[2] ?? match?.[3];
-  };
-  const arenas = setting("MALLOC_ARENA_MAX");
-  image = { flags: (setting("NODE_OPTIONS") ?? "").split(/\s+/).filter(Boolean), env: arenas ? { MALLOC_ARENA_MAX: arenas } : {} };
-  return image;
 }
 
 export function spawnServer(

@@ -1,20 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { imageRuntime } from "@payments/testing";
 import { join } from "node:path";
 
 /** The repository root (packages/chaos/src → ../../..). */
 export const repoRoot = new URL("../../../", import.meta.url).pathname.replace(/\/$/, "");
-
-/** How the image runs every process: the Dockerfile's NODE_OPTIONS and MALLOC_ARENA_MAX. */
-function imageRuntime(): { flags: string[]; env: Record<string, string> } {
-  const dockerfile = readFileSync(join(repoRoot, "Dockerfile"), "utf8");
-  const setting = (name: string) => {
-    const match = new RegExp(`^\\s*(?:ENV\\s+)?${name}=("([^"]*)"|(\\S+))`, "m").exec(dockerfile);
-    return match?.[2] ?? match?.[3];
-  };
-  const arenas = setting("MALLOC_ARENA_MAX");
-  return { flags: (setting("NODE_OPTIONS") ?? "").split(/\s+/).filter(Boolean), env: arenas ? { MALLOC_ARENA_MAX: arenas } : {} };
-}
 
 /** The compiled entry of a deployable (`pnpm build` first): `node <dir>/dist/main.js`, as the image runs it. */
 export function compiledEntry(packageDir: string): string[] {

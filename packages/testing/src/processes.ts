@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -8,6 +8,25 @@ import { createInterface } from "node:readline";
 
 /** The repository's root (packages/testing/src → ../../..). */
 const repositoryRoot = new URL("../../../", import.meta.url).pathname;
+
+let image: { flags: string[]; env: Record<string, string> } | undefined;
+
+/**
+ * How the image runs every process: the Dockerfile's `NODE_OPTIONS` (node flags) and
+ * `MALLOC_ARENA_MAX`, so a compiled process started here (the bench, the chaos run) starts,
+ * and uses memory, as in the image.
+ */
+export function imageRuntime(): { flags: string[]; env: Record<string, string> } {
+  if (image) return image;
+  const dockerfile = readFileSync(join(repositoryRoot, "Dockerfile"), "utf8");
+  const setting = (name: string) => {
+    const match = new RegExp(`^\\s*(?:ENV\\s+)?${name}=("([^"]*)"|(\\S+))`, "m").exec(dockerfile);
+    return match?.[2] ?? match?.[3];
+  };
+  const arenas = setting("MALLOC_ARENA_MAX");
+  image = { flags: (setting("NODE_OPTIONS") ?? "").split(/\s+/).filter(Boolean), env: arenas ? { MALLOC_ARENA_MAX: arenas } : {} };
+  return image;
+}
 
 export interface CliResult {
   code: number | null;
