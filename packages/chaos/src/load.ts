@@ -2,7 +2,7 @@ import { DepositStatus } from "@payments/contracts/deposit";
 import { WithdrawalStatus } from "@payments/contracts/payout";
 import { sign } from "@payments/signing";
 import { turkishIban } from "@payments/testing";
-import type { Deployment } from "./deployment.js";
+import { RUN_SETTINGS, type Deployment } from "./deployment.js";
 import type { Random } from "./rng.js";
 
 export interface Shop {
@@ -33,6 +33,8 @@ export interface Created {
   by201: boolean;
   iban?: string;
   amount: number;
+  /** Date.now() when the driver learnt of it. */
+  at: number;
 }
 
 export interface LoadCounts {
@@ -163,7 +165,7 @@ export class LoadDriver {
       if (status === 201) {
         const data = json?.data ?? {};
         const assigned = (data.assignedAccount as { iban?: string } | undefined)?.iban;
-        return this.remember({ kind, id: String(data.transactionId), processId: body.processId, merchantId: shop.merchantId, sandbox: shop.sandbox, by201: true, amount: body.amount, ...(assigned ?? iban ? { iban: assigned ?? iban } : {}) });
+        return this.remember({ kind, id: String(data.transactionId), processId: body.processId, merchantId: shop.merchantId, sandbox: shop.sandbox, by201: true, amount: body.amount, at: Date.now(), ...(assigned ?? iban ? { iban: assigned ?? iban } : {}) });
       }
       if (status === 400 && json?.error?.code === "DUPLICATE_TRANSACTION") {
         // An earlier attempt went through; its 201 was lost. Find it as a merchant would.
@@ -171,7 +173,7 @@ export class LoadDriver {
         const data = found.json?.data;
         if (found.status === 200 && data) {
           const assigned = (data.assignedAccount as { iban?: string } | undefined)?.iban;
-          return this.remember({ kind, id: String(data.transactionId), processId: body.processId, merchantId: shop.merchantId, sandbox: shop.sandbox, by201: false, amount: body.amount, ...(assigned ?? iban ? { iban: assigned ?? iban } : {}) });
+          return this.remember({ kind, id: String(data.transactionId), processId: body.processId, merchantId: shop.merchantId, sandbox: shop.sandbox, by201: false, amount: body.amount, at: Date.now(), ...(assigned ?? iban ? { iban: assigned ?? iban } : {}) });
         }
         this.counts.unknownOutcomes++;
         return undefined;
@@ -209,6 +211,10 @@ export class LoadDriver {
   }
 
   private takePending(sandbox: boolean): Created | undefined {
+    // Deposits about to expire are left to expire (the expiry job's share of the load): a
+    // customer pays within minutes, not at the last second, and the list stays short.
+    const fresh = Date.now() - RUN_SETTINGS.depositTtlMs * 0.6;
+    while (this.pendingDeposits.length > 0 && this.pendingDeposits[0]!.at < fresh) this.pendingDeposits.shift();
     const index = this.pendingDeposits.findIndex((d) => d.sandbox === sandbox);
     if (index < 0) return undefined;
     // Not always the oldest, so some stay pending until they expire.
