@@ -98,6 +98,34 @@ export async function checkModeFence(trx: Knex.Transaction, input: { merchantId:
   return "ok";
 }
 
+/**
+ * Merchants that have a transaction in this service (a deposit, a withdrawal: rows never
+ * deleted). No switch between sandbox and live can succeed for them any more, since
+ * RaiseModeFence reports that transaction as its blocker, so their kind cannot change and
+ * their creations need no fence read: the fence costs a merchant's first creation on each
+ * replica, not every one (a hot path reads nothing that changes a few times a year). Per
+ * process, in memory, bounded: a merchant pushed out takes the fenced path once more.
+ */
+export class SettledMerchants {
+  private readonly ids = new Set<string>();
+
+  constructor(private readonly max = 100_000) {}
+
+  has(merchantId: string): boolean {
+    return this.ids.has(merchantId);
+  }
+
+  /** After a creation of the merchant committed. */
+  add(merchantId: string): void {
+    if (this.ids.has(merchantId)) return;
+    if (this.ids.size >= this.max) {
+      const oldest = this.ids.values().next();
+      if (!oldest.done) this.ids.delete(oldest.value);
+    }
+    this.ids.add(merchantId);
+  }
+}
+
 /** Thrown inside a creation's transaction to run it again with fresh merchant facts (see `retryOn`). */
 export class RefreshMerchant extends Error {
   constructor(readonly merchantId: string) {

@@ -267,3 +267,35 @@ test.serial("a switch whose fences could not be raised within half their life fl
     t.is(Boolean(fence?.sandbox), false, `${service}: recording the kind the merchant kept`);
   }
 });
+
+test.serial("the fence costs a merchant's first creation only: once it has a deposit (or a withdrawal), later ones read no fence, and its switch is refused all the same", async (t) => {
+  const merchantId = await newMerchant();
+  await payouts().adjustBalance({ merchantId, amount: 50_000n, reason: "opening credit" });
+  const fenceReads = (service: string) => {
+    const seen: string[] = [];
+    const listener = (query: { sql: string }) => {
+      if (query.sql.includes("merchant_mode_fences")) seen.push(query.sql);
+    };
+    dbOf(service).on("query", listener);
+    return { seen, stop: () => dbOf(service).off("query", listener) };
+  };
+  const depositsRead = fenceReads("deposit");
+  const withdrawalsRead = fenceReads("payout");
+  try {
+    await createDeposit(merchantId, "settled-1");
+    await createWithdrawal(merchantId, "settled-w1");
+    t.true(depositsRead.seen.length > 0 && withdrawalsRead.seen.length > 0, "the first ones read the fence");
+    depositsRead.seen.length = 0;
+    withdrawalsRead.seen.length = 0;
+    await createDeposit(merchantId, "settled-2");
+    await createWithdrawal(merchantId, "settled-w2");
+    t.deepEqual(depositsRead.seen, [], "a merchant with a deposit: no fence read");
+    t.deepEqual(withdrawalsRead.seen, [], "a merchant with a withdrawal: no fence read");
+  } finally {
+    depositsRead.stop();
+    withdrawalsRead.stop();
+  }
+  const refused = await rejectionOf(merchants().setSandbox({ merchantId, sandbox: true }));
+  t.is(refused.reason, "SANDBOX_CHANGE_REFUSED", "its transactions still block the switch");
+  t.is((await merchants().getMerchant({ merchantId })).merchant!.sandbox, false);
+});
