@@ -90,4 +90,4 @@ export function topicMatches(filter: string, topic: string): boolean {
 }
 
 export { InProcessBus } from "./in-process-bus.js";
-export { JetStreamBus, natsAddress, type JetStreamOptions } from "./jetstream-bus.js";
+export { CONSUMER_ACK_WAIT_MS, JetStreamBus, natsAddress, type JetStreamOptions } from "./jetstream-bus.js";

@@ -6,6 +6,9 @@ import { Closed, DEFAULT_PUBLISH_TIMEOUT_MS, JetStreamConnection, MAX_RETRY_MS, 
 
 export { natsAddress, type JetStreamOptions } from "./jetstream-connection.js";
 
+/** How long JetStream waits for a consumer's ack before it hands the message out again (to any replica). */
+export const CONSUMER_ACK_WAIT_MS = 30_000;
+
 /**
  * JetStream: one stream for all events, durable pull consumers with explicit acks.
  *
@@ -94,7 +97,7 @@ export class JetStreamBus extends JetStreamConnection implements EventBus {
         ...this.filter(topics),
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
-        ack_wait: 30 * SECOND_NS,
+        ack_wait: (CONSUMER_ACK_WAIT_MS / 1000) * SECOND_NS,
         max_deliver: -1,
       });
     } catch (err) {

@@ -11,6 +11,9 @@ import { extractTraceContext, injectTraceContext, SpanKind, withSpan } from "./t
 /** The relay's longest pause after failures unless told otherwise. */
 export const DEFAULT_MAX_BACKOFF_MS = 2_000;
 
+/** How long claimed outbox rows stay a relay's by default: a relay that dies holding rows delays them this long. */
+export const OUTBOX_LEASE_MS = 60_000;
+
 export interface OutboxRelay {
   /** Publish soon, without waiting for the next poll (call after a commit). Waits out a back-off. */
   nudge(): void;
@@ -171,7 +174,7 @@ class OutboxBatches {
     this.logger = options.logger;
     this.batchSize = options.batchSize ?? 100;
     this.retentionMs = options.retentionMs ?? 7 * 24 * 3600 * 1000;
-    this.leaseMs = options.leaseMs ?? 60_000;
+    this.leaseMs = options.leaseMs ?? OUTBOX_LEASE_MS;
   }
 
   /** No publish starts after this; the one under way finishes. */

@@ -30,10 +30,11 @@ export const callbackConfigSchema = z
     /**
      * Callbacks of one transaction go in `sequence` order: a change is not sent while an earlier
      * one of the same transaction is still pending. A change whose predecessor has not been
-     * taken in yet (a replica died holding it; JetStream hands it out again after its 30 s ack
-     * wait) waits for it at most this long, then goes anyway.
+     * taken in yet waits for it at most this long, then goes anyway. The predecessor can be
+     * late by the producer's outbox lease (60 s: a relay that died, or lost its lease's commit
+     * to a database restart, holding it) plus JetStream's redelivery (30 s ack wait).
      */
-    CALLBACK_ORDER_WAIT: envVar.duration("45s"),
+    CALLBACK_ORDER_WAIT: envVar.duration("2m"),
     /** Whether this process sends callbacks (turn off for API-only replicas; events are still taken in). */
     CALLBACK_SENDER: envVar.flag(true),
     /** How long a merchant's callback URL and signing secret are kept when no MerchantChanged event drops them first (an attempt that fails drops them too); 0: asked before every attempt. */

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
 import type { Knex } from "knex";
-import { ensureDatabase, migrate, openDatabase } from "@payments/kit";
+import { CONSUMER_ACK_WAIT_MS, ensureDatabase, migrate, openDatabase, OUTBOX_LEASE_MS } from "@payments/kit";
 import { createTestDatabase, manualClock, type TestDatabase } from "@payments/testing";
 import { claimDueAttempts, loadCallbackConfig, migrations, type CallbackContext } from "../src/index.js";
 import { storeEvent } from "../src/store.js";
@@ -135,4 +135,11 @@ suite("sqlite", async () => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+});
+
+test("by default a change waits for a missing predecessor longer than the longest a fault can hold one back: the producer's outbox lease plus JetStream's ack wait", (t) => {
+  // The chaos run saw a 45 s wait let withdrawal.completed through before its processing: the
+  // processing event sat in a relay's lease (60 s) whose commit a database restart had cut.
+  const { CALLBACK_ORDER_WAIT } = loadCallbackConfig({});
+  t.true(CALLBACK_ORDER_WAIT > OUTBOX_LEASE_MS + CONSUMER_ACK_WAIT_MS, `${CALLBACK_ORDER_WAIT} ms`);
 });
