@@ -166,6 +166,14 @@ class OutboxBatches {
   private readonly leaseMs: number;
   private stopped = false;
   private lastCleanup = 0;
+  /**
+   * Leases whose end this relay could not write (the claim's COMMIT, or the mark or hand-back
+   * after the publish, failed: the database restarting). The claim may well have committed, so
+   * rows may sit leased to a token nobody works on; they are handed back as soon as the
+   * database answers again, not when the lease runs out (OUTBOX_LEASE_MS later, which would
+   * hold them, and every later event of their transactions at the consumers, that long).
+   */
+  private readonly unsettledLeases = new Set<string>();
 
   constructor(options: OutboxRelayOptions) {
     this.db = options.db;
@@ -199,9 +207,16 @@ class OutboxBatches {
   }
 
   private async publishBatch(): Promise<BatchResult> {
+    await this.releaseUnsettled();
     const token = newToken(12);
     const claimedAt = this.clock.now().getTime();
-    const rows = await this.claim(token, claimedAt);
+    let rows: ClaimedRow[];
+    try {
+      rows = await this.claim(token, claimedAt);
+    } catch (err) {
+      this.unsettled(token);
+      throw err;
+    }
     let settled = 0;
     let lost: boolean;
     let result: PublishOutcome;
@@ -213,12 +228,33 @@ class OutboxBatches {
         await this.markFailed(token, result.failed);
         settled++;
       }
+    } catch (err) {
+      this.unsettled(token);
+      throw err;
     } finally {
       // Keep order: after a failure the later rows wait for the failed one, under any relay.
-      await this.release(token, rows.slice(settled));
+      await this.release(token, rows.slice(settled)).catch((err: unknown) => {
+        this.unsettled(token);
+        throw err;
+      });
     }
     const complete = !result.failed && result.done === rows.length;
     return { more: !result.failed && !lost && (!complete || rows.length === this.batchSize), published: result.done, failed: result.failed };
+  }
+
+  private unsettled(token: string): void {
+    this.unsettledLeases.add(token);
+    // Bounded: a lease this relay forgets runs out by itself.
+    if (this.unsettledLeases.size > 100) this.unsettledLeases.delete(this.unsettledLeases.values().next().value!);
+  }
+
+  /** Hands back every row still leased to a lease whose end could not be written (published or not: the bus deduplicates on the event id). */
+  private async releaseUnsettled(): Promise<void> {
+    for (const token of [...this.unsettledLeases]) {
+      const released = await this.db("outbox").whereNull("published_at").where({ lease_token: token }).update({ lease_token: null, leased_until: null });
+      this.unsettledLeases.delete(token);
+      if (released > 0) this.logger.info({ released }, "outbox rows of an interrupted lease handed back");
+    }
   }
 
   /** Marks `published` as published, in one statement and only the rows whose lease is still ours; false when some were not. */
