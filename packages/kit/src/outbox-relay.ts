@@ -11,8 +11,11 @@ import { extractTraceContext, injectTraceContext, SpanKind, withSpan } from "./t
 /** The relay's longest pause after failures unless told otherwise. */
 export const DEFAULT_MAX_BACKOFF_MS = 2_000;
 
-/** How long claimed outbox rows stay a relay's by default: a relay that dies holding rows delays them this long. */
-export const OUTBOX_LEASE_MS = 60_000;
+/**
+ * How long claimed outbox rows stay a relay's by default: a relay killed holding rows delays
+ * them this long (then another relay takes them over). Many times a publish's longest wait.
+ */
+export const OUTBOX_LEASE_MS = 15_000;
 
 export interface OutboxRelay {
   /** Publish soon, without waiting for the next poll (call after a commit). Waits out a back-off. */
@@ -36,7 +39,9 @@ export interface OutboxRelayOptions {
    * How long claimed rows stay this relay's. Another relay takes them over only after this,
    * so it must outlast a slow publish: the JetStream bus gives up on an ack after its
    * publishTimeoutMs (2 s by default) and at once when the connection drops; a relay starts
-   * no publish after half of it. The default, 60 s, is many times either.
+   * no publish after half of it. The default, 15 s (OUTBOX_LEASE_MS), is many times either,
+   * and short enough that a relay killed holding rows delays them little (it was 60 s: the
+   * chaos run's kill -9 of a payout replica held a withdrawal's processing event a minute).
    */
   leaseMs?: number;
   /**

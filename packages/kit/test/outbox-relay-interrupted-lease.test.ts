@@ -6,7 +6,7 @@ import { eventuallyAt, startMariadbServer } from "@payments/testing";
 
 // Issue 21 (the chaos run found it): a relay that cannot write the end of its lease (the
 // database restarting under its claim's COMMIT, or under the mark that follows the publish)
-// left the rows leased to a token nobody works on, for the whole lease (60 s), and with them
+// left the rows leased to a token nobody works on, for the whole lease, and with them
 // every later change of their transactions waited at the consumers. Now the relay hands such
 // leases back as soon as the database answers again. A MariaDB of this test's own (stopped
 // and started); the in-process bus, whose consumer holds the publish until the test has
@@ -58,10 +58,10 @@ test("rows whose lease could not be ended while the database restarted are publi
   const doneAt = await eventuallyAt(
     async () => (await db("outbox").whereIn("event_id", events).whereNull("published_at").first("seq").catch(() => ({ seq: 0 }))) === undefined,
     "every row published after the database came back",
-    OUTBOX_LEASE_MS - 5_000,
+    OUTBOX_LEASE_MS + 10_000,
     50,
   );
   t.log(`published ${doneAt - back} ms after the database came back (the lease: ${OUTBOX_LEASE_MS} ms)`);
-  t.true(doneAt - back < 15_000);
+  t.true(doneAt - back < Math.min(5_000, OUTBOX_LEASE_MS / 2), "handed back when the database answered, not when the lease ran out");
   t.deepEqual([...new Set(seen)].sort(), [...events].sort(), "each event reached the consumer (a row published but not marked goes again: consumers are idempotent on the id)");
 });

@@ -31,8 +31,8 @@ export const callbackConfigSchema = z
      * Callbacks of one transaction go in `sequence` order: a change is not sent while an earlier
      * one of the same transaction is still pending. A change whose predecessor has not been
      * taken in yet waits for it at most this long, then goes anyway. The predecessor can be
-     * late by the producer's outbox lease (60 s: a relay that died, or lost its lease's commit
-     * to a database restart, holding it) plus JetStream's redelivery (30 s ack wait).
+     * late by the producer's outbox lease (15 s: a relay killed holding it) plus JetStream's
+     * redelivery (30 s ack wait: a replica killed holding it), with room to spare.
      */
     CALLBACK_ORDER_WAIT: envVar.duration("2m"),
     /** Whether this process sends callbacks (turn off for API-only replicas; events are still taken in). */
