@@ -1,3 +1,4 @@
+import { OUTBOX_LEASE_MS } from "@payments/kit";
 import { COMPONENTS, REPLICAS, RUN_SETTINGS, type Component, type Deployment } from "./deployment.js";
 import { sleep } from "./processes.js";
 import type { MerchantReceiver } from "./receiver.js";
@@ -40,7 +41,7 @@ export function planFaults(random: Random, durationMs: number): PlannedFault[] {
   const plan: PlannedFault[] = [];
   let at = 5_000;
   let cycle: FaultKind[] = [];
-  const pauseMs = Math.max(RUN_SETTINGS.resendAfterMs, RUN_SETTINGS.callbackClaimMs, 10_000) + 2_000;
+  const pauseMs = Math.max(RUN_SETTINGS.resendAfterMs, RUN_SETTINGS.callbackClaimMs, OUTBOX_LEASE_MS) + 2_000;
   while (at < durationMs - 15_000) {
     if (cycle.length === 0) cycle = random.shuffle(FAULT_KINDS);
     const kind = cycle.shift()!;

@@ -1,5 +1,6 @@
 import net from "node:net";
 import test from "ava";
+import { OUTBOX_LEASE_MS } from "@payments/kit";
 import { freePort } from "@payments/testing";
 import { Balancer } from "../src/balancer.js";
 import { FakeBank } from "../src/bank.js";
@@ -22,7 +23,7 @@ test("every kind of fault comes up in a two-minute schedule, inside the load, an
     t.deepEqual([...new Set(plan.map((f) => f.kind))].sort(), [...FAULT_KINDS].sort(), `seed ${seed}`);
     for (const fault of plan) {
       t.true(fault.atMs >= 5_000 && fault.atMs < 120_000 - 15_000, `seed ${seed}: ${fault.kind} at ${fault.atMs}`);
-      if (fault.kind === "pause") t.true(fault.forMs > Math.max(RUN_SETTINGS.resendAfterMs, RUN_SETTINGS.callbackClaimMs), "past the payout resend and the callback claim");
+      if (fault.kind === "pause") t.true(fault.forMs > Math.max(RUN_SETTINGS.resendAfterMs, RUN_SETTINGS.callbackClaimMs, OUTBOX_LEASE_MS), "past the payout resend, the callback claim and the outbox lease");
       if (fault.kind === "kill9" || fault.kind === "pause") t.truthy(fault.target);
     }
   }
