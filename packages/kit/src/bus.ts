@@ -1,5 +1,5 @@
 import { withRequestIdOrNone } from "./logger.js";
-import { extractTraceContext, SpanKind, withSpan } from "./tracing.js";
+import { extractTraceContext, SpanKind, startDetachedSpan, withSpan } from "./tracing.js";
 
 export interface BusMessage {
   /** The topic without the deployment prefix, e.g. "merchant.v1.merchant_changed". */
@@ -43,6 +43,61 @@ export function handleTraced(kind: "consume" | "watch", group: string | undefine
 
 export type BusHandler = (message: BusMessage) => Promise<void>;
 
+/** A message of a batch: with the trace and request id its handling goes on in. */
+export interface BatchMessage extends BusMessage {
+  /** The `traceparent` of this message's consumer span (store it with what it leads to); undefined when tracing is off. */
+  traceparent?: string;
+  /** The request id it travelled with (`x-request-id`). */
+  requestId?: string;
+}
+
+/**
+ * Takes in a batch at once (one transaction for all of it): all or nothing. When it throws,
+ * the bus hands the messages to it again one at a time, so one bad message holds back only itself.
+ */
+export type BusBatchHandler = (messages: BatchMessage[]) => Promise<void>;
+
+export interface BatchOptions {
+  /** Messages handed over at once at most (default 100). */
+  maxBatch?: number;
+}
+
+/** The most messages a batch handler gets at once unless told otherwise. */
+export const DEFAULT_MAX_BATCH = 100;
+
+/**
+ * Runs a batch handler the way `handleTraced` runs one handler: every message gets a consumer
+ * span of its own in its own trace (ended when the batch is), whose traceparent and request
+ * id the handler is given per message; the handler itself runs under none of them.
+ */
+export async function handleTracedBatch(group: string, messages: readonly BusMessage[], handler: BusBatchHandler): Promise<void> {
+  const spans = messages.map((message) => {
+    const headers = message.headers ?? {};
+    return startDetachedSpan(`process ${message.topic}`, {
+      kind: SpanKind.CONSUMER,
+      parent: extractTraceContext((key) => headers[key]),
+      attributes: {
+        "messaging.destination.name": message.topic,
+        "messaging.message.id": message.msgId,
+        "messaging.consumer.group.name": group,
+        "messaging.message.delivery_count": message.deliveryCount,
+        "messaging.batch.message_count": messages.length,
+      },
+    });
+  });
+  const batch = messages.map((message, i) => {
+    const requestId = message.headers?.["x-request-id"];
+    return { ...message, traceparent: spans[i]!.traceparent, ...(requestId ? { requestId } : {}) };
+  });
+  try {
+    await withRequestIdOrNone(undefined, () => handler(batch));
+  } catch (err) {
+    for (const span of spans) span.end(err);
+    throw err;
+  }
+  for (const span of spans) span.end();
+}
+
 export interface Subscription {
   stop(): Promise<void>;
 }
@@ -60,6 +115,14 @@ export interface EventBus {
    * back when the handler throws. Handlers must be idempotent on msgId.
    */
   consume(durable: string, topics: string[], handler: BusHandler): Promise<Subscription>;
+  /**
+   * `consume` for a handler that takes in many messages at once: whatever has arrived while
+   * the previous batch was handled (up to `maxBatch`) goes in the next, so a quiet consumer
+   * handles each message as it comes and a busy one does many per transaction. Each message
+   * is acked when its batch succeeded. A batch that throws is handed over again one message
+   * at a time; a message that fails alone comes back later, as with `consume`.
+   */
+  consumeBatches(durable: string, topics: string[], handler: BusBatchHandler, options?: BatchOptions): Promise<Subscription>;
   /** Best-effort, from now on, to every watcher: for dropping caches. */
   watch(topics: string[], handler: BusHandler): Promise<Subscription>;
   /**

@@ -1,4 +1,4 @@
-import { handleTraced, topicMatches, type BusHandler, type BusHeaders, type EventBus, type Subscription } from "./bus.js";
+import { handleTraced, handleTracedBatch, topicMatches, type BusBatchHandler, type BusHandler, type BusHeaders, type EventBus, type Subscription } from "./bus.js";
 import type { Logger } from "./logger.js";
 
 /**
@@ -25,7 +25,7 @@ export class InProcessBus implements EventBus {
       const deliveryCount = (group.deliveries.get(msgId) ?? 0) + 1;
       group.deliveries.set(msgId, deliveryCount);
       try {
-        await handleTraced("consume", durable, { topic, data, msgId, deliveryCount, headers: { ...headers } }, handler);
+        await handler({ topic, data, msgId, deliveryCount, headers: { ...headers } });
         group.deliveries.delete(msgId);
       } catch (err) {
         this.logger?.warn({ err, topic, durable, msgId }, "event handler failed; the outbox will retry");
@@ -35,6 +35,11 @@ export class InProcessBus implements EventBus {
   }
 
   async consume(durable: string, topics: string[], handler: BusHandler): Promise<Subscription> {
+    return this.join(durable, topics, (message) => handleTraced("consume", durable, message, handler));
+  }
+
+  /** Joins a durable group with a handler that does its own tracing. */
+  private join(durable: string, topics: string[], handler: BusHandler): Subscription {
     let group = this.groups.get(durable);
     if (!group) {
       group = { topics, handlers: [], next: 0, deliveries: new Map() };
@@ -47,6 +52,11 @@ export class InProcessBus implements EventBus {
         g.handlers = g.handlers.filter((h) => h !== handler);
       },
     };
+  }
+
+  /** Each message goes alone: `publish` hands over one message and waits for its handlers. */
+  async consumeBatches(durable: string, topics: string[], handler: BusBatchHandler): Promise<Subscription> {
+    return this.join(durable, topics, (message) => handleTracedBatch(durable, [message], handler));
   }
 
   async watch(topics: string[], handler: BusHandler): Promise<Subscription> {

@@ -1,10 +1,24 @@
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 import { headers as natsHeaders } from "@nats-io/transport-node";
-import { handleTraced, type BusHandler, type BusHeaders, type EventBus, type Subscription } from "./bus.js";
+import {
+  DEFAULT_MAX_BATCH,
+  handleTraced,
+  handleTracedBatch,
+  type BatchOptions,
+  type BusBatchHandler,
+  type BusHandler,
+  type BusHeaders,
+  type BusMessage,
+  type EventBus,
+  type Subscription,
+} from "./bus.js";
 import { Closed, DEFAULT_PUBLISH_TIMEOUT_MS, JetStreamConnection, MAX_RETRY_MS, SECOND_NS, type JetStreamOptions } from "./jetstream-connection.js";
 
 export { natsAddress, type JetStreamOptions } from "./jetstream-connection.js";
+
+/** Messages a consumer asks JetStream for at a time (the client asks for more as they are handled). */
+const CONSUMER_MAX_MESSAGES = 256;
 
 /** How long JetStream waits for a consumer's ack before it hands the message out again (to any replica). */
 export const CONSUMER_ACK_WAIT_MS = 30_000;
@@ -111,7 +125,7 @@ export class JetStreamBus extends JetStreamConnection implements EventBus {
    * Runs `open` → iterate until the iterator ends, again and again (with back-off) until
    * stopped: once connected, and again whenever the iterator ends while not stopped.
    */
-  private async supervise(what: { kind: string; durable?: string }, open: () => Promise<ConsumerMessages>, each: (m: JsMsg) => Promise<void>): Promise<Subscription> {
+  private async supervise(what: { kind: string; durable?: string }, open: () => Promise<ConsumerMessages>, drain: (messages: ConsumerMessages) => Promise<void>): Promise<Subscription> {
     // Connected now: return once the first attempt is made (started, as before this could
     // wait). Not connected: return at once; it starts when NATS comes.
     let firstAttempt: () => void = () => undefined;
@@ -148,7 +162,7 @@ export class JetStreamBus extends JetStreamConnection implements EventBus {
             failures = 0;
             markIdle(false);
             idle = false;
-            for await (const m of state.messages) await each(m);
+            await drain(state.messages);
             if (stopping()) break;
             this.logger?.warn({ ...what }, `JetStream ${what.kind} ended unexpectedly; re-creating it`);
           } catch (err) {
@@ -179,26 +193,70 @@ export class JetStreamBus extends JetStreamConnection implements EventBus {
     };
   }
 
+  /** The durable consumer's messages: the consumer made (or found) first. */
+  private async openConsumer(durable: string, topics: string[]): Promise<ConsumerMessages> {
+    await this.ensureConsumer(durable, topics);
+    const consumer = await this.js!.consumers.get(this.stream, durable);
+    // A deleted consumer or stream ends the iterator instead of waiting for someone else
+    // to restore it: supervise() re-creates both.
+    return consumer.consume({ max_messages: CONSUMER_MAX_MESSAGES, abort_on_missing_resource: true });
+  }
+
+  private busMessage(m: JsMsg): BusMessage {
+    const msgId = m.headers?.get("Nats-Msg-Id") || `${this.stream}:${m.seq}`;
+    return { topic: this.topic(m.subject), data: m.data, msgId, deliveryCount: m.info.deliveryCount, headers: traceHeadersOf(m) };
+  }
+
+  /** Runs `handle` for one message: acked when it succeeds, handed back with back-off when it throws. */
+  private async handleOne(durable: string, m: JsMsg, handle: (message: BusMessage) => Promise<void>): Promise<void> {
+    const message = this.busMessage(m);
+    try {
+      await handle(message);
+      m.ack();
+    } catch (err) {
+      this.logger?.warn({ err, subject: m.subject, msgId: message.msgId, durable }, "event handler failed; redelivering");
+      m.nak(Math.min(30_000, 500 * 2 ** Math.min(m.info.deliveryCount, 6)));
+    }
+  }
+
   async consume(durable: string, topics: string[], handler: BusHandler): Promise<Subscription> {
     return this.supervise(
       { kind: "consumer", durable },
-      async () => {
-        await this.ensureConsumer(durable, topics);
-        const consumer = await this.js!.consumers.get(this.stream, durable);
-        // A deleted consumer or stream ends the iterator instead of waiting for someone else
-        // to restore it: supervise() re-creates both.
-        return consumer.consume({ max_messages: 64, abort_on_missing_resource: true });
+      () => this.openConsumer(durable, topics),
+      async (messages) => {
+        for await (const m of messages) await this.handleOne(durable, m, (message) => handleTraced("consume", durable, message, handler));
       },
-      async (m) => {
-        const msgId = m.headers?.get("Nats-Msg-Id") || `${this.stream}:${m.seq}`;
-        try {
-          await handleTraced("consume", durable, { topic: this.topic(m.subject), data: m.data, msgId, deliveryCount: m.info.deliveryCount, headers: traceHeadersOf(m) }, handler);
-          m.ack();
-        } catch (err) {
-          this.logger?.warn({ err, subject: m.subject, msgId, durable }, "event handler failed; redelivering");
-          m.nak(Math.min(30_000, 500 * 2 ** Math.min(m.info.deliveryCount, 6)));
+    );
+  }
+
+  async consumeBatches(durable: string, topics: string[], handler: BusBatchHandler, options: BatchOptions = {}): Promise<Subscription> {
+    const maxBatch = Math.max(1, options.maxBatch ?? DEFAULT_MAX_BATCH);
+    const handleBatch = async (batch: JsMsg[]) => {
+      try {
+        await handleTracedBatch(
+          durable,
+          batch.map((m) => this.busMessage(m)),
+          handler,
+        );
+      } catch (err) {
+        if (batch.length === 1) {
+          const [m] = batch;
+          this.logger?.warn({ err, subject: m!.subject, durable }, "event handler failed; redelivering");
+          m!.nak(Math.min(30_000, 500 * 2 ** Math.min(m!.info.deliveryCount, 6)));
+          return;
         }
-      },
+        // One bad message must not hold back the rest: each goes again on its own.
+        this.logger?.warn({ err, durable, messages: batch.length }, "event batch failed; handling its messages one at a time");
+        for (const m of batch) await this.handleOne(durable, m, (message) => handleTracedBatch(durable, [message], handler));
+        return;
+      }
+      // The acks go out together (the client writes what was queued in one go).
+      for (const m of batch) m.ack();
+    };
+    return this.supervise(
+      { kind: "consumer", durable },
+      () => this.openConsumer(durable, topics),
+      (messages) => drainInBatches(messages, maxBatch, handleBatch),
     );
   }
 
@@ -215,17 +273,65 @@ export class JetStreamBus extends JetStreamConnection implements EventBus {
         });
         return consumer.consume();
       },
-      async (m) => {
-        await handleTraced(
-          "watch",
-          undefined,
-          { topic: this.topic(m.subject), data: m.data, msgId: m.headers?.get("Nats-Msg-Id") ?? String(m.seq), deliveryCount: 1, headers: traceHeadersOf(m) },
-          handler,
-        ).catch(
-          (err: unknown) => this.logger?.warn({ err, subject: m.subject }, "watcher failed"),
-        );
+      async (messages) => {
+        for await (const m of messages) await this.watched(m, handler);
       },
     );
+  }
+
+  private async watched(m: JsMsg, handler: BusHandler): Promise<void> {
+    await handleTraced(
+      "watch",
+      undefined,
+      { topic: this.topic(m.subject), data: m.data, msgId: m.headers?.get("Nats-Msg-Id") ?? String(m.seq), deliveryCount: 1, headers: traceHeadersOf(m) },
+      handler,
+    ).catch((err: unknown) => this.logger?.warn({ err, subject: m.subject }, "watcher failed"));
+  }
+}
+
+/**
+ * Iterates `messages` and hands them to `handle` in batches: what arrived while the previous
+ * batch was handled, up to `maxBatch`, so a batch never waits for more to come. Reading
+ * stops while `maxBatch` wait (the client asks JetStream for more only as they are read), and
+ * the last batch is handled before it returns.
+ */
+export async function drainInBatches<T>(messages: AsyncIterable<T>, maxBatch: number, handle: (batch: T[]) => Promise<void>): Promise<void> {
+  const queue: T[] = [];
+  let ended = false;
+  const isEnded = (): boolean => ended;
+  let failure: { err: unknown } | undefined;
+  // Read through a call: the handling loop sets it while the reader awaits, which narrowing cannot see.
+  const failed = (): { err: unknown } | undefined => failure;
+  let wakeHandler: (() => void) | undefined;
+  let wakeReader: (() => void) | undefined;
+  const handling = (async () => {
+    try {
+      for (;;) {
+        while (queue.length === 0 && !isEnded()) await new Promise<void>((resolve) => (wakeHandler = resolve));
+        if (queue.length === 0) return;
+        const batch = queue.splice(0, maxBatch);
+        wakeReader?.();
+        await handle(batch);
+      }
+    } catch (err) {
+      // Reading stops at its next step and throws it: the caller starts over (what was not
+      // acked comes again).
+      failure = { err };
+      wakeReader?.();
+    }
+  })();
+  try {
+    for await (const m of messages) {
+      if (failed()) throw failed()!.err;
+      queue.push(m);
+      wakeHandler?.();
+      while (queue.length >= maxBatch && !failed()) await new Promise<void>((resolve) => (wakeReader = resolve));
+      if (failed()) throw failed()!.err;
+    }
+  } finally {
+    ended = true;
+    wakeHandler?.();
+    await handling;
   }
 }
 

@@ -142,6 +142,32 @@ export function currentTraceparent(): string | undefined {
   return value;
 }
 
+/**
+ * A span that is not made the active one, for work done for many messages at once (a batch
+ * taken in in one transaction): each message keeps a span of its own in its own trace.
+ * `traceparent` is that span's (to store with what the message leads to; undefined when
+ * tracing is off); `end` ends it, failed when given an error.
+ */
+export function startDetachedSpan(name: string, options: SpanOptions): { traceparent: string | undefined; end(err?: unknown): void } {
+  const parent = options.parent ?? context.active();
+  const span = trace.getTracer(TRACER).startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links }, parent);
+  let traceparent: string | undefined;
+  injectTraceContext((key, v) => {
+    if (key === "traceparent") traceparent = v;
+  }, trace.setSpan(parent, span));
+  return {
+    traceparent,
+    end(err?: unknown) {
+      if (err !== undefined) {
+        const error = err instanceof Error ? err : new Error(typeof err === "string" ? err : "failed");
+        span.recordException(error);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+      }
+      span.end();
+    },
+  };
+}
+
 /** A span link to the trace a stored `traceparent` names (when a new trace follows from an old one). */
 export function linkTo(traceparent: string | null | undefined): Link[] {
   if (!traceparent) return [];

@@ -50,6 +50,7 @@ function gatedBus(): EventBus & { held: string[]; arrived(count: number): Promis
       for (const resolve of waiting.splice(0)) resolve();
     },
     consume: () => Promise.reject(new Error("not used")),
+    consumeBatches: () => Promise.reject(new Error("not used")),
     watch: () => Promise.reject(new Error("not used")),
     close: async () => undefined,
   };
@@ -66,6 +67,7 @@ function recordingBus(delayMs = 0): EventBus & { published: string[] } {
       published.push(msgId);
     },
     consume: () => Promise.reject(new Error("not used")),
+    consumeBatches: () => Promise.reject(new Error("not used")),
     watch: () => Promise.reject(new Error("not used")),
     close: async () => undefined,
   };
