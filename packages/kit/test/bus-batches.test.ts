@@ -56,7 +56,7 @@ test("jetstream: events published at once arrive in batches, each once, with the
   try {
     const seen: BatchMessage[] = [];
     const sizes: number[] = [];
-    let handlerRequestId: string | undefined = "unset";
+    let handlerRequestId = "unset" as string | undefined;
     const subscription = await bus.consumeBatches(
       "batches",
       ["x.v1.made"],
