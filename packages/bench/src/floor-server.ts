@@ -3,11 +3,12 @@ import type { AddressInfo } from "node:net";
 import http from "node:http";
 import Koa from "koa";
 import knexFactory, { type Knex } from "knex";
+import mysql from "mysql2/promise";
 import getRawBody from "raw-body";
 
 /**
  * A floor: the least a server must do for one request of the product's API, to measure the
- * product against. Run as its own process (FLOOR_KIND=hmac or db) so its CPU is counted
+ * product against. Run as its own process (FLOOR_KIND=hmac, db or raw) so its CPU is counted
  * apart from the load generator's.
  *
  * - hmac: Koa, the raw body, the request signature checked as the gateway does
@@ -19,6 +20,10 @@ import getRawBody from "raw-body";
  *   POST /v1/deposit or POST /v1/withdraw: the transaction row and an outbox row; 201. The
  *   tables are the product's own, made by the deposit and payout services' migrations in a
  *   database each (floors.ts runs them), so the floor writes the rows the product writes.
+ * - raw: the db floor without the query builder: the same rows (built by the same functions),
+ *   the same tables made by the same migrations (databases of its own), through mysql2 itself,
+ *   a mysql2/promise pool of 10: BEGIN, two prepared INSERTs, COMMIT on one pooled connection.
+ *   The db floor's distance to it is what knex costs.
  *
  * Prints one JSON line `{"ready":true,"url":…}` on stdout once it listens.
  */
@@ -29,7 +34,7 @@ interface Credential {
   merchantId: string;
 }
 
-const kind = process.env.FLOOR_KIND === "db" ? "db" : "hmac";
+const kind = process.env.FLOOR_KIND === "db" || process.env.FLOOR_KIND === "raw" ? process.env.FLOOR_KIND : "hmac";
 const credentials = new Map<string, Credential>((JSON.parse(process.env.FLOOR_CREDENTIALS ?? "[]") as Credential[]).map((c) => [c.apiKey, c]));
 const TOLERANCE_SECONDS = 300;
 const BODY_LIMIT = 65_536;
@@ -73,13 +78,26 @@ const BANKS = [
   { _id: "FAST", name: "FAST", code: "FAST", minAmount: 100, maxAmount: 10_000_000 },
 ];
 
-/** The db floor's two databases: the deposit service's and the payout service's, each made by that service's own migrations (floors.ts). */
-let db: { deposits: Knex; payouts: Knex } | undefined;
+/** A value of a row the floors write: the product's columns are strings, BIGINT numbers, booleans and the outbox's binary payload. */
+type Value = string | number | boolean | Buffer;
+type Row = Record<string, Value>;
 
-/** A pool on a database the service's migrations made: the floor never creates a table, so its rows are the product's rows, with their indexes. */
-function openDatabase(url: string): Knex {
+/**
+ * Where a storing floor writes: ONE transaction of the transaction row and its outbox row.
+ * The db and raw floors differ only here; the rows and the answers are built by the same
+ * functions below, so the two floors always do the same work.
+ */
+interface Store {
+  insert(table: "deposits" | "withdrawals", row: Row, outbox: Row): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The storing floor's two databases: the deposit service's and the payout service's, each made by that service's own migrations (floors.ts). */
+let db: { deposits: Store; payouts: Store } | undefined;
+
+function connectionOf(url: string) {
   const parsed = new URL(url);
-  const connection = {
+  return {
     host: parsed.hostname,
     port: parsed.port ? Number(parsed.port) : 3306,
     user: decodeURIComponent(parsed.username || "root"),
@@ -87,17 +105,75 @@ function openDatabase(url: string): Knex {
     database: parsed.pathname.replace(/^\//, ""),
     timezone: "Z",
   };
-  return knexFactory({ client: "mysql2", connection, pool: { min: 0, max: 10 } });
+}
+
+/**
+ * The db floor: knex on mysql2, a pool of 10 as the product has, on a database the service's
+ * migrations made (the floor never creates a table, so its rows are the product's rows, with
+ * their indexes).
+ */
+function knexStore(url: string): Store {
+  const knex: Knex = knexFactory({ client: "mysql2", connection: connectionOf(url), pool: { min: 0, max: 10 } });
+  return {
+    insert: (table, row, outbox) =>
+      knex.transaction(async (trx) => {
+        await trx(table).insert(row);
+        await trx("outbox").insert(outbox);
+      }),
+    close: () => knex.destroy(),
+  };
+}
+
+/**
+ * The raw floor: the same rows in the same tables through mysql2 itself, no query builder: a
+ * mysql2/promise pool of 10, and per request BEGIN, two prepared INSERTs (`execute`, prepared
+ * once per connection and cached by mysql2), COMMIT, on one pooled connection.
+ */
+function rawStore(url: string): Store {
+  const pool = mysql.createPool({ ...connectionOf(url), connectionLimit: 10, maxIdle: 10 });
+  // The column list of each table's INSERT, from the first row (the row builders always make the same columns).
+  const statements = new Map<string, { sql: string; columns: string[] }>();
+  const statement = (table: string, row: Row) => {
+    let known = statements.get(table);
+    if (!known) {
+      const columns = Object.keys(row);
+      known = { sql: `INSERT INTO \`${table}\` (${columns.map((c) => `\`${c}\``).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`, columns };
+      statements.set(table, known);
+    }
+    return { sql: known.sql, values: known.columns.map((c) => row[c]!) };
+  };
+  return {
+    async insert(table, row, outbox) {
+      const first = statement(table, row);
+      const second = statement("outbox", outbox);
+      const connection = await pool.getConnection();
+      try {
+        await connection.query("BEGIN");
+        await connection.execute(first.sql, first.values);
+        await connection.execute(second.sql, second.values);
+        await connection.query("COMMIT");
+      } catch (err) {
+        // A connection whose transaction could not be rolled back is not given back to the pool.
+        await connection.query("ROLLBACK").then(
+          () => connection.release(),
+          () => connection.destroy(),
+        );
+        throw err;
+      }
+      connection.release();
+    },
+    close: () => pool.end(),
+  };
 }
 
 function text(value: unknown): string {
   return typeof value === "string" ? value : "";
 }
 
-async function createDeposit(knex: Knex, merchantId: string, body: Record<string, unknown>): Promise<unknown> {
-  const now = Date.now();
+/** The product's deposit row for a POST /v1/deposit body: every column the deposit service writes at creation. */
+function depositRow(merchantId: string, body: Record<string, unknown>, now: number) {
   const customer = (body.customer ?? {}) as Record<string, unknown>;
-  const row = {
+  return {
     id: `dep_${randomBytes(12).toString("hex")}`,
     merchant_id: merchantId,
     process_id: text(body.processId),
@@ -121,26 +197,11 @@ async function createDeposit(knex: Knex, merchantId: string, body: Record<string
     created_at: now,
     updated_at: now,
   };
-  await knex.transaction(async (trx) => {
-    await trx("deposits").insert(row);
-    await trx("outbox").insert({ event_id: `evt_${randomBytes(12).toString("hex")}`, topic: "deposit.v1.deposit_created", payload: Buffer.from(JSON.stringify(row)), created_at: now });
-  });
-  return {
-    transactionId: row.id,
-    processId: row.process_id,
-    amount: row.amount,
-    currency: row.currency,
-    status: row.status,
-    assignedAccount: { bankName: "Floor Bankası", accountName: "Floor Ödeme A.Ş.", iban: row.account_iban },
-    checkoutUrl: `http://localhost:8080/checkout?token=${row.checkout_token}`,
-    expiresAt: new Date(row.expires_at).toISOString(),
-    createdAt: new Date(row.created_at).toISOString(),
-  };
 }
 
-async function createWithdrawal(knex: Knex, merchantId: string, body: Record<string, unknown>): Promise<unknown> {
-  const now = Date.now();
-  const row = {
+/** The product's withdrawal row for a POST /v1/withdraw body. */
+function withdrawalRow(merchantId: string, body: Record<string, unknown>, now: number) {
+  return {
     id: `wdr_${randomBytes(12).toString("hex")}`,
     merchant_id: merchantId,
     process_id: text(body.processId),
@@ -157,11 +218,37 @@ async function createWithdrawal(knex: Knex, merchantId: string, body: Record<str
     created_at: now,
     updated_at: now,
   };
-  await knex.transaction(async (trx) => {
-    await trx("withdrawals").insert(row);
-    await trx("outbox").insert({ event_id: `evt_${randomBytes(12).toString("hex")}`, topic: "payout.v1.withdrawal_created", payload: Buffer.from(JSON.stringify(row)), created_at: now });
-  });
-  return { transactionId: row.id, processId: row.process_id, amount: row.amount, currency: row.currency, status: row.status, createdAt: new Date(now).toISOString() };
+}
+
+/** The outbox row of a created transaction: its event, the row as payload. */
+function outboxRow(topic: string, row: Row, now: number): Row {
+  return { event_id: `evt_${randomBytes(12).toString("hex")}`, topic, payload: Buffer.from(JSON.stringify(row)), created_at: now };
+}
+
+/** The 201 answer's data for a created deposit or withdrawal, from its row. */
+function createdAnswer(row: ReturnType<typeof depositRow> | ReturnType<typeof withdrawalRow>): Record<string, unknown> {
+  const common = { transactionId: row.id, processId: row.process_id, amount: row.amount, currency: row.currency, status: row.status };
+  if (!("checkout_token" in row)) return { ...common, createdAt: new Date(row.created_at).toISOString() };
+  return {
+    ...common,
+    assignedAccount: { bankName: row.account_bank_name, accountName: row.account_name, iban: row.account_iban },
+    checkoutUrl: `http://localhost:8080/checkout?token=${row.checkout_token}`,
+    expiresAt: new Date(row.expires_at).toISOString(),
+    createdAt: new Date(row.created_at).toISOString(),
+  };
+}
+
+/** POST /v1/deposit or /v1/withdraw on a storing floor: the row and its outbox row in one transaction, then the answer. */
+async function create(path: "/v1/deposit" | "/v1/withdraw", stores: { deposits: Store; payouts: Store }, merchantId: string, body: Record<string, unknown>): Promise<unknown> {
+  const now = Date.now();
+  if (path === "/v1/deposit") {
+    const row = depositRow(merchantId, body, now);
+    await stores.deposits.insert("deposits", row, outboxRow("deposit.v1.deposit_created", row, now));
+    return createdAnswer(row);
+  }
+  const row = withdrawalRow(merchantId, body, now);
+  await stores.payouts.insert("withdrawals", row, outboxRow("payout.v1.withdrawal_created", row, now));
+  return createdAnswer(row);
 }
 
 const app = new Koa();
@@ -194,7 +281,7 @@ app.use(async (ctx) => {
     if (ctx.method === "POST" && db && (path === "/v1/deposit" || path === "/v1/withdraw")) {
       if (!ctx.is("application/json")) throw new Refusal(415, "UNSUPPORTED_MEDIA_TYPE");
       const body = JSON.parse(raw.toString("utf8")) as Record<string, unknown>;
-      const data = path === "/v1/deposit" ? await createDeposit(db.deposits, credential.merchantId, body) : await createWithdrawal(db.payouts, credential.merchantId, body);
+      const data = await create(path, db, credential.merchantId, body);
       ctx.status = 201;
       ctx.body = envelope(data);
       return;
@@ -208,11 +295,12 @@ app.use(async (ctx) => {
   }
 });
 
-if (kind === "db") {
+if (kind !== "hmac") {
   const deposits = process.env.FLOOR_DEPOSIT_DATABASE_URL;
   const payouts = process.env.FLOOR_PAYOUT_DATABASE_URL;
-  if (!deposits || !payouts) throw new Error("FLOOR_DEPOSIT_DATABASE_URL and FLOOR_PAYOUT_DATABASE_URL are required for FLOOR_KIND=db");
-  db = { deposits: openDatabase(deposits), payouts: openDatabase(payouts) };
+  if (!deposits || !payouts) throw new Error(`FLOOR_DEPOSIT_DATABASE_URL and FLOOR_PAYOUT_DATABASE_URL are required for FLOOR_KIND=${kind}`);
+  const open = kind === "raw" ? rawStore : knexStore;
+  db = { deposits: open(deposits), payouts: open(payouts) };
 }
 const handle = app.callback();
 // Fire-and-forget is safe: Koa's handler catches every error itself (the middleware above
@@ -225,7 +313,7 @@ process.stdout.write(`${JSON.stringify({ ready: true, kind, url: `http://127.0.0
 const stop = () => {
   server.close();
   server.closeAllConnections();
-  void (db ? Promise.all([db.deposits.destroy(), db.payouts.destroy()]) : Promise.resolve()).finally(() => process.exit(0));
+  void (db ? Promise.all([db.deposits.close(), db.payouts.close()]) : Promise.resolve()).finally(() => process.exit(0));
 };
 process.once("SIGTERM", stop);
 process.once("SIGINT", stop);

@@ -4,8 +4,11 @@ import type { Merchant } from "./load.js";
 import type { ScratchResources } from "./scratch-resources.js";
 import { nodeEntry, repoRoot, spawnServer, type ServerProcess } from "./server-process.js";
 
+/** hmac: the signature check only; db: plus one knex transaction per write; raw: the same transaction through mysql2 itself (floor-server.ts). */
+export type FloorKind = "hmac" | "db" | "raw";
+
 export interface RunningFloor {
-  kind: "hmac" | "db";
+  kind: FloorKind;
   url: string;
   server: ServerProcess;
   coldStartMs: number;
@@ -20,12 +23,12 @@ export function floorMerchants(count: number): Merchant[] {
   }));
 }
 
-export async function startFloor(kind: "hmac" | "db", merchants: readonly Merchant[], resources: ScratchResources): Promise<RunningFloor> {
+export async function startFloor(kind: FloorKind, merchants: readonly Merchant[], resources: ScratchResources): Promise<RunningFloor> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     FLOOR_KIND: kind,
     FLOOR_CREDENTIALS: JSON.stringify(merchants),
-    ...(kind === "db" ? await floorDatabases(resources) : {}),
+    ...(kind === "hmac" ? {} : await floorDatabases(resources, kind)),
   };
   delete env.NODE_OPTIONS;
   const server = spawnServer(`${kind}-floor`, nodeEntry("packages/bench", "floor-server"), env);
@@ -43,12 +46,14 @@ export async function startFloor(kind: "hmac" | "db", merchants: readonly Mercha
 }
 
 /**
- * The db floor's databases, made by the real services' own migrations (their `migrate up`
- * command, compiled when built), never by a hand-copied schema that drifts from the product's.
+ * A storing floor's databases (each of the db and raw floors its own two), made by the real
+ * services' own migrations (their `migrate up` command, compiled when built), never by a
+ * hand-copied schema that drifts from the product's.
  */
-async function floorDatabases(resources: ScratchResources): Promise<{ FLOOR_DEPOSIT_DATABASE_URL: string; FLOOR_PAYOUT_DATABASE_URL: string }> {
-  const deposits = resources.database("floor_deposit");
-  const payouts = resources.database("floor_payout");
+async function floorDatabases(resources: ScratchResources, kind: "db" | "raw"): Promise<{ FLOOR_DEPOSIT_DATABASE_URL: string; FLOOR_PAYOUT_DATABASE_URL: string }> {
+  const prefix = kind === "db" ? "floor" : "floor_raw";
+  const deposits = resources.database(`${prefix}_deposit`);
+  const payouts = resources.database(`${prefix}_payout`);
   await Promise.all([migrate("services/deposit", deposits), migrate("services/payout", payouts)]);
   return { FLOOR_DEPOSIT_DATABASE_URL: deposits, FLOOR_PAYOUT_DATABASE_URL: payouts };
 }
