@@ -123,14 +123,17 @@ async function runFloors(): Promise<void> {
     await floor.server.stop();
   }
   if (wants("deposit") || wants("withdraw")) {
-    log("starting the DB floor");
-    const floor = await startFloor("db", merchants, resources);
-    processes.push({ target: "floors", name: "db-floor", coldStartMs: floor.coldStartMs });
-    const settings = loadSettings(floor.url, [floor.server.pid]);
-    if (wants("deposit")) recordLoad({ target: "floors", floor: "db", scenario: "deposit", endpoint: ENDPOINTS.deposit, load: await runLoad(settings, depositPlan(merchants, `${tag}d`)) });
-    if (wants("withdraw")) recordLoad({ target: "floors", floor: "db", scenario: "withdraw", endpoint: ENDPOINTS.withdraw, load: await runLoad(settings, withdrawPlan(merchants, `${tag}w`)) });
-    processes.at(-1)!.peakRssMiB = Math.round(((peakRssKib(floor.server.pid) ?? 0) / 1024) * 10) / 10;
-    await floor.server.stop();
+    // The knex DB floor, then the raw one (the same rows through mysql2 itself), each on databases of its own.
+    for (const kind of ["db", "raw"] as const) {
+      log(`starting the ${kind === "db" ? "DB (knex)" : "raw DB (mysql2)"} floor`);
+      const floor = await startFloor(kind, merchants, resources);
+      processes.push({ target: "floors", name: `${kind}-floor`, coldStartMs: floor.coldStartMs });
+      const settings = loadSettings(floor.url, [floor.server.pid]);
+      if (wants("deposit")) recordLoad({ target: "floors", floor: kind, scenario: "deposit", endpoint: ENDPOINTS.deposit, load: await runLoad(settings, depositPlan(merchants, `${tag}${kind}d`)) });
+      if (wants("withdraw")) recordLoad({ target: "floors", floor: kind, scenario: "withdraw", endpoint: ENDPOINTS.withdraw, load: await runLoad(settings, withdrawPlan(merchants, `${tag}${kind}w`)) });
+      processes.at(-1)!.peakRssMiB = Math.round(((peakRssKib(floor.server.pid) ?? 0) / 1024) * 10) / 10;
+      await floor.server.stop();
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import type { ReportScenarioFigures } from "./bank-reports.js";
 import type { CallbackFigures } from "./callback-latency.js";
+import type { FloorKind } from "./floors.js";
 import type { LedgerCheck } from "./ledger-check.js";
 import type { LoadFigures } from "./load.js";
 import type { MachineInfo } from "./machine.js";
@@ -20,19 +21,30 @@ export const BANK_REPORTS_TARGET = { deposits: 3_000, rate: 500, p99Ms: 250 } as
 
 /** Which floor each load scenario is measured against. */
 export const FLOOR_OF: Partial<Record<ScenarioName, "hmac" | "db">> = { banks: "hmac", "deposit-get": "hmac", deposit: "db", withdraw: "db" };
+/** The writes are measured against the raw floor too (the same transaction through mysql2 itself, no knex). */
+export const RAW_FLOOR_SCENARIOS: readonly ScenarioName[] = ["deposit", "withdraw"];
+
+/** Product ÷ floor of the same scenario, in the same run. */
+export interface FloorRatio<K extends FloorKind = FloorKind> {
+  floor: K;
+  requestsPerSecondRatio: number;
+  p99Ratio: number;
+}
 
 export interface ScenarioResult {
   target: TargetName;
   scenario: ScenarioName;
   endpoint: string;
   /** For floor rows: which floor answered. */
-  floor?: "hmac" | "db";
+  floor?: FloorKind;
   load?: LoadFigures;
   callbacks?: CallbackFigures;
   /** The open-loop scenarios of issue 18 (bank-reports, sandbox-pay). */
   reports?: ReportScenarioFigures;
-  /** Product ÷ floor of the same scenario. */
-  vsFloor?: { floor: "hmac" | "db"; requestsPerSecondRatio: number; p99Ratio: number };
+  /** Product ÷ floor of the same scenario: the HMAC floor for reads, the knex DB floor for writes. */
+  vsFloor?: FloorRatio<"hmac" | "db">;
+  /** Writes only: product ÷ the raw floor (the same transaction through mysql2, no query builder). */
+  vsRawFloor?: FloorRatio<"raw">;
   /** A target from issue 11 or 18: shown, never changes the exit code. */
   goal?: { text: string; met: boolean; /** Set when the run was not in the target's setting (fewer deposits, a lower rate): neither PASS nor MISS. */ outOfSetting?: string };
 }
@@ -65,7 +77,7 @@ export interface BenchReport {
 
 const round = (v: number, d = 2) => Math.round(v * 10 ** d) / 10 ** d;
 
-/** Fills in vsFloor and goal of every product row from the floor rows of the same run. */
+/** Fills in vsFloor, vsRawFloor and goal of every product row from the floor rows of the same run. */
 export function compareWithFloors(results: ScenarioResult[]): void {
   for (const r of results) {
     if (r.target === "floors") continue;
@@ -80,17 +92,34 @@ export function compareWithFloors(results: ScenarioResult[]): void {
       continue;
     }
     const floorKind = FLOOR_OF[r.scenario];
-    const floor = results.find((f) => f.target === "floors" && f.scenario === r.scenario)?.load;
-    if (!floorKind || !floor || !r.load) continue;
-    const rps = floor.requestsPerSecond > 0 ? r.load.requestsPerSecond / floor.requestsPerSecond : 0;
-    const p99 = floor.latencyMs.p99 > 0 ? r.load.latencyMs.p99 / floor.latencyMs.p99 : 0;
-    r.vsFloor = { floor: floorKind, requestsPerSecondRatio: round(rps), p99Ratio: round(p99) };
+    if (!floorKind || !r.load) continue;
+    const raw = RAW_FLOOR_SCENARIOS.includes(r.scenario) ? floorRatio(results, r.scenario, "raw", r.load) : undefined;
+    if (raw) r.vsRawFloor = rounded(raw);
+    const vs = floorRatio(results, r.scenario, floorKind, r.load);
+    if (!vs) continue;
+    r.vsFloor = rounded(vs);
+    const [rps, p99] = [vs.requestsPerSecondRatio, vs.p99Ratio];
     if (r.target === "aio" && r.scenario === "deposit") r.goal = { text: "≥ 0.6× DB floor, p99 ≤ 2× floor", met: rps >= 0.6 && p99 <= 2 };
     if (r.target === "aio" && r.scenario === "banks") r.goal = { text: "≥ 0.7× HMAC floor", met: rps >= 0.7 };
     if (r.target === "aio" && r.scenario === "withdraw") r.goal = { text: "≥ 0.5× DB floor", met: rps >= 0.5 };
     if (r.target === "split" && r.scenario === "deposit") r.goal = { text: "≥ 0.3× DB floor", met: rps >= 0.3 };
   }
 }
+
+/** The product's load figures over those of the `kind` floor's row of the same scenario, unrounded (targets are judged on these); undefined when that floor did not run it. */
+function floorRatio<K extends FloorKind>(results: readonly ScenarioResult[], scenario: ScenarioName, kind: K, product: LoadFigures): FloorRatio<K> | undefined {
+  const floor = floorLoad(results, scenario, kind);
+  if (!floor) return undefined;
+  const rps = floor.requestsPerSecond > 0 ? product.requestsPerSecond / floor.requestsPerSecond : 0;
+  const p99 = floor.latencyMs.p99 > 0 ? product.latencyMs.p99 / floor.latencyMs.p99 : 0;
+  return { floor: kind, requestsPerSecondRatio: rps, p99Ratio: p99 };
+}
+
+function floorLoad(results: readonly ScenarioResult[], scenario: ScenarioName, kind: FloorKind): LoadFigures | undefined {
+  return results.find((f) => f.target === "floors" && f.scenario === scenario && f.floor === kind)?.load;
+}
+
+const rounded = <K extends FloorKind>(r: FloorRatio<K>): FloorRatio<K> => ({ floor: r.floor, requestsPerSecondRatio: round(r.requestsPerSecondRatio), p99Ratio: round(r.p99Ratio) });
 
 function bankReportsGoal(f: ReportScenarioFigures): NonNullable<ScenarioResult["goal"]> {
   const t = BANK_REPORTS_TARGET;
@@ -145,6 +174,8 @@ export function formatReport(report: BenchReport): string {
         String(l.errors + l.warmup.errors),
         r.vsFloor ? `${r.vsFloor.requestsPerSecondRatio.toFixed(2)}×` : "",
         r.vsFloor ? `${r.vsFloor.p99Ratio.toFixed(2)}×` : "",
+        r.vsRawFloor ? `${r.vsRawFloor.requestsPerSecondRatio.toFixed(2)}×` : "",
+        r.vsRawFloor ? `${r.vsRawFloor.p99Ratio.toFixed(2)}×` : "",
         num(l.serverCpuMsPerRequest, 3),
         num(l.mysqlCpuMsPerRequest, 3),
         goalText(r.goal),
@@ -153,11 +184,12 @@ export function formatReport(report: BenchReport): string {
   if (loadRows.length > 0) {
     out.push(
       table(
-        ["target", "endpoint", "req/s", "p50 ms", "p99 ms", "non-2xx", "errors", "req/s ÷ floor", "p99 ÷ floor", "cpu ms/req", "mysql ms/req", "issue 11 target"],
+        ["target", "endpoint", "req/s", "p50 ms", "p99 ms", "non-2xx", "errors", "req/s ÷ floor", "p99 ÷ floor", "req/s ÷ raw", "p99 ÷ raw", "cpu ms/req", "mysql ms/req", "issue 11 target"],
         loadRows,
-        new Set([2, 3, 4, 5, 6, 7, 8, 9, 10]),
+        new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),
       ),
     );
+    if (report.results.some((r) => r.vsRawFloor)) out.push("÷ floor: the HMAC floor for reads, the knex DB floor (floor:db) for writes; ÷ raw: the writes over the raw mysql2 floor (floor:raw)");
     out.push("");
   }
 
