@@ -83,6 +83,9 @@ process.on("SIGTERM", onSignal);
 
 const settle = (ms = 1_000) => new Promise((r) => setTimeout(r, ms));
 
+/** The slowest pace, in deposits per second by RPC, the callback scenario's pending deposits are given time for (the all-in-one makes about 1,000/s on 2 cores). */
+const CALLBACK_DEPOSITS_FLOOR_RATE = 250;
+
 function loadSettings(url: string, serverPids: number[]) {
   return {
     url,
@@ -175,17 +178,18 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
     if (wants("callbacks")) {
       // One second of warm-up at most: every event needs a pending deposit of its own.
       const warmupEvents = Math.round(options.callbackRate * Math.min(1, options.warmup));
-      const measuredEvents = Math.round(options.callbackRate * options.duration);
+      const measuredEvents = Math.round(options.callbackRate * options.callbackDuration);
       const needed = warmupEvents + measuredEvents - pending.length;
       if (needed > 0) {
-        const budgetSeconds = options.quick ? 15 : 30;
+        // As long as making them at CALLBACK_DEPOSITS_FLOOR_RATE takes (500/s for 60 s: 30,000 deposits, 2 minutes at most), never under 15 s (--quick) or 30 s.
+        const budgetSeconds = Math.max(options.quick ? 15 : 30, Math.ceil(needed / CALLBACK_DEPOSITS_FLOOR_RATE));
         log(`creating up to ${needed} more pending deposits (deposit RPC, at most ${budgetSeconds} s) to confirm`);
         const t0 = performance.now();
         const made = await createDepositsByRpc(product, merchants, needed, `${tag}c`, t0 + budgetSeconds * 1000);
         for (const d of made) remember(d.merchantIndex, d.id);
         const rate = made.length / ((performance.now() - t0) / 1000);
         log(`${made.length} made, ${rate.toFixed(0)}/s`);
-        if (made.length < needed) notes.push(`${target} callbacks: only ${made.length} of ${needed} extra pending deposits could be made in ${budgetSeconds} s (${rate.toFixed(0)}/s by RPC), so the callback scenario ran shorter than --duration`);
+        if (made.length < needed) notes.push(`${target} callbacks: only ${made.length} of ${needed} extra pending deposits could be made in ${budgetSeconds} s (${rate.toFixed(0)}/s by RPC), so the callback scenario ran short of ${options.callbackRate}/s for --callback-duration ${options.callbackDuration} s`);
       }
       const drainTimeoutMs = options.quick ? 10_000 : 20_000;
       // An observer on the product's stream: when each deposit_completed left the outbox.
@@ -208,7 +212,7 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
         const warm = await scenario(warmIds, warmIds.length / options.callbackRate);
         if (warm.confirmFailures > 0) failures.push(`${target} callbacks (warm-up): ${warm.confirmFailures} confirm RPCs failed; e.g. ${warm.failureSamples.join(" | ")}`);
       }
-      const figures = await scenario(pending.splice(0, measuredEvents), options.duration);
+      const figures = await scenario(pending.splice(0, measuredEvents), options.callbackDuration);
       await watching.stop();
       await observer.close();
       results.push({ target, scenario: "callbacks", endpoint: ENDPOINTS.callbacks, callbacks: figures });
@@ -293,7 +297,9 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
 
 let exitCode = 0;
 try {
-  log(`run ${runId}: targets ${options.targets.join(",")}, scenarios ${options.scenarios.join(",")}, ${options.duration} s each, ${options.connections} connections`);
+  log(
+    `run ${runId}: targets ${options.targets.join(",")}, scenarios ${options.scenarios.join(",")}, ${options.duration} s each${wants("callbacks") ? ` (callbacks ${options.callbackDuration} s at ${options.callbackRate}/s)` : ""}, ${options.connections} connections`,
+  );
   if (machine.loadAverageAtStart > 0.5 * machine.cores) notes.push(`the machine was busy at the start (load average ${machine.loadAverageAtStart} on ${machine.cores} cores): figures are lower than on a quiet machine`);
   if (options.targets.includes("floors")) await runFloors();
   if (options.targets.includes("aio")) await runProduct("aio");

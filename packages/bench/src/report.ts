@@ -157,7 +157,7 @@ export function formatReport(report: BenchReport): string {
   );
   const s = report.settings;
   const reportSettings = s.scenarios.some((n) => n === "bank-reports" || n === "sandbox-pay") ? `; ${s.reportDeposits} deposits on two accounts, bank reports at ${s.reportRate}/s, sandbox payments at ${s.payRate}/s` : "";
-  out.push(`${s.connections} connections, ${s.duration} s per scenario after ${s.warmup} s warm-up, ${s.merchants} merchants, callbacks at ${s.callbackRate}/s${reportSettings}; product run as ${s.productEntry}`);
+  out.push(`${s.connections} connections, ${s.duration} s per scenario after ${s.warmup} s warm-up, ${s.merchants} merchants, callbacks at ${s.callbackRate}/s for ${s.callbackDuration} s${reportSettings}; product run as ${s.productEntry}`);
   out.push("");
 
   const loadRows = report.results
