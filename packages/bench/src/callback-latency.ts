@@ -36,8 +36,38 @@ export async function startCallbackReceiver(): Promise<CallbackReceiver> {
   };
 }
 
+/** One sample of the backlog, taken every second while the confirms are sent (and once when they are all answered). */
+export interface BacklogSample {
+  /** Seconds since the first confirm was due. */
+  t: number;
+  /** Confirms answered so far (status changes committed). */
+  confirmed: number;
+  /** Their deposit.completed callbacks received so far (distinct). */
+  received: number;
+  /** confirmed − received (not below 0: a callback can overtake its confirm's answer). */
+  backlog: number;
+}
+
+/** Whether the pipeline keeps up: events committed whose callback had not arrived yet, over the sending window. */
+export interface BacklogFigures {
+  samples: BacklogSample[];
+  /** At the sample nearest 10 s into sending; absent when sending was shorter. */
+  atTenSeconds?: number;
+  /** When every confirm of the window had been answered. */
+  atEndOfSending: number;
+  max: number;
+  /**
+   * Callbacks arrived (by their arrival time) in each whole second of the last 30 s of sending
+   * (the whole window when shorter): a pipeline that keeps up delivers about the rate asked,
+   * every second.
+   */
+  arrivalsPerSecond: { fromSecond: number; perSecond: number[]; min: number; mean: number; max: number };
+}
+
 export interface CallbackFigures {
   targetRate: number;
+  /** The measured seconds asked for (--callback-duration). */
+  durationSeconds: number;
   /** Confirms per second actually issued over the sending window. */
   achievedRate: number;
   sendSeconds: number;
@@ -61,6 +91,7 @@ export interface CallbackFigures {
   streamToReceiverMs?: { p50: number; p99: number };
   /** From the last confirm to the last callback (or the timeout). */
   drainSeconds: number;
+  backlog: BacklogFigures;
   serverCpuMs: number;
   serverCpuMsPerEvent: number;
   failureSamples: string[];
@@ -78,7 +109,8 @@ const round = (v: number, d = 1) => Math.round(v * 10 ** d) / 10 ** d;
  * integration would) at a steady `rate` per second for `durationSeconds`: open loop (a slow
  * answer does not slow the schedule) up to `maxInFlight` unanswered confirms; past that the
  * schedule waits, and `achievedRate` shows the rate the product kept up with (what was not
- * sent when the duration ends is left out). Then it waits
+ * sent when the duration ends is left out). Every second meanwhile it takes what reached the
+ * receiver and notes the backlog (confirmed − received). Then it waits
  * up to drainTimeoutMs for every deposit.completed callback.
  */
 export async function runCallbackScenario(options: {
@@ -100,14 +132,18 @@ export async function runCallbackScenario(options: {
   const arrivals = new Map<string, Arrival>();
   let duplicates = 0;
   const wanted = new Set(ids);
-  const collect = async () => {
-    const { arrivals: batch } = await receiver.take();
-    for (const a of batch) {
-      if (a[1] !== "deposit.completed" || !wanted.has(a[2])) continue;
-      if (arrivals.has(a[0])) duplicates++;
-      else arrivals.set(a[0], a);
-    }
-  };
+  // One take at a time: the receiver answers each with one message, and two takes waiting at
+  // once would both see the first answer.
+  let collecting = Promise.resolve();
+  const collect = () =>
+    (collecting = collecting.then(async () => {
+      const { arrivals: batch } = await receiver.take();
+      for (const a of batch) {
+        if (a[1] !== "deposit.completed" || !wanted.has(a[2])) continue;
+        if (arrivals.has(a[0])) duplicates++;
+        else arrivals.set(a[0], a);
+      }
+    }));
 
   const confirmedAt = new Map<string, number>();
   const failureSamples: string[] = [];
@@ -117,7 +153,27 @@ export async function runCallbackScenario(options: {
   const calls: Promise<void>[] = [];
   const cpuBefore = cpuMillis(options.serverPids);
   const start = performance.now();
+  const startWall = Date.now();
   const end = start + options.durationSeconds * 1000;
+  // The backlog, sampled every second while sending: what arrived is taken from the receiver then.
+  const samples: BacklogSample[] = [];
+  const sample = async () => {
+    await collect();
+    const [confirmed, received] = [confirmedAt.size, arrivals.size];
+    samples.push({ t: round((performance.now() - start) / 1000, 2), confirmed, received, backlog: Math.max(0, confirmed - received) });
+  };
+  let stopSampling: () => void = () => undefined;
+  const samplingStopped = new Promise<false>((resolve) => (stopSampling = () => resolve(false)));
+  const sampler = (async () => {
+    for (let k = 1; ; k++) {
+      let timer: NodeJS.Timeout | undefined;
+      const due = new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), Math.max(0, start + k * 1000 - performance.now()))));
+      if (!(await Promise.race([due, samplingStopped]))) return clearTimeout(timer);
+      await sample();
+    }
+  })();
+  // Awaited below; a failed take (the receiver gone) must not be an unhandled rejection meanwhile.
+  sampler.catch(() => undefined);
   let i = 0;
   // The schedule ends with the duration: what the product could not take by then is not sent.
   while (i < total && performance.now() < end) {
@@ -141,6 +197,10 @@ export async function runCallbackScenario(options: {
   const sendSeconds = Math.max(options.durationSeconds, (performance.now() - start) / 1000);
   await Promise.all(calls);
   const sentAll = performance.now();
+  stopSampling();
+  await sampler;
+  await sample();
+  const endOfSending = samples.at(-1)!;
 
   const sent = confirmedAt.size;
   const deadline = sentAll + options.drainTimeoutMs;
@@ -175,8 +235,31 @@ export async function runCallbackScenario(options: {
         }
       : {};
   const lastConfirm = Math.max(0, ...confirmedAt.values());
+  // Arrivals per whole second of sending, by arrival time, over the last 30 s of it.
+  const wholeSeconds = Math.max(1, Math.floor(sendSeconds));
+  const fromSecond = Math.max(0, wholeSeconds - 30);
+  const perSecond = new Array<number>(wholeSeconds - fromSecond).fill(0);
+  for (const a of arrivals.values()) {
+    const k = Math.floor((a[4] - startWall) / 1000) - fromSecond;
+    if (k >= 0 && k < perSecond.length) perSecond[k]!++;
+  }
+  const tenSeconds = sendSeconds >= 10 ? samples.reduce((best, x) => (Math.abs(x.t - 10) < Math.abs(best.t - 10) ? x : best)) : undefined;
+  const backlog: BacklogFigures = {
+    samples,
+    ...(tenSeconds ? { atTenSeconds: tenSeconds.backlog } : {}),
+    atEndOfSending: endOfSending.backlog,
+    max: Math.max(...samples.map((x) => x.backlog)),
+    arrivalsPerSecond: {
+      fromSecond,
+      perSecond,
+      min: Math.min(...perSecond),
+      mean: round(perSecond.reduce((a, b) => a + b, 0) / perSecond.length),
+      max: Math.max(...perSecond),
+    },
+  };
   return {
     targetRate: rate,
+    durationSeconds: options.durationSeconds,
     achievedRate: round(i / sendSeconds),
     sendSeconds: round(sendSeconds, 2),
     sent,
@@ -188,6 +271,7 @@ export async function runCallbackScenario(options: {
     fromConfirmAnswerMs: { p50: percentile(fromAnswer, 50), p99: percentile(fromAnswer, 99) },
     ...halves,
     drainSeconds: round(Math.max(0, (arrivals.size >= sent ? lastArrival - lastConfirm : options.drainTimeoutMs) / 1000), 2),
+    backlog,
     serverCpuMs: Math.round(serverCpuMs),
     serverCpuMsPerEvent: sent === 0 ? 0 : round(serverCpuMs / sent, 3),
     failureSamples,

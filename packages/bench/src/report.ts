@@ -223,6 +223,29 @@ export function formatReport(report: BenchReport): string {
       ),
     );
     out.push("");
+    out.push("Callbacks: backlog (status changes committed whose callback had not arrived yet, sampled every second while sending) and arrivals per second");
+    out.push(
+      table(
+        ["target", "sending s", "backlog at 10 s", "at end of sending", "max", "arrivals/s, last 30 s of sending: min / mean / max"],
+        report.results
+          .filter((r) => r.callbacks)
+          .map((r) => {
+            const c = r.callbacks!;
+            const b = c.backlog;
+            const a = b.arrivalsPerSecond;
+            return [
+              r.target,
+              num(c.sendSeconds, 1),
+              b.atTenSeconds === undefined ? "—" : String(b.atTenSeconds),
+              String(b.atEndOfSending),
+              String(b.max),
+              `${a.min} / ${num(a.mean, 1)} / ${a.max} (s ${a.fromSecond}–${a.fromSecond + a.perSecond.length})`,
+            ];
+          }),
+        new Set([1, 2, 3, 4, 5]),
+      ),
+    );
+    out.push("");
   }
 
   const reportResults = report.results.filter((r) => r.reports);
