@@ -7,7 +7,7 @@ import { loadCallbackConfig, type CallbackContext } from "./context.js";
 import { startIngest } from "./ingest.js";
 import { createCallbackPoster, type CallbackPoster } from "./post-callback.js";
 import { routes } from "./routes/index.js";
-import { startCallbackSender } from "./sender.js";
+import { startCallbackSender, type CallbackSender } from "./sender.js";
 
 export interface CallbackModuleOptions {
   /** How callbacks are POSTed; default undici with the address policy (CALLBACK_ALLOW_PRIVATE) and CALLBACK_TIMEOUT. */
@@ -20,6 +20,8 @@ export function createCallbackModule(options: CallbackModuleOptions = {}): Servi
     name: "callback-sender",
     services: [CallbackService],
     migrations,
+    // Every transaction here (ingest, claim, record) wants READ COMMITTED: no SET TRANSACTION each.
+    readCommitted: true,
     createContext(base: BaseContext): CallbackContext {
       const config = loadCallbackConfig(base.env);
       return {
@@ -34,14 +36,16 @@ export function createCallbackModule(options: CallbackModuleOptions = {}): Servi
     routes,
     async start(ctx) {
       const jobs: Stoppable[] = [];
+      let sender: CallbackSender | undefined;
       if (ctx.config.CALLBACK_SENDER) {
         // Watching before the first attempt: no change can slip between a lookup and the watch.
         jobs.push(await ctx.callbackTargets.watchMerchantChanges(ctx.bus));
-        const sender = startCallbackSender(ctx);
+        sender = startCallbackSender(ctx);
         ctx.wakeSender = sender.wake;
         jobs.push(sender);
       }
-      jobs.push(...(await startIngest(ctx, () => ctx.wakeSender())));
+      // Stopped before the sender (jobs stop in reverse): the last batch it takes in is sent.
+      jobs.push(...(await startIngest(ctx, sender, (transactionIds) => sender?.wake(transactionIds))));
       // Stopped last (jobs stop in reverse): no connection is closed under an attempt.
       jobs.unshift({ stop: () => ctx.poster.close() });
       return jobs;
@@ -56,5 +60,5 @@ export { AddressRefused, guardedLookup, isAllowedAddress } from "@payments/kit";
 export { callbackConfigSchema, loadCallbackConfig, type CallbackConfig, type CallbackContext } from "./context.js";
 export { createCallbackPoster, type CallbackPoster, type PostRequest, type PostResult } from "./post-callback.js";
 export { nextStep, parseRetryAfter } from "./retry-schedule.js";
-export { claimDueAttempts, deliverAttempt, recordAttempt, startCallbackSender, type ClaimedAttempt } from "./sender.js";
+export { claimDueAttempts, claimableAtIngest, deliverAttempt, recordAttempt, recordAttempts, startCallbackSender, type ClaimedAttempt } from "./sender.js";
 export { migrations } from "./migrations/index.js";

@@ -27,6 +27,7 @@ import type { AttemptOutcome, EventRow } from "./store.js";
 export interface ClaimedAttempt {
   eventId: string;
   merchantId: string;
+  transactionId: string;
   type: string;
   body: string;
   /** This attempt's number (attempts after the claim). */
@@ -79,20 +80,30 @@ function inSequence(qb: Knex.QueryBuilder, now: number, orderWaitMs: number): Kn
     );
 }
 
+/**
+ * inSequence for an event being taken in, decided from the events of its transaction already
+ * known (stored, or earlier in the same batch): none earlier still pending, and it is the
+ * first callback or its predecessor is known. (Just received, it has not waited at all.)
+ */
+export function claimableAtIngest(event: { sequence: number }, known: ReadonlyArray<{ sequence: number; status: string }>): boolean {
+  if (known.some((k) => k.sequence < event.sequence && k.status === "pending")) return false;
+  return event.sequence <= FIRST_CALLBACK_SEQUENCE || known.some((k) => k.sequence === event.sequence - 1);
+}
+
 /** Claims up to `limit` due attempts, oldest due first, within each merchant's room. */
 export async function claimDueAttempts(ctx: CallbackContext, limits: ClaimLimits): Promise<ClaimedAttempt[]> {
   if (limits.limit <= 0) return [];
   return claimTransaction(ctx.db, async (trx) => {
     const now = ctx.clock.now().getTime();
     const scan = inSequence(
-      due(trx("callback_events").select("id", "merchant_id", "type", "body", "attempts", "round_attempts", "in_flight_since", "created_at", "traceparent", "request_id"), now),
+      due(trx("callback_events").select("id", "merchant_id", "transaction_id", "type", "body", "attempts", "round_attempts", "in_flight_since", "created_at", "traceparent", "request_id"), now),
       now,
       ctx.config.CALLBACK_ORDER_WAIT,
     );
     if (limits.fullMerchants.length > 0) scan.whereNotIn("merchant_id", [...limits.fullMerchants]);
     const rows = (await forUpdateSkipLocked(trx, scan.orderBy("next_attempt_at").orderBy("id").limit(limits.limit))) as (Pick<
       EventRow,
-      "id" | "merchant_id" | "type" | "body" | "attempts" | "round_attempts" | "in_flight_since" | "created_at"
+      "id" | "merchant_id" | "transaction_id" | "type" | "body" | "attempts" | "round_attempts" | "in_flight_since" | "created_at"
     > & { traceparent: string | null; request_id: string | null })[];
     const taken: ClaimedAttempt[] = [];
     const takenBy = new Map<string, number>();
@@ -107,6 +118,7 @@ export async function claimDueAttempts(ctx: CallbackContext, limits: ClaimLimits
       taken.push({
         eventId: row.id,
         merchantId: row.merchant_id,
+        transactionId: row.transaction_id,
         type: row.type,
         body: row.body,
         number: Number(row.attempts) + 1,
@@ -183,63 +195,123 @@ export interface AttemptRecord {
   result: PostResult;
 }
 
+/** What an attempt's answer makes of its event: the outcome and the change to its row. */
+function decide(ctx: CallbackContext, attempt: ClaimedAttempt, result: PostResult): { outcome: AttemptOutcome; nextAttemptAt?: number } {
+  if (result.delivered) return { outcome: "delivered" };
+  const step = nextStep(attempt.roundNumber, ctx.config.CALLBACK_RETRY_SCHEDULE, result.retryAfterMs, ctx.config.CALLBACK_MAX_RETRY_AFTER);
+  return step.kind === "retry" ? { outcome: "retry", nextAttemptAt: ctx.clock.now().getTime() + step.delayMs } : { outcome: "failed" };
+}
+
+/** Only the claim that made the attempt: `attempts` and `in_flight_since` as it left them, still pending. */
+function byTheirClaims(qb: Knex.QueryBuilder, attempts: readonly ClaimedAttempt[]): Knex.QueryBuilder {
+  return qb
+    .whereIn(
+      "id",
+      attempts.map((a) => a.eventId),
+    )
+    .where("status", "pending")
+    .where((any) => {
+      for (const a of attempts) any.orWhere({ id: a.eventId, attempts: a.number, in_flight_since: a.claimedAt });
+    });
+}
+
 /**
- * Records an attempt's answer: the attempt row, and the event delivered, due again after
- * the schedule's wait, or failed when the schedule is used up. Only the claim that made the
- * attempt changes the event; a claim whose lease ran out keeps just its attempt row.
+ * Records attempts' answers in one transaction: every attempt row in one INSERT, the events
+ * delivered in one UPDATE, those failed for good in another, and each retry's next attempt
+ * (its own time). Only the claim that made an attempt changes its event; a claim whose lease
+ * ran out keeps just its attempt row.
  */
-export async function recordAttempt(ctx: CallbackContext, attempt: ClaimedAttempt, record: AttemptRecord): Promise<AttemptOutcome> {
+export async function recordAttempts(ctx: CallbackContext, records: ReadonlyArray<{ attempt: ClaimedAttempt; record: AttemptRecord }>): Promise<AttemptOutcome[]> {
+  if (records.length === 0) return [];
+  const decided = records.map(({ attempt, record }) => ({ attempt, record, ...decide(ctx, attempt, record.result) }));
   const now = ctx.clock.now().getTime();
-  const { result } = record;
-  const step = result.delivered
-    ? undefined
-    : nextStep(attempt.roundNumber, ctx.config.CALLBACK_RETRY_SCHEDULE, result.retryAfterMs, ctx.config.CALLBACK_MAX_RETRY_AFTER);
-  const outcome: AttemptOutcome = result.delivered ? "delivered" : step?.kind === "retry" ? "retry" : "failed";
-  const patch =
-    outcome === "delivered"
-      ? { status: "delivered", delivered_at: now, next_attempt_at: null }
-      : step?.kind === "retry"
-        ? { next_attempt_at: now + step.delayMs }
-        : { status: "failed", next_attempt_at: null };
   await transactionWithRetry(ctx.db, async (trx) => {
     await trx("callback_attempts")
-      .insert({
-        event_id: attempt.eventId,
-        number: attempt.number,
-        attempted_at: attempt.claimedAt,
-        url: record.url.slice(0, 2048),
-        status_code: result.statusCode,
-        latency_ms: Math.min(result.latencyMs, 2_147_483_647),
-        error: result.error.slice(0, 500),
-        outcome,
-      })
+      .insert(
+        decided.map(({ attempt, record, outcome }) => ({
+          event_id: attempt.eventId,
+          number: attempt.number,
+          attempted_at: attempt.claimedAt,
+          url: record.url.slice(0, 2048),
+          status_code: record.result.statusCode,
+          latency_ms: Math.min(record.result.latencyMs, 2_147_483_647),
+          error: record.result.error.slice(0, 500),
+          outcome,
+        })),
+      )
       .onConflict(["event_id", "number"])
       .merge();
-    await trx("callback_events")
-      .where({ id: attempt.eventId, attempts: attempt.number, in_flight_since: attempt.claimedAt, status: "pending" })
-      .update({ ...patch, in_flight_since: null, updated_at: now });
+    const delivered = decided.filter((d) => d.outcome === "delivered").map((d) => d.attempt);
+    if (delivered.length > 0) await byTheirClaims(trx("callback_events"), delivered).update({ status: "delivered", delivered_at: now, next_attempt_at: null, in_flight_since: null, updated_at: now });
+    const failed = decided.filter((d) => d.outcome === "failed").map((d) => d.attempt);
+    if (failed.length > 0) await byTheirClaims(trx("callback_events"), failed).update({ status: "failed", next_attempt_at: null, in_flight_since: null, updated_at: now });
+    for (const d of decided) {
+      if (d.outcome !== "retry") continue;
+      await byTheirClaims(trx("callback_events"), [d.attempt]).update({ next_attempt_at: d.nextAttemptAt, in_flight_since: null, updated_at: now });
+    }
   });
-  return outcome;
+  return decided.map((d) => d.outcome);
+}
+
+/** One attempt's answer (recordAttempts of one). */
+export async function recordAttempt(ctx: CallbackContext, attempt: ClaimedAttempt, record: AttemptRecord): Promise<AttemptOutcome> {
+  const [outcome] = await recordAttempts(ctx, [{ attempt, record }]);
+  return outcome!;
 }
 
 /** Tries of a record before the attempt is left to its lease. */
 const RECORD_TRIES = 4;
 
 /**
- * recordAttempt, tried again on any failure (a connection the pool kept across a database
+ * recordAttempts, tried again on any failure (a connection the pool kept across a database
  * restart, a failover): an unrecorded attempt is sent again when its lease ends, so the
  * merchant would get it twice. Safe to repeat even when a failed try did commit: the attempt
- * row is an upsert and the event's update is conditional on the claim, which a committed
- * try has already released.
+ * rows are upserts and the events' updates are conditional on their claims, which a
+ * committed try has already released.
  */
-async function recordWithRetries(ctx: CallbackContext, attempt: ClaimedAttempt, record: AttemptRecord): Promise<AttemptOutcome> {
+async function recordWithRetries(ctx: CallbackContext, records: ReadonlyArray<{ attempt: ClaimedAttempt; record: AttemptRecord }>): Promise<AttemptOutcome[]> {
   for (let tried = 1; ; tried++) {
     try {
-      return await recordAttempt(ctx, attempt, record);
+      return await recordAttempts(ctx, records);
     } catch (err) {
       if (tried >= RECORD_TRIES) throw err;
-      ctx.logger.warn({ err, eventId: attempt.eventId, tried }, "recording the attempt failed; trying again");
+      ctx.logger.warn({ err, events: records.map((r) => r.attempt.eventId).slice(0, 10), tried }, "recording attempts failed; trying again");
       await new Promise((resolve) => setTimeout(resolve, 100 * tried));
+    }
+  }
+}
+
+/** Most answers recorded in one transaction. */
+const RECORD_BATCH = 200;
+
+/**
+ * Records answers as they come, together: the first answer is recorded at once, and those that
+ * come while a record is under way go in the next, one transaction for all of them. Each
+ * caller gets its own outcome, or the error when the record failed every try.
+ */
+export class AttemptRecorder {
+  private queue: Array<{ attempt: ClaimedAttempt; record: AttemptRecord; done: (outcome: AttemptOutcome | Error) => void }> = [];
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly ctx: CallbackContext) {}
+
+  record(attempt: ClaimedAttempt, record: AttemptRecord): Promise<AttemptOutcome> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ attempt, record, done: (outcome) => (outcome instanceof Error ? reject(outcome) : resolve(outcome)) });
+      this.running ??= this.drain().finally(() => (this.running = undefined));
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, RECORD_BATCH);
+      try {
+        const outcomes = await recordWithRetries(this.ctx, batch);
+        batch.forEach((item, i) => item.done(outcomes[i]!));
+      } catch (err) {
+        const error = err instanceof Error ? err : new Error(String(err));
+        for (const item of batch) item.done(error);
+      }
     }
   }
 }
@@ -275,7 +347,7 @@ async function postToMerchant(ctx: CallbackContext, attempt: ClaimedAttempt, tar
  * Never throws. When the lookup fails (our side) the claim is given back uncounted; when the
  * record fails the lease runs out and the event is sent again.
  */
-export function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttempt): Promise<AttemptOutcome | "released" | "unrecorded"> {
+export function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttempt, recorder?: AttemptRecorder): Promise<AttemptOutcome | "released" | "unrecorded"> {
   // In the trace (and under the request id) of the event's ingest: the callback can be
   // followed back to the request that caused it. Each attempt is a span of that trace.
   return withRequestIdOrNone(attempt.requestId, () =>
@@ -286,7 +358,7 @@ export function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttempt): P
         attributes: { "callback.event_id": attempt.eventId, "callback.attempt": attempt.number, "merchant.id": attempt.merchantId },
       },
       async (span) => {
-        const outcome = await deliverAttemptNow(ctx, attempt);
+        const outcome = await deliverAttemptNow(ctx, attempt, recorder);
         span.setAttribute("callback.outcome", outcome);
         return outcome;
       },
@@ -294,16 +366,18 @@ export function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttempt): P
   );
 }
 
-async function deliverAttemptNow(ctx: CallbackContext, attempt: ClaimedAttempt): Promise<AttemptOutcome | "released" | "unrecorded"> {
-  const log = ctx.logger.child({ job: "callback-sender", eventId: attempt.eventId, merchantId: attempt.merchantId, attempt: attempt.number });
+async function deliverAttemptNow(ctx: CallbackContext, attempt: ClaimedAttempt, recorder: AttemptRecorder | undefined): Promise<AttemptOutcome | "released" | "unrecorded"> {
+  // Fields of every line below (not a child logger: making one per attempt showed in the profile).
+  const about = { job: "callback-sender", eventId: attempt.eventId, merchantId: attempt.merchantId, attempt: attempt.number };
+  const log = ctx.logger;
   const attempts = ctx.metrics.counter("callback_attempts_total", "Callback attempts, by outcome", ["outcome"]);
   let target: CallbackTarget;
   try {
     target = await callbackTargetOf(ctx, attempt.merchantId);
   } catch (err) {
     const retryIn = Math.min(ctx.config.CALLBACK_RETRY_SCHEDULE[0] ?? 5_000, 5_000);
-    log.error({ err }, "could not look up the merchant's callback target; the attempt is given back and tried again");
-    await releaseClaim(ctx, attempt, retryIn).catch((releaseErr: unknown) => log.error({ err: releaseErr }, "could not give the claim back; it is retried when its lease ends"));
+    log.error({ ...about, err }, "could not look up the merchant's callback target; the attempt is given back and tried again");
+    await releaseClaim(ctx, attempt, retryIn).catch((releaseErr: unknown) => log.error({ ...about, err: releaseErr }, "could not give the claim back; it is retried when its lease ends"));
     attempts.inc({ outcome: "released" });
     return "released";
   }
@@ -315,9 +389,10 @@ async function deliverAttemptNow(ctx: CallbackContext, attempt: ClaimedAttempt):
 
   let outcome: AttemptOutcome;
   try {
-    outcome = await recordWithRetries(ctx, attempt, { url, result });
+    const record = { url, result };
+    outcome = recorder ? await recorder.record(attempt, record) : (await recordWithRetries(ctx, [{ attempt, record }]))[0]!;
   } catch (err) {
-    log.error({ err, statusCode: result.statusCode, delivered: result.delivered }, "could not record the attempt; the event is sent again when its lease ends");
+    log.error({ ...about, err, statusCode: result.statusCode, delivered: result.delivered }, "could not record the attempt; the event is sent again when its lease ends");
     attempts.inc({ outcome: "unrecorded" });
     return "unrecorded";
   }
@@ -327,7 +402,7 @@ async function deliverAttemptNow(ctx: CallbackContext, attempt: ClaimedAttempt):
       .histogram("callback_delivery_duration_seconds", "From a status change to its callback's delivery to the merchant", [], DELIVERY_BUCKETS)
       .observe(Math.max(0, ctx.clock.now().getTime() - attempt.createdAt) / 1000);
   }
-  const fields = { type: attempt.type, url, statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error || undefined };
+  const fields = { ...about, type: attempt.type, url, statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error || undefined };
   if (outcome === "delivered") log.info(fields, "callback delivered");
   else if (outcome === "retry") log.info(fields, "callback not delivered; retrying on the schedule");
   else log.warn(fields, "callback failed: the retry schedule is used up");
@@ -337,15 +412,33 @@ async function deliverAttemptNow(ctx: CallbackContext, attempt: ClaimedAttempt):
 /** Delivery takes from milliseconds (first attempt) to the retry schedule's hours. */
 const DELIVERY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600, 24 * 3600];
 
-export interface CallbackSender extends Stoppable {
-  /** Look for due attempts now (a new event, a redelivery). */
-  wake(): void;
+/**
+ * A sender's slots, for the ingest to claim events as it stores them (src/ingest.ts): reserve
+ * a slot for an event of a merchant before the ingest's transaction, then send the attempt
+ * once it committed, or release the slot when it did not claim it after all.
+ */
+export interface SenderSlots {
+  /** Takes a slot for one of the merchant's events when one is free (in all and for that merchant). */
+  reserve(merchantId: string): boolean;
+  release(merchantId: string): void;
+  /** Sends an attempt claimed with a reserved slot; the slot is freed when it ends. */
+  send(attempt: ClaimedAttempt): void;
+}
+
+export interface CallbackSender extends Stoppable, SenderSlots {
+  /**
+   * Look for due attempts now (a new event, a redelivery). With transaction ids: events of those
+   * transactions were stored but wait for an earlier change of theirs (or a free slot), so the
+   * end of an attempt of such a transaction looks again at once too.
+   */
+  wake(transactionIds?: readonly string[]): void;
 }
 
 /**
- * Runs the sender until stopped: every CALLBACK_POLL_INTERVAL, when woken, and whenever an
- * attempt ends, it claims what fits in its free slots and sends it. stop() claims no more
- * and waits for the attempts under way (each bounded by CALLBACK_TIMEOUT).
+ * Runs the sender until stopped: every CALLBACK_POLL_INTERVAL, when woken, and when an attempt
+ * ends while events may be waiting for it, it claims what fits in its free slots and sends
+ * it. Most events do not wait for it: the ingest claims them as it stores them (slots). stop()
+ * claims no more and waits for the attempts under way (each bounded by CALLBACK_TIMEOUT).
  */
 export function startCallbackSender(ctx: CallbackContext): CallbackSender {
   const total = ctx.config.CALLBACK_CONCURRENCY;
@@ -353,30 +446,55 @@ export function startCallbackSender(ctx: CallbackContext): CallbackSender {
   const interval = ctx.config.CALLBACK_POLL_INTERVAL;
   const busy = new Map<string, number>();
   const inFlight = new Set<Promise<unknown>>();
+  const recorder = new AttemptRecorder(ctx);
+  /** Slots reserved by the ingest and not yet sending or released. */
+  let reserved = 0;
+  /**
+   * Whether a claim may find something now that the last one did not: set by every wake and
+   * by a claim that filled its slots; an attempt's end claims again only then (or when an
+   * event of its transaction waits), not after every delivery.
+   */
+  let maybeDue = true;
+  /** Transactions with a stored event that waits for an earlier one (or a slot): their attempts' ends claim again. */
+  const waiting = new Set<string>();
   let stopped = false;
 
+  const free = () => total - inFlight.size - reserved;
+  const take = (merchantId: string) => busy.set(merchantId, (busy.get(merchantId) ?? 0) + 1);
+  const give = (merchantId: string) => {
+    const left = (busy.get(merchantId) ?? 1) - 1;
+    if (left <= 0) busy.delete(merchantId);
+    else busy.set(merchantId, left);
+  };
+  const send = (attempt: ClaimedAttempt) => {
+    const sending: Promise<unknown> = deliverAttempt(ctx, attempt, recorder).finally(() => {
+      inFlight.delete(sending);
+      give(attempt.merchantId);
+      if (waiting.delete(attempt.transactionId)) maybeDue = true;
+      if (maybeDue) job.wake();
+    });
+    inFlight.add(sending);
+  };
+
   const claim = async (): Promise<JobResult> => {
-    const free = total - inFlight.size;
-    if (stopped || free <= 0) return {};
+    const room = free();
+    if (stopped || room <= 0) return {};
+    // Cleared before the query: whatever is stored after it started sets it again.
+    maybeDue = false;
     const fullMerchants = [...busy].filter(([, n]) => n >= perMerchant).map(([id]) => id);
     let claimed: ClaimedAttempt[];
     try {
-      claimed = await claimDueAttempts(ctx, { limit: free, fullMerchants, merchantRoom: (id) => perMerchant - (busy.get(id) ?? 0) });
+      claimed = await claimDueAttempts(ctx, { limit: room, fullMerchants, merchantRoom: (id) => perMerchant - (busy.get(id) ?? 0) });
     } catch (err) {
+      maybeDue = true;
       return { failed: { err, message: "claiming due callbacks failed; will retry" } };
     }
     for (const attempt of claimed) {
-      busy.set(attempt.merchantId, (busy.get(attempt.merchantId) ?? 0) + 1);
-      const sending: Promise<unknown> = deliverAttempt(ctx, attempt).finally(() => {
-        inFlight.delete(sending);
-        const left = (busy.get(attempt.merchantId) ?? 1) - 1;
-        if (left <= 0) busy.delete(attempt.merchantId);
-        else busy.set(attempt.merchantId, left);
-        job.wake();
-      });
-      inFlight.add(sending);
+      take(attempt.merchantId);
+      send(attempt);
     }
     // Anything claimed: more may be due (other merchants' events passed over for room, a full batch).
+    if (claimed.length > 0) maybeDue = true;
     return { more: claimed.length > 0 };
   };
 
@@ -389,11 +507,35 @@ export function startCallbackSender(ctx: CallbackContext): CallbackSender {
     metrics: ctx.metrics,
     runAtStart: true,
     recoveryMessage: "claiming due callbacks recovered",
-    run: claim,
+    run: async () => {
+      // The poll: whatever happened since (a retry came due, a lease ran out) may be due.
+      maybeDue = true;
+      return claim();
+    },
   });
 
   return {
-    wake: () => job.wake(),
+    wake: (transactionIds) => {
+      for (const id of transactionIds ?? []) waiting.add(id);
+      // Bounded: a transaction forgotten here is found by the poll.
+      if (waiting.size > 10_000) waiting.clear();
+      maybeDue = true;
+      job.wake();
+    },
+    reserve(merchantId) {
+      if (stopped || free() <= 0 || (busy.get(merchantId) ?? 0) >= perMerchant) return false;
+      reserved++;
+      take(merchantId);
+      return true;
+    },
+    release(merchantId) {
+      reserved--;
+      give(merchantId);
+    },
+    send(attempt) {
+      reserved--;
+      send(attempt);
+    },
     async stop() {
       stopped = true;
       await job.stop();

@@ -58,33 +58,44 @@ export function eventNotFound(eventId: string) {
 }
 
 /**
- * Stores a new event as pending and due now. false when it is already stored: the bus
- * delivers at least once, and a replica may have taken the same event first.
+ * The row of a new event: pending and due now, or, with `claim`, already claimed by the
+ * sender taking it in (its first attempt under way until `leaseUntil`, as a claim leaves it).
+ * `traceparent` and `requestId` are those of the ingest: the sender's attempts continue them.
+ */
+export function eventRowOf(
+  event: NewCallbackEvent,
+  now: number,
+  options: { traceparent: string | null; requestId: string | null; claim?: { leaseUntil: number } },
+): Record<string, unknown> {
+  return {
+    id: event.id,
+    merchant_id: event.merchantId,
+    type: event.type,
+    transaction_type: event.transactionType,
+    transaction_id: event.transactionId,
+    sequence: event.sequence,
+    body: event.body,
+    status: "pending",
+    attempts: options.claim ? 1 : 0,
+    round_attempts: options.claim ? 1 : 0,
+    next_attempt_at: options.claim ? options.claim.leaseUntil : now,
+    in_flight_since: options.claim ? now : null,
+    created_at: event.createdAt,
+    received_at: now,
+    delivered_at: null,
+    updated_at: now,
+    traceparent: options.traceparent,
+    request_id: options.requestId,
+  };
+}
+
+/**
+ * Stores a new event as pending and due now, outside any batch (tests, tools). false when it
+ * is already stored: the bus delivers at least once, and a replica may have taken it first.
  */
 export async function storeEvent(db: Knex, clock: Clock, event: NewCallbackEvent): Promise<boolean> {
-  const now = clock.now().getTime();
   try {
-    await db("callback_events").insert({
-      id: event.id,
-      merchant_id: event.merchantId,
-      type: event.type,
-      transaction_type: event.transactionType,
-      transaction_id: event.transactionId,
-      sequence: event.sequence,
-      body: event.body,
-      status: "pending",
-      attempts: 0,
-      round_attempts: 0,
-      next_attempt_at: now,
-      in_flight_since: null,
-      created_at: event.createdAt,
-      received_at: now,
-      delivered_at: null,
-      updated_at: now,
-      // The ingesting consumer's trace and request id: the sender's attempts continue them.
-      traceparent: currentTraceparent() ?? null,
-      request_id: currentRequestId() ?? null,
-    });
+    await db("callback_events").insert(eventRowOf(event, clock.now().getTime(), { traceparent: currentTraceparent() ?? null, requestId: currentRequestId() ?? null }));
     return true;
   } catch (err) {
     if (isUniqueViolation(err)) return false;
