@@ -1,6 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { DepositService } from "@payments/contracts/deposit";
 import type { Arrival } from "./callback-receiver.js";
+import { statementsPer, type MysqlStatus, type StatementFigures } from "./mysql-status.js";
 import { cpuMillis } from "./proc-stats.js";
 import { nodeEntry, spawnServer, type ServerProcess } from "./server-process.js";
 
@@ -94,6 +95,8 @@ export interface CallbackFigures {
   backlog: BacklogFigures;
   serverCpuMs: number;
   serverCpuMsPerEvent: number;
+  /** MariaDB statements (global `Questions`, and its breakdown) over the same window as the CPU ÷ events sent; shared with anything else on that server. */
+  mysqlStatements?: StatementFigures;
   failureSamples: string[];
 }
 
@@ -124,6 +127,8 @@ export async function runCallbackScenario(options: {
   maxInFlight?: number;
   /** When each event (by id) was seen on JetStream, Date.now(); filled in while the scenario runs. */
   seenOnStream?: ReadonlyMap<string, number>;
+  /** Where to read MariaDB's statement counters, when the bench could connect. */
+  mysqlStatus?: MysqlStatus | undefined;
 }): Promise<CallbackFigures> {
   const { deposits, receiver, rate } = options;
   const total = Math.min(options.pendingDepositIds.length, Math.round(rate * options.durationSeconds));
@@ -151,6 +156,7 @@ export async function runCallbackScenario(options: {
   let inFlight = 0;
   const maxInFlight = options.maxInFlight ?? 64;
   const calls: Promise<void>[] = [];
+  const statusBefore = await options.mysqlStatus?.read();
   const cpuBefore = cpuMillis(options.serverPids);
   const start = performance.now();
   const startWall = Date.now();
@@ -210,6 +216,7 @@ export async function runCallbackScenario(options: {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const serverCpuMs = cpuMillis(options.serverPids) - cpuBefore;
+  const statements = statementsPer(statusBefore, await options.mysqlStatus?.read(), sent);
   let lastArrival = 0;
   const latencies: number[] = [];
   const fromAnswer: number[] = [];
@@ -274,6 +281,7 @@ export async function runCallbackScenario(options: {
     backlog,
     serverCpuMs: Math.round(serverCpuMs),
     serverCpuMsPerEvent: sent === 0 ? 0 : round(serverCpuMs / sent, 3),
+    ...(statements ? { mysqlStatements: statements } : {}),
     failureSamples,
   };
 }

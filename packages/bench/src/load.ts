@@ -1,5 +1,6 @@
 import autocannon from "autocannon";
 import { sign } from "@payments/signing";
+import { statementsPer, type MysqlStatus, type StatementFigures } from "./mysql-status.js";
 import { cpuMillis } from "./proc-stats.js";
 
 export interface Merchant {
@@ -42,6 +43,8 @@ export interface LoadFigures {
   /** CPU of the shared MariaDB and NATS servers during the window, when they could be found (other users of them count too). */
   mysqlCpuMsPerRequest?: number;
   natsCpuMsPerRequest?: number;
+  /** MariaDB statements (global `Questions`, and its breakdown) during the window ÷ responses; shared like the CPU figure. */
+  mysqlStatements?: StatementFigures;
   /** A few answers that were not 2xx, for the report. */
   failureSamples: string[];
 }
@@ -55,6 +58,8 @@ export interface LoadSettings {
   serverPids: readonly number[];
   mysqlPid?: number | undefined;
   natsPid?: number | undefined;
+  /** Where to read MariaDB's statement counters, when the bench could connect. */
+  mysqlStatus?: MysqlStatus | undefined;
 }
 
 /** The autocannon instance running now, so Ctrl-C can stop it. */
@@ -138,7 +143,9 @@ export async function runLoad(settings: LoadSettings, plan: LoadPlan): Promise<L
   const cpuBefore = cpuMillis(settings.serverPids);
   const mysqlBefore = settings.mysqlPid ? cpuMillis([settings.mysqlPid]) : 0;
   const natsBefore = settings.natsPid ? cpuMillis([settings.natsPid]) : 0;
+  const statusBefore = await settings.mysqlStatus?.read();
   const pass = await onePass(settings, plan, settings.durationSeconds);
+  const statusAfter = await settings.mysqlStatus?.read();
   const serverCpuMs = cpuMillis(settings.serverPids) - cpuBefore;
   const mysqlCpuMs = settings.mysqlPid ? cpuMillis([settings.mysqlPid]) - mysqlBefore : undefined;
   const natsCpuMs = settings.natsPid ? cpuMillis([settings.natsPid]) - natsBefore : undefined;
@@ -150,6 +157,7 @@ export async function runLoad(settings: LoadSettings, plan: LoadPlan): Promise<L
   const statusCodes: Record<string, number> = {};
   for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stat.count ?? 0;
   const perRequest = (ms: number | undefined) => (ms === undefined || requests === 0 ? undefined : round(ms / requests, 3));
+  const statements = statementsPer(statusBefore, statusAfter, requests);
   let mean = 0;
   for (const v of sorted) mean += v;
   return {
@@ -172,6 +180,7 @@ export async function runLoad(settings: LoadSettings, plan: LoadPlan): Promise<L
     serverCpuMsPerRequest: perRequest(serverCpuMs) ?? 0,
     ...(mysqlCpuMs !== undefined ? { mysqlCpuMsPerRequest: perRequest(mysqlCpuMs) } : {}),
     ...(natsCpuMs !== undefined ? { natsCpuMsPerRequest: perRequest(natsCpuMs) } : {}),
+    ...(statements ? { mysqlStatements: statements } : {}),
     failureSamples: [...(warm?.failureSamples ?? []), ...pass.failureSamples].slice(0, 5),
   };
 }

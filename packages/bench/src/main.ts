@@ -7,6 +7,7 @@ import { floorMerchants, startFloor } from "./floors.js";
 import { checkLedger } from "./ledger-check.js";
 import { runLoad, stopCurrentLoad, type Merchant } from "./load.js";
 import { machineInfo } from "./machine.js";
+import { MysqlStatus } from "./mysql-status.js";
 import { parseOptions, USAGE, type BenchOptions, type ScenarioName } from "./options.js";
 import { peakRssKib, pidListeningOn } from "./proc-stats.js";
 import { createDepositsByRpc, createMerchants, startAllInOne, startSplit, type RunningProduct } from "./product.js";
@@ -44,6 +45,8 @@ const ledger: BenchReport["ledger"] = {};
 const mysqlPid = pidListeningOn(Number(new URL(options.mysqlUrl).port || 3306));
 const natsPid = pidListeningOn(Number(new URL(options.natsUrl).port || 4222));
 const machine = machineInfo();
+/** MariaDB's global statement counters, read around each measured window (statements per request or event). */
+let mysqlStatus: MysqlStatus | undefined;
 
 function log(message: string): void {
   const t = ((performance.now() - started) / 1000).toFixed(1).padStart(6);
@@ -95,6 +98,7 @@ function loadSettings(url: string, serverPids: number[]) {
     serverPids,
     mysqlPid,
     natsPid,
+    mysqlStatus,
   };
 }
 
@@ -103,7 +107,7 @@ function recordLoad(result: ScenarioResult): void {
   const l = result.load!;
   const bad = l.non2xx + l.errors + l.warmup.non2xx + l.warmup.errors;
   const who = result.target === "floors" ? `floor:${result.floor}` : result.target;
-  log(`${who} ${result.endpoint}: ${l.requestsPerSecond} req/s, p50 ${l.latencyMs.p50} ms, p99 ${l.latencyMs.p99} ms, cpu ${l.serverCpuMsPerRequest} ms/req${bad ? `, ${bad} FAILED` : ""}`);
+  log(`${who} ${result.endpoint}: ${l.requestsPerSecond} req/s, p50 ${l.latencyMs.p50} ms, p99 ${l.latencyMs.p99} ms, cpu ${l.serverCpuMsPerRequest} ms/req${l.mysqlStatements ? `, ${l.mysqlStatements.perUnit} stmts/req` : ""}${bad ? `, ${bad} FAILED` : ""}`);
   if (bad > 0) failures.push(`${who} ${result.endpoint}: ${l.non2xx + l.warmup.non2xx} non-2xx, ${l.errors + l.warmup.errors} errors (${l.timeouts} timeouts); e.g. ${l.failureSamples.join(" | ") || "no body"}`);
 }
 
@@ -206,6 +210,7 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
           drainTimeoutMs,
           serverPids: product!.pids,
           seenOnStream,
+          mysqlStatus,
         });
       const warmIds = pending.splice(0, Math.min(warmupEvents, Math.floor(pending.length / 5)));
       if (warmIds.length > 0) {
@@ -217,7 +222,7 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
       await observer.close();
       results.push({ target, scenario: "callbacks", endpoint: ENDPOINTS.callbacks, callbacks: figures });
       log(
-        `${target} callbacks: ${figures.sent} sent at ${figures.achievedRate}/s, ${figures.received} received, p50 ${figures.latencyMs.p50} ms, p99 ${figures.latencyMs.p99} ms, max ${figures.latencyMs.max} ms`,
+        `${target} callbacks: ${figures.sent} sent at ${figures.achievedRate}/s, ${figures.received} received, p50 ${figures.latencyMs.p50} ms, p99 ${figures.latencyMs.p99} ms, max ${figures.latencyMs.max} ms; backlog ${figures.backlog.atTenSeconds ?? "—"} at 10 s, ${figures.backlog.atEndOfSending} at the end of sending, max ${figures.backlog.max}; cpu ${figures.serverCpuMsPerEvent} ms/event${figures.mysqlStatements ? `, ${figures.mysqlStatements.perUnit} stmts/event` : ""}`,
       );
       if (figures.confirmFailures > 0) failures.push(`${target} callbacks: ${figures.confirmFailures} confirm RPCs failed; e.g. ${figures.failureSamples.join(" | ")}`);
       if (figures.missing > 0) notes.push(`${target}: ${figures.missing} of ${figures.sent} deposit.completed callbacks had not arrived ${drainTimeoutMs / 1000} s after the last confirm`);
@@ -301,12 +306,18 @@ try {
     `run ${runId}: targets ${options.targets.join(",")}, scenarios ${options.scenarios.join(",")}, ${options.duration} s each${wants("callbacks") ? ` (callbacks ${options.callbackDuration} s at ${options.callbackRate}/s)` : ""}, ${options.connections} connections`,
   );
   if (machine.loadAverageAtStart > 0.5 * machine.cores) notes.push(`the machine was busy at the start (load average ${machine.loadAverageAtStart} on ${machine.cores} cores): figures are lower than on a quiet machine`);
+  try {
+    mysqlStatus = await MysqlStatus.open(options.mysqlUrl);
+  } catch (err) {
+    notes.push(`no MariaDB statement counts: could not connect to read SHOW GLOBAL STATUS (${(err as Error).message})`);
+  }
   if (options.targets.includes("floors")) await runFloors();
   if (options.targets.includes("aio")) await runProduct("aio");
   if (options.targets.includes("split")) await runProduct("split");
 } catch (err) {
   failures.push(`run aborted: ${(err as Error).stack ?? String(err)}`);
 } finally {
+  await mysqlStatus?.close();
   await cleanup();
 }
 // After Ctrl-C the signal handler exits once everything is stopped and dropped.

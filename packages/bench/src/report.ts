@@ -4,6 +4,7 @@ import type { FloorKind } from "./floors.js";
 import type { LedgerCheck } from "./ledger-check.js";
 import type { LoadFigures } from "./load.js";
 import type { MachineInfo } from "./machine.js";
+import type { StatementFigures } from "./mysql-status.js";
 import type { BenchOptions, ScenarioName, TargetName } from "./options.js";
 
 export const ENDPOINTS: Record<ScenarioName, string> = {
@@ -137,6 +138,14 @@ function goalText(goal: ScenarioResult["goal"]): string {
   return `${goal.met ? "PASS" : "MISS"} (${goal.text})`;
 }
 
+/** The counters behind a statements-per-unit figure, e.g. "begin 2, commit 2, select 3.1, …" (the zeros left out). */
+function statementBreakdown(m: StatementFigures): string {
+  return Object.entries(m.countersPerUnit)
+    .filter(([name, v]) => name !== "Questions" && v !== 0)
+    .map(([name, v]) => `${name.replace(/^Com_/, "")} ${v}`)
+    .join(", ");
+}
+
 function table(headers: string[], rows: string[][], rightAligned: Set<number>): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: string[]) =>
@@ -178,18 +187,26 @@ export function formatReport(report: BenchReport): string {
         r.vsRawFloor ? `${r.vsRawFloor.p99Ratio.toFixed(2)}×` : "",
         num(l.serverCpuMsPerRequest, 3),
         num(l.mysqlCpuMsPerRequest, 3),
+        num(l.mysqlStatements?.perUnit, 2),
         goalText(r.goal),
       ];
     });
   if (loadRows.length > 0) {
     out.push(
       table(
-        ["target", "endpoint", "req/s", "p50 ms", "p99 ms", "non-2xx", "errors", "req/s ÷ floor", "p99 ÷ floor", "req/s ÷ raw", "p99 ÷ raw", "cpu ms/req", "mysql ms/req", "issue 11 target"],
+        ["target", "endpoint", "req/s", "p50 ms", "p99 ms", "non-2xx", "errors", "req/s ÷ floor", "p99 ÷ floor", "req/s ÷ raw", "p99 ÷ raw", "cpu ms/req", "mysql ms/req", "stmts/req", "issue 11 target"],
         loadRows,
-        new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),
+        new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]),
       ),
     );
     if (report.results.some((r) => r.vsRawFloor)) out.push("÷ floor: the HMAC floor for reads, the knex DB floor (floor:db) for writes; ÷ raw: the writes over the raw mysql2 floor (floor:raw)");
+    if (report.results.some((r) => r.load?.mysqlStatements)) {
+      out.push("stmts/req: MariaDB's global Questions during the window ÷ responses (shared: anything else on that server counts too)");
+      for (const r of report.results) {
+        const m = r.load?.mysqlStatements;
+        if (m && r.scenario !== "banks" && r.scenario !== "deposit-get") out.push(`  ${r.target === "floors" ? `floor:${r.floor}` : r.target} ${r.endpoint}: ${statementBreakdown(m)} per request`);
+      }
+    }
     out.push("");
   }
 
@@ -210,6 +227,7 @@ export function formatReport(report: BenchReport): string {
         c.commitToStreamMs ? `${c.commitToStreamMs.p50} / ${c.commitToStreamMs.p99}` : "",
         c.streamToReceiverMs ? `${c.streamToReceiverMs.p50} / ${c.streamToReceiverMs.p99}` : "",
         num(c.serverCpuMsPerEvent, 3),
+        num(c.mysqlStatements?.perUnit, 2),
         goalText(r.goal),
       ];
     });
@@ -217,11 +235,15 @@ export function formatReport(report: BenchReport): string {
     out.push("Callbacks: status change committed (body createdAt) → arrival at the receiver");
     out.push(
       table(
-        ["target", "rate (asked → done)", "sent / received", "missing", "failed", "p50 ms", "p99 ms", "max ms", "p99 from confirm answer", "→ stream p50/p99", "stream → receiver p50/p99", "cpu ms/event", "issue 11 target"],
+        ["target", "rate (asked → done)", "sent / received", "missing", "failed", "p50 ms", "p99 ms", "max ms", "p99 from confirm answer", "→ stream p50/p99", "stream → receiver p50/p99", "cpu ms/event", "stmts/event", "issue 11 target"],
         cbRows,
-        new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]),
+        new Set([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),
       ),
     );
+    for (const r of report.results) {
+      const m = r.callbacks?.mysqlStatements;
+      if (m) out.push(`  ${r.target}: ${m.perUnit} MariaDB statements per status change (${m.statements} in all): ${statementBreakdown(m)}`);
+    }
     out.push("");
     out.push("Callbacks: backlog (status changes committed whose callback had not arrived yet, sampled every second while sending) and arrivals per second");
     out.push(
