@@ -11,7 +11,7 @@ import { MysqlStatus } from "./mysql-status.js";
 import { parseOptions, USAGE, type BenchOptions, type ScenarioName } from "./options.js";
 import { peakRssKib, pidListeningOn } from "./proc-stats.js";
 import { createDepositsByRpc, createMerchants, startAllInOne, startSplit, type RunningProduct } from "./product.js";
-import { compareWithFloors, ENDPOINTS, formatReport, type BenchReport, type ProcessFigures, type ScenarioResult } from "./report.js";
+import { compareWithFloors, ENDPOINTS, formatReport, issue22Targets, type BenchReport, type ProcessFigures, type ScenarioResult } from "./report.js";
 import { banksPlan, depositGetPlan, depositPlan, withdrawPlan } from "./scenarios.js";
 import { DEPOSIT_COMPLETED_TOPIC } from "@payments/contracts";
 import { JetStreamBus } from "@payments/kit";
@@ -324,6 +324,7 @@ try {
 if (interrupted) await new Promise(() => undefined);
 
 compareWithFloors(results);
+const productEntry = nodeEntry("packages/all-in-one").join(" ").replace(`${repoRoot}/`, "");
 if (failures.length > 0) exitCode = 1;
 const report: BenchReport = {
   version: 1,
@@ -336,11 +337,12 @@ const report: BenchReport = {
     mysqlUrl: options.mysqlUrl.replace(/\/\/[^@/]*@/, "//"),
     natsUrl: options.natsUrl,
     runId,
-    productEntry: nodeEntry("packages/all-in-one").join(" ").replace(`${repoRoot}/`, ""),
+    productEntry,
   },
   results,
   processes,
   ledger,
+  targets: issue22Targets(results, processes, productEntry),
   failures,
   notes,
   exitCode,
