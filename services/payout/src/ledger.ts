@@ -59,40 +59,165 @@ export function insufficientBalance(currency: string): Error {
  * already exists (a repeated event).
  */
 export async function post(trx: Knex.Transaction, clock: Clock, posting: LedgerPosting): Promise<LedgerEntryRow | undefined> {
-  const existing = await trx("ledger_entries").where({ kind: posting.kind, transaction_id: posting.transactionId }).first<{ id: string } | undefined>("id");
-  if (existing) return undefined;
-  const now = clock.now().getTime();
-  // An upsert, not INSERT IGNORE: on MySQL a duplicate-key IGNORE leaves a shared lock on
-  // the row, and two postings that both hold it and then both UPDATE deadlock. ON DUPLICATE
-  // KEY UPDATE takes the exclusive lock at once, so postings queue on the row instead.
-  await trx("balances")
-    .insert({ merchant_id: posting.merchantId, currency: posting.currency, available: 0, held: 0, updated_at: now })
-    .onConflict(["merchant_id", "currency"])
-    .merge(["updated_at"]);
-  const updated = await trx("balances")
-    .where({ merchant_id: posting.merchantId, currency: posting.currency })
-    .where(trx.raw("available + ? >= 0", [posting.availableDelta]))
-    .where(trx.raw("held + ? >= 0", [posting.heldDelta]))
-    .update({
-      available: trx.raw("available + ?", [posting.availableDelta]),
-      held: trx.raw("held + ?", [posting.heldDelta]),
-      updated_at: now,
-    });
-  if (updated !== 1) throw insufficientBalance(posting.currency);
-  const entry: LedgerEntryRow = {
-    id: newId("led"),
-    merchant_id: posting.merchantId,
-    currency: posting.currency,
-    kind: posting.kind,
-    available_delta: posting.availableDelta,
-    held_delta: posting.heldDelta,
-    transaction_id: posting.transactionId,
-    reason: posting.reason ?? null,
-    ...(posting.processId === undefined ? {} : { process_id: posting.processId }),
-    created_at: now,
-  };
-  await trx("ledger_entries").insert(entry);
+  const [entry] = await postMany(trx, clock, [posting]);
   return entry;
+}
+
+/**
+ * `post` for many entries at once, by the same rules, in one go: one read of which are posted
+ * already, the balance rows locked in one statement, one balance update per (merchant,
+ * currency) with the entries' summed deltas, one multi-row insert of the entries. All or
+ * nothing: INSUFFICIENT_BALANCE when a balance could go below zero, whatever the order of
+ * its entries (see `postLocked`). The answer is in the order of `postings`: the new entry, or
+ * undefined for one posted before and for a repeat of an earlier posting in the list (the
+ * same kind and transaction).
+ */
+export async function postMany(trx: Knex.Transaction, clock: Clock, postings: readonly LedgerPosting[]): Promise<Array<LedgerEntryRow | undefined>> {
+  if (postings.length === 0) return [];
+  const posted = await postedAlready(trx, postings);
+  const fresh = new Map<string, LedgerPosting>();
+  for (const posting of postings) {
+    const key = entryKey(posting);
+    if (!posted.has(key) && !fresh.has(key)) fresh.set(key, posting);
+  }
+  if (fresh.size === 0) return postings.map(() => undefined);
+  const now = clock.now().getTime();
+  await lockBalances(trx, [...fresh.values()], now);
+  const entries = new Map((await postLocked(trx, now, [...fresh.values()])).map((entry) => [entryKey({ kind: entry.kind, transactionId: entry.transaction_id }), entry]));
+  return postings.map((posting) => {
+    const key = entryKey(posting);
+    const entry = entries.get(key);
+    entries.delete(key);
+    return entry;
+  });
+}
+
+/** A balance row: one merchant, one currency. */
+export interface BalanceKey {
+  merchantId: string;
+  currency: string;
+}
+
+/** The (kind, transaction) the ledger's unique index allows once. */
+function entryKey(entry: { kind: string; transactionId: string }): string {
+  return `${entry.kind}\u0000${entry.transactionId}`;
+}
+
+function balanceKey(key: BalanceKey): string {
+  return `${key.merchantId}\u0000${key.currency}`;
+}
+
+/** (merchant_id, currency) order: every statement that locks several balance rows takes them in it. */
+function byBalance(a: BalanceKey, b: BalanceKey): number {
+  if (a.merchantId !== b.merchantId) return a.merchantId < b.merchantId ? -1 : 1;
+  return a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0;
+}
+
+/**
+ * Which of these (kind, transaction) pairs already have their entry, as `kind\0transactionId`
+ * keys: one read on the unique (kind, transaction_id) index, not locking.
+ */
+export async function postedAlready(trx: Knex.Transaction, entries: ReadonlyArray<{ kind: LedgerKind; transactionId: string }>): Promise<Set<string>> {
+  if (entries.length === 0) return new Set();
+  const wanted = new Set(entries.map(entryKey));
+  const rows = await trx("ledger_entries")
+    .whereIn("kind", [...new Set(entries.map((e) => e.kind))])
+    .whereIn("transaction_id", [...new Set(entries.map((e) => e.transactionId))])
+    .select<Array<{ kind: string; transaction_id: string }>>("kind", "transaction_id");
+  return new Set(rows.map((row) => entryKey({ kind: row.kind, transactionId: row.transaction_id })).filter((key) => wanted.has(key)));
+}
+
+/** Whether this deposit's credit (or this withdrawal's hold, …) is among the keys `postedAlready` answered. */
+export function isPosted(posted: ReadonlySet<string>, entry: { kind: LedgerKind; transactionId: string }): boolean {
+  return posted.has(entryKey(entry));
+}
+
+/**
+ * Inside `trx`: the balance rows of these keys, created (at zero) on first use and locked until
+ * the transaction ends, in one statement that takes them in (merchant_id, currency) order, so
+ * two transactions locking several rows each never wait for each other in a circle. An
+ * upsert, not INSERT IGNORE: on MySQL a duplicate-key IGNORE leaves a shared lock on the row,
+ * and two postings that both hold it and then both UPDATE deadlock. ON DUPLICATE KEY UPDATE
+ * takes the exclusive lock at once, so postings queue on the row instead.
+ */
+export async function lockBalances(trx: Knex.Transaction, keys: readonly BalanceKey[], now: number): Promise<void> {
+  const unique = new Map(keys.map((key) => [balanceKey(key), key]));
+  if (unique.size === 0) return;
+  const rows = [...unique.values()].sort(byBalance).map((key) => ({ merchant_id: key.merchantId, currency: key.currency, available: 0, held: 0, updated_at: now }));
+  await trx("balances").insert(rows).onConflict(["merchant_id", "currency"]).merge(["updated_at"]);
+}
+
+/** One balance column's deltas in a batch: their sum, and the sum of the negative ones. */
+interface ColumnTotal {
+  sum: number;
+  debits: number;
+  hasDebit: boolean;
+}
+
+const columnTotal = (): ColumnTotal => ({ sum: 0, debits: 0, hasDebit: false });
+
+function addDelta(total: ColumnTotal, delta: number): void {
+  total.sum += delta;
+  if (delta < 0) {
+    total.debits += delta;
+    total.hasDebit = true;
+  }
+}
+
+/**
+ * The delta the column's condition checks: every debit before any credit when there is one (the
+ * lowest the column could reach in any order of the entries), else the sum; for one entry,
+ * exactly its delta, as `post` has always checked.
+ */
+const lowest = (total: ColumnTotal): number => (total.hasDebit ? total.debits : total.sum);
+
+/**
+ * Posts entries whose balance rows the caller has locked (`lockBalances`) and that it found not
+ * posted (`postedAlready`), each (kind, transaction) once: one conditional update per balance
+ * with the entries' summed deltas, then one insert of every entry, so each entry's seq comes
+ * while its balance row is locked (the order statements read). Each column's condition is the lowest
+ * it could reach in any order of the entries (`lowest`), so no entry, wherever a statement lists
+ * it, takes available or held below zero; else INSUFFICIENT_BALANCE and the caller's transaction
+ * rolls back.
+ */
+export async function postLocked(trx: Knex.Transaction, now: number, postings: readonly LedgerPosting[]): Promise<LedgerEntryRow[]> {
+  if (postings.length === 0) return [];
+  const totals = new Map<string, BalanceKey & { available: ColumnTotal; held: ColumnTotal }>();
+  for (const posting of postings) {
+    const key = balanceKey(posting);
+    const total = totals.get(key) ?? { merchantId: posting.merchantId, currency: posting.currency, available: columnTotal(), held: columnTotal() };
+    addDelta(total.available, posting.availableDelta);
+    addDelta(total.held, posting.heldDelta);
+    totals.set(key, total);
+  }
+  for (const total of [...totals.values()].sort(byBalance)) {
+    const updated = await trx("balances")
+      .where({ merchant_id: total.merchantId, currency: total.currency })
+      .where(trx.raw("available + ? >= 0", [lowest(total.available)]))
+      .where(trx.raw("held + ? >= 0", [lowest(total.held)]))
+      .update({
+        available: trx.raw("available + ?", [total.available.sum]),
+        held: trx.raw("held + ?", [total.held.sum]),
+        updated_at: now,
+      });
+    if (updated !== 1) throw insufficientBalance(total.currency);
+  }
+  const entries = postings.map(
+    (posting): LedgerEntryRow => ({
+      id: newId("led"),
+      merchant_id: posting.merchantId,
+      currency: posting.currency,
+      kind: posting.kind,
+      available_delta: posting.availableDelta,
+      held_delta: posting.heldDelta,
+      transaction_id: posting.transactionId,
+      reason: posting.reason ?? null,
+      ...(posting.processId === undefined ? {} : { process_id: posting.processId }),
+      created_at: now,
+    }),
+  );
+  await trx("ledger_entries").insert(entries);
+  return entries;
 }
 
 export async function balanceRows(db: Knex, merchantId: string): Promise<BalanceRow[]> {
