@@ -80,22 +80,14 @@ export interface WithheldDeposit {
 }
 
 /**
- * Inside `trx`: records the deposit's credit as withheld, once. Answers "withheld" when this
- * call recorded it; "already-withheld" when a record exists (a repeated or racing delivery),
- * and "credited" when the ledger has the deposit's credit (an earlier delivery credited it
- * while its merchant was still sandbox, or an operator credited the record): both change
- * nothing, and a record is never written beside a credit, which would tell reconciliation the
- * money is missing. Both reads lock on MySQL (a gap lock where there is no row), so a credit
- * and a withholding of one deposit racing on two replicas serialise (one is retried after a
- * deadlock and then sees the other's row). Two racing withholdings meet the unique deposit_id:
- * the caller takes that violation for "already-withheld".
+ * The withheld credit record a deposit's first withholding writes (open, for an operator). The
+ * consumer inserts it (src/deposit-credits.ts) only after it found, under the locks of the
+ * deposit's balance row, neither a record nor a ledger credit for the deposit: a record is never
+ * written beside a credit, which would tell reconciliation the money is missing. Two racing
+ * withholdings that got past that meet the unique deposit_id.
  */
-export async function withholdCredit(trx: Knex.Transaction, clock: Clock, deposit: WithheldDeposit): Promise<"withheld" | "already-withheld" | "credited"> {
-  const record = (await forUpdate(trx, trx("withheld_credits").where({ deposit_id: deposit.depositId }).first("id"))) as Pick<WithheldCreditRow, "id"> | undefined;
-  const credit = (await forUpdate(trx, trx("ledger_entries").where({ kind: "deposit_credit", transaction_id: deposit.depositId }).first("id"))) as { id: string } | undefined;
-  if (credit) return "credited";
-  if (record) return "already-withheld";
-  const row: WithheldCreditRow = {
+export function withheldCreditRow(deposit: WithheldDeposit, now: number): WithheldCreditRow {
+  return {
     id: newId("whc"),
     deposit_id: deposit.depositId,
     merchant_id: deposit.merchantId,
@@ -107,23 +99,25 @@ export async function withholdCredit(trx: Knex.Transaction, clock: Clock, deposi
     resolved_by: null,
     resolution: null,
     event_id: deposit.eventId,
-    created_at: clock.now().getTime(),
+    created_at: now,
     resolved_at: null,
   };
-  await trx("withheld_credits").insert(row);
-  return "withheld";
 }
 
 /**
- * Inside `trx`, before a normal credit: whether the deposit's credit is withheld and not
- * credited by an operator (open or dismissed). Then a later delivery must not credit it (say
- * its merchant counts as sandbox again by then): the decision is the operator's, and a credit
- * beside an open record could be credited a second time from the operator's list. Locks like
- * `withholdCredit`, for the same race.
+ * Inside `trx`: the status of each of these deposits' records, by deposit id (one read, not
+ * locking). A deposit with a record that is not credited (open or dismissed) must not be
+ * credited by a later delivery (say its merchant counts as sandbox again by then): the decision
+ * is the operator's, and a credit beside an open record could be credited a second time from the
+ * operator's list. The consumer reads this under the locks of the deposits' balance rows, which
+ * every credit and withholding of a deposit takes first, so it sees what any racing one committed.
  */
-export async function isWithheld(trx: Knex.Transaction, depositId: string): Promise<boolean> {
-  const record = (await forUpdate(trx, trx("withheld_credits").where({ deposit_id: depositId }).first("id", "status"))) as Pick<WithheldCreditRow, "id" | "status"> | undefined;
-  return record !== undefined && record.status !== "credited";
+export async function withheldStatuses(trx: Knex.Transaction, depositIds: readonly string[]): Promise<Map<string, string>> {
+  if (depositIds.length === 0) return new Map();
+  const rows = await trx("withheld_credits")
+    .whereIn("deposit_id", [...new Set(depositIds)])
+    .select<Array<Pick<WithheldCreditRow, "deposit_id" | "status">>>("deposit_id", "status");
+  return new Map(rows.map((row) => [row.deposit_id, row.status]));
 }
 
 // ---------------------------------------------------------------- the operator's decision
