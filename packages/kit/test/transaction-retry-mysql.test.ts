@@ -1,7 +1,7 @@
 import test from "ava";
 import { Code } from "@connectrpc/connect";
 import type { Knex } from "knex";
-import { ensureDatabase, errorInfo, openDatabase, readCommitted, repeatableRead, transactionWithRetry } from "../src/index.js";
+import { ensureDatabase, errorInfo, openDatabase, readCommitted, repeatableRead, runTransaction, transactionWithRetry } from "../src/index.js";
 import { createTestDatabase } from "@payments/testing";
 
 // transactionWithRetry on a real MariaDB/MySQL: a deadlock is run again inside the service,
@@ -25,6 +25,11 @@ test.before(async () => {
     { id: "a", n: 0 },
     { id: "b", n: 0 },
   ]);
+  // runTransaction's own (issue 22), apart from the rows the deadlock tests count.
+  await db.schema.createTable("rt_rows", (t) => {
+    t.string("id", 8).primary();
+    t.integer("n").notNullable();
+  });
 });
 
 // Unset when the before hook failed.
@@ -124,4 +129,75 @@ test("a database opened with readCommitted runs its sessions at READ COMMITTED, 
   } finally {
     await rc.destroy();
   }
+});
+
+// Issue 22: on MySQL the hot transactions run on one pooled connection with the database's
+// builders bound to it, not knex's transaction object; what they can do must not change.
+
+test("runTransaction: commits what fn did, rolls all of it back when fn throws, and gives the connection back either way", async (t) => {
+  await runTransaction(db, async (trx) => {
+    await trx("rt_rows").insert({ id: "rt1", n: 1 });
+    await trx.raw("UPDATE `rt_rows` SET n = n + 1 WHERE id = ?", ["rt1"]);
+  });
+  t.is(((await db("rt_rows").where({ id: "rt1" }).first()) as { n: number }).n, 2);
+  await t.throwsAsync(
+    runTransaction(db, async (trx) => {
+      await trx("rt_rows").insert({ id: "rt2", n: 1 });
+      await trx("rt_rows").where({ id: "rt1" }).update({ n: 99 });
+      throw new Error("changed my mind");
+    }),
+    { message: "changed my mind" },
+  );
+  t.is(await db("rt_rows").where({ id: "rt2" }).first(), undefined, "the insert rolled back");
+  t.is(((await db("rt_rows").where({ id: "rt1" }).first()) as { n: number }).n, 2, "the update rolled back");
+  // Far more transactions than the pool has connections: none was kept.
+  await Promise.all(Array.from({ length: 20 }, (_, i) => runTransaction(db, (trx) => trx("rt_rows").where({ id: "rt1" }).update({ n: i }))));
+  t.pass();
+});
+
+test("runTransaction: another session sees nothing before the commit; a row locked in it waits for the commit", async (t) => {
+  await db("rt_rows").insert({ id: "rt3", n: 0 });
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((resolve) => (locked = resolve));
+  const first = runTransaction(db, async (trx) => {
+    await trx("rt_rows").where({ id: "rt3" }).forUpdate().first();
+    await trx("rt_rows").where({ id: "rt3" }).update({ n: 1 });
+    locked();
+    await held;
+  });
+  await isLocked;
+  t.is(((await db("rt_rows").where({ id: "rt3" }).first()) as { n: number }).n, 0, "uncommitted, unseen");
+  const second = runTransaction(db, async (trx) => {
+    const row = (await trx("rt_rows").where({ id: "rt3" }).forUpdate().first()) as { n: number };
+    await trx("rt_rows").where({ id: "rt3" }).update({ n: row.n + 10 });
+  });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  release();
+  await Promise.all([first, second]);
+  t.is(((await db("rt_rows").where({ id: "rt3" }).first()) as { n: number }).n, 11, "the second waited for the first's lock and read its commit");
+});
+
+test("runTransaction: a query after the end, or a transaction inside, throws; the isolation level asked for holds", async (t) => {
+  let kept: Knex.Transaction | undefined;
+  await runTransaction(db, async (trx) => {
+    kept = trx;
+    await trx("rt_rows").first();
+  });
+  t.throws(() => kept!("rows"), { message: /has ended/ });
+  await t.throwsAsync(runTransaction(db, async (trx) => trx.transaction(async () => undefined)), { message: /not supported/ });
+  // READ COMMITTED asked for: a second read sees what another session committed in between.
+  await db("rt_rows").insert({ id: "rt4", n: 0 });
+  const reads = await runTransaction(
+    db,
+    async (trx) => {
+      const before = ((await trx("rt_rows").where({ id: "rt4" }).first()) as { n: number }).n;
+      await db("rt_rows").where({ id: "rt4" }).update({ n: 5 });
+      const after = ((await trx("rt_rows").where({ id: "rt4" }).first()) as { n: number }).n;
+      return [before, after];
+    },
+    { isolationLevel: "read committed" },
+  );
+  t.deepEqual(reads, [0, 5]);
 });
