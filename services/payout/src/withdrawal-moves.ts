@@ -1,11 +1,13 @@
+import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code } from "@connectrpc/connect";
 import { WITHDRAWAL_STATUS_TOPICS } from "@payments/contracts";
 import { WithdrawalStatusChangedSchema } from "@payments/contracts/payout";
-import { applyStateMove, heldUnderLock, type Clock, type StateTable } from "@payments/kit";
+import { applyStateMove, currentRequestId, currentTraceparent, heldUnderLock, newId, serviceError, type Clock, type StateEvent, type StateTable } from "@payments/kit";
 import type { Knex } from "knex";
-import { post } from "./ledger.js";
+import { post, postMany, type LedgerPosting } from "./ledger.js";
 import { getWithdrawalRow, rowStatus, statusToProto, withdrawalFromRow, type WithdrawalRow } from "./store.js";
-import { decideWithdrawalMove, type WithdrawalMove, type WithdrawalStatusName } from "./withdrawal-state.js";
+import { decideWithdrawalMove, type BalanceEffect, type WithdrawalMove, type WithdrawalMoveOutcome, type WithdrawalStatusName } from "./withdrawal-state.js";
 
 /** The subject (under the bus prefix) a status change is published on (@payments/contracts' WITHDRAWAL_STATUS_TOPICS). No move leads to pending. */
 export function withdrawalTopic(status: WithdrawalStatusName): string {
@@ -49,27 +51,126 @@ export async function moveWithdrawal(trx: Knex.Transaction, clock: Clock, reques
     row: current,
     move: request.move,
     decide: (from, move) => decideWithdrawalMove(from, move, { idempotent: request.idempotent }),
-    patch: (moved, now) => {
-      const patch: Partial<WithdrawalRow> = { ...request.patch, updated_at: now };
-      if (moved.to !== "processing") patch.completed_at = now;
-      if (request.move === "fail") patch.failure_reason = request.failureReason || "FAILED";
-      return patch;
-    },
+    patch: (moved, now) => movePatch(request, moved, now),
     effects: async (_moved, { effect }) => {
-      const amount = Number(current.amount);
-      if (effect === "release") {
-        await post(trx, clock, { merchantId: current.merchant_id, currency: current.currency, kind: "withdrawal_release", availableDelta: amount, heldDelta: -amount, transactionId: current.id });
-      } else if (effect === "settle") {
-        await post(trx, clock, { merchantId: current.merchant_id, currency: current.currency, kind: "withdrawal_settle", availableDelta: 0, heldDelta: -amount, transactionId: current.id });
-      }
+      const posting = effectPosting(current, effect);
+      if (posting) await post(trx, clock, posting);
       return getWithdrawalRow(trx, { withdrawalId: current.id });
     },
-    event: (row, moved, now) => ({
-      topic: withdrawalTopic(moved.to),
-      schema: WithdrawalStatusChangedSchema,
-      init: { withdrawal: withdrawalFromRow(row), previousStatus: statusToProto(moved.from), occurredAt: timestampFromMs(now) },
-    }),
+    event: (row, moved, now) => moveEvent(row, moved, now),
   });
   const { row, moved } = heldUnderLock(result, WITHDRAWALS, current);
   return { row, moved };
+}
+
+type Moved = Extract<WithdrawalMoveOutcome, { kind: "moved" }>;
+
+/** The columns a move sets besides status and sequence. */
+function movePatch(request: WithdrawalMoveRequest, moved: Moved, now: number): Partial<WithdrawalRow> {
+  const patch: Partial<WithdrawalRow> = { ...request.patch, updated_at: now };
+  if (moved.to !== "processing") patch.completed_at = now;
+  if (request.move === "fail") patch.failure_reason = request.failureReason || "FAILED";
+  return patch;
+}
+
+/** A move's balance effect as a ledger entry: release on fail/cancel, settle on complete, none on start. */
+function effectPosting(row: WithdrawalRow, effect: BalanceEffect): LedgerPosting | undefined {
+  const amount = Number(row.amount);
+  const base = { merchantId: row.merchant_id, currency: row.currency, transactionId: row.id };
+  if (effect === "release") return { ...base, kind: "withdrawal_release", availableDelta: amount, heldDelta: -amount };
+  if (effect === "settle") return { ...base, kind: "withdrawal_settle", availableDelta: 0, heldDelta: -amount };
+  return undefined;
+}
+
+/** The status event of a move, with the withdrawal as the move left it. */
+function moveEvent(row: WithdrawalRow, moved: Moved, now: number): StateEvent<typeof WithdrawalStatusChangedSchema> {
+  return {
+    topic: withdrawalTopic(moved.to),
+    schema: WithdrawalStatusChangedSchema,
+    init: { withdrawal: withdrawalFromRow(row), previousStatus: statusToProto(moved.from), occurredAt: timestampFromMs(now) },
+  };
+}
+
+/** One withdrawal of `moveLockedWithdrawals`: its row as read under its lock, and the move to make. */
+export interface LockedMove {
+  row: WithdrawalRow;
+  request: WithdrawalMoveRequest;
+}
+
+export type LockedMoveResult = WithdrawalMoveResult | { refused: Error };
+
+/**
+ * Several moves in the caller's transaction, each by `moveWithdrawal`'s rules, for rows the
+ * caller has locked (FOR UPDATE, or claimed with SKIP LOCKED; on SQLite the transaction is the
+ * one writer): each decided on the status it was read in by the same pure state machine, then
+ * one conditional UPDATE (`WHERE id IN (…) AND status = <from>`, sequence + 1) per group of moves
+ * that set the same columns to the same values (a claim of pending withdrawals: one for all),
+ * the balance effects in one `postMany`, and the status events in one multi-row insert into the
+ * outbox. A refused move is answered as such (nothing written for it) and does not stop the
+ * others; anything else that fails throws, and the caller's transaction rolls back all of them.
+ * Results in the order of `moves`; each withdrawal at most once.
+ */
+export async function moveLockedWithdrawals(trx: Knex.Transaction, clock: Clock, moves: readonly LockedMove[]): Promise<LockedMoveResult[]> {
+  if (new Set(moves.map((m) => m.row.id)).size !== moves.length) throw new Error("moveLockedWithdrawals: a withdrawal may be moved once per call");
+  const now = clock.now().getTime();
+  const results: LockedMoveResult[] = [];
+  const groups = new Map<string, { from: string; patch: Partial<WithdrawalRow>; ids: string[] }>();
+  const moved: Array<{ row: WithdrawalRow; decision: Moved; before: WithdrawalRow }> = [];
+  for (const { row, request } of moves) {
+    if (request.withdrawalId !== row.id || (request.merchantId !== undefined && request.merchantId !== row.merchant_id)) {
+      throw new Error(`moveLockedWithdrawals: withdrawal ${row.id} was given a move of ${request.withdrawalId}`);
+    }
+    const decision = decideWithdrawalMove(rowStatus(row), request.move, { idempotent: request.idempotent });
+    if (decision.kind === "unchanged") {
+      results.push({ row, moved: false });
+      continue;
+    }
+    if (decision.kind === "refused") {
+      results.push({ refused: serviceError(Code.FailedPrecondition, "INVALID_TRANSACTION_STATE", decision.message, { details: { status: decision.status } }) });
+      continue;
+    }
+    const patch: Partial<WithdrawalRow> = { ...movePatch(request, decision, now), status: decision.to };
+    const key = JSON.stringify([row.status, Object.entries(patch).sort(([a], [b]) => (a < b ? -1 : 1))]);
+    const group = groups.get(key) ?? { from: row.status, patch, ids: [] };
+    group.ids.push(row.id);
+    groups.set(key, group);
+    const after: WithdrawalRow = { ...row, ...patch, sequence: Number(row.sequence) + 1 };
+    moved.push({ row: after, decision, before: row });
+    results.push({ row: after, moved: true });
+  }
+  for (const { from, patch, ids } of groups.values()) {
+    const updated = await trx("withdrawals")
+      .whereIn("id", ids)
+      .where({ status: from })
+      .update({ ...patch, sequence: trx.raw("sequence + 1") });
+    if (updated !== ids.length) throw new Error(`withdrawals changed under their locks: ${updated} of ${ids.length} ${from} withdrawals updated`);
+  }
+  await postMany(
+    trx,
+    clock,
+    moved.flatMap(({ before, decision }) => effectPosting(before, decision.effect) ?? []),
+  );
+  await recordEvents(
+    trx,
+    clock,
+    moved.map(({ row, decision }) => moveEvent(row, decision, now)),
+  );
+  return results;
+}
+
+/**
+ * The outbox rows of several events, in one insert: what the kit's `recordEvent` writes for one
+ * (a generated event id, the protobuf payload, the current trace and request id), in this order.
+ */
+async function recordEvents(trx: Knex.Transaction, clock: Clock, events: ReadonlyArray<StateEvent<typeof WithdrawalStatusChangedSchema>>): Promise<void> {
+  if (events.length === 0) return;
+  const createdAt = clock.now().getTime();
+  const traceparent = currentTraceparent() ?? null;
+  const requestId = currentRequestId() ?? null;
+  const rows = events.map((event) => {
+    const eventId = newId("evt");
+    const message = create(event.schema, { ...event.init, eventId });
+    return { event_id: eventId, topic: event.topic, payload: Buffer.from(toBinary(event.schema, message)), created_at: createdAt, traceparent, request_id: requestId };
+  });
+  await trx("outbox").insert(rows);
 }
