@@ -1,24 +1,29 @@
-import { claimTransaction, errorInfo, forUpdateSkipLocked, startJob, transactionWithRetry, type JobResult, type Stoppable } from "@payments/kit";
+import { Code } from "@connectrpc/connect";
+import { claimTransaction, errorInfo, forUpdate, forUpdateSkipLocked, serviceError, startJob, transactionWithRetry, type JobResult, type Stoppable } from "@payments/kit";
 import type { Knex } from "knex";
 import type { BankConnector, PayoutInstruction, PayoutResult } from "./bank-connector.js";
 import type { PayoutContext } from "./context.js";
 import { rowStatus, type WithdrawalRow } from "./store.js";
 import { startTransferReturnWorker } from "./transfer-return-worker.js";
-import { moveWithdrawal } from "./withdrawal-moves.js";
+import { moveLockedWithdrawals, moveWithdrawal, type LockedMove } from "./withdrawal-moves.js";
 
 /**
  * The payout worker: claims withdrawals, hands each to the bank connector and records the
  * answer.
  *
  * - Claims are transactions with `FOR UPDATE SKIP LOCKED`, so replicas never take the same
- *   row. A pending withdrawal is claimed by moving it to processing (its
- *   `withdrawal_processing` event goes to the outbox in the same transaction); a processing
- *   one whose send got no recorded answer for PAYOUT_RESEND_AFTER (the worker died, the send
- *   threw or hung) is claimed again by a conditional update of `dispatched_at`.
- * - The send happens outside any transaction and always carries the withdrawal id as the
- *   idempotency key, so a re-send after a crash never pays twice (the connector contract).
- * - The answer is recorded in its own transaction, conditional on the withdrawal still being
- *   processing: an operator's decision in the meantime wins and nothing changes.
+ *   row; a batch of up to PAYOUT_WORKER_BATCH in one read. Pending withdrawals are claimed by
+ *   moving them to processing (one UPDATE for the batch; their `withdrawal_processing` events go
+ *   to the outbox in the same transaction, one insert); processing ones whose send got no
+ *   recorded answer for PAYOUT_RESEND_AFTER (the worker died, the send threw or hung) are
+ *   claimed again by one conditional update of `dispatched_at`.
+ * - The send happens outside any transaction, one call per withdrawal, SEND_CONCURRENCY at
+ *   once, and always carries the withdrawal id as the idempotency key, so a re-send after a
+ *   crash never pays twice (the connector contract).
+ * - The answer is recorded conditional on the withdrawal still being processing (an operator's
+ *   decision in the meantime wins and nothing changes), in one transaction with the other
+ *   answers that arrived while the previous ones were being recorded (`createAnswerRecorder`):
+ *   each move still locks, decides, updates and writes its event in that one transaction.
  * - Each withdrawal goes to the connector of its recorded kind: a sandbox one to the sandbox
  *   connector, a live one to the live connector (PAYOUT_CONNECTOR). Sandbox and live never mix.
  */
@@ -50,29 +55,37 @@ export async function claimOverdueWithdrawals(ctx: PayoutContext, limit: number)
       });
   return claimTransaction(ctx.db, async (trx) => {
     const rows = (await forUpdateSkipLocked(trx, overdue(trx("withdrawals").select("*")).orderBy("dispatched_at").orderBy("id").limit(limit))) as WithdrawalRow[];
-    const taken: WithdrawalRow[] = [];
-    for (const row of rows) {
-      const updated = await overdue(trx("withdrawals").where({ id: row.id })).update({ dispatched_at: now, dispatch_attempts: trx.raw("dispatch_attempts + 1") });
-      if (updated === 1) taken.push({ ...row, dispatched_at: now, dispatch_attempts: Number(row.dispatch_attempts) + 1 });
-    }
-    return taken;
+    if (rows.length === 0) return [];
+    // One statement for the batch, still conditional on each row being overdue; the rows are
+    // locked (or SQLite's one writer holds them), so each of them still is.
+    const ids = rows.map((row) => row.id);
+    const updated = await overdue(trx("withdrawals").whereIn("id", ids)).update({ dispatched_at: now, dispatch_attempts: trx.raw("dispatch_attempts + 1") });
+    if (updated !== rows.length) throw new Error(`overdue withdrawals changed under their locks: ${updated} of ${rows.length} taken back`);
+    return rows.map((row) => ({ ...row, dispatched_at: now, dispatch_attempts: Number(row.dispatch_attempts) + 1 }));
   });
 }
 
-/** Moves up to `limit` pending withdrawals, oldest first, to processing for their first send. */
+/**
+ * Moves up to `limit` pending withdrawals, oldest first, to processing for their first send, in
+ * one transaction: the claim is one `FOR UPDATE SKIP LOCKED` read of the rows, their start moves
+ * one conditional UPDATE and their `withdrawal_processing` events one insert into the outbox
+ * (`moveLockedWithdrawals`).
+ */
 export async function claimPendingWithdrawals(ctx: PayoutContext, limit: number): Promise<WithdrawalRow[]> {
   if (limit <= 0) return [];
   const claimed = await claimTransaction(ctx.db, async (trx) => {
     const now = ctx.clock.now().getTime();
-    const due = (await forUpdateSkipLocked(trx, trx("withdrawals").select("id").where({ status: "pending" }).orderBy("created_at").orderBy("id").limit(limit))) as Array<{
-      id: string;
-    }>;
-    const taken: WithdrawalRow[] = [];
-    for (const { id } of due) {
-      const { row } = await moveWithdrawal(trx, ctx.clock, { withdrawalId: id, move: "start", patch: { dispatched_at: now, dispatch_attempts: 1 } });
-      taken.push(row);
-    }
-    return taken;
+    const due = (await forUpdateSkipLocked(trx, trx("withdrawals").select("*").where({ status: "pending" }).orderBy("created_at").orderBy("id").limit(limit))) as WithdrawalRow[];
+    const moves = await moveLockedWithdrawals(
+      trx,
+      ctx.clock,
+      due.map((row) => ({ row, request: { withdrawalId: row.id, move: "start", patch: { dispatched_at: now, dispatch_attempts: 1 } } })),
+    );
+    // Each row was read pending under its lock: a start cannot be refused.
+    return moves.map((result) => {
+      if ("refused" in result) throw result.refused;
+      return result.row;
+    });
   });
   if (claimed.length > 0) ctx.outbox.nudge();
   return claimed;
@@ -94,8 +107,24 @@ function clip(value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : value.slice(0, 100);
 }
 
+/** What a bank's final answer changes: its move, the failure's code, the bank's reference. */
+export interface AnswerChange {
+  move: "complete" | "fail";
+  failureReason?: string;
+  patch?: { bank_reference: string };
+}
+
 /** The move a bank's final answer makes, applied by the caller's state machine inside `trx`. */
-export type AnswerMove = (trx: Knex.Transaction, change: { move: "complete" | "fail"; failureReason?: string; patch?: { bank_reference: string } }) => Promise<unknown>;
+export type AnswerMove = (trx: Knex.Transaction, change: AnswerChange) => Promise<unknown>;
+
+function answerChange(result: Exclude<PayoutResult, { outcome: "accepted" }>): AnswerChange {
+  const bankReference = clip(result.bankReference);
+  return {
+    move: result.outcome === "completed" ? "complete" : "fail",
+    failureReason: result.outcome === "failed" ? (clip(result.reason) ?? "FAILED") : undefined,
+    patch: bankReference ? { bank_reference: bankReference } : undefined,
+  };
+}
 
 /**
  * Records a bank's answer for something the worker sent (a withdrawal, a transfer return):
@@ -112,13 +141,7 @@ export async function recordConnectorAnswer(ctx: PayoutContext, table: "withdraw
     return updated === 1 ? "awaiting_operator" : "already_decided";
   }
   try {
-    await transactionWithRetry(ctx.db, (trx) =>
-      move(trx, {
-        move: result.outcome === "completed" ? "complete" : "fail",
-        failureReason: result.outcome === "failed" ? (clip(result.reason) ?? "FAILED") : undefined,
-        patch: bankReference ? { bank_reference: bankReference } : undefined,
-      }),
-    );
+    await transactionWithRetry(ctx.db, (trx) => move(trx, answerChange(result)));
   } catch (err) {
     if (errorInfo(err).reason === "INVALID_TRANSACTION_STATE") return "already_decided";
     throw err;
@@ -134,6 +157,133 @@ export async function recordConnectorAnswer(ctx: PayoutContext, table: "withdraw
  */
 export function recordPayoutResult(ctx: PayoutContext, withdrawalId: string, result: PayoutResult): Promise<RecordedOutcome> {
   return recordConnectorAnswer(ctx, "withdrawals", withdrawalId, result, (trx, change) => moveWithdrawal(trx, ctx.clock, { withdrawalId, ...change }));
+}
+
+/** A bank's answer for a withdrawal the worker sent. */
+export interface PayoutAnswer {
+  withdrawalId: string;
+  result: PayoutResult;
+}
+
+/**
+ * Records the bank's answers for several withdrawals the worker sent, in one transaction, each
+ * by `recordPayoutResult`'s rules: the rows locked first (one statement, in id order, so two such
+ * batches never deadlock); completed and failed move the withdrawal (`moveLockedWithdrawals`:
+ * the moves' updates, the settlements and releases in one `postMany`, the events in one insert
+ * into the outbox); accepted leaves it processing and marks it waiting for an operator; one no
+ * longer processing (an operator, or a racing re-send, decided first) is "already_decided" and
+ * nothing changes for it. All or nothing; the outcomes in the order of `answers`, one answer
+ * per withdrawal.
+ */
+export async function recordPayoutResults(ctx: PayoutContext, answers: readonly PayoutAnswer[]): Promise<RecordedOutcome[]> {
+  if (answers.length === 0) return [];
+  const ids = answers.map((a) => a.withdrawalId);
+  if (new Set(ids).size !== ids.length) throw new Error("recordPayoutResults: one answer per withdrawal");
+  const { outcomes, moved } = await transactionWithRetry(ctx.db, async (trx) => {
+    const locked = (await forUpdate(trx, trx("withdrawals").whereIn("id", ids).orderBy("id").select("*"))) as WithdrawalRow[];
+    const rows = new Map(locked.map((row) => [row.id, row]));
+    const outcomes = new Map<string, RecordedOutcome>();
+    // Accepted answers by the bank reference they record ("" for none): one update per reference.
+    const accepted = new Map<string, string[]>();
+    const moves: LockedMove[] = [];
+    for (const { withdrawalId, result } of answers) {
+      const row = rows.get(withdrawalId);
+      if (!row) throw serviceError(Code.NotFound, "TRANSACTION_NOT_FOUND", `no withdrawal ${withdrawalId}`);
+      if (result.outcome !== "accepted") {
+        moves.push({ row, request: { withdrawalId, ...answerChange(result) } });
+        outcomes.set(withdrawalId, result.outcome);
+      } else if (row.status !== "processing") {
+        outcomes.set(withdrawalId, "already_decided");
+      } else {
+        const reference = clip(result.bankReference) ?? "";
+        accepted.set(reference, [...(accepted.get(reference) ?? []), withdrawalId]);
+        outcomes.set(withdrawalId, "awaiting_operator");
+      }
+    }
+    for (const [reference, group] of accepted) {
+      await trx("withdrawals")
+        .whereIn("id", group)
+        .where({ status: "processing" })
+        .update({ awaiting_operator: true, ...(reference ? { bank_reference: reference } : {}) });
+    }
+    const results = await moveLockedWithdrawals(trx, ctx.clock, moves);
+    results.forEach((result, i) => {
+      if ("refused" in result) outcomes.set(moves[i]!.row.id, "already_decided");
+    });
+    return { outcomes, moved: results.some((result) => !("refused" in result) && result.moved) };
+  });
+  if (moved) ctx.outbox.nudge();
+  return answers.map((a) => outcomes.get(a.withdrawalId)!);
+}
+
+/** Records one answer: resolves with its outcome once the batch it went in is recorded, rejects when it could not be. */
+export type AnswerRecorder = (withdrawalId: string, result: PayoutResult) => Promise<RecordedOutcome>;
+
+/**
+ * Where the worker's sends hand their answers. Each answer goes in the next batch, which takes
+ * every answer that arrived while the previous batch was being recorded (`recordPayoutResults`,
+ * one transaction): a busy worker records many answers per transaction, a quiet one each answer
+ * at once. A batch that fails is recorded again one answer at a time (`recordPayoutResult`), so
+ * an answer that cannot be recorded holds back only itself: its withdrawal stays processing and
+ * is sent again with the same key after PAYOUT_RESEND_AFTER, as before.
+ */
+export function createAnswerRecorder(ctx: PayoutContext): AnswerRecorder {
+  const log = ctx.logger.child({ job: "payout-worker" });
+  const queue: Array<PayoutAnswer & { resolve: (outcome: RecordedOutcome) => void; reject: (err: unknown) => void }> = [];
+  let recording = false;
+
+  const recordAlone = async (answer: (typeof queue)[number]) => {
+    try {
+      answer.resolve(await recordPayoutResult(ctx, answer.withdrawalId, answer.result));
+    } catch (err) {
+      answer.reject(err);
+    }
+  };
+
+  const drain = async () => {
+    try {
+      while (queue.length > 0) {
+        // A second answer for a withdrawal already in this batch waits for the next one.
+        const batch: typeof queue = [];
+        const taken = new Set<string>();
+        for (let i = 0; i < queue.length; ) {
+          const answer = queue[i]!;
+          if (taken.has(answer.withdrawalId)) {
+            i++;
+            continue;
+          }
+          taken.add(answer.withdrawalId);
+          batch.push(answer);
+          queue.splice(i, 1);
+        }
+        if (batch.length === 1) {
+          await recordAlone(batch[0]!);
+          continue;
+        }
+        try {
+          const outcomes = await recordPayoutResults(ctx, batch);
+          batch.forEach((answer, i) => answer.resolve(outcomes[i]!));
+        } catch (err) {
+          log.warn({ err, answers: batch.length }, "recording a batch of the bank's answers failed; recording them one at a time");
+          await Promise.all(batch.map(recordAlone));
+        }
+      }
+    } finally {
+      recording = false;
+    }
+  };
+
+  return (withdrawalId, result) =>
+    new Promise<RecordedOutcome>((resolve, reject) => {
+      queue.push({ withdrawalId, result, resolve, reject });
+      if (recording) return;
+      recording = true;
+      // After this turn of the event loop, so answers that came in the same turn (sends started
+      // together) go in one batch. Not awaited: each answer's own promise settles when its batch
+      // is recorded (drain settles every answer it takes and never throws), and an answer not
+      // recorded leaves its withdrawal to be sent again with the same key.
+      setImmediate(() => void drain());
+    });
 }
 
 export class SendTimeout extends Error {
@@ -163,7 +313,11 @@ export async function sendWithin(connector: BankConnector, instruction: PayoutIn
  * times out, or an answer that cannot be recorded, leaves the withdrawal processing with
  * awaiting_operator false, and it is sent again with the same key after PAYOUT_RESEND_AFTER.
  */
-export async function dispatchWithdrawal(ctx: PayoutContext, row: WithdrawalRow): Promise<RecordedOutcome | "unanswered"> {
+export async function dispatchWithdrawal(
+  ctx: PayoutContext,
+  row: WithdrawalRow,
+  record: AnswerRecorder = (withdrawalId, result) => recordPayoutResult(ctx, withdrawalId, result),
+): Promise<RecordedOutcome | "unanswered"> {
   const connector = connectorFor(ctx, row);
   const log = ctx.logger.child({ job: "payout-worker", withdrawalId: row.id, merchantId: row.merchant_id, attempt: row.dispatch_attempts, connector: connector.name });
   const sends = ctx.metrics.counter("payout_sends_total", "Withdrawals handed to the bank connector, by connector and result", ["connector", "result"]);
@@ -181,7 +335,7 @@ export async function dispatchWithdrawal(ctx: PayoutContext, row: WithdrawalRow)
   const answer = { outcome: result.outcome, reason: result.outcome === "failed" ? result.reason : undefined, bankReference: result.bankReference, durationMs: Date.now() - started };
   let recorded: RecordedOutcome;
   try {
-    recorded = await recordPayoutResult(ctx, row.id, result);
+    recorded = await record(row.id, result);
   } catch (err) {
     log.error({ err, ...answer }, "could not record the bank's answer; the withdrawal is sent again with the same key after PAYOUT_RESEND_AFTER");
     return "unanswered";
@@ -214,6 +368,7 @@ export function startPayoutWorker(ctx: PayoutContext): Stoppable {
   const interval = ctx.config.PAYOUT_WORKER_INTERVAL;
   const queue: WithdrawalRow[] = [];
   const inFlight = new Set<Promise<unknown>>();
+  const record = createAnswerRecorder(ctx);
   let stopped = false;
   // Read through a call: stop() sets it while a pass awaits its claims, which narrowing cannot see.
   const isStopped = (): boolean => stopped;
@@ -223,7 +378,7 @@ export function startPayoutWorker(ctx: PayoutContext): Stoppable {
   const pump = () => {
     while (inFlight.size < SEND_CONCURRENCY && queue.length > 0) {
       const row = queue.shift()!;
-      const sending: Promise<unknown> = dispatchWithdrawal(ctx, row).finally(() => {
+      const sending: Promise<unknown> = dispatchWithdrawal(ctx, row, record).finally(() => {
         inFlight.delete(sending);
         pump();
         if (backlog) job.wake();
