@@ -11,7 +11,7 @@ import type { Knex } from "knex";
 import type { PayoutContext } from "../src/context.js";
 import { creditDeposits, DEPOSIT_COMPLETED_TOPIC, type CreditOutcome } from "../src/deposit-credits.js";
 import type { WithheldCreditRow } from "../src/withheld-credits.js";
-import { payoutContext, sleep } from "./worker-fixtures.js";
+import { payoutContext, sleep, transactionsRunning } from "./worker-fixtures.js";
 
 // Deposit credits in batches (creditDeposits, and the consumer that hands it what arrived while
 // the previous batch was credited) on MariaDB and JetStream: the merchant service (GetMerchant,
@@ -111,17 +111,23 @@ function countingAsks(ctx: PayoutContext): { ctx: PayoutContext; asked: string[]
   return { ctx: { ...ctx, merchants: counted }, asked, mostAtOnce: () => most };
 }
 
-/** Counts, from now on, the transactions of `db` that inserted ledger entries and those insert statements. */
+/** Counts, from now on, the transactions of `db` that inserted ledger entries, and those insert statements. */
 function ledgerWrites(db: Knex): { transactions: () => number; inserts: () => number; stop: () => void } {
-  const transactions = new Set<string>();
+  const statement = /^insert into `ledger_entries`/i;
+  const transactions = transactionsRunning(db, statement);
   let inserts = 0;
-  const listener = (query: { sql?: string; __knexTxId?: string }) => {
-    if (!/^insert into `ledger_entries`/i.test(query.sql ?? "")) return;
-    inserts += 1;
-    transactions.add(query.__knexTxId ?? `outside-${inserts}`);
+  const listener = (query: { sql?: string }) => {
+    if (statement.test(query.sql ?? "")) inserts += 1;
   };
   db.on("query", listener);
-  return { transactions: () => transactions.size, inserts: () => inserts, stop: () => void db.removeListener("query", listener) };
+  return {
+    transactions: transactions.count,
+    inserts: () => inserts,
+    stop: () => {
+      transactions.stop();
+      db.removeListener("query", listener);
+    },
+  };
 }
 
 const credits = async (depositId: string) => (await payout().db("ledger_entries").where({ kind: "deposit_credit", transaction_id: depositId })) as Array<{ available_delta: number; process_id: string | null }>;

@@ -4,12 +4,11 @@ import { PayoutService } from "@payments/contracts/payout";
 import { createServiceClient, deriveDatabaseUrl, errorInfo, startServices, type RunningServices } from "@payments/kit";
 import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
-import type { Knex } from "knex";
 import type { BankConnector, PayoutInstruction, PayoutResult } from "../src/bank-connector.js";
 import { createPayoutModule } from "../src/index.js";
 import { moveWithdrawal } from "../src/withdrawal-moves.js";
 import { claimPendingWithdrawals, createAnswerRecorder, SEND_CONCURRENCY } from "../src/worker.js";
-import { eventTrail, insertPendingWithdrawals, ledgerSums, outboxEventsByWithdrawal, payoutContext, sleep, withdrawalRows } from "./worker-fixtures.js";
+import { eventTrail, insertPendingWithdrawals, ledgerSums, outboxEventsByWithdrawal, payoutContext, sleep, transactionsRunning, withdrawalRows } from "./worker-fixtures.js";
 
 // The payout worker in batches, on MySQL: the all-in-one process serves the RPCs with its worker
 // off; each test starts the worker replica it needs, in front of a bank of its own that counts
@@ -96,35 +95,11 @@ async function stopWorker(replica: RunningServices): Promise<void> {
   replicas.splice(replicas.indexOf(replica), 1);
 }
 
-/**
- * Counts, from now on, the transactions of `db` that changed a withdrawal (a statement outside a
- * transaction counts as one): a transaction is what a connection runs from its BEGIN to its end.
- */
-function withdrawalWrites(db: Knex): { count: () => number; stop: () => void } {
-  const open = new Map<string, number>();
-  const changed = new Set<number>();
-  let begun = 0;
-  let alone = 0;
-  const listener = (query: { sql?: string; __knexUid?: string }) => {
-    const sql = query.sql ?? "";
-    const connection = query.__knexUid ?? "";
-    if (/^begin/i.test(sql)) open.set(connection, ++begun);
-    else if (/^(commit|rollback)/i.test(sql)) open.delete(connection);
-    else if (/^update `withdrawals`/i.test(sql)) {
-      const transaction = open.get(connection);
-      if (transaction === undefined) alone += 1;
-      else changed.add(transaction);
-    }
-  };
-  db.on("query", listener);
-  return { count: () => changed.size + alone, stop: () => void db.removeListener("query", listener) };
-}
-
 test.serial("the worker moves 30 withdrawals in far fewer transactions than 30: one claim for all, the bank's answers recorded together; each sent to the bank exactly once, SEND_CONCURRENCY at a time", async (t) => {
   const bank = new CountingBank(40);
   const worker = await startWorker(bank, { PAYOUT_WORKER_BATCH: "30" });
   const ctx = payoutContext(worker);
-  const writes = withdrawalWrites(ctx.db);
+  const writes = transactionsRunning(ctx.db, /^update `withdrawals`/i);
 
   const merchantId = await fundedMerchant(1_000_000);
   const amounts = Array.from({ length: 30 }, (_, i) => 1_000 + i);

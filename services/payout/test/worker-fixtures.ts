@@ -7,6 +7,7 @@ import { post } from "../src/ledger.js";
 import { SANDBOX_OUTCOMES } from "../src/sandbox-connector.js";
 import type { WithdrawalRow } from "../src/store.js";
 import { turkishIban } from "@payments/testing";
+import type { Knex } from "knex";
 
 // What the payout worker tests share. The bank connector is the one test double: a bank
 // that records every send, answers like the sandbox bank, and answers a key it has seen
@@ -163,3 +164,28 @@ export async function ledgerSums(ctx: PayoutContext, merchantId: string): Promis
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Counts, from now on, the transactions of `db` that ran a statement matching `statement` (one
+ * run outside a transaction counts as one of its own): a transaction is what a connection runs
+ * from its BEGIN to its COMMIT or ROLLBACK, as knex's query events show it.
+ */
+export function transactionsRunning(db: Knex, statement: RegExp): { count: () => number; stop: () => void } {
+  const open = new Map<string, number>();
+  const matched = new Set<number>();
+  let begun = 0;
+  let alone = 0;
+  const listener = (query: { sql?: string; __knexUid?: string }) => {
+    const sql = query.sql ?? "";
+    const connection = query.__knexUid ?? "";
+    if (/^begin/i.test(sql)) open.set(connection, ++begun);
+    else if (/^(commit|rollback)/i.test(sql)) open.delete(connection);
+    else if (statement.test(sql)) {
+      const transaction = open.get(connection);
+      if (transaction === undefined) alone += 1;
+      else matched.add(transaction);
+    }
+  };
+  db.on("query", listener);
+  return { count: () => matched.size + alone, stop: () => void db.removeListener("query", listener) };
+}
