@@ -3,6 +3,7 @@ import { DEPOSIT_COMPLETED_TOPIC } from "@payments/contracts";
 import { DepositStatus, DepositStatusChangedSchema, type Deposit } from "@payments/contracts/deposit";
 import { isUniqueViolation, readCommitted, sampleConsumerPending, transactionWithRetry, withRequestIdOrNone, type Subscription } from "@payments/kit";
 import type { PayoutContext } from "./context.js";
+import { merchantOf } from "./merchants.js";
 import { isPosted, lockBalances, postedAlready, postLocked, type LedgerPosting } from "./ledger.js";
 import { SANDBOX_DEPOSIT_OF_LIVE_MERCHANT, withheldCreditRow, withheldStatuses, type WithheldCreditRow, type WithheldDeposit } from "./withheld-credits.js";
 
@@ -136,31 +137,25 @@ export async function creditDeposits(ctx: PayoutContext, events: readonly Deposi
 
 /**
  * Of the merchants of the batch's sandbox deposits, those the merchant service says are live:
- * one GetMerchant per distinct merchant, all asked at once, before the transaction (no call
- * while balance rows are locked). Sandbox money (simulated payments, made-up accounts) must never
- * become a live balance, which a live connector would pay out for real, so this asks the merchant
- * service afresh rather than the cache: it is the last gate before sandbox money becomes
- * spendable, it runs off the request path, and only for sandbox deposits.
+ * one answer per distinct merchant, asked at once, before the transaction (no call while
+ * balance rows are locked), through the merchant cache (src/merchants.ts: dropped on
+ * MerchantChanged, and after MERCHANT_CACHE_TTL). Sandbox money (simulated payments, made-up
+ * accounts) must never become a live balance, which a live connector would pay out for real.
  *
- * One answer per merchant per batch is as safe as one per deposit: a merchant's switch between
- * sandbox and live is fenced (kit src/mode-fence.ts, issue 21). RaiseModeFence in the deposit
- * service reads, under the exclusive lock of the merchant's fence row, whether the merchant has a
- * deposit, and any deposit refuses the switch; every CreateDeposit reads that row under a shared
- * lock in the transaction that inserts the deposit. So once a merchant has a deposit (each
- * deposit here is one) its kind never changes again: every one of its deposits gets the same
- * answer, whichever of them it was asked for and whenever in the batch. What is left to catch is
- * a deposit from before the fence existed, or a merchant changed by hand, and an answer per
- * merchant catches those as well as an answer per deposit would.
+ * A cached answer is as safe here as a fresh one: a merchant's switch between sandbox and live
+ * is fenced (kit src/mode-fence.ts, issue 21). RaiseModeFence in the deposit service reads,
+ * under the exclusive lock of the merchant's fence row, whether the merchant has a deposit, and
+ * any deposit refuses the switch; every CreateDeposit reads that row under a shared lock in the
+ * transaction that inserts the deposit. So once a merchant has a deposit (each deposit here is
+ * one) its kind never changes again, and what was true of it when it was cached is still true.
+ * A switch of a merchant without deposits publishes MerchantChanged, which drops its entry; a
+ * merchant changed by hand in the database is caught within the cache's TTL. Asking afresh per
+ * deposit (it was a GetMerchant RPC and a query per deposit) was half the status change's
+ * calls between services for data that never changes once it matters (issue 22).
  */
 async function liveSandboxMerchants(ctx: PayoutContext, deposits: readonly Completed[]): Promise<Set<string>> {
   const merchantIds = [...new Set(deposits.filter(({ deposit }) => deposit.sandbox).map(({ deposit }) => deposit.merchantId))];
-  const answers = await Promise.all(
-    merchantIds.map(async (merchantId) => {
-      const { merchant } = await ctx.merchants.getMerchant({ merchantId });
-      if (!merchant) throw new Error(`the merchant service answered without merchant ${merchantId}`);
-      return merchant;
-    }),
-  );
+  const answers = await Promise.all(merchantIds.map((merchantId) => merchantOf(ctx, merchantId)));
   return new Set(answers.filter((merchant) => !merchant.sandbox).map((merchant) => merchant.id));
 }
 

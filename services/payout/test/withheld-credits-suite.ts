@@ -42,6 +42,9 @@ export function withheldCreditSuite(test: TestFn, services: () => RunningService
   /** The race the record is for: the merchant is live by the time its sandbox deposit's event arrives. */
   async function setLive(merchantId: string, live = true): Promise<void> {
     await merchantDb()("merchants").where({ id: merchantId }).update({ sandbox: !live });
+    // Changed by hand, so no MerchantChanged: the payout's cached answer is dropped as the event
+    // (or MERCHANT_CACHE_TTL) would drop it.
+    payout().merchantCache.invalidate(merchantId);
   }
 
   async function liveMerchant(): Promise<string> {
