@@ -300,6 +300,19 @@ export async function transactionWithRetry<T>(db: Knex, fn: (trx: Knex.Transacti
 interface PooledConnection {
   /** Set on a connection that must not go back to the pool (knex's mark: it is destroyed on release). */
   __knex__disposed?: unknown;
+  /** knex's id of the connection, on its `query` events. */
+  __knexUid?: string;
+  query(sql: string, done: (err: Error | null) => void): void;
+}
+
+/**
+ * BEGIN, COMMIT or ROLLBACK straight on the connection (nothing to build or bind), announced as
+ * knex announces its queries (`query` on the database, with the connection's id) for whoever
+ * listens: tests that count transactions, the query log.
+ */
+function control(db: Knex, connection: PooledConnection, sql: "BEGIN" | "COMMIT" | "ROLLBACK"): Promise<void> {
+  if (db.listenerCount("query") > 0) db.emit("query", { sql, bindings: [], method: "raw", __knexUid: connection.__knexUid });
+  return new Promise((resolve, reject) => connection.query(sql, (err) => (err ? reject(err) : resolve())));
 }
 
 interface PoolClient {
@@ -342,16 +355,16 @@ export async function runTransaction<T>(db: Knex, fn: (trx: Knex.Transaction) =>
         if (!sql) throw new Error(`unknown isolation level ${level}`);
         await db.raw(`SET TRANSACTION ISOLATION LEVEL ${sql}`).connection(connection);
       }
-      await db.raw("BEGIN").connection(connection);
+      await control(db, connection, "BEGIN");
       open = true;
       const result = await fn(bound.trx);
-      await db.raw("COMMIT").connection(connection);
+      await control(db, connection, "COMMIT");
       open = false;
       return result;
     } catch (err) {
       if (open) {
         try {
-          await db.raw("ROLLBACK").connection(connection);
+          await control(db, connection, "ROLLBACK");
         } catch {
           // A connection that may still hold the transaction open never serves anyone else.
           connection.__knex__disposed = err;
