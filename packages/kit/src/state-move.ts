@@ -2,6 +2,7 @@ import type { DescMessage, MessageInitShape } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import type { Knex } from "knex";
 import type { Clock } from "./clock.js";
+import { hotQuery, sqlName } from "./db.js";
 import { serviceError } from "./errors.js";
 import { recordEvent } from "./outbox.js";
 
@@ -87,9 +88,7 @@ export async function applyStateMove<Row extends object, Status extends string, 
     update[table.sequence] = trx.raw("?? + 1", [table.sequence]);
     patch[table.sequence] = Number(current[table.sequence]) + 1;
   }
-  const updated = await trx(table.name)
-    .where({ [table.id]: current[table.id], [table.status]: current[table.status] })
-    .update(update);
+  const updated = await conditionalUpdate(trx, table, current, patch, update);
   if (updated !== 1) return "stale";
 
   let row = { ...current, ...patch } as Row;
@@ -98,6 +97,32 @@ export async function applyStateMove<Row extends object, Status extends string, 
   if (!event) return { moved: true, row, decision: moved };
   const eventId = await recordEvent(trx, clock, event.topic, event.schema, event.init);
   return { moved: true, row, decision: moved, eventId };
+}
+
+/**
+ * The move's `UPDATE … WHERE id = ? AND status = <as read>`: written out as SQL (hotQuery: on
+ * MySQL straight to the transaction's connection) when every value is a plain one, as a knex
+ * builder when the patch holds an expression of its own.
+ */
+async function conditionalUpdate<Row extends object>(
+  trx: Knex.Transaction,
+  table: StateTable<Row, string>,
+  current: Row,
+  patch: Record<string, unknown>,
+  update: Record<string, unknown>,
+): Promise<number> {
+  const plain = (value: unknown) => value === null || Buffer.isBuffer(value) || ["string", "number", "boolean"].includes(typeof value);
+  const columns = Object.entries(patch).filter(([column, value]) => value !== undefined && column !== table.sequence);
+  if (!columns.every(([, value]) => plain(value))) {
+    return trx(table.name)
+      .where({ [table.id]: current[table.id as keyof Row], [table.status]: current[table.status as keyof Row] })
+      .update(update);
+  }
+  const sets = columns.map(([column]) => `${sqlName(column)} = ?`);
+  if (table.sequence) sets.push(`${sqlName(table.sequence)} = ${sqlName(table.sequence)} + 1`);
+  const sql = `UPDATE ${sqlName(table.name)} SET ${sets.join(", ")} WHERE ${sqlName(table.id)} = ? AND ${sqlName(table.status)} = ?`;
+  const { changed } = await hotQuery(trx, sql, [...columns.map(([, value]) => value), current[table.id as keyof Row], current[table.status as keyof Row]]);
+  return changed;
 }
 
 /**
