@@ -95,6 +95,8 @@ export interface CallbackFigures {
   backlog: BacklogFigures;
   serverCpuMs: number;
   serverCpuMsPerEvent: number;
+  /** The same per product process (the split's services and gateway), by name. */
+  cpuMsPerEventByProcess?: Record<string, number>;
   /** MariaDB statements (global `Questions`, and its breakdown) over the same window as the CPU ÷ events sent; shared with anything else on that server. */
   mysqlStatements?: StatementFigures;
   failureSamples: string[];
@@ -124,6 +126,8 @@ export async function runCallbackScenario(options: {
   durationSeconds: number;
   drainTimeoutMs: number;
   serverPids: readonly number[];
+  /** The product's processes by name, for the CPU per process (serverPids stays the total's). */
+  processes?: ReadonlyArray<{ name: string; pid: number }>;
   maxInFlight?: number;
   /** When each event (by id) was seen on JetStream, Date.now(); filled in while the scenario runs. */
   seenOnStream?: ReadonlyMap<string, number>;
@@ -158,6 +162,8 @@ export async function runCallbackScenario(options: {
   const calls: Promise<void>[] = [];
   const statusBefore = await options.mysqlStatus?.read();
   const cpuBefore = cpuMillis(options.serverPids);
+  const processes = options.processes ?? [];
+  const cpuBeforeByProcess = processes.map((p) => cpuMillis([p.pid]));
   const start = performance.now();
   const startWall = Date.now();
   const end = start + options.durationSeconds * 1000;
@@ -216,6 +222,7 @@ export async function runCallbackScenario(options: {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const serverCpuMs = cpuMillis(options.serverPids) - cpuBefore;
+  const cpuByProcess = processes.map((p, i) => [p.name, cpuMillis([p.pid]) - cpuBeforeByProcess[i]!] as const);
   const statements = statementsPer(statusBefore, await options.mysqlStatus?.read(), sent);
   let lastArrival = 0;
   const latencies: number[] = [];
@@ -281,6 +288,7 @@ export async function runCallbackScenario(options: {
     backlog,
     serverCpuMs: Math.round(serverCpuMs),
     serverCpuMsPerEvent: sent === 0 ? 0 : round(serverCpuMs / sent, 3),
+    ...(cpuByProcess.length > 0 ? { cpuMsPerEventByProcess: Object.fromEntries(cpuByProcess.map(([name, ms]) => [name, sent === 0 ? 0 : round(ms / sent, 3)])) } : {}),
     ...(statements ? { mysqlStatements: statements } : {}),
     failureSamples,
   };

@@ -209,6 +209,7 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
           durationSeconds: seconds,
           drainTimeoutMs,
           serverPids: product!.pids,
+          processes: product!.processes.map((p) => ({ name: p.name, pid: p.server.pid })),
           seenOnStream,
           mysqlStatus,
         });

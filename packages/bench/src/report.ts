@@ -366,6 +366,10 @@ export function formatReport(report: BenchReport): string {
     for (const r of report.results) {
       const m = r.callbacks?.mysqlStatements;
       if (m) out.push(`  ${r.target}: ${m.perUnit} MariaDB statements per status change (${m.statements} in all): ${statementBreakdown(m)}`);
+      const byProcess = r.callbacks?.cpuMsPerEventByProcess;
+      if (byProcess && Object.keys(byProcess).length > 1) {
+        out.push(`  ${r.target}: cpu ms per status change by process: ${Object.entries(byProcess).map(([name, ms]) => `${name} ${ms}`).join(", ")}`);
+      }
     }
     out.push("");
     out.push("Callbacks: backlog (status changes committed whose callback had not arrived yet, sampled every second while sending) and arrivals per second");
