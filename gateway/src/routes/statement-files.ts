@@ -12,7 +12,7 @@ import {
   type XlsxValue,
   type XlsxWorkbookWriter,
 } from "@payments/records";
-import ExcelJS from "exceljs";
+import type ExcelJS from "exceljs";
 import type { StatementHead, StatementMovement, StatementRecord } from "./statement.js";
 
 /*
