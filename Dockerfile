@@ -33,7 +33,7 @@ RUN apt-get update \
 # runs every compiled process with these two settings) measured no throughput cost from
 # either, while 4 MB semi-spaces cost a third of POST /v1/deposit (BENCHMARKS.md).
 ENV NODE_ENV=production \
-    NODE_OPTIONS="--enable-source-maps --max-semi-space-size=8" \
+    NODE_OPTIONS="--enable-source-maps --max-semi-space-size=8 --expose-gc" \
     MALLOC_ARENA_MAX=2 \
     GRPC_HOST=0.0.0.0 \
     HOST=0.0.0.0 \

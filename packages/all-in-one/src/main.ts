@@ -1,4 +1,4 @@
-import { logStartupFailure, stopOnSignals } from "@payments/kit";
+import { collectStartGarbage, logStartupFailure, stopOnSignals } from "@payments/kit";
 import { startAllInOne } from "./index.js";
 
 try {
@@ -11,6 +11,7 @@ try {
     // The bound address first (0.0.0.0 is every interface, so other machines may reach it too), then a URL to open here.
     `ready: gateway listening on ${gateway.listening} (open ${gateway.url.replace("127.0.0.1", "localhost")} in your browser), internal services on ${services.server.url}`,
   );
+  collectStartGarbage();
 } catch (err) {
   logStartupFailure("all-in-one", err);
   process.exit(1);
