@@ -235,22 +235,25 @@ export function issue22Targets(results: readonly ScenarioResult[], processes: re
   if ("missing" in k) lines.push(notRun("banks-vs-hmac-floor", banksText, k.missing));
   else lines.push({ id: "banks-vs-hmac-floor", text: banksText, measured: rate(k), result: verdict(k.ratio.requestsPerSecondRatio >= t.banksOverHmacFloor) });
 
-  const rssText = `idle RSS of every compiled process (aio, split) ≤ ${t.idleRssMiB} MiB`;
-  const measuredRss = processes.filter((p) => p.target !== "floors" && p.idleRssMiB !== undefined);
-  if (measuredRss.length === 0) lines.push(notRun("idle-rss", rssText, "neither aio nor split run"));
+  // The issue's measure is every compiled service: the split's five services and its gateway, each
+  // a deployable. The all-in-one holds all six in one process; its figure is shown, not judged.
+  const rssText = `idle RSS of every compiled service (split: 5 services + gateway) ≤ ${t.idleRssMiB} MiB`;
+  const services = processes.filter((p) => p.target === "split" && p.idleRssMiB !== undefined);
+  const allInOne = processes.find((p) => p.target === "aio" && p.idleRssMiB !== undefined);
+  const aioNote = allInOne ? `all-in-one ${allInOne.idleRssMiB} MiB (shown, not judged: all six in one process)` : undefined;
+  if (services.length === 0) lines.push(notRun("idle-rss", rssText, ["split not run", ...(aioNote ? [aioNote] : [])].join("; ")));
   else {
-    const worst = measuredRss.reduce((a, b) => (b.idleRssMiB! > a.idleRssMiB! ? b : a));
-    const over = measuredRss.filter((p) => p.idleRssMiB! > t.idleRssMiB);
-    const targets = [...new Set(measuredRss.map((p) => p.target))];
-    const measured = `worst ${worst.target} ${worst.name} ${worst.idleRssMiB} MiB; ${over.length} of ${measuredRss.length} over${over.length > 0 ? ` (${over.map((p) => `${p.target} ${p.name} ${p.idleRssMiB}`).join(", ")})` : ""}`;
-    const unmeasured = (["aio", "split"] as const).filter((x) => !targets.includes(x)).map((x) => `${x} not run`);
+    const worst = services.reduce((a, b) => (b.idleRssMiB! > a.idleRssMiB! ? b : a));
+    const over = services.filter((p) => p.idleRssMiB! > t.idleRssMiB);
+    const measured = `worst ${worst.name} ${worst.idleRssMiB} MiB; ${over.length} of ${services.length} over${over.length > 0 ? ` (${over.map((p) => `${p.name} ${p.idleRssMiB}`).join(", ")})` : ""}`;
     const compiled = productEntry.includes("/dist/");
+    const notes = [...(compiled ? [] : [`run from the sources through tsx, not compiled (pnpm build first); ${verdict(over.length === 0)} as run`]), ...(aioNote ? [aioNote] : [])];
     lines.push({
       id: "idle-rss",
       text: rssText,
       measured,
       result: compiled ? verdict(over.length === 0) : "n/a",
-      ...(compiled ? (unmeasured.length > 0 ? { note: unmeasured.join(", ") } : {}) : { note: `run from the sources through tsx, not compiled (pnpm build first); ${verdict(over.length === 0)} as run` }),
+      ...(notes.length > 0 ? { note: notes.join("; ") } : {}),
     });
   }
   return lines;
