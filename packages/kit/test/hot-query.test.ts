@@ -1,7 +1,9 @@
 import test from "ava";
 import type { Knex } from "knex";
-import { ensureDatabase, hotQuery, openDatabase, runTransaction, sqlName } from "../src/index.js";
-import { createTestDatabase } from "@payments/testing";
+import { fromBinary } from "@bufbuild/protobuf";
+import { MerchantChangedSchema } from "@payments/contracts/merchant";
+import { ensureDatabase, hotQuery, migrate, openDatabase, outboxMigrations, recordEvents, runTransaction, sqlName } from "../src/index.js";
+import { createTestDatabase, manualClock } from "@payments/testing";
 
 // Issue 22: the hottest statements (a state move's UPDATE, an outbox row) are written out as SQL
 // that reads the same on both dialects and, in a MySQL transaction of runTransaction, go straight
@@ -74,6 +76,32 @@ for (const [name, open] of suites) {
       }),
     );
     t.is(await db("hot").where({ id: "x" }).first(), undefined);
+  });
+}
+
+for (const [name, open] of suites) {
+  test(`${name}: recordEvents writes several outbox rows in one statement, in order, each with its own event id in its payload`, async (t) => {
+    const { db, close } = await open();
+    t.teardown(close);
+    await migrate(db, outboxMigrations);
+    const clock = manualClock();
+    const events = ["m1", "m2", "m3"].map((merchantId) => ({ topic: "merchant.v1.merchant_changed", schema: MerchantChangedSchema, init: { merchantId } }));
+    const statements: string[] = [];
+    db.on("query", (q: { sql: string }) => void statements.push(q.sql));
+    const ids = await runTransaction(db, (trx) => recordEvents(trx, clock, events));
+    t.is(statements.filter((sql) => /^insert into `outbox`/i.test(sql)).length, 1);
+    t.is(new Set(ids).size, 3);
+    const rows = (await db("outbox").orderBy("seq")) as Array<{ event_id: string; payload: Uint8Array; created_at: number }>;
+    t.deepEqual(
+      rows.map((r) => r.event_id),
+      ids,
+    );
+    t.deepEqual(
+      rows.map((r) => fromBinary(MerchantChangedSchema, new Uint8Array(r.payload))).map((m) => [m.eventId, m.merchantId]),
+      ids.map((id, i) => [id, `m${i + 1}`]),
+    );
+    t.true(rows.every((r) => Number(r.created_at) === clock.now().getTime()));
+    t.deepEqual(await recordEvents(db, clock, []), []);
   });
 }
 

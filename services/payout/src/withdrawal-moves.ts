@@ -1,9 +1,8 @@
-import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { WITHDRAWAL_STATUS_TOPICS } from "@payments/contracts";
 import { WithdrawalStatusChangedSchema } from "@payments/contracts/payout";
-import { applyStateMove, currentRequestId, currentTraceparent, heldUnderLock, newId, serviceError, type Clock, type StateEvent, type StateTable } from "@payments/kit";
+import { applyStateMove, heldUnderLock, recordEvents, serviceError, type Clock, type StateEvent, type StateTable } from "@payments/kit";
 import type { Knex } from "knex";
 import { post, postMany, type LedgerPosting } from "./ledger.js";
 import { getWithdrawalRow, rowStatus, statusToProto, withdrawalFromRow, type WithdrawalRow } from "./store.js";
@@ -158,19 +157,3 @@ export async function moveLockedWithdrawals(trx: Knex.Transaction, clock: Clock,
   return results;
 }
 
-/**
- * The outbox rows of several events, in one insert: what the kit's `recordEvent` writes for one
- * (a generated event id, the protobuf payload, the current trace and request id), in this order.
- */
-async function recordEvents(trx: Knex.Transaction, clock: Clock, events: ReadonlyArray<StateEvent<typeof WithdrawalStatusChangedSchema>>): Promise<void> {
-  if (events.length === 0) return;
-  const createdAt = clock.now().getTime();
-  const traceparent = currentTraceparent() ?? null;
-  const requestId = currentRequestId() ?? null;
-  const rows = events.map((event) => {
-    const eventId = newId("evt");
-    const message = create(event.schema, { ...event.init, eventId });
-    return { event_id: eventId, topic: event.topic, payload: Buffer.from(toBinary(event.schema, message)), created_at: createdAt, traceparent, request_id: requestId };
-  });
-  await trx("outbox").insert(rows);
-}
