@@ -19,6 +19,7 @@ export * from "./migrations.js";
 export * from "./migrate-command.js";
 export * from "./job-metrics.js";
 export * from "./job-runner.js";
+export * from "./batcher.js";
 export * from "./outbox.js";
 export * from "./readiness.js";
 export * from "./request.js";

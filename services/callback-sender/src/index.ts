@@ -60,5 +60,5 @@ export { AddressRefused, guardedLookup, isAllowedAddress } from "@payments/kit";
 export { callbackConfigSchema, loadCallbackConfig, type CallbackConfig, type CallbackContext } from "./context.js";
 export { createCallbackPoster, type CallbackPoster, type PostRequest, type PostResult } from "./post-callback.js";
 export { nextStep, parseRetryAfter } from "./retry-schedule.js";
-export { claimDueAttempts, claimableAtIngest, deliverAttempt, recordAttempt, recordAttempts, startCallbackSender, type ClaimedAttempt } from "./sender.js";
+export { claimDueAttempts, claimableAtIngest, createAttemptRecorder, deliverAttempt, recordAttempts, startCallbackSender, type ClaimedAttempt } from "./sender.js";
 export { migrations } from "./migrations/index.js";

@@ -1,4 +1,4 @@
-import { claimTransaction, extractTraceContext, forUpdateSkipLocked, withRequestIdOrNone, withSpan, startJob, transactionWithRetry, type JobResult, type Stoppable } from "@payments/kit";
+import { claimTransaction, createBatcher, extractTraceContext, forUpdateSkipLocked, withRequestIdOrNone, withSpan, startJob, transactionWithRetry, type JobResult, type Stoppable } from "@payments/kit";
 import { sign, standardWebhookHeaders, unixTimestamp } from "@payments/signing";
 import type { Knex } from "knex";
 import { callbackTargetOf, forgetCallbackTarget, webhookSecretsAt, type CallbackTarget } from "./callback-target.js";
@@ -253,12 +253,6 @@ export async function recordAttempts(ctx: CallbackContext, records: ReadonlyArra
   return decided.map((d) => d.outcome);
 }
 
-/** One attempt's answer (recordAttempts of one). */
-export async function recordAttempt(ctx: CallbackContext, attempt: ClaimedAttempt, record: AttemptRecord): Promise<AttemptOutcome> {
-  const [outcome] = await recordAttempts(ctx, [{ attempt, record }]);
-  return outcome!;
-}
-
 /** Tries of a record before the attempt is left to its lease. */
 const RECORD_TRIES = 4;
 
@@ -284,36 +278,20 @@ async function recordWithRetries(ctx: CallbackContext, records: ReadonlyArray<{ 
 /** Most answers recorded in one transaction. */
 const RECORD_BATCH = 200;
 
+/** Records one answer and gives its outcome, or throws when the record failed every try. */
+export type AttemptRecorder = (attempt: ClaimedAttempt, record: AttemptRecord) => Promise<AttemptOutcome>;
+
 /**
- * Records answers as they come, together: the first answer is recorded at once, and those that
- * come while a record is under way go in the next, one transaction for all of them. Each
- * caller gets its own outcome, or the error when the record failed every try.
+ * Records answers as they come, together (kit `createBatcher`): the first answer is recorded
+ * at once, and those that come while a record is under way go in the next, one transaction
+ * for all of them.
  */
-export class AttemptRecorder {
-  private queue: Array<{ attempt: ClaimedAttempt; record: AttemptRecord; done: (outcome: AttemptOutcome | Error) => void }> = [];
-  private running: Promise<void> | undefined;
-
-  constructor(private readonly ctx: CallbackContext) {}
-
-  record(attempt: ClaimedAttempt, record: AttemptRecord): Promise<AttemptOutcome> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ attempt, record, done: (outcome) => (outcome instanceof Error ? reject(outcome) : resolve(outcome)) });
-      this.running ??= this.drain().finally(() => (this.running = undefined));
-    });
-  }
-
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, RECORD_BATCH);
-      try {
-        const outcomes = await recordWithRetries(this.ctx, batch);
-        batch.forEach((item, i) => item.done(outcomes[i]!));
-      } catch (err) {
-        const error = err instanceof Error ? err : new Error(String(err));
-        for (const item of batch) item.done(error);
-      }
-    }
-  }
+export function createAttemptRecorder(ctx: CallbackContext): AttemptRecorder {
+  const record = createBatcher<{ attempt: ClaimedAttempt; record: AttemptRecord }, AttemptOutcome>({
+    maxBatch: RECORD_BATCH,
+    handle: (batch) => recordWithRetries(ctx, batch),
+  });
+  return (attempt, answer) => record({ attempt, record: answer });
 }
 
 /** Gives a claim back without counting it (our side failed before anything was sent). */
@@ -347,7 +325,7 @@ async function postToMerchant(ctx: CallbackContext, attempt: ClaimedAttempt, tar
  * Never throws. When the lookup fails (our side) the claim is given back uncounted; when the
  * record fails the lease runs out and the event is sent again.
  */
-export function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttempt, recorder?: AttemptRecorder): Promise<AttemptOutcome | "released" | "unrecorded"> {
+export function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttempt, recorder: AttemptRecorder): Promise<AttemptOutcome | "released" | "unrecorded"> {
   // In the trace (and under the request id) of the event's ingest: the callback can be
   // followed back to the request that caused it. Each attempt is a span of that trace.
   return withRequestIdOrNone(attempt.requestId, () =>
@@ -366,7 +344,7 @@ export function deliverAttempt(ctx: CallbackContext, attempt: ClaimedAttempt, re
   );
 }
 
-async function deliverAttemptNow(ctx: CallbackContext, attempt: ClaimedAttempt, recorder: AttemptRecorder | undefined): Promise<AttemptOutcome | "released" | "unrecorded"> {
+async function deliverAttemptNow(ctx: CallbackContext, attempt: ClaimedAttempt, recorder: AttemptRecorder): Promise<AttemptOutcome | "released" | "unrecorded"> {
   // Fields of every line below (not a child logger: making one per attempt showed in the profile).
   const about = { job: "callback-sender", eventId: attempt.eventId, merchantId: attempt.merchantId, attempt: attempt.number };
   const log = ctx.logger;
@@ -389,8 +367,7 @@ async function deliverAttemptNow(ctx: CallbackContext, attempt: ClaimedAttempt, 
 
   let outcome: AttemptOutcome;
   try {
-    const record = { url, result };
-    outcome = recorder ? await recorder.record(attempt, record) : (await recordWithRetries(ctx, [{ attempt, record }]))[0]!;
+    outcome = await recorder(attempt, { url, result });
   } catch (err) {
     log.error({ ...about, err, statusCode: result.statusCode, delivered: result.delivered }, "could not record the attempt; the event is sent again when its lease ends");
     attempts.inc({ outcome: "unrecorded" });
@@ -446,7 +423,7 @@ export function startCallbackSender(ctx: CallbackContext): CallbackSender {
   const interval = ctx.config.CALLBACK_POLL_INTERVAL;
   const busy = new Map<string, number>();
   const inFlight = new Set<Promise<unknown>>();
-  const recorder = new AttemptRecorder(ctx);
+  const recorder = createAttemptRecorder(ctx);
   /** Slots reserved by the ingest and not yet sending or released. */
   let reserved = 0;
   /**

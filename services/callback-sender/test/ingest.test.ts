@@ -7,7 +7,7 @@ import { manualClock, migratedTestDatabase } from "@payments/testing";
 import type { Knex } from "knex";
 import { claimableAtIngest, loadCallbackConfig, migrations, type CallbackContext, type ClaimedAttempt } from "../src/index.js";
 import { takeIn } from "../src/ingest.js";
-import { AttemptRecorder, type SenderSlots } from "../src/sender.js";
+import { createAttemptRecorder, type SenderSlots } from "../src/sender.js";
 
 // Issue 22: the ingest stores what arrived in one transaction and claims, as it stores them,
 // the events that may go now; answers are recorded together. The rules of order and of the
@@ -176,11 +176,11 @@ test("answers that come together are recorded together: the first at once, the r
     slots,
     () => undefined,
   );
-  const recorder = new AttemptRecorder(ctx);
+  const record = createAttemptRecorder(ctx);
   const seen = statements(db);
   const outcomes = await Promise.all(
     slots.sent.map((attempt, i) =>
-      recorder.record(attempt, {
+      record(attempt, {
         url: "https://shop.example/hooks",
         result: i % 4 === 3 ? { delivered: false, statusCode: 500, latencyMs: 3, error: "HTTP 500" } : { delivered: true, statusCode: 200, latencyMs: 2, error: "" },
       }),
@@ -209,9 +209,9 @@ test("a record by a claim whose lease ran out keeps only its attempt row; the ev
   const [stale, fresh] = slots.sent as [ClaimedAttempt, ClaimedAttempt];
   // Another sender took evt_l over after the lease: attempt 2 under way.
   await db("callback_events").where({ id: stale.eventId }).update({ attempts: 2, in_flight_since: stale.claimedAt + 31_000 });
-  const recorder = new AttemptRecorder(ctx);
+  const record = createAttemptRecorder(ctx);
   const ok = { url: "https://shop.example/hooks", result: { delivered: true, statusCode: 200, latencyMs: 1, error: "" } };
-  await Promise.all([recorder.record(stale, ok), recorder.record(fresh, ok)]);
+  await Promise.all([record(stale, ok), record(fresh, ok)]);
   t.like(await db("callback_events").where({ id: stale.eventId }).first(), { status: "pending", attempts: 2 });
   t.like(await db("callback_events").where({ id: fresh.eventId }).first(), { status: "delivered" });
   t.is((await db("callback_attempts").where({ event_id: stale.eventId }).count({ n: "*" }).first())!.n as number, 1);

@@ -1,5 +1,5 @@
 import { Code } from "@connectrpc/connect";
-import { claimTransaction, errorInfo, forUpdate, forUpdateSkipLocked, serviceError, startJob, transactionWithRetry, type JobResult, type Stoppable } from "@payments/kit";
+import { claimTransaction, createBatcher, errorInfo, forUpdate, forUpdateSkipLocked, serviceError, startJob, transactionWithRetry, type JobResult, type Stoppable } from "@payments/kit";
 import type { Knex } from "knex";
 import type { BankConnector, PayoutInstruction, PayoutResult } from "./bank-connector.js";
 import type { PayoutContext } from "./context.js";
@@ -229,61 +229,16 @@ export type AnswerRecorder = (withdrawalId: string, result: PayoutResult) => Pro
  */
 export function createAnswerRecorder(ctx: PayoutContext): AnswerRecorder {
   const log = ctx.logger.child({ job: "payout-worker" });
-  const queue: Array<PayoutAnswer & { resolve: (outcome: RecordedOutcome) => void; reject: (err: unknown) => void }> = [];
-  let recording = false;
-
-  const recordAlone = async (answer: (typeof queue)[number]) => {
-    try {
-      answer.resolve(await recordPayoutResult(ctx, answer.withdrawalId, answer.result));
-    } catch (err) {
-      answer.reject(err);
-    }
-  };
-
-  const drain = async () => {
-    try {
-      while (queue.length > 0) {
-        // A second answer for a withdrawal already in this batch waits for the next one.
-        const batch: typeof queue = [];
-        const taken = new Set<string>();
-        for (let i = 0; i < queue.length; ) {
-          const answer = queue[i]!;
-          if (taken.has(answer.withdrawalId)) {
-            i++;
-            continue;
-          }
-          taken.add(answer.withdrawalId);
-          batch.push(answer);
-          queue.splice(i, 1);
-        }
-        if (batch.length === 1) {
-          await recordAlone(batch[0]!);
-          continue;
-        }
-        try {
-          const outcomes = await recordPayoutResults(ctx, batch);
-          batch.forEach((answer, i) => answer.resolve(outcomes[i]!));
-        } catch (err) {
-          log.warn({ err, answers: batch.length }, "recording a batch of the bank's answers failed; recording them one at a time");
-          await Promise.all(batch.map(recordAlone));
-        }
-      }
-    } finally {
-      recording = false;
-    }
-  };
-
-  return (withdrawalId, result) =>
-    new Promise<RecordedOutcome>((resolve, reject) => {
-      queue.push({ withdrawalId, result, resolve, reject });
-      if (recording) return;
-      recording = true;
-      // After this turn of the event loop, so answers that came in the same turn (sends started
-      // together) go in one batch. Not awaited: each answer's own promise settles when its batch
-      // is recorded (drain settles every answer it takes and never throws), and an answer not
-      // recorded leaves its withdrawal to be sent again with the same key.
-      setImmediate(() => void drain());
-    });
+  // After the turn, so answers that came in the same turn (sends started together) go in one
+  // batch; a second answer for a withdrawal in the batch waits for the next one.
+  const record = createBatcher<PayoutAnswer, RecordedOutcome>({
+    handle: (batch) => recordPayoutResults(ctx, batch),
+    alone: (answer) => recordPayoutResult(ctx, answer.withdrawalId, answer.result),
+    key: (answer) => answer.withdrawalId,
+    afterTurn: true,
+    onBatchFailure: (err, size) => log.warn({ err, answers: size }, "recording a batch of the bank's answers failed; recording them one at a time"),
+  });
+  return (withdrawalId, result) => record({ withdrawalId, result });
 }
 
 export class SendTimeout extends Error {
