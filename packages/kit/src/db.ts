@@ -302,7 +302,6 @@ interface PooledConnection {
   __knex__disposed?: unknown;
   /** knex's id of the connection, on its `query` events. */
   __knexUid?: string;
-  query(sql: string, done: (err: Error | null) => void): void;
   query(sql: string, values: readonly unknown[], done: (err: Error | null, result: unknown) => void): void;
 }
 
@@ -330,10 +329,7 @@ export function sqlName(name: string): string {
 export async function hotQuery(trx: Knex | Knex.Transaction, sql: string, bindings: readonly unknown[]): Promise<{ rows: Array<Record<string, unknown>>; changed: number }> {
   const connection = (trx as unknown as { [BOUND_CONNECTION]?: PooledConnection })[BOUND_CONNECTION];
   if (!connection) return resultOf(await trx.raw(sql, bindings as Knex.RawBinding[]), isMysql(trx));
-  const db = trx as unknown as Knex;
-  if (db.listenerCount("query") > 0) db.emit("query", { sql, bindings, method: "raw", __knexUid: connection.__knexUid });
-  const result = await new Promise<unknown>((resolve, reject) => connection.query(sql, bindings, (err, answer) => (err ? reject(err) : resolve(answer))));
-  return resultOf(result, false);
+  return resultOf(await queryOn(trx, connection, sql, bindings), false);
 }
 
 /** Rows or the count of changed rows, from mysql2 (rows, or a header with affectedRows; knex's raw wraps either in [result, fields]) or better-sqlite3 (rows, or { changes }). */
@@ -345,13 +341,13 @@ function resultOf(result: unknown, wrapped: boolean): { rows: Array<Record<strin
 }
 
 /**
- * BEGIN, COMMIT or ROLLBACK straight on the connection (nothing to build or bind), announced as
- * knex announces its queries (`query` on the database, with the connection's id) for whoever
- * listens: tests that count transactions, the query log.
+ * A statement straight on a pooled connection (mysql2 puts the values in), announced as knex
+ * announces its queries (`query` on the database, with the connection's id) for whoever
+ * listens: tests that count statements and transactions, the query log.
  */
-function control(db: Knex, connection: PooledConnection, sql: "BEGIN" | "COMMIT" | "ROLLBACK"): Promise<void> {
-  if (db.listenerCount("query") > 0) db.emit("query", { sql, bindings: [], method: "raw", __knexUid: connection.__knexUid });
-  return new Promise((resolve, reject) => connection.query(sql, (err) => (err ? reject(err) : resolve())));
+function queryOn(db: Knex, connection: PooledConnection, sql: string, bindings: readonly unknown[] = []): Promise<unknown> {
+  if (db.listenerCount("query") > 0) db.emit("query", { sql, bindings, method: "raw", __knexUid: connection.__knexUid });
+  return new Promise((resolve, reject) => connection.query(sql, bindings, (err, result) => (err ? reject(err) : resolve(result))));
 }
 
 interface PoolClient {
@@ -392,18 +388,18 @@ export async function runTransaction<T>(db: Knex, fn: (trx: Knex.Transaction) =>
       if (level) {
         const sql = ISOLATION_LEVELS[level];
         if (!sql) throw new Error(`unknown isolation level ${level}`);
-        await db.raw(`SET TRANSACTION ISOLATION LEVEL ${sql}`).connection(connection);
+        await queryOn(db, connection, `SET TRANSACTION ISOLATION LEVEL ${sql}`);
       }
-      await control(db, connection, "BEGIN");
+      await queryOn(db, connection, "BEGIN");
       open = true;
       const result = await fn(bound.trx);
-      await control(db, connection, "COMMIT");
+      await queryOn(db, connection, "COMMIT");
       open = false;
       return result;
     } catch (err) {
       if (open) {
         try {
-          await control(db, connection, "ROLLBACK");
+          await queryOn(db, connection, "ROLLBACK");
         } catch {
           // A connection that may still hold the transaction open never serves anyone else.
           connection.__knex__disposed = err;

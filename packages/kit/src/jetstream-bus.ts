@@ -231,7 +231,9 @@ export class JetStreamBus extends JetStreamConnection implements EventBus {
 
   async consumeBatches(durable: string, topics: string[], handler: BusBatchHandler, options: BatchOptions = {}): Promise<Subscription> {
     const maxBatch = Math.max(1, options.maxBatch ?? DEFAULT_MAX_BATCH);
+    const alone = (message: BusMessage) => handleTracedBatch(durable, [message], handler);
     const handleBatch = async (batch: JsMsg[]) => {
+      if (batch.length === 1) return this.handleOne(durable, batch[0]!, alone);
       try {
         await handleTracedBatch(
           durable,
@@ -239,15 +241,9 @@ export class JetStreamBus extends JetStreamConnection implements EventBus {
           handler,
         );
       } catch (err) {
-        if (batch.length === 1) {
-          const [m] = batch;
-          this.logger?.warn({ err, subject: m!.subject, durable }, "event handler failed; redelivering");
-          m!.nak(Math.min(30_000, 500 * 2 ** Math.min(m!.info.deliveryCount, 6)));
-          return;
-        }
         // One bad message must not hold back the rest: each goes again on its own.
         this.logger?.warn({ err, durable, messages: batch.length }, "event batch failed; handling its messages one at a time");
-        for (const m of batch) await this.handleOne(durable, m, (message) => handleTracedBatch(durable, [message], handler));
+        for (const m of batch) await this.handleOne(durable, m, alone);
         return;
       }
       // The acks go out together (the client writes what was queued in one go).

@@ -83,13 +83,9 @@ export async function applyStateMove<Row extends object, Status extends string, 
 
   const now = clock.now().getTime();
   const patch: Record<string, unknown> = { ...spec.patch(moved, now), [table.status]: moved.to };
-  const update: Record<string, unknown> = { ...patch };
-  if (table.sequence) {
-    update[table.sequence] = trx.raw("?? + 1", [table.sequence]);
-    patch[table.sequence] = Number(current[table.sequence]) + 1;
-  }
-  const updated = await conditionalUpdate(trx, table, current, patch, update);
+  const updated = await conditionalUpdate(trx, table, current, patch);
   if (updated !== 1) return "stale";
+  if (table.sequence) patch[table.sequence] = Number(current[table.sequence]) + 1;
 
   let row = { ...current, ...patch } as Row;
   if (spec.effects) row = (await spec.effects(row, moved, now)) ?? row;
@@ -100,23 +96,17 @@ export async function applyStateMove<Row extends object, Status extends string, 
 }
 
 /**
- * The move's `UPDATE … WHERE id = ? AND status = <as read>`: written out as SQL (hotQuery: on
- * MySQL straight to the transaction's connection) when every value is a plain one, as a knex
- * builder when the patch holds an expression of its own.
+ * The move's `UPDATE … WHERE id = ? AND status = <as read>`, the sequence counted up by one:
+ * written out as SQL (hotQuery: on MySQL straight to the transaction's connection) when every
+ * value is a plain one, as a knex builder when the patch holds an expression of its own.
  */
-async function conditionalUpdate<Row extends object>(
-  trx: Knex.Transaction,
-  table: StateTable<Row, string>,
-  current: Row,
-  patch: Record<string, unknown>,
-  update: Record<string, unknown>,
-): Promise<number> {
+async function conditionalUpdate<Row extends object>(trx: Knex.Transaction, table: StateTable<Row, string>, current: Row, patch: Record<string, unknown>): Promise<number> {
   const plain = (value: unknown) => value === null || Buffer.isBuffer(value) || ["string", "number", "boolean"].includes(typeof value);
   const columns = Object.entries(patch).filter(([column, value]) => value !== undefined && column !== table.sequence);
   if (!columns.every(([, value]) => plain(value))) {
     return trx(table.name)
       .where({ [table.id]: current[table.id as keyof Row], [table.status]: current[table.status as keyof Row] })
-      .update(update);
+      .update({ ...patch, ...(table.sequence ? { [table.sequence]: trx.raw("?? + 1", [table.sequence]) } : {}) });
   }
   const sets = columns.map(([column]) => `${sqlName(column)} = ?`);
   if (table.sequence) sets.push(`${sqlName(table.sequence)} = ${sqlName(table.sequence)} + 1`);
