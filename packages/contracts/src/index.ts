@@ -8,6 +8,7 @@ import { file_payments_deposit_v1_events } from "./gen/payments/deposit/v1/event
 import { file_payments_payout_v1_payout } from "./gen/payments/payout/v1/payout_pb.js";
 import { file_payments_payout_v1_events } from "./gen/payments/payout/v1/events_pb.js";
 import { file_payments_callback_v1_callback } from "./gen/payments/callback/v1/callback_pb.js";
+import { file_payments_operator_v1_operator } from "./gen/payments/operator/v1/operator_pb.js";
 
 /** Every payments proto file, for server reflection and event decoding. */
 export const paymentFiles: readonly GenFile[] = [
@@ -20,6 +21,7 @@ export const paymentFiles: readonly GenFile[] = [
   file_payments_payout_v1_payout,
   file_payments_payout_v1_events,
   file_payments_callback_v1_callback,
+  file_payments_operator_v1_operator,
 ];
 
 export * from "./topics.js";

@@ -34,3 +34,4 @@ export * from "./merchant-cache.js";
 export * from "./catalog-changes.js";
 export * from "./tracing.js";
 export * from "./mode-fence.js";
+export * from "./operator-assertion.js";

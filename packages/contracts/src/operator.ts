@@ -1,0 +1,1 @@
+export * from "./gen/payments/operator/v1/operator_pb.js";
