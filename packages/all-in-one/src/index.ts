@@ -6,7 +6,7 @@ import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { payoutModule } from "@payments/payout-service";
 import { z } from "zod";
-import { resolveMasterKey } from "./master-key.js";
+import { resolveMasterKey, resolveOperatorKeys } from "./master-key.js";
 
 /** Every service of the product, in start order. */
 export const allModules = [merchantModule, bankCatalogModule, depositModule, payoutModule, callbackModule] as const;
@@ -31,7 +31,7 @@ export async function startAllInOne(options: { env?: Env; clock?: Clock } = {}):
   const baseEnv = options.env ?? process.env;
   const config = loadConfig(configSchema, baseEnv);
   const logger = createLogger({ service: "all-in-one", level: config.LOG_LEVEL });
-  const env: Env = { ...baseEnv, MASTER_KEY: resolveMasterKey(baseEnv, config.DATA_DIR, logger) };
+  const env: Env = { ...baseEnv, MASTER_KEY: resolveMasterKey(baseEnv, config.DATA_DIR, logger), ...resolveOperatorKeys(baseEnv, config.DATA_DIR, logger) };
   const services = await startServices([...allModules], { mode: "all-in-one", env, clock: options.clock, logger });
   let gateway: AllInOne["gateway"];
   try {

@@ -1,7 +1,7 @@
-import { randomBytes } from "node:crypto";
+import { createPublicKey, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Logger } from "@payments/kit";
+import { generateAssertionKeyPair, loadAssertionPrivateKey, LOCAL_ADMIN_KEY_FILE, type Logger } from "@payments/kit";
 
 /**
  * The merchant service seals API secrets with MASTER_KEY. For a newcomer's `pnpm start`
@@ -16,4 +16,33 @@ export function resolveMasterKey(env: Record<string, string | undefined>, dataDi
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   logger.warn({ file }, "MASTER_KEY is not set: generated one for this data directory (set MASTER_KEY in production)");
   return key;
+}
+
+/**
+ * The services verify operators' assertions against OPERATOR_ASSERTION_PUBLIC_KEY, signed by
+ * the console's private key. For a newcomer's `pnpm start` the pair is made once and the private
+ * half kept in the data directory (0600), where the CLI on this machine finds it: whoever can
+ * read the data directory acts as any operator. Production gives the console its key and the
+ * services the public half.
+ */
+export function resolveOperatorKeys(
+  env: Record<string, string | undefined>,
+  dataDir: string,
+  logger: Logger,
+): { OPERATOR_ASSERTION_PUBLIC_KEY: string; OPERATOR_ASSERTION_PRIVATE_KEY?: string } {
+  if (env.OPERATOR_ASSERTION_PUBLIC_KEY) {
+    return { OPERATOR_ASSERTION_PUBLIC_KEY: env.OPERATOR_ASSERTION_PUBLIC_KEY, ...(env.OPERATOR_ASSERTION_PRIVATE_KEY ? { OPERATOR_ASSERTION_PRIVATE_KEY: env.OPERATOR_ASSERTION_PRIVATE_KEY } : {}) };
+  }
+  const file = join(dataDir, LOCAL_ADMIN_KEY_FILE);
+  let privatePem: string;
+  if (existsSync(file)) {
+    privatePem = readFileSync(file, "utf8");
+  } else {
+    mkdirSync(dataDir, { recursive: true });
+    privatePem = generateAssertionKeyPair().privateKeyPem;
+    writeFileSync(file, privatePem, { mode: 0o600 });
+    logger.warn({ file }, "OPERATOR_ASSERTION_PUBLIC_KEY is not set: made a local admin key for this data directory, which `pnpm cli` on this machine signs with");
+  }
+  const publicPem = createPublicKey(loadAssertionPrivateKey(privatePem)).export({ type: "spki", format: "pem" }).toString();
+  return { OPERATOR_ASSERTION_PUBLIC_KEY: publicPem, OPERATOR_ASSERTION_PRIVATE_KEY: privatePem };
 }

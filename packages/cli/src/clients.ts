@@ -5,7 +5,9 @@ import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { ConfigError, createServiceClient, ERROR_REASON_KEY, loadClientTls, type ClientTlsOptions } from "@payments/kit";
+import { ApprovalService, AuditService } from "@payments/contracts/operator";
+import { ConfigError, createServiceClient, ERROR_REASON_KEY, loadClientTls, operatorAssertionInterceptor, type AssertionSigner, type ClientTlsOptions } from "@payments/kit";
+import { operatorSigner } from "./operator-signer.js";
 import { CommandFailed, UnreachableError, UsageError } from "./errors.js";
 
 /** Where `pnpm start` serves every internal service. */
@@ -22,6 +24,8 @@ export interface Endpoints {
   token?: string;
   /** INTERNAL_TLS_CA / INTERNAL_TLS_CERT / INTERNAL_TLS_KEY, for https:// service URLs. */
   tls?: ClientTlsOptions;
+  /** Who the calls act for (operatorSigner): each call carries this operator's signed assertion. */
+  signer?: AssertionSigner;
 }
 
 function checkedUrl(url: string, source: string): string {
@@ -55,7 +59,7 @@ function nonEmpty(value: string | undefined): string | undefined {
  * DEPOSIT_SERVICE_URL / PAYOUT_SERVICE_URL / CALLBACK_SENDER_SERVICE_URL (split deployments) >
  * GRPC_URL > the all-in-one default.
  */
-export function resolveEndpoints(flags: { grpcUrl?: string }, env: Readonly<Record<string, string | undefined>>): Endpoints {
+export function resolveEndpoints(flags: { grpcUrl?: string; actor?: string }, env: Readonly<Record<string, string | undefined>>): Endpoints {
   const pick = (variable: string): string => {
     if (flags.grpcUrl !== undefined) return checkedUrl(flags.grpcUrl, "--grpc-url");
     const specific = nonEmpty(env[variable]);
@@ -64,7 +68,7 @@ export function resolveEndpoints(flags: { grpcUrl?: string }, env: Readonly<Reco
     if (shared) return checkedUrl(shared, "GRPC_URL");
     return DEFAULT_GRPC_URL;
   };
-  return {
+  const endpoints: Endpoints = {
     merchant: pick("MERCHANT_SERVICE_URL"),
     bankCatalog: pick("BANK_CATALOG_SERVICE_URL"),
     deposit: pick("DEPOSIT_SERVICE_URL"),
@@ -73,6 +77,8 @@ export function resolveEndpoints(flags: { grpcUrl?: string }, env: Readonly<Reco
     token: nonEmpty(env.INTERNAL_API_TOKEN),
     tls: clientTls(env),
   };
+  const signer = operatorSigner(flags.actor, env);
+  return signer ? { ...endpoints, signer } : endpoints;
 }
 
 /** What OpenSSL and Node say when a TLS handshake fails: untrusted server, missing or refused client certificate, TLS against cleartext. */
@@ -104,9 +110,34 @@ export type PayoutClient = Client<typeof PayoutService>;
 export type CallbackClient = Client<typeof CallbackService>;
 
 /** A client of one internal service at `url`: the internal token, the CLI's deadline, and an unreachable URL named in the error. */
-function serviceClient<S extends DescService>(service: S, url: string, endpoints: Endpoints): Client<S> {
-  return createServiceClient(service, url, { token: endpoints.token, tls: endpoints.tls, timeoutMs: CALL_TIMEOUT_MS, interceptors: [reportUnreachable(url)] });
+function serviceClient<S extends DescService>(service: S, url: string, endpoints: Endpoints, hosted?: string): Client<S> {
+  const interceptors = [reportUnreachable(url), ...(endpoints.signer ? [operatorAssertionInterceptor(endpoints.signer, hosted)] : [])];
+  return createServiceClient(service, url, { token: endpoints.token, tls: endpoints.tls, timeoutMs: CALL_TIMEOUT_MS, interceptors });
 }
+
+/** The internal services by the names they call themselves, with the setting that points at each. */
+export const SERVICES = ["merchant", "bank-catalog", "deposit", "payout", "callback-sender"] as const;
+export type ServiceName = (typeof SERVICES)[number];
+
+function urlOf(endpoints: Endpoints, name: ServiceName): string {
+  switch (name) {
+    case "merchant":
+      return endpoints.merchant;
+    case "bank-catalog":
+      return endpoints.bankCatalog;
+    case "deposit":
+      return endpoints.deposit;
+    case "payout":
+      return endpoints.payout;
+    case "callback-sender":
+      return endpoints.callbackSender;
+  }
+}
+
+/** The approvals waiting in one service. */
+export const approvalClient = (endpoints: Endpoints, name: ServiceName): Client<typeof ApprovalService> => serviceClient(ApprovalService, urlOf(endpoints, name), endpoints, name);
+/** The audit of one service. */
+export const auditClient = (endpoints: Endpoints, name: ServiceName): Client<typeof AuditService> => serviceClient(AuditService, urlOf(endpoints, name), endpoints, name);
 
 export const merchantClient = (endpoints: Endpoints): MerchantClient => serviceClient(MerchantService, endpoints.merchant, endpoints);
 export const bankCatalogClient = (endpoints: Endpoints): BankCatalogClient => serviceClient(BankCatalogService, endpoints.bankCatalog, endpoints);

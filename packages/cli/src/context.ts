@@ -20,6 +20,8 @@ import { Output } from "./output.js";
 export interface GlobalOptions {
   grpcUrl?: string;
   json?: boolean;
+  /** A command's --actor (optsWithGlobals brings it along): who a locally signed assertion names. */
+  actor?: string;
 }
 
 /** What one command invocation works with: its output and, built on first use, its clients. */

@@ -35,3 +35,7 @@ export * from "./catalog-changes.js";
 export * from "./tracing.js";
 export * from "./mode-fence.js";
 export * from "./operator-assertion.js";
+export * from "./operator-access.js";
+export * from "./operator-audit.js";
+export * from "./approvals.js";
+export * from "./service-migrations.js";

@@ -4,13 +4,9 @@ import { ConfigError, loadConfig, type Env } from "./config.js";
 import { deriveDatabaseUrl, ensureDatabase, openDatabase, withServerConnection, type Migration } from "./db.js";
 import { createLogger, type Logger } from "./logger.js";
 import { appliedMigrations, migrate, migrationLockHeld, pendingMigrations, unlockMigrations } from "./migrations.js";
-import { outboxMigrations } from "./outbox.js";
+import { serviceMigrations } from "./service-migrations.js";
 import { baseConfigSchema, type AnyServiceModule } from "./service.js";
 
-/** Every migration a service's database gets: the kit's outbox tables, then the module's own. */
-export function serviceMigrations(module: Pick<AnyServiceModule, "migrations">): Migration[] {
-  return [...outboxMigrations, ...module.migrations];
-}
 
 const commandConfigSchema = baseConfigSchema.pick({
   DATABASE_URL: true,

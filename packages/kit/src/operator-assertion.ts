@@ -15,6 +15,8 @@ export const OPERATOR_ASSERTION_ISSUER = "payments-console";
 export const HUMAN_ASSERTION_TTL_SECONDS = 60;
 /** A service account token (automation) lives at most this long; it names itself `kind: service`. */
 export const MAX_SERVICE_TOKEN_TTL_SECONDS = 90 * 24 * 3600;
+/** The all-in-one's local admin key (PKCS#8 PEM) in its data directory: `pnpm start` writes it, `pnpm cli` on the same machine signs with it. */
+export const LOCAL_ADMIN_KEY_FILE = "operator-admin.key";
 /** Clocks of the signer and the service may disagree by this much. */
 const CLOCK_TOLERANCE_SECONDS = 5;
 

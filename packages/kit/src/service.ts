@@ -6,13 +6,19 @@ import { z } from "zod";
 import { InProcessBus, JetStreamBus, type EventBus } from "./bus.js";
 import { systemClock, type Clock } from "./clock.js";
 import { createServiceClient, type TransportOptions } from "./clients.js";
-import { assertInternalBoundary, envVar, loadConfig, type Env } from "./config.js";
+import { assertInternalBoundary, ConfigError, envVar, loadConfig, type Env } from "./config.js";
 import { deriveDatabaseUrl, ensureDatabase, isDatabaseUnavailable, openDatabase, type Migration } from "./db.js";
 import { migrationConfigSchema, prepareDatabase } from "./migrations.js";
 import { internalClientTlsSchema, internalServerTlsSchema, loadClientTls, loadServerTls } from "./internal-tls.js";
 import { createLogger, logStartupFailure, type Logger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
-import { outboxMigrations, startOutboxRelay, type OutboxRelay } from "./outbox.js";
+import { startOutboxRelay, type OutboxRelay } from "./outbox.js";
+import { serviceMigrations } from "./service-migrations.js";
+import { loadAssertionPublicKey } from "./operator-assertion.js";
+import { AccessRegistry, operatorAccessInterceptor, type ServiceAccess } from "./operator-access.js";
+import { operatorRoutes } from "./operator-services.js";
+import { ApprovalService, AuditService } from "@payments/contracts/operator";
+import type { KeyObject } from "node:crypto";
 import { listenRpc, type HttpRoute, type RpcServer } from "./rpc-server.js";
 import { databaseCheck, type Readiness } from "./readiness.js";
 import { startTracing } from "./tracing.js";
@@ -56,6 +62,11 @@ export interface ServiceModule<Ctx extends BaseContext = BaseContext> {
   /** Background jobs (expiry, workers, consumers); stopped before the database closes. */
   start?(ctx: Ctx): Promise<Stoppable[]> | Stoppable[];
   /**
+   * Who may call each RPC of `services` (one table per service, see defineAccess): checked by
+   * the service itself on every call, with the audit and four-eyes approvals that go with it.
+   */
+  access(ctx: Ctx): readonly ServiceAccess[];
+  /**
    * MySQL sessions at READ COMMITTED (openDatabase's `readCommitted`): for a service whose hot
    * transactions all want it, so none pays a `SET TRANSACTION` round trip. Its transactions that
    * need one snapshot must ask for `repeatableRead`.
@@ -80,6 +91,11 @@ export const baseConfigSchema = z.object({
   NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("PAYMENTS"),
   NATS_SUBJECT_PREFIX: z.string().regex(/^[a-z0-9_-]+$/).default("payments"),
   INTERNAL_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /**
+   * The console's Ed25519 public key (PEM text, or a PEM file's path) that operator assertions
+   * are verified against. Unset: every operator RPC is refused (UNAUTHENTICATED).
+   */
+  OPERATOR_ASSERTION_PUBLIC_KEY: z.string().optional(),
   ...internalServerTlsSchema.shape,
   ...internalClientTlsSchema.shape,
   LOG_LEVEL: envVar.logLevel(),
@@ -153,6 +169,16 @@ async function untilDatabaseAnswers<T>(logger: Logger, what: string, step: () =>
   }
 }
 
+/** OPERATOR_ASSERTION_PUBLIC_KEY, read and checked before anything starts. */
+function operatorPublicKey(config: BaseConfig): KeyObject | undefined {
+  if (!config.OPERATOR_ASSERTION_PUBLIC_KEY) return undefined;
+  try {
+    return loadAssertionPublicKey(config.OPERATOR_ASSERTION_PUBLIC_KEY);
+  } catch (err) {
+    throw new ConfigError(`invalid configuration:\n  OPERATOR_ASSERTION_PUBLIC_KEY: ${(err as Error).message}`);
+  }
+}
+
 function serviceUrlVariable(name: string): string {
   return `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_SERVICE_URL`;
 }
@@ -168,6 +194,7 @@ export async function startServices(modules: readonly AnyServiceModule[], option
   const config = loadConfig(baseConfigSchema, env);
   assertInternalBoundary(config);
   const serverTls = loadServerTls(env);
+  const operatorKey = operatorPublicKey(config);
   const clientTls = loadClientTls(env);
   const processName = options.mode === "split" && modules.length === 1 ? modules[0]!.name : "all-in-one";
   const logger = options.logger ?? createLogger({ service: processName, level: config.LOG_LEVEL });
@@ -197,6 +224,7 @@ export async function startServices(modules: readonly AnyServiceModule[], option
   // Modules hosted here are called in process: same handlers and interceptors as the port, no HTTP/2.
   const localTransport = server.inProcessTransport(transportOptions);
   const contexts = new Map<string, BaseContext>();
+  const access = new AccessRegistry();
   const jobs: Stoppable[] = [];
   const dbs: Knex[] = [];
   const routes: Array<(router: ConnectRouter) => void> = [];
@@ -215,7 +243,7 @@ export async function startServices(modules: readonly AnyServiceModule[], option
       }
       dbs.push(db);
       server.readiness.add(`database:${module.name}`, databaseCheck(db));
-      const applied = await untilDatabaseAnswers(log, "migrating", () => prepareDatabase(db, [...outboxMigrations, ...module.migrations], { config, logger: log }));
+      const applied = await untilDatabaseAnswers(log, "migrating", () => prepareDatabase(db, serviceMigrations(module), { config, logger: log }));
       if (applied.length > 0) log.info({ migrations: applied }, "migrated");
       const outbox = startOutboxRelay({ db, bus, clock, logger: log, metrics, service: module.name });
       jobs.push(outbox);
@@ -238,17 +266,22 @@ export async function startServices(modules: readonly AnyServiceModule[], option
       };
       const ctx: BaseContext = (await module.createContext(base)) as BaseContext;
       contexts.set(module.name, ctx);
+      access.add({ name: module.name, db }, module.access(ctx));
       routes.push((router) => module.routes(router, ctx));
       if (module.http) httpRoutes.push(...module.http(ctx));
       if (module.start) jobs.push(...(await module.start(ctx)));
     }
     migrated = true;
     server.serve({
-      routes: (router) => routes.forEach((r) => r(router)),
-      services: modules.flatMap((m) => m.services),
+      routes: (router) => {
+        routes.forEach((r) => r(router));
+        operatorRoutes(router, { registry: access, publicKey: operatorKey, clock, logger, transport: localTransport });
+      },
+      services: [...modules.flatMap((m) => m.services), AuditService, ApprovalService],
       logger,
       metrics,
       internalToken: config.INTERNAL_API_TOKEN,
+      interceptors: [operatorAccessInterceptor({ registry: access, publicKey: operatorKey, clock, logger })],
       http: httpRoutes,
     });
   } catch (err) {

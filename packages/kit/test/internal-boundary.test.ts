@@ -8,7 +8,7 @@ import test from "ava";
 import { assertInternalBoundary, ConfigError, createLogger, internalTokenProblem, isLoopbackHost, startServices, type ServiceModule } from "../src/index.js";
 
 const logger = createLogger({ service: "test", level: "silent" });
-const emptyModule: ServiceModule = { name: "probe", services: [], migrations: [], createContext: (base) => base, routes: () => undefined };
+const emptyModule: ServiceModule = { name: "probe", services: [], migrations: [], createContext: (base) => base, routes: () => undefined, access: () => [] };
 const token = "a-long-internal-token";
 
 test("loopback hosts: 127.0.0.0/8, ::1 in any spelling and localhost; wildcards and other addresses are not", (t) => {

@@ -222,7 +222,7 @@ test("GRPC_TLS_CLIENT_CA without a server certificate is refused (client certifi
 
 // --- the service bootstrap ---
 
-const emptyModule = (name: string): ServiceModule => ({ name, services: [], migrations: [], createContext: (base) => base, routes: () => undefined });
+const emptyModule = (name: string): ServiceModule => ({ name, services: [], migrations: [], createContext: (base) => base, routes: () => undefined, access: () => [] });
 
 test("startServices refuses a bad TLS setting before it listens", async (t) => {
   await t.throwsAsync(startServices([emptyModule("probe")], { mode: "split", logger, env: { GRPC_PORT: "0", GRPC_TLS_CERT: pathOf("server.pem") } }), {

@@ -287,9 +287,10 @@ test("startServices hosting several modules: a module's client of another runs i
     services: [MerchantService],
     migrations: [],
     createContext: (base) => base,
+    access: () => [],
     routes: (router) => router.service(MerchantService, merchantImpl(seen)),
   };
-  const caller: ServiceModule = { name: "caller", services: [], migrations: [], createContext: (base) => base, routes: () => undefined };
+  const caller: ServiceModule = { name: "caller", services: [], migrations: [], createContext: (base) => base, routes: () => undefined, access: () => [] };
   const running = await startServices([callee, caller], {
     mode: "all-in-one",
     logger,

@@ -57,6 +57,7 @@ const probeModule: ServiceModule = {
   services: [],
   migrations: probeMigrations(),
   createContext: (base) => base,
+  access: () => [],
   routes: () => {},
 };
 const everyMigration = [...outboxMigrations, ...probeModule.migrations];

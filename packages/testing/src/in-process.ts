@@ -1,11 +1,12 @@
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { createServiceClient, startServices, type RunningServices, type ServiceModule, type StartOptions } from "@payments/kit";
+import { startServices, type RunningServices, type ServiceModule, type StartOptions } from "@payments/kit";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { createCallbackModule } from "@payments/callback-sender-service";
 import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "@payments/payout-service";
 import { addTestReceivingAccounts } from "./receiving-accounts.js";
+import { createServiceClient, TEST_OPERATOR_ENV } from "./operators.js";
 
 /** The services by name, as their modules call themselves, in the order the all-in-one starts them. */
 export const SERVICE_NAMES = ["merchant", "bank-catalog", "deposit", "payout", "callback-sender"] as const;
@@ -54,6 +55,8 @@ export async function startInProcess(services: ReadonlyArray<ServiceName | Servi
   const { receivingAccounts, mode = "all-in-one", env = {}, ...rest } = options;
   const modules = services.map((s) => (typeof s === "string" ? serviceModule(s) : s));
   env.GRPC_PORT ??= "0";
+  // The test operators' key, so the harness clients' assertions are accepted.
+  env.OPERATOR_ASSERTION_PUBLIC_KEY ??= TEST_OPERATOR_ENV.OPERATOR_ASSERTION_PUBLIC_KEY;
   const running = await startServices(modules, { ...rest, mode, env });
   if (receivingAccounts) {
     const token = env.INTERNAL_API_TOKEN;

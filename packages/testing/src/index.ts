@@ -14,3 +14,4 @@ export * from "./random.js";
 export * from "./rejection.js";
 export * from "./tracing.js";
 export * from "./builders.js";
+export * from "./operators.js";

@@ -1,7 +1,8 @@
 import type { DescService } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { createServiceClient, startServices, type Env, type Logger, type RunningServices, type ServiceModule } from "@payments/kit";
+import { startServices, type Env, type Logger, type RunningServices, type ServiceModule } from "@payments/kit";
+import { createServiceClient, TEST_OPERATOR_ENV } from "./operators.js";
 import { createTestDatabase, type TestDatabase } from "./databases.js";
 import { SERVICE_NAMES, serviceModule, serviceUrlVariable, type ServiceName } from "./in-process.js";
 import { deleteTestStream, jetStreamTestEnv, type JetStreamTestEnv } from "./jetstream.js";
@@ -89,7 +90,7 @@ export async function startSplitDeployment(options: SplitDeploymentOptions): Pro
   const peerUrls = (peers: readonly ServiceName[] | undefined) => Object.fromEntries((peers ?? []).filter((p) => running.has(p)).map((p) => [serviceUrlVariable(p), service(p).server.url]));
   try {
     for (const name of options.services) {
-      const env: Env = { GRPC_PORT: "0", LOG_LEVEL: "warn", ...js, INTERNAL_API_TOKEN: options.token, ...options.common, DATABASE_URL: databases[name]!.url, ...peerUrls(PEERS[name]), ...options.env?.[name] };
+      const env: Env = { GRPC_PORT: "0", LOG_LEVEL: "warn", ...TEST_OPERATOR_ENV, ...js, INTERNAL_API_TOKEN: options.token, ...options.common, DATABASE_URL: databases[name]!.url, ...peerUrls(PEERS[name]), ...options.env?.[name] };
       envs.set(name, env);
       const module = options.modules?.[name] ?? serviceModule(name);
       running.set(name, await startServices([module], { mode: "split", env, logger: options.logger?.(name) }));

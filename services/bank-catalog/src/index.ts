@@ -3,6 +3,7 @@ import type { ServiceModule } from "@payments/kit";
 import { migrations } from "./migrations/index.js";
 import { createBankCatalogContext, type BankCatalogContext } from "./context.js";
 import { routes } from "./routes/index.js";
+import { bankCatalogAccess } from "./access.js";
 
 export { bankCatalogConfigSchema, loadBankCatalogConfig, type BankCatalogConfig, type BankCatalogContext } from "./context.js";
 export { CatalogSnapshots, type CatalogSnapshot } from "./catalog-snapshot.js";
@@ -16,6 +17,7 @@ export const bankCatalogModule: ServiceModule<BankCatalogContext> = {
   migrations,
   createContext: createBankCatalogContext,
   routes,
+  access: bankCatalogAccess,
   // Every replica drops its snapshot on any replica's change.
   start: async (ctx) => [await ctx.catalog.watch(ctx.bus)],
 };

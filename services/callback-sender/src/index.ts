@@ -8,6 +8,7 @@ import { startIngest } from "./ingest.js";
 import { createCallbackPoster, type CallbackPoster } from "./post-callback.js";
 import { routes } from "./routes/index.js";
 import { startCallbackSender, type CallbackSender } from "./sender.js";
+import { callbackAccess } from "./access.js";
 
 export interface CallbackModuleOptions {
   /** How callbacks are POSTed; default undici with the address policy (CALLBACK_ALLOW_PRIVATE) and CALLBACK_TIMEOUT. */
@@ -34,6 +35,7 @@ export function createCallbackModule(options: CallbackModuleOptions = {}): Servi
       };
     },
     routes,
+    access: callbackAccess,
     async start(ctx) {
       const jobs: Stoppable[] = [];
       let sender: CallbackSender | undefined;

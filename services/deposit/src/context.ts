@@ -23,6 +23,11 @@ export const depositConfigSchema = z.object({
   CHECKOUT_MERCHANT_TIMEOUT: envVar.duration("1s"),
   /** ISO 4217 codes accepted for deposits; the first is not special, TRY is the default when a request names none. */
   SUPPORTED_CURRENCIES: envVar.currencies(),
+  /**
+   * Kuruş. A live deposit confirmed by hand, or a live transfer matched or completed by hand,
+   * above this needs a second operator's approval (four-eyes). 1,000,000 = 10,000 TRY.
+   */
+  APPROVAL_THRESHOLD: envVar.int(1_000_000, 0),
   /** How long a merchant's facts (exists, active, sandbox, display name) are kept when no MerchantChanged event drops them first; 0: asked on every deposit. */
   MERCHANT_CACHE_TTL: envVar.duration("30s"),
   /** How long the bank catalog's deposit terms are kept when no CatalogChanged event drops them first; 0: asked on every deposit. */

@@ -8,6 +8,7 @@ import { watchCatalogChanges } from "./deposit-terms.js";
 import { startExpiryJob } from "./expiry.js";
 import { routes } from "./routes/index.js";
 import { startTransferReturnSettlement } from "./transfer-returns.js";
+import { depositAccess } from "./access.js";
 
 /** Deposits: creation, checkout, matching incoming transfers, operator decisions and expiry. */
 export const depositModule: ServiceModule<DepositContext> = {
@@ -16,6 +17,7 @@ export const depositModule: ServiceModule<DepositContext> = {
   migrations,
   createContext: createDepositContext,
   routes,
+  access: depositAccess,
   http: bankFeedRoutes,
   // Bank reports and decisions read without locks and lock only what they change (transfers.ts);
   // reconcile asks for its one snapshot.

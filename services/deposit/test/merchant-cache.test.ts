@@ -40,6 +40,7 @@ const payoutWithoutMoney: ServiceModule = {
   services: [PayoutService],
   migrations: [],
   createContext: (base: BaseContext) => base,
+  access: () => [],
   routes: (router) =>
     router.service(PayoutService, {
       listWithdrawals: async () => ({ withdrawals: [] }),

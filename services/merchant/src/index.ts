@@ -3,6 +3,7 @@ import type { ServiceModule } from "@payments/kit";
 import { migrations } from "./migrations/index.js";
 import { createMerchantContext, type MerchantContext } from "./context.js";
 import { routes } from "./routes/index.js";
+import { merchantAccess } from "./access.js";
 
 /** The merchant service: identity, API credentials, network rules and callback settings of every merchant. */
 export const merchantModule: ServiceModule<MerchantContext> = {
@@ -11,6 +12,7 @@ export const merchantModule: ServiceModule<MerchantContext> = {
   migrations,
   createContext: createMerchantContext,
   routes,
+  access: merchantAccess,
 };
 
 export { loadMerchantConfig, merchantConfigSchema, type MerchantConfig, type MerchantContext } from "./context.js";

@@ -234,6 +234,7 @@ test.serial("a switch whose fences could not be raised within half their life fl
     services: [PayoutService],
     migrations: [],
     createContext: (base: BaseContext) => base,
+    access: () => [],
     routes: (router) =>
       router.service(PayoutService, {
         raiseModeFence: async (req) => {

@@ -13,6 +13,7 @@ import { routes } from "./routes/index.js";
 import { createSandboxConnector } from "./sandbox-connector.js";
 import { startTransferReturnRequests } from "./transfer-return-requests.js";
 import { startPayoutWorker } from "./worker.js";
+import { payoutAccess } from "./access.js";
 
 export interface PayoutModuleOptions {
   /** Sandbox merchants' withdrawals; default the sandbox connector (SANDBOX_PAYOUT_DELAY). */
@@ -51,6 +52,7 @@ export function createPayoutModule(options: PayoutModuleOptions = {}): ServiceMo
       };
     },
     routes,
+    access: payoutAccess,
     async start(ctx) {
       // The watch first: the credit consumer may look a merchant up at once.
       const jobs: Stoppable[] = [await ctx.merchantCache.watchMerchantChanges(ctx.bus), await watchCatalogChanges(ctx), await startDepositCredits(ctx), await startTransferReturnRequests(ctx)];

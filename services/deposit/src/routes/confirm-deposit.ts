@@ -1,6 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import type { DepositService } from "@payments/contracts/deposit";
-import { formatMajor, forUpdate, parseRequest, readCommitted, serviceError, transactionWithRetry, validationError, type Rpc } from "@payments/kit";
+import { actingName, formatMajor, forUpdate, parseRequest, readCommitted, type Rpc, serviceError, transactionWithRetry, validationError } from "@payments/kit";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { moveDeposit } from "../deposit-moves.js";
@@ -36,7 +36,7 @@ export function confirmDeposit(ctx: DepositContext): Rpc<typeof DepositService, 
         if (input.amount !== undefined && input.amount !== Number(transfer.amount)) {
           throw validationError("amount", `amount: with a transfer the deposit is credited what it brought (${transfer.amount}, ${formatMajor(transfer.amount, transfer.currency)}); leave amount out`);
         }
-        const moved = await giveTransferToDeposit(trx, ctx, transfer, input.depositId, { actor: "operator", reason: "confirmed with this transfer" }, { transferSandbox });
+        const moved = await giveTransferToDeposit(trx, ctx, transfer, input.depositId, { actor: actingName("operator").slice(0, 100), reason: "confirmed with this transfer" }, { transferSandbox });
         return moved;
       }, { config: readCommitted(ctx.db) });
       ctx.outbox.nudge();

@@ -1,6 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import type { DepositService, ResolveTransferRequest } from "@payments/contracts/deposit";
-import { parseRequest, readCommitted, serviceError, transactionWithRetry, validationError, type Rpc } from "@payments/kit";
+import { actingName, parseRequest, readCommitted, type Rpc, serviceError, transactionWithRetry, validationError } from "@payments/kit";
 import { z } from "zod";
 import { isSandboxAccount } from "../account-kind.js";
 import type { DepositContext } from "../context.js";
@@ -11,7 +11,8 @@ import { findTransfer, giveTransferToDeposit, refuseTransfer, returnTarget } fro
 
 const request = z.object({
   transferId: identifier(40),
-  actor: text(100),
+  /** Ignored when an operator's assertion says who acts (always, for this operator-only RPC). */
+  actor: z.string(),
   reason: text(500),
 });
 
@@ -51,7 +52,7 @@ export function resolveTransfer(ctx: DepositContext): Rpc<typeof DepositService,
     async resolveTransfer(req) {
       const input = parseRequest(request, req);
       const choice = decisionOf(req);
-      const decider = { actor: input.actor, reason: input.reason };
+      const decider = { actor: actingName(input.actor).slice(0, 100), reason: input.reason };
       // Which kind of money it is, asked before the transaction (no call while rows are locked).
       const transferSandbox = choice.case === "refuse" ? false : await isSandboxAccount(ctx, (await findTransfer(ctx.db, input.transferId)).iban);
       const deposit = await transactionWithRetry(
@@ -87,7 +88,7 @@ export function resolveTransfer(ctx: DepositContext): Rpc<typeof DepositService,
       if (deposit || choice.case === "return") ctx.outbox.nudge();
       // The transfer as the decision left it (its status, resolution and deposit changed in the transaction).
       const row = await findTransfer(ctx.db, input.transferId);
-      ctx.logger.info({ transferId: row.id, decision: choice.case, actor: input.actor, depositId: deposit?.id }, "transfer resolved by an operator");
+      ctx.logger.info({ transferId: row.id, decision: choice.case, actor: decider.actor, depositId: deposit?.id }, "transfer resolved by an operator");
       return { transfer: transferFromRow(row), deposit: deposit ? depositFromRow(deposit) : undefined };
     },
   };

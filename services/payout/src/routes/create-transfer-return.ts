@@ -1,5 +1,5 @@
 import type { PayoutService } from "@payments/contracts/payout";
-import { parseRequest, type Rpc } from "@payments/kit";
+import { actingName, parseRequest, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { amount, currency, iban, identifier, text } from "../requests.js";
@@ -27,13 +27,13 @@ export function createTransferReturn(ctx: PayoutContext): Rpc<typeof PayoutServi
     currency: currency(ctx.config.SUPPORTED_CURRENCIES),
     sandbox: z.boolean(),
     reason: text(500),
-    actor: text(200),
+    actor: z.string(),
     attempt: z.number().int().min(0, "must not be negative"),
   });
 
   return {
     async createTransferReturn(req) {
-      const input = parseRequest(request, req);
+      const input = { ...parseRequest(request, req), actor: actingName(req.actor).slice(0, 200) };
       const problem = returnRequestProblem(ctx, input);
       if (problem) throw problem.error;
       const { row, created } = await createReturnAttempt(ctx, input);

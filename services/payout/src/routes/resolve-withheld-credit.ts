@@ -1,5 +1,5 @@
 import type { PayoutService, ResolveWithheldCreditRequest } from "@payments/contracts/payout";
-import { parseRequest, transactionWithRetry, validationError, type Rpc } from "@payments/kit";
+import { actingName, parseRequest, type Rpc, transactionWithRetry, validationError } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { identifier, text } from "../requests.js";
@@ -7,7 +7,8 @@ import { resolveWithheld, withheldCreditFromRow, type WithheldDecision } from ".
 
 const request = z.object({
   id: identifier(40),
-  actor: text(100),
+  /** Ignored when an operator's assertion says who acts (always, for this operator-only RPC). */
+  actor: z.string(),
   reason: text(500),
 });
 
@@ -35,9 +36,10 @@ export function resolveWithheldCredit(ctx: PayoutContext): Rpc<typeof PayoutServ
     async resolveWithheldCredit(req) {
       const input = parseRequest(request, req);
       const decision = decisionOf(req);
-      const row = await transactionWithRetry(ctx.db, (trx) => resolveWithheld(trx, ctx.clock, { id: input.id, decision, actor: input.actor, reason: input.reason }));
+      const actor = actingName(input.actor).slice(0, 100);
+      const row = await transactionWithRetry(ctx.db, (trx) => resolveWithheld(trx, ctx.clock, { id: input.id, decision, actor, reason: input.reason }));
       ctx.logger.info(
-        { withheldCreditId: row.id, depositId: row.deposit_id, merchantId: row.merchant_id, amount: Number(row.amount), decision, actor: input.actor },
+        { withheldCreditId: row.id, depositId: row.deposit_id, merchantId: row.merchant_id, amount: Number(row.amount), decision, actor },
         decision === "credit" ? "withheld credit credited by an operator" : "withheld credit dismissed by an operator",
       );
       return { credit: withheldCreditFromRow(row) };

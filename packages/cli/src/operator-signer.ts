@@ -1,0 +1,40 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { createAssertionSigner, fixedAssertion, isOperatorRole, loadAssertionPrivateKey, LOCAL_ADMIN_KEY_FILE, type AssertionSigner } from "@payments/kit";
+import { UsageError } from "./errors.js";
+import { operatorName } from "./operator.js";
+
+
+/**
+ * Who the CLI acts as, proven to the services by a signed assertion on every call, from the
+ * first of:
+ * 1. PAYMENTS_OPERATOR_TOKEN: a service account's token (`pnpm cli operator token`);
+ * 2. OPERATOR_ASSERTION_PRIVATE_KEY: the console's own key, for whoever holds it (bootstrap,
+ *    automation next to the console): signs as --actor / PAYMENTS_OPERATOR / the OS user, with
+ *    PAYMENTS_OPERATOR_ROLE (admin unless set);
+ * 3. the all-in-one's local admin key, `<DATA_DIR>/operator-admin.key` (`./var` unless DATA_DIR
+ *    says otherwise), the same way: on one machine, whoever can read the data directory is
+ *    every operator.
+ * undefined without any: calls that need an operator are refused (UNAUTHENTICATED).
+ */
+export function operatorSigner(actor: string | undefined, env: Readonly<Record<string, string | undefined>>): AssertionSigner | undefined {
+  const token = env.PAYMENTS_OPERATOR_TOKEN?.trim();
+  if (token) return fixedAssertion(token);
+  const keyText = env.OPERATOR_ASSERTION_PRIVATE_KEY?.trim() || localAdminKey(env);
+  if (!keyText) return undefined;
+  let key;
+  try {
+    key = loadAssertionPrivateKey(keyText);
+  } catch (err) {
+    throw new UsageError(`the operator key cannot be read: ${(err as Error).message}`);
+  }
+  const role = env.PAYMENTS_OPERATOR_ROLE?.trim() || "admin";
+  if (!isOperatorRole(role)) throw new UsageError(`PAYMENTS_OPERATOR_ROLE must be one of viewer, support, operator, finance, admin; got "${role}"`);
+  const subject = operatorName(actor, env);
+  return createAssertionSigner(key, { subject, name: subject, role, kind: "service" });
+}
+
+function localAdminKey(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const file = join(env.DATA_DIR?.trim() || "./var", LOCAL_ADMIN_KEY_FILE);
+  return existsSync(file) ? file : undefined;
+}

@@ -1,0 +1,169 @@
+import { fromBinary, toBinary, type DescMessage, type DescMethod, type MessageShape } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
+import type { Knex } from "knex";
+import type { Clock } from "./clock.js";
+import { decodeCursor, newestFirstPage } from "./cursor.js";
+import type { Migration } from "./db.js";
+import { serviceError } from "./errors.js";
+import { newId } from "./ids.js";
+import type { OperatorIdentity } from "./operator-assertion.js";
+import { auditJson } from "./operator-audit.js";
+
+export const APPROVALS_TABLE = "operator_approvals";
+/** A pending approval not decided within this is expired: the maker asks again. */
+export const APPROVAL_TTL_MS = 24 * 3600 * 1000;
+
+export type ApprovalState = "pending" | "approved" | "rejected" | "expired";
+
+/**
+ * Requests that need a second operator (four-eyes): stored by the service that would run them,
+ * with the exact request, until another operator approves (the service runs it once, as the
+ * maker's and the approver's joint action) or rejects it, or 24 h pass.
+ */
+export const approvalsMigration: Migration = {
+  name: "00000000000011_operator_approvals",
+  async up(db) {
+    await db.schema.createTable(APPROVALS_TABLE, (t) => {
+      t.string("id", 40).primary();
+      t.bigInteger("created_at").notNullable();
+      t.bigInteger("expires_at").notNullable();
+      t.string("service", 40).notNullable();
+      t.string("rpc", 200).notNullable();
+      t.binary("request").notNullable();
+      t.text("request_json").notNullable();
+      t.string("summary", 500).notNullable();
+      t.string("reason", 1000).notNullable();
+      t.text("targets").notNullable();
+      t.string("maker", 320).notNullable();
+      t.string("maker_role", 16).notNullable();
+      t.string("maker_kind", 16).notNullable();
+      // pending → approved (run, outcome set) | rejected; expiry is read from expires_at.
+      t.string("status", 16).notNullable();
+      t.string("decided_by", 320).nullable();
+      t.bigInteger("decided_at").nullable();
+      t.string("decision_note", 1000).nullable();
+      t.string("outcome", 80).nullable();
+      t.text("response_json").nullable();
+      t.index(["created_at", "id"], "operator_approvals_time");
+      t.index(["status", "created_at", "id"], "operator_approvals_status");
+    });
+  },
+  async down(db) {
+    await db.schema.dropTable(APPROVALS_TABLE);
+  },
+};
+
+export interface ApprovalRow {
+  id: string;
+  created_at: number | string;
+  expires_at: number | string;
+  service: string;
+  rpc: string;
+  request: Buffer | Uint8Array;
+  request_json: string;
+  summary: string;
+  reason: string;
+  targets: string;
+  maker: string;
+  maker_role: string;
+  maker_kind: string;
+  status: string;
+  decided_by: string | null;
+  decided_at: number | string | null;
+  decision_note: string | null;
+  outcome: string | null;
+  response_json: string | null;
+}
+
+/** What an approval is now: a pending one past its expiry is expired. */
+export function approvalState(row: Pick<ApprovalRow, "status" | "expires_at">, now: number): ApprovalState {
+  if (row.status === "pending" && Number(row.expires_at) <= now) return "expired";
+  return row.status as ApprovalState;
+}
+
+export interface ApprovalRequest {
+  service: string;
+  rpc: string;
+  method: DescMethod;
+  message: unknown;
+  summary: string;
+  reason: string;
+  targets: readonly string[];
+  maker: OperatorIdentity;
+}
+
+/** Stores the request as a pending approval, changing nothing else; its id. */
+export async function requestApproval(db: Knex, clock: Clock, request: ApprovalRequest): Promise<string> {
+  const id = newId("apr");
+  const now = clock.now().getTime();
+  const schema = request.method.input;
+  const message = request.message as MessageShape<DescMessage>;
+  await db(APPROVALS_TABLE).insert({
+    id,
+    created_at: now,
+    expires_at: now + APPROVAL_TTL_MS,
+    service: request.service,
+    rpc: request.rpc,
+    request: Buffer.from(toBinary(schema, message)),
+    request_json: auditJson(schema, message),
+    summary: request.summary.slice(0, 500),
+    reason: request.reason.slice(0, 1000),
+    targets: JSON.stringify(request.targets),
+    maker: request.maker.subject,
+    maker_role: request.maker.role,
+    maker_kind: request.maker.kind,
+    status: "pending",
+  });
+  return id;
+}
+
+export async function findApproval(db: Knex, id: string): Promise<ApprovalRow | undefined> {
+  return (await db(APPROVALS_TABLE).where({ id }).first()) as ApprovalRow | undefined;
+}
+
+/** The stored request, as its RPC's input message. */
+export function storedRequest(row: ApprovalRow, method: DescMethod): MessageShape<DescMessage> {
+  return fromBinary(method.input, new Uint8Array(row.request));
+}
+
+/**
+ * Takes a pending, unexpired approval for running, once: a conditional UPDATE, so two approvers
+ * (or one, twice) can never run it twice. false when it was not pending any more.
+ */
+export async function claimApproval(db: Knex, clock: Clock, id: string, approver: OperatorIdentity, note: string): Promise<boolean> {
+  const now = clock.now().getTime();
+  const changed = await db(APPROVALS_TABLE)
+    .where({ id, status: "pending" })
+    .where("expires_at", ">", now)
+    .whereNot("maker", approver.subject)
+    .update({ status: "approved", decided_by: approver.subject, decided_at: now, decision_note: note.slice(0, 1000), outcome: "running" });
+  return changed === 1;
+}
+
+export async function recordApprovalOutcome(db: Knex, id: string, outcome: string, responseJson: string | null): Promise<void> {
+  await db(APPROVALS_TABLE).where({ id, status: "approved" }).update({ outcome: outcome.slice(0, 80), response_json: responseJson });
+}
+
+export async function rejectApproval(db: Knex, clock: Clock, id: string, rejecter: OperatorIdentity, reason: string): Promise<boolean> {
+  const now = clock.now().getTime();
+  const changed = await db(APPROVALS_TABLE)
+    .where({ id, status: "pending" })
+    .where("expires_at", ">", now)
+    .update({ status: "rejected", decided_by: rejecter.subject, decided_at: now, decision_note: reason.slice(0, 1000) });
+  return changed === 1;
+}
+
+export async function listApprovals(
+  db: Knex,
+  clock: Clock,
+  query: { state?: ApprovalState; limit: number; cursor?: string },
+): Promise<{ rows: ApprovalRow[]; nextCursor: string }> {
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+  if (query.cursor && !after) throw serviceError(Code.InvalidArgument, "VALIDATION_ERROR", "cursor is not one this service issued", { field: "cursor" });
+  const now = clock.now().getTime();
+  const q = db(APPROVALS_TABLE).select("*");
+  if (query.state === "pending") q.where({ status: "pending" }).where("expires_at", ">", now);
+  else if (query.state === "expired") q.where({ status: "pending" }).where("expires_at", "<=", now);
+  else if (query.state) q.where({ status: query.state });
+  return newestFirstPage<ApprovalRow>(q, { limit: query.limit, ...(after ? { after } : {}) });
+}

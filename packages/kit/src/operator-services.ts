@@ -1,0 +1,250 @@
+import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient, type ConnectRouter, type HandlerContext, type Transport } from "@connectrpc/connect";
+import {
+  ApprovalService,
+  ApprovalStatus,
+  AuditService,
+  type Approval,
+  type AuditRecord,
+} from "@payments/contracts/operator";
+import type { Clock } from "./clock.js";
+import { ERROR_REASON_KEY, serviceError } from "./errors.js";
+import type { Logger } from "./logger.js";
+import { AssertionError, OPERATOR_ASSERTION_HEADER, roleAtLeast, verifyAssertion, type OperatorIdentity, type OperatorRole } from "./operator-assertion.js";
+import { hostedModule, neededRole, runApproved, type AccessModule, type AccessRegistry } from "./operator-access.js";
+import { auditJson, listAudit, recordAudit, type AuditRow } from "./operator-audit.js";
+import {
+  approvalState,
+  claimApproval,
+  findApproval,
+  listApprovals,
+  recordApprovalOutcome,
+  rejectApproval,
+  storedRequest,
+  type ApprovalRow,
+  type ApprovalState,
+} from "./approvals.js";
+import type { KeyObject } from "node:crypto";
+
+export interface OperatorServicesOptions {
+  registry: AccessRegistry;
+  publicKey: KeyObject | undefined;
+  clock: Clock;
+  logger: Logger;
+  /** This process's own handlers (the in-process transport): where an approved request runs. */
+  transport: Transport;
+}
+
+const MAX_LIMIT = 500;
+
+function limitOf(value: number): number {
+  if (value < 0 || value > MAX_LIMIT) throw serviceError(Code.InvalidArgument, "VALIDATION_ERROR", `limit must be 0..${MAX_LIMIT}`, { field: "limit" });
+  return value === 0 ? 50 : value;
+}
+
+const STATE_OF: Record<ApprovalState, ApprovalStatus> = {
+  pending: ApprovalStatus.PENDING,
+  approved: ApprovalStatus.APPROVED,
+  rejected: ApprovalStatus.REJECTED,
+  expired: ApprovalStatus.EXPIRED,
+};
+
+function stateFilter(status: ApprovalStatus): ApprovalState | undefined {
+  return (Object.entries(STATE_OF) as Array<[ApprovalState, ApprovalStatus]>).find(([, s]) => s === status)?.[0];
+}
+
+function parseTargets(text: string): string[] {
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+function approvalMessage(row: ApprovalRow, now: number): Approval {
+  return {
+    $typeName: "payments.operator.v1.Approval",
+    id: row.id,
+    service: row.service,
+    rpc: row.rpc,
+    summary: row.summary,
+    reason: row.reason,
+    maker: row.maker,
+    makerRole: row.maker_role,
+    createdAt: timestampFromMs(Number(row.created_at)),
+    expiresAt: timestampFromMs(Number(row.expires_at)),
+    status: STATE_OF[approvalState(row, now)],
+    decidedBy: row.decided_by ?? "",
+    ...(row.decided_at !== null ? { decidedAt: timestampFromMs(Number(row.decided_at)) } : {}),
+    decisionNote: row.decision_note ?? "",
+    outcome: row.outcome ?? "",
+    requestJson: row.request_json,
+    responseJson: row.response_json ?? "",
+    targetIds: parseTargets(row.targets),
+  };
+}
+
+function auditMessage(row: AuditRow): AuditRecord {
+  return {
+    $typeName: "payments.operator.v1.AuditRecord",
+    id: row.id,
+    at: timestampFromMs(Number(row.created_at)),
+    actor: row.actor,
+    actorKind: row.actor_kind,
+    role: row.role,
+    rpc: row.rpc,
+    targetIds: parseTargets(row.targets),
+    reason: row.reason,
+    outcome: row.outcome,
+    approvalId: row.approval_id ?? "",
+    requestJson: row.request_json ?? "",
+    afterJson: row.after_json ?? "",
+    requestId: row.request_id ?? "",
+    traceId: row.trace_id ?? "",
+    service: row.service,
+    maker: row.maker ?? "",
+    beforeJson: row.before_json ?? "",
+  };
+}
+
+/**
+ * The audit and approval services every service serves: the module is the one the call names
+ * (x-payments-service; the only one when the process hosts one), and the operator's assertion
+ * must be for that module. Reading needs a viewer; approving or rejecting needs the role the
+ * stored request's RPC needs, and never its maker.
+ */
+export function operatorRoutes(router: ConnectRouter, options: OperatorServicesOptions): void {
+  const { registry, publicKey, clock, logger, transport } = options;
+
+  async function authorize(context: HandlerContext, needed: OperatorRole): Promise<{ module: AccessModule; operator: OperatorIdentity }> {
+    const module = hostedModule(registry, context.requestHeader);
+    const token = context.requestHeader.get(OPERATOR_ASSERTION_HEADER);
+    if (!token) throw serviceError(Code.Unauthenticated, "UNAUTHENTICATED", `this needs a signed operator assertion (${OPERATOR_ASSERTION_HEADER})`);
+    let operator: OperatorIdentity;
+    try {
+      if (!publicKey) throw new AssertionError("this service has no OPERATOR_ASSERTION_PUBLIC_KEY: it accepts no operator's assertion");
+      operator = await verifyAssertion(publicKey, token, module.name, clock.now());
+    } catch (err) {
+      if (err instanceof AssertionError) throw serviceError(Code.Unauthenticated, "UNAUTHENTICATED", err.message);
+      throw err;
+    }
+    if (operator.merchantId !== undefined || !roleAtLeast(operator.role, needed)) throw serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `this needs the ${needed} role`);
+    return { module, operator };
+  }
+
+  async function pendingApproval(module: AccessModule, id: string) {
+    const row = id ? await findApproval(module.db, id) : undefined;
+    if (!row) throw serviceError(Code.NotFound, "APPROVAL_NOT_FOUND", `no approval ${id} in the ${module.name} service`, { field: "id" });
+    const entry = registry.lookup(row.rpc.slice(0, row.rpc.lastIndexOf("/")), row.rpc.slice(row.rpc.lastIndexOf("/") + 1));
+    if (!entry) throw serviceError(Code.FailedPrecondition, "APPROVAL_NOT_PENDING", `approval ${id} is for ${row.rpc}, which this service no longer serves`);
+    return { row, entry };
+  }
+
+  async function decisionAudit(module: AccessModule, operator: OperatorIdentity, rpc: string, row: ApprovalRow, outcome: string, note: string): Promise<void> {
+    await recordAudit(module.db, clock, logger, {
+      service: module.name,
+      rpc,
+      actor: operator.subject,
+      actorKind: operator.kind,
+      role: operator.role,
+      targets: [row.id, ...parseTargets(row.targets)],
+      reason: note,
+      outcome,
+      approvalId: row.id,
+      maker: row.maker,
+    });
+  }
+
+  router.service(AuditService, {
+    async listAuditRecords(req, context) {
+      const { module } = await authorize(context, "viewer");
+      const page = await listAudit(module.db, {
+        ...(req.actor ? { actor: req.actor } : {}),
+        ...(req.targetId ? { targetId: req.targetId } : {}),
+        ...(req.since ? { since: timestampDate(req.since).getTime() } : {}),
+        ...(req.until ? { until: timestampDate(req.until).getTime() } : {}),
+        limit: limitOf(req.limit),
+        ...(req.cursor ? { cursor: req.cursor } : {}),
+      });
+      if (page === "bad-cursor") throw serviceError(Code.InvalidArgument, "VALIDATION_ERROR", "cursor is not one this service issued", { field: "cursor" });
+      return { records: page.rows.map(auditMessage), nextCursor: page.nextCursor };
+    },
+  });
+
+  router.service(ApprovalService, {
+    async listApprovals(req, context) {
+      const { module } = await authorize(context, "viewer");
+      const state = stateFilter(req.status);
+      const page = await listApprovals(module.db, clock, { ...(state ? { state } : {}), limit: limitOf(req.limit), ...(req.cursor ? { cursor: req.cursor } : {}) });
+      const now = clock.now().getTime();
+      return { approvals: page.rows.map((r) => approvalMessage(r, now)), nextCursor: page.nextCursor };
+    },
+
+    async getApproval(req, context) {
+      const { module } = await authorize(context, "viewer");
+      const { row } = await pendingApproval(module, req.id);
+      return { approval: approvalMessage(row, clock.now().getTime()) };
+    },
+
+    async approve(req, context) {
+      const { module, operator } = await authorize(context, "viewer");
+      const rpc = "payments.operator.v1.ApprovalService/Approve";
+      const { row, entry } = await pendingApproval(module, req.id);
+      const refuse = async (err: ConnectError): Promise<never> => {
+        await decisionAudit(module, operator, rpc, row, err.metadata.get(ERROR_REASON_KEY) ?? "REFUSED", req.note);
+        throw err;
+      };
+      if (row.maker === operator.subject) await refuse(serviceError(Code.PermissionDenied, "MAKER_CANNOT_APPROVE", "the operator who asked for it cannot approve it: another operator must"));
+      const needed = neededRole(entry.access, storedRequest(row, entry.method));
+      if (!roleAtLeast(operator.role, needed)) await refuse(serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `approving ${row.rpc} needs the ${needed} role`));
+      if (!(await claimApproval(module.db, clock, row.id, operator, req.note))) {
+        await refuse(serviceError(Code.FailedPrecondition, "APPROVAL_NOT_PENDING", `approval ${row.id} is ${approvalState(row, clock.now().getTime())}, not pending`));
+      }
+      await decisionAudit(module, operator, rpc, row, "ok", req.note);
+      // Run the stored request through this process's own handlers and interceptors, as the
+      // approver (the assertion they came with) with the approval let past: audited there too.
+      const message = storedRequest(row, entry.method);
+      const headers = new Headers({ [OPERATOR_ASSERTION_HEADER]: context.requestHeader.get(OPERATOR_ASSERTION_HEADER) ?? "" });
+      const requestId = context.requestHeader.get("x-request-id");
+      if (requestId) headers.set("x-request-id", requestId);
+      const client = createClient(entry.service, transport) as unknown as Record<string, (m: unknown, o: { headers: Headers }) => Promise<unknown>>;
+      const call = client[entry.method.localName];
+      if (!call) throw new Error(`no client method ${entry.method.localName}`);
+      let outcome = "ok";
+      let responseJson: string;
+      try {
+        const response = await runApproved({ approvalId: row.id, module: module.name, rpc: row.rpc, maker: row.maker, makerRole: row.maker_role as OperatorRole }, () =>
+          call(message, { headers }),
+        );
+        responseJson = auditJson(entry.method.output, response as never);
+      } catch (err) {
+        const error = ConnectError.from(err);
+        outcome = error.metadata.get(ERROR_REASON_KEY) ?? (Code[error.code] || "UNKNOWN");
+        responseJson = JSON.stringify({ code: Code[error.code], message: error.rawMessage });
+      }
+      await recordApprovalOutcome(module.db, row.id, outcome, responseJson);
+      const done = await findApproval(module.db, row.id);
+      return { approval: approvalMessage(done ?? row, clock.now().getTime()) };
+    },
+
+    async reject(req, context) {
+      const { module, operator } = await authorize(context, "viewer");
+      const rpc = "payments.operator.v1.ApprovalService/Reject";
+      const { row, entry } = await pendingApproval(module, req.id);
+      if (!req.reason.trim()) throw serviceError(Code.InvalidArgument, "VALIDATION_ERROR", "reason is required", { field: "reason" });
+      const needed = neededRole(entry.access, storedRequest(row, entry.method));
+      if (row.maker !== operator.subject && !roleAtLeast(operator.role, needed)) {
+        await decisionAudit(module, operator, rpc, row, "PERMISSION_DENIED", req.reason);
+        throw serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `rejecting ${row.rpc} needs the ${needed} role`);
+      }
+      if (!(await rejectApproval(module.db, clock, row.id, operator, req.reason))) {
+        await decisionAudit(module, operator, rpc, row, "APPROVAL_NOT_PENDING", req.reason);
+        throw serviceError(Code.FailedPrecondition, "APPROVAL_NOT_PENDING", `approval ${row.id} is ${approvalState(row, clock.now().getTime())}, not pending`);
+      }
+      await decisionAudit(module, operator, rpc, row, "ok", req.reason);
+      const done = await findApproval(module.db, row.id);
+      return { approval: approvalMessage(done ?? row, clock.now().getTime()) };
+    },
+  });
+}

@@ -1,0 +1,46 @@
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { defineAccess, type ServiceAccess } from "@payments/kit";
+import type { BankCatalogContext } from "./context.js";
+import { getAccountRow } from "./store.js";
+
+/**
+ * Who may call each RPC (README, "Operators: roles and approvals"): the gateway and the deposit
+ * service read banks, limits, accounts and terms without an operator; changing them is an
+ * admin's. A live receiving account added or made active again (where customers' real money
+ * will be sent) needs a second admin.
+ */
+export function bankCatalogAccess(ctx: BankCatalogContext): ServiceAccess[] {
+  const admin = { role: "admin" } as const;
+  return [
+    defineAccess(BankCatalogService, {
+      listAvailableBanks: { role: "viewer", system: true },
+      listBanks: { role: "viewer", system: true },
+      createBank: admin,
+      updateBank: admin,
+      getFastSettings: { role: "viewer", system: true },
+      updateFastSettings: admin,
+      setMerchantLimit: admin,
+      clearMerchantLimit: admin,
+      listMerchantLimits: { role: "viewer", system: true },
+      listReceivingAccounts: { role: "viewer", system: true },
+      createReceivingAccount: {
+        ...admin,
+        approval: (req) =>
+          Promise.resolve(!req.sandbox && req.active !== false ? { summary: `add live receiving account ${req.iban} (${req.accountName}) at bank ${req.bankId}` } : undefined),
+      },
+      updateReceivingAccount: {
+        ...admin,
+        before: (req) => getAccountRow(ctx.db, req.accountId).catch(() => undefined),
+        async approval(req) {
+          if (req.active !== true) return undefined;
+          const account = await getAccountRow(ctx.db, req.accountId).catch(() => undefined);
+          if (!account || account.sandbox || account.active) return undefined;
+          return { summary: `re-activate live receiving account ${account.iban} (${account.account_name})` };
+        },
+      },
+      // The all-in-one's start adds the made-up sandbox accounts; never live ones.
+      seedSandboxAccounts: { ...admin, system: true },
+      getDepositTerms: { role: "viewer", system: true },
+    }),
+  ];
+}

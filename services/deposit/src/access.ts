@@ -1,0 +1,75 @@
+import { DepositService } from "@payments/contracts/deposit";
+import { defineAccess, formatMajor, type ServiceAccess } from "@payments/kit";
+import type { DepositContext } from "./context.js";
+import { isSandboxAccount } from "./account-kind.js";
+import { findDepositRow } from "./store.js";
+
+interface TransferFacts {
+  amount: number;
+  currency: string;
+  iban: string;
+  deposit_id: string | null;
+}
+
+/**
+ * Who may call each RPC (README, "Operators: roles and approvals"). The gateway creates,
+ * reads and cancels deposits for an authenticated merchant and runs the sandbox helpers; bank
+ * integrations report transfers; the merchant service raises the mode fence: those go without
+ * an operator. Deciding what money is, is an operator's; sending it back, finance's. Live money
+ * moved by hand above APPROVAL_THRESHOLD, and every live return, needs a second operator.
+ */
+export function depositAccess(ctx: DepositContext): ServiceAccess[] {
+  const threshold = ctx.config.APPROVAL_THRESHOLD;
+  const transfer = async (id: string) =>
+    ctx.db("incoming_transfers").where({ id }).first<TransferFacts | undefined>("amount", "currency", "iban", "deposit_id");
+  const money = (amount: number, currency: string) => formatMajor(amount, currency);
+  return [
+    defineAccess(DepositService, {
+      createDeposit: { role: "admin", system: true },
+      getDeposit: { role: "viewer", system: true },
+      listDeposits: { role: "viewer", system: true },
+      cancelDeposit: { role: "operator", system: true },
+      confirmDeposit: {
+        role: "operator",
+        before: (req) => findDepositRow(ctx.db, { depositId: req.depositId }),
+        async approval(req) {
+          const deposit = await findDepositRow(ctx.db, { depositId: req.depositId });
+          if (!deposit || deposit.sandbox) return undefined;
+          const amount = req.amount !== undefined ? Number(req.amount) : Number(deposit.amount);
+          if (amount <= threshold) return undefined;
+          return { summary: `confirm live deposit ${deposit.id} of merchant ${deposit.merchant_id} with ${money(amount, deposit.currency)}` };
+        },
+      },
+      rejectDeposit: { role: "operator", reason: (req) => req.reason },
+      reportTransfer: { role: "operator", system: true },
+      listUnmatchedTransfers: { role: "viewer" },
+      getCheckout: { role: "viewer", system: true },
+      simulatePayment: { role: "operator", system: true },
+      sandboxPayDeposit: { role: "operator", system: true },
+      sandboxExpireDeposit: { role: "operator", system: true },
+      getTransfer: { role: "viewer" },
+      resolveTransfer: {
+        role: "operator",
+        roleFor: (req) => (req.decision.case === "return" ? "finance" : "operator"),
+        reason: (req) => req.reason,
+        targets: (req) => [req.transferId, req.decision.case === "matchDepositId" ? req.decision.value : undefined],
+        before: (req) => transfer(req.transferId),
+        async approval(req) {
+          const decision = req.decision.case;
+          if (decision !== "return" && decision !== "matchDepositId" && decision !== "complete") return undefined;
+          const found = await transfer(req.transferId);
+          if (!found || (await isSandboxAccount(ctx, found.iban))) return undefined;
+          const amount = money(Number(found.amount), found.currency);
+          if (decision === "return") return { summary: `return live transfer ${req.transferId} of ${amount} to its sender` };
+          if (Number(found.amount) <= threshold) return undefined;
+          const to = decision === "matchDepositId" ? `match live transfer ${req.transferId} of ${amount} to deposit ${req.decision.value}` : `complete the deposit of live transfer ${req.transferId} of ${amount}`;
+          return { summary: to };
+        },
+      },
+      importStatement: { role: "finance" },
+      getReconciliation: { role: "finance" },
+      raiseModeFence: { role: "admin", system: true },
+      lowerModeFence: { role: "admin", system: true },
+    }),
+  ];
+}

@@ -1,0 +1,56 @@
+import { PayoutService } from "@payments/contracts/payout";
+import { defineAccess, formatMajor, type ServiceAccess } from "@payments/kit";
+import type { PayoutContext } from "./context.js";
+import { merchantOf } from "./merchants.js";
+
+/**
+ * Who may call each RPC (README, "Operators: roles and approvals"). The gateway creates, reads
+ * and cancels withdrawals and reads balances and statements for an authenticated merchant; the
+ * merchant service raises the mode fence: those go without an operator. Completing or failing a
+ * withdrawal by hand is an operator's; balances, returns, statements and reconciliation are
+ * finance's. Live money moved by hand (an adjustment, a return, crediting withheld money) needs
+ * a second operator; a sandbox merchant's needs one.
+ */
+export function payoutAccess(ctx: PayoutContext): ServiceAccess[] {
+  const live = async (merchantId: string) => !(await merchantOf(ctx, merchantId, { fresh: true })).sandbox;
+  return [
+    defineAccess(PayoutService, {
+      createWithdrawal: { role: "admin", system: true },
+      getWithdrawal: { role: "viewer", system: true },
+      listWithdrawals: { role: "viewer", system: true },
+      cancelWithdrawal: { role: "operator", system: true },
+      completeWithdrawal: { role: "operator" },
+      failWithdrawal: { role: "operator" },
+      getBalances: { role: "viewer", system: true },
+      listLedgerEntries: { role: "finance", system: true },
+      getStatement: { role: "finance", system: true },
+      adjustBalance: {
+        role: "finance",
+        reason: (req) => req.reason,
+        before: async (req) => ctx.db("balances").where({ merchant_id: req.merchantId }).select(),
+        async approval(req) {
+          if (!(await live(req.merchantId))) return undefined;
+          return { summary: `adjust the balance of live merchant ${req.merchantId} by ${formatMajor(req.amount, req.currency)}` };
+        },
+      },
+      createTransferReturn: {
+        role: "finance",
+        reason: (req) => req.reason,
+        approval: (req) => Promise.resolve(req.sandbox ? undefined : { summary: `return live transfer ${req.transferId} of ${formatMajor(req.amount, req.currency)} to ${req.iban}` }),
+      },
+      completeTransferReturn: { role: "finance" },
+      failTransferReturn: { role: "finance", reason: (req) => req.reason },
+      listTransferReturns: { role: "viewer" },
+      checkLedger: { role: "finance" },
+      listWithheldCredits: { role: "viewer" },
+      resolveWithheldCredit: {
+        role: "finance",
+        reason: (req) => req.reason,
+        // Withheld money waits because its merchant is live now: crediting it makes it real money.
+        approval: (req) => Promise.resolve(req.decision.case === "credit" ? { summary: `credit withheld sandbox money ${req.id} to a live merchant's balance` } : undefined),
+      },
+      raiseModeFence: { role: "admin", system: true },
+      lowerModeFence: { role: "admin", system: true },
+    }),
+  ];
+}
