@@ -134,10 +134,13 @@ function urlOf(endpoints: Endpoints, name: ServiceName): string {
   }
 }
 
+export type ApprovalClient = Client<typeof ApprovalService>;
+export type AuditClient = Client<typeof AuditService>;
+
 /** The approvals waiting in one service. */
-export const approvalClient = (endpoints: Endpoints, name: ServiceName): Client<typeof ApprovalService> => serviceClient(ApprovalService, urlOf(endpoints, name), endpoints, name);
+export const approvalClient = (endpoints: Endpoints, name: ServiceName): ApprovalClient => serviceClient(ApprovalService, urlOf(endpoints, name), endpoints, name);
 /** The audit of one service. */
-export const auditClient = (endpoints: Endpoints, name: ServiceName): Client<typeof AuditService> => serviceClient(AuditService, urlOf(endpoints, name), endpoints, name);
+export const auditClient = (endpoints: Endpoints, name: ServiceName): AuditClient => serviceClient(AuditService, urlOf(endpoints, name), endpoints, name);
 
 export const merchantClient = (endpoints: Endpoints): MerchantClient => serviceClient(MerchantService, endpoints.merchant, endpoints);
 export const bankCatalogClient = (endpoints: Endpoints): BankCatalogClient => serviceClient(BankCatalogService, endpoints.bankCatalog, endpoints);

@@ -1,12 +1,17 @@
 import type { Command } from "commander";
 import {
+  approvalClient,
+  auditClient,
   bankCatalogClient,
   callbackClient,
   depositClient,
   merchantClient,
   payoutClient,
   resolveEndpoints,
+  type ApprovalClient,
+  type AuditClient,
   type BankCatalogClient,
+  type ServiceName,
   type CallbackClient,
   type DepositClient,
   type Endpoints,
@@ -69,6 +74,16 @@ export class Session {
   get callbacks(): CallbackClient {
     this.callbacksCache ??= callbackClient(this.endpoints);
     return this.callbacksCache;
+  }
+
+  /** The approvals waiting in one service. */
+  approvals(service: ServiceName): ApprovalClient {
+    return approvalClient(this.endpoints, service);
+  }
+
+  /** One service's audit. */
+  audit(service: ServiceName): AuditClient {
+    return auditClient(this.endpoints, service);
   }
 }
 

@@ -1,6 +1,8 @@
 import { Command, CommanderError } from "commander";
 import { DEFAULT_GRPC_URL } from "./clients.js";
 import { registerAccountCommands } from "./commands/account.js";
+import { registerApprovalCommands } from "./commands/approval.js";
+import { registerAuditCommands } from "./commands/audit.js";
 import { registerBalanceCommands } from "./commands/balance.js";
 import { registerBankCommands } from "./commands/bank.js";
 import { registerDepositCommands } from "./commands/deposit.js";
@@ -61,6 +63,8 @@ export function buildProgram(io: Io): Command {
   registerWithdrawalCommands(program, ctx);
   registerEventCommands(program, ctx);
   registerRequestCommand(program, ctx);
+  registerApprovalCommands(program, ctx);
+  registerAuditCommands(program, ctx);
   return program;
 }
 
