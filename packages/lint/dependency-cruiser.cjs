@@ -14,9 +14,9 @@ module.exports = {
     },
     {
       name: "edges-import-no-service",
-      comment: "The gateway and the CLI reach services over RPC only; their tests get services from @payments/testing.",
+      comment: "The gateway, the console and the CLI reach services over RPC only; their tests get services from @payments/testing.",
       severity: "error",
-      from: { path: "^(gateway|packages/cli)/" },
+      from: { path: "^(gateway|console|packages/cli)/" },
       to: { path: "^services/" },
     },
     {
@@ -24,7 +24,7 @@ module.exports = {
       comment:
         "Only packages/all-in-one puts services together in one process (and @payments/testing and the end-to-end tests, which start them for tests, and the chaos run, which plugs its bank into the payout service as a deployment plugs in its connector). No library, edge or example depends on a service.",
       severity: "error",
-      from: { path: "^(packages|gateway|examples)/", pathNot: "^packages/(all-in-one|testing|chaos)/" },
+      from: { path: "^(packages|gateway|console|examples)/", pathNot: "^packages/(all-in-one|testing|chaos)/" },
       to: { path: "^services/" },
     },
     {
@@ -33,20 +33,20 @@ module.exports = {
         "The kit is the runtime every service shares: it imports no service, no edge, no composer and no domain record (what an event means lives in @payments/contracts).",
       severity: "error",
       from: { path: "^packages/kit/src/" },
-      to: { path: "^(services|gateway|packages/(all-in-one|cli|records|sdk|bench|testing))/" },
+      to: { path: "^(services|gateway|console|packages/(all-in-one|cli|records|sdk|bench|testing))/" },
     },
     {
       name: "contracts-stand-alone",
       comment: "@payments/contracts (protos, topics, status names) is the bottom layer: it imports nothing of ours.",
       severity: "error",
       from: { path: "^packages/contracts/src/" },
-      to: { path: "^(services|gateway|packages/(?!contracts/))" },
+      to: { path: "^(services|gateway|console|packages/(?!contracts/))" },
     },
     {
       name: "testing-only-in-tests",
       comment: "@payments/testing is a dev dependency: only tests, the bench and the chaos run import it, never a deployed package's source.",
       severity: "error",
-      from: { pathNot: "^(test/|packages/(testing|bench|chaos)/|[^/]+/[^/]+/test/|gateway/test/)" },
+      from: { pathNot: "^(test/|packages/(testing|bench|chaos)/|[^/]+/[^/]+/test/|gateway/test/|console/test/)" },
       to: { path: "^packages/testing/" },
     },
     {
@@ -55,7 +55,7 @@ module.exports = {
         "A service's source depends on the kit, the contracts, the records and the signing, never on an edge (gateway, CLI, SDK), the composer or the bench. (Its tests may drive it through the CLI, as operators do.)",
       severity: "error",
       from: { path: "^services/[^/]+/src/" },
-      to: { path: "^(gateway|packages/(cli|sdk|all-in-one|bench))/" },
+      to: { path: "^(gateway|console|packages/(cli|sdk|all-in-one|bench))/" },
     },
     {
       name: "workspace-imports-resolve",

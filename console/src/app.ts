@@ -1,0 +1,83 @@
+import Koa from "koa";
+import Router from "@koa/router";
+import { cliRoutes } from "./api/cli.js";
+import { operatorRoutes } from "./api/operators.js";
+import type { ConsoleContext } from "./context.js";
+import { accessLog } from "./middleware/access-log.js";
+import { adminAuth, cliAuth } from "./middleware/bearer-auth.js";
+import { browserSession } from "./middleware/browser-session.js";
+import { clientIp } from "./middleware/client-ip.js";
+import { preSessionCsrf, sessionCsrf } from "./middleware/csrf.js";
+import { errorHandler } from "./middleware/error-handler.js";
+import { language } from "./middleware/language.js";
+import { metricsEndpoint } from "./middleware/metrics-endpoint.js";
+import { readBody } from "./middleware/read-body.js";
+import { requireOperator } from "./middleware/require-operator.js";
+import { securityHeaders } from "./middleware/security-headers.js";
+import { homePages } from "./pages/home/index.js";
+import { setPasswordPages } from "./pages/set-password/index.js";
+import { signInPages } from "./pages/sign-in/index.js";
+import { totpPages } from "./pages/totp/index.js";
+import type { ConsoleRoute } from "./route.js";
+import type { ConsoleState, RouteHandler } from "./state.js";
+
+export interface CreateAppOptions {
+  /** Pages and endpoints beyond the built-in ones (later areas, probes, tests); they get the same checks by `access`. */
+  routes?: ConsoleRoute[];
+}
+
+/** The built-in areas; a new area adds its `pages/<area>/index.ts` factory here. */
+function builtInRoutes(deps: ConsoleContext): ConsoleRoute[] {
+  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(), ...cliRoutes(deps), ...operatorRoutes(deps)];
+}
+
+/** The Koa app: every route, and the one place the order of middleware is set. */
+export function createApp(deps: ConsoleContext, options: CreateAppOptions = {}): Koa<ConsoleState> {
+  const routes = [...builtInRoutes(deps), ...(options.routes ?? [])];
+  const session = browserSession(deps);
+  const pageCsrf = sessionCsrf();
+  const publicCsrf = preSessionCsrf({ secure: deps.secureCookies });
+  const cli = cliAuth(deps);
+  const admin = adminAuth(deps);
+
+  /** The checks in front of a route's handler, by who may reach it (route.ts). */
+  const chain = (route: ConsoleRoute): RouteHandler[] => {
+    switch (route.access) {
+      case "public":
+        return [session, publicCsrf];
+      case "operator":
+      case "enrolling":
+        return [session, requireOperator(deps, { enrolling: route.access === "enrolling", minRole: route.minRole }), pageCsrf];
+      case "api":
+        return [];
+      case "cli":
+        return [cli];
+      case "admin":
+        return [admin];
+    }
+  };
+
+  const router = new Router<ConsoleState>({ sensitive: true });
+  for (const route of routes) {
+    const named: RouteHandler = async (ctx, next) => {
+      ctx.state.route = route.path;
+      await next();
+    };
+    router.register(route.path, [route.method], [named, ...chain(route), route.handler]);
+  }
+
+  const app = new Koa<ConsoleState>({ proxy: false });
+  app.silent = true;
+  app.on("error", (err: unknown) => deps.logger.warn({ err }, "response failed"));
+
+  app.use(securityHeaders());
+  app.use(accessLog({ logger: deps.logger, metrics: deps.metrics }));
+  app.use(errorHandler({ logger: deps.logger }));
+  app.use(metricsEndpoint({ metrics: deps.metrics, token: deps.config.METRICS_TOKEN }));
+  app.use(clientIp({ trustedProxies: deps.config.TRUSTED_PROXIES }));
+  app.use(language({ secure: deps.secureCookies }));
+  app.use(readBody({ limit: deps.config.BODY_LIMIT }));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,82 @@
+import type { KeyObject } from "node:crypto";
+import { createPublicKey } from "node:crypto";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import {
+  audienceOfService,
+  createAssertionSigner,
+  OPERATOR_ASSERTION_HEADER,
+  verifyAssertion,
+  type AssertionSigner,
+  type Clock,
+  type OperatorIdentity,
+} from "@payments/kit";
+import { identityOf, type Operator } from "./operators.js";
+
+/** The console's own name as an audience: an assertion for it may use the admin API. */
+export const CONSOLE_AUDIENCE = "console";
+
+/** Every audience the console signs for: the five services, and itself. */
+export const SERVICE_AUDIENCES = ["merchant", "bank-catalog", "deposit", "payout", "callback-sender"] as const;
+export const KNOWN_AUDIENCES: readonly string[] = [...SERVICE_AUDIENCES, CONSOLE_AUDIENCE];
+
+/** Services every deployable serves (audit, approvals): the call itself does not say which service is meant. */
+const SHARED_SERVICE_PREFIX = "payments.operator.v1.";
+
+/** No OPERATOR_ASSERTION_PRIVATE_KEY: the console can sign nobody's calls. */
+export class NoAssertionKeyError extends Error {
+  constructor() {
+    super("OPERATOR_ASSERTION_PRIVATE_KEY is not set: the console cannot sign operator assertions");
+  }
+}
+
+/**
+ * Signs, for a signed-in operator, the 60-second assertions of who acts (kind "human",
+ * subject = email, role = the account's role now), and verifies the assertions that reach the
+ * console's admin API, against the public half of the same key.
+ */
+export interface AssertionIssuer {
+  /** A signer for this operator, one assertion per audience, each reused until shortly before it expires. */
+  assertionsFor(operator: Pick<Operator, "email" | "displayName" | "role">): AssertionSigner;
+  /** The identity in `token` when it is a valid assertion for `audience` (default: the console). */
+  verify(token: string, audience?: string): Promise<OperatorIdentity>;
+}
+
+export function createAssertionIssuer(privateKey: KeyObject | undefined, clock: Clock): AssertionIssuer {
+  const publicKey = privateKey ? createPublicKey(privateKey) : undefined;
+  return {
+    assertionsFor(operator) {
+      if (!privateKey) throw new NoAssertionKeyError();
+      return createAssertionSigner(privateKey, identityOf(operator), { now: () => clock.now() });
+    },
+    verify(token, audience = CONSOLE_AUDIENCE) {
+      if (!publicKey) return Promise.reject(new NoAssertionKeyError());
+      return verifyAssertion(publicKey, token, audience, clock.now());
+    },
+  };
+}
+
+/**
+ * The audience of a call to `typeName`: the service that owns it, or, for the shared operator
+ * services (served by every service), the `audience` the client was made for. undefined for
+ * what needs none (health, reflection).
+ */
+export function audienceOfCall(typeName: string, audience: string | undefined): string | undefined {
+  if (typeName.startsWith(SHARED_SERVICE_PREFIX)) {
+    if (!audience) throw new ConnectError(`${typeName} is served by every service: the client must name which one (an explicit audience)`, Code.Internal);
+    return audience;
+  }
+  return audienceOfService(typeName);
+}
+
+/**
+ * A Connect client interceptor that puts the operator's assertion on every call
+ * (`x-operator-assertion`), for the service the call goes to. `audience` names the service for
+ * `payments.operator.v1.*` calls (audit, approvals), which every service serves.
+ */
+export function operatorAssertionInterceptor(signer: AssertionSigner, options: { audience?: string } = {}): Interceptor {
+  return (next) => async (req) => {
+    const audience = audienceOfCall(req.service.typeName, options.audience);
+    if (audience) req.header.set(OPERATOR_ASSERTION_HEADER, await signer.assertionFor(audience));
+    return next(req);
+  };
+}

@@ -1,0 +1,13 @@
+export { createConsole, startConsole, type ConsoleInstance, type RunningConsole, type StartConsoleOptions } from "./server.js";
+export { consoleConfigSchema, loadConsoleConfig, type ConsoleConfig } from "./config.js";
+export { createApp, type CreateAppOptions } from "./app.js";
+export type { ConsoleContext } from "./context.js";
+export type { ConsoleRoute, RouteAccess } from "./route.js";
+export type { ConsoleState } from "./state.js";
+export type { Operator } from "./auth/operators.js";
+export { CONSOLE_AUDIENCE, KNOWN_AUDIENCES, operatorAssertionInterceptor, type AssertionIssuer } from "./auth/assertions.js";
+export type { ServiceDirectory, ServiceName } from "./service-clients.js";
+export { consoleMigrations } from "./migrations/index.js";
+export { html, escapeHtml, SafeHtml } from "./html.js";
+export { layout, renderPage, field } from "./layout.js";
+export { text, type Language, type TextKey } from "./i18n.js";

@@ -1,0 +1,119 @@
+import { html, trusted, type HtmlValue, type SafeHtml } from "./html.js";
+import { LANGUAGES, text, type TextKey } from "./i18n.js";
+import type { ConsoleContextKoa } from "./state.js";
+
+/** The console's one stylesheet, inline under the response's nonce (nothing is fetched from anywhere). */
+const STYLE = trusted(`
+:root { color-scheme: light; font-family: system-ui, sans-serif; line-height: 1.5; color: #1a1a1a; background: #f6f7f9; }
+body { margin: 0; }
+.skip { position: absolute; left: -999px; }
+.skip:focus { left: 1rem; top: 1rem; background: #fff; padding: .5rem; }
+header { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; justify-content: space-between; padding: .75rem 1.5rem; background: #1f3a5f; color: #fff; }
+header a { color: #fff; }
+header form { display: inline; }
+nav ul { list-style: none; display: flex; gap: 1rem; margin: 0; padding: 0; }
+main { max-width: 48rem; margin: 2rem auto; padding: 0 1.5rem; }
+.card { background: #fff; border: 1px solid #d0d5dd; border-radius: 6px; padding: 1.5rem; }
+label { display: block; font-weight: 600; margin-top: 1rem; }
+input { font: inherit; padding: .5rem; width: 100%; max-width: 24rem; box-sizing: border-box; border: 1px solid #667085; border-radius: 4px; }
+input[aria-invalid="true"] { border-color: #b42318; }
+button { font: inherit; margin-top: 1.25rem; padding: .5rem 1.25rem; background: #1f3a5f; color: #fff; border: 0; border-radius: 4px; cursor: pointer; }
+header button { margin: 0; background: transparent; border: 1px solid #fff; }
+.hint { color: #475467; margin: .25rem 0 0; }
+.error { color: #b42318; margin: .25rem 0 0; }
+.alert { border-left: 4px solid #b42318; background: #fef3f2; padding: .75rem 1rem; }
+.notice { border-left: 4px solid #1f3a5f; background: #eff4ff; padding: .75rem 1rem; }
+code { word-break: break-all; }
+`);
+
+export interface PageOptions {
+  title: string;
+  body: SafeHtml;
+  /** The signed-in operator's header (name, role, sign-out); none on sign-in and set-password. */
+  operator?: { displayName: string; role: string };
+  /** The session's CSRF token, for the sign-out form. */
+  csrfToken?: string;
+}
+
+/** The language switcher: the same page with ?lang=…, which also remembers the choice in a cookie. */
+function languageLinks(ctx: ConsoleContextKoa): SafeHtml {
+  const links = LANGUAGES.map((lang) => {
+    const params = new URLSearchParams(ctx.querystring);
+    params.set("lang", lang);
+    const current = lang === ctx.state.lang;
+    return html`<li><a href="${`${ctx.path}?${params.toString()}`}" lang="${lang}" hreflang="${lang}"${current ? html` aria-current="true"` : ""}>${lang === "tr" ? "Türkçe" : "English"}</a></li>`;
+  });
+  return html`<nav aria-label="${text(ctx.state.lang, "nav.language")}"><ul>${links}</ul></nav>`;
+}
+
+/**
+ * Every page of the console: `<html lang>` in the chosen language, one nonce'd stylesheet, a
+ * skip link, the header (who is signed in, sign-out) and the page's own content in `<main>`.
+ */
+export function layout(ctx: ConsoleContextKoa, options: PageOptions): string {
+  const lang = ctx.state.lang;
+  const t = (key: TextKey, params?: Record<string, string>) => text(lang, key, params);
+  const signedIn: HtmlValue = options.operator
+    ? html`<nav aria-label="${t("app.title")}"><ul><li><a href="/">${t("nav.home")}</a></li></ul></nav>
+<p>${t("nav.signedInAs", { name: options.operator.displayName, role: options.operator.role })}</p>
+<form method="post" action="/sign-out"><input type="hidden" name="_csrf" value="${options.csrfToken ?? ""}"><button type="submit">${t("nav.signOut")}</button></form>`
+    : null;
+  return html`<!doctype html>
+<html lang="${lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${options.title} · ${t("app.title")}</title>
+<style nonce="${ctx.state.nonce}">${STYLE}</style>
+</head>
+<body>
+<a class="skip" href="#main">${t("nav.skip")}</a>
+<header><strong>${t("app.title")}</strong>${signedIn}${languageLinks(ctx)}</header>
+<main id="main" tabindex="-1">
+<h1>${options.title}</h1>
+${options.body}
+</main>
+</body>
+</html>`.text;
+}
+
+/** Answers the request with a page. */
+export function renderPage(ctx: ConsoleContextKoa, options: PageOptions, status = 200): void {
+  ctx.status = status;
+  ctx.type = "text/html; charset=utf-8";
+  ctx.body = layout(ctx, options);
+}
+
+export interface FieldOptions {
+  name: string;
+  label: string;
+  type?: "text" | "email" | "password";
+  value?: string;
+  autocomplete?: string;
+  /** Shown under the field and tied to it (aria-describedby); marks it invalid. */
+  error?: string | undefined;
+  hint?: string | undefined;
+  required?: boolean;
+  inputmode?: "numeric";
+}
+
+/** A labelled input whose hint and error are announced with it (WCAG 1.3.1, 3.3.1). */
+export function field(options: FieldOptions): SafeHtml {
+  const id = `field-${options.name}`;
+  const hintId = options.hint ? `${id}-hint` : undefined;
+  const errorId = options.error ? `${id}-error` : undefined;
+  const describedBy = [hintId, errorId].filter((v) => v !== undefined).join(" ");
+  return html`<label for="${id}">${options.label}</label>
+${options.hint ? html`<p class="hint" id="${hintId}">${options.hint}</p>` : null}
+<input id="${id}" name="${options.name}" type="${options.type ?? "text"}"${options.value !== undefined ? html` value="${options.value}"` : null}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : null}${options.inputmode ? html` inputmode="${options.inputmode}"` : null}${options.required ? html` required` : null}${describedBy ? html` aria-describedby="${describedBy}"` : null}${options.error ? html` aria-invalid="true"` : null}>
+${options.error ? html`<p class="error" id="${errorId}">${options.error}</p>` : null}`;
+}
+
+/** A form-level problem, announced when the page loads (role=alert). */
+export function alert(message: string | undefined): SafeHtml | null {
+  return message ? html`<div class="alert" role="alert">${message}</div>` : null;
+}
+
+export function notice(message: string | undefined): SafeHtml | null {
+  return message ? html`<div class="notice" role="status">${message}</div>` : null;
+}

@@ -1,0 +1,67 @@
+import { isOperatorRole } from "@payments/kit";
+import { AssertionError } from "@payments/kit";
+import { findOperatorById, identityOf } from "../auth/operators.js";
+import { resumeSession } from "../auth/sessions.js";
+import { nowMs, type ConsoleContext } from "../context.js";
+import { ConsoleError } from "../errors.js";
+import type { ConsoleContextKoa, ConsoleMiddleware } from "../state.js";
+
+function bearer(ctx: ConsoleContextKoa): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get("authorization"));
+  return match?.[1];
+}
+
+function unauthenticated(message: string): ConsoleError {
+  return new ConsoleError(401, "UNAUTHENTICATED", message, { "WWW-Authenticate": 'Bearer realm="console"' });
+}
+
+/** A JWT (three base64url parts): an assertion; anything else is an opaque CLI token. */
+function looksLikeAssertion(token: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
+}
+
+async function cliSession(deps: ConsoleContext, ctx: ConsoleContextKoa, token: string): Promise<void> {
+  const session = await resumeSession(deps.db, token, "cli", nowMs(deps), deps.limits);
+  const operator = session ? await findOperatorById(deps.db, session.operatorId) : undefined;
+  if (!session || !operator || operator.disabled) throw unauthenticated("the CLI session has ended: run `login` again");
+  ctx.state.session = session;
+  ctx.state.operator = operator;
+}
+
+/** The CLI's own endpoints: a live CLI session's token (`login`), for its enabled account. */
+export function cliAuth(deps: ConsoleContext): ConsoleMiddleware {
+  return async (ctx, next) => {
+    const token = bearer(ctx);
+    if (!token || looksLikeAssertion(token)) throw unauthenticated("send the CLI session token as Authorization: Bearer <token>");
+    await cliSession(deps, ctx, token);
+    await next();
+  };
+}
+
+/**
+ * The admin API: an admin's CLI session, or a valid assertion for the `console` audience with the
+ * admin role (a person's 60-second one, or a service account's token minted with the key).
+ */
+export function adminAuth(deps: ConsoleContext): ConsoleMiddleware {
+  return async (ctx, next) => {
+    const token = bearer(ctx);
+    if (!token) throw unauthenticated("send an admin's CLI session token or an admin assertion as Authorization: Bearer <token>");
+    if (looksLikeAssertion(token)) {
+      let identity;
+      try {
+        identity = await deps.assertions.verify(token);
+      } catch (err) {
+        if (err instanceof AssertionError) throw unauthenticated(err.message);
+        throw err;
+      }
+      if (!isOperatorRole(identity.role) || identity.role !== "admin") throw new ConsoleError(403, "FORBIDDEN", "the admin API needs the admin role");
+      ctx.state.actor = identity;
+    } else {
+      await cliSession(deps, ctx, token);
+      const operator = ctx.state.operator;
+      if (operator?.role !== "admin") throw new ConsoleError(403, "FORBIDDEN", "the admin API needs the admin role");
+      ctx.state.actor = identityOf(operator);
+    }
+    await next();
+  };
+}

@@ -1,0 +1,23 @@
+import type { OperatorRole } from "@payments/kit";
+import type { RouteHandler } from "./state.js";
+
+/**
+ * Who may reach a route, and so which checks app.ts puts in front of its handler:
+ * - `public`: anyone (sign-in, set-password); a state-changing request needs the pre-session CSRF token.
+ * - `operator`: a signed-in operator with a browser session, past TOTP enrolment when it is required,
+ *   of at least `minRole`; a state-changing request needs the session's CSRF token.
+ * - `enrolling`: as `operator`, but reachable before a required TOTP enrolment (the enrolment page, sign-out).
+ * - `api`: JSON for programs, no cookie read (so no CSRF): the route authenticates itself (sign-in) or uses `cli`.
+ * - `cli`: a CLI session's bearer token.
+ * - `admin`: the admin API: an admin's CLI session, or an admin assertion for the console.
+ */
+export type RouteAccess = "public" | "operator" | "enrolling" | "api" | "cli" | "admin";
+
+export interface ConsoleRoute {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  path: string;
+  access: RouteAccess;
+  /** For `operator` routes: the least role that may use it (viewer when not given). */
+  minRole?: OperatorRole;
+  handler: RouteHandler;
+}

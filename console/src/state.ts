@@ -1,0 +1,32 @@
+import type { Middleware, ParameterizedContext } from "koa";
+import type { RouterContext, RouterMiddleware } from "@koa/router";
+import type { Operator } from "./auth/operators.js";
+import type { Actor } from "./auth/operator-admin.js";
+import type { Session } from "./auth/sessions.js";
+import type { Language } from "./i18n.js";
+
+/** What the middleware chain learns about a request, in the order it learns it. */
+export interface ConsoleState {
+  /** The CSP nonce of this response: the only inline style and script that may run (security-headers). */
+  nonce: string;
+  /** The caller's address after TRUSTED_PROXIES (client-ip). */
+  clientIp: string;
+  /** The language pages answer in (language). */
+  lang: Language;
+  /** The route pattern that matched, for logs and metrics. */
+  route?: string;
+  /** A form body's fields (read-body). */
+  form?: Record<string, string>;
+  /** A JSON body (read-body), validated by the route that takes it. */
+  json?: unknown;
+  /** The signed-in operator's session and account (browser session or CLI token). */
+  session?: Session;
+  operator?: Operator;
+  /** Who calls the admin API: an admin's CLI session or an admin assertion (admin-auth). */
+  actor?: Actor;
+}
+
+export type ConsoleContextKoa = ParameterizedContext<ConsoleState>;
+export type ConsoleMiddleware = Middleware<ConsoleState>;
+export type RouteContext = RouterContext<ConsoleState>;
+export type RouteHandler = RouterMiddleware<ConsoleState>;
