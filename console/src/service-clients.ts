@@ -1,6 +1,6 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
-import { createServiceClient, OPERATOR_ASSERTION_HEADER, type AssertionSigner, type ClientTlsOptions, type Metrics } from "@payments/kit";
+import { audienceOfService, createServiceClient, OPERATOR_ASSERTION_HEADER, OPERATOR_SERVICE_HEADER, type AssertionSigner, type ClientTlsOptions, type Metrics } from "@payments/kit";
 import { audienceOfCall, operatorAssertionInterceptor, type SERVICE_AUDIENCES } from "./auth/assertions.js";
 
 /** The services the console calls, by the name they carry as an audience. */
@@ -33,7 +33,11 @@ function assertingTransport(transport: Transport, signer: AssertionSigner, audie
   const withAssertion = async (typeName: string, header: ConstructorParameters<typeof Headers>[0]): Promise<Headers> => {
     const headers = new Headers(header);
     const target = audienceOfCall(typeName, audience);
-    if (target) headers.set(OPERATOR_ASSERTION_HEADER, await signer.assertionFor(target));
+    if (target) {
+      headers.set(OPERATOR_ASSERTION_HEADER, await signer.assertionFor(target));
+      // As the kit's interceptor does: a shared service's call names the service it is for.
+      if (!audienceOfService(typeName)) headers.set(OPERATOR_SERVICE_HEADER, target);
+    }
     return headers;
   };
   return {

@@ -4,7 +4,7 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import {
   audienceOfService,
   createAssertionSigner,
-  OPERATOR_ASSERTION_HEADER,
+  operatorAssertionInterceptor as kitAssertionInterceptor,
   verifyAssertion,
   type AssertionSigner,
   type Clock,
@@ -71,12 +71,18 @@ export function audienceOfCall(typeName: string, audience: string | undefined): 
 /**
  * A Connect client interceptor that puts the operator's assertion on every call
  * (`x-operator-assertion`), for the service the call goes to. `audience` names the service for
- * `payments.operator.v1.*` calls (audit, approvals), which every service serves.
+ * `payments.operator.v1.*` calls (audit, approvals), which every service serves; such a call
+ * without one is refused here rather than sent unsigned. The header work itself is the kit's
+ * (which also names the service in `x-payments-service` for those calls), so the console, the
+ * CLI and the services agree on it.
  */
 export function operatorAssertionInterceptor(signer: AssertionSigner, options: { audience?: string } = {}): Interceptor {
-  return (next) => async (req) => {
-    const audience = audienceOfCall(req.service.typeName, options.audience);
-    if (audience) req.header.set(OPERATOR_ASSERTION_HEADER, await signer.assertionFor(audience));
-    return next(req);
+  const inner = kitAssertionInterceptor(signer, options.audience);
+  return (next) => {
+    const signed = inner(next);
+    return (req) => {
+      audienceOfCall(req.service.typeName, options.audience);
+      return signed(req);
+    };
   };
 }
