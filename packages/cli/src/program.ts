@@ -9,7 +9,9 @@ import { registerDepositCommands } from "./commands/deposit.js";
 import { registerEventCommands } from "./commands/events.js";
 import { registerFastCommands } from "./commands/fast.js";
 import { registerLimitCommands } from "./commands/limit.js";
+import { registerLoginCommands } from "./commands/login.js";
 import { registerMerchantCommands } from "./commands/merchant.js";
+import { registerOperatorAccountCommands } from "./commands/operator-accounts.js";
 import { registerReconcileCommand } from "./commands/reconcile.js";
 import { registerRequestCommand } from "./commands/request.js";
 import { registerTransferCommands } from "./commands/transfer.js";
@@ -30,6 +32,10 @@ Environment:
   CALLBACK_SENDER_SERVICE_URL  callback-sender service (events), for split deployments (default: GRPC_URL)
   INTERNAL_API_TOKEN           sent as "Authorization: Bearer <token>" when set
   GATEWAY_URL                  merchant API used by \`request\` (default http://localhost:8080)
+  CONSOLE_URL                  console used by \`login\` and \`operator\` (default http://127.0.0.1:8081)
+  XDG_CONFIG_HOME              where \`login\` caches its session: $XDG_CONFIG_HOME/payments/session.json (default ~/.config)
+  PAYMENTS_OPERATOR_TOKEN      a service account's token (\`operator token\`), used instead of the \`login\` session
+  OPERATOR_ASSERTION_PRIVATE_KEY  the signing key, only for \`operator token\`
 
 Amounts are whole kuruş (150.50 TRY is 15050); a negative adjustment is --amount -500 or --amount=-500. Exit codes: 0 ok, 1 failed, 2 bad usage.`;
 
@@ -63,6 +69,8 @@ export function buildProgram(io: Io): Command {
   registerWithdrawalCommands(program, ctx);
   registerEventCommands(program, ctx);
   registerRequestCommand(program, ctx);
+  registerLoginCommands(program, ctx);
+  registerOperatorAccountCommands(program, ctx);
   registerApprovalCommands(program, ctx);
   registerAuditCommands(program, ctx);
   return program;

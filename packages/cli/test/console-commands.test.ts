@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync, statSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import test from "ava";
+import { createPublicKey } from "node:crypto";
+import { generateAssertionKeyPair, signAssertion, verifyAssertion, loadAssertionPrivateKey } from "@payments/kit";
+import { startConsole } from "@payments/console";
+import { consoleAssertionSigner } from "../src/console-session.js";
+import { cli, singleJson } from "./capture.js";
+
+async function setup(t: import("ava").ExecutionContext) {
+  const dir = mkdtempSync(join(tmpdir(), "cli-console-"));
+  const { privateKeyPem } = generateAssertionKeyPair();
+  const running = await startConsole({ env: { DATA_DIR: join(dir, "data"), CONSOLE_PORT: "0", LOG_LEVEL: "silent" }, assertionPrivateKey: privateKeyPem });
+  t.teardown(async () => {
+    await running.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const env = { CONSOLE_URL: running.url, XDG_CONFIG_HOME: join(dir, "config") };
+  const key = loadAssertionPrivateKey(privateKeyPem);
+  const bootstrap = await signAssertion(key, { subject: "bootstrap", name: "bootstrap", role: "admin", kind: "service", audience: "console", ttlSeconds: 600 });
+  return { running, env, dir, privateKeyPem, bootstrap };
+}
+
+/** Sets the password through the link as the operator's browser would. */
+async function setPassword(url: string, password: string): Promise<void> {
+  const page = await fetch(url);
+  const cookie = (page.headers.getSetCookie()[0] ?? "").split(";")[0] ?? "";
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? "";
+  const res = await fetch(new URL("/set-password", url), {
+    method: "POST",
+    redirect: "manual",
+    headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ _csrf: csrf, token: new URL(url).searchParams.get("token") ?? "", password, confirm: password }).toString(),
+  });
+  if (res.status !== 303) throw new Error(`set-password answered ${res.status}`);
+}
+
+test("operator create with a service token prints a one-time link; login caches a 0600 session; logout ends it", async (t) => {
+  const { env, bootstrap } = await setup(t);
+  const created = await cli(["operator", "create", "--email", "ops@example.com", "--name", "Ops", "--role", "operator", "--json"], { ...env, PAYMENTS_OPERATOR_TOKEN: bootstrap });
+  t.is(created.code, 0, created.stderr);
+  const link = (singleJson(created.stdout) as { link: { url: string } }).link.url;
+  await setPassword(link, "a long enough password");
+
+  const login = await cli(["login", "--email", "ops@example.com", "--password", "a long enough password"], env);
+  t.is(login.code, 0, login.stderr);
+  t.regex(login.stdout, /Signed in as ops@example.com \(operator\)/);
+  const file = join(env.XDG_CONFIG_HOME, "payments", "session.json");
+  t.is(statSync(file).mode & 0o777, 0o600);
+  t.false(readFileSync(file, "utf8").includes("a long enough password"));
+
+  // The session's signer gets assertions from the console for any audience.
+  const signer = consoleAssertionSigner(env);
+  t.truthy(signer);
+  const assertion = await signer!.assertionFor("deposit");
+  t.is(await signer!.assertionFor("deposit"), assertion, "reused while fresh");
+
+  // An operator is not an admin.
+  const list = await cli(["operator", "list"], env);
+  t.is(list.code, 1);
+  t.regex(list.stderr, /FORBIDDEN/);
+
+  t.is((await cli(["logout"], env)).code, 0);
+  t.is(consoleAssertionSigner(env), undefined);
+  const wrong = await cli(["login", "--email", "ops@example.com", "--password", "not the password!"], env);
+  t.is(wrong.code, 1);
+  t.regex(wrong.stderr, /INVALID_CREDENTIALS/);
+});
+
+test("operator token mints a service token for every service and the console; without the key it is a usage error", async (t) => {
+  const { env, privateKeyPem } = await setup(t);
+  // The key is left out explicitly: the test harness may give the CLI a signing key by default.
+  t.is((await cli(["operator", "token", "--name", "nightly-recon", "--role", "finance"], { ...env, OPERATOR_ASSERTION_PRIVATE_KEY: undefined })).code, 2);
+  const minted = await cli(["operator", "token", "--name", "nightly-recon", "--role", "finance", "--ttl", "7d", "--json"], { ...env, OPERATOR_ASSERTION_PRIVATE_KEY: privateKeyPem });
+  t.is(minted.code, 0, minted.stderr);
+  const { token } = singleJson(minted.stdout) as { token: string };
+  const publicKey = createPublicKey(loadAssertionPrivateKey(privateKeyPem));
+  for (const audience of ["merchant", "bank-catalog", "deposit", "payout", "callback-sender", "console"]) {
+    const identity = await verifyAssertion(publicKey, token, audience);
+    t.deepEqual(identity, { subject: "nightly-recon", name: "nightly-recon", role: "finance", kind: "service" });
+  }
+  t.is((await cli(["operator", "token", "--name", "x", "--role", "admin", "--ttl", "91d"], { ...env, OPERATOR_ASSERTION_PRIVATE_KEY: privateKeyPem })).code, 2);
+});
+
+test("operator set-role to admin waits for a second admin, and operator approve by another admin applies it", async (t) => {
+  const { env, bootstrap, running } = await setup(t);
+  const first = await cli(["operator", "create", "--email", "first@example.com", "--name", "First", "--role", "admin", "--json"], { ...env, PAYMENTS_OPERATOR_TOKEN: bootstrap });
+  await setPassword((singleJson(first.stdout) as { link: { url: string } }).link.url, "first admin password");
+  await cli(["operator", "create", "--email", "ops@example.com", "--name", "Ops", "--role", "viewer"], { ...env, PAYMENTS_OPERATOR_TOKEN: bootstrap });
+  t.is((await cli(["login", "--email", "first@example.com", "--password", "first admin password"], env)).code, 0);
+  const asked = await cli(["operator", "set-role", "--email", "ops@example.com", "--role", "admin"], env);
+  t.is(asked.code, 0, asked.stderr);
+  const id = /approval (apr_\S+)/.exec(asked.stdout)?.[1] ?? "";
+  t.regex(id, /^apr_/);
+  const own = await cli(["operator", "approve", id], env);
+  t.is(own.code, 1);
+  t.regex(own.stderr, /OWN_REQUEST/);
+  const other = await cli(["operator", "approve", id], { ...env, PAYMENTS_OPERATOR_TOKEN: bootstrap });
+  t.is(other.code, 0, other.stderr);
+  const row = (await running.context.db("operators").where({ email: "ops@example.com" }).first()) as { role: string };
+  t.is(row.role, "admin");
+});
