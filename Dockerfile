@@ -37,13 +37,14 @@ ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
     GRPC_HOST=0.0.0.0 \
     HOST=0.0.0.0 \
+    CONSOLE_HOST=0.0.0.0 \
     DATA_DIR=/data
 WORKDIR /app
 # Owned by root, read-only to the `node` user that runs it; only /data is writable.
 COPY --from=build /app /app
 RUN mkdir -p /data && chown node:node /data
 USER node
-# Services listen on GRPC_PORT (9090), the gateway on PORT (8080).
-EXPOSE 9090 8080
+# Services listen on GRPC_PORT (9090), the gateway on PORT (8080), the console on CONSOLE_PORT (8081).
+EXPOSE 9090 8080 8081
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "dist/main.js"]
