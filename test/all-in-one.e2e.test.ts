@@ -1,8 +1,7 @@
 import test from "ava";
 import type { ChildProcess } from "node:child_process";
 import { DepositService } from "@payments/contracts/deposit";
-import { createServiceClient } from "@payments/kit";
-import { CallbackReceiver, runCli, spawnAllInOne, testPayee, type AllInOneProcess } from "@payments/testing";
+import { type AllInOneProcess, CallbackReceiver, createServiceClient, runCli, spawnAllInOne, testPayee } from "@payments/testing";
 import { verifyCallback } from "@payments/signing";
 import { bankListProblems, signedFetch, type BankEntry } from "./helpers.js";
 

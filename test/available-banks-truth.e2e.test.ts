@@ -3,8 +3,7 @@ import type { AllInOne } from "@payments/all-in-one";
 import { BankCatalogService, type Bank } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
-import { createServiceClient } from "@payments/kit";
-import { addTestReceivingAccounts, credentialsOf, eventuallyAt, testCustomer } from "@payments/testing";
+import { addTestReceivingAccounts, createServiceClient, credentialsOf, eventuallyAt, testCustomer } from "@payments/testing";
 import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
 import { offered, startCatalogDeployments, type CatalogDeployments } from "./catalog-deployments.js";
 

@@ -4,8 +4,8 @@ import type { AllInOne } from "@payments/all-in-one";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
-import { createServiceClient, type BaseContext } from "@payments/kit";
-import { credentialsOf, eventuallyAt, testCustomer } from "@payments/testing";
+import { type BaseContext } from "@payments/kit";
+import { createServiceClient, credentialsOf, eventuallyAt, testCustomer } from "@payments/testing";
 import { signedFetch, type Credentials } from "./helpers.js";
 import { offered, startCatalogDeployments, type CatalogDeployments } from "./catalog-deployments.js";
 

@@ -10,7 +10,7 @@ import { assertChromium, launchChromium, waitUntil } from "./browser.js";
 import { startAllInOne, type AllInOne } from "@payments/all-in-one";
 import { DepositService, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient } from "@payments/kit";
+import { createServiceClient } from "@payments/testing";
 import type { Client } from "@connectrpc/connect";
 
 /*

@@ -7,9 +7,8 @@ import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { assertChromium, launchChromium, waitUntil } from "./browser.js";
 import { startAllInOne, type AllInOne } from "@payments/all-in-one";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient } from "@payments/kit";
 import { signedFetch, type Credentials } from "./helpers.js";
-import { credentialsOf } from "@payments/testing";
+import { createServiceClient, credentialsOf } from "@payments/testing";
 
 /*
  * The checkout page in a real headless Chromium (Debian's, driven by playwright-core; no

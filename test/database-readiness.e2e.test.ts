@@ -3,8 +3,8 @@ import { Code } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@payments/contracts/health";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { createServiceClient, startServices } from "@payments/kit";
-import { eventually, freePort, rejectionOf, startMariadbServer } from "@payments/testing";
+import { startServices } from "@payments/kit";
+import { createServiceClient, eventually, freePort, rejectionOf, startMariadbServer } from "@payments/testing";
 
 // Issue 12: a service whose database goes away is not ready (/readyz 503, grpc.health.v1
 // NOT_SERVING) but alive (/livez 200), and ready again when the database is back, on a

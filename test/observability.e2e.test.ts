@@ -7,8 +7,8 @@ import { allModules } from "@payments/all-in-one";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, CallbackReceiver, credentialsOf, eventuallyValue, freePort, jetStreamTestEnv, startNatsServer, type OwnNatsServer } from "@payments/testing";
+import { startServices, type RunningServices } from "@payments/kit";
+import { addTestReceivingAccounts, CallbackReceiver, createServiceClient, credentialsOf, eventuallyValue, freePort, jetStreamTestEnv, type OwnNatsServer, startNatsServer } from "@payments/testing";
 import { signedFetch, type Credentials } from "./helpers.js";
 import { serviceUrlsAt } from "@payments/testing/services";
 

@@ -40,7 +40,7 @@ function rpcs(): Rpc[] {
 
 type Call = (request: unknown) => Promise<unknown>;
 function caller(rpc: Rpc, operator: ReturnType<typeof testOperator> | null): Call {
-  const client = createServiceClient(rpc.service, url(), { operator }) as unknown as Record<string, Call>;
+  const client = createServiceClient(rpc.service, url(), { operator, approver: null }) as unknown as Record<string, Call>;
   return (request) => client[rpc.method.localName]!(request);
 }
 
@@ -121,7 +121,7 @@ test.serial("a live adjustment waits for a second finance operator: the maker ca
   const merchantId = merchant!.id;
   const maker = testOperator("finance", "ayse@example.com");
   const checker = testOperator("finance", "mehmet@example.com");
-  const payouts = (who: typeof maker) => createServiceClient(PayoutService, url(), { operator: who });
+  const payouts = (who: typeof maker) => createServiceClient(PayoutService, url(), { operator: who, approver: null });
   const approvals = (who: typeof maker) => createServiceClient(ApprovalService, url(), { operator: who, service: "payout" });
 
   const asked = await refusal(payouts(maker).adjustBalance({ merchantId, amount: 50_000n, currency: "TRY", reason: "bank fee refund" }));

@@ -4,8 +4,8 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
-import { createServiceClient, JetStreamBus, type BusMessage } from "@payments/kit";
-import { addTestReceivingAccounts, credentialsOf, eventuallyValue, startNatsServer, type OwnNatsServer } from "@payments/testing";
+import { JetStreamBus, type BusMessage } from "@payments/kit";
+import { addTestReceivingAccounts, createServiceClient, credentialsOf, eventuallyValue, type OwnNatsServer, startNatsServer } from "@payments/testing";
 import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { signedFetch, type Credentials } from "./helpers.js";
 

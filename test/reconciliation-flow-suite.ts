@@ -7,8 +7,8 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, DepositStatusChangedSchema, TransferStatus, type Deposit } from "@payments/contracts/deposit";
 import { LatePaymentRule, MerchantService } from "@payments/contracts/merchant";
 import { DEPOSIT_TOPICS } from "@payments/deposit-service";
-import { createServiceClient, type RunningServices } from "@payments/kit";
-import { eventually, rejectionOf } from "@payments/testing";
+import { type RunningServices } from "@payments/kit";
+import { createServiceClient, eventually, rejectionOf } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 
 // Reconciliation end to end, every service in one process, on the embedded storage and on

@@ -7,8 +7,8 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, TransferStatus, type Deposit, type GetReconciliationResponse, type IncomingTransfer } from "@payments/contracts/deposit";
 import { LatePaymentRule, MerchantService, OverpaymentRule, UnderpaymentRule } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createServiceClient, errorInfo, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventually, turkishIban } from "@payments/testing";
+import { errorInfo, type RunningServices } from "@payments/kit";
+import { addTestReceivingAccounts, createServiceClient, eventually, turkishIban } from "@payments/testing";
 import type { Knex } from "knex";
 import { startInProcess } from "@payments/testing/services";
 

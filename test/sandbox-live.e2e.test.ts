@@ -7,8 +7,8 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createServiceClient, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, eventually, rejectionOf as refusal } from "@payments/testing";
+import { type RunningServices } from "@payments/kit";
+import { addTestReceivingAccounts, createServiceClient, eventually, rejectionOf as refusal } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 
 // Sandbox money never becomes live money: every service of the money path in one process

@@ -3,8 +3,8 @@ import { Webhook } from "standardwebhooks";
 import { callbackModule } from "@payments/callback-sender-service";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { CallbackReceiver, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, testCustomer, type ReceivedCallback } from "@payments/testing";
+import { startServices, type RunningServices } from "@payments/kit";
+import { CallbackReceiver, createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, type ReceivedCallback, testCustomer } from "@payments/testing";
 import { verifyCallback, verifyStandardWebhook } from "@payments/signing";
 import { startInProcess } from "@payments/testing/services";
 

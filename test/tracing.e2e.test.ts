@@ -7,8 +7,8 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
-import { createLogger, createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, CallbackReceiver, credentialsOf, eventually, startInMemoryTracing } from "@payments/testing";
+import { createLogger, startServices, type RunningServices } from "@payments/kit";
+import { addTestReceivingAccounts, CallbackReceiver, createServiceClient, credentialsOf, eventually, startInMemoryTracing } from "@payments/testing";
 import { signedFetch, type Credentials } from "./helpers.js";
 
 // Issue 12, tracing: every module and the gateway in one process (SQLite, in-process bus),

@@ -4,8 +4,8 @@ import { fileURLToPath } from "node:url";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, TransferStatus } from "@payments/contracts/deposit";
 import { LatePaymentRule, MerchantService, OverpaymentRule, UnderpaymentRule } from "@payments/contracts/merchant";
-import { createServiceClient, openDatabase } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, eventually, freePort, startNatsServer, type OwnNatsServer } from "@payments/testing";
+import { openDatabase } from "@payments/kit";
+import { addTestReceivingAccounts, createServiceClient, createTestDatabase, eventually, freePort, type OwnNatsServer, startNatsServer } from "@payments/testing";
 import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 
 // Issue 18: a return decided by an operator, or by a merchant's late-payment rule on arrival, is

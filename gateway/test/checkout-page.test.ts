@@ -14,7 +14,8 @@ import { DepositSchema, DepositService, DepositStatus } from "@payments/contract
 import { Health } from "@payments/contracts/health";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createLogger, createMetrics, createServiceClient, type RunningServices } from "@payments/kit";
+import { createServiceClient } from "@payments/testing";
+import { createLogger, createMetrics, type RunningServices } from "@payments/kit";
 import { startInProcess } from "@payments/testing/services";
 import { createApp } from "../src/app.js";
 import { loadGatewayConfig } from "../src/config.js";

@@ -1,4 +1,5 @@
 import net from "node:net";
+import { TEST_OPERATOR_PRIVATE_KEY_PEM } from "@payments/testing";
 import type { Io } from "../src/io.js";
 import { run } from "../src/program.js";
 
@@ -8,8 +9,13 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the CLI in this process with captured streams and only the given environment. */
+/**
+ * Runs the CLI in this process with captured streams and only the given environment, signing
+ * its operator assertions with the test operators' key (as whoever --actor or PAYMENTS_OPERATOR
+ * names) unless the environment says otherwise.
+ */
 export async function cli(args: readonly string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+  env = { OPERATOR_ASSERTION_PRIVATE_KEY: TEST_OPERATOR_PRIVATE_KEY_PEM, PAYMENTS_OPERATOR: "cli-test", ...env };
   let stdout = "";
   let stderr = "";
   const io: Io = {

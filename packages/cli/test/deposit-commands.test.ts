@@ -1,4 +1,4 @@
-import { unusedIban } from "@payments/testing";
+import { createServiceClient, unusedIban } from "@payments/testing";
 // The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
 import { startInProcess } from "@payments/testing/services";
 import { randomBytes } from "node:crypto";
@@ -8,7 +8,7 @@ import { join } from "node:path";
 import test from "ava";
 import { DepositService, DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, type RunningServices } from "@payments/kit";
+import { type RunningServices } from "@payments/kit";
 import { resolveEndpoints } from "../src/clients.js";
 import { cli, closedPort, singleJson } from "./capture.js";
 

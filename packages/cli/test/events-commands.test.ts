@@ -1,4 +1,4 @@
-import { CallbackReceiver, CallbackReceivers, eventuallyValue, type AnswerPolicy } from "@payments/testing";
+import { type AnswerPolicy, CallbackReceiver, CallbackReceivers, createServiceClient, eventuallyValue } from "@payments/testing";
 // The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
 import { startInProcess } from "@payments/testing/services";
 import { randomBytes } from "node:crypto";
@@ -9,7 +9,7 @@ import test from "ava";
 import { CallbackService, DeliveryStatus, type CallbackEvent } from "@payments/contracts/callback";
 import { DepositService, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, type RunningServices } from "@payments/kit";
+import { type RunningServices } from "@payments/kit";
 import { resolveEndpoints } from "../src/clients.js";
 import { cli, closedPort, singleJson } from "./capture.js";
 

@@ -1,4 +1,4 @@
-import { eventually } from "@payments/testing";
+import { createServiceClient, eventually } from "@payments/testing";
 // The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
 import { startInProcess } from "@payments/testing/services";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -9,7 +9,7 @@ import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
-import { createServiceClient, newId, type RunningServices } from "@payments/kit";
+import { newId, type RunningServices } from "@payments/kit";
 import { cli, closedPort, singleJson } from "./capture.js";
 
 // Every operator list pages the same way: one page with the "more: add --cursor" hint,

@@ -1,4 +1,4 @@
-import { eventuallyValue, turkishIban } from "@payments/testing";
+import { createServiceClient, eventuallyValue, turkishIban } from "@payments/testing";
 // The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
 import { startInProcess } from "@payments/testing/services";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
@@ -9,7 +9,7 @@ import test from "ava";
 import { create } from "@bufbuild/protobuf";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalSchema, WithdrawalStatus, type Withdrawal } from "@payments/contracts/payout";
-import { createServiceClient, type RunningServices } from "@payments/kit";
+import { type RunningServices } from "@payments/kit";
 import { resolveEndpoints } from "../src/clients.js";
 import { parse as parseCsv } from "csv-parse/sync";
 import { CSV_BOM } from "@payments/records";

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import test from "ava";
 import { DepositService, DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, type RunningServices } from "@payments/kit";
+import { createServiceClient } from "@payments/testing";
+import { type RunningServices } from "@payments/kit";
 // The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
 import { startInProcess } from "@payments/testing/services";
 import { formatAge } from "../src/commands/transfer.js";

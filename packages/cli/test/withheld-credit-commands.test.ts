@@ -7,7 +7,8 @@ import test from "ava";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createServiceClient, type RunningServices } from "@payments/kit";
+import { createServiceClient } from "@payments/testing";
+import { type RunningServices } from "@payments/kit";
 // The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
 import { startInProcess } from "@payments/testing/services";
 import { cli, singleJson } from "./capture.js";

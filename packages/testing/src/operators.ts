@@ -1,7 +1,11 @@
-import type { DescService } from "@bufbuild/protobuf";
-import type { Client } from "@connectrpc/connect";
+import { fromJsonString, type DescService } from "@bufbuild/protobuf";
+import { Code, ConnectError, type Client, type Interceptor } from "@connectrpc/connect";
+import { ApprovalService } from "@payments/contracts/operator";
 import {
+  audienceOfService,
   createAssertionSigner,
+  ERROR_REASON_KEY,
+  errorInfo,
   createServiceClient as createKitServiceClient,
   generateAssertionKeyPair,
   loadAssertionPrivateKey,
@@ -35,19 +39,61 @@ export function testSigner(operator: OperatorIdentity = TEST_ADMIN, options: { t
   return createAssertionSigner(privateKey, operator, options);
 }
 
+/** The second operator the harness clients ask when a request needs one (four-eyes). */
+export const TEST_APPROVER: OperatorIdentity = { subject: "test-approver@example.com", name: "Test Approver", role: "admin", kind: "human" };
+
 export interface TestClientOptions extends TransportOptions {
   /** Who the calls act for: the test admin unless given; null for none (a trusted internal caller, like the gateway). */
   operator?: OperatorIdentity | null;
+  /**
+   * Who approves a request that needs a second operator: TEST_APPROVER unless given; null to
+   * get APPROVAL_REQUIRED back (the tests of four-eyes itself).
+   */
+  approver?: OperatorIdentity | null;
   /** For the audit and approval services: which hosted service the calls are for. */
   service?: string;
 }
 
 /**
+ * A request answered APPROVAL_REQUIRED is approved by `approver` through the service's own
+ * ApprovalService (the real four-eyes path: another identity, its role checked, run once by the
+ * service), and the call answers what the approved run answered: the stored answer's JSON
+ * (secrets in it redacted), or its error with the same code and reason.
+ */
+function secondOperatorApproves(baseUrl: string, transport: TransportOptions, approver: OperatorIdentity): Interceptor {
+  return (next) => async (req) => {
+    try {
+      return await next(req);
+    } catch (err) {
+      const info = errorInfo(err);
+      const approvalId = info.details?.approvalId;
+      const audience = audienceOfService(req.service.typeName);
+      if (info.reason !== "APPROVAL_REQUIRED" || !approvalId || !audience || req.stream) throw err;
+      const approvals = createKitServiceClient(ApprovalService, baseUrl, { ...transport, interceptors: [operatorAssertionInterceptor(testSigner(approver), audience)] });
+      const { approval } = await approvals.approve({ id: approvalId, note: "approved by the test harness's second operator" });
+      if (!approval) throw new Error("Approve answered no approval");
+      if (approval.outcome !== "ok") {
+        const failed = JSON.parse(approval.responseJson || "{}") as { code?: string; message?: string };
+        const code = (Code as unknown as Record<string, Code | undefined>)[failed.code ?? ""] ?? Code.Unknown;
+        throw new ConnectError(failed.message ?? approval.outcome, code, new Headers({ [ERROR_REASON_KEY]: approval.outcome }));
+      }
+      return { stream: false, service: req.service, method: req.method, header: new Headers(), trailer: new Headers(), message: fromJsonString(req.method.output, approval.responseJson) };
+    }
+  };
+}
+
+/**
  * kit's createServiceClient, acting for an operator (the test admin unless told): its calls
- * carry the operator's signed assertion, as the console's and the CLI's do.
+ * carry the operator's signed assertion, as the console's and the CLI's do, and a request that
+ * needs a second operator is approved by one (TEST_APPROVER unless told).
  */
 export function createServiceClient<S extends DescService>(service: S, baseUrl: string, options: TestClientOptions = {}): Client<S> {
-  const { operator = TEST_ADMIN, service: hosted, ...transport } = options;
+  const { operator = TEST_ADMIN, approver = TEST_APPROVER, service: hosted, ...transport } = options;
   if (operator === null) return createKitServiceClient(service, baseUrl, transport);
-  return createKitServiceClient(service, baseUrl, { ...transport, interceptors: [operatorAssertionInterceptor(testSigner(operator), hosted), ...(transport.interceptors ?? [])] });
+  const interceptors = [
+    ...(approver ? [secondOperatorApproves(baseUrl, transport, approver)] : []),
+    operatorAssertionInterceptor(testSigner(operator), hosted),
+    ...(transport.interceptors ?? []),
+  ];
+  return createKitServiceClient(service, baseUrl, { ...transport, interceptors });
 }

@@ -1,7 +1,7 @@
 import type { ExecutionContext, TestFn } from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { createServiceClient, errorInfo, startServices, type Env, type RunningServices } from "@payments/kit";
-import { bankIban, manualClock } from "@payments/testing";
+import { errorInfo, startServices, type Env, type RunningServices } from "@payments/kit";
+import { bankIban, createServiceClient, manualClock } from "@payments/testing";
 import { bankCatalogModule } from "../src/index.js";
 import { FAST_ID } from "../src/limits.js";
 import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";

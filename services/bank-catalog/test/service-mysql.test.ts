@@ -3,8 +3,8 @@ import { Code } from "@connectrpc/connect";
 import { isValidIBAN } from "ibantools";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { createServiceClient, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock, rejectionOf, turkishIban } from "@payments/testing";
+import { startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock, rejectionOf, turkishIban } from "@payments/testing";
 import { bankCatalogModule } from "../src/index.js";
 import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";
 

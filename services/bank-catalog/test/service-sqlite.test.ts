@@ -4,8 +4,8 @@ import { join } from "node:path";
 import test from "ava";
 import { Code } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { createServiceClient, errorInfo, startServices, type RunningServices } from "@payments/kit";
-import { manualClock } from "@payments/testing";
+import { errorInfo, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, manualClock } from "@payments/testing";
 import { bankCatalogModule } from "../src/index.js";
 import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";
 

@@ -1,5 +1,5 @@
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { addTestReceivingAccounts, CallbackReceiver, eventuallyValue } from "@payments/testing";
+import { addTestReceivingAccounts, CallbackReceiver, createServiceClient, eventuallyValue } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import test from "ava";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { CallbackService, DeliveryStatus } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient } from "@payments/kit";
 import { verifyCallback } from "@payments/signing";
 import { FAST_SENDER } from "./fixtures.js";
 

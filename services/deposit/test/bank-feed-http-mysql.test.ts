@@ -1,8 +1,8 @@
 import test from "ava";
 import { DepositService, DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, type RunningServices } from "@payments/kit";
-import { createTestDatabase } from "@payments/testing";
+import { type RunningServices } from "@payments/kit";
+import { createServiceClient, createTestDatabase } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { FEED_SIGNATURE_HEADER, FEED_TIMESTAMP_HEADER, signFeedBody } from "../src/bank-feed/index.js";
 import type { DepositContext } from "../src/context.js";

@@ -2,8 +2,8 @@ import test from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, deriveDatabaseUrl, errorInfo, startServices, type BaseContext, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, testCustomer } from "@payments/testing";
+import { deriveDatabaseUrl, errorInfo, startServices, type BaseContext, type RunningServices } from "@payments/kit";
+import { addTestReceivingAccounts, createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, testCustomer } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { depositModule } from "../src/index.js";
 

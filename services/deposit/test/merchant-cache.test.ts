@@ -5,19 +5,8 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import {
-  createLogger,
-  createMetrics,
-  createServiceClient,
-  deriveDatabaseUrl,
-  listenRpc,
-  startServices,
-  type BaseContext,
-  type Env,
-  type RunningServices,
-  type ServiceModule,
-} from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf, testCustomer } from "@payments/testing";
+import { createLogger, createMetrics, deriveDatabaseUrl, listenRpc, startServices, type BaseContext, type Env, type RunningServices, type ServiceModule } from "@payments/kit";
+import { addTestReceivingAccounts, createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf, testCustomer } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";

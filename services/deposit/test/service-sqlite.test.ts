@@ -7,8 +7,8 @@ import { Code } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, type RunningServices } from "@payments/kit";
-import { manualClock, rejectionOf } from "@payments/testing";
+import { type RunningServices } from "@payments/kit";
+import { createServiceClient, manualClock, rejectionOf } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { depositModule } from "../src/index.js";
 

@@ -2,8 +2,8 @@ import type { TestFn } from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient, errorInfo, isMysql, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts } from "@payments/testing";
+import { errorInfo, isMysql, type RunningServices } from "@payments/kit";
+import { addTestReceivingAccounts, createServiceClient } from "@payments/testing";
 import type { Knex } from "knex";
 import type { DepositContext } from "../src/context.js";
 

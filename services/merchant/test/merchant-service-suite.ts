@@ -17,8 +17,8 @@ import {
   type Merchant,
   type MerchantChanged,
 } from "@payments/contracts/merchant";
-import { createServiceClient, errorInfo, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
-import { addTestReceivingAccounts, eventuallyValue, manualClock } from "@payments/testing";
+import { errorInfo, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
+import { addTestReceivingAccounts, createServiceClient, eventuallyValue, manualClock } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { merchantModule } from "../src/index.js";
 import type { SecretRow } from "../src/store.js";

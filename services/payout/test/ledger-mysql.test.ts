@@ -13,8 +13,8 @@ import {
   type CreateWithdrawalRequest,
   type WithdrawalStatusChanged,
 } from "@payments/contracts/payout";
-import { createServiceClient, errorInfo, newId, type BaseContext, type RunningServices } from "@payments/kit";
-import { bankIban, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf, testCustomer } from "@payments/testing";
+import { errorInfo, newId, type BaseContext, type RunningServices } from "@payments/kit";
+import { bankIban, createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf, testCustomer } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import type { PayoutContext } from "../src/context.js";
 import { creditDeposit } from "../src/deposit-credits.js";

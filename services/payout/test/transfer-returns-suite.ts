@@ -3,14 +3,14 @@ import { Code } from "@connectrpc/connect";
 import type { TestFn } from "ava";
 import { TRANSFER_RETURN_COMPLETED_TOPIC, TRANSFER_RETURN_FAILED_TOPIC } from "@payments/contracts";
 import { PayoutService, TransferReturnChangedSchema, TransferReturnStatus, type TransferReturnChanged } from "@payments/contracts/payout";
-import { createServiceClient, type RunningServices } from "@payments/kit";
+import { type RunningServices } from "@payments/kit";
 import type { BankConnector, PayoutInstruction } from "../src/bank-connector.js";
 import { createManualConnector, createSandboxConnector } from "../src/index.js";
 import type { TransferReturnRow } from "../src/transfer-returns.js";
 import { takeReturnRequest } from "../src/transfer-return-requests.js";
 import { TransferReturnRequestedSchema } from "@payments/contracts/deposit";
 import { payoutContext } from "./worker-fixtures.js";
-import { eventually, rejectionOf, turkishIban } from "@payments/testing";
+import { createServiceClient, eventually, rejectionOf, turkishIban } from "@payments/testing";
 
 // Transfer returns, the same tests on MySQL (transfer-returns-mysql.test.ts) and SQLite
 // (transfer-returns-sqlite.test.ts): one payout process with its worker on, the real sandbox

@@ -1,8 +1,8 @@
 import test from "ava";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createServiceClient, deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
+import { deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { balanceRow } from "../src/ledger.js";
 import { createPayoutModule } from "../src/index.js";

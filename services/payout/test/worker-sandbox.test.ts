@@ -1,8 +1,8 @@
 import test from "ava";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
-import { createServiceClient, deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
+import { deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
+import { createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { createPayoutModule, createSandboxConnector } from "../src/index.js";
 import { eventTrail, ledgerSums, outboxEventsByWithdrawal, payoutContext, sleep, withdrawalRows } from "./worker-fixtures.js";
