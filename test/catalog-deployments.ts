@@ -59,7 +59,7 @@ export async function startCatalogDeployments(options: { token: string; masterKe
     started.push(gateway);
     const deafGateway = await startGateway({ env: { ...gatewayEnv, CATALOG_CACHE_TTL: "1s", LOG_LEVEL: "error" } });
     started.push(deafGateway);
-    const env: Record<string, string | undefined> = { ...process.env, PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: options.masterKeys[1], LOG_LEVEL: "warn", CATALOG_CACHE_TTL: LONG_TTL, CREDENTIAL_CACHE_TTL: LONG_TTL };
+    const env: Record<string, string | undefined> = { ...process.env, PORT: "0", GRPC_PORT: "0", CONSOLE_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: options.masterKeys[1], LOG_LEVEL: "warn", CATALOG_CACHE_TTL: LONG_TTL, CREDENTIAL_CACHE_TTL: LONG_TTL };
     delete env.DATABASE_URL;
     delete env.NATS_URL;
     delete env.INTERNAL_API_TOKEN;

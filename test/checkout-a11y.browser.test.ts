@@ -66,6 +66,7 @@ test.before(async () => {
       DATA_DIR: dataDir,
       PORT: "0",
       GRPC_PORT: "0",
+      CONSOLE_PORT: "0",
       LOG_LEVEL: "warn",
       MASTER_KEY: randomBytes(32).toString("hex"),
       // The clock stands still, so a client IP's bucket would never refill; every page here comes from 127.0.0.1.

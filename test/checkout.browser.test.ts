@@ -52,6 +52,7 @@ test.before(async () => {
       DATA_DIR: dataDir,
       PORT: "0",
       GRPC_PORT: "0",
+      CONSOLE_PORT: "0",
       LOG_LEVEL: "warn",
       DEPOSIT_TTL: `${DEPOSIT_TTL_MS / 1000}s`,
       DEPOSIT_EXPIRY_INTERVAL: "200ms",

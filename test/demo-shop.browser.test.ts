@@ -64,6 +64,7 @@ test.before(async () => {
       DATA_DIR: gatewayDir,
       PORT: "0",
       GRPC_PORT: "0",
+      CONSOLE_PORT: "0",
       LOG_LEVEL: "warn",
       MASTER_KEY: randomBytes(32).toString("hex"),
       // The shop listens on 127.0.0.1: refused as a callback address otherwise (SSRF guard).

@@ -24,7 +24,7 @@ let browser: Browser | undefined;
 test.before(async () => {
   assertChromium();
   app = await startAllInOne({
-    env: { DATA_DIR: dataDir, PORT: "0", GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: randomBytes(32).toString("hex") },
+    env: { DATA_DIR: dataDir, PORT: "0", GRPC_PORT: "0", CONSOLE_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY: randomBytes(32).toString("hex") },
   });
   browser = await launchChromium();
 });

@@ -25,6 +25,7 @@ test.before(async () => {
       PORT: "0",
       HOST: "127.0.0.1",
       GRPC_PORT: "0",
+      CONSOLE_PORT: "0",
       DATA_DIR: dataDir,
       LOG_LEVEL: "silent",
       // A loaded CI machine may need more than the default 1s for the first /healthz.

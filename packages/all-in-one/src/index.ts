@@ -1,5 +1,6 @@
 import { bankCatalogModule, seedSandboxAccounts } from "@payments/bank-catalog-service";
 import { callbackModule } from "@payments/callback-sender-service";
+import { startConsole, type RunningConsole } from "@payments/console";
 import { startGateway } from "@payments/gateway";
 import { createLogger, envVar, loadConfig, startServices, type Clock, type Env, type RunningServices } from "@payments/kit";
 import { depositModule } from "@payments/deposit-service";
@@ -19,6 +20,8 @@ const configSchema = z.object({
 export interface AllInOne {
   services: RunningServices;
   gateway: Awaited<ReturnType<typeof startGateway>>;
+  /** The operators' console on CONSOLE_PORT, signing with the same key the services verify (absent when this process has no private key). */
+  console: RunningConsole | undefined;
   stop(): Promise<void>;
 }
 
@@ -33,7 +36,8 @@ export async function startAllInOne(options: { env?: Env; clock?: Clock } = {}):
   const logger = createLogger({ service: "all-in-one", level: config.LOG_LEVEL });
   const env: Env = { ...baseEnv, MASTER_KEY: resolveMasterKey(baseEnv, config.DATA_DIR, logger), ...resolveOperatorKeys(baseEnv, config.DATA_DIR, logger) };
   const services = await startServices([...allModules], { mode: "all-in-one", env, clock: options.clock, logger });
-  let gateway: AllInOne["gateway"];
+  let gateway: AllInOne["gateway"] | undefined;
+  let operatorConsole: RunningConsole | undefined;
   try {
     // The all-in-one is for trying the product: sandbox merchants can take deposits at once.
     // Only sandbox merchants' deposits ever go to these made-up accounts; a live merchant
@@ -55,15 +59,26 @@ export async function startAllInOne(options: { env?: Env; clock?: Clock } = {}):
       clock: options.clock,
       transports: { merchant: local, bankCatalog: local, deposit: local, payout: local, callback: local },
     });
+    // The console signs what the services verify: it needs the private half, which the all-in-one
+    // has unless OPERATOR_ASSERTION_PUBLIC_KEY points at someone else's console.
+    if (env.OPERATOR_ASSERTION_PRIVATE_KEY) {
+      operatorConsole = await startConsole({ env, logger, metrics: services.metrics, clock: options.clock, transport: local });
+    } else {
+      logger.warn("OPERATOR_ASSERTION_PUBLIC_KEY is set without OPERATOR_ASSERTION_PRIVATE_KEY: the console is not started here (the console that holds the key serves operators)");
+    }
   } catch (err) {
+    await gateway?.stop();
     await services.stop();
     throw err;
   }
+  const started = gateway;
   return {
     services,
-    gateway,
+    gateway: started,
+    console: operatorConsole,
     async stop() {
-      await gateway.stop();
+      await operatorConsole?.stop();
+      await started.stop();
       await services.stop();
     },
   };

@@ -3,11 +3,11 @@ import { startAllInOne } from "./index.js";
 
 try {
   const app = await startAllInOne();
-  const { services, gateway } = app;
+  const { services, gateway, console: operatorConsole } = app;
   stopOnSignals(app.stop, services.logger);
   const storage = services.config.DATABASE_URL ? "mysql" : `sqlite in ${services.config.DATA_DIR}`;
   services.logger.info(
-    { gateway: gateway.url, gatewayListening: gateway.listening, grpc: services.server.url, storage, bus: services.bus.kind },
+    { gateway: gateway.url, gatewayListening: gateway.listening, grpc: services.server.url, console: operatorConsole?.url, storage, bus: services.bus.kind },
     // The bound address first (0.0.0.0 is every interface, so other machines may reach it too), then a URL to open here.
     `ready: gateway listening on ${gateway.listening} (open ${gateway.url.replace("127.0.0.1", "localhost")} in your browser), internal services on ${services.server.url}`,
   );

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createAssertionSigner, fixedAssertion, isOperatorRole, loadAssertionPrivateKey, LOCAL_ADMIN_KEY_FILE, type AssertionSigner } from "@payments/kit";
 import { UsageError } from "./errors.js";
+import { consoleAssertionSigner } from "./console-session.js";
 import { operatorName } from "./operator.js";
 
 
@@ -12,7 +13,9 @@ import { operatorName } from "./operator.js";
  * 2. OPERATOR_ASSERTION_PRIVATE_KEY: the console's own key, for whoever holds it (bootstrap,
  *    automation next to the console): signs as --actor / PAYMENTS_OPERATOR / the OS user, with
  *    PAYMENTS_OPERATOR_ROLE (admin unless set);
- * 3. the all-in-one's local admin key, `<DATA_DIR>/operator-admin.key` (`./var` unless DATA_DIR
+ * 3. the session `pnpm cli login` cached: the console signs each assertion for the operator
+ *    who signed in, with the role their account has now;
+ * 4. the all-in-one's local admin key, `<DATA_DIR>/operator-admin.key` (`./var` unless DATA_DIR
  *    says otherwise), the same way: on one machine, whoever can read the data directory is
  *    every operator.
  * undefined without any: calls that need an operator are refused (UNAUTHENTICATED).
@@ -20,7 +23,12 @@ import { operatorName } from "./operator.js";
 export function operatorSigner(actor: string | undefined, env: Readonly<Record<string, string | undefined>>): AssertionSigner | undefined {
   const token = env.PAYMENTS_OPERATOR_TOKEN?.trim();
   if (token) return fixedAssertion(token);
-  const keyText = env.OPERATOR_ASSERTION_PRIVATE_KEY?.trim() || localAdminKey(env);
+  const explicit = env.OPERATOR_ASSERTION_PRIVATE_KEY?.trim();
+  if (!explicit) {
+    const signedIn = consoleAssertionSigner(env);
+    if (signedIn) return signedIn;
+  }
+  const keyText = explicit || localAdminKey(env);
   if (!keyText) return undefined;
   let key;
   try {

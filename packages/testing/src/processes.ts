@@ -74,7 +74,7 @@ export interface AllInOneProcess {
  */
 export async function spawnAllInOne(env: Record<string, string> = {}): Promise<AllInOneProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), "all-in-one-"));
-  const merged: NodeJS.ProcessEnv = { ...process.env, PORT: "0", GRPC_PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info", ...env };
+  const merged: NodeJS.ProcessEnv = { ...process.env, PORT: "0", GRPC_PORT: "0", CONSOLE_PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info", ...env };
   delete merged.DATABASE_URL;
   delete merged.NATS_URL;
   const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", "packages/all-in-one/src/main.ts"], { cwd: repositoryRoot, env: merged, stdio: ["ignore", "pipe", "pipe"] });
