@@ -9,7 +9,7 @@ try {
   services.logger.info(
     { gateway: gateway.url, gatewayListening: gateway.listening, grpc: services.server.url, console: operatorConsole?.url, storage, bus: services.bus.kind },
     // The bound address first (0.0.0.0 is every interface, so other machines may reach it too), then a URL to open here.
-    `ready: gateway listening on ${gateway.listening} (open ${gateway.url.replace("127.0.0.1", "localhost")} in your browser), internal services on ${services.server.url}`,
+    `ready: gateway listening on ${gateway.listening} (open ${gateway.url.replace("127.0.0.1", "localhost")} in your browser), internal services on ${services.server.url}${operatorConsole ? `, operators' console on ${operatorConsole.url.replace("127.0.0.1", "localhost")}` : ""}`,
   );
   collectStartGarbage();
 } catch (err) {

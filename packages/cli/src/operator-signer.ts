@@ -2,9 +2,12 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createAssertionSigner, fixedAssertion, isOperatorRole, loadAssertionPrivateKey, LOCAL_ADMIN_KEY_FILE, type AssertionSigner } from "@payments/kit";
 import { UsageError } from "./errors.js";
-import { consoleAssertionSigner } from "./console-session.js";
+import { adminCredential, consoleAssertionSigner, consoleUrl } from "./console-session.js";
 import { operatorName } from "./operator.js";
 
+
+/** The console's own audience: its admin API accepts an admin assertion for it. */
+const CONSOLE_AUDIENCE = "console";
 
 /**
  * Who the CLI acts as, proven to the services by a signed assertion on every call, from the
@@ -45,4 +48,21 @@ export function operatorSigner(actor: string | undefined, env: Readonly<Record<s
 function localAdminKey(env: Readonly<Record<string, string | undefined>>): string | undefined {
   const file = join(env.DATA_DIR?.trim() || "./var", LOCAL_ADMIN_KEY_FILE);
   return existsSync(file) ? file : undefined;
+}
+
+/**
+ * The bearer for the console's admin API (`operator …`): PAYMENTS_OPERATOR_TOKEN or the `login`
+ * session (adminCredential), else an admin assertion for the console signed with a key this
+ * machine holds (OPERATOR_ASSERTION_PRIVATE_KEY, or the all-in-one's local admin key), so a
+ * newcomer's `pnpm start` can make its first console account.
+ */
+export async function consoleAdminCredential(actor: string | undefined, env: Readonly<Record<string, string | undefined>>): Promise<{ url: string; token: string }> {
+  try {
+    return adminCredential(env);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    const signer = operatorSigner(actor, env);
+    if (!signer) throw new UsageError("not signed in: run `login` first (or set PAYMENTS_OPERATOR_TOKEN, or run it where `pnpm start` keeps its data directory)");
+    return { url: consoleUrl(env), token: await signer.assertionFor(CONSOLE_AUDIENCE) };
+  }
 }

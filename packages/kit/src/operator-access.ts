@@ -168,6 +168,12 @@ export function targetsOf(access: RpcAccess, message: unknown): Array<string | u
   return Object.entries(message).filter(([k, v]) => (k === "id" || k.endsWith("Id")) && typeof v === "string" && v !== "").map(([, v]) => v as string);
 }
 
+/** The ids of what a call answered (`{ merchant: { id } }`): a thing it created is found in the audit by its new id. */
+function madeIds(response: unknown): string[] {
+  if (!response || typeof response !== "object") return [];
+  return Object.values(response).flatMap((v) => (v && typeof v === "object" && typeof (v as { id?: unknown }).id === "string" ? [(v as { id: string }).id] : []));
+}
+
 /** The role a request needs: its RPC's, or more when the request decides (roleFor). */
 export function neededRole(access: RpcAccess, message: unknown): OperatorRole {
   if (!access.roleFor || message === undefined) return access.role;
@@ -196,12 +202,12 @@ export function operatorAccessInterceptor(options: OperatorAccessOptions): Inter
     const rpc = `${req.service.typeName}/${req.method.name}`;
     const message = req.stream ? undefined : req.message;
     const mutates = isMutating(req.method);
-    const audit = (part: Omit<AuditEntry, "service" | "rpc" | "targets" | "reason" | "request">): Promise<void> =>
+    const audit = (part: Omit<AuditEntry, "service" | "rpc" | "targets" | "reason" | "request">, made: unknown = undefined): Promise<void> =>
       mutates
         ? recordAudit(module.db, clock, logger, {
             service: module.name,
             rpc,
-            targets: message !== undefined ? targetsOf(access, message) : [],
+            targets: [...(message !== undefined ? targetsOf(access, message) : []), ...madeIds(made)],
             reason: message !== undefined ? (access.reason?.(message) ?? "") : "",
             request: message !== undefined ? { schema: req.method.input, message } : undefined,
             ...part,
@@ -257,7 +263,8 @@ export function operatorAccessInterceptor(options: OperatorAccessOptions): Inter
       }
       if (access.before && message !== undefined) before = await access.before(message).catch(() => undefined);
       const res = await scope.run({ operator, ...(approved ? { approved } : {}) }, () => approvedRunScope.run(undefined, () => next(req)));
-      await audit({ ...who, ...extra, outcome: "ok", before, after: res.stream ? undefined : { schema: req.method.output, message: res.message } });
+      const after = res.stream ? undefined : res.message;
+      await audit({ ...who, ...extra, outcome: "ok", before, ...(after ? { after: { schema: req.method.output, message: after } } : {}) }, after);
       return res;
     } catch (err) {
       // Refused by a rule (its lookup failed), waiting for approval, or failed: audited all the same.

@@ -9,7 +9,8 @@ import {
   type OperatorRole,
 } from "@payments/kit";
 import type { CommandContext } from "../context.js";
-import { adminCredential, consoleCall } from "../console-session.js";
+import { consoleCall } from "../console-session.js";
+import { consoleAdminCredential } from "../operator-signer.js";
 import { UsageError } from "../errors.js";
 
 /** Every audience a service account's token is good for: the five services and the console. */
@@ -69,8 +70,8 @@ export function registerOperatorAccountCommands(program: Command, ctx: CommandCo
   };
 
   const call = async (cmd: Command, method: string, route: string, body?: unknown) => {
-    const { io } = ctx.session(cmd);
-    const { url, token } = adminCredential(io.env);
+    const { io, options } = ctx.session(cmd);
+    const { url, token } = await consoleAdminCredential(options.actor, io.env);
     return (await consoleCall(url, method, route, { token, ...(body !== undefined ? { body } : {}) })).body;
   };
 
