@@ -41,6 +41,19 @@ export function describeFailure(thrown: unknown): { line: string; exitCode: numb
   let line = `error: ${info.reason ?? codeName(info.code)}: ${info.message}`;
   if (info.field) line += ` (field: ${info.field})`;
   if (info.details && Object.keys(info.details).length > 0) line += ` ${JSON.stringify(info.details)}`;
-  if (info.code === Code.Unauthenticated) line += " — set INTERNAL_API_TOKEN to the token the services run with";
+  if (info.code === Code.Unauthenticated) line += unauthenticatedHint(info.message);
   return { line, exitCode: EXIT_FAILURE };
+}
+
+/**
+ * Two different refusals share UNAUTHENTICATED: the internal token (which the services ask of
+ * every caller) and the operator's signed assertion (which they ask of whoever acts). The hint
+ * names what fixes the one that was refused.
+ */
+function unauthenticatedHint(message: string): string {
+  if (/internal API token/i.test(message)) return " — set INTERNAL_API_TOKEN to the token the services run with";
+  return (
+    " — the CLI signs as an operator with PAYMENTS_OPERATOR_TOKEN (`pnpm cli operator token`), OPERATOR_ASSERTION_PRIVATE_KEY, " +
+    "or the all-in-one's local admin key (<DATA_DIR>/operator-admin.key, ./var unless DATA_DIR says otherwise): set one that the services' OPERATOR_ASSERTION_PUBLIC_KEY accepts"
+  );
 }

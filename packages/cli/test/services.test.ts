@@ -9,6 +9,7 @@ import test from "ava";
 import { type RunningServices } from "@payments/kit";
 // The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
 import { startInProcess } from "@payments/testing/services";
+import { TEST_OPERATOR_PRIVATE_KEY_PEM } from "@payments/testing";
 import { cli, singleJson } from "./capture.js";
 
 // The CLI in-process (and once as the real bin) against the real merchant and bank-catalog
@@ -163,7 +164,8 @@ test("an unknown merchant exits 1 with the service's reason on stderr", async (t
 test("the real bin prints exactly one JSON object for merchant create --json", async (t) => {
   const bin = fileURLToPath(new URL("../bin/cli.mjs", import.meta.url));
   const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, "merchant", "create", "--name", "Spawned", "--json", "--grpc-url", url], {
-    env: { ...process.env, INTERNAL_API_TOKEN: "" },
+    // Signs as an operator with the test operators' key, as an operator's shell would hold one.
+    env: { ...process.env, INTERNAL_API_TOKEN: "", OPERATOR_ASSERTION_PRIVATE_KEY: TEST_OPERATOR_PRIVATE_KEY_PEM, PAYMENTS_OPERATOR: "cli-test" },
     timeout: 30_000,
   });
   t.is(stderr, "");

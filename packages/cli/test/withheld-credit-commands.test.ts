@@ -154,11 +154,24 @@ test.serial("credit and dismiss: usage errors before any call; the decisions wit
   }
   t.is((await listJson(["--status", "open"])).credits.length, 2, "nothing changed");
 
-  const credited = await run(["withheld-credit", "credit", older.id, "--reason", "the bank statement shows the money"], { PAYMENTS_OPERATOR: "operator-ayse" });
+  // Crediting withheld money to a live merchant is live money moved by hand: it waits for a second operator.
+  const asked = await run(["withheld-credit", "credit", older.id, "--reason", "the bank statement shows the money"], { PAYMENTS_OPERATOR: "operator-ayse" });
+  t.is(asked.code, 1, asked.stdout);
+  t.regex(asked.stderr, /^error: APPROVAL_REQUIRED: a second operator must approve this: approval apr_\S+ \(credit withheld sandbox money /);
+  const approvalId = /"approvalId":"(apr_[^"]+)"/.exec(asked.stderr)?.[1] ?? "";
+  t.truthy(approvalId, asked.stderr);
+  t.is((await listJson(["--status", "open"])).credits.length, 2, "nothing is credited before a second operator approves");
+  const own = await run(["approval", "approve", approvalId], { PAYMENTS_OPERATOR: "operator-ayse" });
+  t.is(own.code, 1);
+  t.regex(own.stderr, /^error: MAKER_CANNOT_APPROVE: /);
+
+  const credited = await run(["approval", "approve", approvalId, "--note", "statement checked"], { PAYMENTS_OPERATOR: "operator-zeynep" });
   t.is(credited.code, 0, credited.stderr);
-  t.true(credited.stdout.startsWith(`Withheld credit ${older.id} credited: 25000 kuruş (250.00 TRY) of deposit ${older.depositId} is now in merchant ${merchantId}'s available balance.\n`), credited.stdout);
-  t.regex(credited.stdout, /decided by +operator-ayse\n/);
-  t.regex(credited.stdout, /why +the bank statement shows the money\n/);
+  t.true(credited.stdout.startsWith("Approved and done: credit withheld sandbox money"), credited.stdout);
+  const creditedRecord = (await listJson(["--status", "credited"])).credits.find((c) => c.id === older.id);
+  t.like(creditedRecord, { id: older.id, status: "WITHHELD_CREDIT_STATUS_CREDITED", depositId: older.depositId, amount: 25_000, resolvedBy: "operator-ayse, approved by operator-zeynep", resolution: "the bank statement shows the money" });
+  const human = await run(["withheld-credit", "list", "--status", "credited"]);
+  t.regex(human.stdout, new RegExp(`${older.id} +credited +${older.depositId} +${merchantId} +25000 kuruş \\(250\\.00 TRY\\) .* operator-ayse, approved by operator-zeynep: the bank statement shows the money\n`));
   const balance = (await createServiceClient(PayoutService, url).getBalances({ merchantId })).balances.find((b) => b.currency === "TRY");
   t.is(balance?.available, 25_000n);
 
@@ -168,12 +181,19 @@ test.serial("credit and dismiss: usage errors before any call; the decisions wit
   t.like(res.credit, { id: newer.id, status: "WITHHELD_CREDIT_STATUS_DISMISSED", resolvedBy: "operator-mehmet", resolution: "test payment", amount: 4_000 });
   t.truthy(res.credit.resolvedAt);
 
-  for (const [decision, id, status] of [["dismiss", older.id, "credited"], ["credit", newer.id, "dismissed"]] as const) {
-    const again = await run(["withheld-credit", decision, id, "--reason", "changed my mind", "--actor", "x"]);
-    t.is(again.code, 1);
-    t.is(again.stderr, `error: INVALID_TRANSACTION_STATE: withheld credit ${id} is ${status}; only an open one can be decided {"status":"${status}"}\n`);
-  }
-  const unknown = await run(["withheld-credit", "credit", "whc_nope", "--reason", "r", "--actor", "x"]);
+  const again = await run(["withheld-credit", "dismiss", older.id, "--reason", "changed my mind", "--actor", "x"]);
+  t.is(again.code, 1);
+  t.is(again.stderr, `error: INVALID_TRANSACTION_STATE: withheld credit ${older.id} is credited; only an open one can be decided {"status":"credited"}\n`);
+  // A credit waits for a second operator before the service looks at the record: refused when the approved request runs.
+  const creditAgain = await run(["withheld-credit", "credit", newer.id, "--reason", "changed my mind", "--actor", "x"]);
+  t.regex(creditAgain.stderr, /^error: APPROVAL_REQUIRED: /);
+  const againId = /"approvalId":"(apr_[^"]+)"/.exec(creditAgain.stderr)?.[1] ?? "";
+  const refusedRun = await run(["approval", "approve", againId, "--json"], { PAYMENTS_OPERATOR: "operator-zeynep" });
+  t.is(refusedRun.code, 1);
+  t.like(singleJson(refusedRun.stdout), { id: againId, status: "APPROVAL_STATUS_APPROVED", outcome: "INVALID_TRANSACTION_STATE" });
+  t.is(refusedRun.stderr, `error: INVALID_TRANSACTION_STATE: the approved request failed when run (withheld credit ${newer.id} is dismissed; only an open one can be decided)\n`);
+  // (dismiss: a credit would wait for a second operator before the service looks the id up)
+  const unknown = await run(["withheld-credit", "dismiss", "whc_nope", "--reason", "r", "--actor", "x"]);
   t.is(unknown.code, 1);
   t.regex(unknown.stderr, /^error: TRANSACTION_NOT_FOUND: no withheld credit whc_nope/);
   t.is((await createServiceClient(PayoutService, url).getBalances({ merchantId })).balances.find((b) => b.currency === "TRY")?.available, 25_000n, "the refused decisions changed nothing");

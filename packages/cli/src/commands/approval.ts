@@ -56,6 +56,34 @@ function printApproval(out: Output, a: Approval): void {
   out.fields(fields);
 }
 
+/**
+ * `call` for each service, answers in order. A process that hosts only some of the services
+ * (one --grpc-url for a partial deployment) answers SERVICE_NOT_HOSTED for the others: skipped,
+ * unless the operator named that service.
+ */
+export async function fromEachService<T>(services: readonly ServiceName[], named: boolean, call: (service: ServiceName) => Promise<T>): Promise<T[]> {
+  const answers = await Promise.all(
+    services.map(async (service) => {
+      try {
+        return [await call(service)];
+      } catch (err) {
+        if (!named && errorInfo(err).reason === "SERVICE_NOT_HOSTED") return [];
+        throw err;
+      }
+    }),
+  );
+  return answers.flat();
+}
+
+/** The message of a failed run's stored answer ({"code","message"}). */
+function failureMessage(responseJson: string): string {
+  try {
+    return (JSON.parse(responseJson) as { message?: string }).message ?? responseJson;
+  } catch {
+    return responseJson;
+  }
+}
+
 /** The approval with this id, from whichever service holds it (an id names no service). */
 async function findApproval(session: Session, id: string): Promise<{ service: ServiceName; approval: Approval }> {
   for (const service of SERVICES) {
@@ -86,7 +114,7 @@ export function registerApprovalCommands(program: Command, ctx: CommandContext):
     .action(async (opts: { status?: ApprovalStatus; service?: ServiceName; limit?: number }, cmd: Command) => {
       const session = ctx.session(cmd);
       const services = opts.service ? [opts.service] : [...SERVICES];
-      const pages = await Promise.all(services.map((s) => session.approvals(s).listApprovals({ status: opts.status ?? ApprovalStatus.UNSPECIFIED, limit: opts.limit ?? 0 })));
+      const pages = await fromEachService(services, opts.service !== undefined, (s) => session.approvals(s).listApprovals({ status: opts.status ?? ApprovalStatus.UNSPECIFIED, limit: opts.limit ?? 0 }));
       const approvals = pages.flatMap((p) => p.approvals).sort((a, b) => timestampDate(b.createdAt!).getTime() - timestampDate(a.createdAt!).getTime());
       const { out } = session;
       if (out.json) return out.message(ListApprovalsResponseSchema, create(ListApprovalsResponseSchema, { approvals, nextCursor: "" }));
@@ -118,9 +146,13 @@ export function registerApprovalCommands(program: Command, ctx: CommandContext):
       const { service } = await findApproval(session, id);
       const { approval } = await session.approvals(service).approve({ id, note: opts.note ?? "" });
       if (!approval) throw new Error("the service returned no approval");
-      if (session.out.json) return session.out.message(ApprovalSchema, approval);
-      session.out.line(approval.outcome === "ok" ? `Approved and done: ${approval.summary}.` : `Approved, but the request failed when run: ${approval.outcome}.`);
-      printApproval(session.out, approval);
+      if (session.out.json) session.out.message(ApprovalSchema, approval);
+      else {
+        session.out.line(approval.outcome === "ok" ? `Approved and done: ${approval.summary}.` : `Approved, but the request failed when run: ${approval.outcome}.`);
+        printApproval(session.out, approval);
+      }
+      // A script must see that the approved request did not do what it asked.
+      if (approval.outcome !== "ok") throw new CommandFailed(`${approval.outcome}: the approved request failed when run (${failureMessage(approval.responseJson)})`);
     });
 
   group

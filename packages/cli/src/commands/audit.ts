@@ -6,7 +6,7 @@ import { parseIsoTime, parseRequiredText } from "../arguments.js";
 import { SERVICES, type ServiceName } from "../clients.js";
 import type { CommandContext } from "../context.js";
 import { formatTime } from "../output.js";
-import { parseServiceName } from "./approval.js";
+import { fromEachService, parseServiceName } from "./approval.js";
 
 // The operators' audit: each service records every operator call to a mutating RPC (refused or
 // done) and every approval step. `audit list` reads them across the services, newest first.
@@ -28,16 +28,14 @@ export function registerAuditCommands(program: Command, ctx: CommandContext): vo
       const session = ctx.session(cmd);
       const limit = opts.limit ?? 50;
       const services = opts.service ? [opts.service] : [...SERVICES];
-      const pages = await Promise.all(
-        services.map((s) =>
-          session.audit(s).listAuditRecords({
-            actor: opts.actor ?? "",
-            targetId: opts.target ?? "",
-            ...(opts.since ? { since: timestampFromDate(opts.since) } : {}),
-            ...(opts.until ? { until: timestampFromDate(opts.until) } : {}),
-            limit,
-          }),
-        ),
+      const pages = await fromEachService(services, opts.service !== undefined, (s) =>
+        session.audit(s).listAuditRecords({
+          actor: opts.actor ?? "",
+          targetId: opts.target ?? "",
+          ...(opts.since ? { since: timestampFromDate(opts.since) } : {}),
+          ...(opts.until ? { until: timestampFromDate(opts.until) } : {}),
+          limit,
+        }),
       );
       const records = pages
         .flatMap((p) => p.records)
