@@ -18,6 +18,7 @@ import { homePages } from "./pages/home/index.js";
 import { setPasswordPages } from "./pages/set-password/index.js";
 import { signInPages } from "./pages/sign-in/index.js";
 import { totpPages } from "./pages/totp/index.js";
+import { transferPages } from "./pages/transfers/index.js";
 import type { ConsoleRoute } from "./route.js";
 import type { ConsoleState, RouteHandler } from "./state.js";
 
@@ -28,7 +29,7 @@ export interface CreateAppOptions {
 
 /** The built-in areas; a new area adds its `pages/<area>/index.ts` factory here. */
 function builtInRoutes(deps: ConsoleContext): ConsoleRoute[] {
-  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(), ...cliRoutes(deps), ...operatorRoutes(deps)];
+  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(), ...transferPages(deps), ...cliRoutes(deps), ...operatorRoutes(deps)];
 }
 
 /** The Koa app: every route, and the one place the order of middleware is set. */

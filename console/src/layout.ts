@@ -12,7 +12,28 @@ header { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; justify
 header a { color: #fff; }
 header form { display: inline; }
 nav ul { list-style: none; display: flex; gap: 1rem; margin: 0; padding: 0; }
-main { max-width: 48rem; margin: 2rem auto; padding: 0 1.5rem; }
+main { max-width: 72rem; margin: 2rem auto; padding: 0 1.5rem; }
+nav.areas ul { flex-wrap: wrap; }
+nav.areas a[aria-current="page"] { font-weight: 700; text-decoration-thickness: 3px; }
+table { border-collapse: collapse; width: 100%; background: #fff; margin: 1rem 0; }
+caption { text-align: left; font-weight: 600; padding: .5rem 0; }
+th, td { border: 1px solid #d0d5dd; padding: .4rem .6rem; text-align: left; vertical-align: top; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+select, textarea { font: inherit; padding: .5rem; border: 1px solid #667085; border-radius: 4px; box-sizing: border-box; }
+textarea { width: 100%; min-height: 12rem; font-family: ui-monospace, monospace; }
+pre { background: #fff; border: 1px solid #d0d5dd; padding: 1rem; overflow: auto; white-space: pre-wrap; word-break: break-all; }
+form.inline { display: inline; }
+.filters { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-end; }
+.filters label { margin-top: .5rem; }
+.filters button { margin-top: .5rem; }
+.actions { display: grid; grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr)); gap: 1rem; }
+.actions h3 { margin-top: 0; }
+.ok { color: #05603a; font-weight: 600; }
+.bad { color: #b42318; font-weight: 600; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
+dl.facts dt { font-weight: 600; }
+dl.facts dd { margin: 0; }
+a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible { outline: 3px solid #f79009; outline-offset: 2px; }
 .card { background: #fff; border: 1px solid #d0d5dd; border-radius: 6px; padding: 1.5rem; }
 label { display: block; font-weight: 600; margin-top: 1rem; }
 input { font: inherit; padding: .5rem; width: 100%; max-width: 24rem; box-sizing: border-box; border: 1px solid #667085; border-radius: 4px; }
@@ -33,6 +54,26 @@ export interface PageOptions {
   operator?: { displayName: string; role: string };
   /** The session's CSRF token, for the sign-out form. */
   csrfToken?: string;
+  /** A script of the page's own (a constant, never request data), run under the response's nonce. */
+  script?: SafeHtml;
+}
+
+/** The areas of work, in the navigation of every signed-in page. */
+const AREAS: ReadonlyArray<{ path: string; key: TextKey }> = [
+  { path: "/", key: "nav.home" },
+  { path: "/transfers", key: "nav.transfers" },
+  { path: "/statements", key: "nav.statements" },
+  { path: "/approvals", key: "nav.approvals" },
+  { path: "/audit", key: "nav.audit" },
+  { path: "/reconciliation", key: "nav.reconciliation" },
+];
+
+function areaLinks(ctx: ConsoleContextKoa, t: (key: TextKey) => string): SafeHtml {
+  const items = AREAS.map((area) => {
+    const current = area.path === "/" ? ctx.path === "/" : ctx.path === area.path || ctx.path.startsWith(`${area.path}/`);
+    return html`<li><a href="${area.path}"${current ? html` aria-current="page"` : null}>${t(area.key)}</a></li>`;
+  });
+  return html`<nav class="areas" aria-label="${t("nav.areas")}"><ul>${items}</ul></nav>`;
 }
 
 /** The language switcher: the same page with ?lang=…, which also remembers the choice in a cookie. */
@@ -54,7 +95,7 @@ export function layout(ctx: ConsoleContextKoa, options: PageOptions): string {
   const lang = ctx.state.lang;
   const t = (key: TextKey, params?: Record<string, string>) => text(lang, key, params);
   const signedIn: HtmlValue = options.operator
-    ? html`<nav aria-label="${t("app.title")}"><ul><li><a href="/">${t("nav.home")}</a></li></ul></nav>
+    ? html`${areaLinks(ctx, t)}
 <p>${t("nav.signedInAs", { name: options.operator.displayName, role: options.operator.role })}</p>
 <form method="post" action="/sign-out"><input type="hidden" name="_csrf" value="${options.csrfToken ?? ""}"><button type="submit">${t("nav.signOut")}</button></form>`
     : null;
@@ -73,6 +114,7 @@ export function layout(ctx: ConsoleContextKoa, options: PageOptions): string {
 <h1>${options.title}</h1>
 ${options.body}
 </main>
+${options.script ? html`<script nonce="${ctx.state.nonce}">${options.script}</script>` : null}
 </body>
 </html>`.text;
 }
@@ -86,8 +128,10 @@ export function renderPage(ctx: ConsoleContextKoa, options: PageOptions, status 
 
 export interface FieldOptions {
   name: string;
+  /** The element's id when one page has two fields of the same name (two forms); `field-<name>` otherwise. */
+  id?: string;
   label: string;
-  type?: "text" | "email" | "password";
+  type?: "text" | "email" | "password" | "search" | "date" | "datetime-local";
   value?: string;
   autocomplete?: string;
   /** Shown under the field and tied to it (aria-describedby); marks it invalid. */
@@ -99,7 +143,7 @@ export interface FieldOptions {
 
 /** A labelled input whose hint and error are announced with it (WCAG 1.3.1, 3.3.1). */
 export function field(options: FieldOptions): SafeHtml {
-  const id = `field-${options.name}`;
+  const id = options.id ?? `field-${options.name}`;
   const hintId = options.hint ? `${id}-hint` : undefined;
   const errorId = options.error ? `${id}-error` : undefined;
   const describedBy = [hintId, errorId].filter((v) => v !== undefined).join(" ");

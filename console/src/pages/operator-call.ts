@@ -1,0 +1,139 @@
+import type { DescService } from "@bufbuild/protobuf";
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import { errorInfo, formatMajor } from "@payments/kit";
+import type { Operator } from "../auth/operators.js";
+import type { Session } from "../auth/sessions.js";
+import type { ConsoleContext } from "../context.js";
+import { ConsoleError } from "../errors.js";
+import { html, type SafeHtml } from "../html.js";
+import { text, type Language, type TextKey } from "../i18n.js";
+import { renderPage } from "../layout.js";
+import type { ServiceName } from "../service-clients.js";
+import type { ConsoleContextKoa } from "../state.js";
+
+/** The five services, as the shared operator services (audit, approvals) are asked for each. */
+export const SERVICES: readonly ServiceName[] = ["merchant", "bank-catalog", "deposit", "payout", "callback-sender"];
+
+export function isServiceName(value: unknown): value is ServiceName {
+  return typeof value === "string" && (SERVICES as readonly string[]).includes(value);
+}
+
+/** What every page of work needs: who is signed in (requireOperator ran), and their language. */
+export interface SignedIn {
+  operator: Operator;
+  session: Session;
+  lang: Language;
+  t: (key: TextKey, params?: Record<string, string | number>) => string;
+  /** A client of `service` whose every call carries this operator's 60-second assertion. */
+  client<S extends DescService>(service: S, serviceName?: ServiceName): Client<S>;
+}
+
+export function signedIn(deps: ConsoleContext, ctx: ConsoleContextKoa): SignedIn {
+  const { operator, session, lang } = ctx.state;
+  if (!operator || !session) throw new ConsoleError(500, "INTERNAL_ERROR", "a page of work runs behind requireOperator");
+  const signer = deps.assertions.assertionsFor(operator);
+  return {
+    operator,
+    session,
+    lang,
+    t: (key, params) => text(lang, key, params),
+    client: (service, serviceName) => deps.services.client(service, signer, serviceName),
+  };
+}
+
+/** A page of work: the layout with the operator's header. */
+export function workPage(ctx: ConsoleContextKoa, who: SignedIn, page: { title: string; body: SafeHtml; script?: SafeHtml }, status = 200): void {
+  renderPage(ctx, { ...page, operator: who.operator, csrfToken: who.session.csrfToken }, status);
+}
+
+/** The hidden CSRF field every form of a signed-in page carries. */
+export function csrfField(who: SignedIn): SafeHtml {
+  return html`<input type="hidden" name="_csrf" value="${who.session.csrfToken}">`;
+}
+
+/** How the console shows a service's refusal: the HTTP status of the page, the message, and what the service named. */
+export interface Refusal {
+  status: number;
+  message: string;
+  reason: string | undefined;
+  /** The request field the service named (VALIDATION_ERROR), as the service spells it. */
+  field: string | undefined;
+  /** APPROVAL_REQUIRED: the approval that now waits for a second operator. */
+  approvalId: string | undefined;
+}
+
+const APPROVAL_ID = /^[A-Za-z0-9_-]{1,80}$/;
+
+/**
+ * A service's answer to an operator's call that did not succeed, as a page shows it. The
+ * service decided (its role check, four-eyes, its rules); the console only words it. An error
+ * that is not the service's answer (a bug here) is thrown on.
+ */
+export function refusalOf(err: unknown, t: SignedIn["t"]): Refusal {
+  if (!(err instanceof ConnectError)) throw err;
+  const info = errorInfo(err);
+  const approvalId = info.details?.approvalId;
+  const base = { reason: info.reason, field: info.field, approvalId: undefined };
+  if (info.reason === "APPROVAL_REQUIRED" && approvalId && APPROVAL_ID.test(approvalId)) {
+    return { ...base, status: 202, approvalId, message: t("call.approvalRequired", { id: approvalId }) };
+  }
+  switch (info.code) {
+    case Code.PermissionDenied:
+      return { ...base, status: 403, message: t("call.permissionDenied", { detail: info.message }) };
+    case Code.Unauthenticated:
+      return { ...base, status: 401, message: t("call.unauthenticated") };
+    case Code.NotFound:
+      return { ...base, status: 404, message: t("call.notFound", { detail: info.message }) };
+    case Code.InvalidArgument:
+      return { ...base, status: 400, message: t("call.invalid", { detail: info.message }) };
+    case Code.FailedPrecondition:
+    case Code.AlreadyExists:
+    case Code.Aborted:
+    case Code.OutOfRange:
+      return { ...base, status: 409, message: t("call.refused", { detail: info.message }) };
+    case Code.Unavailable:
+    case Code.DeadlineExceeded:
+      return { ...base, status: 503, message: t("call.unavailable") };
+    default:
+      return { ...base, status: 502, message: t("call.failed", { detail: info.message }) };
+  }
+}
+
+/** Money in the smallest unit, as an operator reads it: "1234.50 TRY". */
+export function money(amount: bigint | number, currency: string): string {
+  return formatMajor(amount, currency);
+}
+
+/** The console shows times in Türkiye's time, the banks' and the operators' clock. */
+const TIME_ZONE = "Europe/Istanbul";
+
+export function formatTime(at: Date, lang: Language): string {
+  return new Intl.DateTimeFormat(lang === "tr" ? "tr-TR" : "en-GB", { timeZone: TIME_ZONE, dateStyle: "medium", timeStyle: "medium" }).format(at);
+}
+
+/** A `<time>` with the machine-readable instant; nothing when unset. */
+export function timeOf(at: Timestamp | undefined, lang: Language): SafeHtml | null {
+  if (!at) return null;
+  const date = timestampDate(at);
+  return html`<time datetime="${date.toISOString()}">${formatTime(date, lang)}</time>`;
+}
+
+/** How long ago, in whole minutes, hours or days: the age of what waits. */
+export function ageOf(at: Timestamp | undefined, now: Date, t: SignedIn["t"]): string {
+  if (!at) return "";
+  const minutes = Math.max(0, Math.floor((now.getTime() - timestampDate(at).getTime()) / 60_000));
+  if (minutes < 60) return t("age.minutes", { n: minutes });
+  if (minutes < 48 * 60) return t("age.hours", { n: Math.floor(minutes / 60) });
+  return t("age.days", { n: Math.floor(minutes / 1440) });
+}
+
+/** An opaque cursor a service issued, carried through a link: only its own alphabet gets through. */
+export function cursorParam(value: unknown): string {
+  return typeof value === "string" && /^[A-Za-z0-9_=.:+/-]{1,2000}$/.test(value) ? value : "";
+}
+
+/** A query parameter as one trimmed string ('' when absent or repeated oddly). */
+export function queryText(value: unknown, max = 200): string {
+  return typeof value === "string" ? value.trim().slice(0, max) : "";
+}

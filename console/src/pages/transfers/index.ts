@@ -1,0 +1,272 @@
+import { DepositService, TransferStatus, type IncomingTransfer } from "@payments/contracts/deposit";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ResolveTransferRequestSchema } from "@payments/contracts/deposit";
+import { roleAtLeast } from "@payments/kit";
+import type { ConsoleContext } from "../../context.js";
+import { html, type SafeHtml } from "../../html.js";
+import type { TextKey } from "../../i18n.js";
+import { alert, field, notice } from "../../layout.js";
+import type { ConsoleRoute } from "../../route.js";
+import type { ConsoleContextKoa } from "../../state.js";
+import { ageOf, csrfField, cursorParam, money, refusalOf, signedIn, timeOf, workPage, type Refusal, type SignedIn } from "../operator-call.js";
+
+const PAGE_SIZE = 50;
+const TRANSFER_ID = /^[A-Za-z0-9_-]{1,80}$/;
+const DECISIONS = ["match", "complete", "refuse", "return"] as const;
+type Decision = (typeof DECISIONS)[number];
+
+const STATUS_KEYS: Record<TransferStatus, TextKey> = {
+  [TransferStatus.UNSPECIFIED]: "transfer.status.unknown",
+  [TransferStatus.MATCHED]: "transfer.status.matched",
+  [TransferStatus.REVIEW]: "transfer.status.review",
+  [TransferStatus.UNMATCHED]: "transfer.status.unmatched",
+  [TransferStatus.RETURNING]: "transfer.status.returning",
+  [TransferStatus.RETURNED]: "transfer.status.returned",
+};
+
+/** Outcomes a redirect after a decision names (fixed keys, never text from the request). */
+const DONE_KEYS: Record<Decision, TextKey> = {
+  match: "transfer.done.match",
+  complete: "transfer.done.complete",
+  refuse: "transfer.done.refuse",
+  return: "transfer.done.return",
+};
+
+function isDecision(value: unknown): value is Decision {
+  return typeof value === "string" && (DECISIONS as readonly string[]).includes(value);
+}
+
+export function statusText(who: SignedIn, status: TransferStatus): string {
+  return who.t(STATUS_KEYS[status]);
+}
+
+/** The line on an approval that waits: who must act, and the link to it. */
+export function waitingForApproval(who: SignedIn, service: string, approvalId: string): SafeHtml {
+  return html`<div class="notice" role="status">${who.t("call.approvalWaiting")} <a href="${`/approvals/${service}/${approvalId}`}">${who.t("call.approvalLink", { id: approvalId })}</a></div>`;
+}
+
+function queue(who: SignedIn, transfers: IncomingTransfer[], cursor: string, next: string, now: Date): SafeHtml {
+  const rows = transfers.map(
+    (tr) => html`<tr>
+<td><a href="${`/transfers/${tr.id}`}">${tr.id}</a></td>
+<td>${timeOf(tr.reportedAt, who.lang)}<br><span class="hint">${ageOf(tr.reportedAt, now, who.t)}</span></td>
+<td>${statusText(who, tr.status)}</td>
+<td class="num">${money(tr.amount, tr.currency)}</td>
+<td>${tr.senderName || "—"}</td>
+<td>${tr.reference || "—"}</td>
+<td>${tr.unmatchedReason || "—"}</td>
+<td class="num">${tr.matchBy || tr.matchReasons.length > 0 ? tr.matchScore.toFixed(2) : "—"}</td>
+<td>${tr.matchReasons.length > 0 ? tr.matchReasons.join(", ") : "—"}</td>
+<td>${tr.candidates.length > 0 ? tr.candidates.map((c) => html`<span>${c.depositId} (${c.score.toFixed(2)})</span> `) : tr.reviewDepositId || "—"}</td>
+</tr>`,
+  );
+  const table =
+    transfers.length === 0
+      ? html`<p>${who.t("transfers.empty")}</p>`
+      : html`<table>
+<caption>${who.t("transfers.caption")}</caption>
+<thead><tr><th scope="col">${who.t("transfer.id")}</th><th scope="col">${who.t("transfer.reportedAt")}</th><th scope="col">${who.t("transfer.status")}</th><th scope="col" class="num">${who.t("transfer.amount")}</th><th scope="col">${who.t("transfer.sender")}</th><th scope="col">${who.t("transfer.reference")}</th><th scope="col">${who.t("transfer.reason")}</th><th scope="col" class="num">${who.t("transfer.score")}</th><th scope="col">${who.t("transfer.matchReasons")}</th><th scope="col">${who.t("transfer.candidates")}</th></tr></thead>
+<tbody>${rows}</tbody>
+</table>`;
+  const pager = html`<nav aria-label="${who.t("pager.label")}"><ul>${cursor ? html`<li><a href="/transfers">${who.t("pager.first")}</a></li>` : null}${next ? html`<li><a href="${`/transfers?cursor=${encodeURIComponent(next)}`}" rel="next">${who.t("pager.next")}</a></li>` : null}</ul></nav>`;
+  return html`<p>${who.t("transfers.intro")}</p>${table}${pager}`;
+}
+
+interface DetailState {
+  refusal?: Refusal | undefined;
+  decision?: Decision | undefined;
+  form?: Record<string, string> | undefined;
+}
+
+function reasonField(who: SignedIn, decision: Decision, state: DetailState): SafeHtml {
+  const mine = state.decision === decision;
+  const error = mine && state.refusal?.field === "reason" ? state.refusal.message : undefined;
+  return field({ id: `${decision}-reason`, name: "reason", label: who.t("transfer.decisionReason"), required: true, value: mine ? (state.form?.reason ?? "") : "", error });
+}
+
+function actionForm(who: SignedIn, transfer: IncomingTransfer, decision: Decision, title: string, inner: SafeHtml | null, state: DetailState): SafeHtml {
+  return html`<form method="post" action="${`/transfers/${transfer.id}/resolve`}" class="card" aria-labelledby="${`h-${decision}`}">
+<h3 id="${`h-${decision}`}">${title}</h3>
+${csrfField(who)}<input type="hidden" name="decision" value="${decision}">
+${inner}
+${reasonField(who, decision, state)}
+<button type="submit">${title}</button>
+</form>`;
+}
+
+function detail(who: SignedIn, transfer: IncomingTransfer, state: DetailState, banner: SafeHtml | null): SafeHtml {
+  const open = transfer.status === TransferStatus.UNMATCHED || transfer.status === TransferStatus.REVIEW;
+  const mine = (d: Decision) => state.decision === d;
+  const fieldError = (d: Decision, name: string) => (mine(d) && state.refusal?.field === name ? state.refusal.message : undefined);
+  const suggested = transfer.reviewDepositId || transfer.candidates[0]?.depositId || "";
+  const forms: SafeHtml[] = [];
+  // Buttons are offered by role only as a convenience: the deposit service decides (and refuses).
+  if (open && roleAtLeast(who.operator.role, "operator")) {
+    forms.push(
+      actionForm(
+        who,
+        transfer,
+        "match",
+        who.t("transfer.action.match"),
+        field({ id: "match-deposit", name: "depositId", label: who.t("transfer.depositId"), required: true, value: mine("match") ? (state.form?.depositId ?? "") : suggested, hint: who.t("transfer.depositIdHint"), error: fieldError("match", "match_deposit_id") }),
+        state,
+      ),
+    );
+    if (transfer.status === TransferStatus.REVIEW && transfer.reviewDepositId) {
+      forms.push(actionForm(who, transfer, "complete", who.t("transfer.action.complete"), html`<p class="hint">${who.t("transfer.completeHint", { id: transfer.reviewDepositId })}</p>`, state));
+      forms.push(actionForm(who, transfer, "refuse", who.t("transfer.action.refuse"), html`<p class="hint">${who.t("transfer.refuseHint")}</p>`, state));
+    }
+  }
+  if (open && roleAtLeast(who.operator.role, "finance")) {
+    const nameRequired = transfer.senderName.trim() === "";
+    forms.push(
+      actionForm(
+        who,
+        transfer,
+        "return",
+        who.t("transfer.action.return"),
+        html`${field({ id: "return-iban", name: "iban", label: who.t("transfer.returnIban"), value: mine("return") ? (state.form?.iban ?? "") : transfer.senderIban, hint: who.t("transfer.returnIbanHint"), error: fieldError("return", "iban") })}
+${field({ id: "return-name", name: "recipientName", label: who.t("transfer.recipientName"), required: nameRequired, value: mine("return") ? (state.form?.recipientName ?? "") : "", hint: nameRequired ? who.t("transfer.recipientNameRequired") : who.t("transfer.recipientNameHint", { name: transfer.senderName }), error: fieldError("return", "recipient_name") ?? fieldError("return", "return.recipient_name") })}`,
+        state,
+      ),
+    );
+  }
+  const candidates =
+    transfer.candidates.length > 0
+      ? html`<table><caption>${who.t("transfer.candidates")}</caption><thead><tr><th scope="col">${who.t("transfer.depositId")}</th><th scope="col" class="num">${who.t("transfer.score")}</th><th scope="col">${who.t("transfer.matchReasons")}</th></tr></thead>
+<tbody>${transfer.candidates.map((c) => html`<tr><td><code>${c.depositId}</code></td><td class="num">${c.score.toFixed(2)}</td><td>${c.reasons.join(", ")}</td></tr>`)}</tbody></table>`
+      : null;
+  const actions =
+    transfer.actions.length > 0
+      ? html`<table><caption>${who.t("transfer.history")}</caption><thead><tr><th scope="col">${who.t("transfer.when")}</th><th scope="col">${who.t("transfer.action")}</th><th scope="col">${who.t("transfer.actor")}</th><th scope="col">${who.t("transfer.decisionReason")}</th><th scope="col">${who.t("transfer.depositId")}</th></tr></thead>
+<tbody>${transfer.actions.map((a) => html`<tr><td>${timeOf(a.at, who.lang)}</td><td>${a.action}</td><td>${a.actor}</td><td>${a.reason}</td><td>${a.depositId || "—"}</td></tr>`)}</tbody></table>`
+      : null;
+  const generalError = state.refusal && !state.refusal.approvalId ? alert(state.refusal.message) : null;
+  return html`${banner}${generalError}
+<p><a href="/transfers">${who.t("transfers.back")}</a></p>
+<dl class="facts card">
+<dt>${who.t("transfer.status")}</dt><dd>${statusText(who, transfer.status)}${transfer.late ? html` (${who.t("transfer.late")})` : null}</dd>
+<dt>${who.t("transfer.amount")}</dt><dd>${money(transfer.amount, transfer.currency)}</dd>
+<dt>${who.t("transfer.receivingIban")}</dt><dd><code>${transfer.iban}</code></dd>
+<dt>${who.t("transfer.sender")}</dt><dd>${transfer.senderName || who.t("transfer.noSender")}</dd>
+<dt>${who.t("transfer.senderIban")}</dt><dd>${transfer.senderIban ? html`<code>${transfer.senderIban}</code>` : "—"}</dd>
+<dt>${who.t("transfer.reference")}</dt><dd>${transfer.reference || "—"}</dd>
+<dt>${who.t("transfer.bankTransactionId")}</dt><dd><code>${transfer.bankTransactionId}</code></dd>
+<dt>${who.t("transfer.reportedAt")}</dt><dd>${timeOf(transfer.reportedAt, who.lang)}</dd>
+<dt>${who.t("transfer.valueDate")}</dt><dd>${transfer.valueDate || "—"}</dd>
+<dt>${who.t("transfer.source")}</dt><dd>${transfer.source || "—"}</dd>
+<dt>${who.t("transfer.reason")}</dt><dd>${transfer.unmatchedReason || "—"}</dd>
+<dt>${who.t("transfer.score")}</dt><dd>${transfer.matchBy ? html`${transfer.matchBy} ${transfer.matchScore.toFixed(2)}` : "—"}</dd>
+<dt>${who.t("transfer.matchReasons")}</dt><dd>${transfer.matchReasons.join(", ") || "—"}</dd>
+<dt>${who.t("transfer.reviewDeposit")}</dt><dd>${transfer.reviewDepositId || "—"}</dd>
+<dt>${who.t("transfer.deposit")}</dt><dd>${transfer.depositId || "—"}</dd>
+<dt>${who.t("transfer.resolution")}</dt><dd>${transfer.resolution ? html`${transfer.resolution} · ${transfer.resolvedBy} · ${timeOf(transfer.resolvedAt, who.lang)}` : "—"}</dd>
+</dl>
+${candidates}
+${actions}
+${
+  forms.length > 0
+    ? html`<h2>${who.t("transfer.decide")}</h2><div class="actions">${forms}</div>`
+    : open
+      ? html`<p>${who.t("transfer.noActions")}</p>`
+      : null
+}`;
+}
+
+/** The request a decision form asks for; the service validates what is in it. */
+function resolveRequest(who: SignedIn, transferId: string, decision: Decision, form: Record<string, string>): MessageInitShape<typeof ResolveTransferRequestSchema> {
+  const base = { transferId, actor: who.operator.email, reason: (form.reason ?? "").trim() };
+  switch (decision) {
+    case "match":
+      return { ...base, decision: { case: "matchDepositId", value: (form.depositId ?? "").trim() } };
+    case "complete":
+      return { ...base, decision: { case: "complete", value: true } };
+    case "refuse":
+      return { ...base, decision: { case: "refuse", value: true } };
+    case "return":
+      return { ...base, decision: { case: "return", value: { iban: (form.iban ?? "").replace(/\s+/g, "").toUpperCase(), recipientName: (form.recipientName ?? "").trim() } } };
+  }
+}
+
+/**
+ * The transfers queue: open incoming transfers (unmatched, and in review), oldest first, paged
+ * by the deposit service's cursor; one transfer with its match explanation, candidates and
+ * history; and the operator's decision on it through ResolveTransfer.
+ */
+export function transferPages(deps: ConsoleContext): ConsoleRoute[] {
+  const showDetail = async (ctx: ConsoleContextKoa, who: SignedIn, id: string, state: DetailState, banner: SafeHtml | null, status = 200) => {
+    let transfer: IncomingTransfer | undefined;
+    try {
+      transfer = (await who.client(DepositService).getTransfer({ transferId: id })).transfer;
+    } catch (err) {
+      const refusal = refusalOf(err, who.t);
+      return workPage(ctx, who, { title: who.t("transfer.title", { id }), body: html`${alert(refusal.message)}<p><a href="/transfers">${who.t("transfers.back")}</a></p>` }, refusal.status);
+    }
+    if (!transfer) return workPage(ctx, who, { title: who.t("transfer.title", { id }), body: alert(who.t("call.notFound", { detail: id })) ?? html`` }, 404);
+    workPage(ctx, who, { title: who.t("transfer.title", { id }), body: detail(who, transfer, state, banner) }, status);
+  };
+
+  return [
+    {
+      method: "GET",
+      path: "/transfers",
+      access: "operator",
+      handler: async (ctx) => {
+        const who = signedIn(deps, ctx);
+        const cursor = cursorParam(ctx.query.cursor);
+        try {
+          const page = await who.client(DepositService).listUnmatchedTransfers({ includeReview: true, limit: PAGE_SIZE, cursor });
+          workPage(ctx, who, { title: who.t("transfers.title"), body: queue(who, page.transfers, cursor, page.nextCursor, deps.clock.now()) });
+        } catch (err) {
+          const refusal = refusalOf(err, who.t);
+          workPage(ctx, who, { title: who.t("transfers.title"), body: alert(refusal.message) ?? html`` }, refusal.status);
+        }
+      },
+    },
+    {
+      method: "GET",
+      path: "/transfers/:id",
+      access: "operator",
+      handler: async (ctx) => {
+        const who = signedIn(deps, ctx);
+        const id = ctx.params.id ?? "";
+        if (!TRANSFER_ID.test(id)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+        const done = ctx.query.done;
+        const approval = cursorParam(ctx.query.approval);
+        const banner = approval ? waitingForApproval(who, "deposit", approval) : isDecision(done) ? notice(who.t(DONE_KEYS[done])) : null;
+        await showDetail(ctx, who, id, {}, banner);
+      },
+    },
+    {
+      method: "POST",
+      path: "/transfers/:id/resolve",
+      access: "operator",
+      handler: async (ctx) => {
+        const who = signedIn(deps, ctx);
+        const id = ctx.params.id ?? "";
+        const form = ctx.state.form ?? {};
+        const decision = form.decision;
+        if (!TRANSFER_ID.test(id) || !isDecision(decision)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("transfer.badDecision")) ?? html`` }, 400);
+        // A decision without its reason is sent back at once: the service would otherwise store an
+        // approval (four-eyes is asked before the request is validated) that a second operator must refuse.
+        if (!(form.reason ?? "").trim()) {
+          const refusal: Refusal = { status: 400, message: who.t("transfer.reasonRequired"), reason: "VALIDATION_ERROR", field: "reason", approvalId: undefined };
+          return showDetail(ctx, who, id, { refusal, decision, form }, null, 400);
+        }
+        try {
+          await who.client(DepositService).resolveTransfer(resolveRequest(who, id, decision, form));
+        } catch (err) {
+          const refusal = refusalOf(err, who.t);
+          if (refusal.approvalId) {
+            ctx.status = 303;
+            ctx.redirect(`/transfers/${id}?approval=${encodeURIComponent(refusal.approvalId)}`);
+            return;
+          }
+          return showDetail(ctx, who, id, { refusal, decision, form }, null, refusal.status);
+        }
+        ctx.status = 303;
+        ctx.redirect(`/transfers/${id}?done=${decision}`);
+      },
+    },
+  ];
+}

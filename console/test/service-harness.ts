@@ -1,0 +1,116 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createPrivateKey, createPublicKey, randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Client } from "@connectrpc/connect";
+import { BankCatalogService } from "@payments/contracts/bank-catalog";
+import { DepositService, type Deposit } from "@payments/contracts/deposit";
+import { MerchantService } from "@payments/contracts/merchant";
+import type { OperatorRole, RunningServices } from "@payments/kit";
+import { createServiceClient, TEST_OPERATOR_PRIVATE_KEY_PEM, type ManualClock } from "@payments/testing";
+import { startInProcess } from "@payments/testing/services";
+import { startConsole } from "../src/index.js";
+import { api, Browser, csrfOf, serviceAdminToken, setPasswordThroughLink, signedInBrowser, type TestConsole } from "./harness.js";
+
+/** The wall clock, as the services read it (assertions are checked against their clock), with the ManualClock shape the harness takes. */
+function liveClock(): ManualClock {
+  let offset = 0;
+  return {
+    now: () => new Date(Date.now() + offset),
+    set: (date) => {
+      offset = date.getTime() - Date.now();
+    },
+    advance: (ms) => {
+      offset += ms;
+    },
+  };
+}
+
+/** The five services in this process and a console in front of them that signs with the test operators' key. */
+export interface Stack {
+  services: RunningServices;
+  c: TestConsole;
+  /** Clients acting as the test admin (a second test operator approves what needs four-eyes). */
+  deposits: Client<typeof DepositService>;
+  merchants: Client<typeof MerchantService>;
+  bankCatalog: Client<typeof BankCatalogService>;
+  stop(): Promise<void>;
+}
+
+export async function startStack(): Promise<Stack> {
+  const dir = mkdtempSync(join(tmpdir(), "console-pages-"));
+  const services = await startInProcess(["merchant", "bank-catalog", "deposit", "payout", "callback-sender"], {
+    env: { DATA_DIR: join(dir, "services"), LOG_LEVEL: "warn", MASTER_KEY: randomBytes(32).toString("hex"), PAYOUT_WORKER_INTERVAL: "50ms", SANDBOX_PAYOUT_DELAY: "10ms" },
+    receivingAccounts: true,
+  });
+  const clock = liveClock();
+  const running = await startConsole({
+    env: { DATA_DIR: join(dir, "console"), CONSOLE_PORT: "0", LOG_LEVEL: "silent" },
+    clock,
+    transport: services.localTransport,
+    assertionPrivateKey: TEST_OPERATOR_PRIVATE_KEY_PEM,
+  });
+  const privateKey = createPrivateKey(TEST_OPERATOR_PRIVATE_KEY_PEM);
+  const c: TestConsole = { console: running, clock, privateKey, publicKey: createPublicKey(privateKey), url: running.url };
+  const url = services.server.url;
+  return {
+    services,
+    c,
+    deposits: createServiceClient(DepositService, url),
+    merchants: createServiceClient(MerchantService, url),
+    bankCatalog: createServiceClient(BankCatalogService, url),
+    async stop() {
+      await running.stop();
+      await services.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const PASSWORD = "correct horse battery staple";
+
+/**
+ * An account of `role` made through the console's admin API (a finance or admin account is
+ * approved by a second service admin, as four-eyes asks) with its password set through the link.
+ */
+export async function operatorAccount(c: TestConsole, email: string, role: OperatorRole): Promise<void> {
+  const created = await api(c, "POST", "/api/operators", { token: await serviceAdminToken(c, "bootstrap-bot"), body: { email, displayName: email.split("@")[0], role } });
+  let link: { url: string } | undefined;
+  if (created.status === 201) link = created.body.link as { url: string };
+  else if (created.status === 202) {
+    const approved = await api(c, "POST", `/api/approvals/${(created.body.approval as { id: string }).id}/approve`, { token: await serviceAdminToken(c, "second-bot") });
+    if (approved.status !== 200) throw new Error(`approve ${email}: ${approved.status} ${JSON.stringify(approved.body)}`);
+    link = approved.body.link as { url: string };
+  } else throw new Error(`create ${email}: ${created.status} ${JSON.stringify(created.body)}`);
+  const set = await setPasswordThroughLink(c, link.url, PASSWORD);
+  if (set.status !== 303) throw new Error(`set password of ${email}: ${set.status}`);
+}
+
+/** A new account of `role`, signed in through the page. */
+export async function signedInAs(c: TestConsole, email: string, role: OperatorRole): Promise<Browser> {
+  await operatorAccount(c, email, role);
+  const { browser, status } = await signedInBrowser(c, email, PASSWORD);
+  if (status !== 303) throw new Error(`sign-in of ${email}: ${status}`);
+  return browser;
+}
+
+/** Posts a form of a page with the page's own CSRF token. */
+export async function postFrom(browser: Browser, pagePath: string, action: string, form: Record<string, string>) {
+  const page = await browser.get(pagePath);
+  return browser.post(action, { _csrf: csrfOf(page.html), ...form });
+}
+
+let merchantCount = 0;
+/** A merchant (live unless told) and a pending deposit of it, on an assigned receiving account. */
+export async function merchantDeposit(stack: Stack, options: { sandbox?: boolean; amount?: bigint } = {}): Promise<Deposit> {
+  const { merchant } = await stack.merchants.createMerchant({ name: `Page Shop ${++merchantCount}`, sandbox: options.sandbox ?? false });
+  const { deposit } = await stack.deposits.createDeposit({ merchantId: merchant!.id, processId: `order-${merchantCount}`, amount: options.amount ?? 50_000n, customer: { id: "c1", name: "Ayşe Yılmaz", username: "ayse" } });
+  return deposit!;
+}
+
+let btx = 0;
+/** A transfer reported to the deposit's receiving account. */
+export async function reportTo(stack: Stack, deposit: Deposit, amount: bigint, description: string, senderName = "AYSE YILMAZ") {
+  const { transfer } = await stack.deposits.reportTransfer({ iban: deposit.assignedAccount!.iban, amount, senderName, reference: description, bankTransactionId: `PAGE-${Date.now()}-${++btx}`, senderIban: "TR330006100519786457841326" });
+  return transfer!;
+}
