@@ -229,7 +229,12 @@ export function operatorAccessInterceptor(options: OperatorAccessOptions): Inter
       await audit({ actor: "", outcome: "UNAUTHENTICATED" });
       throw serviceError(Code.Unauthenticated, "UNAUTHENTICATED", `${req.method.name} is an operator's action: it needs a signed operator assertion (${OPERATOR_ASSERTION_HEADER})`);
     }
-    if (!operator) return scope.run(undefined, () => approvedRunScope.run(undefined, () => next(req)));
+    if (!operator) {
+      // A trusted internal caller: nothing to carry. The hot path (the gateway's calls) skips the
+      // scopes unless an outer call set one that must not leak into this one.
+      if (scope.getStore() === undefined && approvedRunScope.getStore() === undefined) return next(req);
+      return scope.run(undefined, () => approvedRunScope.run(undefined, () => next(req)));
+    }
 
     const who = { actor: operator.subject, actorKind: operator.kind, role: operator.role };
     const needed = neededRole(access, message);

@@ -1,0 +1,113 @@
+import test from "ava";
+import { SignJWT } from "jose";
+import type { Knex } from "knex";
+import {
+  AssertionError,
+  AUDIT_TABLE,
+  auditMigration,
+  createAssertionSigner,
+  ensureDatabase,
+  generateAssertionKeyPair,
+  listAudit,
+  loadAssertionPrivateKey,
+  loadAssertionPublicKey,
+  migrate,
+  openDatabase,
+  recordAudit,
+  roleAtLeast,
+  signAssertion,
+  verifyAssertion,
+  createLogger,
+} from "../src/index.js";
+import { createTestDatabase, manualClock } from "@payments/testing";
+
+// The services believe only what the console's key signed for them: these are the ways an
+// assertion is refused, and the append-only audit that records what was done with one.
+
+const pair = generateAssertionKeyPair();
+const privateKey = loadAssertionPrivateKey(pair.privateKeyPem);
+const publicKey = loadAssertionPublicKey(pair.publicKeyPem);
+const other = loadAssertionPrivateKey(generateAssertionKeyPair().privateKeyPem);
+const ayse = { subject: "ayse@example.com", name: "Ayşe", role: "finance", kind: "human" } as const;
+const now = new Date("2026-11-26T10:00:00Z");
+
+test("a valid assertion for this service gives its subject, role and kind", async (t) => {
+  const token = await signAssertion(privateKey, { ...ayse, audience: "payout" }, now);
+  t.deepEqual(await verifyAssertion(publicKey, token, "payout", now), { subject: "ayse@example.com", name: "Ayşe", role: "finance", kind: "human" });
+});
+
+test("refused: another service's, expired, signed by another key, from the future, or a person's that lives longer than 60 s", async (t) => {
+  const refused = async (token: string, audience = "payout", at = now) => (await t.throwsAsync(verifyAssertion(publicKey, token, audience, at), { instanceOf: AssertionError })).message;
+  t.regex((await refused(await signAssertion(privateKey, { ...ayse, audience: "deposit" }, now))), /not valid here \(aud\)/);
+  t.regex((await refused(await signAssertion(privateKey, { ...ayse, audience: "payout" }, now), "payout", new Date(now.getTime() + 66_000))), /expired/);
+  t.truthy(await refused(await signAssertion(other, { ...ayse, audience: "payout" }, now)));
+  t.truthy(await refused(await signAssertion(privateKey, { ...ayse, audience: "payout" }, new Date(now.getTime() + 3600_000))));
+  const long = await new SignJWT({ role: "admin", kind: "human" }).setProtectedHeader({ alg: "EdDSA" }).setIssuer("payments-console").setSubject("x").setAudience("payout").setIssuedAt(now.getTime() / 1000).setExpirationTime(now.getTime() / 1000 + 3600).sign(privateKey);
+  t.regex((await refused(long)), /at most 60 s/);
+  const unknownRole = await new SignJWT({ role: "root", kind: "human" }).setProtectedHeader({ alg: "EdDSA" }).setIssuer("payments-console").setSubject("x").setAudience("payout").setIssuedAt(now.getTime() / 1000).setExpirationTime(now.getTime() / 1000 + 30).sign(privateKey);
+  t.regex((await refused(unknownRole)), /no known role/);
+  const unsigned = `${Buffer.from(JSON.stringify({ alg: "none" })).toString("base64url")}.${Buffer.from(JSON.stringify({ sub: "x", role: "admin", kind: "human", aud: "payout", iss: "payments-console" })).toString("base64url")}.`;
+  t.truthy(await refused(unsigned));
+});
+
+test("a person's assertion cannot be signed for longer than 60 s; a service account's can, up to 90 days", async (t) => {
+  await t.throwsAsync(signAssertion(privateKey, { ...ayse, audience: "payout", ttlSeconds: 61 }, now), { instanceOf: AssertionError });
+  const token = await signAssertion(privateKey, { subject: "reconciler", name: "reconciler", role: "viewer", kind: "service", audience: ["payout", "deposit"], ttlSeconds: 30 * 24 * 3600 }, now);
+  t.is((await verifyAssertion(publicKey, token, "deposit", new Date(now.getTime() + 29 * 24 * 3600_000))).kind, "service");
+});
+
+test("a signer reuses an assertion per audience until 10 s before it expires", async (t) => {
+  let at = now;
+  const signer = createAssertionSigner(privateKey, ayse, { now: () => at });
+  const first = await signer.assertionFor("payout");
+  t.is(await signer.assertionFor("payout"), first);
+  t.not(await signer.assertionFor("deposit"), first);
+  at = new Date(now.getTime() + 51_000);
+  t.not(await signer.assertionFor("payout"), first);
+});
+
+test("the roles are a ladder: each may what the ones below it may", (t) => {
+  t.true(roleAtLeast("admin", "finance"));
+  t.true(roleAtLeast("finance", "finance"));
+  t.false(roleAtLeast("operator", "finance"));
+  t.false(roleAtLeast("viewer", "support"));
+});
+
+for (const dialect of ["mysql", "sqlite"] as const) {
+  test.serial(`${dialect}: the audit is append-only: the database refuses an UPDATE or DELETE of a record, and records page newest first by target`, async (t) => {
+    let db: Knex;
+    let drop = async () => undefined;
+    if (dialect === "mysql") {
+      const database = await createTestDatabase();
+      await ensureDatabase(database.url);
+      db = openDatabase({ url: database.url });
+      drop = () => database.drop();
+    } else {
+      db = openDatabase({ sqliteFile: ":memory:" });
+    }
+    try {
+      await migrate(db, [auditMigration]);
+      const clock = manualClock(now);
+      const logger = createLogger({ service: "test", level: "silent" });
+      for (let i = 0; i < 3; i++) {
+        await recordAudit(db, clock, logger, { service: "payout", rpc: "payments.payout.v1.PayoutService/AdjustBalance", actor: "ayse@example.com", role: "finance", targets: ["mer_1", i === 2 ? "mer_2" : undefined], reason: `r${i}`, outcome: "ok" });
+        clock.advance(1000);
+      }
+      await t.throwsAsync(db(AUDIT_TABLE).update({ outcome: "changed" }), { any: true, message: /append-only/ });
+      await t.throwsAsync(db(AUDIT_TABLE).delete(), { any: true, message: /append-only/ });
+      await t.throwsAsync(db(`${AUDIT_TABLE}_targets`).delete(), { any: true, message: /append-only/ });
+      const first = await listAudit(db, { targetId: "mer_1", limit: 2 });
+      if (first === "bad-cursor") return t.fail();
+      t.deepEqual(first.rows.map((r) => r.reason), ["r2", "r1"]);
+      const second = await listAudit(db, { targetId: "mer_1", limit: 2, cursor: first.nextCursor });
+      if (second === "bad-cursor") return t.fail();
+      t.deepEqual(second.rows.map((r) => r.reason), ["r0"]);
+      t.is(second.nextCursor, "");
+      const byActor = await listAudit(db, { actor: "ayse@example.com", limit: 10 });
+      t.is(byActor === "bad-cursor" ? 0 : byActor.rows.length, 3);
+    } finally {
+      await db.destroy();
+      await drop();
+    }
+  });
+}
