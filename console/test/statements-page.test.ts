@@ -1,0 +1,54 @@
+import test from "ava";
+import { DepositStatus } from "@payments/contracts/deposit";
+import { merchantDeposit, postFrom, signedInAs, startStack, type Stack } from "./service-harness.js";
+
+let stack: Stack;
+test.before(async () => {
+  stack = await startStack();
+});
+test.after.always(async () => {
+  await (stack as Stack | undefined)?.stop();
+});
+
+let n = 0;
+/** An MT940 statement of one receiving account with one credit of `amount` (major units, comma decimals). */
+function mt940(iban: string, amount: string, description: string): string {
+  const ref = `STPAGE${++n}${Date.now()}`;
+  return [`:20:${ref}`, `:25:${iban}`, ":28C:00001/001", ":60F:C261122TRY0,00", `:61:2611231123C${amount}NTRF${ref}//${ref}`, `:86:${description}`, `:62F:C261123TRY${amount}`, "-"].join("\n");
+}
+
+const depositStatus = async (id: string) => (await stack.deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: id } })).deposit!.status;
+
+test.serial("finance imports an MT940 statement: the page shows what it did and the deposit it paid is completed", async (t) => {
+  const deposit = await merchantDeposit(stack);
+  const finance = await signedInAs(stack.c, "fin-stmt@example.com", "finance");
+  const form = await finance.get("/statements?lang=en");
+  t.is(form.status, 200);
+  t.true(form.html.includes('<label for="field-content">Statement text</label>'));
+  const res = await postFrom(finance, "/statements?lang=en", "/statements", { format: "mt940", fileName: "akbank.sta", content: mt940(deposit.assignedAccount!.iban, "500,00", `GELEN EFT AYSE YILMAZ ${deposit.reference}`) });
+  t.is(res.status, 200);
+  t.regex(res.html, /The statement akbank\.sta was imported\./);
+  t.regex(res.html, /Matched to a deposit<\/th><td class="num">1</);
+  t.is(await depositStatus(deposit.id), DepositStatus.COMPLETED);
+});
+
+test.serial("an operator (the service wants finance) and a viewer replaying the post are refused with 403 and nothing is recorded; so is a post without the CSRF token", async (t) => {
+  const deposit = await merchantDeposit(stack);
+  const content = mt940(deposit.assignedAccount!.iban, "500,00", `GELEN EFT AYSE YILMAZ ${deposit.reference}`);
+  for (const [email, role] of [["ops-stmt@example.com", "operator"], ["viewer-stmt@example.com", "viewer"]] as const) {
+    const browser = await signedInAs(stack.c, email, role);
+    const res = await postFrom(browser, "/statements?lang=tr", "/statements", { format: "mt940", content });
+    t.is(res.status, 403, role);
+    t.true(res.html.includes("Servis reddetti: rolünüz bunu yapmaya yetkili değil"), role);
+    t.is((await browser.post("/statements", { format: "mt940", content })).status, 403, `${role} without the token`);
+  }
+  t.is(await depositStatus(deposit.id), DepositStatus.PENDING);
+});
+
+test.serial("a file the service cannot read is shown as its refusal, with the text kept in the form", async (t) => {
+  const finance = await signedInAs(stack.c, "fin-junk@example.com", "finance");
+  const res = await postFrom(finance, "/statements?lang=en", "/statements", { format: "mt940", content: "not a statement" });
+  t.true(res.status >= 400);
+  t.regex(res.html, /role="alert">The service (did not accept|refused)/);
+  t.true(res.html.includes(">not a statement</textarea>"));
+});
