@@ -6,7 +6,7 @@ import type { TextKey } from "../../i18n.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ServiceName } from "../../service-clients.js";
-import type { ConsoleContextKoa } from "../../state.js";
+import type { ConsoleContextKoa, RouteContext } from "../../state.js";
 import { csrfField, cursorParam, isServiceName, refusalOf, SERVICES, signedIn, timeOf, workPage, type Refusal, type SignedIn } from "../operator-call.js";
 
 const PAGE_SIZE = 50;
@@ -134,7 +134,7 @@ export function approvalPages(deps: ConsoleContext): ConsoleRoute[] {
       workPage(ctx, who, { title, body: html`${alert(refusal.message)}<p><a href="/approvals">${who.t("approvals.back")}</a></p>` }, refusal.status);
     }
   };
-  const target = (ctx: ConsoleContextKoa): { service: ServiceName; id: string } | undefined => {
+  const target = (ctx: RouteContext): { service: ServiceName; id: string } | undefined => {
     const service = ctx.params.service;
     const id = ctx.params.id ?? "";
     return isServiceName(service) && APPROVAL_ID.test(id) ? { service, id } : undefined;
