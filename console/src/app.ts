@@ -21,6 +21,7 @@ import { totpPages } from "./pages/totp/index.js";
 import { transferPages } from "./pages/transfers/index.js";
 import { statementPages } from "./pages/statements/index.js";
 import { approvalPages } from "./pages/approvals/index.js";
+import { auditPages } from "./pages/audit/index.js";
 import type { ConsoleRoute } from "./route.js";
 import type { ConsoleState, RouteHandler } from "./state.js";
 
@@ -31,7 +32,7 @@ export interface CreateAppOptions {
 
 /** The built-in areas; a new area adds its `pages/<area>/index.ts` factory here. */
 function builtInRoutes(deps: ConsoleContext): ConsoleRoute[] {
-  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...cliRoutes(deps), ...operatorRoutes(deps)];
+  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...cliRoutes(deps), ...operatorRoutes(deps)];
 }
 
 /** The Koa app: every route, and the one place the order of middleware is set. */
