@@ -22,6 +22,7 @@ import { transferPages } from "./pages/transfers/index.js";
 import { statementPages } from "./pages/statements/index.js";
 import { approvalPages } from "./pages/approvals/index.js";
 import { auditPages } from "./pages/audit/index.js";
+import { reconciliationPages } from "./pages/reconciliation/index.js";
 import type { ConsoleRoute } from "./route.js";
 import type { ConsoleState, RouteHandler } from "./state.js";
 
@@ -32,7 +33,7 @@ export interface CreateAppOptions {
 
 /** The built-in areas; a new area adds its `pages/<area>/index.ts` factory here. */
 function builtInRoutes(deps: ConsoleContext): ConsoleRoute[] {
-  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...cliRoutes(deps), ...operatorRoutes(deps)];
+  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...cliRoutes(deps), ...operatorRoutes(deps)];
 }
 
 /** The Koa app: every route, and the one place the order of middleware is set. */
