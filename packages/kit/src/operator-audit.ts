@@ -77,10 +77,21 @@ function redact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redact);
   if (value instanceof Uint8Array) return `[${value.length} bytes]`;
   if (value && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_FIELD.test(k) ? "[redacted]" : redact(v)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_FIELD.test(k) ? redactSecret(v) : redact(v)]));
   }
   if (typeof value === "string" && value.length > LONG_TEXT) return `[${value.length} characters]`;
   return value;
+}
+
+/**
+ * A field named like a secret: its values go, but a message in it keeps its shape, its own
+ * fields checked by name (a merchant's `secrets` keep their ids and expiries, a credential's
+ * `secret` goes), so the JSON still decodes as its message (an approval's answer is read back).
+ */
+function redactSecret(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactSecret);
+  if (value && typeof value === "object" && !(value instanceof Uint8Array)) return redact(value);
+  return "[redacted]";
 }
 
 export interface AuditEntry {
