@@ -18,9 +18,10 @@ import {
   type MerchantChanged,
 } from "@payments/contracts/merchant";
 import { errorInfo, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
-import { addTestReceivingAccounts, createServiceClient, eventuallyValue, manualClock } from "@payments/testing";
+import { addTestReceivingAccounts, eventuallyValue, manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { merchantModule } from "../src/index.js";
+import { clockedClients } from "./clocked-operators.js";
 import type { SecretRow } from "../src/store.js";
 import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
 
@@ -41,6 +42,7 @@ const HOUR = 3600 * SECOND;
  */
 export function merchantServiceSuite(test: TestFn, backend: Backend): void {
   const clock = manualClock();
+  const createServiceClient = clockedClients(clock);
   let running: RunningServices | undefined;
   let neighbours: RunningServices | undefined;
   let client: MerchantClient;
@@ -59,6 +61,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       GRPC_PORT: "0",
       MASTER_KEY: randomBytes(32).toString("hex"),
       SECRET_GRACE_PERIOD: "2h",
+      ...TEST_OPERATOR_ENV,
     };
     running = await startServices([merchantModule], { mode: "split", env, clock });
     client = createServiceClient(MerchantService, running.server.url);
