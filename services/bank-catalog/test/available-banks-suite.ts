@@ -1,7 +1,8 @@
 import type { ExecutionContext, TestFn } from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { errorInfo, startServices, type Env, type RunningServices } from "@payments/kit";
-import { bankIban, createServiceClient, manualClock } from "@payments/testing";
+import { bankIban, manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
+import { clockedClients } from "./clocked-operators.js";
 import { bankCatalogModule } from "../src/index.js";
 import { FAST_ID } from "../src/limits.js";
 import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";
@@ -27,6 +28,8 @@ const turkish = new Intl.Collator("tr");
  */
 export function availableBanksSuite(test: TestFn, backend: Backend): void {
   let running: RunningServices | undefined;
+  const clock = manualClock();
+  const createServiceClient = clockedClients(clock);
   const client = () => {
     if (!running) throw new Error("the service did not start");
     return createServiceClient(BankCatalogService, running.server.url);
@@ -37,7 +40,7 @@ export function availableBanksSuite(test: TestFn, backend: Backend): void {
   test.before(async () => {
     // CATALOG_CACHE_TTL is irrelevant here: every change goes through this replica, which
     // drops its snapshot at once.
-    running = await startServices([bankCatalogModule], { mode: "split", env: { LOG_LEVEL: "warn", ...(await backend.env()), GRPC_PORT: "0" }, clock: manualClock() });
+    running = await startServices([bankCatalogModule], { mode: "split", env: { LOG_LEVEL: "warn", ...(await backend.env()), GRPC_PORT: "0", ...TEST_OPERATOR_ENV }, clock });
     await client().seedSandboxAccounts({});
   });
 

@@ -3,7 +3,8 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { CATALOG_CHANGED_TOPIC } from "@payments/contracts";
 import { BankCatalogService, CatalogChangedSchema } from "@payments/contracts/bank-catalog";
 import { isMysql, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
-import { createServiceClient, eventually, manualClock, rejectionOf } from "@payments/testing";
+import { eventually, manualClock, rejectionOf, TEST_OPERATOR_ENV } from "@payments/testing";
+import { clockedClients } from "./clocked-operators.js";
 import type { Knex } from "knex";
 import type { BankCatalogContext } from "../src/context.js";
 import { bankCatalogModule } from "../src/index.js";
@@ -29,6 +30,7 @@ const TTL_MS = 30_000;
  */
 export function catalogChangesSuite(test: TestFn, backend: Backend): void {
   const clock = manualClock();
+  const createServiceClient = clockedClients(clock);
   let running: RunningServices | undefined;
   let replica: RunningServices | undefined;
   let watcher: Subscription | undefined;
@@ -57,10 +59,10 @@ export function catalogChangesSuite(test: TestFn, backend: Backend): void {
 
   test.before(async () => {
     // "fatal": one test makes RPCs crash on purpose (the outbox refuses the event).
-    const env = { ...(await backend.env()), LOG_LEVEL: "fatal", GRPC_PORT: "0", CATALOG_CACHE_TTL: `${TTL_MS}ms` };
+    const env = { ...(await backend.env()), LOG_LEVEL: "fatal", GRPC_PORT: "0", CATALOG_CACHE_TTL: `${TTL_MS}ms`, ...TEST_OPERATOR_ENV };
     running = await startServices([bankCatalogModule], { mode: "split", env, clock });
     if (backend.replicaEnv) {
-      replica = await startServices([bankCatalogModule], { mode: "split", env: { LOG_LEVEL: "warn", ...(await backend.replicaEnv()), GRPC_PORT: "0" }, clock });
+      replica = await startServices([bankCatalogModule], { mode: "split", env: { LOG_LEVEL: "warn", ...(await backend.replicaEnv()), GRPC_PORT: "0", ...TEST_OPERATOR_ENV }, clock });
     }
     watcher = await running.bus.watch([CATALOG_CHANGED_TOPIC], async (message) => {
       heard.push(fromBinary(CatalogChangedSchema, message.data).what);

@@ -1,20 +1,22 @@
 import test from "ava";
-import { Code } from "@connectrpc/connect";
+import { Code, type Client } from "@connectrpc/connect";
 import { isValidIBAN } from "ibantools";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { startServices, type RunningServices } from "@payments/kit";
-import { createServiceClient, createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock, rejectionOf, turkishIban } from "@payments/testing";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock, rejectionOf, turkishIban, TEST_OPERATOR_ENV } from "@payments/testing";
 import { bankCatalogModule } from "../src/index.js";
+import { clockedClients } from "./clocked-operators.js";
 import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";
 
 // One server over MySQL and JetStream for the file. The tests change shared catalog state
 // (FAST accounts, new banks), so they run one after another and undo what others would see.
 const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
+const createServiceClient = clockedClients(clock);
 const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
 let running: RunningServices | undefined;
-let client: ReturnType<typeof createServiceClient<typeof BankCatalogService>>;
+let client: Client<typeof BankCatalogService>;
 
 const AKBANK = seedBankId("0046");
 const GARANTI = seedBankId("0062");
@@ -26,7 +28,7 @@ test.before(async () => {
   running = await startServices([bankCatalogModule], {
     mode: "split",
     clock,
-    env: { DATABASE_URL: database.url, GRPC_PORT: "0", LOG_LEVEL: "warn", ...nats },
+    env: { DATABASE_URL: database.url, GRPC_PORT: "0", LOG_LEVEL: "warn", ...nats, ...TEST_OPERATOR_ENV },
   });
   client = createServiceClient(BankCatalogService, running.server.url);
 });
@@ -245,11 +247,12 @@ test.serial("bad input is VALIDATION_ERROR naming the proto field", async (t) =>
     ["limit.max_amount", () => client.setMerchantLimit({ limit: { merchantId: merchant(), bankId: AKBANK, maxAmount: 0n } })],
     ["merchant_id", () => client.listMerchantLimits({ merchantId: "" })],
     ["bank_id", () => client.clearMerchantLimit({ merchantId: merchant(), bankId: "" })],
-    ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "TR000046000000000000000001", fastEnabled: false })],
-    ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "DE89370400440532013000", fastEnabled: false })],
+    // Inactive: an active live account waits for a second admin, and is checked only when it runs.
+    ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "TR000046000000000000000001", fastEnabled: false, active: false })],
+    ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "DE89370400440532013000", fastEnabled: false, active: false })],
     // A valid IBAN of Ziraat (00010) offered as an Akbank account.
-    ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "TR360001000000000000000012", fastEnabled: false })],
-    ["account_name", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "", iban: SEED_ACCOUNTS[0]!.iban, fastEnabled: false })],
+    ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "TR360001000000000000000012", fastEnabled: false, active: false })],
+    ["account_name", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "", iban: SEED_ACCOUNTS[0]!.iban, fastEnabled: false, active: false })],
     ["account_id", () => client.updateReceivingAccount({ accountId: "", active: false })],
     ["merchant_id", () => client.getDepositTerms({ merchantId: "", bankId: AKBANK })],
     ["merchant_id", () => client.getDepositTerms({ merchantId: "", bankId: "" })],
