@@ -6,7 +6,7 @@ import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { createPayoutModule } from "@payments/payout-service";
 import { addTestReceivingAccounts } from "./receiving-accounts.js";
-import { createServiceClient, TEST_OPERATOR_ENV } from "./operators.js";
+import { createServiceClient, registerServiceClock, TEST_OPERATOR_ENV } from "./operators.js";
 
 /** The services by name, as their modules call themselves, in the order the all-in-one starts them. */
 export const SERVICE_NAMES = ["merchant", "bank-catalog", "deposit", "payout", "callback-sender"] as const;
@@ -58,6 +58,15 @@ export async function startInProcess(services: ReadonlyArray<ServiceName | Servi
   // The test operators' key, so the harness clients' assertions are accepted.
   env.OPERATOR_ASSERTION_PUBLIC_KEY ??= TEST_OPERATOR_ENV.OPERATOR_ASSERTION_PUBLIC_KEY;
   const running = await startServices(modules, { ...rest, mode, env });
+  if (rest.clock) {
+    // The harness clients sign their assertions at the time these services verify them at.
+    const unregister = registerServiceClock(running.server.url, rest.clock);
+    const stop = running.stop.bind(running);
+    running.stop = () => {
+      unregister();
+      return stop();
+    };
+  }
   if (receivingAccounts) {
     const token = env.INTERNAL_API_TOKEN;
     await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url, token ? { token } : {}));

@@ -10,7 +10,9 @@ import {
   generateAssertionKeyPair,
   loadAssertionPrivateKey,
   operatorAssertionInterceptor,
+  signAssertion,
   type AssertionSigner,
+  type Clock,
   type OperatorIdentity,
   type OperatorRole,
   type TransportOptions,
@@ -39,6 +41,39 @@ export function testSigner(operator: OperatorIdentity = TEST_ADMIN, options: { t
   return createAssertionSigner(privateKey, operator, options);
 }
 
+/**
+ * The clock of the services at each base URL, when a test gave them one (a manual clock): the
+ * services verify an assertion's times against their own clock, so the harness clients sign at
+ * that time. startInProcess registers its clock here; a test that starts services another way
+ * gives the client `clock` itself.
+ */
+const serviceClocks = new Map<string, Clock>();
+
+function clockKey(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).origin;
+  } catch {
+    return baseUrl;
+  }
+}
+
+/** Harness clients of the services at `baseUrl` sign at `clock`'s time, until the returned function is called. */
+export function registerServiceClock(baseUrl: string, clock: Clock): () => void {
+  const key = clockKey(baseUrl);
+  serviceClocks.set(key, clock);
+  return () => {
+    if (serviceClocks.get(key) === clock) serviceClocks.delete(key);
+  };
+}
+
+/**
+ * A signer for the harness clients: a fresh assertion per call, signed at `now()` (the services'
+ * clock, which a test may move either way, so nothing signed earlier is reused).
+ */
+function clientSigner(operator: OperatorIdentity, now: () => Date): AssertionSigner {
+  return { assertionFor: (audience) => signAssertion(privateKey, { ...operator, audience }, now()) };
+}
+
 /** The second operator the harness clients ask when a request needs one (four-eyes). */
 export const TEST_APPROVER: OperatorIdentity = { subject: "test-approver@example.com", name: "Test Approver", role: "admin", kind: "human" };
 
@@ -52,6 +87,8 @@ export interface TestClientOptions extends TransportOptions {
   approver?: OperatorIdentity | null;
   /** For the audit and approval services: which hosted service the calls are for. */
   service?: string;
+  /** The services' clock, which the assertions are signed at: by default the one registered for `baseUrl` (registerServiceClock), else the system's. */
+  clock?: Clock;
 }
 
 /**
@@ -60,25 +97,27 @@ export interface TestClientOptions extends TransportOptions {
  * service), and the call answers what the approved run answered: the stored answer's JSON
  * (secrets in it redacted), or its error with the same code and reason.
  */
-function secondOperatorApproves(baseUrl: string, transport: TransportOptions, approver: OperatorIdentity): Interceptor {
+function secondOperatorApproves(baseUrl: string, transport: TransportOptions, approver: OperatorIdentity, now: () => Date): Interceptor {
   return (next) => async (req) => {
+    let err: unknown;
     try {
       return await next(req);
-    } catch (err) {
-      const info = errorInfo(err);
-      const approvalId = info.details?.approvalId;
-      const audience = audienceOfService(req.service.typeName);
-      if (info.reason !== "APPROVAL_REQUIRED" || !approvalId || !audience || req.stream) throw err;
-      const approvals = createKitServiceClient(ApprovalService, baseUrl, { ...transport, interceptors: [operatorAssertionInterceptor(testSigner(approver), audience)] });
-      const { approval } = await approvals.approve({ id: approvalId, note: "approved by the test harness's second operator" });
-      if (!approval) throw new Error("Approve answered no approval");
-      if (approval.outcome !== "ok") {
-        const failed = JSON.parse(approval.responseJson || "{}") as { code?: string; message?: string };
-        const code = (Code as unknown as Record<string, Code | undefined>)[failed.code ?? ""] ?? Code.Unknown;
-        throw new ConnectError(failed.message ?? approval.outcome, code, new Headers({ [ERROR_REASON_KEY]: approval.outcome }));
-      }
-      return { stream: false, service: req.service, method: req.method, header: new Headers(), trailer: new Headers(), message: fromJsonString(req.method.output, approval.responseJson) };
+    } catch (refused) {
+      err = refused;
     }
+    const info = errorInfo(err);
+    const approvalId = info.details?.approvalId;
+    const audience = audienceOfService(req.service.typeName);
+    if (info.reason !== "APPROVAL_REQUIRED" || !approvalId || !audience || req.stream) throw err;
+    const approvals = createKitServiceClient(ApprovalService, baseUrl, { ...transport, interceptors: [operatorAssertionInterceptor(clientSigner(approver, now), audience)] });
+    const { approval } = await approvals.approve({ id: approvalId, note: "approved by the test harness's second operator" });
+    if (!approval) throw new Error("Approve answered no approval");
+    if (approval.outcome !== "ok") {
+      const failed = JSON.parse(approval.responseJson || "{}") as { code?: string; message?: string };
+      const code = (Code as unknown as Record<string, Code | undefined>)[failed.code ?? ""] ?? Code.Unknown;
+      throw new ConnectError(failed.message ?? approval.outcome, code, new Headers({ [ERROR_REASON_KEY]: approval.outcome }));
+    }
+    return { stream: false, service: req.service, method: req.method, header: new Headers(), trailer: new Headers(), message: fromJsonString(req.method.output, approval.responseJson) };
   };
 }
 
@@ -88,11 +127,12 @@ function secondOperatorApproves(baseUrl: string, transport: TransportOptions, ap
  * needs a second operator is approved by one (TEST_APPROVER unless told).
  */
 export function createServiceClient<S extends DescService>(service: S, baseUrl: string, options: TestClientOptions = {}): Client<S> {
-  const { operator = TEST_ADMIN, approver = TEST_APPROVER, service: hosted, ...transport } = options;
+  const { operator = TEST_ADMIN, approver = TEST_APPROVER, service: hosted, clock, ...transport } = options;
   if (operator === null) return createKitServiceClient(service, baseUrl, transport);
+  const now = () => (clock ?? serviceClocks.get(clockKey(baseUrl)))?.now() ?? new Date();
   const interceptors = [
-    ...(approver ? [secondOperatorApproves(baseUrl, transport, approver)] : []),
-    operatorAssertionInterceptor(testSigner(operator), hosted),
+    ...(approver ? [secondOperatorApproves(baseUrl, transport, approver, now)] : []),
+    operatorAssertionInterceptor(clientSigner(operator, now), hosted),
     ...(transport.interceptors ?? []),
   ];
   return createKitServiceClient(service, baseUrl, { ...transport, interceptors });

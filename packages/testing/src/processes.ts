@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { TEST_OPERATOR_PRIVATE_KEY_PEM } from "./operators.js";
 
 // The product as an operator runs it, in processes of its own: the CLI and the all-in-one.
 
@@ -34,12 +35,26 @@ export interface CliResult {
   stderr: string;
 }
 
+/** The settings the CLI signs its operator assertions from (packages/cli/src/operator-signer.ts), besides the actor's name and role. */
+const SIGNING_SETTINGS = ["PAYMENTS_OPERATOR_TOKEN", "OPERATOR_ASSERTION_PRIVATE_KEY", "DATA_DIR"] as const;
+
 /**
  * `pnpm cli …` as an operator runs it, against the internal API at `env.GRPC_URL` (and
  * whatever else `env` adds to this process's environment; a value of undefined removes it).
+ *
+ * It acts as an operator the way `env` says: a service token, a private key, or the local admin
+ * key in a DATA_DIR (a spawned all-in-one's: AllInOneProcess.cli). When `env` names none of
+ * those, it signs with the test operators' key, which services a test starts in its own process
+ * (startInProcess, startSplitDeployment) accept. None is taken from this process's environment
+ * (nor a `pnpm cli login` session of this machine's user), and the actor is "cli-test" (an
+ * admin) unless `env` names PAYMENTS_OPERATOR.
  */
 export function runCli(args: readonly string[], env: Record<string, string | undefined>): Promise<CliResult> {
   const merged: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of [...SIGNING_SETTINGS, "PAYMENTS_OPERATOR_ROLE", "CONSOLE_URL"]) delete merged[name];
+  merged.PAYMENTS_OPERATOR = "cli-test";
+  merged.XDG_CONFIG_HOME = join(tmpdir(), "payments-cli-test-no-session");
+  if (!SIGNING_SETTINGS.some((name) => name in env)) merged.OPERATOR_ASSERTION_PRIVATE_KEY = TEST_OPERATOR_PRIVATE_KEY_PEM;
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete merged[name];
     else merged[name] = value;
@@ -61,8 +76,15 @@ export interface AllInOneProcess {
   /** From its ready line: the gateway's and the internal services' base URLs. */
   gatewayUrl: string;
   grpcUrl: string;
+  /** Its data directory: the SQLite files, and the local admin key (`operator-admin.key`) it made at start. */
+  dataDir: string;
   /** Every line it printed so far (stdout and stderr), for failure messages. */
   logLines: string[];
+  /**
+   * `pnpm cli …` against it as an operator on its machine runs it: GRPC_URL its address and
+   * DATA_DIR its data directory, so the CLI signs with its local admin key (`env` adds more).
+   */
+  cli(args: readonly string[], env?: Record<string, string | undefined>): Promise<CliResult>;
   /** SIGKILL if still running, and the data folder removed. */
   stop(): Promise<void>;
 }
@@ -73,10 +95,13 @@ export interface AllInOneProcess {
  * `env` added; resolves on its ready line (an info line), which names both addresses.
  */
 export async function spawnAllInOne(env: Record<string, string> = {}): Promise<AllInOneProcess> {
-  const dataDir = mkdtempSync(join(tmpdir(), "all-in-one-"));
+  const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), "all-in-one-"));
   const merged: NodeJS.ProcessEnv = { ...process.env, PORT: "0", GRPC_PORT: "0", CONSOLE_PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info", ...env };
   delete merged.DATABASE_URL;
   delete merged.NATS_URL;
+  // As `pnpm start` on a newcomer's machine: it makes its own operator key unless `env` gives one.
+  if (!("OPERATOR_ASSERTION_PUBLIC_KEY" in env)) delete merged.OPERATOR_ASSERTION_PUBLIC_KEY;
+  if (!("OPERATOR_ASSERTION_PRIVATE_KEY" in env)) delete merged.OPERATOR_ASSERTION_PRIVATE_KEY;
   const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", "packages/all-in-one/src/main.ts"], { cwd: repositoryRoot, env: merged, stdio: ["ignore", "pipe", "pipe"] });
   const logLines: string[] = [];
   const stop = async () => {
@@ -85,7 +110,8 @@ export async function spawnAllInOne(env: Record<string, string> = {}): Promise<A
       child.kill("SIGKILL");
       await exited;
     }
-    rmSync(dataDir, { recursive: true, force: true });
+    // A data folder the caller gave is the caller's to remove.
+    if (!env.DATA_DIR) rmSync(dataDir, { recursive: true, force: true });
   };
   child.stderr.on("data", (d: Buffer) => logLines.push(d.toString()));
   try {
@@ -101,7 +127,8 @@ export async function spawnAllInOne(env: Record<string, string> = {}): Promise<A
         resolve({ gatewayUrl: entry.gateway, grpcUrl: entry.grpc });
       });
     });
-    return { child, ...urls, logLines, stop };
+    const cli = (args: readonly string[], more: Record<string, string | undefined> = {}) => runCli(args, { GRPC_URL: urls.grpcUrl, DATA_DIR: dataDir, ...more });
+    return { child, ...urls, dataDir, logLines, stop, cli };
   } catch (err) {
     await stop();
     throw err;
