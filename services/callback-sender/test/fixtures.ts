@@ -3,7 +3,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { startServices, type Env, type RunningServices } from "@payments/kit";
-import { createServiceClient, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/testing";
+import { createServiceClient, createTestDatabase, deleteTestStream, jetStreamTestEnv, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import type { Knex } from "knex";
 import { createCallbackModule, type CallbackModuleOptions } from "../src/index.js";
@@ -86,6 +86,7 @@ export class Stack {
       MERCHANT_SERVICE_URL: this.producers.server.url,
       LOG_LEVEL: "error",
       ...FAST_SENDER,
+      ...TEST_OPERATOR_ENV,
       ...env,
     };
   }
