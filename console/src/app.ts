@@ -33,7 +33,7 @@ export interface CreateAppOptions {
 
 /** The built-in areas; a new area adds its `pages/<area>/index.ts` factory here. */
 function builtInRoutes(deps: ConsoleContext): ConsoleRoute[] {
-  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...cliRoutes(deps), ...operatorRoutes(deps)];
+  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(deps), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...cliRoutes(deps), ...operatorRoutes(deps)];
 }
 
 /** The Koa app: every route, and the one place the order of middleware is set. */

@@ -38,7 +38,14 @@ export function signedIn(deps: ConsoleContext, ctx: ConsoleContextKoa): SignedIn
     session,
     lang,
     t: (key, params) => text(lang, key, params),
-    client: (service, serviceName) => deps.services.client(service, signer, serviceName),
+    client: (service, serviceName) => {
+      try {
+        return deps.services.client(service, signer, serviceName);
+      } catch (err) {
+        // No address for the service (a console started without it): the page says it does not answer.
+        throw new ConnectError((err as Error).message, Code.Unavailable);
+      }
+    },
   };
 }
 
