@@ -1,7 +1,10 @@
 import test from "ava";
 import type { ChildProcess } from "node:child_process";
 import { DepositService } from "@payments/contracts/deposit";
-import { type AllInOneProcess, CallbackReceiver, createServiceClient, runCli, spawnAllInOne, testPayee } from "@payments/testing";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type AllInOneProcess, CallbackReceiver, runCli, spawnAllInOne, testPayee } from "@payments/testing";
 import { verifyCallback } from "@payments/signing";
 import { bankListProblems, signedFetch, type BankEntry } from "./helpers.js";
 
@@ -21,7 +24,41 @@ test.before(async () => {
 // app is unset if spawnAllInOne failed: its declared type says otherwise.
 test.after.always(() => (app as typeof app | undefined)?.stop());
 
-const cli = (args: string[]) => runCli(args, { GRPC_URL: grpcUrl });
+// As an operator on the same machine runs it: with the data directory, where the local admin key is.
+const cli = (args: string[], env: Record<string, string> = {}) => app.cli(args, env);
+
+/** The approval id in an APPROVAL_REQUIRED refusal, approved by a second operator on this machine (the local admin key signs for any name). */
+async function secondOperatorApproves(refused: { code: number | null; stderr: string }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const id = /^error: APPROVAL_REQUIRED: .*"approvalId":"(apr_[^"]+)"/.exec(refused.stderr)?.[1];
+  if (refused.code !== 1 || !id) throw new Error(`expected APPROVAL_REQUIRED, got ${refused.code}: ${refused.stderr}`);
+  return cli(["approval", "approve", id, "--json"], { PAYMENTS_OPERATOR: "second-operator" });
+}
+
+test.serial("pnpm start keeps a local admin key (0600) in its data directory: `pnpm cli` with that DATA_DIR acts as an operator, without any key it is refused UNAUTHENTICATED", async (t) => {
+  const keyFile = join(app.dataDir, "operator-admin.key");
+  const mode = statSync(keyFile).mode & 0o777;
+  t.is(mode, 0o600, `mode ${mode.toString(8)}`);
+  t.regex(app.operatorKey(), /^-----BEGIN PRIVATE KEY-----\n/);
+  t.true(app.logLines.some((line) => line.includes("OPERATOR_ASSERTION_PUBLIC_KEY is not set: made a local admin key")), "it says it made one");
+
+  const made = await runCli(["merchant", "create", "--name", "Key Holder Shop", "--sandbox", "--json"], { GRPC_URL: grpcUrl, DATA_DIR: app.dataDir, PAYMENTS_OPERATOR: "newcomer" });
+  t.is(made.code, 0, made.stderr);
+  const { merchantId } = JSON.parse(made.stdout) as { merchantId: string };
+  const audit = await runCli(["audit", "list", "--target", merchantId, "--service", "merchant", "--json"], { GRPC_URL: grpcUrl, DATA_DIR: app.dataDir });
+  t.is(audit.code, 0, audit.stderr);
+  t.like((JSON.parse(audit.stdout) as { records: unknown[] }).records, [{ actor: "newcomer", rpc: "payments.merchant.v1.MerchantService/CreateMerchant", outcome: "ok" }]);
+
+  const elsewhere = mkdtempSync(join(tmpdir(), "no-operator-key-"));
+  try {
+    const refused = await runCli(["merchant", "create", "--name", "Nobody's Shop", "--sandbox", "--json"], { GRPC_URL: grpcUrl, DATA_DIR: elsewhere });
+    t.is(refused.code, 1);
+    t.is(refused.stdout, "");
+    t.regex(refused.stderr, /^error: UNAUTHENTICATED: CreateMerchant is an operator's action: it needs a signed operator assertion \(x-operator-assertion\)/);
+    t.regex(refused.stderr, /PAYMENTS_OPERATOR_TOKEN.*OPERATOR_ASSERTION_PRIVATE_KEY.*<DATA_DIR>\/operator-admin\.key/, "it says how the CLI signs");
+  } finally {
+    rmSync(elsewhere, { recursive: true, force: true });
+  }
+});
 
 test.serial("pnpm start prints a ready line naming the gateway's bound address, a URL to open, and the internal address", (t) => {
   t.regex(gatewayUrl, /^http:\/\/.+:\d+$/);
@@ -69,9 +106,15 @@ test.serial("a live merchant's deposit is BANK_UNAVAILABLE on a fresh install; `
   const banks = await cli(["bank", "list", "--json"]);
   t.is(banks.code, 0, banks.stderr);
   const akbank = (JSON.parse(banks.stdout) as { banks: Array<{ id: string; code: string }> }).banks.find((b) => b.code === "0046")!;
-  const added = await cli(["account", "add", "--bank", akbank.id, "--name", "Ödeme Hizmetleri A.Ş.", "--iban", LIVE_IBAN, "--fast", "--json"]);
+  // A live receiving account is where real money arrives: a second operator approves it.
+  const asked = await cli(["account", "add", "--bank", akbank.id, "--name", "Ödeme Hizmetleri A.Ş.", "--iban", LIVE_IBAN, "--fast", "--json"]);
+  t.is(asked.code, 1, asked.stdout);
+  t.is((JSON.parse((await cli(["account", "list", "--live", "--json"])).stdout) as { accounts: unknown[] }).accounts.length, 0, "nothing is added before the approval");
+  const added = await secondOperatorApproves(asked);
   t.is(added.code, 0, added.stderr);
-  t.like(JSON.parse(added.stdout), { account: { iban: LIVE_IBAN, active: true } });
+  const approval = JSON.parse(added.stdout) as { status: string; maker: string; decidedBy: string; outcome: string; responseJson: string };
+  t.like(approval, { status: "APPROVAL_STATUS_APPROVED", maker: "cli-test", decidedBy: "second-operator", outcome: "ok" });
+  t.like(JSON.parse(approval.responseJson), { account: { iban: LIVE_IBAN, active: true } });
   const live = await cli(["account", "list", "--live", "--json"]);
   t.deepEqual((JSON.parse(live.stdout) as { accounts: Array<{ iban: string }> }).accounts.map((a) => a.iban), [LIVE_IBAN], "the only live account is the operator's");
   // The list follows within the catalog cache's bound: Akbank and FAST (the account takes FAST), nothing else.
@@ -141,7 +184,8 @@ test.serial("a sandbox merchant's deposit gets a seeded sandbox account and the 
   t.true(sandboxAccounts.includes(deposit.assignedAccount!.iban), "pnpm start seeded the sandbox accounts");
   const read = await signedFetch(gatewayUrl, creds, "GET", `/v1/deposit/${deposit.transactionId}`);
   t.like(read.json.data, { status: "completed" });
-  const flip = await cli(["merchant", "set-sandbox", creds.merchantId, "false"]);
+  // A switch to live waits for a second operator; run when approved, it is refused all the same.
+  const flip = await secondOperatorApproves(await cli(["merchant", "set-sandbox", creds.merchantId, "false"]));
   t.is(flip.code, 1, "a merchant with transactions cannot go live");
   t.regex(flip.stderr, /SANDBOX_CHANGE_REFUSED|cannot switch between sandbox and live/);
 });
@@ -153,7 +197,7 @@ test.serial("deposit → operator confirm → balance → withdraw → the opera
   const deposit = await signedFetch(gatewayUrl, creds, "POST", "/v1/deposit", { processId: "aio-pay-in", amount: 90_000, customer: { id: "c", name: "N", username: "u" } });
   t.is(deposit.status, 201, JSON.stringify(deposit.json));
   // Straight over Connect, as an internal system would: a CLI process start could outlast DEPOSIT_TTL on a busy machine.
-  await createServiceClient(DepositService, grpcUrl).confirmDeposit({ depositId: (deposit.json.data as DepositRecord).transactionId });
+  await app.client(DepositService).confirmDeposit({ depositId: (deposit.json.data as DepositRecord).transactionId });
   // The credit follows the deposit_completed event through the outbox relay.
   let balances: unknown[] = [];
   for (let i = 0; i < 50; i++) {
@@ -199,7 +243,7 @@ test.serial("a merchant that sets a callback URL with the CLI gets its deposit's
     t.is(set.code, 0, set.stderr);
     const deposit = await signedFetch(gatewayUrl, creds, "POST", "/v1/deposit", { processId: "aio-cb", amount: 25_000, customer: { id: "c", name: "N", username: "u" } });
     const depositId = (deposit.json.data as DepositRecord).transactionId;
-    await createServiceClient(DepositService, grpcUrl).confirmDeposit({ depositId });
+    await app.client(DepositService).confirmDeposit({ depositId });
     for (let i = 0; i < 100 && receiver.received.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
     t.is(receiver.received.length, 1);
     const callback = receiver.received[0]!;

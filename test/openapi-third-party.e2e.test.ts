@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import test from "ava";
 import createClient, { type Client } from "openapi-fetch";
-import { runCli, spawnAllInOne, type AllInOneProcess } from "@payments/testing";
+import { spawnAllInOne, type AllInOneProcess } from "@payments/testing";
 import { signedHeaders } from "@payments/signing";
 import { openApiDocument, type OpenApiDocument } from "../gateway/src/openapi/index.js";
 import { OpenApiChecker, checkOpenApiResponse } from "./openapi-check.js";
@@ -58,7 +58,7 @@ test.before(async () => {
   openapiTS = generator;
   workDir = await mkdtemp(join(tmpdir(), "openapi-third-party-"));
   // A sandbox merchant (seeded sandbox accounts take its deposits) allowed to withdraw from here.
-  const made = await runCli(["merchant", "create", "--name", "Third Party Shop", "--sandbox", "--ip", "127.0.0.1,::1", "--json"], { GRPC_URL: app.grpcUrl });
+  const made = await app.cli(["merchant", "create", "--name", "Third Party Shop", "--sandbox", "--ip", "127.0.0.1,::1", "--json"]);
   if (made.code !== 0) throw new Error(`merchant create failed: ${made.stderr}`);
   merchant = JSON.parse(made.stdout) as Merchant;
 });

@@ -5,7 +5,7 @@ import test from "ava";
 import { parse as parseCsv_ } from "csv-parse/sync";
 import { PaymentsClient, PaymentsError, type Statement } from "../packages/sdk/src/index.js";
 import { newId, openDatabase } from "@payments/kit";
-import { eventually, runCli, spawnAllInOne, type AllInOneProcess } from "@payments/testing";
+import { eventually, spawnAllInOne, type AllInOneProcess } from "@payments/testing";
 import { checkOpenApiResponse } from "./openapi-check.js";
 import { isInstant, xlsxRows } from "./xlsx-file.js";
 
@@ -29,7 +29,7 @@ test.after.always(async () => {
 });
 
 async function newMerchant(name: string): Promise<{ merchantId: string; client: PaymentsClient }> {
-  const made = await runCli(["merchant", "create", "--name", name, "--sandbox", "--ip", "127.0.0.1,::1", "--json"], { GRPC_URL: app.grpcUrl });
+  const made = await app.cli(["merchant", "create", "--name", name, "--sandbox", "--ip", "127.0.0.1,::1", "--json"]);
   if (made.code !== 0) throw new Error(made.stderr);
   const creds = JSON.parse(made.stdout.trim()) as { merchantId: string; apiKey: string; apiSecret: string };
   return { merchantId: creds.merchantId, client: new PaymentsClient({ baseUrl: app.gatewayUrl, apiKey: creds.apiKey, apiSecret: creds.apiSecret }) };

@@ -1,5 +1,5 @@
 import test from "ava";
-import { eventuallyValue, runCli, spawnAllInOne, testPayee, type AllInOneProcess } from "@payments/testing";
+import { eventuallyValue, spawnAllInOne, testPayee, type AllInOneProcess } from "@payments/testing";
 import { PaymentsClient, PaymentsError, type Deposit } from "../src/index.js";
 
 // The SDK against a real gateway: the all-in-one process (embedded SQLite, as `pnpm start`),
@@ -17,7 +17,7 @@ test.before(async () => {
 test.after.always(() => (app as AllInOneProcess | undefined)?.stop());
 
 async function cli(args: string[]): Promise<string> {
-  const result = await runCli(args, { GRPC_URL: app.grpcUrl });
+  const result = await app.cli(args);
   if (result.code !== 0) throw new Error(`pnpm cli ${args.join(" ")}: ${result.code}\n${result.stderr}`);
   return result.stdout;
 }

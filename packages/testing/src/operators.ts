@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import { fromJsonString, type DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client, type Interceptor } from "@connectrpc/connect";
 import { ApprovalService } from "@payments/contracts/operator";
@@ -70,8 +71,8 @@ export function registerServiceClock(baseUrl: string, clock: Clock): () => void 
  * A signer for the harness clients: a fresh assertion per call, signed at `now()` (the services'
  * clock, which a test may move either way, so nothing signed earlier is reused).
  */
-function clientSigner(operator: OperatorIdentity, now: () => Date): AssertionSigner {
-  return { assertionFor: (audience) => signAssertion(privateKey, { ...operator, audience }, now()) };
+function clientSigner(operator: OperatorIdentity, now: () => Date, key: KeyObject = privateKey): AssertionSigner {
+  return { assertionFor: (audience) => signAssertion(key, { ...operator, audience }, now()) };
 }
 
 /** The second operator the harness clients ask when a request needs one (four-eyes). */
@@ -87,6 +88,8 @@ export interface TestClientOptions extends TransportOptions {
   approver?: OperatorIdentity | null;
   /** For the audit and approval services: which hosted service the calls are for. */
   service?: string;
+  /** The private key (PEM) the assertions are signed with: the test operators' unless given (a spawned all-in-one's local admin key). */
+  signingKey?: string;
   /** The services' clock, which the assertions are signed at: by default the one registered for `baseUrl` (registerServiceClock), else the system's. */
   clock?: Clock;
 }
@@ -97,7 +100,7 @@ export interface TestClientOptions extends TransportOptions {
  * service), and the call answers what the approved run answered: the stored answer's JSON
  * (secrets in it redacted), or its error with the same code and reason.
  */
-function secondOperatorApproves(baseUrl: string, transport: TransportOptions, approver: OperatorIdentity, now: () => Date): Interceptor {
+function secondOperatorApproves(baseUrl: string, transport: TransportOptions, approver: OperatorIdentity, now: () => Date, key: KeyObject): Interceptor {
   return (next) => async (req) => {
     let err: unknown;
     try {
@@ -109,7 +112,7 @@ function secondOperatorApproves(baseUrl: string, transport: TransportOptions, ap
     const approvalId = info.details?.approvalId;
     const audience = audienceOfService(req.service.typeName);
     if (info.reason !== "APPROVAL_REQUIRED" || !approvalId || !audience || req.stream) throw err;
-    const approvals = createKitServiceClient(ApprovalService, baseUrl, { ...transport, interceptors: [operatorAssertionInterceptor(clientSigner(approver, now), audience)] });
+    const approvals = createKitServiceClient(ApprovalService, baseUrl, { ...transport, interceptors: [operatorAssertionInterceptor(clientSigner(approver, now, key), audience)] });
     const { approval } = await approvals.approve({ id: approvalId, note: "approved by the test harness's second operator" });
     if (!approval) throw new Error("Approve answered no approval");
     if (approval.outcome !== "ok") {
@@ -127,12 +130,13 @@ function secondOperatorApproves(baseUrl: string, transport: TransportOptions, ap
  * needs a second operator is approved by one (TEST_APPROVER unless told).
  */
 export function createServiceClient<S extends DescService>(service: S, baseUrl: string, options: TestClientOptions = {}): Client<S> {
-  const { operator = TEST_ADMIN, approver = TEST_APPROVER, service: hosted, clock, ...transport } = options;
+  const { operator = TEST_ADMIN, approver = TEST_APPROVER, service: hosted, clock, signingKey, ...transport } = options;
   if (operator === null) return createKitServiceClient(service, baseUrl, transport);
   const now = () => (clock ?? serviceClocks.get(clockKey(baseUrl)))?.now() ?? new Date();
+  const key = signingKey ? loadAssertionPrivateKey(signingKey) : privateKey;
   const interceptors = [
-    ...(approver ? [secondOperatorApproves(baseUrl, transport, approver, now)] : []),
-    operatorAssertionInterceptor(clientSigner(operator, now), hosted),
+    ...(approver ? [secondOperatorApproves(baseUrl, transport, approver, now, key)] : []),
+    operatorAssertionInterceptor(clientSigner(operator, now, key), hosted),
     ...(transport.interceptors ?? []),
   ];
   return createKitServiceClient(service, baseUrl, { ...transport, interceptors });

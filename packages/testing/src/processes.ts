@@ -3,7 +3,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { TEST_OPERATOR_PRIVATE_KEY_PEM } from "./operators.js";
+import type { DescService } from "@bufbuild/protobuf";
+import type { Client } from "@connectrpc/connect";
+import { LOCAL_ADMIN_KEY_FILE } from "@payments/kit";
+import { createServiceClient, TEST_OPERATOR_PRIVATE_KEY_PEM, type TestClientOptions } from "./operators.js";
 
 // The product as an operator runs it, in processes of its own: the CLI and the all-in-one.
 
@@ -85,6 +88,10 @@ export interface AllInOneProcess {
    * DATA_DIR its data directory, so the CLI signs with its local admin key (`env` adds more).
    */
   cli(args: readonly string[], env?: Record<string, string | undefined>): Promise<CliResult>;
+  /** Its local admin key (PKCS#8 PEM), which it made in its data directory at start. */
+  operatorKey(): string;
+  /** A harness client of its internal services (createServiceClient), signing with its local admin key. */
+  client<S extends DescService>(service: S, options?: TestClientOptions): Client<S>;
   /** SIGKILL if still running, and the data folder removed. */
   stop(): Promise<void>;
 }
@@ -128,7 +135,9 @@ export async function spawnAllInOne(env: Record<string, string> = {}): Promise<A
       });
     });
     const cli = (args: readonly string[], more: Record<string, string | undefined> = {}) => runCli(args, { GRPC_URL: urls.grpcUrl, DATA_DIR: dataDir, ...more });
-    return { child, ...urls, dataDir, logLines, stop, cli };
+    const operatorKey = () => readFileSync(join(dataDir, LOCAL_ADMIN_KEY_FILE), "utf8");
+    const client = <S extends DescService>(service: S, options: TestClientOptions = {}) => createServiceClient(service, urls.grpcUrl, { signingKey: operatorKey(), ...options });
+    return { child, ...urls, dataDir, logLines, stop, cli, operatorKey, client };
   } catch (err) {
     await stop();
     throw err;
