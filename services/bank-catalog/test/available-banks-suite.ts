@@ -1,8 +1,7 @@
 import type { ExecutionContext, TestFn } from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { errorInfo, startServices, type Env, type RunningServices } from "@payments/kit";
-import { bankIban, manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
-import { clockedClients } from "./clocked-operators.js";
+import { bankIban, createServiceClient, manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
 import { bankCatalogModule } from "../src/index.js";
 import { FAST_ID } from "../src/limits.js";
 import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";
@@ -29,10 +28,9 @@ const turkish = new Intl.Collator("tr");
 export function availableBanksSuite(test: TestFn, backend: Backend): void {
   let running: RunningServices | undefined;
   const clock = manualClock();
-  const createServiceClient = clockedClients(clock);
   const client = () => {
     if (!running) throw new Error("the service did not start");
-    return createServiceClient(BankCatalogService, running.server.url);
+    return createServiceClient(BankCatalogService, running.server.url, { clock });
   };
   let sequence = 0;
   const merchant = () => `mch_truth_${++sequence}`;

@@ -3,8 +3,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { CATALOG_CHANGED_TOPIC } from "@payments/contracts";
 import { BankCatalogService, CatalogChangedSchema } from "@payments/contracts/bank-catalog";
 import { isMysql, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
-import { eventually, manualClock, rejectionOf, TEST_OPERATOR_ENV } from "@payments/testing";
-import { clockedClients } from "./clocked-operators.js";
+import { createServiceClient, eventually, manualClock, rejectionOf, TEST_OPERATOR_ENV } from "@payments/testing";
 import type { Knex } from "knex";
 import type { BankCatalogContext } from "../src/context.js";
 import { bankCatalogModule } from "../src/index.js";
@@ -30,7 +29,6 @@ const TTL_MS = 30_000;
  */
 export function catalogChangesSuite(test: TestFn, backend: Backend): void {
   const clock = manualClock();
-  const createServiceClient = clockedClients(clock);
   let running: RunningServices | undefined;
   let replica: RunningServices | undefined;
   let watcher: Subscription | undefined;
@@ -40,7 +38,7 @@ export function catalogChangesSuite(test: TestFn, backend: Backend): void {
     if (!running) throw new Error("the service did not start");
     return running;
   };
-  const client = () => createServiceClient(BankCatalogService, service().server.url);
+  const client = () => createServiceClient(BankCatalogService, service().server.url, { clock });
   const context = () => service().contexts.get("bank-catalog") as BankCatalogContext;
   const db = (): Knex => context().db;
 
@@ -181,7 +179,7 @@ export function catalogChangesSuite(test: TestFn, backend: Backend): void {
 
   test.serial("a change made through one replica reaches another replica's snapshot within 1 s", async (t) => {
     if (!replica) return t.pass("this backend runs one replica");
-    const other = createServiceClient(BankCatalogService, replica.server.url);
+    const other = createServiceClient(BankCatalogService, replica.server.url, { clock });
     const merchantId = "mch_replicas";
     t.true((await other.listAvailableBanks({ merchantId, sandbox: true })).banks.some((b) => b.id === GARANTI), "the other replica holds a snapshot");
     const started = Date.now();

@@ -1,22 +1,20 @@
 import test from "ava";
-import { Code, type Client } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { isValidIBAN } from "ibantools";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock, rejectionOf, turkishIban, TEST_OPERATOR_ENV } from "@payments/testing";
+import { createServiceClient, createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock, rejectionOf, turkishIban, TEST_OPERATOR_ENV } from "@payments/testing";
 import { bankCatalogModule } from "../src/index.js";
-import { clockedClients } from "./clocked-operators.js";
 import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";
 
 // One server over MySQL and JetStream for the file. The tests change shared catalog state
 // (FAST accounts, new banks), so they run one after another and undo what others would see.
 const clock = manualClock(new Date("2026-11-22T10:00:00.000Z"));
-const createServiceClient = clockedClients(clock);
 const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
 let running: RunningServices | undefined;
-let client: Client<typeof BankCatalogService>;
+let client: ReturnType<typeof createServiceClient<typeof BankCatalogService>>;
 
 const AKBANK = seedBankId("0046");
 const GARANTI = seedBankId("0062");
@@ -30,7 +28,7 @@ test.before(async () => {
     clock,
     env: { DATABASE_URL: database.url, GRPC_PORT: "0", LOG_LEVEL: "warn", ...nats, ...TEST_OPERATOR_ENV },
   });
-  client = createServiceClient(BankCatalogService, running.server.url);
+  client = createServiceClient(BankCatalogService, running.server.url, { clock });
 });
 
 test.after.always(async () => {

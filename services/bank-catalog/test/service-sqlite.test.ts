@@ -2,20 +2,18 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
-import { Code, type Client } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { errorInfo, startServices, type RunningServices } from "@payments/kit";
-import { manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
-import { clockedClients } from "./clocked-operators.js";
+import { createServiceClient, manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
 import { bankCatalogModule } from "../src/index.js";
 import { SEED_ACCOUNTS, SEED_BANKS, seedBankId } from "../src/seed.js";
 
 // The same service on an embedded SQLite file (no DATABASE_URL), as `pnpm start` runs it.
 const dataDir = await mkdtemp(join(tmpdir(), "bank-catalog-"));
 const clock = manualClock();
-const createServiceClient = clockedClients(clock);
 let running: RunningServices | undefined;
-let client: Client<typeof BankCatalogService>;
+let client: ReturnType<typeof createServiceClient<typeof BankCatalogService>>;
 
 test.before(async () => {
   running = await startServices([bankCatalogModule], {
@@ -23,7 +21,7 @@ test.before(async () => {
     clock,
     env: { DATA_DIR: dataDir, GRPC_PORT: "0", LOG_LEVEL: "error", ...TEST_OPERATOR_ENV },
   });
-  client = createServiceClient(BankCatalogService, running.server.url);
+  client = createServiceClient(BankCatalogService, running.server.url, { clock });
 });
 
 test.after.always(async () => {

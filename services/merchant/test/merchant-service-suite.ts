@@ -18,10 +18,9 @@ import {
   type MerchantChanged,
 } from "@payments/contracts/merchant";
 import { errorInfo, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
-import { addTestReceivingAccounts, eventuallyValue, manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
+import { addTestReceivingAccounts, createServiceClient, eventuallyValue, manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { merchantModule } from "../src/index.js";
-import { clockedClients } from "./clocked-operators.js";
 import type { SecretRow } from "../src/store.js";
 import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
 
@@ -42,7 +41,6 @@ const HOUR = 3600 * SECOND;
  */
 export function merchantServiceSuite(test: TestFn, backend: Backend): void {
   const clock = manualClock();
-  const createServiceClient = clockedClients(clock);
   let running: RunningServices | undefined;
   let neighbours: RunningServices | undefined;
   let client: MerchantClient;
@@ -64,7 +62,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       ...TEST_OPERATOR_ENV,
     };
     running = await startServices([merchantModule], { mode: "split", env, clock });
-    client = createServiceClient(MerchantService, running.server.url);
+    client = createServiceClient(MerchantService, running.server.url, { clock });
     // SetSandbox asks the deposit and payout services whether the merchant has moved money:
     // they run beside it (their own databases, derived from the same base), and the merchant
     // service finds them through the *_SERVICE_URL it reads when it first needs them.

@@ -1,16 +1,14 @@
 import test from "ava";
 import { randomBytes } from "node:crypto";
 import { Code } from "@connectrpc/connect";
-import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { errorInfo, startServices, type BaseContext, type RunningServices, type ServiceModule } from "@payments/kit";
-import { addTestReceivingAccounts, createTestDatabase, manualClock, rejectionOf, type TestDatabase, turkishIban, TEST_OPERATOR_ENV } from "@payments/testing";
+import { createServiceClient, createTestDatabase, manualClock, rejectionOf, type TestDatabase, turkishIban, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import type { Knex } from "knex";
 import { merchantModule } from "../src/index.js";
-import { clockedClients } from "./clocked-operators.js";
 
 // Issue 21: the sandbox/live switch is fenced. While a merchant switches, the deposit and
 // payout services refuse its deposits and withdrawals (MERCHANT_MODE_CHANGING); a creation
@@ -19,7 +17,6 @@ import { clockedClients } from "./clocked-operators.js";
 // with its own database); a second merchant service of its own for the unreachable peer.
 
 const clock = manualClock();
-const createServiceClient = clockedClients(clock);
 let database: TestDatabase | undefined;
 let running: RunningServices | undefined;
 const masterKey = randomBytes(32).toString("hex");
@@ -29,9 +26,8 @@ test.before(async () => {
   running = await startInProcess(["merchant", "bank-catalog", "deposit", "payout"], {
     env: { DATABASE_URL: database.url, MASTER_KEY: masterKey, LOG_LEVEL: "fatal", PAYOUT_WORKER: "0" },
     clock,
+    receivingAccounts: true,
   });
-  // Not startInProcess's receivingAccounts: its client signs at the wall clock's time.
-  await addTestReceivingAccounts(createServiceClient(BankCatalogService, running.server.url));
 });
 
 test.after.always(async () => {
@@ -216,7 +212,7 @@ test.serial("a switch whose peer cannot be reached fails cleanly: nothing flippe
     env: { ...TEST_OPERATOR_ENV, DATABASE_URL: own.url, MASTER_KEY: masterKey, GRPC_PORT: "0", LOG_LEVEL: "fatal", DEPOSIT_SERVICE_URL: url(), PAYOUT_SERVICE_URL: "http://127.0.0.1:9" },
   });
   t.teardown(() => lonely.stop());
-  const client = createServiceClient(MerchantService, lonely.server.url);
+  const client = createServiceClient(MerchantService, lonely.server.url, { clock });
   const merchantId = (await client.createMerchant({ name: "Lonely Shop", allowedIps: [], callbackUrl: "", sandbox: false })).merchant!.id;
 
   const refused = await rejectionOf(client.setSandbox({ merchantId, sandbox: true }));
@@ -259,7 +255,7 @@ test.serial("a switch whose fences could not be raised within half their life fl
     env: { ...TEST_OPERATOR_ENV, DATABASE_URL: own.url, MASTER_KEY: masterKey, GRPC_PORT: "0", LOG_LEVEL: "fatal", DEPOSIT_SERVICE_URL: url(), PAYOUT_SERVICE_URL: front.server.url },
   });
   t.teardown(() => merchantSide.stop());
-  const client = createServiceClient(MerchantService, merchantSide.server.url);
+  const client = createServiceClient(MerchantService, merchantSide.server.url, { clock });
   const merchantId = (await client.createMerchant({ name: "Slow Shop", allowedIps: [], callbackUrl: "", sandbox: false })).merchant!.id;
 
   const refused = await rejectionOf(client.setSandbox({ merchantId, sandbox: true }));
