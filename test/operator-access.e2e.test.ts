@@ -169,3 +169,13 @@ const allowedRoles = new Map<string, OperatorRole>(
     "payments.callback.v1.CallbackService": { RedeliverEvent: "support", RedeliverFailedEvents: "support" },
   }).flatMap(([service, methods]) => Object.entries(methods).map(([m, role]) => [`${service}/${m}`, role as OperatorRole])),
 );
+
+test.serial("a request that would be refused as invalid is refused at once, not stored for a second operator to approve", async (t) => {
+  const { merchant } = await createServiceClient(MerchantService, url()).createMerchant({ name: "Live Shop 2", sandbox: false });
+  const maker = testOperator("finance", "ayse@example.com");
+  const before = await createServiceClient(ApprovalService, url(), { operator: maker, service: "payout" }).listApprovals({ status: ApprovalStatus.PENDING });
+  const refused = await refusal(createServiceClient(PayoutService, url(), { operator: maker, approver: null }).adjustBalance({ merchantId: merchant!.id, amount: 50_000n, currency: "TRY", reason: "" }));
+  t.like(refused, { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "reason" });
+  const after = await createServiceClient(ApprovalService, url(), { operator: maker, service: "payout" }).listApprovals({ status: ApprovalStatus.PENDING });
+  t.is(after.approvals.length, before.approvals.length, "no approval stored");
+});

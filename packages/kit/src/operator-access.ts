@@ -49,6 +49,11 @@ export interface RpcAccess<Req = unknown> {
   targets?: (req: Req) => Array<string | undefined>;
   /** The reason the operator gave, for the audit. */
   reason?: (req: Req) => string | undefined;
+  /**
+   * The handler's own check of the request (its parse), run before `approval`: a request that
+   * would be refused as invalid is refused now, not stored for a second operator to approve.
+   */
+  validate?: (req: Req) => unknown;
   /** Whether a second operator must approve this request: the need, or undefined when one suffices. */
   approval?: (req: Req, operator: OperatorIdentity) => Promise<ApprovalNeed | undefined>;
   /** The thing the call changes, read before it runs, for the audit's before. */
@@ -249,6 +254,7 @@ export function operatorAccessInterceptor(options: OperatorAccessOptions): Inter
     let approvalId: string | undefined;
     try {
       if (access.approval && !approved && message !== undefined) {
+        access.validate?.(message);
         const need = await access.approval(message, operator);
         if (need) {
           approvalId = await requestApproval(module.db, clock, {

@@ -2,6 +2,8 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { defineAccess, type ServiceAccess } from "@payments/kit";
 import type { BankCatalogContext } from "./context.js";
 import { getAccountRow } from "./store.js";
+import { parseCreateReceivingAccount } from "./routes/create-receiving-account.js";
+import { parseUpdateReceivingAccount } from "./routes/update-receiving-account.js";
 
 /**
  * Who may call each RPC (README, "Operators: roles and approvals"): the gateway and the deposit
@@ -25,11 +27,13 @@ export function bankCatalogAccess(ctx: BankCatalogContext): ServiceAccess[] {
       listReceivingAccounts: { role: "viewer", system: true },
       createReceivingAccount: {
         ...admin,
+        validate: parseCreateReceivingAccount,
         approval: (req) =>
           Promise.resolve(!req.sandbox && req.active !== false ? { summary: `add live receiving account ${req.iban} (${req.accountName}) at bank ${req.bankId}` } : undefined),
       },
       updateReceivingAccount: {
         ...admin,
+        validate: parseUpdateReceivingAccount,
         before: (req) => getAccountRow(ctx.db, req.accountId).catch(() => undefined),
         async approval(req) {
           if (req.active !== true) return undefined;

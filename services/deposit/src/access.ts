@@ -3,6 +3,8 @@ import { defineAccess, formatMajor, type ServiceAccess } from "@payments/kit";
 import type { DepositContext } from "./context.js";
 import { isSandboxAccount } from "./account-kind.js";
 import { findDepositRow } from "./store.js";
+import { parseConfirmDeposit } from "./routes/confirm-deposit.js";
+import { parseResolveTransfer } from "./routes/resolve-transfer.js";
 
 interface TransferFacts {
   amount: number;
@@ -32,6 +34,7 @@ export function depositAccess(ctx: DepositContext): ServiceAccess[] {
       confirmDeposit: {
         role: "operator",
         before: (req) => findDepositRow(ctx.db, { depositId: req.depositId }),
+        validate: parseConfirmDeposit,
         async approval(req) {
           const deposit = await findDepositRow(ctx.db, { depositId: req.depositId });
           if (!deposit || deposit.sandbox) return undefined;
@@ -54,6 +57,7 @@ export function depositAccess(ctx: DepositContext): ServiceAccess[] {
         reason: (req) => req.reason,
         targets: (req) => [req.transferId, req.decision.case === "matchDepositId" ? req.decision.value : undefined],
         before: (req) => transfer(req.transferId),
+        validate: parseResolveTransfer,
         async approval(req) {
           const decision = req.decision.case;
           if (decision !== "return" && decision !== "matchDepositId" && decision !== "complete") return undefined;

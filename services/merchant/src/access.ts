@@ -2,6 +2,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { defineAccess, type ServiceAccess } from "@payments/kit";
 import type { MerchantContext } from "./context.js";
 import { findMerchant } from "./store.js";
+import { parseSetSandbox } from "./routes/set-sandbox.js";
 
 /**
  * Who may call each RPC (README, "Operators: roles and approvals"). Merchants are an admin's
@@ -24,6 +25,7 @@ export function merchantAccess(ctx: MerchantContext): ServiceAccess[] {
       setSandbox: {
         ...admin,
         before: (req) => findMerchant(ctx.db, req.merchantId),
+        validate: parseSetSandbox,
         // A switch to live makes the merchant's payments real money: a second admin agrees.
         async approval(req) {
           if (req.sandbox) return undefined;

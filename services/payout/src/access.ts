@@ -2,6 +2,9 @@ import { PayoutService } from "@payments/contracts/payout";
 import { defineAccess, formatMajor, type ServiceAccess } from "@payments/kit";
 import type { PayoutContext } from "./context.js";
 import { merchantOf } from "./merchants.js";
+import { parseAdjustBalance } from "./routes/adjust-balance.js";
+import { parseCreateTransferReturn } from "./routes/create-transfer-return.js";
+import { parseResolveWithheldCredit } from "./routes/resolve-withheld-credit.js";
 
 /**
  * Who may call each RPC (README, "Operators: roles and approvals"). The gateway creates, reads
@@ -28,6 +31,7 @@ export function payoutAccess(ctx: PayoutContext): ServiceAccess[] {
         role: "finance",
         reason: (req) => req.reason,
         before: async (req) => ctx.db("balances").where({ merchant_id: req.merchantId }).select(),
+        validate: (req) => parseAdjustBalance(ctx, req),
         async approval(req) {
           if (!(await live(req.merchantId))) return undefined;
           return { summary: `adjust the balance of live merchant ${req.merchantId} by ${formatMajor(req.amount, req.currency)}` };
@@ -36,6 +40,7 @@ export function payoutAccess(ctx: PayoutContext): ServiceAccess[] {
       createTransferReturn: {
         role: "finance",
         reason: (req) => req.reason,
+        validate: (req) => parseCreateTransferReturn(ctx, req),
         approval: (req) => Promise.resolve(req.sandbox ? undefined : { summary: `return live transfer ${req.transferId} of ${formatMajor(req.amount, req.currency)} to ${req.iban}` }),
       },
       completeTransferReturn: { role: "finance" },
@@ -46,6 +51,7 @@ export function payoutAccess(ctx: PayoutContext): ServiceAccess[] {
       resolveWithheldCredit: {
         role: "finance",
         reason: (req) => req.reason,
+        validate: parseResolveWithheldCredit,
         // Withheld money waits because its merchant is live now: crediting it makes it real money.
         approval: (req) => Promise.resolve(req.decision.case === "credit" ? { summary: `credit withheld sandbox money ${req.id} to a live merchant's balance` } : undefined),
       },

@@ -17,10 +17,15 @@ const request = z.object({
   sandbox: z.boolean(),
 });
 
+/** The request checked, as the handler takes it: also what four-eyes checks before it stores one (access.ts). */
+export function parseCreateReceivingAccount(req: unknown): z.infer<typeof request> {
+  return parseRequest(request, req);
+}
+
 export function createReceivingAccount(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "createReceivingAccount"> {
   return {
     async createReceivingAccount(req) {
-      const input = parseRequest(request, req);
+      const input = parseCreateReceivingAccount(req);
       const bank = await getBankRow(ctx.db, input.bankId);
       // Customers are told "pay to <bank>, IBAN …": the two must agree.
       if (!ibanMatchesBankCode(input.iban, bank.code)) {

@@ -13,10 +13,15 @@ const request = z.object({
   fastEnabled: z.boolean().optional(),
 });
 
+/** The request checked, as the handler takes it: also what four-eyes checks before it stores one (access.ts). */
+export function parseUpdateReceivingAccount(req: unknown): z.infer<typeof request> {
+  return parseRequest(request, req);
+}
+
 export function updateReceivingAccount(ctx: BankCatalogContext): Rpc<typeof BankCatalogService, "updateReceivingAccount"> {
   return {
     async updateReceivingAccount(req) {
-      const input = parseRequest(request, req);
+      const input = parseUpdateReceivingAccount(req);
       const changes: Partial<ReceivingAccountRow> = {};
       if (input.accountName !== undefined) changes.account_name = input.accountName;
       if (input.active !== undefined) changes.active = input.active;

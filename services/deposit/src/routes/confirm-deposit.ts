@@ -11,6 +11,11 @@ import { giveTransferToDeposit } from "../transfer-resolution.js";
 
 const request = z.object({ depositId, amount: amount.optional(), transferId: z.union([z.literal(""), identifier(40)]) });
 
+/** The request checked, as the handler takes it: also what four-eyes checks before it stores one (access.ts). */
+export function parseConfirmDeposit(req: unknown): z.infer<typeof request> {
+  return parseRequest(request, req);
+}
+
 /**
  * An operator's confirmation. With a transfer id it also settles an unmatched transfer:
  * the transfer is linked to the deposit in the same transaction, so it leaves the
@@ -19,7 +24,7 @@ const request = z.object({ depositId, amount: amount.optional(), transferId: z.u
 export function confirmDeposit(ctx: DepositContext): Rpc<typeof DepositService, "confirmDeposit"> {
   return {
     async confirmDeposit(req) {
-      const input = parseRequest(request, req);
+      const input = parseConfirmDeposit(req);
       // With a transfer: which kind of money it is, asked before the transaction.
       const transferSandbox = input.transferId === "" ? false : await transferOnSandboxAccount(ctx, input.transferId);
       const result = await transactionWithRetry(ctx.db, async (trx) => {

@@ -40,6 +40,11 @@ function decisionOf(req: ResolveTransferRequest): Decision {
   }
 }
 
+/** The request checked, as the handler takes it: also what four-eyes checks before it stores one (access.ts). */
+export function parseResolveTransfer(req: ResolveTransferRequest): { input: z.infer<typeof request>; choice: Decision } {
+  return { input: parseRequest(request, req), choice: decisionOf(req) };
+}
+
 /**
  * An operator's decision on an open (unmatched or in-review) transfer, exactly one of:
  * match it to a deposit, complete the deposit it waits on in review, refuse that, or return
@@ -50,8 +55,7 @@ function decisionOf(req: ResolveTransferRequest): Decision {
 export function resolveTransfer(ctx: DepositContext): Rpc<typeof DepositService, "resolveTransfer"> {
   return {
     async resolveTransfer(req) {
-      const input = parseRequest(request, req);
-      const choice = decisionOf(req);
+      const { input, choice } = parseResolveTransfer(req);
       const decider = { actor: actingName(input.actor).slice(0, 100), reason: input.reason };
       // Which kind of money it is, asked before the transaction (no call while rows are locked).
       const transferSandbox = choice.case === "refuse" ? false : await isSandboxAccount(ctx, (await findTransfer(ctx.db, input.transferId)).iban);

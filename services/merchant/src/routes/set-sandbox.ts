@@ -8,6 +8,11 @@ import { changeMerchant, findMerchant, merchantNotFound } from "../store.js";
 
 const setSandboxInput = z.object({ merchantId: merchantIdInput, sandbox: z.boolean() });
 
+/** The request checked, as the handler takes it: also what four-eyes checks before it stores one (access.ts). */
+export function parseSetSandbox(req: unknown): z.infer<typeof setSandboxInput> {
+  return parseRequest(setSandboxInput, req);
+}
+
 /**
  * A switch between sandbox and live, fenced (README, "Switching between sandbox and live"):
  * 1. raise the merchant's mode fence at the deposit and payout services: from then on they
@@ -21,7 +26,7 @@ const setSandboxInput = z.object({ merchantId: merchantIdInput, sandbox: z.boole
 export function setSandbox(ctx: MerchantContext): Rpc<typeof MerchantService, "setSandbox"> {
   return {
     async setSandbox(req) {
-      const { merchantId, sandbox } = parseRequest(setSandboxInput, req);
+      const { merchantId, sandbox } = parseSetSandbox(req);
       const current = await findMerchant(ctx.db, merchantId);
       if (!current) throw merchantNotFound(merchantId);
       if (current.sandbox === sandbox) return { merchant: await changeMerchant(ctx, merchantId, "sandbox", { sandbox }) };

@@ -5,6 +5,25 @@ import type { PayoutContext } from "../context.js";
 import { amount, currency, iban, identifier, text } from "../requests.js";
 import { createReturnAttempt, returnRequestProblem, transferReturnFromRow } from "../transfer-returns.js";
 
+function createTransferReturnRequest(ctx: PayoutContext) {
+  return z.object({
+    transferId: identifier(40),
+    iban,
+    recipientName: text(200),
+    amount,
+    currency: currency(ctx.config.SUPPORTED_CURRENCIES),
+    sandbox: z.boolean(),
+    reason: text(500),
+    actor: z.string(),
+    attempt: z.number().int().min(0, "must not be negative"),
+  });
+}
+
+/** The request checked, as the handler takes it: also what four-eyes checks before it stores one (access.ts). */
+export function parseCreateTransferReturn(ctx: PayoutContext, req: unknown): z.infer<ReturnType<typeof createTransferReturnRequest>> {
+  return parseRequest(createTransferReturnRequest(ctx), req);
+}
+
 /**
  * Creates a pending return of an incoming transfer's money to its sender; the worker sends
  * it (src/transfer-return-worker.ts). Nothing is posted to the ledger and no balance moves:
@@ -19,17 +38,7 @@ import { createReturnAttempt, returnRequestProblem, transferReturnFromRow } from
  * (transfer_id, attempt) index settles two racing calls: the loser answers the winner's row.
  */
 export function createTransferReturn(ctx: PayoutContext): Rpc<typeof PayoutService, "createTransferReturn"> {
-  const request = z.object({
-    transferId: identifier(40),
-    iban,
-    recipientName: text(200),
-    amount,
-    currency: currency(ctx.config.SUPPORTED_CURRENCIES),
-    sandbox: z.boolean(),
-    reason: text(500),
-    actor: z.string(),
-    attempt: z.number().int().min(0, "must not be negative"),
-  });
+  const request = createTransferReturnRequest(ctx);
 
   return {
     async createTransferReturn(req) {

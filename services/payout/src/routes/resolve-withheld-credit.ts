@@ -25,6 +25,11 @@ function decisionOf(req: ResolveWithheldCreditRequest): WithheldDecision {
   }
 }
 
+/** The request checked, as the handler takes it: also what four-eyes checks before it stores one (access.ts). */
+export function parseResolveWithheldCredit(req: ResolveWithheldCreditRequest): { input: z.infer<typeof request>; decision: WithheldDecision } {
+  return { input: parseRequest(request, req), decision: decisionOf(req) };
+}
+
 /**
  * An operator's decision on an open withheld credit, recorded with who and why: credit posts
  * the deposit's ledger credit in the same transaction as open → credited (allowed for a live
@@ -34,8 +39,7 @@ function decisionOf(req: ResolveWithheldCreditRequest): WithheldDecision {
 export function resolveWithheldCredit(ctx: PayoutContext): Rpc<typeof PayoutService, "resolveWithheldCredit"> {
   return {
     async resolveWithheldCredit(req) {
-      const input = parseRequest(request, req);
-      const decision = decisionOf(req);
+      const { input, decision } = parseResolveWithheldCredit(req);
       const actor = actingName(input.actor).slice(0, 100);
       const row = await transactionWithRetry(ctx.db, (trx) => resolveWithheld(trx, ctx.clock, { id: input.id, decision, actor, reason: input.reason }));
       ctx.logger.info(
