@@ -3,7 +3,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { deriveDatabaseUrl, errorInfo, startServices, type BaseContext, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, testCustomer } from "@payments/testing";
+import { addTestReceivingAccounts, createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, testCustomer, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { depositModule } from "../src/index.js";
 
@@ -20,7 +20,7 @@ let catalogSide: RunningServices | undefined;
 let depositSide: RunningServices | undefined;
 
 test.before(async () => {
-  const common = { GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), ...nats };
+  const common = { GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), ...nats, ...TEST_OPERATOR_ENV };
   catalogSide = await startInProcess(["merchant", "bank-catalog"], { env: { ...common, DATABASE_URL: database.url, CATALOG_CACHE_TTL: "0" } });
   depositSide = await startServices([depositModule], {
     mode: "split",
@@ -44,7 +44,7 @@ test.after.always(async () => {
 });
 
 const catalog = () => createServiceClient(BankCatalogService, catalogSide!.server.url);
-const deposits = () => createServiceClient(DepositService, depositSide!.server.url);
+const deposits = () => createServiceClient(DepositService, depositSide!.server.url, { clock: depositClock });
 const catalogDb = () => (catalogSide!.contexts.get("bank-catalog") as BaseContext).db;
 
 /** GetDepositTerms calls the bank catalog has answered so far. */

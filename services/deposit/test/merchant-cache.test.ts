@@ -6,7 +6,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createLogger, createMetrics, deriveDatabaseUrl, listenRpc, startServices, type BaseContext, type Env, type RunningServices, type ServiceModule } from "@payments/kit";
-import { addTestReceivingAccounts, createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf, testCustomer } from "@payments/testing";
+import { addTestReceivingAccounts, createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf, testCustomer, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
@@ -41,7 +41,7 @@ const payoutWithoutMoney: ServiceModule = {
 };
 
 test.before(async () => {
-  const common = { GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), ...nats };
+  const common = { GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), ...nats, ...TEST_OPERATOR_ENV };
   // SetSandbox asks the deposit service (started next) whether the merchant has deposits; the
   // merchant service reads DEPOSIT_SERVICE_URL when it first needs it.
   const merchantEnv: Env = { ...common, DATABASE_URL: database.url };
@@ -197,6 +197,7 @@ async function depositReplica(merchantUrl: string, extra: Env = {}): Promise<{ r
       GRPC_PORT: "0",
       LOG_LEVEL: "warn",
       ...nats,
+      ...TEST_OPERATOR_ENV,
       DATABASE_URL: deriveDatabaseUrl(database.url, "deposit"),
       MERCHANT_SERVICE_URL: merchantUrl,
       BANK_CATALOG_SERVICE_URL: merchantSide!.server.url,

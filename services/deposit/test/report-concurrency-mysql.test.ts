@@ -3,7 +3,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, TransferStatus, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { deriveDatabaseUrl, errorInfo, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, createServiceClient, createTestDatabase, deleteTestStream, jetStreamTestEnv } from "@payments/testing";
+import { addTestReceivingAccounts, createServiceClient, createTestDatabase, deleteTestStream, jetStreamTestEnv, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import type { DepositContext } from "../src/context.js";
 import { depositModule } from "../src/index.js";
@@ -26,7 +26,7 @@ let bankId: string;
 let iban: string;
 
 test.before(async () => {
-  const common = { GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), DATABASE_POOL_MAX: "20", ...nats };
+  const common = { GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "cd".repeat(32), DATABASE_POOL_MAX: "20", ...nats, ...TEST_OPERATOR_ENV };
   running = await startInProcess(["merchant", "bank-catalog", depositModule], { env: { ...common, DATABASE_URL: database.url } });
   replica = await startServices([depositModule], {
     mode: "split",

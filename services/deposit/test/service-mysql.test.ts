@@ -5,7 +5,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { CreateDepositRequestSchema, type CreateDepositRequest, DepositService, DepositStatus, DepositStatusChangedSchema, TransferStatus, type DepositStatusChanged } from "@payments/contracts/deposit";
 import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant";
 import { deriveDatabaseUrl, errorInfo, startServices, type RunningServices, type Subscription } from "@payments/kit";
-import { addTestReceivingAccounts, createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
+import { addTestReceivingAccounts, createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import type { DepositContext } from "../src/context.js";
 import { expireDueDeposits } from "../src/expiry.js";
@@ -29,7 +29,7 @@ const published: DepositStatusChanged[] = [];
 const publishedIds: string[] = [];
 
 test.before(async () => {
-  const common = { GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY, DEPOSIT_EXPIRY_INTERVAL: "100ms", ...nats };
+  const common = { GRPC_PORT: "0", LOG_LEVEL: "warn", MASTER_KEY, DEPOSIT_EXPIRY_INTERVAL: "100ms", ...nats, ...TEST_OPERATOR_ENV };
   running = await startInProcess(["merchant", "bank-catalog", depositModule], { clock, env: { ...common, DATABASE_URL: database.url } });
   replica = await startServices([depositModule], {
     mode: "split",
