@@ -202,7 +202,8 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
       const watching = await observer.watch([DEPOSIT_COMPLETED_TOPIC], async (m) => void seenOnStream.set(m.msgId, Date.now()));
       const scenario = (ids: string[], seconds: number) =>
         runCallbackScenario({
-          deposits: product!.clients.deposits,
+          // Confirming is an operator's decision: signed, and audited, as the product does it now.
+          deposits: product!.clients.operatorDeposits,
           receiver: receiver!,
           pendingDepositIds: ids,
           rate: options.callbackRate,

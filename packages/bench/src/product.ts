@@ -2,12 +2,12 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Client } from "@connectrpc/connect";
+import type { Client, Interceptor } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createServiceClient } from "@payments/kit";
+import { createAssertionSigner, createServiceClient, generateAssertionKeyPair, loadAssertionPrivateKey, operatorAssertionInterceptor, type TransportOptions } from "@payments/kit";
 import { freePort } from "@payments/testing";
 import type { Merchant } from "./load.js";
 import { rssKib } from "./proc-stats.js";
@@ -30,10 +30,17 @@ export interface RunningProduct {
   stream: { NATS_URL: string; NATS_STREAM: string; NATS_SUBJECT_PREFIX: string };
   processes: ProductProcess[];
   pids: number[];
+  /**
+   * Clients of the internal services. The merchant, catalog and payout ones, and
+   * operatorDeposits, act as the bench's operator (a signed admin assertion on every call);
+   * `deposits` calls as the gateway and the bank integrations do, without one, so the deposits
+   * and bank reports the scenarios make cost what theirs cost.
+   */
   clients: {
     merchants: Client<typeof MerchantService>;
     bankCatalog: Client<typeof BankCatalogService>;
     deposits: Client<typeof DepositService>;
+    operatorDeposits: Client<typeof DepositService>;
     payouts: Client<typeof PayoutService>;
   };
   /** SIGTERM every process (gateway first) and wait; the exit of each, for the report. */
@@ -42,11 +49,35 @@ export interface RunningProduct {
 
 const READY = /"msg":"ready/;
 
+/**
+ * The bench's operator: a key pair of the run's own, whose public half the product's services
+ * verify (OPERATOR_ASSERTION_PUBLIC_KEY), and an interceptor signing every call as an admin
+ * service account. The run's merchants are sandbox ones, so nothing it does waits for a second
+ * operator.
+ */
+export function benchOperator(): { env: { OPERATOR_ASSERTION_PUBLIC_KEY: string }; interceptor: Interceptor } {
+  const { privateKeyPem, publicKeyPem } = generateAssertionKeyPair();
+  // A service account's assertion may live an hour: signed once per service, not per call.
+  const signer = createAssertionSigner(loadAssertionPrivateKey(privateKeyPem), { subject: "bench@localhost", name: "pnpm bench", role: "admin", kind: "service" }, { ttlSeconds: 3600 });
+  return { env: { OPERATOR_ASSERTION_PUBLIC_KEY: publicKeyPem }, interceptor: operatorAssertionInterceptor(signer) };
+}
+
+function productClients(url: (service: "merchant" | "bank-catalog" | "deposit" | "payout") => string, transport: TransportOptions, operator: Interceptor): RunningProduct["clients"] {
+  const signed = { ...transport, interceptors: [operator] };
+  return {
+    merchants: createServiceClient(MerchantService, url("merchant"), signed),
+    bankCatalog: createServiceClient(BankCatalogService, url("bank-catalog"), signed),
+    deposits: createServiceClient(DepositService, url("deposit"), transport),
+    operatorDeposits: createServiceClient(DepositService, url("deposit"), signed),
+    payouts: createServiceClient(PayoutService, url("payout"), signed),
+  };
+}
+
 function cleanEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   // Settings of the caller's own shell must not leak into the product under test.
   for (const name of Object.keys(env)) {
-    if (/^(DATABASE_URL|NATS_|GRPC_|INTERNAL_|MERCHANT_SERVICE|BANK_CATALOG_SERVICE|DEPOSIT_SERVICE|PAYOUT_SERVICE|CALLBACK_|PUBLIC_BASE_URL|PORT$|HOST$|MASTER_KEY|LOG_LEVEL|NODE_OPTIONS)/.test(name)) delete env[name];
+    if (/^(DATABASE_URL|NATS_|GRPC_|INTERNAL_|MERCHANT_SERVICE|BANK_CATALOG_SERVICE|DEPOSIT_SERVICE|PAYOUT_SERVICE|CALLBACK_|PUBLIC_BASE_URL|PORT$|HOST$|MASTER_KEY|LOG_LEVEL|NODE_OPTIONS|OPERATOR_ASSERTION_|PAYMENTS_OPERATOR)/.test(name)) delete env[name];
   }
   return env;
 }
@@ -87,8 +118,10 @@ export async function startAllInOne(resources: ScratchResources, options: { prof
   const [port, grpcPort] = [await freePort(), await freePort()];
   const dataDir = mkdtempSync(join(tmpdir(), "bench-aio-"));
   const stream = resources.stream("aio");
+  const operator = benchOperator();
   const env: NodeJS.ProcessEnv = {
     ...cleanEnv(),
+    ...operator.env,
     DATABASE_URL: resources.database("aio"),
     ...stream,
     PORT: String(port),
@@ -120,12 +153,7 @@ export async function startAllInOne(resources: ScratchResources, options: { prof
     stream,
     processes,
     pids: [server.pid],
-    clients: {
-      merchants: createServiceClient(MerchantService, grpcUrl),
-      bankCatalog: createServiceClient(BankCatalogService, grpcUrl),
-      deposits: createServiceClient(DepositService, grpcUrl),
-      payouts: createServiceClient(PayoutService, grpcUrl),
-    },
+    clients: productClients(() => grpcUrl, {}, operator.interceptor),
     async stop() {
       const exits = await stopAll(processes);
       rmSync(dataDir, { recursive: true, force: true });
@@ -150,7 +178,8 @@ export async function startSplit(resources: ScratchResources, options: { profile
   const url = (name: ServiceName) => `http://127.0.0.1:${ports[name]}`;
   const dataDir = mkdtempSync(join(tmpdir(), "bench-split-"));
   const stream = resources.stream("split");
-  const common: NodeJS.ProcessEnv = { ...cleanEnv(), ...stream, INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn", GRPC_HOST: "127.0.0.1", DATA_DIR: dataDir };
+  const operator = benchOperator();
+  const common: NodeJS.ProcessEnv = { ...cleanEnv(), ...operator.env, ...stream, INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn", GRPC_HOST: "127.0.0.1", DATA_DIR: dataDir };
   const urls = {
     MERCHANT_SERVICE_URL: url("merchant"),
     BANK_CATALOG_SERVICE_URL: url("bank-catalog"),
@@ -192,12 +221,7 @@ export async function startSplit(resources: ScratchResources, options: { profile
     stream,
     processes,
     pids: processes.map((p) => p.server.pid),
-    clients: {
-      merchants: createServiceClient(MerchantService, url("merchant"), transport),
-      bankCatalog: createServiceClient(BankCatalogService, url("bank-catalog"), transport),
-      deposits: createServiceClient(DepositService, url("deposit"), transport),
-      payouts: createServiceClient(PayoutService, url("payout"), transport),
-    },
+    clients: productClients(url, transport, operator.interceptor),
     async stop() {
       const exits = await stopAll(processes);
       rmSync(dataDir, { recursive: true, force: true });

@@ -6,8 +6,8 @@ import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createServiceClient } from "@payments/kit";
-import { freePort, startMariadbServer, startNatsServer, type OwnMariadbServer, type OwnNatsServer } from "@payments/testing";
+import { generateAssertionKeyPair, type OperatorIdentity } from "@payments/kit";
+import { createServiceClient, freePort, startMariadbServer, startNatsServer, type OwnMariadbServer, type OwnNatsServer } from "@payments/testing";
 import { Balancer } from "./balancer.js";
 import { compiledEntry, Replica, repoRoot } from "./processes.js";
 
@@ -28,10 +28,16 @@ export const RUN_SETTINGS = {
   callbackRetrySchedule: ["1s", "2s", "3s", ...Array<string>(60).fill("5s")].join(","),
 } as const;
 
+/** Who the run acts as on the internal services (an admin service account), and the second operator who approves what needs one. */
+export const CHAOS_OPERATOR: OperatorIdentity = { subject: "chaos-operator@localhost", name: "chaos run", role: "admin", kind: "service" };
+export const CHAOS_APPROVER: OperatorIdentity = { subject: "chaos-approver@localhost", name: "chaos run's second operator", role: "admin", kind: "service" };
+
 export interface Deployment {
   mariadb: OwnMariadbServer;
   nats: OwnNatsServer;
   token: string;
+  /** The run's own operator key (PKCS#8 PEM): its services verify assertions against its public half; the CLI the run starts signs with it. */
+  operatorKey: string;
   replicas: Record<Component, Replica[]>;
   balancers: Record<Component, Balancer>;
   gatewayUrl: string;
@@ -58,6 +64,12 @@ export interface Deployment {
 export async function startDeployment(options: { logDir: string; bankUrl: string; log: (msg: string) => void }): Promise<Deployment> {
   const [mariadb, nats] = await Promise.all([startMariadbServer(), startNatsServer()]);
   const token = randomBytes(24).toString("hex");
+  // The run's own operator key pair: the services verify with the public half.
+  const operatorKeys = generateAssertionKeyPair();
+  // Clients act as CHAOS_OPERATOR; what the services keep for a second operator (the live
+  // receiving accounts, a live merchant's funding) CHAOS_APPROVER approves through the
+  // service's ApprovalService, and the call answers what the approved run answered.
+  const operatorCalls = { token, signingKey: operatorKeys.privateKeyPem, operator: CHAOS_OPERATOR, approver: CHAOS_APPROVER };
   const ports = {} as Record<Component, number[]>;
   const lbPorts = {} as Record<Component, number>;
   for (const name of COMPONENTS) {
@@ -82,6 +94,7 @@ export async function startDeployment(options: { logDir: string; bankUrl: string
     NATS_STREAM: "CHAOS",
     NATS_SUBJECT_PREFIX: "chaos",
     INTERNAL_API_TOKEN: token,
+    OPERATOR_ASSERTION_PUBLIC_KEY: operatorKeys.publicKeyPem,
     LOG_LEVEL: "warn",
     NODE_ENV: "production",
   };
@@ -140,12 +153,13 @@ export async function startDeployment(options: { logDir: string; bankUrl: string
     gatewayUrl,
     serviceUrl,
     databaseUrl,
+    operatorKey: operatorKeys.privateKeyPem,
     clients: {
-      merchants: createServiceClient(MerchantService, serviceUrl("merchant"), { token }),
-      bankCatalog: createServiceClient(BankCatalogService, serviceUrl("bank-catalog"), { token }),
-      deposits: createServiceClient(DepositService, serviceUrl("deposit"), { token }),
-      payouts: createServiceClient(PayoutService, serviceUrl("payout"), { token }),
-      callbacks: createServiceClient(CallbackService, serviceUrl("callback-sender"), { token }),
+      merchants: createServiceClient(MerchantService, serviceUrl("merchant"), operatorCalls),
+      bankCatalog: createServiceClient(BankCatalogService, serviceUrl("bank-catalog"), operatorCalls),
+      deposits: createServiceClient(DepositService, serviceUrl("deposit"), operatorCalls),
+      payouts: createServiceClient(PayoutService, serviceUrl("payout"), operatorCalls),
+      callbacks: createServiceClient(CallbackService, serviceUrl("callback-sender"), operatorCalls),
     },
     allReplicas,
     async stop() {

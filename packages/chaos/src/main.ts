@@ -67,7 +67,8 @@ async function createShops(deployment: Deployment, receiver: MerchantReceiver, s
     const merchantId = created.merchant!.id;
     secrets.set(shop, created.apiSecret);
     await merchants.setRateLimit({ merchantId, requestsPerSecond: 0 });
-    // Enough for every withdrawal of a long run: INSUFFICIENT_BALANCE is no part of the load.
+    // Enough for every withdrawal of a long run: INSUFFICIENT_BALANCE is no part of the load. A
+    // live merchant's is live money moved by hand: the run's second operator approves it.
     await payouts.adjustBalance({ merchantId, amount: 100_000_000_000n, reason: "chaos funding" });
     shops.push({ shop, merchantId, apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret, sandbox });
   }
