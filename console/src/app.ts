@@ -12,6 +12,7 @@ import { errorHandler } from "./middleware/error-handler.js";
 import { language } from "./middleware/language.js";
 import { metricsEndpoint } from "./middleware/metrics-endpoint.js";
 import { readBody } from "./middleware/read-body.js";
+import { readMultipart } from "./middleware/read-multipart.js";
 import { requireOperator } from "./middleware/require-operator.js";
 import { securityHeaders } from "./middleware/security-headers.js";
 import { homePages } from "./pages/home/index.js";
@@ -23,6 +24,12 @@ import { statementPages } from "./pages/statements/index.js";
 import { approvalPages } from "./pages/approvals/index.js";
 import { auditPages } from "./pages/audit/index.js";
 import { reconciliationPages } from "./pages/reconciliation/index.js";
+import { depositPages } from "./pages/deposits/index.js";
+import { withdrawalPages } from "./pages/withdrawals/index.js";
+import { eventPages } from "./pages/events/index.js";
+import { merchantPages } from "./pages/merchants/index.js";
+import { accountPages } from "./pages/accounts/index.js";
+import { bankPages } from "./pages/banks/index.js";
 import type { ConsoleRoute } from "./route.js";
 import type { ConsoleState, RouteHandler } from "./state.js";
 
@@ -33,7 +40,7 @@ export interface CreateAppOptions {
 
 /** The built-in areas; a new area adds its `pages/<area>/index.ts` factory here. */
 function builtInRoutes(deps: ConsoleContext): ConsoleRoute[] {
-  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(deps), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...cliRoutes(deps), ...operatorRoutes(deps)];
+  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(deps), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...depositPages(deps), ...withdrawalPages(deps), ...eventPages(deps), ...merchantPages(deps), ...accountPages(deps), ...bankPages(deps), ...cliRoutes(deps), ...operatorRoutes(deps)];
 }
 
 /** The Koa app: every route, and the one place the order of middleware is set. */
@@ -44,6 +51,8 @@ export function createApp(deps: ConsoleContext, options: CreateAppOptions = {}):
   const publicCsrf = preSessionCsrf({ secure: deps.secureCookies });
   const cli = cliAuth(deps);
   const admin = adminAuth(deps);
+  const multipart = readMultipart({ limit: deps.config.CONSOLE_UPLOAD_LIMIT });
+  const uploadPaths = new Set(routes.filter((r) => r.upload && r.method === "POST" && r.access === "operator").map((r) => r.path));
 
   /** The checks in front of a route's handler, by who may reach it (route.ts). */
   const chain = (route: ConsoleRoute): RouteHandler[] => {
@@ -52,7 +61,7 @@ export function createApp(deps: ConsoleContext, options: CreateAppOptions = {}):
         return [session, publicCsrf];
       case "operator":
       case "enrolling":
-        return [session, requireOperator(deps, { enrolling: route.access === "enrolling", minRole: route.minRole }), pageCsrf];
+        return [session, requireOperator(deps, { enrolling: route.access === "enrolling", minRole: route.minRole }), ...(route.upload ? [multipart] : []), pageCsrf];
       case "api":
         return [];
       case "cli":
@@ -81,7 +90,7 @@ export function createApp(deps: ConsoleContext, options: CreateAppOptions = {}):
   app.use(metricsEndpoint({ metrics: deps.metrics, token: deps.config.METRICS_TOKEN }));
   app.use(clientIp({ trustedProxies: deps.config.TRUSTED_PROXIES }));
   app.use(language({ secure: deps.secureCookies }));
-  app.use(readBody({ limit: deps.config.BODY_LIMIT }));
+  app.use(readBody({ limit: deps.config.BODY_LIMIT, uploadPaths }));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -36,6 +36,8 @@ dl.facts dd { margin: 0; }
 a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible { outline: 3px solid #f79009; outline-offset: 2px; }
 .card { background: #fff; border: 1px solid #d0d5dd; border-radius: 6px; padding: 1.5rem; }
 label { display: block; font-weight: 600; margin-top: 1rem; }
+label.inline-label { display: inline; margin-top: 0; }
+input[type="checkbox"] { width: auto; }
 input { font: inherit; padding: .5rem; width: 100%; max-width: 24rem; box-sizing: border-box; border: 1px solid #667085; border-radius: 4px; }
 input[aria-invalid="true"] { border-color: #b42318; }
 button { font: inherit; margin-top: 1.25rem; padding: .5rem 1.25rem; background: #1f3a5f; color: #fff; border: 0; border-radius: 4px; cursor: pointer; }
@@ -61,8 +63,14 @@ export interface PageOptions {
 /** The areas of work, in the navigation of every signed-in page. */
 const AREAS: ReadonlyArray<{ path: string; key: TextKey }> = [
   { path: "/", key: "nav.home" },
+  { path: "/deposits", key: "nav.deposits" },
+  { path: "/withdrawals", key: "nav.withdrawals" },
   { path: "/transfers", key: "nav.transfers" },
   { path: "/statements", key: "nav.statements" },
+  { path: "/events", key: "nav.events" },
+  { path: "/merchants", key: "nav.merchants" },
+  { path: "/accounts", key: "nav.accounts" },
+  { path: "/banks", key: "nav.banks" },
   { path: "/approvals", key: "nav.approvals" },
   { path: "/audit", key: "nav.audit" },
   { path: "/reconciliation", key: "nav.reconciliation" },

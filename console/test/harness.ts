@@ -98,6 +98,13 @@ export class Browser {
     this.remember(res);
     return { status: res.status, location: res.headers.get("location"), html: await res.text() };
   }
+
+  /** A multipart/form-data post (a form with a file), as a browser sends one. */
+  async postMultipart(path: string, form: FormData): Promise<{ status: number; location: string | null; html: string }> {
+    const res = await fetch(`${this.c.url}${path}`, { method: "POST", redirect: "manual", headers: this.header(), body: form });
+    this.remember(res);
+    return { status: res.status, location: res.headers.get("location"), html: await res.text() };
+  }
 }
 
 /** The value of the hidden `_csrf` field of a page. */

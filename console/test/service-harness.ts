@@ -6,6 +6,8 @@ import type { Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
+import { PayoutService } from "@payments/contracts/payout";
+import { CallbackService } from "@payments/contracts/callback";
 import type { OperatorRole, RunningServices } from "@payments/kit";
 import { createServiceClient, TEST_OPERATOR_PRIVATE_KEY_PEM, type ManualClock } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
@@ -34,10 +36,12 @@ export interface Stack {
   deposits: Client<typeof DepositService>;
   merchants: Client<typeof MerchantService>;
   bankCatalog: Client<typeof BankCatalogService>;
+  payouts: Client<typeof PayoutService>;
+  callbacks: Client<typeof CallbackService>;
   stop(): Promise<void>;
 }
 
-export async function startStack(): Promise<Stack> {
+export async function startStack(options: { consoleEnv?: Record<string, string> } = {}): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), "console-pages-"));
   const services = await startInProcess(["merchant", "bank-catalog", "deposit", "payout", "callback-sender"], {
     env: { DATA_DIR: join(dir, "services"), LOG_LEVEL: "warn", MASTER_KEY: randomBytes(32).toString("hex"), PAYOUT_WORKER_INTERVAL: "50ms", SANDBOX_PAYOUT_DELAY: "10ms" },
@@ -45,7 +49,7 @@ export async function startStack(): Promise<Stack> {
   });
   const clock = liveClock();
   const running = await startConsole({
-    env: { DATA_DIR: join(dir, "console"), CONSOLE_PORT: "0", LOG_LEVEL: "silent" },
+    env: { DATA_DIR: join(dir, "console"), CONSOLE_PORT: "0", LOG_LEVEL: "silent", ...options.consoleEnv },
     clock,
     transport: services.localTransport,
     assertionPrivateKey: TEST_OPERATOR_PRIVATE_KEY_PEM,
@@ -59,6 +63,8 @@ export async function startStack(): Promise<Stack> {
     deposits: createServiceClient(DepositService, url),
     merchants: createServiceClient(MerchantService, url),
     bankCatalog: createServiceClient(BankCatalogService, url),
+    payouts: createServiceClient(PayoutService, url),
+    callbacks: createServiceClient(CallbackService, url),
     async stop() {
       await running.stop();
       await services.stop();

@@ -144,3 +144,50 @@ export function cursorParam(value: unknown): string {
 export function queryText(value: unknown, max = 200): string {
   return typeof value === "string" ? value.trim().slice(0, max) : "";
 }
+
+/** The ids services hand out (`dep_…`, `wdr_…`, `trf_…`, merchant ids): their alphabet only. */
+export const ID_PATTERN = /^[A-Za-z0-9_-]{1,80}$/;
+
+/** A day (YYYY-MM-DD) in Türkiye's time (UTC+3 all year) at its start. */
+export function dayStart(value: string): Date | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return undefined;
+  const date = new Date(`${value}T00:00:00+03:00`);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+/** The start of the day after `value`: a "to" day is taken whole. */
+export function dayAfter(value: string): Date | undefined {
+  const start = dayStart(value);
+  return start ? new Date(start.getTime() + 86_400_000) : undefined;
+}
+
+/**
+ * An amount an operator typed in the currency's main unit ("1234.50", "1234,5", "1.234,50" is
+ * refused: one separator only) as the smallest unit, exactly; undefined when it is not one.
+ */
+export function minorUnits(text: string, digits = 2): bigint | undefined {
+  const match = /^(\d{1,15})(?:[.,](\d+))?$/.exec(text.trim());
+  if (!match) return undefined;
+  const fraction = match[2] ?? "";
+  if (fraction.length > digits) return undefined;
+  return BigInt(match[1] ?? "0") * 10n ** BigInt(digits) + BigInt(fraction.padEnd(digits, "0") || "0");
+}
+
+/** A path with its query (empty values left out). */
+export function linkTo(path: string, params: Record<string, string | undefined>): string {
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v) query.set(k, v);
+  const text = query.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+/** First page and next page links of a list paged by a service's cursor, keeping its filters. */
+export function pager(who: SignedIn, path: string, filters: Record<string, string | undefined>, cursor: string, next: string): SafeHtml {
+  return html`<nav aria-label="${who.t("pager.label")}"><ul>${cursor ? html`<li><a href="${linkTo(path, filters)}">${who.t("pager.first")}</a></li>` : null}${next ? html`<li><a href="${linkTo(path, { ...filters, cursor: next })}" rel="next">${who.t("pager.next")}</a></li>` : null}</ul></nav>`;
+}
+
+/** After a change: a redirect (303) to the page that shows it, so a reload does not repeat it. */
+export function seeOther(ctx: ConsoleContextKoa, location: string): void {
+  ctx.status = 303;
+  ctx.redirect(location);
+}

@@ -63,11 +63,11 @@ async function queues(who: SignedIn): Promise<Queue[]> {
       const page = await deposits().listUnmatchedTransfers({ includeReview: false, limit: QUEUE_READ });
       return { stamps: page.transfers.map((t) => t.reportedAt), more: page.nextCursor !== "" };
     }),
-    queue(who, "home.queue.withdrawals", undefined, async () => {
+    queue(who, "home.queue.withdrawals", "/withdrawals/awaiting", async () => {
       const page = await who.client(PayoutService).listWithdrawals({ allMerchants: true, awaitingOperator: true, limit: 100 });
       return { stamps: page.withdrawals.map((w) => w.createdAt), more: page.nextCursor !== "" };
     }),
-    queue(who, "home.queue.callbacks", undefined, async () => {
+    queue(who, "home.queue.callbacks", "/events?delivery=failed", async () => {
       const page = await who.client(CallbackService).listEvents({ allMerchants: true, deliveryStatus: DeliveryStatus.FAILED, limit: 100 });
       return { stamps: page.events.map((e) => e.createdAt), more: page.nextCursor !== "" };
     }),
@@ -169,10 +169,12 @@ export function homePages(deps: ConsoleContext): ConsoleRoute[] {
 <td class="num">${q.failed ? html`<span class="bad">${q.failed}</span>` : `${q.count ?? 0}${q.more ? "+" : ""}`}</td>
 <td>${q.oldest ? ageOf(q.oldest, now, who.t) : "—"}</td></tr>`,
         );
-        const daySection = (titleKey: TextKey, chartKey: TextKey, id: string, day: typeof depositDay) => {
+        const today = new Date(todayStart(now).getTime() + 3 * 3600_000).toISOString().slice(0, 10);
+        const daySection = (titleKey: TextKey, chartKey: TextKey, id: string, day: typeof depositDay, listPath: string, listKey: TextKey) => {
           if ("message" in day) return html`<h2>${who.t(titleKey)}</h2><p class="bad">${day.message}</p>`;
           const days = summarise(day.items);
-          return html`<h2>${who.t(titleKey)}</h2>${dayTable(who, who.t(titleKey), days, day.complete)}${volumeChart(who, id, who.t(chartKey), days)}`;
+          const all = html`<p><a href="${`${listPath}?from=${today}`}">${who.t(listKey)}</a></p>`;
+          return html`<h2>${who.t(titleKey)}</h2>${dayTable(who, who.t(titleKey), days, day.complete)}${volumeChart(who, id, who.t(chartKey), days)}${all}`;
         };
         workPage(ctx, who, {
           title: who.t("home.title"),
@@ -180,8 +182,8 @@ export function homePages(deps: ConsoleContext): ConsoleRoute[] {
 <table><caption>${who.t("home.queues")}</caption>
 <thead><tr><th scope="col">${who.t("home.queue")}</th><th scope="col" class="num">${who.t("home.count")}</th><th scope="col">${who.t("home.oldest")}</th></tr></thead>
 <tbody>${queueRows}</tbody></table>
-${daySection("home.deposits", "home.depositChart", "deposit-chart", depositDay)}
-${daySection("home.withdrawals", "home.withdrawalChart", "withdrawal-chart", withdrawalDay)}
+${daySection("home.deposits", "home.depositChart", "deposit-chart", depositDay, "/deposits", "home.allDeposits")}
+${daySection("home.withdrawals", "home.withdrawalChart", "withdrawal-chart", withdrawalDay, "/withdrawals", "home.allWithdrawals")}
 <p><a href="/reconciliation">${who.t("home.reconcile")}</a></p>`,
         });
       },

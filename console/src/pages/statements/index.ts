@@ -14,24 +14,21 @@ const FORMATS = [
 ] as const;
 
 /**
- * With JavaScript, a chosen file is read into the text area (the body of a form post: the
- * console reads forms, not multipart) and its format guessed; without it, the statement's text
- * is pasted. A constant: no request data in it.
+ * The file goes up as it is (multipart/form-data, up to CONSOLE_UPLOAD_LIMIT); the text area
+ * is the way to paste a statement instead. With JavaScript, a chosen file's name is put in the
+ * file-name field and its format guessed from its start. A constant: no request data in it.
  */
 const FILE_SCRIPT = trusted(`
 (function () {
   var input = document.getElementById("statement-file");
-  var area = document.getElementById("field-content");
   var name = document.getElementById("field-fileName");
   var format = document.getElementById("field-format");
-  if (!input || !area) return;
-  input.closest("[hidden]") && input.closest("[hidden]").removeAttribute("hidden");
+  if (!input) return;
   input.addEventListener("change", function () {
     var file = input.files && input.files[0];
     if (!file) return;
-    file.text().then(function (text) {
-      area.value = text;
-      if (name) name.value = file.name;
+    if (name && !name.value) name.value = file.name;
+    file.slice(0, 4096).text().then(function (text) {
       if (format) format.value = /<Document[^>]*camt\\.054/.test(text) ? "camt054" : /<Document/.test(text) ? "camt053" : "mt940";
     });
   });
@@ -40,17 +37,17 @@ const FILE_SCRIPT = trusted(`
 
 function importForm(who: SignedIn, form: Record<string, string>, error?: string): SafeHtml {
   const chosen = form.format ?? "mt940";
-  return html`<form method="post" action="/statements" class="card">
+  return html`<form method="post" action="/statements" enctype="multipart/form-data" class="card">
 ${csrfField(who)}
-<div hidden><label for="statement-file">${who.t("statements.file")}</label>
-<p class="hint" id="statement-file-hint">${who.t("statements.fileHint")}</p>
-<input id="statement-file" type="file" accept=".sta,.mt940,.txt,.xml,.940" aria-describedby="statement-file-hint"></div>
+<label for="statement-file">${who.t("statements.fileUpload")}</label>
+<p class="hint" id="statement-file-hint">${who.t("statements.fileUploadHint")}</p>
+<input id="statement-file" name="file" type="file" accept=".sta,.mt940,.txt,.xml,.940" aria-describedby="${error ? "statement-file-hint field-content-error" : "statement-file-hint"}"${error ? html` aria-invalid="true"` : null}>
 <label for="field-format">${who.t("statements.format")}</label>
 <select id="field-format" name="format">${FORMATS.map((f) => html`<option value="${f.value}"${f.value === chosen ? html` selected` : null}>${f.label}</option>`)}</select>
 ${field({ name: "fileName", label: who.t("statements.fileName"), value: form.fileName ?? "", hint: who.t("statements.fileNameHint") })}
 <label for="field-content">${who.t("statements.content")}</label>
 <p class="hint" id="field-content-hint">${who.t("statements.contentHint")}</p>
-<textarea id="field-content" name="content" required aria-describedby="${error ? "field-content-hint field-content-error" : "field-content-hint"}"${error ? html` aria-invalid="true"` : null}>${form.content ?? ""}</textarea>
+<textarea id="field-content" name="content" aria-describedby="${error ? "field-content-hint field-content-error" : "field-content-hint"}"${error ? html` aria-invalid="true"` : null}>${form.content ?? ""}</textarea>
 ${error ? html`<p class="error" id="field-content-error">${error}</p>` : null}
 <button type="submit">${who.t("statements.submit")}</button>
 </form>`;
@@ -84,19 +81,23 @@ export function statementPages(deps: ConsoleContext): ConsoleRoute[] {
       method: "POST",
       path: "/statements",
       access: "operator",
+      upload: true,
       handler: async (ctx) => {
         const who = signedIn(deps, ctx);
         const form = ctx.state.form ?? {};
-        const content = form.content ?? "";
+        // A file sent wins over pasted text; either is sent to the service as the bank's bytes.
+        const upload = ctx.state.upload;
+        const pasted = form.content ?? "";
         const format = FORMATS.some((f) => f.value === form.format) ? (form.format as string) : "mt940";
-        const fileName = (form.fileName ?? "").trim().slice(0, 200);
-        if (!content.trim()) return page(ctx, who, html`${alert(who.t("statements.empty"))}${importForm(who, form, who.t("statements.empty"))}`, 400);
+        const fileName = ((form.fileName ?? "").trim() || (upload?.fileName ?? "")).slice(0, 200);
+        if (!upload && !pasted.trim()) return page(ctx, who, html`${alert(who.t("statements.empty"))}${importForm(who, form, who.t("statements.empty"))}`, 400);
+        const content = upload ? new Uint8Array(upload.content) : new TextEncoder().encode(pasted);
         try {
-          const res = await who.client(DepositService).importStatement({ format, content: new TextEncoder().encode(content), fileName });
+          const res = await who.client(DepositService).importStatement({ format, content, fileName });
           page(ctx, who, html`${result(who, res, fileName)}<h2>${who.t("statements.another")}</h2>${importForm(who, {})}`);
         } catch (err) {
           const refusal = refusalOf(err, who.t);
-          page(ctx, who, html`${alert(refusal.message)}${importForm(who, form)}`, refusal.status);
+          page(ctx, who, html`${alert(refusal.message)}${importForm(who, { ...form, fileName })}`, refusal.status);
         }
       },
     },

@@ -1,0 +1,263 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { DepositService, DepositStatus, type Deposit, type IncomingTransfer } from "@payments/contracts/deposit";
+import { DEPOSIT_STATUSES, depositStatusToProto, isDepositStatusName } from "@payments/contracts/statuses";
+import { roleAtLeast } from "@payments/kit";
+import type { ConsoleContext } from "../../context.js";
+import { html, type SafeHtml } from "../../html.js";
+import type { TextKey } from "../../i18n.js";
+import { alert, field, notice } from "../../layout.js";
+import type { ConsoleRoute } from "../../route.js";
+import type { ConsoleContextKoa } from "../../state.js";
+import { cursorParam, dayAfter, dayStart, ID_PATTERN, minorUnits, money, pager, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, csrfField } from "../operator-call.js";
+import { auditEntries, auditOf, callbacksSection, eventEntries, eventsOf, timelineSection, type TimelineEntry } from "../transaction-history.js";
+import { statusText as transferStatusText, waitingForApproval } from "../transfers/index.js";
+
+const PAGE_SIZE = 50;
+
+const STATUS_KEYS: Record<DepositStatus, TextKey> = {
+  [DepositStatus.UNSPECIFIED]: "deposit.status.unknown",
+  [DepositStatus.PENDING]: "deposit.status.pending",
+  [DepositStatus.COMPLETED]: "deposit.status.completed",
+  [DepositStatus.FAILED]: "deposit.status.failed",
+  [DepositStatus.EXPIRED]: "deposit.status.expired",
+  [DepositStatus.CANCELLED]: "deposit.status.cancelled",
+};
+
+const ACTIONS = ["confirm", "reject"] as const;
+type Action = (typeof ACTIONS)[number];
+const isAction = (v: unknown): v is Action => typeof v === "string" && (ACTIONS as readonly string[]).includes(v);
+
+export function depositStatusText(who: SignedIn, status: DepositStatus): string {
+  return who.t(STATUS_KEYS[status]);
+}
+
+interface Filters {
+  q: string;
+  merchant: string;
+  status: string;
+  from: string;
+  to: string;
+}
+
+function filtersOf(ctx: ConsoleContextKoa): Filters {
+  return { q: queryText(ctx.query.q, 100), merchant: queryText(ctx.query.merchant, 80), status: queryText(ctx.query.status, 20), from: queryText(ctx.query.from, 10), to: queryText(ctx.query.to, 10) };
+}
+
+/** The filter form: the fields ListDeposits offers, and a search by id or process id. */
+export function filterForm(who: SignedIn, path: string, f: Filters, statuses: readonly string[], statusLabel: (s: string) => string, invalid: Set<string>): SafeHtml {
+  const bad = (name: string) => (invalid.has(name) ? who.t("list.badDay") : undefined);
+  return html`<form method="get" action="${path}" class="filters" role="search" aria-label="${who.t("list.search")}">
+<div>${field({ name: "q", label: who.t("list.q"), type: "search", value: f.q, hint: who.t("list.qHint") })}</div>
+<div>${field({ name: "merchant", label: who.t("list.merchant"), type: "search", value: f.merchant, hint: who.t("list.merchantHint") })}</div>
+<div><label for="field-status">${who.t("list.status")}</label>
+<select id="field-status" name="status"><option value="">${who.t("list.anyStatus")}</option>${statuses.map((s) => html`<option value="${s}"${s === f.status ? html` selected` : null}>${statusLabel(s)}</option>`)}</select></div>
+<div>${field({ name: "from", label: who.t("list.from"), type: "date", value: f.from, error: bad("from") })}</div>
+<div>${field({ name: "to", label: who.t("list.to"), type: "date", value: f.to, error: bad("to") })}</div>
+<div><button type="submit">${who.t("list.searchButton")}</button></div>
+</form>`;
+}
+
+function table(who: SignedIn, deposits: Deposit[]): SafeHtml {
+  if (deposits.length === 0) return html`<p>${who.t("list.empty")}</p>`;
+  return html`<table><caption>${who.t("deposits.caption")}</caption>
+<thead><tr><th scope="col">${who.t("deposit.id")}</th><th scope="col">${who.t("list.merchant")}</th><th scope="col">${who.t("deposit.processId")}</th><th scope="col">${who.t("list.created")}</th><th scope="col">${who.t("list.status")}</th><th scope="col" class="num">${who.t("transfer.amount")}</th><th scope="col">${who.t("deposit.customer")}</th><th scope="col">${who.t("deposit.kind")}</th></tr></thead>
+<tbody>${deposits.map(
+    (d) => html`<tr><td><a href="${`/deposits/${d.id}`}">${d.id}</a></td><td>${d.merchantId}</td><td>${d.processId}</td><td>${timeOf(d.createdAt, who.lang)}</td><td>${depositStatusText(who, d.status)}</td><td class="num">${money(d.amount, d.currency)}</td><td>${d.customer?.name || "—"}</td><td>${d.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</td></tr>`,
+  )}</tbody></table>`;
+}
+
+async function findOne(who: SignedIn, f: Filters): Promise<Deposit[] | Refusal> {
+  const deposits = who.client(DepositService);
+  try {
+    return [(await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: f.q } })).deposit!];
+  } catch (err) {
+    const refusal = refusalOf(err, who.t);
+    if (refusal.status !== 404 && refusal.status !== 400) return refusal;
+  }
+  if (!f.merchant) return [];
+  try {
+    return [(await deposits.getDeposit({ merchantId: f.merchant, key: { case: "processId", value: f.q } })).deposit!];
+  } catch (err) {
+    const refusal = refusalOf(err, who.t);
+    return refusal.status === 404 || refusal.status === 400 ? [] : refusal;
+  }
+}
+
+interface DetailState {
+  refusal?: Refusal | undefined;
+  action?: Action | undefined;
+  form?: Record<string, string> | undefined;
+}
+
+function actions(who: SignedIn, d: Deposit, state: DetailState): SafeHtml | null {
+  // Offered by role as a convenience only: the deposit service decides, and says no.
+  if (d.status !== DepositStatus.PENDING || !roleAtLeast(who.operator.role, "operator")) return null;
+  const mine = (a: Action) => state.action === a;
+  const err = (a: Action, ...names: string[]) => (mine(a) && state.refusal?.field && names.includes(state.refusal.field) ? state.refusal.message : undefined);
+  const value = (a: Action, name: string) => (mine(a) ? (state.form?.[name] ?? "") : "");
+  return html`<h2>${who.t("deposit.decide")}</h2><div class="actions">
+<form method="post" action="${`/deposits/${d.id}/confirm`}" class="card" aria-labelledby="h-confirm">
+<h3 id="h-confirm">${who.t("deposit.confirm")}</h3>${csrfField(who)}
+${field({ id: "confirm-amount", name: "amount", label: who.t("deposit.confirmAmount"), value: value("confirm", "amount"), hint: who.t("deposit.confirmAmountHint", { amount: money(d.requestedAmount, d.currency) }), error: err("confirm", "amount"), inputmode: "numeric" })}
+${field({ id: "confirm-transfer", name: "transferId", label: who.t("deposit.transferId"), value: value("confirm", "transferId"), hint: who.t("deposit.transferIdHint"), error: err("confirm", "transfer_id") })}
+<button type="submit">${who.t("deposit.confirm")}</button>
+</form>
+<form method="post" action="${`/deposits/${d.id}/reject`}" class="card" aria-labelledby="h-reject">
+<h3 id="h-reject">${who.t("deposit.reject")}</h3>${csrfField(who)}
+${field({ id: "reject-reason", name: "reason", label: who.t("transfer.decisionReason"), required: true, value: value("reject", "reason"), error: err("reject", "reason") })}
+<button type="submit">${who.t("deposit.reject")}</button>
+</form></div>`;
+}
+
+function transfersSection(who: SignedIn, transfers: IncomingTransfer[]): SafeHtml | null {
+  if (transfers.length === 0) return html`<h2>${who.t("deposit.paidBy")}</h2><p>${who.t("deposit.noTransfer")}</p>`;
+  return html`<h2>${who.t("deposit.paidBy")}</h2><table><caption>${who.t("deposit.paidByCaption")}</caption>
+<thead><tr><th scope="col">${who.t("transfer.id")}</th><th scope="col">${who.t("transfer.reportedAt")}</th><th scope="col">${who.t("transfer.status")}</th><th scope="col" class="num">${who.t("transfer.amount")}</th><th scope="col">${who.t("transfer.sender")}</th><th scope="col">${who.t("transfer.reference")}</th></tr></thead>
+<tbody>${transfers.map((tr) => html`<tr><td><a href="${`/transfers/${tr.id}`}">${tr.id}</a></td><td>${timeOf(tr.reportedAt, who.lang)}</td><td>${transferStatusText(who, tr.status)}</td><td class="num">${money(tr.amount, tr.currency)}</td><td>${tr.senderName || "—"}</td><td>${tr.reference || "—"}</td></tr>`)}</tbody></table>`;
+}
+
+/**
+ * Deposits: the list with ListDeposits' filters (one merchant or all, status, created from/to in
+ * Türkiye days) paged by the service's cursor, and a search by id (or process id with the
+ * merchant); one deposit with its timeline, the transfer that paid it and its callbacks; an
+ * operator's confirm or reject through the deposit service.
+ */
+export function depositPages(deps: ConsoleContext): ConsoleRoute[] {
+  const showDetail = async (ctx: ConsoleContextKoa, who: SignedIn, id: string, state: DetailState, banner: SafeHtml | null, status = 200) => {
+    const title = who.t("deposit.title", { id });
+    let deposit: Deposit | undefined;
+    try {
+      deposit = (await who.client(DepositService).getDeposit({ allMerchants: true, key: { case: "depositId", value: id } })).deposit;
+    } catch (err) {
+      const refusal = refusalOf(err, who.t);
+      return workPage(ctx, who, { title, body: html`${alert(refusal.message)}<p><a href="/deposits">${who.t("deposits.back")}</a></p>` }, refusal.status);
+    }
+    if (!deposit) return workPage(ctx, who, { title, body: alert(who.t("call.notFound", { detail: id })) ?? html`` }, 404);
+    const [events, audit] = await Promise.all([eventsOf(who, id), auditOf(who, "deposit", id)]);
+    // The deposit names no transfer: the ones operators tied to it are in the audit (trf_… targets).
+    const transferIds = Array.isArray(audit) ? [...new Set(audit.flatMap((r) => (r.outcome === "ok" ? r.targetIds.filter((t) => t.startsWith("trf_")) : [])))] : [];
+    const transfers = (
+      await Promise.all(transferIds.map((transferId) => who.client(DepositService).getTransfer({ transferId }).then((r) => r.transfer, () => undefined)))
+    ).filter((t): t is IncomingTransfer => t !== undefined && t.depositId === id);
+    const entries: TimelineEntry[] = [{ at: deposit.createdAt, what: who.t("history.created"), detail: money(deposit.requestedAmount, deposit.currency) }, ...eventEntries(who, events), ...auditEntries(audit)];
+    for (const tr of transfers) entries.push({ at: tr.reportedAt, what: who.t("history.transferReported", { id: tr.id }), detail: money(tr.amount, tr.currency) });
+    if (deposit.completedAt && (!Array.isArray(events) || events.length === 0)) entries.push({ at: deposit.completedAt, what: depositStatusText(who, deposit.status) });
+    const d = deposit;
+    const generalError = state.refusal && !state.refusal.approvalId ? alert(state.refusal.message) : null;
+    workPage(
+      ctx,
+      who,
+      {
+        title,
+        body: html`${banner}${generalError}<p><a href="/deposits">${who.t("deposits.back")}</a></p>
+<dl class="facts card">
+<dt>${who.t("list.status")}</dt><dd>${depositStatusText(who, d.status)}${d.latePayment ? html` (${who.t("transfer.late")})` : null}</dd>
+<dt>${who.t("list.merchant")}</dt><dd><a href="${`/merchants/${d.merchantId}`}">${d.merchantId}</a></dd>
+<dt>${who.t("deposit.processId")}</dt><dd>${d.processId}</dd>
+<dt>${who.t("deposit.kind")}</dt><dd>${d.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</dd>
+<dt>${who.t("transfer.amount")}</dt><dd>${money(d.amount, d.currency)}</dd>
+<dt>${who.t("deposit.requested")}</dt><dd>${money(d.requestedAmount, d.currency)}</dd>
+<dt>${who.t("deposit.reference")}</dt><dd><code>${d.reference}</code></dd>
+<dt>${who.t("deposit.customer")}</dt><dd>${d.customer ? `${d.customer.name} (${d.customer.username || "—"}, ${d.customer.id || "—"})` : "—"}</dd>
+<dt>${who.t("transfer.receivingIban")}</dt><dd>${d.assignedAccount ? html`<code>${d.assignedAccount.iban}</code> · ${d.assignedAccount.bankName}` : "—"}</dd>
+<dt>${who.t("transfer.score")}</dt><dd>${d.matchBy ? `${d.matchBy} ${d.matchScore.toFixed(2)} (${d.matchReasons.join(", ")})` : "—"}</dd>
+<dt>${who.t("deposit.failureReason")}</dt><dd>${d.failureReason || "—"}</dd>
+<dt>${who.t("list.created")}</dt><dd>${timeOf(d.createdAt, who.lang)}</dd>
+<dt>${who.t("deposit.expires")}</dt><dd>${timeOf(d.expiresAt, who.lang) ?? "—"}</dd>
+<dt>${who.t("deposit.final")}</dt><dd>${timeOf(d.completedAt, who.lang) ?? "—"}</dd>
+</dl>
+${actions(who, d, state)}
+${timelineSection(who, entries, Array.isArray(audit) ? undefined : audit)}
+${transfersSection(who, transfers)}
+${callbacksSection(who, events)}`,
+      },
+      status,
+    );
+  };
+
+  const act = (action: Action): ConsoleRoute => ({
+    method: "POST",
+    path: `/deposits/:id/${action}`,
+    access: "operator",
+    handler: async (ctx) => {
+      const who = signedIn(deps, ctx);
+      const id = ctx.params.id ?? "";
+      const form = ctx.state.form ?? {};
+      if (!ID_PATTERN.test(id)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+      const invalid = (field: string, key: TextKey) => showDetail(ctx, who, id, { action, form, refusal: { status: 400, message: who.t(key), reason: "VALIDATION_ERROR", field, approvalId: undefined } }, null, 400);
+      try {
+        if (action === "confirm") {
+          const amountText = (form.amount ?? "").trim();
+          const amount = amountText ? minorUnits(amountText) : undefined;
+          if (amountText && amount === undefined) return await invalid("amount", "deposit.badAmount");
+          const transferId = (form.transferId ?? "").trim();
+          if (transferId && !ID_PATTERN.test(transferId)) return await invalid("transfer_id", "deposit.badTransfer");
+          await who.client(DepositService).confirmDeposit({ depositId: id, ...(amount !== undefined ? { amount } : {}), transferId });
+        } else {
+          const reason = (form.reason ?? "").trim();
+          if (!reason) return await invalid("reason", "transfer.reasonRequired");
+          await who.client(DepositService).rejectDeposit({ depositId: id, reason });
+        }
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        if (refusal.approvalId) return seeOther(ctx, `/deposits/${id}?approval=${encodeURIComponent(refusal.approvalId)}`);
+        return showDetail(ctx, who, id, { action, form, refusal }, null, refusal.status);
+      }
+      seeOther(ctx, `/deposits/${id}?done=${action}`);
+    },
+  });
+
+  return [
+    {
+      method: "GET",
+      path: "/deposits",
+      access: "operator",
+      handler: async (ctx) => {
+        const who = signedIn(deps, ctx);
+        const f = filtersOf(ctx);
+        const cursor = cursorParam(ctx.query.cursor);
+        const from = f.from ? dayStart(f.from) : undefined;
+        const to = f.to ? dayAfter(f.to) : undefined;
+        const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : ""].filter(Boolean));
+        const form = filterForm(who, "/deposits", f, DEPOSIT_STATUSES, (s) => (isDepositStatusName(s) ? depositStatusText(who, depositStatusToProto(s)) : s), invalid);
+        const page = (body: SafeHtml, status = 200) => workPage(ctx, who, { title: who.t("deposits.title"), body: html`<p>${who.t("deposits.intro")}</p>${form}${body}` }, status);
+        if (invalid.size > 0) return page(html``, 400);
+        if (f.q) {
+          const found = await findOne(who, f);
+          if (!Array.isArray(found)) return page(alert(found.message) ?? html``, found.status);
+          return page(html`${found.length === 0 && !f.merchant ? html`<p class="hint">${who.t("list.processIdNeedsMerchant")}</p>` : null}${table(who, found)}`);
+        }
+        try {
+          const res = await who.client(DepositService).listDeposits({
+            ...(f.merchant ? { merchantId: f.merchant } : { allMerchants: true }),
+            status: isDepositStatusName(f.status) ? depositStatusToProto(f.status) : DepositStatus.UNSPECIFIED,
+            ...(from ? { createdFrom: timestampFromDate(from) } : {}),
+            ...(to ? { createdTo: timestampFromDate(to) } : {}),
+            limit: PAGE_SIZE,
+            cursor,
+          });
+          page(html`${table(who, res.deposits)}${pager(who, "/deposits", { ...f }, cursor, res.nextCursor)}`);
+        } catch (err) {
+          const refusal = refusalOf(err, who.t);
+          page(alert(refusal.message) ?? html``, refusal.status);
+        }
+      },
+    },
+    {
+      method: "GET",
+      path: "/deposits/:id",
+      access: "operator",
+      handler: async (ctx) => {
+        const who = signedIn(deps, ctx);
+        const id = ctx.params.id ?? "";
+        if (!ID_PATTERN.test(id)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+        const approval = cursorParam(ctx.query.approval);
+        const done = ctx.query.done;
+        const banner = approval ? waitingForApproval(who, "deposit", approval) : isAction(done) ? notice(who.t(done === "confirm" ? "deposit.done.confirm" : "deposit.done.reject")) : null;
+        await showDetail(ctx, who, id, {}, banner);
+      },
+    },
+    act("confirm"),
+    act("reject"),
+  ];
+}

@@ -1,0 +1,90 @@
+import test from "ava";
+import { DepositStatus } from "@payments/contracts/deposit";
+import { merchantDeposit, postFrom, signedInAs, startStack, type Stack } from "./service-harness.js";
+
+let stack: Stack;
+test.before(async () => {
+  stack = await startStack();
+});
+test.after.always(async () => {
+  await (stack as Stack | undefined)?.stop();
+});
+
+const statusOf = async (id: string) => (await stack.deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: id } })).deposit!.status;
+
+test.serial("a viewer sees the deposits listed and filtered, finds one by id and by process id, and its page with the timeline and no action", async (t) => {
+  const deposit = await merchantDeposit(stack, { sandbox: true });
+  const viewer = await signedInAs(stack.c, "viewer-dep@example.com", "viewer");
+  const list = await viewer.get("/deposits?lang=en");
+  t.is(list.status, 200);
+  t.true(list.html.includes(`href="/deposits/${deposit.id}"`));
+  t.regex(list.html, /<caption>Deposits, newest first<\/caption>/);
+
+  const filtered = await viewer.get(`/deposits?merchant=${deposit.merchantId}&status=completed&lang=en`);
+  t.false(filtered.html.includes(`href="/deposits/${deposit.id}"`), "a pending deposit is not among the completed ones");
+  const pending = await viewer.get(`/deposits?merchant=${deposit.merchantId}&status=pending&from=2020-01-01`);
+  t.true(pending.html.includes(`href="/deposits/${deposit.id}"`));
+  t.is((await viewer.get("/deposits?from=yesterday")).status, 400);
+
+  const byId = await viewer.get(`/deposits?q=${deposit.id}`);
+  t.true(byId.html.includes(`href="/deposits/${deposit.id}"`));
+  const byProcess = await viewer.get(`/deposits?q=${deposit.processId}&merchant=${deposit.merchantId}`);
+  t.true(byProcess.html.includes(`href="/deposits/${deposit.id}"`));
+
+  const detail = await viewer.get(`/deposits/${deposit.id}?lang=en`);
+  t.is(detail.status, 200);
+  t.true(detail.html.includes("Timeline"));
+  t.true(detail.html.includes("Callbacks to the merchant"));
+  t.false(detail.html.includes(`action="/deposits/${deposit.id}/confirm"`), "no action is offered to a viewer");
+  const tr = await viewer.get(`/deposits/${deposit.id}?lang=tr`);
+  t.true(tr.html.includes("Zaman çizelgesi"));
+  t.true(tr.html.includes("Bekliyor"));
+});
+
+test.serial("an operator confirms a deposit: 303 to its page, the deposit service has it completed and the timeline shows who did it", async (t) => {
+  const deposit = await merchantDeposit(stack, { sandbox: true });
+  const operator = await signedInAs(stack.c, "ops-dep@example.com", "operator");
+  const res = await postFrom(operator, `/deposits/${deposit.id}`, `/deposits/${deposit.id}/confirm`, { amount: "500", transferId: "" });
+  t.is(res.status, 303);
+  t.is(res.location, `/deposits/${deposit.id}?done=confirm`);
+  t.is(await statusOf(deposit.id), DepositStatus.COMPLETED);
+  const after = await operator.get(`${res.location!}&lang=en`);
+  t.true(after.html.includes("The deposit was confirmed."));
+  t.true(after.html.includes("ConfirmDeposit") && after.html.includes("ops-dep@example.com"), "the audit's line in the timeline");
+});
+
+test.serial("an operator rejects a deposit with a reason; without one the field says so and nothing changes", async (t) => {
+  const deposit = await merchantDeposit(stack, { sandbox: true });
+  const operator = await signedInAs(stack.c, "ops-rej@example.com", "operator");
+  const empty = await postFrom(operator, `/deposits/${deposit.id}?lang=en`, `/deposits/${deposit.id}/reject`, { reason: " " });
+  t.is(empty.status, 400);
+  t.true(empty.html.includes('aria-invalid="true"'));
+  t.is(await statusOf(deposit.id), DepositStatus.PENDING);
+  const res = await postFrom(operator, `/deposits/${deposit.id}`, `/deposits/${deposit.id}/reject`, { reason: "customer called: wrong amount" });
+  t.is(res.status, 303);
+  t.is(await statusOf(deposit.id), DepositStatus.FAILED);
+});
+
+test.serial("a viewer replaying a confirm gets the service's 403 and the deposit stays pending; a post without the CSRF token is refused", async (t) => {
+  const deposit = await merchantDeposit(stack, { sandbox: true });
+  const viewer = await signedInAs(stack.c, "viewer-dep-replay@example.com", "viewer");
+  const res = await postFrom(viewer, `/deposits/${deposit.id}?lang=en`, `/deposits/${deposit.id}/confirm`, { amount: "", transferId: "" });
+  t.is(res.status, 403);
+  t.regex(res.html, /role="alert">The service refused: your role may not do this/);
+  const operator = await signedInAs(stack.c, "ops-dep-csrf@example.com", "operator");
+  t.is((await operator.post(`/deposits/${deposit.id}/reject`, { reason: "no token" })).status, 403);
+  t.is(await statusOf(deposit.id), DepositStatus.PENDING);
+});
+
+test.serial("confirming a large live deposit waits for a second operator: the page links the approval and the deposit stays pending", async (t) => {
+  const deposit = await merchantDeposit(stack, { amount: 2_000_000n });
+  const operator = await signedInAs(stack.c, "ops-dep-live@example.com", "operator");
+  const res = await postFrom(operator, `/deposits/${deposit.id}`, `/deposits/${deposit.id}/confirm`, { amount: "", transferId: "" });
+  t.is(res.status, 303);
+  const approvalId = new URL(res.location!, stack.c.url).searchParams.get("approval");
+  t.truthy(approvalId);
+  const shown = await operator.get(`${res.location!}&lang=en`);
+  t.true(shown.html.includes("Waiting for a second operator"));
+  t.true(shown.html.includes(`href="/approvals/deposit/${approvalId}"`));
+  t.is(await statusOf(deposit.id), DepositStatus.PENDING);
+});
