@@ -57,6 +57,8 @@ export const consoleConfigSchema = z.object({
     message: "expected a comma-separated list of IPs or CIDRs (or loopback, linklocal, uniquelocal)",
   }),
   BODY_LIMIT: envVar.int(65536, 1),
+  /** A file upload's body limit (bytes): the statement import takes files up to this size. */
+  CONSOLE_UPLOAD_LIMIT: envVar.int(10 * 1024 * 1024, 1),
   // Where the services are, for the pages that call them (split mode). The all-in-one passes a transport.
   MERCHANT_SERVICE_URL: envVar.url(["http", "https"]).optional(),
   BANK_CATALOG_SERVICE_URL: envVar.url(["http", "https"]).optional(),

@@ -19,5 +19,11 @@ export interface ConsoleRoute {
   access: RouteAccess;
   /** For `operator` routes: the least role that may use it (viewer when not given). */
   minRole?: OperatorRole;
+  /**
+   * For `operator` POST routes at a fixed path: the route also takes multipart/form-data (a
+   * file), read after the session and role are checked, up to CONSOLE_UPLOAD_LIMIT; the CSRF
+   * token comes in the form's hidden field or the header as for any form.
+   */
+  upload?: boolean;
   handler: RouteHandler;
 }

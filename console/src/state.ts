@@ -4,6 +4,7 @@ import type { Operator } from "./auth/operators.js";
 import type { Actor } from "./auth/operator-admin.js";
 import type { Session } from "./auth/sessions.js";
 import type { Language } from "./i18n.js";
+import type { UploadedFile } from "./middleware/read-multipart.js";
 
 /** What the middleware chain learns about a request, in the order it learns it. */
 export interface ConsoleState {
@@ -17,6 +18,8 @@ export interface ConsoleState {
   route?: string;
   /** A form body's fields (read-body). */
   form?: Record<string, string>;
+  /** The file of a multipart form (read-multipart, upload routes only). */
+  upload?: UploadedFile;
   /** A JSON body (read-body), validated by the route that takes it. */
   json?: unknown;
   /** The signed-in operator's session and account (browser session or CLI token). */

@@ -1,5 +1,6 @@
 import test from "ava";
 import { DepositStatus } from "@payments/contracts/deposit";
+import { csrfOf } from "./harness.js";
 import { merchantDeposit, postFrom, signedInAs, startStack, type Stack } from "./service-harness.js";
 
 let stack: Stack;
@@ -51,4 +52,44 @@ test.serial("a file the service cannot read is shown as its refusal, with the te
   t.true(res.status >= 400);
   t.regex(res.html, /role="alert">The service (did not accept|refused)/);
   t.true(res.html.includes(">not a statement</textarea>"));
+});
+
+test.serial("finance uploads the statement file itself (multipart, the CSRF token in a hidden field): it is imported as the bank gave it", async (t) => {
+  const deposit = await merchantDeposit(stack);
+  const finance = await signedInAs(stack.c, "fin-upload@example.com", "finance");
+  const page = await finance.get("/statements?lang=en");
+  t.true(page.html.includes('enctype="multipart/form-data"'));
+  const form = new FormData();
+  form.set("_csrf", csrfOf(page.html));
+  form.set("format", "mt940");
+  form.set("fileName", "");
+  form.set("content", "");
+  form.set("file", new Blob([mt940(deposit.assignedAccount!.iban, "500,00", `GELEN EFT AYSE YILMAZ ${deposit.reference}`)], { type: "text/plain" }), "garanti.sta");
+  const res = await finance.postMultipart("/statements?lang=en", form);
+  t.is(res.status, 200, res.html);
+  t.regex(res.html, /The statement garanti\.sta was imported\./);
+  t.is(await depositStatus(deposit.id), DepositStatus.COMPLETED);
+});
+
+test.serial("an upload without the CSRF token is refused and nothing is imported; one above CONSOLE_UPLOAD_LIMIT is refused with 413; multipart elsewhere is 415", async (t) => {
+  const deposit = await merchantDeposit(stack);
+  const finance = await signedInAs(stack.c, "fin-upload-csrf@example.com", "finance");
+  const form = new FormData();
+  form.set("format", "mt940");
+  form.set("file", new Blob([mt940(deposit.assignedAccount!.iban, "500,00", `GELEN EFT AYSE YILMAZ ${deposit.reference}`)]), "x.sta");
+  t.is((await finance.postMultipart("/statements", form)).status, 403);
+  t.is(await depositStatus(deposit.id), DepositStatus.PENDING);
+
+  const page = await finance.get("/statements");
+  const big = new FormData();
+  big.set("_csrf", csrfOf(page.html));
+  big.set("format", "mt940");
+  big.set("file", new Blob([Buffer.alloc(10 * 1024 * 1024 + 1, 0x41)]), "huge.sta");
+  t.is((await finance.postMultipart("/statements", big)).status, 413);
+
+  const elsewhere = new FormData();
+  elsewhere.set("_csrf", csrfOf(page.html));
+  elsewhere.set("reason", "x");
+  t.is((await finance.postMultipart(`/deposits/${deposit.id}/reject`, elsewhere)).status, 415);
+  t.is(await depositStatus(deposit.id), DepositStatus.PENDING);
 });

@@ -20,11 +20,17 @@ async function readAll(ctx: Parameters<ConsoleMiddleware>[0], limit: number): Pr
 /**
  * The body of a state-changing request, read once, up to BODY_LIMIT: a form
  * (application/x-www-form-urlencoded, fields into state.form) or JSON (state.json). Anything
- * else with a body is refused (415): no route takes it.
+ * else with a body is refused (415), except multipart/form-data on an upload route (`uploadPaths`),
+ * which read-multipart reads later.
  */
-export function readBody(options: { limit: number }): ConsoleMiddleware {
+export function readBody(options: { limit: number; uploadPaths?: ReadonlySet<string> }): ConsoleMiddleware {
   return async (ctx, next) => {
     if (!METHODS_WITH_BODY.has(ctx.method)) {
+      await next();
+      return;
+    }
+    // An upload route's multipart body is left unread here: read-multipart reads it, after the session is checked.
+    if (ctx.method === "POST" && options.uploadPaths?.has(ctx.path) && /^multipart\/form-data\s*;/i.test(ctx.get("content-type"))) {
       await next();
       return;
     }
