@@ -1,0 +1,92 @@
+import test from "ava";
+import { WithdrawalStatus, type Withdrawal } from "@payments/contracts/payout";
+import { eventually } from "@payments/testing";
+import { merchantDeposit, postFrom, reportTo, signedInAs, startStack, type Stack } from "./service-harness.js";
+
+let stack: Stack;
+test.before(async () => {
+  stack = await startStack();
+});
+test.after.always(async () => {
+  await (stack as Stack | undefined)?.stop();
+});
+
+let n = 0;
+/** A live merchant paid 500.00 TRY by a matching transfer, and a live withdrawal of `amount` it asked for, left to an operator by the manual connector. */
+async function awaitingWithdrawal(amount = 12_345n, accountName = "Ayşe Yılmaz"): Promise<Withdrawal> {
+  const deposit = await merchantDeposit(stack);
+  await reportTo(stack, deposit, deposit.requestedAmount, `odeme ${deposit.reference}`);
+  const merchantId = deposit.merchantId;
+  await eventually(async () => (await stack.payouts.getBalances({ merchantId })).balances.some((b) => b.available >= amount), "the deposit credited");
+  const { withdrawal } = await stack.payouts.createWithdrawal({ merchantId, processId: `wd-${++n}`, amount, accountName, iban: "TR330006100519786457841326", userId: "u1", userName: "ayse", name: "Ayşe Yılmaz" });
+  let found: Withdrawal | undefined;
+  await eventually(async () => {
+    found = (await stack.payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: withdrawal!.id } })).withdrawal;
+    return found?.awaitingOperator === true;
+  }, "the withdrawal awaits an operator");
+  return found!;
+}
+
+const statusOf = async (id: string) => (await stack.payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: id } })).withdrawal!.status;
+
+test.serial("a viewer sees the withdrawals, the queue awaiting an operator and one withdrawal's page, without any action", async (t) => {
+  const w = await awaitingWithdrawal();
+  const viewer = await signedInAs(stack.c, "viewer-wd@example.com", "viewer");
+  const list = await viewer.get(`/withdrawals?merchant=${w.merchantId}&lang=en`);
+  t.is(list.status, 200);
+  t.true(list.html.includes(`href="/withdrawals/${w.id}"`));
+  t.true(list.html.includes("awaiting an operator"));
+  t.true((await viewer.get(`/withdrawals?q=${w.processId}&merchant=${w.merchantId}`)).html.includes(`href="/withdrawals/${w.id}"`));
+  const queue = await viewer.get("/withdrawals/awaiting?lang=en");
+  t.is(queue.status, 200);
+  t.true(queue.html.includes(`href="/withdrawals/${w.id}"`));
+  t.false(queue.html.includes(`action="/withdrawals/${w.id}/complete"`));
+  const detail = await viewer.get(`/withdrawals/${w.id}?lang=tr`);
+  t.is(detail.status, 200);
+  t.true(detail.html.includes("İşlemde"));
+  t.true(detail.html.includes("Zaman çizelgesi"));
+});
+
+test.serial("the queue's bank file is the CLI's bulk-payment CSV of the live ones, in English or Turkish, formula-looking names kept as text", async (t) => {
+  const w = await awaitingWithdrawal(20_050n, "=HYPERLINK(1)");
+  const viewer = await signedInAs(stack.c, "viewer-csv@example.com", "viewer");
+  const en = await viewer.get("/withdrawals/awaiting.csv?lang=en");
+  t.is(en.status, 200);
+  t.regex(en.headers.get("content-type") ?? "", /text\/csv/);
+  // (fetch's text() drops the byte-order mark the file starts with, for Excel)
+  t.true(en.html.startsWith("Recipient name,IBAN,Amount,Description\r\n"), JSON.stringify(en.html.slice(0, 80)));
+  t.true(en.html.includes(`'=HYPERLINK(1),TR330006100519786457841326,200.50,${w.id}\r\n`));
+  const tr = await viewer.get("/withdrawals/awaiting.csv?lang=tr");
+  t.true(tr.html.includes("Alıcı adı;IBAN;Tutar;Açıklama\r\n"));
+  t.true(tr.html.includes(`;200,50;${w.id}\r\n`));
+});
+
+test.serial("an operator completes one from the queue with the bank's reference and fails another with a reason code", async (t) => {
+  const done = await awaitingWithdrawal();
+  const failed = await awaitingWithdrawal();
+  const operator = await signedInAs(stack.c, "ops-wd@example.com", "operator");
+  const res = await postFrom(operator, "/withdrawals/awaiting", `/withdrawals/${done.id}/complete`, { bankReference: "AKB-2026-0001", back: "/withdrawals/awaiting" });
+  t.is(res.status, 303);
+  t.true(res.location!.startsWith("/withdrawals/awaiting?done=complete"));
+  t.is(await statusOf(done.id), WithdrawalStatus.COMPLETED);
+  const noReason = await postFrom(operator, `/withdrawals/${failed.id}?lang=en`, `/withdrawals/${failed.id}/fail`, { reason: "" });
+  t.is(noReason.status, 400);
+  t.true(noReason.html.includes("Give a reason code."));
+  const res2 = await postFrom(operator, `/withdrawals/${failed.id}`, `/withdrawals/${failed.id}/fail`, { reason: "ACCOUNT_CLOSED" });
+  t.is(res2.status, 303);
+  t.is(await statusOf(failed.id), WithdrawalStatus.FAILED);
+  const shown = await operator.get(`/withdrawals/${done.id}?lang=en`);
+  t.true(shown.html.includes("AKB-2026-0001"));
+  t.true(shown.html.includes("CompleteWithdrawal"), "the timeline has the operator's action");
+});
+
+test.serial("a viewer replaying a completion gets the service's 403 and the withdrawal stays processing; a post without the CSRF token is refused", async (t) => {
+  const w = await awaitingWithdrawal();
+  const viewer = await signedInAs(stack.c, "viewer-wd-replay@example.com", "viewer");
+  const res = await postFrom(viewer, "/withdrawals/awaiting?lang=en", `/withdrawals/${w.id}/complete`, { bankReference: "X-1", back: "/withdrawals/awaiting" });
+  t.is(res.status, 403);
+  t.regex(res.html, /role="alert">The service refused: your role may not do this/);
+  const operator = await signedInAs(stack.c, "ops-wd-csrf@example.com", "operator");
+  t.is((await operator.post(`/withdrawals/${w.id}/fail`, { reason: "ACCOUNT_CLOSED" })).status, 403);
+  t.is(await statusOf(w.id), WithdrawalStatus.PROCESSING);
+});
