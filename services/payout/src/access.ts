@@ -1,7 +1,8 @@
 import { PayoutService } from "@payments/contracts/payout";
 import { defineAccess, formatMajor, type ServiceAccess } from "@payments/kit";
 import type { PayoutContext } from "./context.js";
-import { merchantOf } from "./merchants.js";
+import { requireMerchant } from "./merchants.js";
+import { getWithheldCreditRow } from "./withheld-credits.js";
 import { parseAdjustBalance } from "./routes/adjust-balance.js";
 import { parseCreateTransferReturn } from "./routes/create-transfer-return.js";
 import { parseResolveWithheldCredit } from "./routes/resolve-withheld-credit.js";
@@ -15,7 +16,8 @@ import { parseResolveWithheldCredit } from "./routes/resolve-withheld-credit.js"
  * a second operator; a sandbox merchant's needs one.
  */
 export function payoutAccess(ctx: PayoutContext): ServiceAccess[] {
-  const live = async (merchantId: string) => !(await merchantOf(ctx, merchantId, { fresh: true })).sandbox;
+  // A merchant the merchant service does not know is VALIDATION_ERROR on merchant_id, as the handler says.
+  const live = async (merchantId: string) => !(await requireMerchant(ctx, merchantId, { fresh: true })).sandbox;
   return [
     defineAccess(PayoutService, {
       createWithdrawal: { role: "admin", system: true },
@@ -53,7 +55,13 @@ export function payoutAccess(ctx: PayoutContext): ServiceAccess[] {
         reason: (req) => req.reason,
         validate: parseResolveWithheldCredit,
         // Withheld money waits because its merchant is live now: crediting it makes it real money.
-        approval: (req) => Promise.resolve(req.decision.case === "credit" ? { summary: `credit withheld sandbox money ${req.id} to a live merchant's balance` } : undefined),
+        // One that is not open (decided already, or unknown) is refused by the handler at once.
+        async approval(req) {
+          if (req.decision.case !== "credit") return undefined;
+          const record = await getWithheldCreditRow(ctx.db, req.id).catch(() => undefined);
+          if (record?.status !== "open") return undefined;
+          return { summary: `credit withheld sandbox money ${req.id} to a live merchant's balance` };
+        },
       },
       raiseModeFence: { role: "admin", system: true },
       lowerModeFence: { role: "admin", system: true },
