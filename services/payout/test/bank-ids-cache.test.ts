@@ -3,7 +3,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { deriveDatabaseUrl, startServices, type BaseContext, type RunningServices } from "@payments/kit";
-import { createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf } from "@payments/testing";
+import { createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, rejectionOf, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { createPayoutModule } from "../src/index.js";
 
@@ -21,7 +21,7 @@ let payoutSide: RunningServices | undefined;
 let merchantId = "";
 
 test.before(async () => {
-  const common = { GRPC_PORT: "0", LOG_LEVEL: "fatal", MASTER_KEY: "ef".repeat(32), ...nats };
+  const common = { GRPC_PORT: "0", LOG_LEVEL: "fatal", MASTER_KEY: "ef".repeat(32), ...nats, ...TEST_OPERATOR_ENV };
   catalogSide = await startInProcess(["merchant", "bank-catalog"], { env: { ...common, DATABASE_URL: database.url, CATALOG_CACHE_TTL: "0" } });
   payoutSide = await startServices([createPayoutModule()], {
     mode: "split",

@@ -6,7 +6,7 @@ import test from "ava";
 import { run, type Io } from "@payments/cli";
 import { PayoutService, TransferReturnStatus } from "@payments/contracts/payout";
 import { startServices, type RunningServices } from "@payments/kit";
-import { createServiceClient, eventually, manualClock } from "@payments/testing";
+import { createServiceClient, eventually, manualClock, testSigner } from "@payments/testing";
 import { createPayoutModule } from "../src/index.js";
 import { ORDINARY, recordingConnectors, WORKER_ENV, type Sent } from "./transfer-returns-suite.js";
 import { payoutContext } from "./worker-fixtures.js";
@@ -68,8 +68,11 @@ test("usage errors exit 2 before any call", async (t) => {
 });
 
 test("list --awaiting-operator [--json], complete --bank-reference, fail --reason", async (t) => {
-  const payouts = createServiceClient(PayoutService, running!.server.url);
-  const env = { GRPC_URL: running!.server.url };
+  const payouts = createServiceClient(PayoutService, running!.server.url, { clock });
+  // The CLI signs at the wall clock's time, which this service's manual clock is not: it acts
+  // with a service account's token (`pnpm cli operator token`) issued at the service's time.
+  const token = await testSigner({ subject: "cli-test", name: "cli-test", role: "finance", kind: "service" }, { ttlSeconds: 24 * 3600, now: () => clock.now() }).assertionFor("payout");
+  const env = { GRPC_URL: running!.server.url, PAYMENTS_OPERATOR_TOKEN: token };
   const make = async (transferId: string) =>
     (await payouts.createTransferReturn({ transferId, iban: ORDINARY, recipientName: "Zeynep Kaya", amount: 15_050n, currency: "", sandbox: false, reason: "unmatched", actor: "ayse" })).transferReturn!.id;
   const toComplete = await make("trf_cli_1");

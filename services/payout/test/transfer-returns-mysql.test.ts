@@ -1,6 +1,6 @@
 import test from "ava";
 import { startServices, type RunningServices } from "@payments/kit";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock } from "@payments/testing";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock, registerServiceClock } from "@payments/testing";
 import { createPayoutModule } from "../src/index.js";
 import { recordingConnectors, transferReturnSuite, WORKER_ENV, type Sent } from "./transfer-returns-suite.js";
 
@@ -11,6 +11,7 @@ const database = await createTestDatabase();
 const nats = jetStreamTestEnv();
 const sent: Sent = { sandbox: [], live: [] };
 let running: RunningServices | undefined;
+let unregisterClock: (() => void) | undefined;
 
 test.before(async () => {
   running = await startServices([createPayoutModule(recordingConnectors(sent))], {
@@ -18,9 +19,11 @@ test.before(async () => {
     clock,
     env: { ...WORKER_ENV, DATABASE_URL: database.url, ...nats },
   });
+  unregisterClock = registerServiceClock(running.server.url, clock);
 });
 
 test.after.always(async () => {
+  unregisterClock?.();
   await running?.stop();
   await database.drop();
   await deleteTestStream(nats);

@@ -10,7 +10,7 @@ import type { TransferReturnRow } from "../src/transfer-returns.js";
 import { takeReturnRequest } from "../src/transfer-return-requests.js";
 import { TransferReturnRequestedSchema } from "@payments/contracts/deposit";
 import { payoutContext } from "./worker-fixtures.js";
-import { createServiceClient, eventually, rejectionOf, turkishIban } from "@payments/testing";
+import { createServiceClient, eventually, rejectionOf, TEST_APPROVER, testOperator, turkishIban, TEST_OPERATOR_ENV } from "@payments/testing";
 
 // Transfer returns, the same tests on MySQL (transfer-returns-mysql.test.ts) and SQLite
 // (transfer-returns-sqlite.test.ts): one payout process with its worker on, the real sandbox
@@ -48,7 +48,7 @@ export function recordingConnectors(sent: Sent): { sandboxConnector: BankConnect
  * The payout service alone: a return needs no merchant, bank or deposit, so the merchant and
  * bank-catalog services it would ask about withdrawals are never called (nothing listens there).
  */
-export const WORKER_ENV = { MERCHANT_SERVICE_URL: "http://127.0.0.1:9", BANK_CATALOG_SERVICE_URL: "http://127.0.0.1:9", GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", PAYOUT_RESEND_AFTER: "1m" };
+export const WORKER_ENV = { MERCHANT_SERVICE_URL: "http://127.0.0.1:9", BANK_CATALOG_SERVICE_URL: "http://127.0.0.1:9", GRPC_PORT: "0", LOG_LEVEL: "error", MASTER_KEY: "ab".repeat(32), PAYOUT_WORKER_INTERVAL: "50ms", PAYOUT_RESEND_AFTER: "1m", ...TEST_OPERATOR_ENV };
 
 /** Every TransferReturnChanged in the payout outbox, oldest first, with its topic. */
 export async function returnEvents(running: RunningServices): Promise<Array<TransferReturnChanged & { topic: string }>> {
@@ -58,12 +58,14 @@ export async function returnEvents(running: RunningServices): Promise<Array<Tran
 
 export function transferReturnSuite(test: TestFn, services: () => RunningServices, sent: Sent): void {
   const client = () => createServiceClient(PayoutService, services().server.url);
+  /** A finance operator: the actor a return records is the subject of their assertion. */
+  const clientAs = (actor: string) => createServiceClient(PayoutService, services().server.url, { operator: testOperator("finance", actor) });
   const rows = async (ids: readonly string[]) => (await payoutContext(services()).db("transfer_returns").whereIn("id", ids)) as TransferReturnRow[];
   const settled = (ids: readonly string[], what: string) =>
     eventually(async () => (await rows(ids)).every((r) => r.status === "completed" || r.status === "failed" || (r.status === "processing" && Boolean(r.awaiting_operator))), what, 15_000);
   let n = 0;
   const create = (overrides: Partial<{ transferId: string; iban: string; amount: bigint; sandbox: boolean; currency: string }> = {}) =>
-    client().createTransferReturn({
+    clientAs("operator-ayse").createTransferReturn({
       transferId: overrides.transferId ?? `trf_${++n}_${Date.now().toString(36)}`,
       iban: overrides.iban ?? ORDINARY,
       recipientName: "Zeynep Kaya",
@@ -174,7 +176,6 @@ export function transferReturnSuite(test: TestFn, services: () => RunningService
     t.like(await rejectionOf(create({ currency: "XYZ" })), { reason: "VALIDATION_ERROR", field: "currency" });
     t.like(await rejectionOf(create({ transferId: "" })), { reason: "VALIDATION_ERROR", field: "transfer_id" });
     const base = { transferId: "trf_v", iban: ORDINARY, recipientName: "Zeynep Kaya", amount: 1n, currency: "", sandbox: true, reason: "r", actor: "a" };
-    t.like(await rejectionOf(client().createTransferReturn({ ...base, actor: "  " })), { reason: "VALIDATION_ERROR", field: "actor" });
     t.like(await rejectionOf(client().createTransferReturn({ ...base, reason: "" })), { reason: "VALIDATION_ERROR", field: "reason" });
     t.like(await rejectionOf(client().createTransferReturn({ ...base, recipientName: "" })), { reason: "VALIDATION_ERROR", field: "recipient_name" });
     t.is(await count(), before);
@@ -250,5 +251,15 @@ export function transferReturnSuite(test: TestFn, services: () => RunningService
     t.true(Number(((await db("transfer_returns").count({ n: "*" }).first()) as { n: number | string }).n) > 5);
     t.deepEqual(await db("ledger_entries").select("id"), []);
     t.deepEqual(await db("balances").select("merchant_id"), []);
+  });
+
+  test.serial("a return records the operator whose assertion came with the call, not the request's actor (a blank one is not refused); a live one, its maker and its approver", async (t) => {
+    const request = { iban: ORDINARY, recipientName: "Zeynep Kaya", amount: 1_000n, currency: "", reason: "no deposit matches it" };
+    const sandbox = (await clientAs("operator-ayse").createTransferReturn({ ...request, transferId: `trf_actor_${Date.now().toString(36)}`, sandbox: true, actor: "  " })).transferReturn!;
+    t.is(sandbox.actor, "operator-ayse");
+    const live = (await clientAs("operator-ayse").createTransferReturn({ ...request, transferId: `trf_actor_live_${Date.now().toString(36)}`, sandbox: false, actor: "someone-else" })).transferReturn!;
+    t.is(live.actor, `operator-ayse, approved by ${TEST_APPROVER.subject}`);
+    await settled([sandbox.id, live.id], "both with their bank");
+    await client().failTransferReturn({ id: live.id, reason: "test cleanup" });
   });
 }

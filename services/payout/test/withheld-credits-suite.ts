@@ -6,7 +6,7 @@ import { DepositStatus, DepositStatusChangedSchema } from "@payments/contracts/d
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithheldCreditStatus, type WithheldCredit } from "@payments/contracts/payout";
 import { errorInfo, newId, type RunningServices } from "@payments/kit";
-import { createServiceClient, eventually, type manualClock, rejectionOf } from "@payments/testing";
+import { createServiceClient, eventually, type manualClock, rejectionOf, TEST_APPROVER, testOperator } from "@payments/testing";
 import type { Knex } from "knex";
 import { creditDeposit, DEPOSIT_COMPLETED_TOPIC } from "../src/deposit-credits.js";
 import type { WithheldCreditRow } from "../src/withheld-credits.js";
@@ -92,8 +92,10 @@ export function withheldCreditSuite(test: TestFn, services: () => RunningService
     return record;
   }
 
+  /** Calls as a finance operator: the actor recorded is the subject of their assertion (a credit: theirs and its approver's). */
+  const payoutsAs = (actor: string) => createServiceClient(PayoutService, services().server.url, { operator: testOperator("finance", actor) });
   const resolve = (id: string, decision: "credit" | "dismiss", extra: Partial<{ actor: string; reason: string }> = {}) =>
-    payouts().resolveWithheldCredit({ id, actor: extra.actor ?? "operator-ayse", reason: extra.reason ?? "checked with the bank", decision: { case: decision, value: true } });
+    payoutsAs(extra.actor ?? "operator-ayse").resolveWithheldCredit({ id, actor: extra.actor ?? "operator-ayse", reason: extra.reason ?? "checked with the bank", decision: { case: decision, value: true } });
 
   const ledgerCheck = (d: Deposit) => payouts().checkLedger({ allMerchants: true, credits: [{ depositId: d.id, merchantId: d.merchantId, amount: BigInt(d.amount), currency: "TRY" }] });
 
@@ -249,7 +251,8 @@ export function withheldCreditSuite(test: TestFn, services: () => RunningService
     const record = await withheld(deposit);
     clock.advance(60_000);
     const res = await resolve(record.id, "credit", { actor: "operator-mehmet", reason: "  the bank shows the money arrived  " });
-    t.like(res.credit, { id: record.id, status: WithheldCreditStatus.CREDITED, resolvedBy: "operator-mehmet", resolution: "the bank shows the money arrived" });
+    // Crediting withheld money needs a second operator (the harness's approver): both are recorded.
+    t.like(res.credit, { id: record.id, status: WithheldCreditStatus.CREDITED, resolvedBy: `operator-mehmet, approved by ${TEST_APPROVER.subject}`, resolution: "the bank shows the money arrived" });
     t.is(timestampMs(res.credit!.resolvedAt!), clock.now().getTime());
 
     const posted = await credits(deposit.id);
@@ -265,7 +268,7 @@ export function withheldCreditSuite(test: TestFn, services: () => RunningService
       t.like(await rejectionOf(resolve(record.id, decision)), { code: Code.FailedPrecondition, reason: "INVALID_TRANSACTION_STATE", details: { status: "credited" } }, decision);
     }
     t.is((await credits(deposit.id)).length, 1);
-    t.like((await records(deposit.id))[0], { status: "credited", resolved_by: "operator-mehmet", resolution: "the bank shows the money arrived" });
+    t.like((await records(deposit.id))[0], { status: "credited", resolved_by: `operator-mehmet, approved by ${TEST_APPROVER.subject}`, resolution: "the bank shows the money arrived" });
     t.deepEqual(await balance(merchantId), { available: 42_000, held: 0 });
 
     // The event again: already credited, nothing changes, no new record.
@@ -350,7 +353,7 @@ export function withheldCreditSuite(test: TestFn, services: () => RunningService
     t.regex(other.discrepancies[0] ?? "", /\(the record differs: recorded with 5.00 TRY\)$/);
   });
 
-  test.serial("ResolveWithheldCredit: an unknown id is NOT_FOUND; actor, reason and exactly one true decision are required; nothing changes", async (t) => {
+  test.serial("ResolveWithheldCredit: an unknown id is NOT_FOUND; reason and exactly one true decision are required; nothing changes; the actor is the verified operator, whatever the request's field says", async (t) => {
     const merchantId = await liveMerchant();
     const deposit = sandboxDeposit(merchantId, 800);
     const record = await withheld(deposit);
@@ -360,7 +363,6 @@ export function withheldCreditSuite(test: TestFn, services: () => RunningService
       [{ ...base, decision: { case: undefined } }, "decision"],
       [{ ...base, decision: { case: "credit", value: false } }, "credit"],
       [{ ...base, decision: { case: "dismiss", value: false } }, "dismiss"],
-      [{ ...base, actor: "  ", decision: { case: "credit", value: true } }, "actor"],
       [{ ...base, reason: "", decision: { case: "credit", value: true } }, "reason"],
       [{ ...base, id: "", decision: { case: "credit", value: true } }, "id"],
     ] as const) {
@@ -368,5 +370,9 @@ export function withheldCreditSuite(test: TestFn, services: () => RunningService
     }
     t.like((await records(deposit.id))[0], { status: "open", resolved_by: null });
     t.deepEqual(await credits(deposit.id), []);
+    // The request's actor no longer names anyone (it was required): a blank one is not refused,
+    // and the operator whose assertion came with the call is who decided.
+    const blank = await payoutsAs("operator-ayse").resolveWithheldCredit({ ...base, actor: "  ", decision: { case: "dismiss", value: true } });
+    t.like(blank.credit, { status: WithheldCreditStatus.DISMISSED, resolvedBy: "operator-ayse" });
   });
 }
