@@ -1,0 +1,72 @@
+import test from "ava";
+import type { CallbackEvent } from "@payments/contracts/callback";
+import { AuditService } from "@payments/contracts/operator";
+import { createServiceClient, eventually } from "@payments/testing";
+import { merchantDeposit, postFrom, signedInAs, startStack, type Stack } from "./service-harness.js";
+
+let stack: Stack;
+test.before(async () => {
+  stack = await startStack();
+});
+test.after.always(async () => {
+  await (stack as Stack | undefined)?.stop();
+});
+
+/** A sandbox deposit paid, and the callback event of its completion. */
+async function completedEvent(): Promise<CallbackEvent> {
+  const deposit = await merchantDeposit(stack, { sandbox: true });
+  await stack.deposits.sandboxPayDeposit({ allMerchants: true, depositId: deposit.id });
+  let event: CallbackEvent | undefined;
+  await eventually(async () => {
+    event = (await stack.callbacks.listEvents({ allMerchants: true, transactionId: deposit.id, limit: 10 })).events[0];
+    return event !== undefined;
+  }, "the completion's callback event");
+  return event!;
+}
+
+const redeliveries = async (actor: string) =>
+  (await createServiceClient(AuditService, stack.services.server.url, { service: "callback-sender" }).listAuditRecords({ actor, limit: 50 })).records.filter((r) => r.rpc.endsWith("/RedeliverEvent") || r.rpc.endsWith("/RedeliverFailedEvents"));
+
+test.serial("a viewer sees the callback events, filtered by merchant and delivery, and one event with its body and attempts, without the redelivery", async (t) => {
+  const event = await completedEvent();
+  const viewer = await signedInAs(stack.c, "viewer-ev@example.com", "viewer");
+  const list = await viewer.get(`/events?merchant=${event.merchantId}&lang=en`);
+  t.is(list.status, 200);
+  t.true(list.html.includes(`href="/events/${event.id}"`));
+  t.true(list.html.includes("deposit.completed"));
+  t.false(list.html.includes('action="/events/redeliver-failed"'));
+  const delivered = await viewer.get(`/events?merchant=${event.merchantId}&delivery=delivered`);
+  t.false(delivered.html.includes(`href="/events/${event.id}"`), "no callback URL: never delivered");
+  const detail = await viewer.get(`/events/${event.id}?lang=tr`);
+  t.is(detail.status, 200);
+  t.true(detail.html.includes("Gönderilen gövde"));
+  t.false(detail.html.includes(`action="/events/${event.id}/redeliver"`));
+  const deposit = await viewer.get(`/deposits/${event.transactionId}?lang=en`);
+  t.true(deposit.html.includes(`href="/events/${event.id}"`), "the deposit's page lists its callbacks");
+});
+
+test.serial("support redelivers one event and a merchant's failed ones since a time", async (t) => {
+  const event = await completedEvent();
+  const support = await signedInAs(stack.c, "support-ev@example.com", "support");
+  const res = await postFrom(support, `/events/${event.id}`, `/events/${event.id}/redeliver`, {});
+  t.is(res.status, 303);
+  t.is(res.location, `/events/${event.id}?done=redeliver`);
+  const failed = await postFrom(support, "/events", "/events/redeliver-failed", { merchant: event.merchantId, since: "2020-01-01T00:00" });
+  t.is(failed.status, 303);
+  t.regex(failed.location ?? "", /^\/events\?merchant=.+&redelivered=\d+$/);
+  t.true((await redeliveries("support-ev@example.com")).some((r) => r.outcome === "ok"));
+});
+
+test.serial("a viewer replaying a redelivery gets the service's 403 and nothing is redelivered; a post without the CSRF token is refused", async (t) => {
+  const event = await completedEvent();
+  const viewer = await signedInAs(stack.c, "viewer-ev-replay@example.com", "viewer");
+  const res = await postFrom(viewer, `/events/${event.id}?lang=en`, `/events/${event.id}/redeliver`, {});
+  t.is(res.status, 403);
+  t.regex(res.html, /role="alert">The service refused: your role may not do this/);
+  const bulk = await postFrom(viewer, "/events", "/events/redeliver-failed", { merchant: event.merchantId, since: "2020-01-01T00:00" });
+  t.is(bulk.status, 403);
+  const support = await signedInAs(stack.c, "support-ev-csrf@example.com", "support");
+  t.is((await support.post(`/events/${event.id}/redeliver`, {})).status, 403);
+  t.false((await redeliveries("viewer-ev-replay@example.com")).some((r) => r.outcome === "ok"));
+  t.is((await redeliveries("support-ev-csrf@example.com")).length, 0, "refused before the service was asked");
+});
