@@ -1,11 +1,10 @@
 import test, { type ExecutionContext } from "ava";
-import { spawn } from "node:child_process";
 import type { AllInOne } from "@payments/all-in-one";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { type BaseContext } from "@payments/kit";
-import { createServiceClient, credentialsOf, eventuallyAt, testCustomer } from "@payments/testing";
+import { createServiceClient, credentialsOf, eventuallyAt, runCli, testCustomer } from "@payments/testing";
 import { signedFetch, type Credentials } from "./helpers.js";
 import { offered, startCatalogDeployments, type CatalogDeployments } from "./catalog-deployments.js";
 
@@ -17,7 +16,6 @@ import { offered, startCatalogDeployments, type CatalogDeployments } from "./cat
 // as the ports go), once all-in-one (SQLite, the in-process bus). A gateway that hears no
 // events at all shows what the TTL alone bounds.
 
-const root = new URL("..", import.meta.url).pathname;
 const token = "catalog-cache-internal-token";
 const BOUND_MS = 1_000;
 const AKBANK_CODE = "0046";
@@ -69,17 +67,8 @@ test.after.always(async () => {
 
 /** `pnpm cli …` against a deployment, as an operator runs it. */
 function cli(deployment: Deployment, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const env: Record<string, string | undefined> = { ...process.env, GRPC_URL: deployment.catalogUrl, BANK_CATALOG_SERVICE_URL: deployment.catalogUrl, MERCHANT_SERVICE_URL: deployment.merchantUrl };
-    if (deployment.token) env.INTERNAL_API_TOKEN = deployment.token;
-    else delete env.INTERNAL_API_TOKEN;
-    const child = spawn("pnpm", ["cli", ...args], { cwd: root, env });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
+  // runCli signs as the test admin, whose key both deployments' services accept.
+  return runCli(args, { GRPC_URL: deployment.catalogUrl, BANK_CATALOG_SERVICE_URL: deployment.catalogUrl, MERCHANT_SERVICE_URL: deployment.merchantUrl, INTERNAL_API_TOKEN: deployment.token || undefined });
 }
 
 async function newMerchant(deployment: Deployment, sandbox: boolean): Promise<Credentials> {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { startAllInOne, type AllInOne } from "@payments/all-in-one";
 import { startGateway } from "@payments/gateway";
 import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
+import { TEST_OPERATOR_ENV, TEST_OPERATOR_PRIVATE_KEY_PEM } from "@payments/testing";
 import { signedFetch, type BankEntry, type Credentials } from "./helpers.js";
 
 /** The caches' TTL in both deployments: only a CatalogChanged event can explain a prompt change. */
@@ -59,7 +60,8 @@ export async function startCatalogDeployments(options: { token: string; masterKe
     started.push(gateway);
     const deafGateway = await startGateway({ env: { ...gatewayEnv, CATALOG_CACHE_TTL: "1s", LOG_LEVEL: "error" } });
     started.push(deafGateway);
-    const env: Record<string, string | undefined> = { ...process.env, PORT: "0", GRPC_PORT: "0", CONSOLE_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: options.masterKeys[1], LOG_LEVEL: "warn", CATALOG_CACHE_TTL: LONG_TTL, CREDENTIAL_CACHE_TTL: LONG_TTL };
+    // The test operators' key pair, so the harness clients and runCli act on both deployments alike.
+    const env: Record<string, string | undefined> = { ...process.env, ...TEST_OPERATOR_ENV, OPERATOR_ASSERTION_PRIVATE_KEY: TEST_OPERATOR_PRIVATE_KEY_PEM, PORT: "0", GRPC_PORT: "0", CONSOLE_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: options.masterKeys[1], LOG_LEVEL: "warn", CATALOG_CACHE_TTL: LONG_TTL, CREDENTIAL_CACHE_TTL: LONG_TTL };
     delete env.DATABASE_URL;
     delete env.NATS_URL;
     delete env.INTERNAL_API_TOKEN;

@@ -13,16 +13,18 @@ import {
 } from "@payments/contracts/merchant";
 import { startServices, type RunningServices } from "@payments/kit";
 import { merchantModule } from "@payments/merchant-service";
+import { TEST_OPERATOR_ENV, testSigner } from "@payments/testing";
 
 // An internal system in any language uses standard gRPC: here @grpc/grpc-js with nothing
-// from Connect, only the message encoding generated from the same protos.
+// from Connect, only the message encoding generated from the same protos, and the operator's
+// signed assertion as plain metadata (x-operator-assertion).
 const dataDir = mkdtempSync(join(tmpdir(), "grpcjs-"));
 let running: RunningServices;
 
 test.before(async () => {
   running = await startServices([merchantModule], {
     mode: "split",
-    env: { GRPC_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: "b".repeat(64), LOG_LEVEL: "warn" },
+    env: { GRPC_PORT: "0", DATA_DIR: dataDir, MASTER_KEY: "b".repeat(64), LOG_LEVEL: "warn", ...TEST_OPERATOR_ENV },
   });
 });
 
@@ -39,15 +41,22 @@ function unary<I extends DescMessage, O extends DescMessage>(
   output: O,
   request: MessageShape<I>,
 ): Promise<MessageShape<O>> {
-  return new Promise((resolve, reject) => {
-    client.makeUnaryRequest(
-      path,
-      (msg: MessageShape<I>) => Buffer.from(toBinary(input, msg)),
-      (buf: Buffer) => fromBinary(output, buf),
-      request,
-      (err, res) => (err ? reject(err) : resolve(res!)),
-    );
-  });
+  return testSigner()
+    .assertionFor("merchant")
+    .then((assertion) => {
+      const metadata = new grpc.Metadata();
+      metadata.set("x-operator-assertion", assertion);
+      return new Promise((resolve, reject) => {
+        client.makeUnaryRequest(
+          path,
+          (msg: MessageShape<I>) => Buffer.from(toBinary(input, msg)),
+          (buf: Buffer) => fromBinary(output, buf),
+          request,
+          metadata,
+          (err, res) => (err ? reject(err) : resolve(res!)),
+        );
+      });
+    });
 }
 
 test("a plain @grpc/grpc-js client creates a merchant and reads its credentials", async (t) => {

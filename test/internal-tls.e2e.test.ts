@@ -64,7 +64,8 @@ test("with the port on mTLS, the all-in-one gateway (in process) finds every ser
 });
 
 test("the CLI calls services over mTLS with INTERNAL_TLS_CA, INTERNAL_TLS_CERT and INTERNAL_TLS_KEY", async (t) => {
-  const r = await cli(["merchant", "create", "--name", "TLS Shop", "--json", "--grpc-url", app.services.server.url], clientEnv);
+  // As an operator on the all-in-one's machine: its data directory holds the local admin key the CLI signs with.
+  const r = await cli(["merchant", "create", "--name", "TLS Shop", "--json", "--grpc-url", app.services.server.url], { ...clientEnv, DATA_DIR: dataDir, PAYMENTS_OPERATOR: "tls-operator" });
   t.is(r.code, 0, r.stderr);
   t.truthy((JSON.parse(r.stdout) as { merchantId: string }).merchantId);
 });
