@@ -88,7 +88,7 @@ export class Browser {
     return { status: res.status, location: res.headers.get("location"), html: await res.text(), headers: res.headers };
   }
 
-  async post(path: string, form: Record<string, string>): Promise<{ status: number; location: string | null; html: string }> {
+  async post(path: string, form: Record<string, string>): Promise<{ status: number; location: string | null; html: string; headers: Headers }> {
     const res = await fetch(`${this.c.url}${path}`, {
       method: "POST",
       redirect: "manual",
@@ -96,7 +96,7 @@ export class Browser {
       body: new URLSearchParams(form).toString(),
     });
     this.remember(res);
-    return { status: res.status, location: res.headers.get("location"), html: await res.text() };
+    return { status: res.status, location: res.headers.get("location"), html: await res.text(), headers: res.headers };
   }
 
   /** A multipart/form-data post (a form with a file), as a browser sends one. */
