@@ -10,7 +10,7 @@ import { assertChromium, launchChromium, waitUntil } from "./browser.js";
 import { startAllInOne, type AllInOne } from "@payments/all-in-one";
 import { DepositService, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createServiceClient } from "@payments/testing";
+import { createServiceClient, TEST_OPERATOR_KEYS_ENV } from "@payments/testing";
 import type { Client } from "@connectrpc/connect";
 
 /*
@@ -60,9 +60,11 @@ let merchantId = "";
 test.before(async () => {
   // CI installs Chromium (.ci/run); a machine without it must fail here, not skip.
   assertChromium();
+  const clock = { now: () => new Date(NOW.getTime()) };
   app = await startAllInOne({
-    clock: { now: () => new Date(NOW.getTime()) },
+    clock,
     env: {
+      ...TEST_OPERATOR_KEYS_ENV,
       DATA_DIR: dataDir,
       PORT: "0",
       GRPC_PORT: "0",
@@ -74,9 +76,10 @@ test.before(async () => {
     },
   });
   const url = app.services.server.url;
-  const created = await createServiceClient(MerchantService, url).createMerchant({ name: "A11y Sandbox Shop Ltd", displayName: DISPLAY_NAME, sandbox: true });
+  // The services verify the operator's assertion at their standing clock: the client signs at it.
+  const created = await createServiceClient(MerchantService, url, { clock }).createMerchant({ name: "A11y Sandbox Shop Ltd", displayName: DISPLAY_NAME, sandbox: true });
   merchantId = created.merchant!.id;
-  deposits = createServiceClient(DepositService, url);
+  deposits = createServiceClient(DepositService, url, { clock });
   browser = await launchChromium();
 });
 

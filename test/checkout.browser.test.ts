@@ -8,7 +8,7 @@ import { assertChromium, launchChromium, waitUntil } from "./browser.js";
 import { startAllInOne, type AllInOne } from "@payments/all-in-one";
 import { MerchantService } from "@payments/contracts/merchant";
 import { signedFetch, type Credentials } from "./helpers.js";
-import { createServiceClient, credentialsOf } from "@payments/testing";
+import { createServiceClient, credentialsOf, TEST_OPERATOR_KEYS_ENV } from "@payments/testing";
 
 /*
  * The checkout page in a real headless Chromium (Debian's, driven by playwright-core; no
@@ -49,6 +49,7 @@ test.before(async () => {
   app = await startAllInOne({
     clock,
     env: {
+      ...TEST_OPERATOR_KEYS_ENV,
       DATA_DIR: dataDir,
       PORT: "0",
       GRPC_PORT: "0",
@@ -59,7 +60,7 @@ test.before(async () => {
       MASTER_KEY: randomBytes(32).toString("hex"),
     },
   });
-  const merchants = createServiceClient(MerchantService, app.services.server.url);
+  const merchants = createServiceClient(MerchantService, app.services.server.url, { clock });
   const created = await merchants.createMerchant({ name: "Browser Sandbox Shop", sandbox: true });
   merchant = credentialsOf(created);
   browser = await launchChromium();

@@ -75,6 +75,8 @@ test.before(async () => {
     GATEWAY_URL: app.gateway.url,
     // The CLI the shop bootstraps its merchant with talks to the internal API here.
     GRPC_URL: app.services.server.url,
+    // …signing as an operator on the all-in-one's machine: with the local admin key in its data directory.
+    DATA_DIR: gatewayDir,
     DEMO_PORT: "0",
     DEMO_DATA_DIR: shopDir,
   });

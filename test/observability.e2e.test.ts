@@ -8,7 +8,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, CallbackReceiver, createServiceClient, credentialsOf, eventuallyValue, freePort, jetStreamTestEnv, type OwnNatsServer, startNatsServer } from "@payments/testing";
+import { addTestReceivingAccounts, CallbackReceiver, createServiceClient, credentialsOf, eventuallyValue, freePort, jetStreamTestEnv, type OwnNatsServer, startNatsServer, TEST_OPERATOR_ENV } from "@payments/testing";
 import { signedFetch, type Credentials } from "./helpers.js";
 import { serviceUrlsAt } from "@payments/testing/services";
 
@@ -29,6 +29,7 @@ test.before(async () => {
   services = await startServices([...allModules], {
     mode: "all-in-one",
     env: {
+      ...TEST_OPERATOR_ENV,
       ...js,
       GRPC_PORT: "0",
       DATA_DIR: dataDir,

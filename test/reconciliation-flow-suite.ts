@@ -8,7 +8,7 @@ import { DepositService, DepositStatus, DepositStatusChangedSchema, TransferStat
 import { LatePaymentRule, MerchantService } from "@payments/contracts/merchant";
 import { DEPOSIT_TOPICS } from "@payments/deposit-service";
 import { type RunningServices } from "@payments/kit";
-import { createServiceClient, eventually, rejectionOf } from "@payments/testing";
+import { createServiceClient, eventually, rejectionOf, testOperator } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 
 // Reconciliation end to end, every service in one process, on the embedded storage and on
@@ -20,6 +20,8 @@ const dir = mkdtempSync(join(tmpdir(), "reconciliation-"));
 let dropStorage: (() => Promise<void>) | undefined;
 let running: RunningServices;
 let deposits: ReturnType<typeof createServiceClient<typeof DepositService>>;
+/** The deposit service as one operator: the services record the assertion's subject as who decided, not a name in the request. */
+let depositsAs: (subject: string) => ReturnType<typeof createServiceClient<typeof DepositService>>;
 let merchants: ReturnType<typeof createServiceClient<typeof MerchantService>>;
 const SENDER_IBAN = "TR330006100519786457841326";
 
@@ -31,6 +33,7 @@ test.before(async () => {
     receivingAccounts: true,
   });
   deposits = createServiceClient(DepositService, running.server.url);
+  depositsAs = (subject) => createServiceClient(DepositService, running.server.url, { operator: testOperator("admin", subject) });
   merchants = createServiceClient(MerchantService, running.server.url);
 });
 
@@ -80,7 +83,7 @@ test.serial("a short payment waits in review in suspense; the operator completes
   const before = (await deposits.getReconciliation({})).accounts.find((a) => a.iban === deposit.assignedAccount!.iban)!;
   t.true(before.suspense >= 49_000n);
 
-  const resolved = await deposits.resolveTransfer({ transferId: transfer!.id, actor: "ops-ayse", reason: "bank fee, accepted", decision: { case: "complete", value: true } });
+  const resolved = await depositsAs("ops-ayse").resolveTransfer({ transferId: transfer!.id, actor: "ops-ayse", reason: "bank fee, accepted", decision: { case: "complete", value: true } });
   t.like(resolved.deposit, { id: deposit.id, status: DepositStatus.COMPLETED, amount: 49_000n, requestedAmount: 50_000n });
   t.like(resolved.transfer, { status: TransferStatus.MATCHED, depositId: deposit.id, resolvedBy: "ops-ayse" });
   const { transfer: shown } = await deposits.getTransfer({ transferId: transfer!.id });
@@ -89,7 +92,7 @@ test.serial("a short payment waits in review in suspense; the operator completes
     [["completed", "ops-ayse", "bank fee, accepted"]],
   );
   // Resolved once: a second decision is refused and changes nothing.
-  t.like(await failure(deposits.resolveTransfer({ transferId: transfer!.id, actor: "ops-ayse", reason: "again", decision: { case: "refuse", value: true } })), { reason: "TRANSFER_NOT_OPEN" });
+  t.like(await failure(depositsAs("ops-ayse").resolveTransfer({ transferId: transfer!.id, actor: "ops-ayse", reason: "again", decision: { case: "refuse", value: true } })), { reason: "TRANSFER_NOT_OPEN" });
   await assertBalanced(t, "after the decision");
 });
 
@@ -98,14 +101,14 @@ test.serial("an unmatched transfer is matched by an operator to a deposit; refus
   const deposit = await newDeposit(merchantId, 70_000n);
   const { transfer } = await report(deposit, 12_345n, "no reference at all", "", "KEMAL SUNAL");
   t.is(transfer!.status, TransferStatus.UNMATCHED);
-  const matched = await deposits.resolveTransfer({ transferId: transfer!.id, actor: "ops-mert", reason: "customer sent the receipt", decision: { case: "matchDepositId", value: deposit.id } });
+  const matched = await depositsAs("ops-mert").resolveTransfer({ transferId: transfer!.id, actor: "ops-mert", reason: "customer sent the receipt", decision: { case: "matchDepositId", value: deposit.id } });
   t.like(matched.deposit, { status: DepositStatus.COMPLETED, amount: 12_345n, matchBy: "operator" });
   await assertBalanced(t, "after the match");
 
   const other = await newDeposit(merchantId, 80_000n);
   const { transfer: short } = await report(other, 1_000n, other.reference);
   t.is(short!.status, TransferStatus.REVIEW);
-  const refused = await deposits.resolveTransfer({ transferId: short!.id, actor: "ops-mert", reason: "not this customer", decision: { case: "refuse", value: true } });
+  const refused = await depositsAs("ops-mert").resolveTransfer({ transferId: short!.id, actor: "ops-mert", reason: "not this customer", decision: { case: "refuse", value: true } });
   t.is(refused.transfer!.status, TransferStatus.UNMATCHED);
   t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: other.id } })).deposit!.status, DepositStatus.PENDING);
   const open = await deposits.listUnmatchedTransfers({ includeReview: true, limit: 500 });
@@ -117,7 +120,7 @@ test.serial("a return pays the sender back through the sandbox connector: return
   const merchantId = await sandboxMerchant();
   const deposit = await newDeposit(merchantId);
   const { transfer } = await report(deposit, 777n, "stray payment", SENDER_IBAN);
-  const asked = await deposits.resolveTransfer({ transferId: transfer!.id, actor: "ops-ayse", reason: "no such order", decision: { case: "return", value: { iban: "" } } });
+  const asked = await depositsAs("ops-ayse").resolveTransfer({ transferId: transfer!.id, actor: "ops-ayse", reason: "no such order", decision: { case: "return", value: { iban: "" } } });
   t.is(asked.transfer!.status, TransferStatus.RETURNING);
   await assertBalanced(t, "while returning");
   await eventually(async () => (await deposits.getTransfer({ transferId: transfer!.id })).transfer!.status === TransferStatus.RETURNED, "the return settled", 15_000);
@@ -137,7 +140,7 @@ test.serial("a late payment: by default it waits in review; the operator's compl
   await deposits.sandboxExpireDeposit({ merchantId, depositId: deposit.id });
   const { transfer } = await report(deposit, 50_000n, deposit.reference);
   t.like(transfer, { status: TransferStatus.REVIEW, late: true, reviewDepositId: deposit.id });
-  const done = await deposits.resolveTransfer({ transferId: transfer!.id, actor: "ops-ayse", reason: "customer paid late, accepted", decision: { case: "complete", value: true } });
+  const done = await depositsAs("ops-ayse").resolveTransfer({ transferId: transfer!.id, actor: "ops-ayse", reason: "customer paid late, accepted", decision: { case: "complete", value: true } });
   t.like(done.deposit, { status: DepositStatus.COMPLETED, latePayment: true, sequence: 3n, amount: 50_000n });
   const events = (await depositDb()("outbox").whereIn("topic", DEPOSIT_TOPICS).orderBy("seq")) as Array<{ topic: string; payload: Uint8Array }>;
   const mine = events.map((e) => fromBinary(DepositStatusChangedSchema, e.payload)).filter((e) => e.deposit?.id === deposit.id);
@@ -176,7 +179,7 @@ test.serial("sandbox and live never mix: money on a live account cannot pay a sa
   const liveIban = accounts[0]!.iban;
   const { transfer } = await deposits.reportTransfer({ iban: liveIban, amount: 50_000n, senderName: "KEMAL SUNAL", reference: "real money", bankTransactionId: `REC-LIVE-${++btx}` });
   t.is(transfer!.status, TransferStatus.UNMATCHED);
-  t.like(await failure(deposits.resolveTransfer({ transferId: transfer!.id, actor: "ops", reason: "looks like it", decision: { case: "matchDepositId", value: deposit.id } })), { reason: "SANDBOX_MISMATCH" });
+  t.like(await failure(depositsAs("ops").resolveTransfer({ transferId: transfer!.id, actor: "ops", reason: "looks like it", decision: { case: "matchDepositId", value: deposit.id } })), { reason: "SANDBOX_MISMATCH" });
   t.like(await failure(deposits.confirmDeposit({ depositId: deposit.id, transferId: transfer!.id })), { reason: "SANDBOX_MISMATCH" });
   t.is((await deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: deposit.id } })).deposit!.status, DepositStatus.PENDING);
   t.like((await deposits.getTransfer({ transferId: transfer!.id })).transfer, { status: TransferStatus.UNMATCHED, actions: [] });

@@ -5,7 +5,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService, UnderpaymentRule } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, CallbackReceiver, createServiceClient, createTestDatabase, credentialsOf, deleteTestStream, eventually, jetStreamTestEnv, testCustomer } from "@payments/testing";
+import { addTestReceivingAccounts, CallbackReceiver, createServiceClient, createTestDatabase, credentialsOf, deleteTestStream, eventually, jetStreamTestEnv, TEST_OPERATOR_ENV, testCustomer } from "@payments/testing";
 import { verifyCallback } from "@payments/signing";
 import { signedFetch, type Credentials } from "./helpers.js";
 import { serviceUrlsAt } from "@payments/testing/services";
@@ -25,6 +25,7 @@ test.before(async () => {
   services = await startServices([...allModules], {
     mode: "all-in-one",
     env: {
+      ...TEST_OPERATOR_ENV,
       ...js,
       GRPC_PORT: "0",
       DATABASE_URL: database.url,

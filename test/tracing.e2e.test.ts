@@ -8,7 +8,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { createLogger, startServices, type RunningServices } from "@payments/kit";
-import { addTestReceivingAccounts, CallbackReceiver, createServiceClient, credentialsOf, eventually, startInMemoryTracing } from "@payments/testing";
+import { addTestReceivingAccounts, CallbackReceiver, createServiceClient, credentialsOf, eventually, startInMemoryTracing, TEST_OPERATOR_ENV } from "@payments/testing";
 import { signedFetch, type Credentials } from "./helpers.js";
 
 // Issue 12, tracing: every module and the gateway in one process (SQLite, in-process bus),
@@ -26,6 +26,7 @@ let receiver: CallbackReceiver | undefined;
 
 test.before(async () => {
   const env = {
+    ...TEST_OPERATOR_ENV,
     GRPC_PORT: "0",
     DATA_DIR: dataDir,
     MASTER_KEY: "e".repeat(64),

@@ -5,7 +5,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, DepositStatus, TransferStatus } from "@payments/contracts/deposit";
 import { LatePaymentRule, MerchantService, OverpaymentRule, UnderpaymentRule } from "@payments/contracts/merchant";
 import { openDatabase } from "@payments/kit";
-import { addTestReceivingAccounts, createServiceClient, createTestDatabase, eventually, freePort, type OwnNatsServer, startNatsServer } from "@payments/testing";
+import { addTestReceivingAccounts, createServiceClient, createTestDatabase, eventually, freePort, type OwnNatsServer, startNatsServer, TEST_OPERATOR_ENV, testOperator } from "@payments/testing";
 import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 
 // Issue 18: a return decided by an operator, or by a merchant's late-payment rule on arrival, is
@@ -31,7 +31,7 @@ test.before(async () => {
     common: { LOG_LEVEL: "fatal" },
     env: { merchant: { MASTER_KEY: "e".repeat(64) }, payout: { PAYOUT_WORKER_INTERVAL: "50ms", SANDBOX_PAYOUT_DELAY: "10ms" } },
   });
-  const common = { ...split.js, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "fatal" };
+  const common = { ...split.js, ...TEST_OPERATOR_ENV, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, LOG_LEVEL: "fatal" };
   process.env.TRANSFER_RETURN_OUTBOX_COMMON = JSON.stringify(common);
 });
 
@@ -97,7 +97,8 @@ test("a return committed with its outbox event survives a kill -9 before the pub
 
   // NATS goes away: the decision still commits (status, suspense, action and the outbox event), nothing is published.
   await nats.stop();
-  const decided = await deposits.resolveTransfer({ transferId: transfer!.id, actor: "ops-ali", reason: "sent to us by mistake", decision: { case: "return", value: { iban: "", recipientName: "" } } });
+  // The operator who decides is the assertion's subject: ops-ali (a sandbox transfer's return needs no second operator).
+  const decided = await createServiceClient(DepositService, url, { token, operator: testOperator("finance", "ops-ali") }).resolveTransfer({ transferId: transfer!.id, actor: "ops-ali", reason: "sent to us by mistake", decision: { case: "return", value: { iban: "", recipientName: "" } } });
   t.is(decided.transfer?.status, TransferStatus.RETURNING);
   // The merchant's rule decides a return on arrival: the same transaction records the transfer and asks for it.
   const late = await deposits.reportTransfer({

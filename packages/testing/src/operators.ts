@@ -30,6 +30,13 @@ const privateKey = loadAssertionPrivateKey(pair.privateKeyPem);
 /** What a service started by a test needs to accept the test operators' assertions. */
 export const TEST_OPERATOR_ENV: Readonly<Record<string, string>> = { OPERATOR_ASSERTION_PUBLIC_KEY: pair.publicKeyPem };
 
+/**
+ * Both halves, for an all-in-one a test starts (startAllInOne): its services accept the harness
+ * clients' assertions and its console signs with the same key, as `pnpm start`'s does with its
+ * local admin key.
+ */
+export const TEST_OPERATOR_KEYS_ENV: Readonly<Record<string, string>> = { ...TEST_OPERATOR_ENV, OPERATOR_ASSERTION_PRIVATE_KEY: pair.privateKeyPem };
+
 /** The test admin every harness client acts as unless a test says otherwise. */
 export const TEST_ADMIN: OperatorIdentity = { subject: "test-admin@example.com", name: "Test Admin", role: "admin", kind: "human" };
 
