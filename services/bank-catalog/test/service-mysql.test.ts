@@ -245,12 +245,12 @@ test.serial("bad input is VALIDATION_ERROR naming the proto field", async (t) =>
     ["limit.max_amount", () => client.setMerchantLimit({ limit: { merchantId: merchant(), bankId: AKBANK, maxAmount: 0n } })],
     ["merchant_id", () => client.listMerchantLimits({ merchantId: "" })],
     ["bank_id", () => client.clearMerchantLimit({ merchantId: merchant(), bankId: "" })],
-    // Inactive: an active live account waits for a second admin, and is checked only when it runs.
-    ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "TR000046000000000000000001", fastEnabled: false, active: false })],
-    ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "DE89370400440532013000", fastEnabled: false, active: false })],
-    // A valid IBAN of Ziraat (00010) offered as an Akbank account.
+    ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "TR000046000000000000000001", fastEnabled: false })],
+    ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "DE89370400440532013000", fastEnabled: false })],
+    // A valid IBAN of Ziraat (00010) offered as an Akbank account. Inactive: the bank is read only
+    // when the request runs, and an active live account runs only once a second admin approves it.
     ["iban", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "A", iban: "TR360001000000000000000012", fastEnabled: false, active: false })],
-    ["account_name", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "", iban: SEED_ACCOUNTS[0]!.iban, fastEnabled: false, active: false })],
+    ["account_name", () => client.createReceivingAccount({ bankId: AKBANK, accountName: "", iban: SEED_ACCOUNTS[0]!.iban, fastEnabled: false })],
     ["account_id", () => client.updateReceivingAccount({ accountId: "", active: false })],
     ["merchant_id", () => client.getDepositTerms({ merchantId: "", bankId: AKBANK })],
     ["merchant_id", () => client.getDepositTerms({ merchantId: "", bankId: "" })],
