@@ -4,7 +4,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@payments/contracts/health";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { startServices } from "@payments/kit";
-import { createServiceClient, eventually, freePort, rejectionOf, startMariadbServer } from "@payments/testing";
+import { createServiceClient, eventually, freePort, rejectionOf, startMariadbServer, TEST_OPERATOR_ENV } from "@payments/testing";
 
 // Issue 12: a service whose database goes away is not ready (/readyz 503, grpc.health.v1
 // NOT_SERVING) but alive (/livez 200), and ready again when the database is back, on a
@@ -14,7 +14,7 @@ test("database down: /readyz 503 and NOT_SERVING, /livez 200, calls UNAVAILABLE;
   const mariadb = await startMariadbServer();
   const svc = await startServices([bankCatalogModule], {
     mode: "split",
-    env: { GRPC_PORT: "0", INTERNAL_API_TOKEN: "database-readiness-token", DATABASE_URL: mariadb.url("catalog"), LOG_LEVEL: "fatal" },
+    env: { GRPC_PORT: "0", INTERNAL_API_TOKEN: "database-readiness-token", ...TEST_OPERATOR_ENV, DATABASE_URL: mariadb.url("catalog"), LOG_LEVEL: "fatal" },
   });
   const health = createServiceClient(Health, svc.server.url, { token: "database-readiness-token" });
   const catalog = createServiceClient(BankCatalogService, svc.server.url, { token: "database-readiness-token" });
@@ -56,7 +56,7 @@ test("a service started while its database is down waits for it (alive, not read
   const port = await freePort();
   const starting = startServices([bankCatalogModule], {
     mode: "split",
-    env: { GRPC_PORT: String(port), INTERNAL_API_TOKEN: "database-readiness-token", DATABASE_URL: mariadb.url("catalog"), LOG_LEVEL: "fatal" },
+    env: { GRPC_PORT: String(port), INTERNAL_API_TOKEN: "database-readiness-token", ...TEST_OPERATOR_ENV, DATABASE_URL: mariadb.url("catalog"), LOG_LEVEL: "fatal" },
   });
   let settled = false;
   void starting.then(
