@@ -17,6 +17,7 @@ import { DEPOSIT_COMPLETED_TOPIC } from "@payments/contracts";
 import { JetStreamBus } from "@payments/kit";
 import { ScratchResources } from "./scratch-resources.js";
 import { killAllServersNow, nodeEntry, repoRoot, stopAllServers } from "./server-process.js";
+import { operatorListsOn } from "./operator-lists.js";
 
 let options: BenchOptions;
 try {
@@ -112,6 +113,10 @@ function recordLoad(result: ScenarioResult): void {
 }
 
 const wants = (s: ScenarioName) => options.scenarios.includes(s);
+/** Issue 23's setting: 100,000 deposits and 10,000 open transfers (--quick: a tenth), pages timed one after another. */
+const OPERATOR_LISTS_SIZE = options.quick
+  ? { deposits: 10_000, transfers: 1_000, auditRecords: 1_000, merchants: 20, samples: 40 }
+  : { deposits: 100_000, transfers: 10_000, auditRecords: 10_000, merchants: 20, samples: 200 };
 
 async function runFloors(): Promise<void> {
   const merchants = floorMerchants(options.merchants);
@@ -270,6 +275,17 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
     }
     if (wants("withdraw")) {
       recordLoad({ target, scenario: "withdraw", endpoint: ENDPOINTS.withdraw, load: await runLoad(settings, withdrawPlan(merchants, `${tag}w`)) });
+    }
+    if (wants("operator-lists")) {
+      // Last: it fills the deposit database to 100,000 deposits, which no other scenario should run on.
+      try {
+        log(`${target}: operator lists on a full deposit database`);
+        const lists = await operatorListsOn(product, OPERATOR_LISTS_SIZE);
+        results.push({ target, scenario: "operator-lists", endpoint: ENDPOINTS["operator-lists"], lists });
+        log(`${target} operator lists: ${lists.lists.map((l) => `${l.list} p95 ${l.p95Ms} ms`).join("; ")}`);
+      } catch (err) {
+        failures.push(`${target} operator-lists: could not run: ${(err as Error).stack ?? String(err)}`);
+      }
     }
 
     log(`${target}: checking every merchant's balances against its ledger`);

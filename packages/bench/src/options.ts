@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 
-export const SCENARIOS = ["banks", "deposit", "deposit-get", "callbacks", "bank-reports", "sandbox-pay", "withdraw"] as const;
+export const SCENARIOS = ["banks", "deposit", "deposit-get", "callbacks", "bank-reports", "sandbox-pay", "withdraw", "operator-lists"] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 export const TARGETS = ["floors", "aio", "split"] as const;
 export type TargetName = (typeof TARGETS)[number];
@@ -42,6 +42,11 @@ deposit RPC ReportTransfer, or the signed sandbox pay helper on the gateway), th
 every deposit was completed and credited exactly once. Target: bank-reports with 0 errors and
 p99 <= 250 ms for 3000 deposits at 500/s.
   e.g. pnpm bench --targets aio,split --only bank-reports,sandbox-pay
+
+operator-lists (issue 23; aio and split) fills the deposit database with 100,000 deposits,
+10,000 open transfers and 10,000 audit records (clones of rows the service wrote), then times
+the pages an operator's screens ask for, one call after another. Target: each p95 <= 200 ms.
+  e.g. pnpm bench --targets aio --only operator-lists
 
   --duration <s>        measured seconds per scenario (default 8; --quick: 2)
   --warmup <s>          unmeasured seconds before each scenario (default 2; --quick: 0.5)

@@ -7,7 +7,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService, type Deposit } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createAssertionSigner, createServiceClient, generateAssertionKeyPair, loadAssertionPrivateKey, operatorAssertionInterceptor, type TransportOptions } from "@payments/kit";
+import { createAssertionSigner, createServiceClient, deriveDatabaseUrl, generateAssertionKeyPair, type AssertionSigner, loadAssertionPrivateKey, operatorAssertionInterceptor, type TransportOptions } from "@payments/kit";
 import { freePort } from "@payments/testing";
 import type { Merchant } from "./load.js";
 import { rssKib } from "./proc-stats.js";
@@ -43,11 +43,21 @@ export interface RunningProduct {
     operatorDeposits: Client<typeof DepositService>;
     payouts: Client<typeof PayoutService>;
   };
+  /** The bench's operator (an admin service account), for clients of its own. */
+  operator: AssertionSigner;
+  /** Where a service answers, and the transport options (internal token) its callers need. */
+  serviceUrl(name: ServiceName): string;
+  transport: TransportOptions;
+  /** A service's own MySQL database. */
+  databaseUrl(name: ServiceName): string;
   /** SIGTERM every process (gateway first) and wait; the exit of each, for the report. */
   stop(): Promise<Array<{ name: string; code: number | null; signal: string | null }>>;
 }
 
 const READY = /"msg":"ready/;
+
+const SERVICES = ["merchant", "bank-catalog", "deposit", "payout", "callback-sender"] as const;
+export type ServiceName = (typeof SERVICES)[number];
 
 /**
  * The bench's operator: a key pair of the run's own, whose public half the product's services
@@ -55,11 +65,11 @@ const READY = /"msg":"ready/;
  * service account. The run's merchants are sandbox ones, so nothing it does waits for a second
  * operator.
  */
-export function benchOperator(): { env: { OPERATOR_ASSERTION_PUBLIC_KEY: string }; interceptor: Interceptor } {
+export function benchOperator(): { env: { OPERATOR_ASSERTION_PUBLIC_KEY: string }; signer: AssertionSigner; interceptor: Interceptor } {
   const { privateKeyPem, publicKeyPem } = generateAssertionKeyPair();
   // A service account's assertion may live an hour: signed once per service, not per call.
   const signer = createAssertionSigner(loadAssertionPrivateKey(privateKeyPem), { subject: "bench@localhost", name: "pnpm bench", role: "admin", kind: "service" }, { ttlSeconds: 3600 });
-  return { env: { OPERATOR_ASSERTION_PUBLIC_KEY: publicKeyPem }, interceptor: operatorAssertionInterceptor(signer) };
+  return { env: { OPERATOR_ASSERTION_PUBLIC_KEY: publicKeyPem }, signer, interceptor: operatorAssertionInterceptor(signer) };
 }
 
 function productClients(url: (service: "merchant" | "bank-catalog" | "deposit" | "payout") => string, transport: TransportOptions, operator: Interceptor): RunningProduct["clients"] {
@@ -119,10 +129,11 @@ export async function startAllInOne(resources: ScratchResources, options: { prof
   const dataDir = mkdtempSync(join(tmpdir(), "bench-aio-"));
   const stream = resources.stream("aio");
   const operator = benchOperator();
+  const databaseUrl = resources.database("aio");
   const env: NodeJS.ProcessEnv = {
     ...cleanEnv(),
     ...operator.env,
-    DATABASE_URL: resources.database("aio"),
+    DATABASE_URL: databaseUrl,
     ...stream,
     PORT: String(port),
     GRPC_PORT: String(grpcPort),
@@ -154,6 +165,10 @@ export async function startAllInOne(resources: ScratchResources, options: { prof
     processes,
     pids: [server.pid],
     clients: productClients(() => grpcUrl, {}, operator.interceptor),
+    operator: operator.signer,
+    serviceUrl: () => grpcUrl,
+    transport: {},
+    databaseUrl: (name) => deriveDatabaseUrl(databaseUrl, name),
     async stop() {
       const exits = await stopAll(processes);
       rmSync(dataDir, { recursive: true, force: true });
@@ -162,8 +177,6 @@ export async function startAllInOne(resources: ScratchResources, options: { prof
   };
 }
 
-const SERVICES = ["merchant", "bank-catalog", "deposit", "payout", "callback-sender"] as const;
-type ServiceName = (typeof SERVICES)[number];
 
 /**
  * Every service its own process with its own MySQL database, JetStream between them, the
@@ -222,6 +235,10 @@ export async function startSplit(resources: ScratchResources, options: { profile
     processes,
     pids: processes.map((p) => p.server.pid),
     clients: productClients(url, transport, operator.interceptor),
+    operator: operator.signer,
+    serviceUrl: url,
+    transport,
+    databaseUrl: (name) => resources.database(`split_${name.replace(/-/g, "_")}`),
     async stop() {
       const exits = await stopAll(processes);
       rmSync(dataDir, { recursive: true, force: true });

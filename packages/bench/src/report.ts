@@ -6,6 +6,7 @@ import type { LoadFigures } from "./load.js";
 import type { MachineInfo } from "./machine.js";
 import type { StatementFigures } from "./mysql-status.js";
 import type { BenchOptions, ScenarioName, TargetName } from "./options.js";
+import type { OperatorListsFigures } from "./operator-lists.js";
 
 export const ENDPOINTS: Record<ScenarioName, string> = {
   banks: "GET /v1/available-banks",
@@ -15,6 +16,7 @@ export const ENDPOINTS: Record<ScenarioName, string> = {
   callbacks: "callback latency",
   "bank-reports": "deposit RPC ReportTransfer",
   "sandbox-pay": "POST /v1/sandbox/deposit/{id}/pay",
+  "operator-lists": "operator list pages (RPC, with an assertion)",
 };
 
 /** Issue 18: bank reports for 3,000 pending deposits on two accounts at 500/s, 0 errors and p99 ≤ 250 ms. */
@@ -42,6 +44,8 @@ export interface ScenarioResult {
   callbacks?: CallbackFigures;
   /** The open-loop scenarios of issue 18 (bank-reports, sandbox-pay). */
   reports?: ReportScenarioFigures;
+  /** Issue 23: page latencies of the operators' lists on a full database. */
+  lists?: OperatorListsFigures;
   /** Product ÷ floor of the same scenario: the HMAC floor for reads, the knex DB floor for writes. */
   vsFloor?: FloorRatio<"hmac" | "db">;
   /** Writes only: product ÷ the raw floor (the same transaction through mysql2, no query builder). */
@@ -124,6 +128,11 @@ export function compareWithFloors(results: ScenarioResult[]): void {
     }
     if (r.scenario === "bank-reports" && r.reports) {
       r.goal = bankReportsGoal(r.reports);
+      continue;
+    }
+    if (r.lists) {
+      const target = r.lists.targetP95Ms;
+      r.goal = { text: `every page p95 ≤ ${target} ms`, met: r.lists.lists.every((l) => l.p95Ms <= target) };
       continue;
     }
     const floorKind = FLOOR_OF[r.scenario];
@@ -334,6 +343,13 @@ export function formatReport(report: BenchReport): string {
         if (m && r.scenario !== "banks" && r.scenario !== "deposit-get") out.push(`  ${r.target === "floors" ? `floor:${r.floor}` : r.target} ${r.endpoint}: ${statementBreakdown(m)} per request`);
       }
     }
+    out.push("");
+  }
+
+  for (const r of report.results.filter((x) => x.lists)) {
+    const l = r.lists!;
+    out.push(`Operator lists (${r.target}): ${l.seeded.deposits} deposits, ${l.seeded.transfers} open transfers, ${l.seeded.auditRecords} audit records (seeded in ${l.seeded.seedSeconds} s); target p95 ≤ ${l.targetP95Ms} ms: ${r.goal?.met ? "PASS" : "MISS"}`);
+    out.push(table(["list", "pages", "rows", "p50 ms", "p95 ms", "max ms"], l.lists.map((x) => [x.list, String(x.pages), String(x.rows), String(x.p50Ms), String(x.p95Ms), String(x.maxMs)]), new Set([1, 2, 3, 4, 5])));
     out.push("");
   }
 
