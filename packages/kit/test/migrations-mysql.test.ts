@@ -11,9 +11,9 @@ import {
   migrate,
   MigrationLockTimeoutError,
   openDatabase,
-  outboxMigrations,
   pendingMigrations,
   PendingMigrationsError,
+  serviceMigrations,
   startServices,
   unlockMigrations,
   type Migration,
@@ -60,7 +60,8 @@ const probeModule: ServiceModule = {
   access: () => [],
   routes: () => {},
 };
-const everyMigration = [...outboxMigrations, ...probeModule.migrations];
+// What a start applies: the kit's outbox, operator audit and approval tables, then the module's own.
+const everyMigration = serviceMigrations(probeModule);
 
 function capturingLogger(): { logger: ReturnType<typeof createLogger>; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
