@@ -202,6 +202,15 @@ test.serial("audit list shows the maker's request, the checker's approval and th
   t.regex(human.stdout, new RegExp(`${CHECKER} \\(approving ${MAKER}\\) +admin +payout +Reject +${rejectedId},${merchantId} +ok +the fee was taken once\n`));
 });
 
+test.serial("an approved request that fails when run is recorded with its reason, and approve exits 1 saying so", async (t) => {
+  const id = await askAdjustment(-9_000_000, "take out more than there is");
+  const r = await as(CHECKER, ["approval", "approve", id, "--json"]);
+  t.is(r.code, 1);
+  t.like(singleJson(r.stdout), { id, status: "APPROVAL_STATUS_APPROVED", decidedBy: CHECKER, outcome: "INSUFFICIENT_BALANCE" });
+  t.regex(r.stderr, /^error: INSUFFICIENT_BALANCE: the approved request failed when run \(.+\)\n$/);
+  t.is(await available(), 50_000n, "nothing was taken out");
+});
+
 test.serial("without any operator key the CLI's call is refused UNAUTHENTICATED, and the error says how the CLI signs", async (t) => {
   const r = await cli(["merchant", "create", "--name", "Nobody's", "--grpc-url", url], { OPERATOR_ASSERTION_PRIVATE_KEY: undefined, PAYMENTS_OPERATOR: "nobody", DATA_DIR: dataDir });
   t.is(r.code, 1);
