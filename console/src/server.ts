@@ -1,6 +1,5 @@
 import http from "node:http";
 import type { KeyObject } from "node:crypto";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Transport } from "@connectrpc/connect";
 import type Koa from "koa";
@@ -11,6 +10,9 @@ import {
   createMetrics,
   deriveDatabaseUrl,
   ensureDatabase,
+  listenHttp,
+  closeHttp,
+  localHttpUrl,
   loadAssertionPrivateKey,
   loadClientTls,
   openDatabase,
@@ -193,29 +195,6 @@ export async function createConsole(options: StartConsoleOptions = {}): Promise<
   };
 }
 
-function listen(server: http.Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
-function close(server: http.Server, graceMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    if (!server.listening) return resolve();
-    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-    timer.unref();
-    server.close(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
-}
-
 /** createConsole, then listen on CONSOLE_HOST:CONSOLE_PORT. Used by main.ts, the all-in-one and tests. */
 export async function startConsole(options: StartConsoleOptions = {}): Promise<RunningConsole> {
   const instance = await createConsole(options);
@@ -228,22 +207,21 @@ export async function startConsole(options: StartConsoleOptions = {}): Promise<R
   server.on("request", (req, res) => void handle(req, res));
   let port: number;
   try {
-    port = await listen(server, instance.config.CONSOLE_PORT, instance.config.CONSOLE_HOST);
+    port = await listenHttp(server, instance.config.CONSOLE_PORT, instance.config.CONSOLE_HOST);
   } catch (err) {
     await instance.close();
     throw err;
   }
   if (!instance.config.CONSOLE_PUBLIC_URL) instance.context.publicUrl = `http://localhost:${port}`;
-  const host = instance.config.CONSOLE_HOST === "0.0.0.0" || instance.config.CONSOLE_HOST === "::" ? "127.0.0.1" : instance.config.CONSOLE_HOST;
   let stopping: Promise<void> | undefined;
   return {
     ...instance,
     port,
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    url: localHttpUrl(instance.config.CONSOLE_HOST, port),
     stop() {
       draining = true;
       stopping ??= (async () => {
-        await close(server, instance.config.SHUTDOWN_GRACE);
+        await closeHttp(server, instance.config.SHUTDOWN_GRACE);
         await instance.close();
       })();
       return stopping;

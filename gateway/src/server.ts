@@ -1,5 +1,4 @@
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { createClient, type Transport } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { CallbackService } from "@payments/contracts/callback";
@@ -14,6 +13,9 @@ import {
   createMetrics,
   createServiceTransport,
   JetStreamBus,
+  listenHttp,
+  closeHttp,
+  localHttpUrl,
   loadClientTls,
   systemClock,
   type Clock,
@@ -89,29 +91,6 @@ export interface RunningGateway {
   /** Where the rate limits count: this process (`memory`) or the bucket every replica shares (`nats`). */
   rateLimitStore: RateLimitStore["kind"];
   stop(): Promise<void>;
-}
-
-function listen(server: http.Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
-function close(server: http.Server, graceMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    if (!server.listening) return resolve();
-    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-    timer.unref();
-    server.close(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
 }
 
 function required(value: string | undefined, variable: string): string {
@@ -224,8 +203,8 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
     server.on("clientError", answerClientError({ clock, logger }));
     // CONNECT never reaches the app (unheard, Node closes the socket without a word): a JSON 405.
     server.on("connect", answerConnect({ clock, logger }));
-    const port = await listen(server, config.PORT, config.HOST);
-    cleanups.push(() => close(server, config.SHUTDOWN_GRACE));
+    const port = await listenHttp(server, config.PORT, config.HOST);
+    cleanups.push(() => closeHttp(server, config.SHUTDOWN_GRACE));
     const resolved: GatewayConfig = { ...config, PORT: port, PUBLIC_BASE_URL: publicBaseUrl({ ...config, PORT: port }) };
     const readiness = { listening: () => server.listening, draining: () => draining };
     const app = createApp({ config: resolved, merchants, bankCatalog, deposits, payouts, callbacks, health: healthClients, credentials, catalog, logger, metrics, clock, rateLimits, routes: probes({ readiness, clock }) });
@@ -249,15 +228,14 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
           .then((text) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(text))
           .catch(() => res.writeHead(500).end());
       });
-      metricsPort = await listen(metricsServer, config.METRICS_PORT, config.METRICS_HOST);
-      cleanups.push(() => close(metricsServer, 1_000));
+      metricsPort = await listenHttp(metricsServer, config.METRICS_PORT, config.METRICS_HOST);
+      cleanups.push(() => closeHttp(metricsServer, 1_000));
     }
 
-    const host = config.HOST === "0.0.0.0" || config.HOST === "::" ? "127.0.0.1" : config.HOST;
     let stopping: Promise<void> | undefined;
     return {
       port,
-      url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+      url: localHttpUrl(config.HOST, port),
       listening: `${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`,
       config: resolved,
       credentials,

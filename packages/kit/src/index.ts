@@ -6,6 +6,7 @@ export * from "./cursor.js";
 export * from "./db.js";
 export * from "./errors.js";
 export * from "./health.js";
+export * from "./http-server.js";
 export * from "./iban.js";
 export * from "./in-flight-limit.js";
 export * from "./in-process-transport.js";
