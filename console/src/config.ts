@@ -1,15 +1,5 @@
-import proxyAddr from "proxy-addr";
 import { z } from "zod";
-import { envVar, loadConfig, migrationConfigSchema, type Env } from "@payments/kit";
-
-function isTrustedProxyEntry(entry: string): boolean {
-  try {
-    proxyAddr.compile(entry);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { envVar, loadConfig, migrationConfigSchema, trustedProxiesVar, type Env } from "@payments/kit";
 
 /**
  * Every setting of the console, read from the environment. The console's own settings are
@@ -53,9 +43,7 @@ export const consoleConfigSchema = z.object({
   CONSOLE_SIGN_IN_ACCOUNT_LIMIT: envVar.int(5, 1),
   CONSOLE_SIGN_IN_IP_LIMIT: envVar.int(20, 1),
   CONSOLE_SIGN_IN_WINDOW: envVar.duration("15m").refine((v) => v >= 1000, "must be at least 1s"),
-  TRUSTED_PROXIES: envVar.list().refine((entries) => entries.every(isTrustedProxyEntry), {
-    message: "expected a comma-separated list of IPs or CIDRs (or loopback, linklocal, uniquelocal)",
-  }),
+  TRUSTED_PROXIES: trustedProxiesVar(),
   BODY_LIMIT: envVar.int(65536, 1),
   /** A file upload's body limit (bytes): the statement import takes files up to this size. */
   CONSOLE_UPLOAD_LIMIT: envVar.int(10 * 1024 * 1024, 1),

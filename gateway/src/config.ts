@@ -1,16 +1,5 @@
-import proxyAddr from "proxy-addr";
 import { z } from "zod";
-import { envVar, loadConfig, type Env } from "@payments/kit";
-
-/** True when proxy-addr accepts the entry: an IP, a CIDR, an IP/netmask, or one of its range names. */
-function isTrustedProxyEntry(entry: string): boolean {
-  try {
-    proxyAddr.compile(entry);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { envVar, isTrustedProxyEntry, loadConfig, trustedProxiesVar, type Env } from "@payments/kit";
 
 /**
  * Every setting of the gateway, read from the environment. Durations follow the kit:
@@ -32,9 +21,7 @@ export const gatewayConfigSchema = z.object({
     .url(["http", "https"])
     .transform((url) => url.replace(/\/+$/, ""))
     .optional(),
-  TRUSTED_PROXIES: envVar.list().refine((entries) => entries.every(isTrustedProxyEntry), {
-    message: "expected a comma-separated list of IPs or CIDRs (or loopback, linklocal, uniquelocal)",
-  }),
+  TRUSTED_PROXIES: trustedProxiesVar(),
   // At least a second: a bare "300" would be 300 ms under the kit's duration rules and refuse every request.
   TIMESTAMP_TOLERANCE: envVar.duration("300s").refine((value) => value >= 1000, "must be at least 1s (a plain number is milliseconds: write 300s)"),
   BODY_LIMIT: envVar.int(65536, 1),

@@ -1,8 +1,5 @@
-import type { Logger, Metrics } from "@payments/kit";
+import { observeHttpRequest, type Logger, type Metrics } from "@payments/kit";
 import type { GatewayMiddleware } from "../state.js";
-
-/** HTTP methods reported as they are; anything else is `_OTHER` (OpenTelemetry's rule, bounding the label). */
-const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"]);
 
 /**
  * One log line, one counter increment and one `http_server_request_duration_seconds`
@@ -20,14 +17,7 @@ export function accessLog(options: { logger: Logger; metrics: Metrics }): Gatewa
       const seconds = (performance.now() - started) / 1000;
       const route = ctx.state.route ?? "unmatched";
       requests.inc({ method: ctx.method, route, status: String(ctx.status) });
-      options.metrics.httpDuration.observe(
-        {
-          http_request_method: KNOWN_METHODS.has(ctx.method) ? ctx.method : "_OTHER",
-          http_route: ctx.state.route ?? "",
-          http_response_status_code: String(ctx.status),
-        },
-        seconds,
-      );
+      observeHttpRequest(options.metrics, { method: ctx.method, route: ctx.state.route, status: ctx.status }, seconds);
       options.logger.info(
         {
           method: ctx.method,

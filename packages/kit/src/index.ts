@@ -34,6 +34,7 @@ export * from "./merchant-changes.js";
 export * from "./merchant-cache.js";
 export * from "./catalog-changes.js";
 export * from "./tracing.js";
+export * from "./trusted-proxies.js";
 export * from "./mode-fence.js";
 export * from "./operator-assertion.js";
 export * from "./operator-access.js";

@@ -23,8 +23,8 @@ export interface Metrics {
   rpcClientDuration: Histogram<RpcLabels>;
   /**
    * `http_server_request_duration_seconds` (OpenTelemetry `http.server.request.duration`):
-   * the gateway's requests by `http_request_method`, `http_route` (the route pattern) and
-   * `http_response_status_code`.
+   * the gateway's and the console's requests by `http_request_method`, `http_route` (the route
+   * pattern) and `http_response_status_code`; observed with `observeHttpRequest`.
    */
   httpDuration: Histogram<"http_request_method" | "http_route" | "http_response_status_code">;
   /** A counter named `payments_<name>`, made once per registry. */
@@ -81,6 +81,24 @@ function cachedSampler(sampler: () => Promise<GaugeSample[]> | GaugeSample[], mi
  * RPC server and client histograms and the HTTP server histogram (OpenTelemetry semantic
  * convention names, unprefixed), and the domain metrics services add (`payments_…`).
  */
+/** HTTP methods reported as they are; anything else is `_OTHER` (OpenTelemetry's rule, bounding the label). */
+const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"]);
+
+/**
+ * One served request in `http_server_request_duration_seconds`, with the status the client
+ * finally got. `route` is the pattern that matched, never the raw path; none matched: empty.
+ */
+export function observeHttpRequest(metrics: Metrics, request: { method: string; route: string | undefined; status: number }, seconds: number): void {
+  metrics.httpDuration.observe(
+    {
+      http_request_method: KNOWN_METHODS.has(request.method) ? request.method : "_OTHER",
+      http_route: request.route ?? "",
+      http_response_status_code: String(request.status),
+    },
+    seconds,
+  );
+}
+
 export function createMetrics(prefix = "payments_"): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix });
