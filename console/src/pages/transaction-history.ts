@@ -1,21 +1,14 @@
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { CallbackService, DeliveryStatus, type CallbackEvent } from "@payments/contracts/callback";
 import { AuditService, type AuditRecord } from "@payments/contracts/operator";
+import { deliveryStatusFromProto } from "@payments/contracts/statuses";
 import { html, type SafeHtml } from "../html.js";
-import type { TextKey } from "../i18n.js";
 import { alert } from "../layout.js";
 import type { ServiceName } from "../service-clients.js";
 import { refusalOf, timeOf, type Refusal, type SignedIn } from "./operator-call.js";
 
-const DELIVERY_KEYS: Record<DeliveryStatus, TextKey> = {
-  [DeliveryStatus.UNSPECIFIED]: "event.delivery.unknown",
-  [DeliveryStatus.PENDING]: "event.delivery.pending",
-  [DeliveryStatus.DELIVERED]: "event.delivery.delivered",
-  [DeliveryStatus.FAILED]: "event.delivery.failed",
-};
-
 export function deliveryText(who: SignedIn, status: DeliveryStatus): string {
-  return who.t(DELIVERY_KEYS[status]);
+  return who.t(`event.delivery.${deliveryStatusFromProto(status) ?? "unknown"}`);
 }
 
 /** Every callback event of one transaction (at most a page of 100: a transaction has a handful of status changes). */

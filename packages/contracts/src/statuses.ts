@@ -1,6 +1,7 @@
 import { DeliveryStatus } from "./gen/payments/callback/v1/callback_pb.js";
 import { DepositStatus, TransferStatus } from "./gen/payments/deposit/v1/deposit_pb.js";
 import { TransferReturnStatus, WithdrawalStatus, WithheldCreditStatus } from "./gen/payments/payout/v1/payout_pb.js";
+import { ApprovalStatus } from "./gen/payments/operator/v1/operator_pb.js";
 
 /*
  * Status names ↔ proto enums, named once (hand-written, not generated). The names are the
@@ -139,3 +140,20 @@ export const isWithheldCreditStatusName: (value: string) => value is WithheldCre
 export const withheldCreditStatusToProto: (name: WithheldCreditStatusName) => WithheldCreditStatus = withheldCredit.toProto;
 export const withheldCreditStatusName: (status: WithheldCreditStatus) => WithheldCreditStatusName = withheldCredit.name;
 export const withheldCreditStatusFromProto: (status: WithheldCreditStatus) => WithheldCreditStatusName | undefined = withheldCredit.fromProto;
+
+// ---------------------------------------------------------------- approvals (four-eyes, every service)
+
+export const APPROVAL_STATUSES = ["pending", "approved", "rejected", "expired"] as const;
+export type ApprovalStatusName = (typeof APPROVAL_STATUSES)[number];
+
+const approval = statusTable<ApprovalStatusName, ApprovalStatus>("approval", APPROVAL_STATUSES, {
+  pending: ApprovalStatus.PENDING,
+  approved: ApprovalStatus.APPROVED,
+  rejected: ApprovalStatus.REJECTED,
+  expired: ApprovalStatus.EXPIRED,
+});
+
+export const isApprovalStatusName: (value: string) => value is ApprovalStatusName = approval.is;
+export const approvalStatusToProto: (name: ApprovalStatusName) => ApprovalStatus = approval.toProto;
+export const approvalStatusName: (status: ApprovalStatus) => ApprovalStatusName = approval.name;
+export const approvalStatusFromProto: (status: ApprovalStatus) => ApprovalStatusName | undefined = approval.fromProto;

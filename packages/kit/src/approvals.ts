@@ -7,13 +7,15 @@ import type { Migration } from "./db.js";
 import { serviceError } from "./errors.js";
 import { newId } from "./ids.js";
 import type { OperatorIdentity } from "./operator-assertion.js";
+import type { ApprovalStatusName } from "@payments/contracts/statuses";
 import { auditJson } from "./operator-audit.js";
 
 export const APPROVALS_TABLE = "operator_approvals";
 /** A pending approval not decided within this is expired: the maker asks again. */
 export const APPROVAL_TTL_MS = 24 * 3600 * 1000;
 
-export type ApprovalState = "pending" | "approved" | "rejected" | "expired";
+/** The status names an approval row stores (their one home: contracts' statuses). */
+export type ApprovalState = ApprovalStatusName;
 
 /**
  * Requests that need a second operator (four-eyes): stored by the service that would run them,

@@ -2,11 +2,11 @@ import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type ConnectRouter, type HandlerContext, type Transport } from "@connectrpc/connect";
 import {
   ApprovalService,
-  ApprovalStatus,
   AuditService,
   type Approval,
   type AuditRecord,
 } from "@payments/contracts/operator";
+import { approvalStatusFromProto, approvalStatusToProto } from "@payments/contracts/statuses";
 import type { Clock } from "./clock.js";
 import { ERROR_REASON_KEY, serviceError } from "./errors.js";
 import type { Logger } from "./logger.js";
@@ -22,7 +22,6 @@ import {
   rejectApproval,
   storedRequest,
   type ApprovalRow,
-  type ApprovalState,
 } from "./approvals.js";
 import type { KeyObject } from "node:crypto";
 
@@ -40,17 +39,6 @@ const MAX_LIMIT = 500;
 function limitOf(value: number): number {
   if (value < 0 || value > MAX_LIMIT) throw serviceError(Code.InvalidArgument, "VALIDATION_ERROR", `limit must be 0..${MAX_LIMIT}`, { field: "limit" });
   return value === 0 ? 50 : value;
-}
-
-const STATE_OF: Record<ApprovalState, ApprovalStatus> = {
-  pending: ApprovalStatus.PENDING,
-  approved: ApprovalStatus.APPROVED,
-  rejected: ApprovalStatus.REJECTED,
-  expired: ApprovalStatus.EXPIRED,
-};
-
-function stateFilter(status: ApprovalStatus): ApprovalState | undefined {
-  return (Object.entries(STATE_OF) as Array<[ApprovalState, ApprovalStatus]>).find(([, s]) => s === status)?.[0];
 }
 
 function parseTargets(text: string): string[] {
@@ -74,7 +62,7 @@ function approvalMessage(row: ApprovalRow, now: number): Approval {
     makerRole: row.maker_role,
     createdAt: timestampFromMs(Number(row.created_at)),
     expiresAt: timestampFromMs(Number(row.expires_at)),
-    status: STATE_OF[approvalState(row, now)],
+    status: approvalStatusToProto(approvalState(row, now)),
     decidedBy: row.decided_by ?? "",
     ...(row.decided_at !== null ? { decidedAt: timestampFromMs(Number(row.decided_at)) } : {}),
     decisionNote: row.decision_note ?? "",
@@ -175,7 +163,7 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
   router.service(ApprovalService, {
     async listApprovals(req, context) {
       const { module } = await authorize(context, "viewer");
-      const state = stateFilter(req.status);
+      const state = approvalStatusFromProto(req.status);
       const page = await listApprovals(module.db, clock, { ...(state ? { state } : {}), limit: limitOf(req.limit), ...(req.cursor ? { cursor: req.cursor } : {}) });
       const now = clock.now().getTime();
       return { approvals: page.rows.map((r) => approvalMessage(r, now)), nextCursor: page.nextCursor };

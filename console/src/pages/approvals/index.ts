@@ -1,8 +1,8 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { ApprovalService, ApprovalStatus, type Approval } from "@payments/contracts/operator";
+import { APPROVAL_STATUSES, approvalStatusFromProto, approvalStatusToProto, isApprovalStatusName } from "@payments/contracts/statuses";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
-import type { TextKey } from "../../i18n.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ServiceName } from "../../service-clients.js";
@@ -12,25 +12,16 @@ import { csrfField, cursorParam, isServiceName, refusalOf, SERVICES, signedIn, t
 const PAGE_SIZE = 50;
 const APPROVAL_ID = /^[A-Za-z0-9_-]{1,80}$/;
 
-const STATUSES = {
-  pending: ApprovalStatus.PENDING,
-  approved: ApprovalStatus.APPROVED,
-  rejected: ApprovalStatus.REJECTED,
-  expired: ApprovalStatus.EXPIRED,
-  all: ApprovalStatus.UNSPECIFIED,
-} as const;
-type StatusFilter = keyof typeof STATUSES;
-
-const STATUS_KEYS: Record<ApprovalStatus, TextKey> = {
-  [ApprovalStatus.UNSPECIFIED]: "approval.status.unknown",
-  [ApprovalStatus.PENDING]: "approval.status.pending",
-  [ApprovalStatus.APPROVED]: "approval.status.approved",
-  [ApprovalStatus.REJECTED]: "approval.status.rejected",
-  [ApprovalStatus.EXPIRED]: "approval.status.expired",
-};
+/** The list's status filter: one status, or every one (`all`); pending when the query names neither. */
+const STATUS_FILTERS = [...APPROVAL_STATUSES, "all"] as const;
+type StatusFilter = (typeof STATUS_FILTERS)[number];
 
 function statusFilter(value: unknown): StatusFilter {
-  return typeof value === "string" && value in STATUSES ? (value as StatusFilter) : "pending";
+  return typeof value === "string" && (value === "all" || isApprovalStatusName(value)) ? value : "pending";
+}
+
+function statusText(who: SignedIn, status: ApprovalStatus): string {
+  return who.t(`approval.status.${approvalStatusFromProto(status) ?? "unknown"}`);
 }
 
 const link = (a: Approval) => `/approvals/${a.service}/${a.id}`;
@@ -47,7 +38,7 @@ function pretty(json: string): string {
 function listPage(who: SignedIn, status: StatusFilter, approvals: Approval[], more: Array<{ service: ServiceName; cursor: string }>, failures: Array<{ service: ServiceName; refusal: Refusal }>): SafeHtml {
   const filter = html`<form method="get" action="/approvals" class="filters">
 <div><label for="field-status">${who.t("approvals.status")}</label>
-<select id="field-status" name="status">${(Object.keys(STATUSES) as StatusFilter[]).map((s) => html`<option value="${s}"${s === status ? html` selected` : null}>${who.t(`approvals.filter.${s}`)}</option>`)}</select></div>
+<select id="field-status" name="status">${STATUS_FILTERS.map((s) => html`<option value="${s}"${s === status ? html` selected` : null}>${who.t(`approvals.filter.${s}`)}</option>`)}</select></div>
 <button type="submit">${who.t("approvals.show")}</button>
 </form>`;
   const rows = approvals.map(
@@ -58,7 +49,7 @@ function listPage(who: SignedIn, status: StatusFilter, approvals: Approval[], mo
 <td>${a.maker}${a.maker === who.operator.email ? html` (${who.t("approvals.you")})` : null}</td>
 <td>${timeOf(a.createdAt, who.lang)}</td>
 <td>${timeOf(a.expiresAt, who.lang)}</td>
-<td>${who.t(STATUS_KEYS[a.status])}</td>
+<td>${statusText(who, a.status)}</td>
 </tr>`,
   );
   return html`${filter}
@@ -106,7 +97,7 @@ ${field({ id: "reject-reason", name: "reason", label: who.t("approval.reason"), 
 <dt>${who.t("approvals.maker")}</dt><dd>${a.maker} (${a.makerRole})</dd>
 <dt>${who.t("approvals.created")}</dt><dd>${timeOf(a.createdAt, who.lang)}</dd>
 <dt>${who.t("approvals.expires")}</dt><dd>${timeOf(a.expiresAt, who.lang)}</dd>
-<dt>${who.t("approvals.status")}</dt><dd>${who.t(STATUS_KEYS[a.status])}</dd>
+<dt>${who.t("approvals.status")}</dt><dd>${statusText(who, a.status)}</dd>
 <dt>${who.t("approval.targets")}</dt><dd>${a.targetIds.join(", ") || "—"}</dd>
 ${a.decidedBy ? html`<dt>${who.t("approval.decidedBy")}</dt><dd>${a.decidedBy} · ${timeOf(a.decidedAt, who.lang)}</dd><dt>${who.t("approval.decisionNote")}</dt><dd>${a.decisionNote || "—"}</dd>` : null}
 ${a.outcome ? html`<dt>${who.t("approval.outcome")}</dt><dd class="${a.outcome === "ok" ? "ok" : "bad"}">${a.outcome === "ok" ? who.t("approval.outcomeOk") : a.outcome}</dd>` : null}
@@ -174,7 +165,7 @@ export function approvalPages(deps: ConsoleContext): ConsoleRoute[] {
         const answers = await Promise.all(
           (only ? [only] : SERVICES).map(async (service) => {
             try {
-              const page = await who.client(ApprovalService, service).listApprovals({ status: STATUSES[status], limit: PAGE_SIZE, cursor });
+              const page = await who.client(ApprovalService, service).listApprovals({ status: status === "all" ? ApprovalStatus.UNSPECIFIED : approvalStatusToProto(status), limit: PAGE_SIZE, cursor });
               return { service, approvals: page.approvals, next: page.nextCursor };
             } catch (err) {
               return { service, refusal: refusalOf(err, who.t) };

@@ -1,6 +1,6 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { DepositService, DepositStatus, type Deposit, type IncomingTransfer } from "@payments/contracts/deposit";
-import { DEPOSIT_STATUSES, depositStatusToProto, isDepositStatusName } from "@payments/contracts/statuses";
+import { DEPOSIT_STATUSES, depositStatusFromProto, depositStatusToProto, isDepositStatusName } from "@payments/contracts/statuses";
 import { roleAtLeast } from "@payments/kit";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
@@ -14,21 +14,12 @@ import { statusText as transferStatusText, waitingForApproval } from "../transfe
 
 const PAGE_SIZE = 50;
 
-const STATUS_KEYS: Record<DepositStatus, TextKey> = {
-  [DepositStatus.UNSPECIFIED]: "deposit.status.unknown",
-  [DepositStatus.PENDING]: "deposit.status.pending",
-  [DepositStatus.COMPLETED]: "deposit.status.completed",
-  [DepositStatus.FAILED]: "deposit.status.failed",
-  [DepositStatus.EXPIRED]: "deposit.status.expired",
-  [DepositStatus.CANCELLED]: "deposit.status.cancelled",
-};
-
 const ACTIONS = ["confirm", "reject"] as const;
 type Action = (typeof ACTIONS)[number];
 const isAction = (v: unknown): v is Action => typeof v === "string" && (ACTIONS as readonly string[]).includes(v);
 
 export function depositStatusText(who: SignedIn, status: DepositStatus): string {
-  return who.t(STATUS_KEYS[status]);
+  return who.t(`deposit.status.${depositStatusFromProto(status) ?? "unknown"}`);
 }
 
 interface Filters {
@@ -44,7 +35,7 @@ function filtersOf(ctx: ConsoleContextKoa): Filters {
 }
 
 /** The filter form: the fields ListDeposits offers, and a search by id or process id. */
-export function filterForm(who: SignedIn, path: string, f: Filters, statuses: readonly string[], statusLabel: (s: string) => string, invalid: Set<string>): SafeHtml {
+export function filterForm<S extends string>(who: SignedIn, path: string, f: Filters, statuses: readonly S[], statusLabel: (s: S) => string, invalid: Set<string>): SafeHtml {
   const bad = (name: string) => (invalid.has(name) ? who.t("list.badDay") : undefined);
   return html`<form method="get" action="${path}" class="filters" role="search" aria-label="${who.t("list.search")}">
 <div>${field({ name: "q", label: who.t("list.q"), type: "search", value: f.q, hint: who.t("list.qHint") })}</div>
@@ -219,7 +210,7 @@ ${callbacksSection(who, events)}`,
         const from = f.from ? dayStart(f.from) : undefined;
         const to = f.to ? dayAfter(f.to) : undefined;
         const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : ""].filter(Boolean));
-        const form = filterForm(who, "/deposits", f, DEPOSIT_STATUSES, (s) => (isDepositStatusName(s) ? depositStatusText(who, depositStatusToProto(s)) : s), invalid);
+        const form = filterForm(who, "/deposits", f, DEPOSIT_STATUSES, (s) => who.t(`deposit.status.${s}`), invalid);
         const page = (body: SafeHtml, status = 200) => workPage(ctx, who, { title: who.t("deposits.title"), body: html`<p>${who.t("deposits.intro")}</p>${form}${body}` }, status);
         if (invalid.size > 0) return page(html``, 400);
         if (f.q) {

@@ -1,5 +1,6 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { CallbackService, DeliveryStatus, type CallbackEvent } from "@payments/contracts/callback";
+import { DELIVERY_STATUSES, deliveryStatusToProto, isDeliveryStatusName } from "@payments/contracts/statuses";
 import { roleAtLeast } from "@payments/kit";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
@@ -10,10 +11,6 @@ import { csrfField, cursorParam, ID_PATTERN, linkTo, pager, queryText, refusalOf
 import { attemptsTable, deliveryText } from "../transaction-history.js";
 
 const PAGE_SIZE = 50;
-
-const DELIVERY = { pending: DeliveryStatus.PENDING, delivered: DeliveryStatus.DELIVERED, failed: DeliveryStatus.FAILED } as const;
-type DeliveryName = keyof typeof DELIVERY;
-const isDelivery = (v: string): v is DeliveryName => v in DELIVERY;
 
 /** `datetime-local` in Türkiye's time (UTC+3), as the page says. */
 function localTime(value: string): Date | undefined {
@@ -51,13 +48,13 @@ export function eventPages(deps: ConsoleContext): ConsoleRoute[] {
     const filters = html`<form method="get" action="/events" class="filters" role="search" aria-label="${who.t("list.search")}">
 <div>${field({ name: "merchant", label: who.t("list.merchant"), type: "search", value: merchant, hint: who.t("list.merchantHint") })}</div>
 <div><label for="field-delivery">${who.t("events.delivery")}</label>
-<select id="field-delivery" name="delivery"><option value="">${who.t("list.anyStatus")}</option>${(Object.keys(DELIVERY) as DeliveryName[]).map((d) => html`<option value="${d}"${d === delivery ? html` selected` : null}>${deliveryText(who, DELIVERY[d])}</option>`)}</select></div>
+<select id="field-delivery" name="delivery"><option value="">${who.t("list.anyStatus")}</option>${DELIVERY_STATUSES.map((d) => html`<option value="${d}"${d === delivery ? html` selected` : null}>${who.t(`event.delivery.${d}`)}</option>`)}</select></div>
 <div><button type="submit">${who.t("list.searchButton")}</button></div></form>`;
     let list: SafeHtml;
     try {
       const res = await who.client(CallbackService).listEvents({
         ...(merchant ? { merchantId: merchant } : { allMerchants: true }),
-        deliveryStatus: isDelivery(delivery) ? DELIVERY[delivery] : DeliveryStatus.UNSPECIFIED,
+        deliveryStatus: isDeliveryStatusName(delivery) ? deliveryStatusToProto(delivery) : DeliveryStatus.UNSPECIFIED,
         limit: PAGE_SIZE,
         cursor,
       });

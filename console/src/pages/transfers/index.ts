@@ -1,6 +1,7 @@
 import { DepositService, TransferStatus, type IncomingTransfer } from "@payments/contracts/deposit";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ResolveTransferRequestSchema } from "@payments/contracts/deposit";
+import { transferStatusFromProto } from "@payments/contracts/statuses";
 import { roleAtLeast } from "@payments/kit";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
@@ -15,15 +16,6 @@ const TRANSFER_ID = /^[A-Za-z0-9_-]{1,80}$/;
 const DECISIONS = ["match", "complete", "refuse", "return"] as const;
 type Decision = (typeof DECISIONS)[number];
 
-const STATUS_KEYS: Record<TransferStatus, TextKey> = {
-  [TransferStatus.UNSPECIFIED]: "transfer.status.unknown",
-  [TransferStatus.MATCHED]: "transfer.status.matched",
-  [TransferStatus.REVIEW]: "transfer.status.review",
-  [TransferStatus.UNMATCHED]: "transfer.status.unmatched",
-  [TransferStatus.RETURNING]: "transfer.status.returning",
-  [TransferStatus.RETURNED]: "transfer.status.returned",
-};
-
 /** Outcomes a redirect after a decision names (fixed keys, never text from the request). */
 const DONE_KEYS: Record<Decision, TextKey> = {
   match: "transfer.done.match",
@@ -37,7 +29,7 @@ function isDecision(value: unknown): value is Decision {
 }
 
 export function statusText(who: SignedIn, status: TransferStatus): string {
-  return who.t(STATUS_KEYS[status]);
+  return who.t(`transfer.status.${transferStatusFromProto(status) ?? "unknown"}`);
 }
 
 /** The line on an approval that waits: who must act, and the link to it. */

@@ -2,11 +2,10 @@ import { PassThrough } from "node:stream";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { stringify } from "csv-stringify";
 import { PayoutService, WithdrawalStatus, type Withdrawal } from "@payments/contracts/payout";
-import { WITHDRAWAL_STATUSES, isWithdrawalStatusName, withdrawalStatusToProto } from "@payments/contracts/statuses";
+import { WITHDRAWAL_STATUSES, isWithdrawalStatusName, withdrawalStatusFromProto, withdrawalStatusToProto, type WithdrawalStatusName } from "@payments/contracts/statuses";
 import { majorUnits, roleAtLeast } from "@payments/kit";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
-import type { TextKey } from "../../i18n.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
@@ -19,15 +18,6 @@ const PAGE_SIZE = 50;
 /** ListWithdrawals' largest page, for the bank file that takes every one. */
 const EXPORT_PAGE = 100;
 
-const STATUS_KEYS: Record<WithdrawalStatus, TextKey> = {
-  [WithdrawalStatus.UNSPECIFIED]: "withdrawal.status.unknown",
-  [WithdrawalStatus.PENDING]: "withdrawal.status.pending",
-  [WithdrawalStatus.PROCESSING]: "withdrawal.status.processing",
-  [WithdrawalStatus.COMPLETED]: "withdrawal.status.completed",
-  [WithdrawalStatus.FAILED]: "withdrawal.status.failed",
-  [WithdrawalStatus.CANCELLED]: "withdrawal.status.cancelled",
-};
-
 const ACTIONS = ["complete", "fail"] as const;
 type Action = (typeof ACTIONS)[number];
 const isAction = (v: unknown): v is Action => typeof v === "string" && (ACTIONS as readonly string[]).includes(v);
@@ -39,7 +29,7 @@ const BANK_FILE_DIALECT = { en: { delimiter: ",", decimal: "." }, tr: { delimite
 const BOM = "\uFEFF";
 
 function statusText(who: SignedIn, w: Withdrawal): string {
-  const base = who.t(STATUS_KEYS[w.status]);
+  const base = who.t(`withdrawal.status.${withdrawalStatusFromProto(w.status) ?? "unknown"}`);
   if (w.status === WithdrawalStatus.FAILED && w.failureReason) return `${base} (${w.failureReason})`;
   if (w.awaitingOperator) return `${base} (${who.t("withdrawal.awaiting")})`;
   return base;
@@ -225,7 +215,7 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
         const from = f.from ? dayStart(f.from) : undefined;
         const to = f.to ? dayAfter(f.to) : undefined;
         const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : ""].filter(Boolean));
-        const label = (s: string) => (isWithdrawalStatusName(s) ? who.t(STATUS_KEYS[withdrawalStatusToProto(s)]) : s);
+        const label = (s: WithdrawalStatusName) => who.t(`withdrawal.status.${s}`);
         const form = filterForm(who, "/withdrawals", f, WITHDRAWAL_STATUSES, label, invalid);
         const page = (body: SafeHtml, status = 200) =>
           workPage(ctx, who, { title: who.t("withdrawals.title"), body: html`<p>${who.t("withdrawals.intro")} <a href="/withdrawals/awaiting">${who.t("withdrawals.queue")}</a></p>${form}${body}` }, status);
