@@ -8,7 +8,7 @@ import type { ConsoleContext } from "../context.js";
 import { ConsoleError } from "../errors.js";
 import { html, type SafeHtml } from "../html.js";
 import { text, type Language, type TextKey } from "../i18n.js";
-import { renderPage } from "../layout.js";
+import { alert, renderPage } from "../layout.js";
 import type { ServiceName } from "../service-clients.js";
 import type { ConsoleContextKoa } from "../state.js";
 
@@ -52,6 +52,16 @@ export function signedIn(deps: ConsoleContext, ctx: ConsoleContextKoa): SignedIn
 /** A page of work: the layout with the operator's header. */
 export function workPage(ctx: ConsoleContextKoa, who: SignedIn, page: { title: string; body: SafeHtml; script?: SafeHtml }, status = 200): void {
   renderPage(ctx, { ...page, operator: who.operator, csrfToken: who.session.csrfToken }, status);
+}
+
+/** The page of an id that cannot be one (its alphabet, a stray path): not found, before any call. */
+export function notFoundPage(ctx: ConsoleContextKoa, who: SignedIn): void {
+  workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+}
+
+/** True when `value` is one of `names` (a form's action, a route's decision). */
+export function isOneOf<T extends string>(names: readonly T[], value: unknown): value is T {
+  return typeof value === "string" && (names as readonly string[]).includes(value);
 }
 
 /** The hidden CSRF field every form of a signed-in page carries. */
@@ -105,6 +115,16 @@ export function refusalOf(err: unknown, t: SignedIn["t"]): Refusal {
     default:
       return { ...base, status: 502, message: t("call.failed", { detail: info.message }) };
   }
+}
+
+/** A refusal as the page shows it where the page's own content would be. */
+export function refusalAlert(refusal: Refusal): SafeHtml {
+  return alert(refusal.message) ?? html``;
+}
+
+/** The line on an approval that waits: who must act, and the link to it. */
+export function waitingForApproval(who: SignedIn, service: string, approvalId: string): SafeHtml {
+  return html`<div class="notice" role="status">${who.t("call.approvalWaiting")} <a href="${`/approvals/${service}/${approvalId}`}">${who.t("call.approvalLink", { id: approvalId })}</a></div>`;
 }
 
 /** Money in the smallest unit, as an operator reads it: "1234.50 TRY". */

@@ -5,8 +5,7 @@ import { html, type SafeHtml } from "../../html.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, cursorParam, ID_PATTERN, linkTo, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn } from "../operator-call.js";
-import { waitingForApproval } from "../transfers/index.js";
+import { csrfField, cursorParam, ID_PATTERN, linkTo, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, waitingForApproval } from "../operator-call.js";
 
 /** A labelled checkbox (the label after it, as people read a checkbox). */
 export function checkbox(id: string, name: string, label: string, checked: boolean): SafeHtml {
@@ -119,7 +118,7 @@ export function accountPages(deps: ConsoleContext): ConsoleRoute[] {
         const who = signedIn(deps, ctx);
         const id = ctx.params.id ?? "";
         const form = ctx.state.form ?? {};
-        if (!ID_PATTERN.test(id)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
         try {
           await who.client(BankCatalogService).updateReceivingAccount({ accountId: id, active: form.active === "1" });
         } catch (err) {

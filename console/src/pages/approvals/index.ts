@@ -7,7 +7,7 @@ import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ServiceName } from "../../service-clients.js";
 import type { ConsoleContextKoa, RouteContext } from "../../state.js";
-import { csrfField, cursorParam, isServiceName, refusalOf, SERVICES, signedIn, timeOf, workPage, type Refusal, type SignedIn } from "../operator-call.js";
+import { csrfField, cursorParam, isServiceName, refusalOf, SERVICES, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage } from "../operator-call.js";
 
 const PAGE_SIZE = 50;
 const APPROVAL_ID = /^[A-Za-z0-9_-]{1,80}$/;
@@ -137,7 +137,7 @@ export function approvalPages(deps: ConsoleContext): ConsoleRoute[] {
     handler: async (ctx) => {
       const who = signedIn(deps, ctx);
       const found = target(ctx);
-      if (!found) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+      if (!found) return notFoundPage(ctx, who);
       const form = ctx.state.form ?? {};
       const client = who.client(ApprovalService, found.service);
       try {
@@ -186,7 +186,7 @@ export function approvalPages(deps: ConsoleContext): ConsoleRoute[] {
       handler: async (ctx) => {
         const who = signedIn(deps, ctx);
         const found = target(ctx);
-        if (!found) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+        if (!found) return notFoundPage(ctx, who);
         const done = ctx.query.done;
         const banner = done === "approve" ? notice(who.t("approval.done.approve")) : done === "reject" ? notice(who.t("approval.done.reject")) : null;
         await show(ctx, who, found.service, found.id, {}, banner);

@@ -7,7 +7,7 @@ import { html, type SafeHtml } from "../../html.js";
 import { alert, field } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { cursorParam, queryText, signedIn, timeOf, workPage, type SignedIn } from "../operator-call.js";
+import { cursorParam, queryText, signedIn, timeOf, workPage, type SignedIn, refusalAlert } from "../operator-call.js";
 import { decodeCursor, mergedAuditPage, type AuditFilters } from "./merged-audit.js";
 
 const PAGE_SIZE = 50;
@@ -133,7 +133,7 @@ ${page.nextCursor ? html`<li><a rel="next" href="${`/audit${query(raw, { cursor:
         const first = await mergedAuditPage(who, filters, undefined, EXPORT_PAGE);
         if (first.failures.length === 5) {
           const refusal = first.failures[0]!.refusal;
-          return workPage(ctx, who, { title: who.t("audit.title"), body: alert(refusal.message) ?? html`` }, refusal.status);
+          return workPage(ctx, who, { title: who.t("audit.title"), body: refusalAlert(refusal) }, refusal.status);
         }
         const csv = stringify({ header: true, columns: CSV_COLUMNS, record_delimiter: "\r\n" });
         const out = new PassThrough();

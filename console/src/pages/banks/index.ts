@@ -7,7 +7,7 @@ import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { checkbox } from "../accounts/index.js";
-import { csrfField, ID_PATTERN, minorUnits, money, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn } from "../operator-call.js";
+import { csrfField, ID_PATTERN, minorUnits, money, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage } from "../operator-call.js";
 
 type Form = Record<string, string>;
 
@@ -173,7 +173,7 @@ ${bankFields(who, "update", values, state.refusal, false)}
       handler: async (ctx) => {
         const who = signedIn(deps, ctx);
         const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(id)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
         await showBank(ctx, who, id, ctx.query.done === "saved" ? notice(who.t("merchant.saved")) : null);
       },
     },
@@ -185,7 +185,7 @@ ${bankFields(who, "update", values, state.refusal, false)}
         const who = signedIn(deps, ctx);
         const id = ctx.params.id ?? "";
         const form = ctx.state.form ?? {};
-        if (!ID_PATTERN.test(id)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
         const min = amountOf(form, "min");
         const max = amountOf(form, "max");
         if (min === "bad" || max === "bad") return showBank(ctx, who, id, null, { form, refusal: invalid(who, min === "bad" ? "min" : "max") }, 400);

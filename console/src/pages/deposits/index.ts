@@ -8,15 +8,15 @@ import type { TextKey } from "../../i18n.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { cursorParam, dayAfter, dayStart, ID_PATTERN, minorUnits, money, pager, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, csrfField } from "../operator-call.js";
+import { cursorParam, dayAfter, dayStart, ID_PATTERN, minorUnits, money, pager, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, csrfField, notFoundPage, refusalAlert, isOneOf, waitingForApproval } from "../operator-call.js";
 import { auditEntries, auditOf, callbacksSection, eventEntries, eventsOf, timelineSection, type TimelineEntry } from "../transaction-history.js";
-import { statusText as transferStatusText, waitingForApproval } from "../transfers/index.js";
+import { statusText as transferStatusText } from "../transfers/index.js";
 
 const PAGE_SIZE = 50;
 
 const ACTIONS = ["confirm", "reject"] as const;
 type Action = (typeof ACTIONS)[number];
-const isAction = (v: unknown): v is Action => typeof v === "string" && (ACTIONS as readonly string[]).includes(v);
+const isAction = (v: unknown): v is Action => isOneOf(ACTIONS, v);
 
 export function depositStatusText(who: SignedIn, status: DepositStatus): string {
   return who.t(`deposit.status.${depositStatusFromProto(status) ?? "unknown"}`);
@@ -174,7 +174,7 @@ ${callbacksSection(who, events)}`,
       const who = signedIn(deps, ctx);
       const id = ctx.params.id ?? "";
       const form = ctx.state.form ?? {};
-      if (!ID_PATTERN.test(id)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
       const invalid = (field: string, key: TextKey) => showDetail(ctx, who, id, { action, form, refusal: { status: 400, message: who.t(key), reason: "VALIDATION_ERROR", field, approvalId: undefined } }, null, 400);
       try {
         if (action === "confirm") {
@@ -230,7 +230,7 @@ ${callbacksSection(who, events)}`,
           page(html`${table(who, res.deposits)}${pager(who, "/deposits", { ...f }, cursor, res.nextCursor)}`);
         } catch (err) {
           const refusal = refusalOf(err, who.t);
-          page(alert(refusal.message) ?? html``, refusal.status);
+          page(refusalAlert(refusal), refusal.status);
         }
       },
     },
@@ -241,7 +241,7 @@ ${callbacksSection(who, events)}`,
       handler: async (ctx) => {
         const who = signedIn(deps, ctx);
         const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(id)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
         const approval = cursorParam(ctx.query.approval);
         const done = ctx.query.done;
         const banner = approval ? waitingForApproval(who, "deposit", approval) : isAction(done) ? notice(who.t(done === "confirm" ? "deposit.done.confirm" : "deposit.done.reject")) : null;

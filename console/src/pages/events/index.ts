@@ -7,7 +7,7 @@ import { html, type SafeHtml } from "../../html.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, cursorParam, ID_PATTERN, linkTo, pager, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn } from "../operator-call.js";
+import { csrfField, cursorParam, ID_PATTERN, linkTo, pager, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage } from "../operator-call.js";
 import { attemptsTable, deliveryText } from "../transaction-history.js";
 
 const PAGE_SIZE = 50;
@@ -151,7 +151,7 @@ ${redeliver}`,
       handler: async (ctx) => {
         const who = signedIn(deps, ctx);
         const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(id)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
         await showEvent(ctx, who, id, ctx.query.done === "redeliver" ? notice(who.t("event.redelivered")) : null);
       },
     },
@@ -162,7 +162,7 @@ ${redeliver}`,
       handler: async (ctx) => {
         const who = signedIn(deps, ctx);
         const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(id)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
         try {
           await who.client(CallbackService).redeliverEvent({ allMerchants: true, eventId: id });
         } catch (err) {

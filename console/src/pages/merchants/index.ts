@@ -6,14 +6,13 @@ import type { TextKey } from "../../i18n.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, cursorParam, ID_PATTERN, linkTo, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn } from "../operator-call.js";
-import { waitingForApproval } from "../transfers/index.js";
+import { csrfField, cursorParam, ID_PATTERN, linkTo, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, isOneOf, waitingForApproval } from "../operator-call.js";
 
 const PAGE_SIZE = 50;
 
 const ACTIONS = ["rotate-secret", "rotate-webhook-secret", "allowed-ips", "callback-url", "display-name", "status", "sandbox", "rate-limit", "payment-rules"] as const;
 type Action = (typeof ACTIONS)[number];
-const isAction = (v: unknown): v is Action => typeof v === "string" && (ACTIONS as readonly string[]).includes(v);
+const isAction = (v: unknown): v is Action => isOneOf(ACTIONS, v);
 
 const UNDER: Record<string, UnderpaymentRule> = { review: UnderpaymentRule.REVIEW, complete: UnderpaymentRule.COMPLETE };
 const OVER: Record<string, OverpaymentRule> = { complete: OverpaymentRule.COMPLETE, review: OverpaymentRule.REVIEW };
@@ -238,7 +237,7 @@ ${adminForms(who, m, state)}`,
       handler: async (ctx) => {
         const who = signedIn(deps, ctx);
         const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(id)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
         const approval = cursorParam(ctx.query.approval);
         const done = ctx.query.done;
         await showDetail(ctx, who, id, {}, approval ? waitingForApproval(who, "merchant", approval) : isAction(done) ? notice(who.t("merchant.saved")) : null);
@@ -252,7 +251,7 @@ ${adminForms(who, m, state)}`,
         const who = signedIn(deps, ctx);
         const id = ctx.params.id ?? "";
         const action = ctx.params.action;
-        if (!ID_PATTERN.test(id) || !isAction(action)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+        if (!ID_PATTERN.test(id) || !isAction(action)) return notFoundPage(ctx, who);
         const form = ctx.state.form ?? {};
         const merchants = who.client(MerchantService);
         const invalid = (field: string, key: TextKey) => showDetail(ctx, who, id, { action, form, refusal: { status: 400, message: who.t(key), reason: "VALIDATION_ERROR", field, approvalId: undefined } }, null, 400);

@@ -9,7 +9,7 @@ import type { TextKey } from "../../i18n.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { ageOf, csrfField, cursorParam, money, refusalOf, signedIn, timeOf, workPage, type Refusal, type SignedIn } from "../operator-call.js";
+import { ageOf, csrfField, cursorParam, money, refusalOf, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, refusalAlert, isOneOf, waitingForApproval } from "../operator-call.js";
 
 const PAGE_SIZE = 50;
 const TRANSFER_ID = /^[A-Za-z0-9_-]{1,80}$/;
@@ -25,16 +25,11 @@ const DONE_KEYS: Record<Decision, TextKey> = {
 };
 
 function isDecision(value: unknown): value is Decision {
-  return typeof value === "string" && (DECISIONS as readonly string[]).includes(value);
+  return isOneOf(DECISIONS, value);
 }
 
 export function statusText(who: SignedIn, status: TransferStatus): string {
   return who.t(`transfer.status.${transferStatusFromProto(status) ?? "unknown"}`);
-}
-
-/** The line on an approval that waits: who must act, and the link to it. */
-export function waitingForApproval(who: SignedIn, service: string, approvalId: string): SafeHtml {
-  return html`<div class="notice" role="status">${who.t("call.approvalWaiting")} <a href="${`/approvals/${service}/${approvalId}`}">${who.t("call.approvalLink", { id: approvalId })}</a></div>`;
 }
 
 function queue(who: SignedIn, transfers: IncomingTransfer[], cursor: string, next: string, now: Date): SafeHtml {
@@ -211,7 +206,7 @@ export function transferPages(deps: ConsoleContext): ConsoleRoute[] {
           workPage(ctx, who, { title: who.t("transfers.title"), body: queue(who, page.transfers, cursor, page.nextCursor, deps.clock.now()) });
         } catch (err) {
           const refusal = refusalOf(err, who.t);
-          workPage(ctx, who, { title: who.t("transfers.title"), body: alert(refusal.message) ?? html`` }, refusal.status);
+          workPage(ctx, who, { title: who.t("transfers.title"), body: refusalAlert(refusal) }, refusal.status);
         }
       },
     },
@@ -222,7 +217,7 @@ export function transferPages(deps: ConsoleContext): ConsoleRoute[] {
       handler: async (ctx) => {
         const who = signedIn(deps, ctx);
         const id = ctx.params.id ?? "";
-        if (!TRANSFER_ID.test(id)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+        if (!TRANSFER_ID.test(id)) return notFoundPage(ctx, who);
         const done = ctx.query.done;
         const approval = cursorParam(ctx.query.approval);
         const banner = approval ? waitingForApproval(who, "deposit", approval) : isDecision(done) ? notice(who.t(DONE_KEYS[done])) : null;

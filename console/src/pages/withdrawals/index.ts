@@ -9,10 +9,9 @@ import { html, type SafeHtml } from "../../html.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { ageOf, csrfField, cursorParam, dayAfter, dayStart, ID_PATTERN, money, pager, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn } from "../operator-call.js";
+import { ageOf, csrfField, cursorParam, dayAfter, dayStart, ID_PATTERN, money, pager, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, refusalAlert, isOneOf, waitingForApproval } from "../operator-call.js";
 import { filterForm } from "../deposits/index.js";
 import { auditEntries, auditOf, callbacksSection, eventEntries, eventsOf, timelineSection, type TimelineEntry } from "../transaction-history.js";
-import { waitingForApproval } from "../transfers/index.js";
 
 const PAGE_SIZE = 50;
 /** ListWithdrawals' largest page, for the bank file that takes every one. */
@@ -20,7 +19,7 @@ const EXPORT_PAGE = 100;
 
 const ACTIONS = ["complete", "fail"] as const;
 type Action = (typeof ACTIONS)[number];
-const isAction = (v: unknown): v is Action => typeof v === "string" && (ACTIONS as readonly string[]).includes(v);
+const isAction = (v: unknown): v is Action => isOneOf(ACTIONS, v);
 
 /** The bank's bulk-payment file's columns (the CLI's `withdrawal export`: the same file), by language. */
 const BANK_FILE_HEADERS = { en: ["Recipient name", "IBAN", "Amount", "Description"], tr: ["Alıcı adı", "IBAN", "Tutar", "Açıklama"] } as const;
@@ -165,7 +164,7 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
       );
     } catch (err) {
       const refusal = refusalOf(err, who.t);
-      workPage(ctx, who, { title, body: alert(refusal.message) ?? html`` }, refusal.status);
+      workPage(ctx, who, { title, body: refusalAlert(refusal) }, refusal.status);
     }
   };
 
@@ -177,7 +176,7 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
       const who = signedIn(deps, ctx);
       const id = ctx.params.id ?? "";
       const form = ctx.state.form ?? {};
-      if (!ID_PATTERN.test(id)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
       const back = backOf(form.back, id);
       const again = (refusal: Refusal) =>
         back === "/withdrawals/awaiting" ? showQueue(ctx, who, "", { id, action, form, refusal }, null, refusal.status) : showDetail(ctx, who, id, { id, action, form, refusal }, null, refusal.status);
@@ -230,7 +229,7 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
               if (found) return page(table(who, [found], who.t("withdrawals.caption")));
             } catch (err) {
               const refusal = refusalOf(err, who.t);
-              if (refusal.status !== 404 && refusal.status !== 400) return page(alert(refusal.message) ?? html``, refusal.status);
+              if (refusal.status !== 404 && refusal.status !== 400) return page(refusalAlert(refusal), refusal.status);
             }
           }
           return page(html`${f.merchant ? null : html`<p class="hint">${who.t("list.processIdNeedsMerchant")}</p>`}<p>${who.t("list.empty")}</p>`);
@@ -247,7 +246,7 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
           page(html`${table(who, res.withdrawals, who.t("withdrawals.caption"))}${pager(who, "/withdrawals", { ...f }, cursor, res.nextCursor)}`);
         } catch (err) {
           const refusal = refusalOf(err, who.t);
-          page(alert(refusal.message) ?? html``, refusal.status);
+          page(refusalAlert(refusal), refusal.status);
         }
       },
     },
@@ -278,7 +277,7 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
           } while (cursor !== "");
         } catch (err) {
           const refusal = refusalOf(err, who.t);
-          return workPage(ctx, who, { title: who.t("withdrawals.queue"), body: alert(refusal.message) ?? html`` }, refusal.status);
+          return workPage(ctx, who, { title: who.t("withdrawals.queue"), body: refusalAlert(refusal) }, refusal.status);
         }
         found.reverse();
         const lang = who.lang;
@@ -302,7 +301,7 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
       handler: async (ctx) => {
         const who = signedIn(deps, ctx);
         const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(id)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("error.notFound")) ?? html`` }, 404);
+        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
         const approval = cursorParam(ctx.query.approval);
         await showDetail(ctx, who, id, {}, approval ? waitingForApproval(who, "payout", approval) : doneBanner(who, ctx.query.done, id));
       },
