@@ -1,4 +1,5 @@
 import test from "ava";
+import { listAudit } from "@payments/kit";
 import { api, cliToken, operatorWithPassword, serviceAdminToken, setPasswordThroughLink, testConsole, type TestConsole } from "./harness.js";
 
 const path = (email: string, action: string) => `/api/operators/${encodeURIComponent(email)}/${action}`;
@@ -38,6 +39,14 @@ test("creating an admin waits for a second admin: the maker cannot approve it, a
   t.is(approved.status, 200);
   t.is((approved.body.approval as { status: string; decidedBy: string }).decidedBy, "security-officer");
   t.is((approved.body.operator as { role: string }).role, "admin");
+
+  // Each step, refused or done, is in the console's own append-only audit.
+  const audit = (await listAudit(c.console.context.db, { limit: 50 })) as { rows: Array<{ rpc: string; actor: string; outcome: string; targets: string }> };
+  const steps = audit.rows.map((r) => `${r.rpc} ${r.actor} ${r.outcome}`);
+  for (const step of ["console/CreateOperator first@example.com APPROVAL_REQUIRED", "console/ApproveChange first@example.com OWN_REQUEST", "console/ApproveChange security-officer ok"]) {
+    t.true(steps.includes(step), `${step} in ${JSON.stringify(steps)}`);
+  }
+  t.true(audit.rows.some((r) => r.rpc === "console/CreateOperator" && r.targets.includes("second@example.com")));
   t.is((await setPasswordThroughLink(c, (approved.body.link as { url: string }).url, "second admin password")).status, 303);
   t.is((await api(c, "POST", `/api/approvals/${approval.id}/approve`, { token: await serviceAdminToken(c, "someone-else") })).status, 409, "decided once");
 });

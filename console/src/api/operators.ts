@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { OPERATOR_ROLES } from "@payments/kit";
+import { OPERATOR_ROLES, recordAudit } from "@payments/kit";
 import { publicApproval } from "../auth/approvals.js";
 import { approveChange, createOperator, disableOperator, enableOperator, rejectChange, resetOperator, setOperatorRole, type ChangeOutcome } from "../auth/operator-admin.js";
 import { listOperators, publicOperator } from "../auth/operators.js";
@@ -50,15 +50,49 @@ function pageOf(ctx: ConsoleContextKoa): { limit: number; after?: { createdAt: n
   return { limit, after: { createdAt: Number(createdAt), id } };
 }
 
+/**
+ * Every change of an operator account and every approval step, done or refused, appended to the
+ * console's audit (the kit's table, as each service keeps its own): who, as what role, which
+ * account or approval, and how it ended (`ok`, `APPROVAL_REQUIRED`, or the refusal's code).
+ */
+function audited(deps: ConsoleContext, action: string, targets: (ctx: ConsoleContextKoa) => string[], handler: ConsoleRoute["handler"]): ConsoleRoute["handler"] {
+  return async (ctx, next) => {
+    const record = (outcome: string) =>
+      recordAudit(deps.db, deps.clock, deps.logger, {
+        service: "console",
+        rpc: `console/${action}`,
+        actor: ctx.state.actor?.subject ?? "",
+        actorKind: ctx.state.actor?.kind ?? "",
+        role: ctx.state.actor?.role ?? "",
+        targets: targets(ctx),
+        reason: "",
+        outcome,
+      });
+    try {
+      await handler(ctx, next);
+    } catch (err) {
+      await record(err instanceof ConsoleError ? err.code : "INTERNAL");
+      throw err;
+    }
+    await record(ctx.status === 202 ? "APPROVAL_REQUIRED" : "ok");
+  };
+}
+
 /** The admin API the CLI's `operator …` commands call (adminAuth in front of each). */
 export function operatorRoutes(deps: ConsoleContext): ConsoleRoute[] {
   const email = (ctx: ConsoleContextKoa) => decodeURIComponent((ctx.params as Record<string, string>).email ?? "");
+  const bodyEmail = (ctx: ConsoleContextKoa) => {
+    const body = ctx.state.json as { email?: unknown } | undefined;
+    return typeof body?.email === "string" ? [body.email.toLowerCase()] : [];
+  };
+  const byEmail = (ctx: ConsoleContextKoa) => [email(ctx)];
+  const byId = (ctx: ConsoleContextKoa) => [(ctx.params as Record<string, string>).id ?? ""];
   return [
     {
       method: "POST",
       path: "/api/operators",
       access: "admin",
-      handler: async (ctx) => answer(ctx, await createOperator(deps, actorOf(ctx), jsonBody(ctx, createSchema)), true),
+      handler: audited(deps, "CreateOperator", bodyEmail, async (ctx) => answer(ctx, await createOperator(deps, actorOf(ctx), jsonBody(ctx, createSchema)), true)),
     },
     {
       method: "GET",
@@ -79,32 +113,32 @@ export function operatorRoutes(deps: ConsoleContext): ConsoleRoute[] {
       method: "POST",
       path: "/api/operators/:email/disable",
       access: "admin",
-      handler: async (ctx) => {
+      handler: audited(deps, "DisableOperator", byEmail, async (ctx) => {
         ctx.body = { status: "done", operator: publicOperator(await disableOperator(deps, actorOf(ctx), email(ctx))) };
-      },
+      }),
     },
     {
       method: "POST",
       path: "/api/operators/:email/enable",
       access: "admin",
-      handler: async (ctx) => {
+      handler: audited(deps, "EnableOperator", byEmail, async (ctx) => {
         ctx.body = { status: "done", operator: publicOperator(await enableOperator(deps, actorOf(ctx), email(ctx))) };
-      },
+      }),
     },
     {
       method: "POST",
       path: "/api/operators/:email/role",
       access: "admin",
-      handler: async (ctx) => answer(ctx, await setOperatorRole(deps, actorOf(ctx), email(ctx), jsonBody(ctx, roleSchema).role)),
+      handler: audited(deps, "SetOperatorRole", byEmail, async (ctx) => answer(ctx, await setOperatorRole(deps, actorOf(ctx), email(ctx), jsonBody(ctx, roleSchema).role))),
     },
     {
       method: "POST",
       path: "/api/operators/:email/reset",
       access: "admin",
-      handler: async (ctx) => {
+      handler: audited(deps, "ResetOperator", byEmail, async (ctx) => {
         const { operator, link } = await resetOperator(deps, actorOf(ctx), email(ctx), { clearTotp: jsonBody(ctx, resetSchema).clearTotp === true });
         ctx.body = { status: "done", operator: publicOperator(operator), link: { url: link.url, expiresAt: new Date(link.expiresAt).toISOString() } };
-      },
+      }),
     },
     {
       method: "GET",
@@ -125,19 +159,19 @@ export function operatorRoutes(deps: ConsoleContext): ConsoleRoute[] {
       method: "POST",
       path: "/api/approvals/:id/approve",
       access: "admin",
-      handler: async (ctx) => {
+      handler: audited(deps, "ApproveChange", byId, async (ctx) => {
         const { approval, outcome } = await approveChange(deps, actorOf(ctx), ctx.params.id ?? "");
         answer(ctx, outcome);
         ctx.body = { ...(ctx.body as Record<string, unknown>), approval: publicApproval(approval) };
-      },
+      }),
     },
     {
       method: "POST",
       path: "/api/approvals/:id/reject",
       access: "admin",
-      handler: async (ctx) => {
+      handler: audited(deps, "RejectChange", byId, async (ctx) => {
         ctx.body = { status: "done", approval: publicApproval(await rejectChange(deps, actorOf(ctx), ctx.params.id ?? "")) };
-      },
+      }),
     },
   ];
 }

@@ -1,5 +1,8 @@
-import type { Migration } from "@payments/kit";
+import { auditMigration, type Migration } from "@payments/kit";
 import { operatorsMigration } from "./20261201000000_operators.js";
 
-/** The console's migrations, in order. */
-export const consoleMigrations: readonly Migration[] = [operatorsMigration];
+/**
+ * The console's migrations, in order: its accounts, and the kit's operator audit (the same
+ * append-only table every service keeps), where the console records the changes it makes itself.
+ */
+export const consoleMigrations: readonly Migration[] = [operatorsMigration, auditMigration];
