@@ -208,6 +208,17 @@ export function forUpdateSkipLocked<T extends Knex.QueryBuilder>(db: Knex, query
   return isMysql(db) ? (query.forUpdate().skipLocked() as T) : query;
 }
 
+/**
+ * Rows whose `column` starts with `prefix`, exactly (case and accents as typed), as a range
+ * on an index that leads with the column. MySQL's databases are utf8mb4_bin (ensureDatabase),
+ * so LIKE 'x%' is already exact there; SQLite's LIKE ignores ASCII case and skips a BINARY
+ * index, its GLOB 'x*' is exact and uses one. The prefix's wildcards are taken literally.
+ */
+export function whereStartsWith<T extends Knex.QueryBuilder>(db: Knex, query: T, column: string, prefix: string): T {
+  if (isMysql(db)) return query.whereRaw("?? like ? escape '!'", [column, `${prefix.replace(/[!%_]/g, "!$&")}%`]) as T;
+  return query.whereRaw("?? glob ?", [column, `${prefix.replace(/[*?[]/g, "[$&]")}*`]) as T;
+}
+
 /** The knex config a database (and each of its transactions) was opened with; knex types its client as any. */
 function clientConfig(db: Knex): Knex.Config {
   return (db.client as { config: Knex.Config }).config;

@@ -1,6 +1,7 @@
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { z } from "zod";
 import { validationError } from "./errors.js";
+import { normalizeIban, turkishIbanProblem, type TurkishIbanProblem } from "./iban.js";
 
 /** `customer.name` from the path of a zod issue over a request message (TypeScript field names). */
 export function protoFieldPath(path: readonly PropertyKey[]): string {
@@ -129,3 +130,32 @@ export function cursorField<T>(decode: (text: string) => T | undefined) {
     return position;
   });
 }
+
+/** A list's optional exact or prefix filter: "" for none, else at most max characters, none a control or bidi-override character; kept as given. */
+export function filterText(max: number) {
+  return z
+    .string()
+    .max(max, `must be at most ${max} characters`)
+    .refine((v) => !hasUnsafeCharacters(v), UNSAFE_MESSAGE);
+}
+
+const FILTER_IBAN_PROBLEMS: Record<TurkishIbanProblem, string> = {
+  empty: "must contain only letters and digits",
+  characters: "must contain only letters and digits",
+  country: "must be a Turkish IBAN, starting with TR",
+  length: "must be a whole Turkish IBAN (26 characters)",
+  checksum: "is not a valid IBAN (its check digits do not match)",
+};
+
+/** A list's optional IBAN filter: "" for none, else a Turkish IBAN in any spacing and case, in electronic form. */
+export const ibanFilter = z
+  .string()
+  .max(100, "must be at most 100 characters")
+  .transform(normalizeIban)
+  .superRefine((v, ctx) => {
+    const problem = v === "" ? undefined : turkishIbanProblem(v);
+    if (problem) ctx.addIssue({ code: "custom", message: FILTER_IBAN_PROBLEMS[problem] });
+  });
+
+/** A list's optional exact amount filter (proto3 optional int64): unset for none, else a positive amount. */
+export const amountFilter = positiveAmount.optional();

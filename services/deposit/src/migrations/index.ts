@@ -4,6 +4,7 @@ import { reconciliationMigration } from "./20261124010000_reconciliation.js";
 import { transferReturnAttemptsMigration } from "./20261126000000_transfer_return_attempts.js";
 import { returnUrlMigration } from "./20261127000000_return_url.js";
 import { modeFencesMigration } from "./20261128000000_mode_fences.js";
+import { listFiltersMigration } from "./20261129000000_list_filters.js";
 
 /** In the order they apply. */
-export const migrations: readonly Migration[] = [depositsMigration, reconciliationMigration, transferReturnAttemptsMigration, returnUrlMigration, modeFencesMigration];
+export const migrations: readonly Migration[] = [depositsMigration, reconciliationMigration, transferReturnAttemptsMigration, returnUrlMigration, modeFencesMigration, listFiltersMigration];
