@@ -1,5 +1,5 @@
 import { WithdrawalStatus, type PayoutService } from "@payments/contracts/payout";
-import { newestFirstPage, parseRequest, type Rpc } from "@payments/kit";
+import { amountFilter, filterText, ibanFilter, newestFirstPage, parseRequest, whereStartsWith, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { decodeCursor } from "../cursor.js";
@@ -18,12 +18,16 @@ const request = z.object({
   cursor: cursor(decodeCursor),
   awaitingOperator: z.boolean(),
   sandbox: z.boolean().optional(),
+  iban: ibanFilter,
+  holderName: filterText(200),
+  amount: amountFilter,
 });
 
 /**
  * Newest first by (created_at, id); the cursor is the last item's position, so paging
  * neither skips nor repeats. One merchant's, or every merchant's when an operator sets
- * all_merchants.
+ * all_merchants. Each search filter (iban, holder_name, amount) is a range of its own index
+ * (migration 20261129010000_list_filters), which is already in that order.
  */
 export function listWithdrawals(ctx: PayoutContext): Rpc<typeof PayoutService, "listWithdrawals"> {
   return {
@@ -38,6 +42,9 @@ export function listWithdrawals(ctx: PayoutContext): Rpc<typeof PayoutService, "
       if (input.sandbox !== undefined) query.where({ sandbox: input.sandbox });
       if (input.createdFrom !== undefined) query.where("created_at", ">=", input.createdFrom);
       if (input.createdTo !== undefined) query.where("created_at", "<", input.createdTo);
+      if (input.iban !== "") query.where({ iban: input.iban });
+      if (input.holderName !== "") whereStartsWith(ctx.db, query, "account_name", input.holderName);
+      if (input.amount !== undefined) query.where({ amount: input.amount });
       const page = await newestFirstPage<WithdrawalRow>(query, { limit: input.limit, after: input.cursor });
       return { withdrawals: page.rows.map(withdrawalFromRow), nextCursor: page.nextCursor };
     },
