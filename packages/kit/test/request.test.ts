@@ -1,7 +1,7 @@
 import test from "ava";
 import { Code } from "@connectrpc/connect";
 import { z } from "zod";
-import { errorInfo, parseRequest } from "../src/index.js";
+import { amountFilter, errorInfo, filterText, ibanFilter, parseRequest } from "../src/index.js";
 
 // parseRequest is every service's one way from a request message to validated values: the first
 // problem is VALIDATION_ERROR whose field is the proto field path and whose message starts with
@@ -46,4 +46,13 @@ test("a problem of the request as a whole is named request", (t) => {
 test("only the first problem is reported", (t) => {
   const schema = z.object({ name: z.string().min(1, "is required"), code: z.string().min(1, "is required") });
   t.like(refusal(schema, { name: "", code: "" }), { field: "name", message: "name: is required" });
+});
+
+test("a list's filter fields: empty means no filter, an IBAN in any spacing and case is kept electronic, an amount is positive", (t) => {
+  const schema = z.object({ iban: ibanFilter, holderName: filterText(10), amount: amountFilter });
+  t.deepEqual(parseRequest(schema, { iban: "", holderName: "", amount: undefined }), { iban: "", holderName: "", amount: undefined });
+  t.deepEqual(parseRequest(schema, { iban: "tr33 0006 1005 1978 6457 8413 26", holderName: " Elif", amount: 250n }), { iban: "TR330006100519786457841326", holderName: " Elif", amount: 250 });
+  t.like(refusal(schema, { iban: "TR33 0006", holderName: "", amount: undefined }), { reason: "VALIDATION_ERROR", field: "iban" });
+  t.like(refusal(schema, { iban: "", holderName: "x".repeat(11), amount: undefined }), { reason: "VALIDATION_ERROR", field: "holder_name" });
+  t.like(refusal(schema, { iban: "", holderName: "", amount: 0n }), { reason: "VALIDATION_ERROR", field: "amount" });
 });
