@@ -8,7 +8,8 @@ import type { TextKey } from "../../i18n.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { cursorParam, dayAfter, dayStart, ID_PATTERN, minorUnits, money, pager, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, csrfField, notFoundPage, refusalAlert, isOneOf, waitingForApproval } from "../operator-call.js";
+import { cursorParam, dayAfter, dayStart, ID_PATTERN, minorUnits, money, pager, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, csrfField, notFoundPage, refusalAlert, isOneOf, waitingForApproval } from "../operator-call.js";
+import { filterForm, filtersOf, type Filters } from "../list-filters.js";
 import { auditEntries, auditOf, callbacksSection, eventEntries, eventsOf, timelineSection, type TimelineEntry } from "../transaction-history.js";
 import { statusText as transferStatusText } from "../transfers/index.js";
 
@@ -20,32 +21,6 @@ const isAction = (v: unknown): v is Action => isOneOf(ACTIONS, v);
 
 export function depositStatusText(who: SignedIn, status: DepositStatus): string {
   return who.t(`deposit.status.${depositStatusFromProto(status) ?? "unknown"}`);
-}
-
-interface Filters {
-  q: string;
-  merchant: string;
-  status: string;
-  from: string;
-  to: string;
-}
-
-function filtersOf(ctx: ConsoleContextKoa): Filters {
-  return { q: queryText(ctx.query.q, 100), merchant: queryText(ctx.query.merchant, 80), status: queryText(ctx.query.status, 20), from: queryText(ctx.query.from, 10), to: queryText(ctx.query.to, 10) };
-}
-
-/** The filter form: the fields ListDeposits offers, and a search by id or process id. */
-export function filterForm<S extends string>(who: SignedIn, path: string, f: Filters, statuses: readonly S[], statusLabel: (s: S) => string, invalid: Set<string>): SafeHtml {
-  const bad = (name: string) => (invalid.has(name) ? who.t("list.badDay") : undefined);
-  return html`<form method="get" action="${path}" class="filters" role="search" aria-label="${who.t("list.search")}">
-<div>${field({ name: "q", label: who.t("list.q"), type: "search", value: f.q, hint: who.t("list.qHint") })}</div>
-<div>${field({ name: "merchant", label: who.t("list.merchant"), type: "search", value: f.merchant, hint: who.t("list.merchantHint") })}</div>
-<div><label for="field-status">${who.t("list.status")}</label>
-<select id="field-status" name="status"><option value="">${who.t("list.anyStatus")}</option>${statuses.map((s) => html`<option value="${s}"${s === f.status ? html` selected` : null}>${statusLabel(s)}</option>`)}</select></div>
-<div>${field({ name: "from", label: who.t("list.from"), type: "date", value: f.from, error: bad("from") })}</div>
-<div>${field({ name: "to", label: who.t("list.to"), type: "date", value: f.to, error: bad("to") })}</div>
-<div><button type="submit">${who.t("list.searchButton")}</button></div>
-</form>`;
 }
 
 function table(who: SignedIn, deposits: Deposit[]): SafeHtml {

@@ -9,8 +9,8 @@ import { html, type SafeHtml } from "../../html.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { ageOf, csrfField, cursorParam, dayAfter, dayStart, ID_PATTERN, money, pager, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, refusalAlert, isOneOf, waitingForApproval } from "../operator-call.js";
-import { filterForm } from "../deposits/index.js";
+import { ageOf, csrfField, cursorParam, dayAfter, dayStart, ID_PATTERN, money, pager, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, refusalAlert, isOneOf, waitingForApproval } from "../operator-call.js";
+import { filterForm, filtersOf } from "../list-filters.js";
 import { auditEntries, auditOf, callbacksSection, eventEntries, eventsOf, timelineSection, type TimelineEntry } from "../transaction-history.js";
 
 const PAGE_SIZE = 50;
@@ -37,18 +37,6 @@ function statusText(who: SignedIn, w: Withdrawal): string {
 /** A spreadsheet must not run a cell: text that starts like a formula is kept as text. */
 function cell(value: string): string {
   return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-}
-
-interface Filters {
-  q: string;
-  merchant: string;
-  status: string;
-  from: string;
-  to: string;
-}
-
-function filtersOf(ctx: ConsoleContextKoa): Filters {
-  return { q: queryText(ctx.query.q, 100), merchant: queryText(ctx.query.merchant, 80), status: queryText(ctx.query.status, 20), from: queryText(ctx.query.from, 10), to: queryText(ctx.query.to, 10) };
 }
 
 function decideForms(who: SignedIn, w: Withdrawal, back: string, state: DetailState): SafeHtml | null {
