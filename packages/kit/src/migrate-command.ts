@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { Knex } from "knex";
 import { ConfigError, loadConfig, type Env } from "./config.js";
-import { deriveDatabaseUrl, ensureDatabase, openDatabase, withServerConnection, type Migration } from "./db.js";
+import { deriveDatabaseUrl, ensureDatabase, openDatabase, withServerConnection } from "./db.js";
 import { createLogger, type Logger } from "./logger.js";
 import { appliedMigrations, migrate, migrationLockHeld, pendingMigrations, unlockMigrations } from "./migrations.js";
 import { serviceMigrations } from "./service-migrations.js";
