@@ -26,6 +26,27 @@ test.serial("a viewer sees the deposits listed and filtered, finds one by id and
   t.true(pending.html.includes(`href="/deposits/${deposit.id}"`));
   t.is((await viewer.get("/deposits?from=yesterday")).status, 400);
 
+  // Issue 23's search fields, passed to ListDeposits: shown in the form, each finds the deposit.
+  t.true(list.html.includes('name="reference"') && list.html.includes("Customer name") && list.html.includes("Receiving IBAN"));
+  const major = `${deposit.amount / 100n},${String(deposit.amount % 100n).padStart(2, "0")}`;
+  for (const query of [
+    `reference=${deposit.reference.toLowerCase()}`,
+    `customer=${encodeURIComponent(deposit.customer!.id)}`,
+    `name=${encodeURIComponent(deposit.customer!.name.slice(0, 3))}`,
+    `iban=${encodeURIComponent(deposit.assignedAccount!.iban)}`,
+    `amount=${major}`,
+  ]) {
+    const found = await viewer.get(`/deposits?merchant=${deposit.merchantId}&${query}`);
+    t.is(found.status, 200, query);
+    t.true(found.html.includes(`href="/deposits/${deposit.id}"`), query);
+  }
+  t.false((await viewer.get(`/deposits?merchant=${deposit.merchantId}&amount=${major}&status=completed`)).html.includes(`href="/deposits/${deposit.id}"`), "the amount combines with the status");
+  t.false((await viewer.get(`/deposits?merchant=${deposit.merchantId}&customer=someone-else`)).html.includes(`href="/deposits/${deposit.id}"`));
+  const badAmount = await viewer.get("/deposits?amount=lots&lang=en");
+  t.is(badAmount.status, 400);
+  t.true(badAmount.html.includes("Enter an amount"));
+  t.is((await viewer.get("/deposits?iban=TR12")).status, 400, "the deposit service refuses an IBAN that is not one");
+
   const byId = await viewer.get(`/deposits?q=${deposit.id}`);
   t.true(byId.html.includes(`href="/deposits/${deposit.id}"`));
   const byProcess = await viewer.get(`/deposits?q=${deposit.processId}&merchant=${deposit.merchantId}`);

@@ -37,6 +37,17 @@ test.serial("a viewer sees the withdrawals, the queue awaiting an operator and o
   t.true(list.html.includes(`href="/withdrawals/${w.id}"`));
   t.true(list.html.includes("awaiting an operator"));
   t.true((await viewer.get(`/withdrawals?q=${w.processId}&merchant=${w.merchantId}`)).html.includes(`href="/withdrawals/${w.id}"`));
+  // Issue 23's search fields, passed to ListWithdrawals: each finds the withdrawal, and they combine.
+  t.true(list.html.includes("Account holder") && list.html.includes("Recipient IBAN"));
+  for (const query of ["iban=tr33%200006%201005%201978%206457%208413%2026", `name=${encodeURIComponent("Ayşe Y")}`, "amount=123,45", "amount=123.45&status=processing&name=Ay"]) {
+    const found = await viewer.get(`/withdrawals?merchant=${w.merchantId}&${query}`);
+    t.is(found.status, 200, query);
+    t.true(found.html.includes(`href="/withdrawals/${w.id}"`), query);
+  }
+  for (const query of ["amount=123", `name=${encodeURIComponent("ayşe")}`, "amount=123,45&status=completed"]) {
+    t.false((await viewer.get(`/withdrawals?merchant=${w.merchantId}&${query}`)).html.includes(`href="/withdrawals/${w.id}"`), query);
+  }
+  t.is((await viewer.get("/withdrawals?amount=-5")).status, 400);
   const queue = await viewer.get("/withdrawals/awaiting?lang=en");
   t.is(queue.status, 200);
   t.true(queue.html.includes(`href="/withdrawals/${w.id}"`));

@@ -9,11 +9,20 @@ import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { cursorParam, dayAfter, dayStart, ID_PATTERN, minorUnits, money, pager, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, csrfField, notFoundPage, refusalAlert, isOneOf, waitingForApproval } from "../operator-call.js";
-import { filterForm, filtersOf, type Filters } from "../list-filters.js";
+import { amountOf, filterForm, filtersOf, type Filters, type SearchField } from "../list-filters.js";
 import { auditEntries, auditOf, callbacksSection, eventEntries, eventsOf, timelineSection, type TimelineEntry } from "../transaction-history.js";
 import { statusText as transferStatusText } from "../transfers/index.js";
 
 const PAGE_SIZE = 50;
+
+/** ListDeposits' search filters, passed through as typed: the deposit service judges them. */
+const SEARCH: readonly SearchField[] = [
+  { name: "reference", label: "deposit.reference" },
+  { name: "customer", label: "list.customerId" },
+  { name: "name", label: "list.customerName", hint: "list.namePrefixHint" },
+  { name: "iban", label: "list.receivingIban" },
+  { name: "amount", label: "list.amount", hint: "list.amountHint" },
+];
 
 const ACTIONS = ["confirm", "reject"] as const;
 type Action = (typeof ACTIONS)[number];
@@ -84,9 +93,10 @@ function transfersSection(who: SignedIn, transfers: IncomingTransfer[]): SafeHtm
 
 /**
  * Deposits: the list with ListDeposits' filters (one merchant or all, status, created from/to in
- * Türkiye days) paged by the service's cursor, and a search by id (or process id with the
- * merchant); one deposit with its timeline, the transfer that paid it and its callbacks; an
- * operator's confirm or reject through the deposit service.
+ * Türkiye days, reference, customer id or name prefix, receiving IBAN, amount) paged by the
+ * service's cursor, and a search by id (or process id with the merchant); one deposit with its
+ * timeline, the transfer that paid it and its callbacks; an operator's confirm or reject through
+ * the deposit service.
  */
 export function depositPages(deps: ConsoleContext): ConsoleRoute[] {
   const showDetail = async (ctx: ConsoleContextKoa, who: SignedIn, id: string, state: DetailState, banner: SafeHtml | null, status = 200) => {
@@ -184,8 +194,9 @@ ${callbacksSection(who, events)}`,
         const cursor = cursorParam(ctx.query.cursor);
         const from = f.from ? dayStart(f.from) : undefined;
         const to = f.to ? dayAfter(f.to) : undefined;
-        const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : ""].filter(Boolean));
-        const form = filterForm(who, "/deposits", f, DEPOSIT_STATUSES, (s) => who.t(`deposit.status.${s}`), invalid);
+        const amount = amountOf(f);
+        const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : "", amount === "bad" ? "amount" : ""].filter(Boolean));
+        const form = filterForm(who, "/deposits", f, DEPOSIT_STATUSES, (s) => who.t(`deposit.status.${s}`), invalid, SEARCH);
         const page = (body: SafeHtml, status = 200) => workPage(ctx, who, { title: who.t("deposits.title"), body: html`<p>${who.t("deposits.intro")}</p>${form}${body}` }, status);
         if (invalid.size > 0) return page(html``, 400);
         if (f.q) {
@@ -199,6 +210,11 @@ ${callbacksSection(who, events)}`,
             status: isDepositStatusName(f.status) ? depositStatusToProto(f.status) : DepositStatus.UNSPECIFIED,
             ...(from ? { createdFrom: timestampFromDate(from) } : {}),
             ...(to ? { createdTo: timestampFromDate(to) } : {}),
+            reference: f.reference,
+            customerId: f.customer,
+            customerName: f.name,
+            accountIban: f.iban,
+            ...(typeof amount === "bigint" ? { amount } : {}),
             limit: PAGE_SIZE,
             cursor,
           });

@@ -10,10 +10,17 @@ import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { ageOf, csrfField, cursorParam, dayAfter, dayStart, ID_PATTERN, money, pager, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, refusalAlert, isOneOf, waitingForApproval } from "../operator-call.js";
-import { filterForm, filtersOf } from "../list-filters.js";
+import { amountOf, filterForm, filtersOf, type SearchField } from "../list-filters.js";
 import { auditEntries, auditOf, callbacksSection, eventEntries, eventsOf, timelineSection, type TimelineEntry } from "../transaction-history.js";
 
 const PAGE_SIZE = 50;
+
+/** ListWithdrawals' search filters, passed through as typed: the payout service judges them. */
+const SEARCH: readonly SearchField[] = [
+  { name: "iban", label: "list.iban" },
+  { name: "name", label: "list.holderName", hint: "list.namePrefixHint" },
+  { name: "amount", label: "list.amount", hint: "list.amountHint" },
+];
 /** ListWithdrawals' largest page, for the bank file that takes every one. */
 const EXPORT_PAGE = 100;
 
@@ -201,9 +208,10 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
         const cursor = cursorParam(ctx.query.cursor);
         const from = f.from ? dayStart(f.from) : undefined;
         const to = f.to ? dayAfter(f.to) : undefined;
-        const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : ""].filter(Boolean));
+        const amount = amountOf(f);
+        const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : "", amount === "bad" ? "amount" : ""].filter(Boolean));
         const label = (s: WithdrawalStatusName) => who.t(`withdrawal.status.${s}`);
-        const form = filterForm(who, "/withdrawals", f, WITHDRAWAL_STATUSES, label, invalid);
+        const form = filterForm(who, "/withdrawals", f, WITHDRAWAL_STATUSES, label, invalid, SEARCH);
         const page = (body: SafeHtml, status = 200) =>
           workPage(ctx, who, { title: who.t("withdrawals.title"), body: html`<p>${who.t("withdrawals.intro")} <a href="/withdrawals/awaiting">${who.t("withdrawals.queue")}</a></p>${form}${body}` }, status);
         if (invalid.size > 0) return page(html``, 400);
@@ -228,6 +236,9 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
             status: isWithdrawalStatusName(f.status) ? withdrawalStatusToProto(f.status) : WithdrawalStatus.UNSPECIFIED,
             ...(from ? { createdFrom: timestampFromDate(from) } : {}),
             ...(to ? { createdTo: timestampFromDate(to) } : {}),
+            iban: f.iban,
+            holderName: f.name,
+            ...(typeof amount === "bigint" ? { amount } : {}),
             limit: PAGE_SIZE,
             cursor,
           });
