@@ -77,3 +77,12 @@ test("searching by actor and target narrows the view; the CSV has the same recor
   t.true(future.html.includes("No record matches."));
   t.is((await viewer.get("/audit?since=yesterday")).status, 400);
 });
+
+test("an admin sees the console's own records (operator accounts and their four-eyes) merged with the services'; a viewer does not", async (t) => {
+  const admin = await signedInAs(stack.c, "admin-audit@example.com", "admin");
+  const page = await admin.get("/audit?lang=en&target=admin-audit%40example.com");
+  t.is(page.status, 200);
+  t.true(page.html.includes("CreateOperator"), "the account's creation by the console's admin API");
+  const asViewer = await viewer.get("/audit?lang=en&target=admin-audit%40example.com");
+  t.false(asViewer.html.includes("CreateOperator"));
+});

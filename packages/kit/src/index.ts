@@ -41,3 +41,4 @@ export * from "./operator-access.js";
 export * from "./operator-audit.js";
 export * from "./approvals.js";
 export * from "./service-migrations.js";
+export { auditRecordOf } from "./operator-services.js";

@@ -73,7 +73,8 @@ function approvalMessage(row: ApprovalRow, now: number): Approval {
   };
 }
 
-function auditMessage(row: AuditRow): AuditRecord {
+/** An audit row as the AuditService answers it: what the console shows of its own audit beside the services'. */
+export function auditRecordOf(row: AuditRow): AuditRecord {
   return {
     $typeName: "payments.operator.v1.AuditRecord",
     id: row.id,
@@ -156,7 +157,7 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
         ...(req.cursor ? { cursor: req.cursor } : {}),
       });
       if (page === "bad-cursor") throw serviceError(Code.InvalidArgument, "VALIDATION_ERROR", "cursor is not one this service issued", { field: "cursor" });
-      return { records: page.rows.map(auditMessage), nextCursor: page.nextCursor };
+      return { records: page.rows.map(auditRecordOf), nextCursor: page.nextCursor };
     },
   });
 

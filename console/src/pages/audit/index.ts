@@ -105,7 +105,7 @@ export function auditPages(deps: ConsoleContext): ConsoleRoute[] {
         const title = who.t("audit.title");
         if (invalid.length > 0) return workPage(ctx, who, { title, body: filterForm(who, raw, invalid) }, 400);
         const cursorText = cursorParam(ctx.query.cursor);
-        const page = await mergedAuditPage(who, filters, decodeCursor(cursorText), PAGE_SIZE);
+        const page = await mergedAuditPage(who, filters, decodeCursor(cursorText), PAGE_SIZE, deps.db);
         const table =
           page.records.length === 0
             ? html`<p>${who.t("audit.empty")}</p>`
@@ -130,7 +130,7 @@ ${page.nextCursor ? html`<li><a rel="next" href="${`/audit${query(raw, { cursor:
         const { filters, invalid } = filtersOf(ctx);
         if (invalid.length > 0) return workPage(ctx, who, { title: who.t("audit.title"), body: alert(who.t("audit.badTime")) ?? html`` }, 400);
         // The first page is read before answering, so a refusal (every service) is a page, not a broken file.
-        const first = await mergedAuditPage(who, filters, undefined, EXPORT_PAGE);
+        const first = await mergedAuditPage(who, filters, undefined, EXPORT_PAGE, deps.db);
         if (first.failures.length === 5) {
           const refusal = first.failures[0]!.refusal;
           return workPage(ctx, who, { title: who.t("audit.title"), body: refusalAlert(refusal) }, refusal.status);
@@ -148,7 +148,7 @@ ${page.nextCursor ? html`<li><a rel="next" href="${`/audit${query(raw, { cursor:
               if (!csv.write(csvRow(r))) await new Promise((resolve) => csv.once("drain", resolve));
             }
             if (!page.nextCursor) break;
-            page = await mergedAuditPage(who, filters, decodeCursor(page.nextCursor), EXPORT_PAGE);
+            page = await mergedAuditPage(who, filters, decodeCursor(page.nextCursor), EXPORT_PAGE, deps.db);
           }
           csv.end();
         };

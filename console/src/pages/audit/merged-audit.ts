@@ -1,5 +1,7 @@
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { AuditService, type AuditRecord } from "@payments/contracts/operator";
+import { auditRecordOf, listAudit } from "@payments/kit";
+import type { Knex } from "knex";
 import type { ServiceName } from "../../service-clients.js";
 import { isServiceName, refusalOf, SERVICES, type Refusal, type SignedIn } from "../operator-call.js";
 
@@ -17,8 +19,13 @@ interface Position {
   skip: number;
 }
 
-/** The merged view's cursor: a position per service that has more; a service missing from it has no more. */
-export type MergedCursor = Partial<Record<ServiceName, Position>>;
+/** Whose audit a record comes from: one of the five services, or the console's own (operator accounts). */
+export type AuditSource = ServiceName | "console";
+const SOURCES: readonly AuditSource[] = [...SERVICES, "console"];
+const isAuditSource = (value: string): value is AuditSource => value === "console" || isServiceName(value);
+
+/** The merged view's cursor: a position per source that has more; a source missing from it has no more. */
+export type MergedCursor = Partial<Record<AuditSource, Position>>;
 
 const FETCH = 100;
 
@@ -35,7 +42,7 @@ export function decodeCursor(text: string): MergedCursor | undefined {
     const out: MergedCursor = {};
     for (const [name, value] of Object.entries(parsed)) {
       const pos = value as Partial<Position> | null;
-      if (!isServiceName(name) || !pos || typeof pos.cursor !== "string" || typeof pos.skip !== "number" || !Number.isInteger(pos.skip) || pos.skip < 0 || pos.skip > FETCH) return undefined;
+      if (!isAuditSource(name) || !pos || typeof pos.cursor !== "string" || typeof pos.skip !== "number" || !Number.isInteger(pos.skip) || pos.skip < 0 || pos.skip > FETCH) return undefined;
       out[name] = { cursor: pos.cursor, skip: pos.skip };
     }
     return out;
@@ -50,7 +57,7 @@ class ServiceRecords {
   private next = "";
   private loaded = false;
   constructor(
-    readonly service: ServiceName,
+    readonly service: AuditSource,
     private pageCursor: string,
     private skip: number,
     private readonly fetch: (cursor: string) => Promise<{ records: AuditRecord[]; nextCursor: string }>,
@@ -91,28 +98,46 @@ export interface MergedPage {
   records: AuditRecord[];
   /** Empty when every service has shown everything. */
   nextCursor: string;
-  failures: Array<{ service: ServiceName; refusal: Refusal }>;
+  failures: Array<{ service: AuditSource; refusal: Refusal }>;
+}
+
+/** The console's own audit (operator accounts and their four-eyes), read from its database as a service reads its own. */
+async function consoleRecords(db: Knex, filters: AuditFilters, cursor: string): Promise<{ records: AuditRecord[]; nextCursor: string }> {
+  const page = await listAudit(db, {
+    ...(filters.actor ? { actor: filters.actor } : {}),
+    ...(filters.targetId ? { targetId: filters.targetId } : {}),
+    ...(filters.since ? { since: filters.since.getTime() } : {}),
+    ...(filters.until ? { until: filters.until.getTime() } : {}),
+    limit: FETCH,
+    ...(cursor ? { cursor } : {}),
+  });
+  if (page === "bad-cursor") return { records: [], nextCursor: "" };
+  return { records: page.rows.map(auditRecordOf), nextCursor: page.nextCursor };
 }
 
 /**
- * One page of the audit across the five services (each keeps its own, paged by key), newest
- * first: a k-way merge of the services' pages; the cursor remembers, per service, the page and
- * how far into it this view went, so the next page continues exactly there.
+ * One page of the audit across the five services and the console (each keeps its own, paged by
+ * key), newest first: a k-way merge of their pages; the cursor remembers, per source, the page
+ * and how far into it this view went, so the next page continues exactly there. The console's
+ * own records (operator accounts) are an admin's to read.
  */
-export async function mergedAuditPage(who: SignedIn, filters: AuditFilters, cursor: MergedCursor | undefined, size: number): Promise<MergedPage> {
+export async function mergedAuditPage(who: SignedIn, filters: AuditFilters, cursor: MergedCursor | undefined, size: number, consoleDb?: Knex): Promise<MergedPage> {
   const failures: MergedPage["failures"] = [];
-  const services = cursor ? SERVICES.filter((s) => cursor[s] !== undefined) : SERVICES;
-  const streams = services.map(
-    (service) =>
-      new ServiceRecords(service, cursor?.[service]?.cursor ?? "", cursor?.[service]?.skip ?? 0, (c) =>
-        who.client(AuditService, service).listAuditRecords({
-          actor: filters.actor,
-          targetId: filters.targetId,
-          ...(filters.since ? { since: timestampFromDate(filters.since) } : {}),
-          ...(filters.until ? { until: timestampFromDate(filters.until) } : {}),
-          limit: FETCH,
-          cursor: c,
-        }),
+  const readable = SOURCES.filter((s) => s !== "console" || (consoleDb !== undefined && who.operator.role === "admin"));
+  const sources = cursor ? readable.filter((s) => cursor[s] !== undefined) : readable;
+  const streams = sources.map(
+    (source) =>
+      new ServiceRecords(source, cursor?.[source]?.cursor ?? "", cursor?.[source]?.skip ?? 0, (c) =>
+        source === "console"
+          ? consoleRecords(consoleDb!, filters, c)
+          : who.client(AuditService, source).listAuditRecords({
+              actor: filters.actor,
+              targetId: filters.targetId,
+              ...(filters.since ? { since: timestampFromDate(filters.since) } : {}),
+              ...(filters.until ? { until: timestampFromDate(filters.until) } : {}),
+              limit: FETCH,
+              cursor: c,
+            }),
       ),
   );
   const live: ServiceRecords[] = [];
