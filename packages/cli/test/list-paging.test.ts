@@ -27,7 +27,7 @@ let url: string;
 let merchantId: string;
 
 /** What each list must show, by id, as this file made it. */
-const made = { deposits: [] as string[], withdrawals: [] as string[], awaiting: [] as string[], returns: [] as string[], ledger: 0, events: 0, unmatched: [] as string[], review: [] as string[] };
+const made = { deposits: [] as string[], rejected: [] as string[], withdrawals: [] as string[], awaiting: [] as string[], returns: [] as string[], ledger: 0, events: 0, unmatched: [] as string[], review: [] as string[] };
 
 function dbOf(service: string) {
   const ctx = running?.contexts.get(service);
@@ -61,7 +61,10 @@ test.before(async () => {
   for (let i = 0; i < 23; i++) {
     const { deposit } = await deposits.createDeposit({ merchantId, processId: `page-dep-${i}`, amount: BigInt(10_000 + i), customer: { id: "c", name: "Ayşe Yılmaz", username: "ayse" } });
     made.deposits.push(deposit!.id);
-    if (i < 12) await deposits.rejectDeposit({ depositId: deposit!.id, reason: "test" });
+    if (i < 12) {
+      await deposits.rejectDeposit({ depositId: deposit!.id, reason: "test" });
+      made.rejected.push(deposit!.id);
+    }
   }
 
   // Ledger entries in two currencies: 9 adjustments in TRY, 8 in EUR, then a hold per withdrawal.
@@ -155,6 +158,9 @@ const cases: ListCase[] = [
   { args: ["deposit", "list", "--merchant", "MERCHANT"], key: "deposits", expect: () => made.deposits, more: "More deposits" },
   { args: ["withdrawal", "list", "--merchant", "MERCHANT"], key: "withdrawals", expect: () => made.withdrawals, more: "More withdrawals" },
   { args: ["withdrawal", "list", "--awaiting-operator"], key: "withdrawals", expect: () => made.awaiting, more: "More withdrawals" },
+  // The search filters page the same way inside what they select.
+  { args: ["deposit", "list", "--merchant", "MERCHANT", "--customer", "c", "--customer-name", "Ayşe", "--status", "failed"], key: "deposits", expect: () => made.rejected, more: "More deposits" },
+  { args: ["withdrawal", "list", "--iban", STAYS_PROCESSING_IBAN.toLowerCase(), "--holder", "Ayşe", "--amount", "1000"], key: "withdrawals", expect: () => made.awaiting, more: "More withdrawals" },
   { args: ["transfer-return", "list"], key: "transferReturns", expect: () => made.returns, more: "More transfer returns" },
   { args: ["events", "list", "--merchant", "MERCHANT"], key: "events", expect: () => made.events, more: "More events" },
   { args: ["balance", "ledger", "--merchant", "MERCHANT"], key: "entries", expect: () => made.ledger, more: "More entries" },

@@ -119,12 +119,17 @@ export function registerDepositCommands(program: Command, ctx: CommandContext): 
       .command("list")
       .description("list deposits, newest first, a page at a time or --all")
       .option("--merchant <id>", "only this merchant's deposits")
-      .option("--status <status>", `only deposits in this status: ${DEPOSIT_STATUS_NAMES.join("|")}`, parseDepositStatus),
+      .option("--status <status>", `only deposits in this status: ${DEPOSIT_STATUS_NAMES.join("|")}`, parseDepositStatus)
+      .option("--reference <reference>", "only the deposit with this reference (any case)")
+      .option("--customer <id>", "only this customer's deposits (the merchant's customer id, exact)")
+      .option("--customer-name <prefix>", "only customers whose name starts with this, exactly as written")
+      .option("--iban <iban>", "only deposits to this receiving IBAN (spaces and case ignored)")
+      .option("--amount <kuruş>", "only deposits of exactly this amount, whole kuruş", parsePositiveAmount),
     DEPOSIT_PAGE_MAX,
     20,
   )
     .addHelpText("after", pagingHelp("deposits"))
-    .action(async (opts: { merchant?: string; status?: DepositStatus } & PagingOptions, cmd: Command) => {
+    .action(async (opts: { merchant?: string; status?: DepositStatus; reference?: string; customer?: string; customerName?: string; iban?: string; amount?: bigint } & PagingOptions, cmd: Command) => {
       const { out, deposits } = ctx.session(cmd);
       await printListing(out, opts, {
         fetch: async (cursor, limit) => {
@@ -133,6 +138,11 @@ export function registerDepositCommands(program: Command, ctx: CommandContext): 
             merchantId: opts.merchant ?? "",
             allMerchants: opts.merchant === undefined,
             status: opts.status ?? DepositStatus.UNSPECIFIED,
+            reference: opts.reference ?? "",
+            customerId: opts.customer ?? "",
+            customerName: opts.customerName ?? "",
+            accountIban: opts.iban ?? "",
+            ...(opts.amount !== undefined ? { amount: opts.amount } : {}),
             limit,
             cursor,
           });

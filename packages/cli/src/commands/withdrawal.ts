@@ -25,7 +25,7 @@ import {
   type XlsxColumn,
   type XlsxWorkbookWriter,
 } from "@payments/records";
-import { WITHDRAWAL_STATUS_NAMES, parseRequiredText, parseWithdrawalStatus } from "../arguments.js";
+import { WITHDRAWAL_STATUS_NAMES, parsePositiveAmount, parseRequiredText, parseWithdrawalStatus } from "../arguments.js";
 import { UsageError } from "../errors.js";
 import type { PayoutClient } from "../clients.js";
 import type { CommandContext } from "../context.js";
@@ -237,12 +237,15 @@ export function registerWithdrawalCommands(program: Command, ctx: CommandContext
       .description("list withdrawals of one merchant or of every merchant, newest first, a page at a time or --all")
       .option("--merchant <id>", "only this merchant's withdrawals (default: every merchant)")
       .option("--status <status>", `only withdrawals in this status: ${WITHDRAWAL_STATUS_NAMES.join("|")}`, parseWithdrawalStatus)
-      .option("--awaiting-operator", "only withdrawals waiting for an operator's decision (processing; live ones and the sandbox's stays-processing IBAN)"),
+      .option("--awaiting-operator", "only withdrawals waiting for an operator's decision (processing; live ones and the sandbox's stays-processing IBAN)")
+      .option("--iban <iban>", "only withdrawals to this IBAN (spaces and case ignored)")
+      .option("--holder <prefix>", "only recipients (account holders) whose name starts with this, exactly as written")
+      .option("--amount <kuruş>", "only withdrawals of exactly this amount, whole kuruş", parsePositiveAmount),
     WITHDRAWAL_PAGE_MAX,
     20,
   )
     .addHelpText("after", pagingHelp("withdrawals"))
-    .action(async (opts: { merchant?: string; status?: WithdrawalStatus; awaitingOperator?: boolean } & PagingOptions, cmd: Command) => {
+    .action(async (opts: { merchant?: string; status?: WithdrawalStatus; awaitingOperator?: boolean; iban?: string; holder?: string; amount?: bigint } & PagingOptions, cmd: Command) => {
       const { out, payouts } = ctx.session(cmd);
       await printListing(out, opts, {
         fetch: async (cursor, limit) => {
@@ -250,6 +253,9 @@ export function registerWithdrawalCommands(program: Command, ctx: CommandContext
             ...listScope(opts.merchant),
             status: opts.status ?? WithdrawalStatus.UNSPECIFIED,
             awaitingOperator: opts.awaitingOperator === true,
+            iban: opts.iban ?? "",
+            holderName: opts.holder ?? "",
+            ...(opts.amount !== undefined ? { amount: opts.amount } : {}),
             limit,
             cursor,
           });
