@@ -76,11 +76,6 @@ function cachedSampler(sampler: () => Promise<GaugeSample[]> | GaugeSample[], mi
   };
 }
 
-/**
- * One Prometheus registry per process: Node's default metrics (prefixed `payments_`), the
- * RPC server and client histograms and the HTTP server histogram (OpenTelemetry semantic
- * convention names, unprefixed), and the domain metrics services add (`payments_…`).
- */
 /** HTTP methods reported as they are; anything else is `_OTHER` (OpenTelemetry's rule, bounding the label). */
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"]);
 
@@ -99,6 +94,11 @@ export function observeHttpRequest(metrics: Metrics, request: { method: string; 
   );
 }
 
+/**
+ * One Prometheus registry per process: Node's default metrics (prefixed `payments_`), the
+ * RPC server and client histograms and the HTTP server histogram (OpenTelemetry semantic
+ * convention names, unprefixed), and the domain metrics services add (`payments_…`).
+ */
 export function createMetrics(prefix = "payments_"): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix });
