@@ -1,6 +1,5 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { newId } from "./ids.js";
 
 /**
@@ -17,6 +16,13 @@ export const HUMAN_ASSERTION_TTL_SECONDS = 60;
 export const MAX_SERVICE_TOKEN_TTL_SECONDS = 90 * 24 * 3600;
 /** The all-in-one's local admin key (PKCS#8 PEM) in its data directory: `pnpm start` writes it, `pnpm cli` on the same machine signs with it. */
 export const LOCAL_ADMIN_KEY_FILE = "operator-admin.key";
+/**
+ * jose, loaded on the first assertion signed or verified: most calls a service answers come from
+ * trusted internal callers and never need it, and an idle service stays within its memory line.
+ */
+let joseModule: Promise<typeof import("jose")> | undefined;
+const jose = () => (joseModule ??= import("jose"));
+
 /** Clocks of the signer and the service may disagree by this much. */
 const CLOCK_TOLERANCE_SECONDS = 5;
 
@@ -92,6 +98,7 @@ export async function signAssertion(privateKey: KeyObject, claims: AssertionClai
   if (!Number.isInteger(ttl) || ttl <= 0 || ttl > MAX_SERVICE_TOKEN_TTL_SECONDS) throw new AssertionError(`ttl must be 1..${MAX_SERVICE_TOKEN_TTL_SECONDS} seconds`);
   if (claims.kind === "human" && ttl > HUMAN_ASSERTION_TTL_SECONDS) throw new AssertionError(`a person's assertion lives at most ${HUMAN_ASSERTION_TTL_SECONDS} s`);
   const issuedAt = Math.floor(now.getTime() / 1000);
+  const { SignJWT } = await jose();
   return new SignJWT({ role: claims.role, kind: claims.kind, name: claims.name, ...(claims.merchantId ? { merchant_id: claims.merchantId } : {}) })
     .setProtectedHeader({ alg: "EdDSA", typ: "JWT" })
     .setIssuer(OPERATOR_ASSERTION_ISSUER)
@@ -108,6 +115,7 @@ export async function signAssertion(privateKey: KeyObject, claims: AssertionClai
  * issuer or audience, expired, a person's that lives longer than 60 s, a role that is not one.
  */
 export async function verifyAssertion(publicKey: KeyObject, token: string, audience: string, now: Date = new Date()): Promise<OperatorIdentity> {
+  const { errors: joseErrors, jwtVerify } = await jose();
   let payload;
   try {
     ({ payload } = await jwtVerify(token, publicKey, {
