@@ -1,79 +1,24 @@
 import {
-  CSV_DIALECTS,
   XlsxSheet,
-  csvCell,
-  csvLines,
-  csvNumber,
-  kurusToLira,
+  statementHeaders,
   xlsxMoney,
   type FileLocale,
+  type StatementHead,
+  type StatementMovement,
   type XlsxColumn,
   type XlsxColumnKind,
   type XlsxValue,
   type XlsxWorkbookWriter,
 } from "@payments/records";
 import type ExcelJS from "exceljs";
-import type { StatementHead, StatementMovement, StatementRecord } from "./statement.js";
 
 /*
- * The files of GET /v1/statement (statement.ts, the route): the CSV in three parts (head, rows,
- * tail) and the streamed XLSX sheet, in English or Turkish.
+ * The XLSX file of GET /v1/statement (statement.ts, the route): the streamed sheet, in English
+ * or Turkish. The CSV (head, rows, tail) is @payments/records' statement.ts, which the merchant
+ * dashboard's statement uses too.
  */
 
-/**
- * The column headers of a statement file, by locale. The English CSV keeps the names it has
- * always had; the XLSX says its times are UTC, since a date cell carries no zone.
- */
-function statementHeaders(currency: string, locale: FileLocale, format: "csv" | "xlsx"): string[] {
-  if (locale === "tr") {
-    const minor = currency === "TRY" ? "kuruş" : "alt birim";
-    return ["Zaman (UTC)", "Tür", `Tutar (${minor})`, `Tutar (${currency})`, `İşlem sonrası bakiye (${minor})`, `İşlem sonrası bakiye (${currency})`, "İşlem numarası", "Referans (processId)"];
-  }
-  const minor = currency === "TRY" ? "kuruş" : "minor units";
-  return [format === "csv" ? "Time" : "Time (UTC)", "Kind", `Amount (${minor})`, `Amount (${currency})`, `Balance after (${minor})`, `Balance after (${currency})`, "Transaction ID", "Process ID"];
-}
-
-// ---------------------------------------------------------------------------------------------
-// CSV. Times stay ISO 8601 UTC text and kinds their public codes in both locales: exact, and
-// what a program reading the file (or checking that it ends with closing_balance) expects.
-
-/** The CSV's header row and opening row (at the start of `from`). */
-export function statementCsvHead(statement: StatementHead, startMs: number, locale: FileLocale): string {
-  const dialect = CSV_DIALECTS[locale];
-  const money = (n: number) => [csvNumber(n, dialect), csvNumber(kurusToLira(n), dialect)];
-  const header = statementHeaders(statement.currency, locale, "csv").map((name) => csvCell(name, dialect));
-  return csvLines([header, [csvCell(new Date(startMs).toISOString(), dialect), csvCell("opening_balance", dialect), "", "", ...money(statement.openingBalance), "", ""]], dialect);
-}
-
-/** One CSV row per movement. */
-export function statementCsvRows(movements: readonly StatementMovement[], locale: FileLocale): string {
-  const dialect = CSV_DIALECTS[locale];
-  const money = (n: number) => [csvNumber(n, dialect), csvNumber(kurusToLira(n), dialect)];
-  const text = (value: string) => csvCell(value, dialect);
-  return csvLines(
-    movements.map((m) => [text(m.at), text(m.kind), ...money(m.amount), ...money(m.balanceAfter), text(m.transactionId), text(m.processId ?? "")]),
-    dialect,
-  );
-}
-
-/** The CSV's closing row (at the end of `to`, exclusive). */
-export function statementCsvTail(statement: StatementHead, endMs: number, locale: FileLocale): string {
-  const dialect = CSV_DIALECTS[locale];
-  const money = (n: number) => [csvNumber(n, dialect), csvNumber(kurusToLira(n), dialect)];
-  return csvLines([[csvCell(new Date(endMs).toISOString(), dialect), csvCell("closing_balance", dialect), "", "", ...money(statement.closingBalance), "", ""]], dialect);
-}
-
-/**
- * The statement as CSV text: a header row, an opening row (at the start of `from`), one row
- * per movement, a closing row (at the end of `to`, exclusive), each amount in the smallest
- * unit and in the currency with two decimals, exactly. Text cells are csvCell's (RFC 4180
- * quoting, formula guard); numbers are written as numbers so a negative amount still sums.
- * English (default): `,` and `.`; Turkish: `;` and `,`, Turkish headers. The route streams the
- * same three parts after CSV_BOM, which starts the file but is no part of its text.
- */
-export function statementCsv(statement: StatementRecord, startMs: number, endMs: number, locale: FileLocale = "en"): string {
-  return statementCsvHead(statement, startMs, locale) + statementCsvRows(statement.movements, locale) + statementCsvTail(statement, endMs, locale);
-}
+export { statementCsv, statementCsvHead, statementCsvRows, statementCsvTail } from "@payments/records";
 
 // ---------------------------------------------------------------------------------------------
 // XLSX.

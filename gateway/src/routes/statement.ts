@@ -1,9 +1,8 @@
 import { PassThrough, Readable } from "node:stream";
-import { timestampMs } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
-import type { GetStatementResponse, PayoutService, StatementLine } from "@payments/contracts/payout";
+import type { PayoutService } from "@payments/contracts/payout";
 import type { Clock, Logger } from "@payments/kit";
-import { CSV_BOM, FILE_LOCALES, XLSX_CONTENT_TYPE, type FileLocale } from "@payments/records";
+import { CSV_BOM, FILE_LOCALES, XLSX_CONTENT_TYPE, statementMovement, statementPeriod, statementRecord, type FileLocale, type StatementMovement, type StatementRecord } from "@payments/records";
 import { z } from "zod";
 import { successJson } from "../envelope.js";
 import { callService, validationFailure } from "../errors.js";
@@ -33,27 +32,13 @@ export { openStatementSheet, STATEMENT_WORKBOOK_OPTIONS, STATEMENT_ZIP_BUFFER_BY
 /** Lines asked of the payout service per page: about what the gateway holds of a statement at once. */
 export const STATEMENT_PAGE_LINES = 1000;
 
-/** The ledger's kinds under their public names: stable, whatever the ledger calls them inside. */
-export const STATEMENT_KIND_BY_LEDGER_KIND = {
-  deposit_credit: "deposit_credit",
-  withdrawal_hold: "withdrawal_hold",
-  withdrawal_release: "withdrawal_release",
-  withdrawal_settle: "withdrawal_debit",
-  adjustment: "adjustment",
-} as const;
-
-export const STATEMENT_KINDS = Object.values(STATEMENT_KIND_BY_LEDGER_KIND);
-export type StatementKind = (typeof STATEMENT_KINDS)[number];
+export { STATEMENT_KIND_BY_LEDGER_KIND, STATEMENT_KINDS, STATEMENT_MAX_DAYS, statementRecord, type StatementHead, type StatementKind, type StatementMovement, type StatementRecord } from "@payments/records";
 
 export const STATEMENT_FORMATS = ["json", "csv", "xlsx"] as const;
 export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
 
 /** The languages of a statement file (CSV, XLSX); the JSON is the same whatever the locale. */
 export const STATEMENT_LOCALES = FILE_LOCALES;
-
-/** The longest statement, from and to both counted: a leap year fits. The payout service holds the same bound. */
-export const STATEMENT_MAX_DAYS = 366;
-const DAY_MS = 86_400_000;
 
 const DATE_PROBLEM = "must be a date, YYYY-MM-DD (a whole UTC day; a time of day is not accepted)";
 const isoDate = z.iso.date();
@@ -90,68 +75,6 @@ export const statementQuery = z.object({
 /** The payout service's request fields by the merchant's query parameters, for its VALIDATION_ERROR. */
 const STATEMENT_FIELDS: Readonly<Record<string, string>> = { currency: "currency", from_ms: "from", to_ms: "to" };
 
-export interface StatementMovement {
-  at: string;
-  kind: StatementKind;
-  amount: number;
-  availableChange: number;
-  heldChange: number;
-  balanceAfter: number;
-  transactionId: string;
-  processId: string | null;
-}
-
-export interface StatementRecord {
-  currency: string;
-  from: string;
-  to: string;
-  openingBalance: number;
-  closingBalance: number;
-  movements: StatementMovement[];
-}
-
-function safe(value: bigint, what: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n)) throw new Error(`${what} ${value} is beyond a JSON number's exact range`);
-  return n;
-}
-
-function publicKind(kind: string): StatementKind {
-  if (!Object.hasOwn(STATEMENT_KIND_BY_LEDGER_KIND, kind)) throw new Error(`ledger kind ${kind} has no public statement name`);
-  return STATEMENT_KIND_BY_LEDGER_KIND[kind as keyof typeof STATEMENT_KIND_BY_LEDGER_KIND];
-}
-
-function movement(line: StatementLine): StatementMovement {
-  const availableChange = safe(line.availableDelta, "availableDelta");
-  const heldChange = safe(line.heldDelta, "heldDelta");
-  return {
-    at: new Date(line.createdAt ? timestampMs(line.createdAt) : 0).toISOString(),
-    kind: publicKind(line.kind),
-    amount: availableChange + heldChange,
-    availableChange,
-    heldChange,
-    balanceAfter: safe(line.balanceAfter, "balanceAfter"),
-    transactionId: line.transactionId,
-    processId: line.processId === "" ? null : line.processId,
-  };
-}
-
-/** The public statement of the service's answer; `from` and `to` are the merchant's dates. */
-export function statementRecord(res: GetStatementResponse, from: string, to: string): StatementRecord {
-  const total = (b: GetStatementResponse["opening"], what: string) => safe((b?.available ?? 0n) + (b?.held ?? 0n), what);
-  return {
-    currency: res.currency,
-    from,
-    to,
-    openingBalance: total(res.opening, "opening balance"),
-    closingBalance: total(res.closing, "closing balance"),
-    movements: res.lines.map(movement),
-  };
-}
-
-/** A statement without its movements: what a file's head and tail are made of. */
-export type StatementHead = Omit<StatementRecord, "movements">;
-
 /**
  * The JSON envelope of a statement in three parts: everything before the first movement, and
  * after the last; the movements go between, comma-separated. Made from the same `successJson`
@@ -175,14 +98,12 @@ export function statement(deps: { payouts: Pick<Client<typeof PayoutService>, "g
       access: "merchant",
       handler: async (ctx) => {
         const query = parseInput(statementQuery, ctx.query, "query");
-        if (query.to < query.from) throw validationFailure([{ field: "to", problem: "must not be before from" }]);
-        const days = (query.to - query.from) / DAY_MS + 1;
-        if (days > STATEMENT_MAX_DAYS) throw validationFailure([{ field: "to", problem: `must be at most ${STATEMENT_MAX_DAYS} days from from, both counted (this range is ${days})` }]);
+        const period = statementPeriod(query.from, query.to);
+        if ("problem" in period) throw validationFailure([{ field: "to", problem: period.problem }]);
         const format: StatementFormat = query.format ?? "json";
         const locale: FileLocale = query.locale ?? "en";
         // `to` is a whole day: the statement ends where the next day starts.
-        const startMs = query.from;
-        const endMs = query.to + DAY_MS;
+        const { startMs, endMs, from, to } = period;
         const merchantId = authenticatedMerchantId(ctx);
         const ask = (cursor: string) =>
           callService(
@@ -192,8 +113,6 @@ export function statement(deps: { payouts: Pick<Client<typeof PayoutService>, "g
         // The first page before any header is sent: a refusal or an outage is still the JSON
         // error envelope, with its status.
         const first = await ask("");
-        const from = new Date(startMs).toISOString().slice(0, 10);
-        const to = new Date(query.to).toISOString().slice(0, 10);
         const { movements: firstMovements, ...head } = statementRecord(first, from, to);
 
         let written = 0;
@@ -204,7 +123,7 @@ export function statement(deps: { payouts: Pick<Client<typeof PayoutService>, "g
           let cursor = first.nextCursor;
           while (cursor !== "") {
             const page = await ask(cursor);
-            const movements = page.lines.map(movement);
+            const movements = page.lines.map(statementMovement);
             yield movements;
             written += movements.length;
             cursor = page.nextCursor;

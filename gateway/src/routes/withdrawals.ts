@@ -1,50 +1,16 @@
 import type { Client } from "@connectrpc/connect";
 import type { PayoutService, Withdrawal } from "@payments/contracts/payout";
 import type { Clock } from "@payments/kit";
-import { balanceRecord, withdrawalRecord } from "@payments/records";
+import { balanceRecord, createWithdrawalBody, WITHDRAWAL_FIELDS, withdrawalRecord } from "@payments/records";
 import { z } from "zod";
 import { success } from "../envelope.js";
 import { callAboutTransaction, callService } from "../errors.js";
 import type { RouteContext } from "../state.js";
-import { authenticatedMerchantId, amountField, ibanField, optionalBankId, optionalString, parseInput, processIdField, processIdQueryValue, requiredText, type Route } from "./route.js";
+import { authenticatedMerchantId, parseInput, processIdQueryValue, type Route } from "./route.js";
 
 type Payouts = Pick<Client<typeof PayoutService>, "createWithdrawal" | "getWithdrawal" | "cancelWithdrawal" | "getBalances">;
 
-/**
- * The merchant's JSON names of the payout service's request fields, for the VALIDATION_ERROR
- * the service returns (its x-error-field and message prefix are proto paths).
- */
-export const WITHDRAWAL_FIELDS: Readonly<Record<string, string>> = {
-  process_id: "processId",
-  amount: "amount",
-  currency: "currency",
-  bank_id: "bankId",
-  account_name: "accountName",
-  iban: "iban",
-  user_id: "userId",
-  user_name: "userName",
-  name: "name",
-};
-
-/**
- * POST /v1/withdraw: the shape, and the service's fixed limits on lengths and characters
- * (route.ts), so the OpenAPI document states them. The Turkish IBAN rule (INVALID_IBAN),
- * currency support, the bank, the balance and duplicates are the payout service's rules,
- * judged there. Unknown fields are ignored. Field order is the order problems are listed in.
- */
-export const createWithdrawalBody = z.object({
-  processId: processIdField,
-  amount: amountField,
-  currency: optionalString,
-  bankId: optionalBankId,
-  accountName: requiredText(),
-  iban: ibanField,
-  userId: requiredText(),
-  userName: requiredText(),
-  name: requiredText(),
-});
-
-export type CreateWithdrawalBody = z.output<typeof createWithdrawalBody>;
+export { createWithdrawalBody, WITHDRAWAL_FIELDS, type CreateWithdrawalBody } from "@payments/records";
 
 export const byProcessIdQuery = z.object({ processId: processIdQueryValue });
 

@@ -284,3 +284,5 @@ export function eventRecord(event: CallbackEvent): EventRecord {
 }
 export * from "./csv.js";
 export * from "./xlsx.js";
+export * from "./statement.js";
+export * from "./input.js";
