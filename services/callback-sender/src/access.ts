@@ -12,6 +12,7 @@ export function callbackAccess(): ServiceAccess[] {
       listEvents: { role: "viewer", system: true },
       redeliverEvent: { role: "support", system: true },
       redeliverFailedEvents: { role: "support" },
+      sendTestEvent: { role: "support" },
     }),
   ];
 }

@@ -12,6 +12,8 @@ export interface PostRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
+  /** Bytes of the response body to hand back as `body`, whatever the status (SendTestEvent); unset: none kept. */
+  keepBody?: number;
 }
 
 export interface PostResult {
@@ -25,6 +27,8 @@ export interface PostResult {
   error: string;
   /** What Retry-After asked for, in ms. */
   retryAfterMs?: number;
+  /** The first `keepBody` bytes of the response body as UTF-8 text, when the request asked for them. */
+  body?: string;
 }
 
 export interface PosterOptions {
@@ -67,7 +71,7 @@ function describeFailure(err: unknown, timeoutMs: number): string {
  * Reads at most `limit` bytes of a body, then drops the rest: a merchant endpoint that
  * answers with megabytes (or never ends its body) costs us `limit` bytes, not memory.
  */
-async function readSome(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {
+async function readSome(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -81,7 +85,7 @@ async function readSome(body: AsyncIterable<Buffer> & { destroy(): void }, limit
   } finally {
     body.destroy();
   }
-  return Buffer.concat(chunks).subarray(0, limit).toString("utf8");
+  return Buffer.concat(chunks).subarray(0, limit);
 }
 
 /**
@@ -117,7 +121,7 @@ export function createCallbackPoster(options: PosterOptions): CallbackPoster {
     },
   };
 
-  async function postOnce({ url, headers, body }: PostRequest): Promise<PostResult> {
+  async function postOnce({ url, headers, body, keepBody }: PostRequest): Promise<PostResult> {
       const started = performance.now();
       const elapsed = () => Math.round(performance.now() - started);
       let target: URL;
@@ -134,15 +138,19 @@ export function createCallbackPoster(options: PosterOptions): CallbackPoster {
         const statusCode = response.statusCode;
         // Cutting a body short makes the stream error; that is expected, not a fault.
         response.body.on("error", () => {});
+        const kept = keepBody === undefined ? {} : { body: "" };
         if (statusCode >= 200 && statusCode < 300) {
+          if (keepBody !== undefined) return { delivered: true, statusCode, latencyMs, error: "", body: (await readSome(response.body, keepBody)).toString("utf8") };
           // A success's body is not read: dump keeps the connection reusable when it is short.
           await response.body.dump({ limit: limit }).catch(() => {});
           return { delivered: true, statusCode, latencyMs, error: "" };
         }
         const header = response.headers["retry-after"];
         const retryAfterMs = parseRetryAfter(Array.isArray(header) ? header[0] : header, now());
-        const text = await readSome(response.body, limit);
-        return { delivered: false, statusCode, latencyMs, error: trimmed(`HTTP ${statusCode}: ${text}`).replace(/:$/, ""), retryAfterMs };
+        const read = await readSome(response.body, Math.max(limit, keepBody ?? 0));
+        if (keepBody !== undefined) kept.body = read.subarray(0, keepBody).toString("utf8");
+        const text = read.subarray(0, limit).toString("utf8");
+        return { delivered: false, statusCode, latencyMs, error: trimmed(`HTTP ${statusCode}: ${text}`).replace(/:$/, ""), retryAfterMs, ...kept };
       } catch (err) {
         return { delivered: false, statusCode: 0, latencyMs: elapsed(), error: trimmed(describeFailure(err, options.timeoutMs)) };
       }

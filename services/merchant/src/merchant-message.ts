@@ -56,5 +56,6 @@ export function toMerchantMessage(merchant: MerchantRecord, secrets: readonly Se
     createdAt: timestampFromMs(merchant.createdAt),
     updatedAt: timestampFromMs(merchant.updatedAt),
     displayName: displayNameOf(merchant),
+    withdrawalApprovalThreshold: merchant.withdrawalApprovalThreshold === null ? undefined : BigInt(merchant.withdrawalApprovalThreshold),
   });
 }

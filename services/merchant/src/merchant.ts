@@ -21,7 +21,7 @@ export const GRACE_PERIOD_MAX_SECONDS = 30 * 24 * 3600;
 export type MerchantStatusName = "active" | "disabled";
 
 /** What a MerchantChanged event says changed. */
-export type MerchantChange = "created" | "secret_rotated" | "webhook_secret_rotated" | "allowed_ips" | "callback_url" | "status" | "sandbox" | "rate_limit" | "payment_rules" | "display_name";
+export type MerchantChange = "created" | "secret_rotated" | "webhook_secret_rotated" | "allowed_ips" | "callback_url" | "status" | "sandbox" | "rate_limit" | "payment_rules" | "display_name" | "secret_revoked" | "withdrawal_approval";
 
 /**
  * The paid-amount rules (issue 14): what the deposit service does with a transfer that pays

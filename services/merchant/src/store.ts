@@ -24,6 +24,8 @@ export interface MerchantRow {
   late_payment: string;
   /** Null: none set, the name is shown (migration 20261127000000). */
   display_name: string | null;
+  /** Kuruş; null: no four-eyes on the merchant's own withdrawals (migration 20261216000000). BIGINT: MySQL may answer a string. */
+  withdrawal_approval_threshold: number | string | null;
   created_at: number | string;
   updated_at: number | string;
 }
@@ -49,6 +51,8 @@ export interface MerchantRecord {
   paymentRules: PaymentRules;
   /** What the checkout page shows; null: none set, the name is shown (see displayNameOf). */
   displayName: string | null;
+  /** Kuruş: a withdrawal its own users create above this waits for a second user of the merchant; null: none. */
+  withdrawalApprovalThreshold: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -63,7 +67,7 @@ export interface SecretRecord {
 }
 
 /** The columns a change may set (besides updated_at). */
-export type MerchantPatch = Partial<Pick<MerchantRow, "status" | "sandbox" | "allowed_ips" | "callback_url" | "rate_limit_per_second" | "rate_limit_burst" | "underpayment" | "overpayment" | "late_payment" | "display_name">>;
+export type MerchantPatch = Partial<Pick<MerchantRow, "status" | "sandbox" | "allowed_ips" | "callback_url" | "rate_limit_per_second" | "rate_limit_burst" | "underpayment" | "overpayment" | "late_payment" | "display_name" | "withdrawal_approval_threshold">>;
 
 function parseIps(text: string): string[] {
   const value: unknown = JSON.parse(text);
@@ -86,6 +90,7 @@ export function toMerchantRecord(row: MerchantRow): MerchantRecord {
       latePayment: readRule(LATE_PAYMENT_RULES, row.late_payment),
     },
     displayName: row.display_name,
+    withdrawalApprovalThreshold: row.withdrawal_approval_threshold === null ? null : Number(row.withdrawal_approval_threshold),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -277,6 +282,7 @@ export async function insertMerchant(trx: Knex, merchant: MerchantRecord): Promi
     overpayment: merchant.paymentRules.overpayment,
     late_payment: merchant.paymentRules.latePayment,
     display_name: merchant.displayName,
+    withdrawal_approval_threshold: merchant.withdrawalApprovalThreshold,
     created_at: merchant.createdAt,
     updated_at: merchant.updatedAt,
   });

@@ -5,6 +5,7 @@ import { getEvent } from "./get-event.js";
 import { listEvents } from "./list-events.js";
 import { redeliverEvent } from "./redeliver-event.js";
 import { redeliverFailedEvents } from "./redeliver-failed-events.js";
+import { sendTestEvent } from "./send-test-event.js";
 
 export function routes(router: ConnectRouter, ctx: CallbackContext): void {
   router.service(CallbackService, {
@@ -12,5 +13,6 @@ export function routes(router: ConnectRouter, ctx: CallbackContext): void {
     ...listEvents(ctx),
     ...redeliverEvent(ctx),
     ...redeliverFailedEvents(ctx),
+    ...sendTestEvent(ctx),
   });
 }

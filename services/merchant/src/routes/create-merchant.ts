@@ -46,6 +46,7 @@ export function createMerchant(ctx: MerchantContext): Rpc<typeof MerchantService
           rateLimit: { perSecond: null, burst: null },
           paymentRules: { ...DEFAULT_PAYMENT_RULES },
           displayName: input.displayName,
+          withdrawalApprovalThreshold: null,
           createdAt: now,
           updatedAt: now,
         };

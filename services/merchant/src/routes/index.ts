@@ -6,6 +6,7 @@ import { getCallbackTarget } from "./get-callback-target.js";
 import { getCredentials } from "./get-credentials.js";
 import { getMerchant } from "./get-merchant.js";
 import { listMerchants } from "./list-merchants.js";
+import { revokeSecret } from "./revoke-secret.js";
 import { rotateSecret } from "./rotate-secret.js";
 import { rotateWebhookSecret } from "./rotate-webhook-secret.js";
 import { setAllowedIps } from "./set-allowed-ips.js";
@@ -15,6 +16,7 @@ import { setPaymentRules } from "./set-payment-rules.js";
 import { setRateLimit } from "./set-rate-limit.js";
 import { setSandbox } from "./set-sandbox.js";
 import { setStatus } from "./set-status.js";
+import { setWithdrawalApproval } from "./set-withdrawal-approval.js";
 
 export function routes(router: ConnectRouter, ctx: MerchantContext): void {
   router.service(MerchantService, {
@@ -23,6 +25,7 @@ export function routes(router: ConnectRouter, ctx: MerchantContext): void {
     ...listMerchants(ctx),
     ...rotateSecret(ctx),
     ...rotateWebhookSecret(ctx),
+    ...revokeSecret(ctx),
     ...setAllowedIps(ctx),
     ...setCallbackUrl(ctx),
     ...setDisplayName(ctx),
@@ -30,6 +33,7 @@ export function routes(router: ConnectRouter, ctx: MerchantContext): void {
     ...setSandbox(ctx),
     ...setRateLimit(ctx),
     ...setPaymentRules(ctx),
+    ...setWithdrawalApproval(ctx),
     ...getCredentials(ctx),
     ...getCallbackTarget(ctx),
   });

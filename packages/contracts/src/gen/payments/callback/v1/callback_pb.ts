@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/callback/v1/callback.proto.
  */
 export const file_payments_callback_v1_callback: GenFile = /*@__PURE__*/
-  fileDesc("CiNwYXltZW50cy9jYWxsYmFjay92MS9jYWxsYmFjay5wcm90bxIUcGF5bWVudHMuY2FsbGJhY2sudjEiywMKDUNhbGxiYWNrRXZlbnQSCgoCaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSDAoEdHlwZRgDIAEoCRI/ChB0cmFuc2FjdGlvbl90eXBlGAQgASgOMiUucGF5bWVudHMuY2FsbGJhY2sudjEuVHJhbnNhY3Rpb25UeXBlEhYKDnRyYW5zYWN0aW9uX2lkGAUgASgJEhAKCHNlcXVlbmNlGAYgASgDEj0KD2RlbGl2ZXJ5X3N0YXR1cxgHIAEoDjIkLnBheW1lbnRzLmNhbGxiYWNrLnYxLkRlbGl2ZXJ5U3RhdHVzEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD25leHRfYXR0ZW1wdF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMZGVsaXZlcmVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglib2R5X2pzb24YCyABKAkSNwoIYXR0ZW1wdHMYDCADKAsyJS5wYXltZW50cy5jYWxsYmFjay52MS5EZWxpdmVyeUF0dGVtcHQiqQEKD0RlbGl2ZXJ5QXR0ZW1wdBIOCgZudW1iZXIYASABKAUSMAoMYXR0ZW1wdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgN1cmwYAyABKAkSEwoLc3RhdHVzX2NvZGUYBCABKAUSEgoKbGF0ZW5jeV9tcxgFIAEoBRINCgVlcnJvchgGIAEoCRIPCgdvdXRjb21lGAcgASgJIk8KD0dldEV2ZW50UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRIVCg1hbGxfbWVyY2hhbnRzGAMgASgIIkYKEEdldEV2ZW50UmVzcG9uc2USMgoFZXZlbnQYASABKAsyIy5wYXltZW50cy5jYWxsYmFjay52MS5DYWxsYmFja0V2ZW50IrUBChFMaXN0RXZlbnRzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRI9Cg9kZWxpdmVyeV9zdGF0dXMYAiABKA4yJC5wYXltZW50cy5jYWxsYmFjay52MS5EZWxpdmVyeVN0YXR1cxIWCg50cmFuc2FjdGlvbl9pZBgDIAEoCRINCgVsaW1pdBgEIAEoBRIOCgZjdXJzb3IYBSABKAkSFQoNYWxsX21lcmNoYW50cxgGIAEoCCJeChJMaXN0RXZlbnRzUmVzcG9uc2USMwoGZXZlbnRzGAEgAygLMiMucGF5bWVudHMuY2FsbGJhY2sudjEuQ2FsbGJhY2tFdmVudBITCgtuZXh0X2N1cnNvchgCIAEoCSJVChVSZWRlbGl2ZXJFdmVudFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSFQoNYWxsX21lcmNoYW50cxgDIAEoCCJMChZSZWRlbGl2ZXJFdmVudFJlc3BvbnNlEjIKBWV2ZW50GAEgASgLMiMucGF5bWVudHMuY2FsbGJhY2sudjEuQ2FsbGJhY2tFdmVudCJeChxSZWRlbGl2ZXJGYWlsZWRFdmVudHNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJBCh1SZWRlbGl2ZXJGYWlsZWRFdmVudHNSZXNwb25zZRINCgVjb3VudBgBIAEoBRIRCglldmVudF9pZHMYAiADKAkqiQEKDkRlbGl2ZXJ5U3RhdHVzEh8KG0RFTElWRVJZX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0RFTElWRVJZX1NUQVRVU19QRU5ESU5HEAESHQoZREVMSVZFUllfU1RBVFVTX0RFTElWRVJFRBACEhoKFkRFTElWRVJZX1NUQVRVU19GQUlMRUQQAypyCg9UcmFuc2FjdGlvblR5cGUSIAocVFJBTlNBQ1RJT05fVFlQRV9VTlNQRUNJRklFRBAAEhwKGFRSQU5TQUNUSU9OX1RZUEVfREVQT1NJVBABEh8KG1RSQU5TQUNUSU9OX1RZUEVfV0lUSERSQVdBTBACMscDCg9DYWxsYmFja1NlcnZpY2USXgoIR2V0RXZlbnQSJS5wYXltZW50cy5jYWxsYmFjay52MS5HZXRFdmVudFJlcXVlc3QaJi5wYXltZW50cy5jYWxsYmFjay52MS5HZXRFdmVudFJlc3BvbnNlIgOQAgESZAoKTGlzdEV2ZW50cxInLnBheW1lbnRzLmNhbGxiYWNrLnYxLkxpc3RFdmVudHNSZXF1ZXN0GigucGF5bWVudHMuY2FsbGJhY2sudjEuTGlzdEV2ZW50c1Jlc3BvbnNlIgOQAgESawoOUmVkZWxpdmVyRXZlbnQSKy5wYXltZW50cy5jYWxsYmFjay52MS5SZWRlbGl2ZXJFdmVudFJlcXVlc3QaLC5wYXltZW50cy5jYWxsYmFjay52MS5SZWRlbGl2ZXJFdmVudFJlc3BvbnNlEoABChVSZWRlbGl2ZXJGYWlsZWRFdmVudHMSMi5wYXltZW50cy5jYWxsYmFjay52MS5SZWRlbGl2ZXJGYWlsZWRFdmVudHNSZXF1ZXN0GjMucGF5bWVudHMuY2FsbGJhY2sudjEuUmVkZWxpdmVyRmFpbGVkRXZlbnRzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiNwYXltZW50cy9jYWxsYmFjay92MS9jYWxsYmFjay5wcm90bxIUcGF5bWVudHMuY2FsbGJhY2sudjEiywMKDUNhbGxiYWNrRXZlbnQSCgoCaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSDAoEdHlwZRgDIAEoCRI/ChB0cmFuc2FjdGlvbl90eXBlGAQgASgOMiUucGF5bWVudHMuY2FsbGJhY2sudjEuVHJhbnNhY3Rpb25UeXBlEhYKDnRyYW5zYWN0aW9uX2lkGAUgASgJEhAKCHNlcXVlbmNlGAYgASgDEj0KD2RlbGl2ZXJ5X3N0YXR1cxgHIAEoDjIkLnBheW1lbnRzLmNhbGxiYWNrLnYxLkRlbGl2ZXJ5U3RhdHVzEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD25leHRfYXR0ZW1wdF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMZGVsaXZlcmVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglib2R5X2pzb24YCyABKAkSNwoIYXR0ZW1wdHMYDCADKAsyJS5wYXltZW50cy5jYWxsYmFjay52MS5EZWxpdmVyeUF0dGVtcHQiqQEKD0RlbGl2ZXJ5QXR0ZW1wdBIOCgZudW1iZXIYASABKAUSMAoMYXR0ZW1wdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgN1cmwYAyABKAkSEwoLc3RhdHVzX2NvZGUYBCABKAUSEgoKbGF0ZW5jeV9tcxgFIAEoBRINCgVlcnJvchgGIAEoCRIPCgdvdXRjb21lGAcgASgJIk8KD0dldEV2ZW50UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRIVCg1hbGxfbWVyY2hhbnRzGAMgASgIIkYKEEdldEV2ZW50UmVzcG9uc2USMgoFZXZlbnQYASABKAsyIy5wYXltZW50cy5jYWxsYmFjay52MS5DYWxsYmFja0V2ZW50IrUBChFMaXN0RXZlbnRzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRI9Cg9kZWxpdmVyeV9zdGF0dXMYAiABKA4yJC5wYXltZW50cy5jYWxsYmFjay52MS5EZWxpdmVyeVN0YXR1cxIWCg50cmFuc2FjdGlvbl9pZBgDIAEoCRINCgVsaW1pdBgEIAEoBRIOCgZjdXJzb3IYBSABKAkSFQoNYWxsX21lcmNoYW50cxgGIAEoCCJeChJMaXN0RXZlbnRzUmVzcG9uc2USMwoGZXZlbnRzGAEgAygLMiMucGF5bWVudHMuY2FsbGJhY2sudjEuQ2FsbGJhY2tFdmVudBITCgtuZXh0X2N1cnNvchgCIAEoCSJVChVSZWRlbGl2ZXJFdmVudFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSFQoNYWxsX21lcmNoYW50cxgDIAEoCCJMChZSZWRlbGl2ZXJFdmVudFJlc3BvbnNlEjIKBWV2ZW50GAEgASgLMiMucGF5bWVudHMuY2FsbGJhY2sudjEuQ2FsbGJhY2tFdmVudCJeChxSZWRlbGl2ZXJGYWlsZWRFdmVudHNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJBCh1SZWRlbGl2ZXJGYWlsZWRFdmVudHNSZXNwb25zZRINCgVjb3VudBgBIAEoBRIRCglldmVudF9pZHMYAiADKAkiKwoUU2VuZFRlc3RFdmVudFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkimQEKFVNlbmRUZXN0RXZlbnRSZXNwb25zZRIQCghldmVudF9pZBgBIAEoCRILCgN1cmwYAiABKAkSEQoJZGVsaXZlcmVkGAMgASgIEhMKC3N0YXR1c19jb2RlGAQgASgFEhUKDXJlc3BvbnNlX2JvZHkYBSABKAkSEwoLZHVyYXRpb25fbXMYBiABKAMSDQoFZXJyb3IYByABKAkqiQEKDkRlbGl2ZXJ5U3RhdHVzEh8KG0RFTElWRVJZX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0RFTElWRVJZX1NUQVRVU19QRU5ESU5HEAESHQoZREVMSVZFUllfU1RBVFVTX0RFTElWRVJFRBACEhoKFkRFTElWRVJZX1NUQVRVU19GQUlMRUQQAypyCg9UcmFuc2FjdGlvblR5cGUSIAocVFJBTlNBQ1RJT05fVFlQRV9VTlNQRUNJRklFRBAAEhwKGFRSQU5TQUNUSU9OX1RZUEVfREVQT1NJVBABEh8KG1RSQU5TQUNUSU9OX1RZUEVfV0lUSERSQVdBTBACMrEECg9DYWxsYmFja1NlcnZpY2USXgoIR2V0RXZlbnQSJS5wYXltZW50cy5jYWxsYmFjay52MS5HZXRFdmVudFJlcXVlc3QaJi5wYXltZW50cy5jYWxsYmFjay52MS5HZXRFdmVudFJlc3BvbnNlIgOQAgESZAoKTGlzdEV2ZW50cxInLnBheW1lbnRzLmNhbGxiYWNrLnYxLkxpc3RFdmVudHNSZXF1ZXN0GigucGF5bWVudHMuY2FsbGJhY2sudjEuTGlzdEV2ZW50c1Jlc3BvbnNlIgOQAgESawoOUmVkZWxpdmVyRXZlbnQSKy5wYXltZW50cy5jYWxsYmFjay52MS5SZWRlbGl2ZXJFdmVudFJlcXVlc3QaLC5wYXltZW50cy5jYWxsYmFjay52MS5SZWRlbGl2ZXJFdmVudFJlc3BvbnNlEoABChVSZWRlbGl2ZXJGYWlsZWRFdmVudHMSMi5wYXltZW50cy5jYWxsYmFjay52MS5SZWRlbGl2ZXJGYWlsZWRFdmVudHNSZXF1ZXN0GjMucGF5bWVudHMuY2FsbGJhY2sudjEuUmVkZWxpdmVyRmFpbGVkRXZlbnRzUmVzcG9uc2USaAoNU2VuZFRlc3RFdmVudBIqLnBheW1lbnRzLmNhbGxiYWNrLnYxLlNlbmRUZXN0RXZlbnRSZXF1ZXN0GisucGF5bWVudHMuY2FsbGJhY2sudjEuU2VuZFRlc3RFdmVudFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * One status change of one transaction, as the merchant receives it.
@@ -391,6 +391,84 @@ export const RedeliverFailedEventsResponseSchema: GenMessage<RedeliverFailedEven
   messageDesc(file_payments_callback_v1_callback, 9);
 
 /**
+ * @generated from message payments.callback.v1.SendTestEventRequest
+ */
+export type SendTestEventRequest = Message<"payments.callback.v1.SendTestEventRequest"> & {
+  /**
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+};
+
+/**
+ * Describes the message payments.callback.v1.SendTestEventRequest.
+ * Use `create(SendTestEventRequestSchema)` to create a new message.
+ */
+export const SendTestEventRequestSchema: GenMessage<SendTestEventRequest> = /*@__PURE__*/
+  messageDesc(file_payments_callback_v1_callback, 10);
+
+/**
+ * @generated from message payments.callback.v1.SendTestEventResponse
+ */
+export type SendTestEventResponse = Message<"payments.callback.v1.SendTestEventResponse"> & {
+  /**
+   * The X-Event-Id it was sent with (`evt_test_…`); no event is kept under it.
+   *
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * The callback URL it was sent to.
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * A 2xx status arrived within the timeout.
+   *
+   * @generated from field: bool delivered = 3;
+   */
+  delivered: boolean;
+
+  /**
+   * The HTTP status; 0 when no answer arrived.
+   *
+   * @generated from field: int32 status_code = 4;
+   */
+  statusCode: number;
+
+  /**
+   * The first 2 KiB of the response body, as UTF-8 text.
+   *
+   * @generated from field: string response_body = 5;
+   */
+  responseBody: string;
+
+  /**
+   * From sending to the status line (or the failure).
+   *
+   * @generated from field: int64 duration_ms = 6;
+   */
+  durationMs: bigint;
+
+  /**
+   * Why it was not delivered ("HTTP 500: …", a timeout, a refused address); empty when delivered.
+   *
+   * @generated from field: string error = 7;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message payments.callback.v1.SendTestEventResponse.
+ * Use `create(SendTestEventResponseSchema)` to create a new message.
+ */
+export const SendTestEventResponseSchema: GenMessage<SendTestEventResponse> = /*@__PURE__*/
+  messageDesc(file_payments_callback_v1_callback, 11);
+
+/**
  * @generated from enum payments.callback.v1.DeliveryStatus
  */
 export enum DeliveryStatus {
@@ -505,6 +583,19 @@ export const CallbackService: GenService<{
     methodKind: "unary";
     input: typeof RedeliverFailedEventsRequestSchema;
     output: typeof RedeliverFailedEventsResponseSchema;
+  },
+  /**
+   * POSTs a test event (type `test`) to the merchant's callback URL now, signed and sent
+   * exactly as real callbacks are (headers, signatures, address rules, CALLBACK_TIMEOUT), and
+   * answers with what the receiver said. Neither stored nor retried. A receiver's failure
+   * is an answer (delivered false); NO_CALLBACK_URL (FAILED_PRECONDITION) when none is set.
+   *
+   * @generated from rpc payments.callback.v1.CallbackService.SendTestEvent
+   */
+  sendTestEvent: {
+    methodKind: "unary";
+    input: typeof SendTestEventRequestSchema;
+    output: typeof SendTestEventResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_payments_callback_v1_callback, 0);

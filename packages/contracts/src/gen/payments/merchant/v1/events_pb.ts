@@ -39,7 +39,7 @@ export type MerchantChanged = Message<"payments.merchant.v1.MerchantChanged"> & 
 
   /**
    * What changed: created, secret_rotated, webhook_secret_rotated, allowed_ips, callback_url,
-   * status, sandbox, rate_limit, payment_rules.
+   * status, sandbox, rate_limit, payment_rules, display_name, secret_revoked, withdrawal_approval.
    *
    * @generated from field: string change = 4;
    */

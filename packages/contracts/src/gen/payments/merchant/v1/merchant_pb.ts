@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/merchant/v1/merchant.proto.
  */
 export const file_payments_merchant_v1_merchant: GenFile = /*@__PURE__*/
-  fileDesc("CiNwYXltZW50cy9tZXJjaGFudC92MS9tZXJjaGFudC5wcm90bxIUcGF5bWVudHMubWVyY2hhbnQudjEi+QQKCE1lcmNoYW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSNAoGc3RhdHVzGAMgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMSDwoHc2FuZGJveBgEIAEoCBIPCgdhcGlfa2V5GAUgASgJEhMKC2FsbG93ZWRfaXBzGAYgAygJEhQKDGNhbGxiYWNrX3VybBgHIAEoCRIiChVyYXRlX2xpbWl0X3Blcl9zZWNvbmQYCCABKA1IAIgBARIdChByYXRlX2xpbWl0X2J1cnN0GAkgASgNSAGIAQESMQoHc2VjcmV0cxgKIAMoCzIgLnBheW1lbnRzLm1lcmNoYW50LnYxLlNlY3JldEluZm8SLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPAoMdW5kZXJwYXltZW50GA0gASgOMiYucGF5bWVudHMubWVyY2hhbnQudjEuVW5kZXJwYXltZW50UnVsZRI6CgtvdmVycGF5bWVudBgOIAEoDjIlLnBheW1lbnRzLm1lcmNoYW50LnYxLk92ZXJwYXltZW50UnVsZRI7CgxsYXRlX3BheW1lbnQYDyABKA4yJS5wYXltZW50cy5tZXJjaGFudC52MS5MYXRlUGF5bWVudFJ1bGUSFAoMZGlzcGxheV9uYW1lGBAgASgJQhgKFl9yYXRlX2xpbWl0X3Blcl9zZWNvbmRCEwoRX3JhdGVfbGltaXRfYnVyc3QihwEKClNlY3JldEluZm8SCgoCaWQYASABKAkSLgoKY3JlYXRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFdmFsaWQYBCABKAgidwoVQ3JlYXRlTWVyY2hhbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSEwoLYWxsb3dlZF9pcHMYAiADKAkSFAoMY2FsbGJhY2tfdXJsGAMgASgJEg8KB3NhbmRib3gYBCABKAgSFAoMZGlzcGxheV9uYW1lGAUgASgJInYKFkNyZWF0ZU1lcmNoYW50UmVzcG9uc2USMAoIbWVyY2hhbnQYASABKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudBISCgphcGlfc2VjcmV0GAIgASgJEhYKDndlYmhvb2tfc2VjcmV0GAMgASgJIikKEkdldE1lcmNoYW50UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCSJHChNHZXRNZXJjaGFudFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiPQoUTGlzdE1lcmNoYW50c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgNEhIKCnBhZ2VfdG9rZW4YAiABKAkiYwoVTGlzdE1lcmNoYW50c1Jlc3BvbnNlEjEKCW1lcmNoYW50cxgBIAMoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJmChNSb3RhdGVTZWNyZXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEiEKFGdyYWNlX3BlcmlvZF9zZWNvbmRzGAIgASgNSACIAQFCFwoVX2dyYWNlX3BlcmlvZF9zZWNvbmRzIlwKFFJvdGF0ZVNlY3JldFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQSEgoKYXBpX3NlY3JldBgCIAEoCSJtChpSb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIhChRncmFjZV9wZXJpb2Rfc2Vjb25kcxgCIAEoDUgAiAEBQhcKFV9ncmFjZV9wZXJpb2Rfc2Vjb25kcyKiAQobUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQSFgoOd2ViaG9va19zZWNyZXQYAiABKAkSOQoPd2ViaG9va19zZWNyZXRzGAMgAygLMiAucGF5bWVudHMubWVyY2hhbnQudjEuU2VjcmV0SW5mbyJAChRTZXRBbGxvd2VkSXBzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRITCgthbGxvd2VkX2lwcxgCIAMoCSJJChVTZXRBbGxvd2VkSXBzUmVzcG9uc2USMAoIbWVyY2hhbnQYASABKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudCJCChVTZXRDYWxsYmFja1VybFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFAoMY2FsbGJhY2tfdXJsGAIgASgJIkoKFlNldENhbGxiYWNrVXJsUmVzcG9uc2USMAoIbWVyY2hhbnQYASABKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudCJCChVTZXREaXNwbGF5TmFtZVJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFAoMZGlzcGxheV9uYW1lGAIgASgJIkoKFlNldERpc3BsYXlOYW1lUmVzcG9uc2USMAoIbWVyY2hhbnQYASABKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudCJdChBTZXRTdGF0dXNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEjQKBnN0YXR1cxgCIAEoDjIkLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50U3RhdHVzIkUKEVNldFN0YXR1c1Jlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiOQoRU2V0U2FuZGJveFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSDwoHc2FuZGJveBgCIAEoCCJGChJTZXRTYW5kYm94UmVzcG9uc2USMAoIbWVyY2hhbnQYASABKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudCKCAQoTU2V0UmF0ZUxpbWl0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIgChNyZXF1ZXN0c19wZXJfc2Vjb25kGAIgASgNSACIAQESEgoFYnVyc3QYAyABKA1IAYgBAUIWChRfcmVxdWVzdHNfcGVyX3NlY29uZEIICgZfYnVyc3QiSAoUU2V0UmF0ZUxpbWl0UmVzcG9uc2USMAoIbWVyY2hhbnQYASABKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudCKlAgoWU2V0UGF5bWVudFJ1bGVzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRJBCgx1bmRlcnBheW1lbnQYAiABKA4yJi5wYXltZW50cy5tZXJjaGFudC52MS5VbmRlcnBheW1lbnRSdWxlSACIAQESPwoLb3ZlcnBheW1lbnQYAyABKA4yJS5wYXltZW50cy5tZXJjaGFudC52MS5PdmVycGF5bWVudFJ1bGVIAYgBARJACgxsYXRlX3BheW1lbnQYBCABKA4yJS5wYXltZW50cy5tZXJjaGFudC52MS5MYXRlUGF5bWVudFJ1bGVIAogBAUIPCg1fdW5kZXJwYXltZW50Qg4KDF9vdmVycGF5bWVudEIPCg1fbGF0ZV9wYXltZW50IksKF1NldFBheW1lbnRSdWxlc1Jlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiKAoVR2V0Q3JlZGVudGlhbHNSZXF1ZXN0Eg8KB2FwaV9rZXkYASABKAkitAIKFkdldENyZWRlbnRpYWxzUmVzcG9uc2USEwoLbWVyY2hhbnRfaWQYASABKAkSNAoGc3RhdHVzGAIgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMSDwoHc2FuZGJveBgDIAEoCBI3CgdzZWNyZXRzGAQgAygLMiYucGF5bWVudHMubWVyY2hhbnQudjEuQ3JlZGVudGlhbFNlY3JldBITCgthbGxvd2VkX2lwcxgFIAMoCRIiChVyYXRlX2xpbWl0X3Blcl9zZWNvbmQYBiABKA1IAIgBARIdChByYXRlX2xpbWl0X2J1cnN0GAcgASgNSAGIAQFCGAoWX3JhdGVfbGltaXRfcGVyX3NlY29uZEITChFfcmF0ZV9saW1pdF9idXJzdCJSChBDcmVkZW50aWFsU2VjcmV0Eg4KBnNlY3JldBgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIvChhHZXRDYWxsYmFja1RhcmdldFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAki2QEKGUdldENhbGxiYWNrVGFyZ2V0UmVzcG9uc2USEwoLbWVyY2hhbnRfaWQYASABKAkSFAoMY2FsbGJhY2tfdXJsGAIgASgJEhYKDnNpZ25pbmdfc2VjcmV0GAMgASgJEjQKBnN0YXR1cxgEIAEoDjIkLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50U3RhdHVzEkMKD3dlYmhvb2tfc2VjcmV0cxgFIAMoCzIqLnBheW1lbnRzLm1lcmNoYW50LnYxLldlYmhvb2tTaWduaW5nU2VjcmV0IlYKFFdlYmhvb2tTaWduaW5nU2VjcmV0Eg4KBnNlY3JldBgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCprCg5NZXJjaGFudFN0YXR1cxIfChtNRVJDSEFOVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZNRVJDSEFOVF9TVEFUVVNfQUNUSVZFEAESHAoYTUVSQ0hBTlRfU1RBVFVTX0RJU0FCTEVEEAIqcwoQVW5kZXJwYXltZW50UnVsZRIhCh1VTkRFUlBBWU1FTlRfUlVMRV9VTlNQRUNJRklFRBAAEhwKGFVOREVSUEFZTUVOVF9SVUxFX1JFVklFVxABEh4KGlVOREVSUEFZTUVOVF9SVUxFX0NPTVBMRVRFEAIqbwoPT3ZlcnBheW1lbnRSdWxlEiAKHE9WRVJQQVlNRU5UX1JVTEVfVU5TUEVDSUZJRUQQABIdChlPVkVSUEFZTUVOVF9SVUxFX0NPTVBMRVRFEAESGwoXT1ZFUlBBWU1FTlRfUlVMRV9SRVZJRVcQAiqQAQoPTGF0ZVBheW1lbnRSdWxlEiEKHUxBVEVfUEFZTUVOVF9SVUxFX1VOU1BFQ0lGSUVEEAASHAoYTEFURV9QQVlNRU5UX1JVTEVfUkVWSUVXEAESHgoaTEFURV9QQVlNRU5UX1JVTEVfQ09NUExFVEUQAhIcChhMQVRFX1BBWU1FTlRfUlVMRV9SRVRVUk4QAzKADAoPTWVyY2hhbnRTZXJ2aWNlEmsKDkNyZWF0ZU1lcmNoYW50EisucGF5bWVudHMubWVyY2hhbnQudjEuQ3JlYXRlTWVyY2hhbnRSZXF1ZXN0GiwucGF5bWVudHMubWVyY2hhbnQudjEuQ3JlYXRlTWVyY2hhbnRSZXNwb25zZRJnCgtHZXRNZXJjaGFudBIoLnBheW1lbnRzLm1lcmNoYW50LnYxLkdldE1lcmNoYW50UmVxdWVzdBopLnBheW1lbnRzLm1lcmNoYW50LnYxLkdldE1lcmNoYW50UmVzcG9uc2UiA5ACARJtCg1MaXN0TWVyY2hhbnRzEioucGF5bWVudHMubWVyY2hhbnQudjEuTGlzdE1lcmNoYW50c1JlcXVlc3QaKy5wYXltZW50cy5tZXJjaGFudC52MS5MaXN0TWVyY2hhbnRzUmVzcG9uc2UiA5ACARJlCgxSb3RhdGVTZWNyZXQSKS5wYXltZW50cy5tZXJjaGFudC52MS5Sb3RhdGVTZWNyZXRSZXF1ZXN0GioucGF5bWVudHMubWVyY2hhbnQudjEuUm90YXRlU2VjcmV0UmVzcG9uc2USegoTUm90YXRlV2ViaG9va1NlY3JldBIwLnBheW1lbnRzLm1lcmNoYW50LnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXF1ZXN0GjEucGF5bWVudHMubWVyY2hhbnQudjEuUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEmgKDVNldEFsbG93ZWRJcHMSKi5wYXltZW50cy5tZXJjaGFudC52MS5TZXRBbGxvd2VkSXBzUmVxdWVzdBorLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldEFsbG93ZWRJcHNSZXNwb25zZRJrCg5TZXRDYWxsYmFja1VybBIrLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldENhbGxiYWNrVXJsUmVxdWVzdBosLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldENhbGxiYWNrVXJsUmVzcG9uc2USawoOU2V0RGlzcGxheU5hbWUSKy5wYXltZW50cy5tZXJjaGFudC52MS5TZXREaXNwbGF5TmFtZVJlcXVlc3QaLC5wYXltZW50cy5tZXJjaGFudC52MS5TZXREaXNwbGF5TmFtZVJlc3BvbnNlElwKCVNldFN0YXR1cxImLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFN0YXR1c1JlcXVlc3QaJy5wYXltZW50cy5tZXJjaGFudC52MS5TZXRTdGF0dXNSZXNwb25zZRJfCgpTZXRTYW5kYm94EicucGF5bWVudHMubWVyY2hhbnQudjEuU2V0U2FuZGJveFJlcXVlc3QaKC5wYXltZW50cy5tZXJjaGFudC52MS5TZXRTYW5kYm94UmVzcG9uc2USZQoMU2V0UmF0ZUxpbWl0EikucGF5bWVudHMubWVyY2hhbnQudjEuU2V0UmF0ZUxpbWl0UmVxdWVzdBoqLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFJhdGVMaW1pdFJlc3BvbnNlEm4KD1NldFBheW1lbnRSdWxlcxIsLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFBheW1lbnRSdWxlc1JlcXVlc3QaLS5wYXltZW50cy5tZXJjaGFudC52MS5TZXRQYXltZW50UnVsZXNSZXNwb25zZRJwCg5HZXRDcmVkZW50aWFscxIrLnBheW1lbnRzLm1lcmNoYW50LnYxLkdldENyZWRlbnRpYWxzUmVxdWVzdBosLnBheW1lbnRzLm1lcmNoYW50LnYxLkdldENyZWRlbnRpYWxzUmVzcG9uc2UiA5ACARJ5ChFHZXRDYWxsYmFja1RhcmdldBIuLnBheW1lbnRzLm1lcmNoYW50LnYxLkdldENhbGxiYWNrVGFyZ2V0UmVxdWVzdBovLnBheW1lbnRzLm1lcmNoYW50LnYxLkdldENhbGxiYWNrVGFyZ2V0UmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiNwYXltZW50cy9tZXJjaGFudC92MS9tZXJjaGFudC5wcm90bxIUcGF5bWVudHMubWVyY2hhbnQudjEixwUKCE1lcmNoYW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSNAoGc3RhdHVzGAMgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMSDwoHc2FuZGJveBgEIAEoCBIPCgdhcGlfa2V5GAUgASgJEhMKC2FsbG93ZWRfaXBzGAYgAygJEhQKDGNhbGxiYWNrX3VybBgHIAEoCRIiChVyYXRlX2xpbWl0X3Blcl9zZWNvbmQYCCABKA1IAIgBARIdChByYXRlX2xpbWl0X2J1cnN0GAkgASgNSAGIAQESMQoHc2VjcmV0cxgKIAMoCzIgLnBheW1lbnRzLm1lcmNoYW50LnYxLlNlY3JldEluZm8SLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPAoMdW5kZXJwYXltZW50GA0gASgOMiYucGF5bWVudHMubWVyY2hhbnQudjEuVW5kZXJwYXltZW50UnVsZRI6CgtvdmVycGF5bWVudBgOIAEoDjIlLnBheW1lbnRzLm1lcmNoYW50LnYxLk92ZXJwYXltZW50UnVsZRI7CgxsYXRlX3BheW1lbnQYDyABKA4yJS5wYXltZW50cy5tZXJjaGFudC52MS5MYXRlUGF5bWVudFJ1bGUSFAoMZGlzcGxheV9uYW1lGBAgASgJEioKHXdpdGhkcmF3YWxfYXBwcm92YWxfdGhyZXNob2xkGBEgASgDSAKIAQFCGAoWX3JhdGVfbGltaXRfcGVyX3NlY29uZEITChFfcmF0ZV9saW1pdF9idXJzdEIgCh5fd2l0aGRyYXdhbF9hcHByb3ZhbF90aHJlc2hvbGQihwEKClNlY3JldEluZm8SCgoCaWQYASABKAkSLgoKY3JlYXRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFdmFsaWQYBCABKAgidwoVQ3JlYXRlTWVyY2hhbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSEwoLYWxsb3dlZF9pcHMYAiADKAkSFAoMY2FsbGJhY2tfdXJsGAMgASgJEg8KB3NhbmRib3gYBCABKAgSFAoMZGlzcGxheV9uYW1lGAUgASgJInYKFkNyZWF0ZU1lcmNoYW50UmVzcG9uc2USMAoIbWVyY2hhbnQYASABKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudBISCgphcGlfc2VjcmV0GAIgASgJEhYKDndlYmhvb2tfc2VjcmV0GAMgASgJIikKEkdldE1lcmNoYW50UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCSJHChNHZXRNZXJjaGFudFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiPQoUTGlzdE1lcmNoYW50c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgNEhIKCnBhZ2VfdG9rZW4YAiABKAkiYwoVTGlzdE1lcmNoYW50c1Jlc3BvbnNlEjEKCW1lcmNoYW50cxgBIAMoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJmChNSb3RhdGVTZWNyZXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEiEKFGdyYWNlX3BlcmlvZF9zZWNvbmRzGAIgASgNSACIAQFCFwoVX2dyYWNlX3BlcmlvZF9zZWNvbmRzIlwKFFJvdGF0ZVNlY3JldFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQSEgoKYXBpX3NlY3JldBgCIAEoCSJtChpSb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIhChRncmFjZV9wZXJpb2Rfc2Vjb25kcxgCIAEoDUgAiAEBQhcKFV9ncmFjZV9wZXJpb2Rfc2Vjb25kcyKiAQobUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQSFgoOd2ViaG9va19zZWNyZXQYAiABKAkSOQoPd2ViaG9va19zZWNyZXRzGAMgAygLMiAucGF5bWVudHMubWVyY2hhbnQudjEuU2VjcmV0SW5mbyI9ChNSZXZva2VTZWNyZXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhEKCXNlY3JldF9pZBgCIAEoCSJIChRSZXZva2VTZWNyZXRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IlkKHFNldFdpdGhkcmF3YWxBcHByb3ZhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFgoJdGhyZXNob2xkGAIgASgDSACIAQFCDAoKX3RocmVzaG9sZCJRCh1TZXRXaXRoZHJhd2FsQXBwcm92YWxSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IkAKFFNldEFsbG93ZWRJcHNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhMKC2FsbG93ZWRfaXBzGAIgAygJIkkKFVNldEFsbG93ZWRJcHNSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IkIKFVNldENhbGxiYWNrVXJsUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIUCgxjYWxsYmFja191cmwYAiABKAkiSgoWU2V0Q2FsbGJhY2tVcmxSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IkIKFVNldERpc3BsYXlOYW1lUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkiSgoWU2V0RGlzcGxheU5hbWVSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50Il0KEFNldFN0YXR1c1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSNAoGc3RhdHVzGAIgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMiRQoRU2V0U3RhdHVzUmVzcG9uc2USMAoIbWVyY2hhbnQYASABKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudCI5ChFTZXRTYW5kYm94UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIPCgdzYW5kYm94GAIgASgIIkYKElNldFNhbmRib3hSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IoIBChNTZXRSYXRlTGltaXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEiAKE3JlcXVlc3RzX3Blcl9zZWNvbmQYAiABKA1IAIgBARISCgVidXJzdBgDIAEoDUgBiAEBQhYKFF9yZXF1ZXN0c19wZXJfc2Vjb25kQggKBl9idXJzdCJIChRTZXRSYXRlTGltaXRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IqUCChZTZXRQYXltZW50UnVsZXNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEkEKDHVuZGVycGF5bWVudBgCIAEoDjImLnBheW1lbnRzLm1lcmNoYW50LnYxLlVuZGVycGF5bWVudFJ1bGVIAIgBARI/CgtvdmVycGF5bWVudBgDIAEoDjIlLnBheW1lbnRzLm1lcmNoYW50LnYxLk92ZXJwYXltZW50UnVsZUgBiAEBEkAKDGxhdGVfcGF5bWVudBgEIAEoDjIlLnBheW1lbnRzLm1lcmNoYW50LnYxLkxhdGVQYXltZW50UnVsZUgCiAEBQg8KDV91bmRlcnBheW1lbnRCDgoMX292ZXJwYXltZW50Qg8KDV9sYXRlX3BheW1lbnQiSwoXU2V0UGF5bWVudFJ1bGVzUmVzcG9uc2USMAoIbWVyY2hhbnQYASABKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudCIoChVHZXRDcmVkZW50aWFsc1JlcXVlc3QSDwoHYXBpX2tleRgBIAEoCSK0AgoWR2V0Q3JlZGVudGlhbHNSZXNwb25zZRITCgttZXJjaGFudF9pZBgBIAEoCRI0CgZzdGF0dXMYAiABKA4yJC5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudFN0YXR1cxIPCgdzYW5kYm94GAMgASgIEjcKB3NlY3JldHMYBCADKAsyJi5wYXltZW50cy5tZXJjaGFudC52MS5DcmVkZW50aWFsU2VjcmV0EhMKC2FsbG93ZWRfaXBzGAUgAygJEiIKFXJhdGVfbGltaXRfcGVyX3NlY29uZBgGIAEoDUgAiAEBEh0KEHJhdGVfbGltaXRfYnVyc3QYByABKA1IAYgBAUIYChZfcmF0ZV9saW1pdF9wZXJfc2Vjb25kQhMKEV9yYXRlX2xpbWl0X2J1cnN0IlIKEENyZWRlbnRpYWxTZWNyZXQSDgoGc2VjcmV0GAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIi8KGEdldENhbGxiYWNrVGFyZ2V0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCSLZAQoZR2V0Q2FsbGJhY2tUYXJnZXRSZXNwb25zZRITCgttZXJjaGFudF9pZBgBIAEoCRIUCgxjYWxsYmFja191cmwYAiABKAkSFgoOc2lnbmluZ19zZWNyZXQYAyABKAkSNAoGc3RhdHVzGAQgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMSQwoPd2ViaG9va19zZWNyZXRzGAUgAygLMioucGF5bWVudHMubWVyY2hhbnQudjEuV2ViaG9va1NpZ25pbmdTZWNyZXQiVgoUV2ViaG9va1NpZ25pbmdTZWNyZXQSDgoGc2VjcmV0GAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKmsKDk1lcmNoYW50U3RhdHVzEh8KG01FUkNIQU5UX1NUQVRVU19VTlNQRUNJRklFRBAAEhoKFk1FUkNIQU5UX1NUQVRVU19BQ1RJVkUQARIcChhNRVJDSEFOVF9TVEFUVVNfRElTQUJMRUQQAipzChBVbmRlcnBheW1lbnRSdWxlEiEKHVVOREVSUEFZTUVOVF9SVUxFX1VOU1BFQ0lGSUVEEAASHAoYVU5ERVJQQVlNRU5UX1JVTEVfUkVWSUVXEAESHgoaVU5ERVJQQVlNRU5UX1JVTEVfQ09NUExFVEUQAipvCg9PdmVycGF5bWVudFJ1bGUSIAocT1ZFUlBBWU1FTlRfUlVMRV9VTlNQRUNJRklFRBAAEh0KGU9WRVJQQVlNRU5UX1JVTEVfQ09NUExFVEUQARIbChdPVkVSUEFZTUVOVF9SVUxFX1JFVklFVxACKpABCg9MYXRlUGF5bWVudFJ1bGUSIQodTEFURV9QQVlNRU5UX1JVTEVfVU5TUEVDSUZJRUQQABIcChhMQVRFX1BBWU1FTlRfUlVMRV9SRVZJRVcQARIeChpMQVRFX1BBWU1FTlRfUlVMRV9DT01QTEVURRACEhwKGExBVEVfUEFZTUVOVF9SVUxFX1JFVFVSThADMuoNCg9NZXJjaGFudFNlcnZpY2USawoOQ3JlYXRlTWVyY2hhbnQSKy5wYXltZW50cy5tZXJjaGFudC52MS5DcmVhdGVNZXJjaGFudFJlcXVlc3QaLC5wYXltZW50cy5tZXJjaGFudC52MS5DcmVhdGVNZXJjaGFudFJlc3BvbnNlEmcKC0dldE1lcmNoYW50EigucGF5bWVudHMubWVyY2hhbnQudjEuR2V0TWVyY2hhbnRSZXF1ZXN0GikucGF5bWVudHMubWVyY2hhbnQudjEuR2V0TWVyY2hhbnRSZXNwb25zZSIDkAIBEm0KDUxpc3RNZXJjaGFudHMSKi5wYXltZW50cy5tZXJjaGFudC52MS5MaXN0TWVyY2hhbnRzUmVxdWVzdBorLnBheW1lbnRzLm1lcmNoYW50LnYxLkxpc3RNZXJjaGFudHNSZXNwb25zZSIDkAIBEmUKDFJvdGF0ZVNlY3JldBIpLnBheW1lbnRzLm1lcmNoYW50LnYxLlJvdGF0ZVNlY3JldFJlcXVlc3QaKi5wYXltZW50cy5tZXJjaGFudC52MS5Sb3RhdGVTZWNyZXRSZXNwb25zZRJ6ChNSb3RhdGVXZWJob29rU2VjcmV0EjAucGF5bWVudHMubWVyY2hhbnQudjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaMS5wYXltZW50cy5tZXJjaGFudC52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USZQoMUmV2b2tlU2VjcmV0EikucGF5bWVudHMubWVyY2hhbnQudjEuUmV2b2tlU2VjcmV0UmVxdWVzdBoqLnBheW1lbnRzLm1lcmNoYW50LnYxLlJldm9rZVNlY3JldFJlc3BvbnNlEoABChVTZXRXaXRoZHJhd2FsQXBwcm92YWwSMi5wYXltZW50cy5tZXJjaGFudC52MS5TZXRXaXRoZHJhd2FsQXBwcm92YWxSZXF1ZXN0GjMucGF5bWVudHMubWVyY2hhbnQudjEuU2V0V2l0aGRyYXdhbEFwcHJvdmFsUmVzcG9uc2USaAoNU2V0QWxsb3dlZElwcxIqLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldEFsbG93ZWRJcHNSZXF1ZXN0GisucGF5bWVudHMubWVyY2hhbnQudjEuU2V0QWxsb3dlZElwc1Jlc3BvbnNlEmsKDlNldENhbGxiYWNrVXJsEisucGF5bWVudHMubWVyY2hhbnQudjEuU2V0Q2FsbGJhY2tVcmxSZXF1ZXN0GiwucGF5bWVudHMubWVyY2hhbnQudjEuU2V0Q2FsbGJhY2tVcmxSZXNwb25zZRJrCg5TZXREaXNwbGF5TmFtZRIrLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldERpc3BsYXlOYW1lUmVxdWVzdBosLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldERpc3BsYXlOYW1lUmVzcG9uc2USXAoJU2V0U3RhdHVzEiYucGF5bWVudHMubWVyY2hhbnQudjEuU2V0U3RhdHVzUmVxdWVzdBonLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFN0YXR1c1Jlc3BvbnNlEl8KClNldFNhbmRib3gSJy5wYXltZW50cy5tZXJjaGFudC52MS5TZXRTYW5kYm94UmVxdWVzdBooLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFNhbmRib3hSZXNwb25zZRJlCgxTZXRSYXRlTGltaXQSKS5wYXltZW50cy5tZXJjaGFudC52MS5TZXRSYXRlTGltaXRSZXF1ZXN0GioucGF5bWVudHMubWVyY2hhbnQudjEuU2V0UmF0ZUxpbWl0UmVzcG9uc2USbgoPU2V0UGF5bWVudFJ1bGVzEiwucGF5bWVudHMubWVyY2hhbnQudjEuU2V0UGF5bWVudFJ1bGVzUmVxdWVzdBotLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFBheW1lbnRSdWxlc1Jlc3BvbnNlEnAKDkdldENyZWRlbnRpYWxzEisucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q3JlZGVudGlhbHNSZXF1ZXN0GiwucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q3JlZGVudGlhbHNSZXNwb25zZSIDkAIBEnkKEUdldENhbGxiYWNrVGFyZ2V0Ei4ucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q2FsbGJhY2tUYXJnZXRSZXF1ZXN0Gi8ucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q2FsbGJhY2tUYXJnZXRSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message payments.merchant.v1.Merchant
@@ -113,6 +113,14 @@ export type Merchant = Message<"payments.merchant.v1.Merchant"> & {
    * @generated from field: string display_name = 16;
    */
   displayName: string;
+
+  /**
+   * Kuruş. A withdrawal the merchant's own users create above this waits for a second user of
+   * the merchant to approve it. Unset: no such approval.
+   *
+   * @generated from field: optional int64 withdrawal_approval_threshold = 17;
+   */
+  withdrawalApprovalThreshold?: bigint | undefined;
 };
 
 /**
@@ -415,6 +423,88 @@ export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretRe
   messageDesc(file_payments_merchant_v1_merchant, 11);
 
 /**
+ * @generated from message payments.merchant.v1.RevokeSecretRequest
+ */
+export type RevokeSecretRequest = Message<"payments.merchant.v1.RevokeSecretRequest"> & {
+  /**
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+
+  /**
+   * A SecretInfo id of this merchant.
+   *
+   * @generated from field: string secret_id = 2;
+   */
+  secretId: string;
+};
+
+/**
+ * Describes the message payments.merchant.v1.RevokeSecretRequest.
+ * Use `create(RevokeSecretRequestSchema)` to create a new message.
+ */
+export const RevokeSecretRequestSchema: GenMessage<RevokeSecretRequest> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 12);
+
+/**
+ * @generated from message payments.merchant.v1.RevokeSecretResponse
+ */
+export type RevokeSecretResponse = Message<"payments.merchant.v1.RevokeSecretResponse"> & {
+  /**
+   * @generated from field: payments.merchant.v1.Merchant merchant = 1;
+   */
+  merchant?: Merchant | undefined;
+};
+
+/**
+ * Describes the message payments.merchant.v1.RevokeSecretResponse.
+ * Use `create(RevokeSecretResponseSchema)` to create a new message.
+ */
+export const RevokeSecretResponseSchema: GenMessage<RevokeSecretResponse> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 13);
+
+/**
+ * @generated from message payments.merchant.v1.SetWithdrawalApprovalRequest
+ */
+export type SetWithdrawalApprovalRequest = Message<"payments.merchant.v1.SetWithdrawalApprovalRequest"> & {
+  /**
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+
+  /**
+   * Kuruş, more than 0. Unset clears it: no approval for the merchant's withdrawals.
+   *
+   * @generated from field: optional int64 threshold = 2;
+   */
+  threshold?: bigint | undefined;
+};
+
+/**
+ * Describes the message payments.merchant.v1.SetWithdrawalApprovalRequest.
+ * Use `create(SetWithdrawalApprovalRequestSchema)` to create a new message.
+ */
+export const SetWithdrawalApprovalRequestSchema: GenMessage<SetWithdrawalApprovalRequest> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 14);
+
+/**
+ * @generated from message payments.merchant.v1.SetWithdrawalApprovalResponse
+ */
+export type SetWithdrawalApprovalResponse = Message<"payments.merchant.v1.SetWithdrawalApprovalResponse"> & {
+  /**
+   * @generated from field: payments.merchant.v1.Merchant merchant = 1;
+   */
+  merchant?: Merchant | undefined;
+};
+
+/**
+ * Describes the message payments.merchant.v1.SetWithdrawalApprovalResponse.
+ * Use `create(SetWithdrawalApprovalResponseSchema)` to create a new message.
+ */
+export const SetWithdrawalApprovalResponseSchema: GenMessage<SetWithdrawalApprovalResponse> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 15);
+
+/**
  * @generated from message payments.merchant.v1.SetAllowedIpsRequest
  */
 export type SetAllowedIpsRequest = Message<"payments.merchant.v1.SetAllowedIpsRequest"> & {
@@ -434,7 +524,7 @@ export type SetAllowedIpsRequest = Message<"payments.merchant.v1.SetAllowedIpsRe
  * Use `create(SetAllowedIpsRequestSchema)` to create a new message.
  */
 export const SetAllowedIpsRequestSchema: GenMessage<SetAllowedIpsRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 12);
+  messageDesc(file_payments_merchant_v1_merchant, 16);
 
 /**
  * @generated from message payments.merchant.v1.SetAllowedIpsResponse
@@ -451,7 +541,7 @@ export type SetAllowedIpsResponse = Message<"payments.merchant.v1.SetAllowedIpsR
  * Use `create(SetAllowedIpsResponseSchema)` to create a new message.
  */
 export const SetAllowedIpsResponseSchema: GenMessage<SetAllowedIpsResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 13);
+  messageDesc(file_payments_merchant_v1_merchant, 17);
 
 /**
  * @generated from message payments.merchant.v1.SetCallbackUrlRequest
@@ -475,7 +565,7 @@ export type SetCallbackUrlRequest = Message<"payments.merchant.v1.SetCallbackUrl
  * Use `create(SetCallbackUrlRequestSchema)` to create a new message.
  */
 export const SetCallbackUrlRequestSchema: GenMessage<SetCallbackUrlRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 14);
+  messageDesc(file_payments_merchant_v1_merchant, 18);
 
 /**
  * @generated from message payments.merchant.v1.SetCallbackUrlResponse
@@ -492,7 +582,7 @@ export type SetCallbackUrlResponse = Message<"payments.merchant.v1.SetCallbackUr
  * Use `create(SetCallbackUrlResponseSchema)` to create a new message.
  */
 export const SetCallbackUrlResponseSchema: GenMessage<SetCallbackUrlResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 15);
+  messageDesc(file_payments_merchant_v1_merchant, 19);
 
 /**
  * @generated from message payments.merchant.v1.SetDisplayNameRequest
@@ -516,7 +606,7 @@ export type SetDisplayNameRequest = Message<"payments.merchant.v1.SetDisplayName
  * Use `create(SetDisplayNameRequestSchema)` to create a new message.
  */
 export const SetDisplayNameRequestSchema: GenMessage<SetDisplayNameRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 16);
+  messageDesc(file_payments_merchant_v1_merchant, 20);
 
 /**
  * @generated from message payments.merchant.v1.SetDisplayNameResponse
@@ -533,7 +623,7 @@ export type SetDisplayNameResponse = Message<"payments.merchant.v1.SetDisplayNam
  * Use `create(SetDisplayNameResponseSchema)` to create a new message.
  */
 export const SetDisplayNameResponseSchema: GenMessage<SetDisplayNameResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 17);
+  messageDesc(file_payments_merchant_v1_merchant, 21);
 
 /**
  * @generated from message payments.merchant.v1.SetStatusRequest
@@ -555,7 +645,7 @@ export type SetStatusRequest = Message<"payments.merchant.v1.SetStatusRequest"> 
  * Use `create(SetStatusRequestSchema)` to create a new message.
  */
 export const SetStatusRequestSchema: GenMessage<SetStatusRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 18);
+  messageDesc(file_payments_merchant_v1_merchant, 22);
 
 /**
  * @generated from message payments.merchant.v1.SetStatusResponse
@@ -572,7 +662,7 @@ export type SetStatusResponse = Message<"payments.merchant.v1.SetStatusResponse"
  * Use `create(SetStatusResponseSchema)` to create a new message.
  */
 export const SetStatusResponseSchema: GenMessage<SetStatusResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 19);
+  messageDesc(file_payments_merchant_v1_merchant, 23);
 
 /**
  * @generated from message payments.merchant.v1.SetSandboxRequest
@@ -594,7 +684,7 @@ export type SetSandboxRequest = Message<"payments.merchant.v1.SetSandboxRequest"
  * Use `create(SetSandboxRequestSchema)` to create a new message.
  */
 export const SetSandboxRequestSchema: GenMessage<SetSandboxRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 20);
+  messageDesc(file_payments_merchant_v1_merchant, 24);
 
 /**
  * @generated from message payments.merchant.v1.SetSandboxResponse
@@ -611,7 +701,7 @@ export type SetSandboxResponse = Message<"payments.merchant.v1.SetSandboxRespons
  * Use `create(SetSandboxResponseSchema)` to create a new message.
  */
 export const SetSandboxResponseSchema: GenMessage<SetSandboxResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 21);
+  messageDesc(file_payments_merchant_v1_merchant, 25);
 
 /**
  * @generated from message payments.merchant.v1.SetRateLimitRequest
@@ -642,7 +732,7 @@ export type SetRateLimitRequest = Message<"payments.merchant.v1.SetRateLimitRequ
  * Use `create(SetRateLimitRequestSchema)` to create a new message.
  */
 export const SetRateLimitRequestSchema: GenMessage<SetRateLimitRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 22);
+  messageDesc(file_payments_merchant_v1_merchant, 26);
 
 /**
  * @generated from message payments.merchant.v1.SetRateLimitResponse
@@ -659,7 +749,7 @@ export type SetRateLimitResponse = Message<"payments.merchant.v1.SetRateLimitRes
  * Use `create(SetRateLimitResponseSchema)` to create a new message.
  */
 export const SetRateLimitResponseSchema: GenMessage<SetRateLimitResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 23);
+  messageDesc(file_payments_merchant_v1_merchant, 27);
 
 /**
  * @generated from message payments.merchant.v1.SetPaymentRulesRequest
@@ -693,7 +783,7 @@ export type SetPaymentRulesRequest = Message<"payments.merchant.v1.SetPaymentRul
  * Use `create(SetPaymentRulesRequestSchema)` to create a new message.
  */
 export const SetPaymentRulesRequestSchema: GenMessage<SetPaymentRulesRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 24);
+  messageDesc(file_payments_merchant_v1_merchant, 28);
 
 /**
  * @generated from message payments.merchant.v1.SetPaymentRulesResponse
@@ -710,7 +800,7 @@ export type SetPaymentRulesResponse = Message<"payments.merchant.v1.SetPaymentRu
  * Use `create(SetPaymentRulesResponseSchema)` to create a new message.
  */
 export const SetPaymentRulesResponseSchema: GenMessage<SetPaymentRulesResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 25);
+  messageDesc(file_payments_merchant_v1_merchant, 29);
 
 /**
  * @generated from message payments.merchant.v1.GetCredentialsRequest
@@ -727,7 +817,7 @@ export type GetCredentialsRequest = Message<"payments.merchant.v1.GetCredentials
  * Use `create(GetCredentialsRequestSchema)` to create a new message.
  */
 export const GetCredentialsRequestSchema: GenMessage<GetCredentialsRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 26);
+  messageDesc(file_payments_merchant_v1_merchant, 30);
 
 /**
  * @generated from message payments.merchant.v1.GetCredentialsResponse
@@ -776,7 +866,7 @@ export type GetCredentialsResponse = Message<"payments.merchant.v1.GetCredential
  * Use `create(GetCredentialsResponseSchema)` to create a new message.
  */
 export const GetCredentialsResponseSchema: GenMessage<GetCredentialsResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 27);
+  messageDesc(file_payments_merchant_v1_merchant, 31);
 
 /**
  * @generated from message payments.merchant.v1.CredentialSecret
@@ -800,7 +890,7 @@ export type CredentialSecret = Message<"payments.merchant.v1.CredentialSecret"> 
  * Use `create(CredentialSecretSchema)` to create a new message.
  */
 export const CredentialSecretSchema: GenMessage<CredentialSecret> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 28);
+  messageDesc(file_payments_merchant_v1_merchant, 32);
 
 /**
  * @generated from message payments.merchant.v1.GetCallbackTargetRequest
@@ -817,7 +907,7 @@ export type GetCallbackTargetRequest = Message<"payments.merchant.v1.GetCallback
  * Use `create(GetCallbackTargetRequestSchema)` to create a new message.
  */
 export const GetCallbackTargetRequestSchema: GenMessage<GetCallbackTargetRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 29);
+  messageDesc(file_payments_merchant_v1_merchant, 33);
 
 /**
  * @generated from message payments.merchant.v1.GetCallbackTargetResponse
@@ -862,7 +952,7 @@ export type GetCallbackTargetResponse = Message<"payments.merchant.v1.GetCallbac
  * Use `create(GetCallbackTargetResponseSchema)` to create a new message.
  */
 export const GetCallbackTargetResponseSchema: GenMessage<GetCallbackTargetResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 30);
+  messageDesc(file_payments_merchant_v1_merchant, 34);
 
 /**
  * @generated from message payments.merchant.v1.WebhookSigningSecret
@@ -886,7 +976,7 @@ export type WebhookSigningSecret = Message<"payments.merchant.v1.WebhookSigningS
  * Use `create(WebhookSigningSecretSchema)` to create a new message.
  */
 export const WebhookSigningSecretSchema: GenMessage<WebhookSigningSecret> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 31);
+  messageDesc(file_payments_merchant_v1_merchant, 35);
 
 /**
  * @generated from enum payments.merchant.v1.MerchantStatus
@@ -1078,6 +1168,31 @@ export const MerchantService: GenService<{
     methodKind: "unary";
     input: typeof RotateWebhookSecretRequestSchema;
     output: typeof RotateWebhookSecretResponseSchema;
+  },
+  /**
+   * Ends one API secret now (a leaked one, or one rotated out whose grace is no longer
+   * wanted): it stops verifying at once, the gateway's cached credentials included.
+   * SECRET_NOT_FOUND for a secret the merchant does not have; LAST_SECRET (FAILED_PRECONDITION)
+   * for its current secret, which would leave it none: rotate first, then revoke the old one.
+   * Revoking a secret that has already ended changes nothing.
+   *
+   * @generated from rpc payments.merchant.v1.MerchantService.RevokeSecret
+   */
+  revokeSecret: {
+    methodKind: "unary";
+    input: typeof RevokeSecretRequestSchema;
+    output: typeof RevokeSecretResponseSchema;
+  },
+  /**
+   * Sets or clears the amount above which a withdrawal the merchant's own users create waits
+   * for a second user of the merchant to approve it (four-eyes).
+   *
+   * @generated from rpc payments.merchant.v1.MerchantService.SetWithdrawalApproval
+   */
+  setWithdrawalApproval: {
+    methodKind: "unary";
+    input: typeof SetWithdrawalApprovalRequestSchema;
+    output: typeof SetWithdrawalApprovalResponseSchema;
   },
   /**
    * Replaces the list of IPs and CIDRs the merchant may call from.
