@@ -30,6 +30,7 @@ export function depositAccess(ctx: DepositContext): ServiceAccess[] {
       createDeposit: { role: "admin", system: true },
       getDeposit: { role: "viewer", system: true },
       listDeposits: { role: "viewer", system: true },
+      summarizeDeposits: { role: "viewer", merchant: { roles: ANY_MERCHANT_ROLE } },
       cancelDeposit: { role: "operator", system: true },
       confirmDeposit: {
         role: "operator",

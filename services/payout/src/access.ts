@@ -23,6 +23,7 @@ export function payoutAccess(ctx: PayoutContext): ServiceAccess[] {
       createWithdrawal: { role: "admin", system: true },
       getWithdrawal: { role: "viewer", system: true },
       listWithdrawals: { role: "viewer", system: true },
+      summarizeWithdrawals: { role: "viewer", merchant: { roles: ANY_MERCHANT_ROLE } },
       cancelWithdrawal: { role: "operator", system: true },
       completeWithdrawal: { role: "operator" },
       failWithdrawal: { role: "operator" },

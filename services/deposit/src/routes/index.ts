@@ -19,12 +19,14 @@ import { reportTransfer } from "./report-transfer.js";
 import { sandboxExpireDeposit } from "./sandbox-expire-deposit.js";
 import { sandboxPayDeposit } from "./sandbox-pay-deposit.js";
 import { simulatePayment } from "./simulate-payment.js";
+import { summarizeDeposits } from "./summarize-deposits.js";
 
 export function routes(router: ConnectRouter, ctx: DepositContext): void {
   router.service(DepositService, {
     ...createDeposit(ctx),
     ...getDeposit(ctx),
     ...listDeposits(ctx),
+    ...summarizeDeposits(ctx),
     ...cancelDeposit(ctx),
     ...confirmDeposit(ctx),
     ...rejectDeposit(ctx),

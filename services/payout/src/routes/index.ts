@@ -16,6 +16,7 @@ import { getWithdrawal } from "./get-withdrawal.js";
 import { listLedgerEntries } from "./list-ledger-entries.js";
 import { listTransferReturns } from "./list-transfer-returns.js";
 import { listWithdrawals } from "./list-withdrawals.js";
+import { summarizeWithdrawals } from "./summarize-withdrawals.js";
 import { listWithheldCredits } from "./list-withheld-credits.js";
 import { lowerModeFenceRoute } from "./lower-mode-fence.js";
 import { raiseModeFenceRoute } from "./raise-mode-fence.js";
@@ -26,6 +27,7 @@ export function routes(router: ConnectRouter, ctx: PayoutContext): void {
     ...createWithdrawal(ctx),
     ...getWithdrawal(ctx),
     ...listWithdrawals(ctx),
+    ...summarizeWithdrawals(ctx),
     ...cancelWithdrawal(ctx),
     ...completeWithdrawal(ctx),
     ...failWithdrawal(ctx),

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/deposit/v1/deposit.proto.
  */
 export const file_payments_deposit_v1_deposit: GenFile = /*@__PURE__*/
-  fileDesc("CiFwYXltZW50cy9kZXBvc2l0L3YxL2RlcG9zaXQucHJvdG8SE3BheW1lbnRzLmRlcG9zaXQudjEiNgoIQ3VzdG9tZXISCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCgh1c2VybmFtZRgDIAEoCSJtCg9Bc3NpZ25lZEFjY291bnQSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgdiYW5rX2lkGAIgASgJEhEKCWJhbmtfbmFtZRgDIAEoCRIUCgxhY2NvdW50X25hbWUYBCABKAkSDAoEaWJhbhgFIAEoCSLXBQoHRGVwb3NpdBIKCgJpZBgBIAEoCRITCgttZXJjaGFudF9pZBgCIAEoCRISCgpwcm9jZXNzX2lkGAMgASgJEg4KBmFtb3VudBgEIAEoAxIYChByZXF1ZXN0ZWRfYW1vdW50GAUgASgDEhAKCGN1cnJlbmN5GAYgASgJEjIKBnN0YXR1cxgHIAEoDjIiLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdFN0YXR1cxIPCgdiYW5rX2lkGAggASgJEj4KEGFzc2lnbmVkX2FjY291bnQYCSABKAsyJC5wYXltZW50cy5kZXBvc2l0LnYxLkFzc2lnbmVkQWNjb3VudBIRCglyZWZlcmVuY2UYCiABKAkSFgoOY2hlY2tvdXRfdG9rZW4YCyABKAkSLwoIY3VzdG9tZXIYDCABKAsyHS5wYXltZW50cy5kZXBvc2l0LnYxLkN1c3RvbWVyEhUKDW1ldGFkYXRhX2pzb24YDSABKAkSFgoOZmFpbHVyZV9yZWFzb24YDiABKAkSEAoIc2VxdWVuY2UYDyABKAMSDwoHc2FuZGJveBgQIAEoCBIuCgpleHBpcmVzX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGxhdGVfcGF5bWVudBgVIAEoCBIQCghtYXRjaF9ieRgWIAEoCRITCgttYXRjaF9zY29yZRgXIAEoARIVCg1tYXRjaF9yZWFzb25zGBggAygJEhIKCnJldHVybl91cmwYGSABKAkikwUKEEluY29taW5nVHJhbnNmZXISCgoCaWQYASABKAkSDAoEaWJhbhgCIAEoCRIOCgZhbW91bnQYAyABKAMSEAoIY3VycmVuY3kYBCABKAkSEwoLc2VuZGVyX25hbWUYBSABKAkSEQoJcmVmZXJlbmNlGAYgASgJEhsKE2JhbmtfdHJhbnNhY3Rpb25faWQYByABKAkSEgoKZGVwb3NpdF9pZBgIIAEoCRIYChB1bm1hdGNoZWRfcmVhc29uGAkgASgJEi8KC3JlcG9ydGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgZzdGF0dXMYCyABKA4yIy5wYXltZW50cy5kZXBvc2l0LnYxLlRyYW5zZmVyU3RhdHVzEhkKEXJldmlld19kZXBvc2l0X2lkGAwgASgJEhAKCG1hdGNoX2J5GA0gASgJEhMKC21hdGNoX3Njb3JlGA4gASgBEhUKDW1hdGNoX3JlYXNvbnMYDyADKAkSOgoKY2FuZGlkYXRlcxgQIAMoCzImLnBheW1lbnRzLmRlcG9zaXQudjEuVHJhbnNmZXJDYW5kaWRhdGUSDAoEbGF0ZRgRIAEoCBISCgp2YWx1ZV9kYXRlGBIgASgJEhMKC3NlbmRlcl9pYmFuGBMgASgJEg4KBnNvdXJjZRgUIAEoCRITCgtyZXNvbHZlZF9ieRgVIAEoCRIvCgtyZXNvbHZlZF9hdBgWIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcmVzb2x1dGlvbhgXIAEoCRI0CgdhY3Rpb25zGBggAygLMiMucGF5bWVudHMuZGVwb3NpdC52MS5UcmFuc2ZlckFjdGlvbiJHChFUcmFuc2ZlckNhbmRpZGF0ZRISCgpkZXBvc2l0X2lkGAEgASgJEg0KBXNjb3JlGAIgASgBEg8KB3JlYXNvbnMYAyADKAkiewoOVHJhbnNmZXJBY3Rpb24SDgoGYWN0aW9uGAEgASgJEg0KBWFjdG9yGAIgASgJEg4KBnJlYXNvbhgDIAEoCRISCgpkZXBvc2l0X2lkGAQgASgJEiYKAmF0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLOAQoUQ3JlYXRlRGVwb3NpdFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKcHJvY2Vzc19pZBgCIAEoCRIOCgZhbW91bnQYAyABKAMSEAoIY3VycmVuY3kYBCABKAkSDwoHYmFua19pZBgFIAEoCRIvCghjdXN0b21lchgGIAEoCzIdLnBheW1lbnRzLmRlcG9zaXQudjEuQ3VzdG9tZXISFQoNbWV0YWRhdGFfanNvbhgHIAEoCRISCgpyZXR1cm5fdXJsGAggASgJIkYKFUNyZWF0ZURlcG9zaXRSZXNwb25zZRItCgdkZXBvc2l0GAEgASgLMhwucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0InIKEUdldERlcG9zaXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhQKCmRlcG9zaXRfaWQYAiABKAlIABIUCgpwcm9jZXNzX2lkGAMgASgJSAASFQoNYWxsX21lcmNoYW50cxgEIAEoCEIFCgNrZXkiQwoSR2V0RGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQi6wIKE0xpc3REZXBvc2l0c1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSMgoGc3RhdHVzGAIgASgOMiIucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0U3RhdHVzEjAKDGNyZWF0ZWRfZnJvbRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF90bxgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFbGltaXQYBSABKAUSDgoGY3Vyc29yGAYgASgJEhUKDWFsbF9tZXJjaGFudHMYByABKAgSEQoJcmVmZXJlbmNlGAggASgJEhMKC2N1c3RvbWVyX2lkGAkgASgJEhUKDWN1c3RvbWVyX25hbWUYCiABKAkSFAoMYWNjb3VudF9pYmFuGAsgASgJEhMKBmFtb3VudBgMIAEoA0gAiAEBQgkKB19hbW91bnQiWwoUTGlzdERlcG9zaXRzUmVzcG9uc2USLgoIZGVwb3NpdHMYASADKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQSEwoLbmV4dF9jdXJzb3IYAiABKAkiVgoUQ2FuY2VsRGVwb3NpdFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKZGVwb3NpdF9pZBgCIAEoCRIVCg1hbGxfbWVyY2hhbnRzGAMgASgIIkYKFUNhbmNlbERlcG9zaXRSZXNwb25zZRItCgdkZXBvc2l0GAEgASgLMhwucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0ImAKFUNvbmZpcm1EZXBvc2l0UmVxdWVzdBISCgpkZXBvc2l0X2lkGAEgASgJEhMKBmFtb3VudBgCIAEoA0gAiAEBEhMKC3RyYW5zZmVyX2lkGAMgASgJQgkKB19hbW91bnQiRwoWQ29uZmlybURlcG9zaXRSZXNwb25zZRItCgdkZXBvc2l0GAEgASgLMhwucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0IjoKFFJlamVjdERlcG9zaXRSZXF1ZXN0EhIKCmRlcG9zaXRfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIkYKFVJlamVjdERlcG9zaXRSZXNwb25zZRItCgdkZXBvc2l0GAEgASgLMhwucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0IrUBChVSZXBvcnRUcmFuc2ZlclJlcXVlc3QSDAoEaWJhbhgBIAEoCRIOCgZhbW91bnQYAiABKAMSEAoIY3VycmVuY3kYAyABKAkSEwoLc2VuZGVyX25hbWUYBCABKAkSEQoJcmVmZXJlbmNlGAUgASgJEhsKE2JhbmtfdHJhbnNhY3Rpb25faWQYBiABKAkSEgoKdmFsdWVfZGF0ZRgHIAEoCRITCgtzZW5kZXJfaWJhbhgIIAEoCSKTAQoWUmVwb3J0VHJhbnNmZXJSZXNwb25zZRI3Cgh0cmFuc2ZlchgBIAEoCzIlLnBheW1lbnRzLmRlcG9zaXQudjEuSW5jb21pbmdUcmFuc2ZlchItCgdkZXBvc2l0GAIgASgLMhwucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0EhEKCWR1cGxpY2F0ZRgDIAEoCCKCAQodTGlzdFVubWF0Y2hlZFRyYW5zZmVyc1JlcXVlc3QSDQoFbGltaXQYASABKAUSFgoOaW5jbHVkZV9yZXZpZXcYAiABKAgSFQoNb2xkZXJfdGhhbl9tcxgDIAEoAxIOCgZjdXJzb3IYBCABKAkSEwoLcmV2aWV3X29ubHkYBSABKAgibwoeTGlzdFVubWF0Y2hlZFRyYW5zZmVyc1Jlc3BvbnNlEjgKCXRyYW5zZmVycxgBIAMoCzIlLnBheW1lbnRzLmRlcG9zaXQudjEuSW5jb21pbmdUcmFuc2ZlchITCgtuZXh0X2N1cnNvchgCIAEoCSIjChJHZXRDaGVja291dFJlcXVlc3QSDQoFdG9rZW4YASABKAkidAoTR2V0Q2hlY2tvdXRSZXNwb25zZRItCgdkZXBvc2l0GAEgASgLMhwucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0Eg8KB3NhbmRib3gYAiABKAgSHQoVbWVyY2hhbnRfZGlzcGxheV9uYW1lGAMgASgJIicKFlNpbXVsYXRlUGF5bWVudFJlcXVlc3QSDQoFdG9rZW4YASABKAkiSAoXU2ltdWxhdGVQYXltZW50UmVzcG9uc2USLQoHZGVwb3NpdBgBIAEoCzIcLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdCKPAQoYU2FuZGJveFBheURlcG9zaXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhIKCmRlcG9zaXRfaWQYAiABKAkSFQoNYWxsX21lcmNoYW50cxgDIAEoCBITCgZhbW91bnQYBCABKANIAIgBARITCgtzZW5kZXJfbmFtZRgFIAEoCUIJCgdfYW1vdW50IoMBChlTYW5kYm94UGF5RGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQSNwoIdHJhbnNmZXIYAiABKAsyJS5wYXltZW50cy5kZXBvc2l0LnYxLkluY29taW5nVHJhbnNmZXIiXQobU2FuZGJveEV4cGlyZURlcG9zaXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhIKCmRlcG9zaXRfaWQYAiABKAkSFQoNYWxsX21lcmNoYW50cxgDIAEoCCJNChxTYW5kYm94RXhwaXJlRGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQiKQoSR2V0VHJhbnNmZXJSZXF1ZXN0EhMKC3RyYW5zZmVyX2lkGAEgASgJIk4KE0dldFRyYW5zZmVyUmVzcG9uc2USNwoIdHJhbnNmZXIYASABKAsyJS5wYXltZW50cy5kZXBvc2l0LnYxLkluY29taW5nVHJhbnNmZXIi0QEKFlJlc29sdmVUcmFuc2ZlclJlcXVlc3QSEwoLdHJhbnNmZXJfaWQYASABKAkSDQoFYWN0b3IYAiABKAkSDgoGcmVhc29uGAMgASgJEhoKEG1hdGNoX2RlcG9zaXRfaWQYBCABKAlIABISCghjb21wbGV0ZRgFIAEoCEgAEhAKBnJlZnVzZRgGIAEoCEgAEjUKBnJldHVybhgHIAEoCzIjLnBheW1lbnRzLmRlcG9zaXQudjEuUmV0dXJuRGVjaXNpb25IAEIKCghkZWNpc2lvbiI2Cg5SZXR1cm5EZWNpc2lvbhIMCgRpYmFuGAEgASgJEhYKDnJlY2lwaWVudF9uYW1lGAIgASgJIoEBChdSZXNvbHZlVHJhbnNmZXJSZXNwb25zZRI3Cgh0cmFuc2ZlchgBIAEoCzIlLnBheW1lbnRzLmRlcG9zaXQudjEuSW5jb21pbmdUcmFuc2ZlchItCgdkZXBvc2l0GAIgASgLMhwucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0IkwKFkltcG9ydFN0YXRlbWVudFJlcXVlc3QSDgoGZm9ybWF0GAEgASgJEg8KB2NvbnRlbnQYAiABKAwSEQoJZmlsZV9uYW1lGAMgASgJIpYBChdJbXBvcnRTdGF0ZW1lbnRSZXNwb25zZRIQCghpbXBvcnRlZBgBIAEoBRIPCgdtYXRjaGVkGAIgASgFEhEKCXVubWF0Y2hlZBgDIAEoBRIOCgZyZXZpZXcYBCABKAUSEgoKZHVwbGljYXRlcxgFIAEoBRIPCgdza2lwcGVkGAYgAygJEhAKCHJldHVybmVkGAcgASgFImwKGEdldFJlY29uY2lsaWF0aW9uUmVxdWVzdBIoCgRmcm9tGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgJ0bxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijgEKGUdldFJlY29uY2lsaWF0aW9uUmVzcG9uc2USPAoIYWNjb3VudHMYASADKAsyKi5wYXltZW50cy5kZXBvc2l0LnYxLkFjY291bnRSZWNvbmNpbGlhdGlvbhIzCgdjcmVkaXRzGAIgAygLMiIucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0Q3JlZGl0IqoBChVBY2NvdW50UmVjb25jaWxpYXRpb24SDAoEaWJhbhgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCRIQCghyZWNlaXZlZBgDIAEoAxIQCghjcmVkaXRlZBgEIAEoAxIQCghzdXNwZW5zZRgFIAEoAxIQCghyZXR1cm5lZBgGIAEoAxISCgpkaWZmZXJlbmNlGAcgASgDEhUKDWRpc2NyZXBhbmNpZXMYCCADKAkiWgoNRGVwb3NpdENyZWRpdBISCgpkZXBvc2l0X2lkGAEgASgJEhMKC21lcmNoYW50X2lkGAIgASgJEg4KBmFtb3VudBgDIAEoAxIQCghjdXJyZW5jeRgEIAEoCSJOChVSYWlzZU1vZGVGZW5jZVJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEAoIZmVuY2VfaWQYAiABKAkSDgoGdHRsX21zGAMgASgNIlkKFlJhaXNlTW9kZUZlbmNlUmVzcG9uc2USDwoHYmxvY2tlchgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJPChVMb3dlck1vZGVGZW5jZVJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEAoIZmVuY2VfaWQYAiABKAkSDwoHc2FuZGJveBgDIAEoCCIpChZMb3dlck1vZGVGZW5jZVJlc3BvbnNlEg8KB2xvd2VyZWQYASABKAgqvgEKDURlcG9zaXRTdGF0dXMSHgoaREVQT1NJVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZERVBPU0lUX1NUQVRVU19QRU5ESU5HEAESHAoYREVQT1NJVF9TVEFUVVNfQ09NUExFVEVEEAISGQoVREVQT1NJVF9TVEFUVVNfRkFJTEVEEAMSGgoWREVQT1NJVF9TVEFUVVNfRVhQSVJFRBAEEhwKGERFUE9TSVRfU1RBVFVTX0NBTkNFTExFRBAFKsYBCg5UcmFuc2ZlclN0YXR1cxIfChtUUkFOU0ZFUl9TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdUUkFOU0ZFUl9TVEFUVVNfTUFUQ0hFRBABEhoKFlRSQU5TRkVSX1NUQVRVU19SRVZJRVcQAhIdChlUUkFOU0ZFUl9TVEFUVVNfVU5NQVRDSEVEEAMSHQoZVFJBTlNGRVJfU1RBVFVTX1JFVFVSTklORxAEEhwKGFRSQU5TRkVSX1NUQVRVU19SRVRVUk5FRBAFMs0PCg5EZXBvc2l0U2VydmljZRJmCg1DcmVhdGVEZXBvc2l0EikucGF5bWVudHMuZGVwb3NpdC52MS5DcmVhdGVEZXBvc2l0UmVxdWVzdBoqLnBheW1lbnRzLmRlcG9zaXQudjEuQ3JlYXRlRGVwb3NpdFJlc3BvbnNlEmIKCkdldERlcG9zaXQSJi5wYXltZW50cy5kZXBvc2l0LnYxLkdldERlcG9zaXRSZXF1ZXN0GicucGF5bWVudHMuZGVwb3NpdC52MS5HZXREZXBvc2l0UmVzcG9uc2UiA5ACARJoCgxMaXN0RGVwb3NpdHMSKC5wYXltZW50cy5kZXBvc2l0LnYxLkxpc3REZXBvc2l0c1JlcXVlc3QaKS5wYXltZW50cy5kZXBvc2l0LnYxLkxpc3REZXBvc2l0c1Jlc3BvbnNlIgOQAgESZgoNQ2FuY2VsRGVwb3NpdBIpLnBheW1lbnRzLmRlcG9zaXQudjEuQ2FuY2VsRGVwb3NpdFJlcXVlc3QaKi5wYXltZW50cy5kZXBvc2l0LnYxLkNhbmNlbERlcG9zaXRSZXNwb25zZRJpCg5Db25maXJtRGVwb3NpdBIqLnBheW1lbnRzLmRlcG9zaXQudjEuQ29uZmlybURlcG9zaXRSZXF1ZXN0GisucGF5bWVudHMuZGVwb3NpdC52MS5Db25maXJtRGVwb3NpdFJlc3BvbnNlEmYKDVJlamVjdERlcG9zaXQSKS5wYXltZW50cy5kZXBvc2l0LnYxLlJlamVjdERlcG9zaXRSZXF1ZXN0GioucGF5bWVudHMuZGVwb3NpdC52MS5SZWplY3REZXBvc2l0UmVzcG9uc2USaQoOUmVwb3J0VHJhbnNmZXISKi5wYXltZW50cy5kZXBvc2l0LnYxLlJlcG9ydFRyYW5zZmVyUmVxdWVzdBorLnBheW1lbnRzLmRlcG9zaXQudjEuUmVwb3J0VHJhbnNmZXJSZXNwb25zZRKGAQoWTGlzdFVubWF0Y2hlZFRyYW5zZmVycxIyLnBheW1lbnRzLmRlcG9zaXQudjEuTGlzdFVubWF0Y2hlZFRyYW5zZmVyc1JlcXVlc3QaMy5wYXltZW50cy5kZXBvc2l0LnYxLkxpc3RVbm1hdGNoZWRUcmFuc2ZlcnNSZXNwb25zZSIDkAIBEmUKC0dldENoZWNrb3V0EicucGF5bWVudHMuZGVwb3NpdC52MS5HZXRDaGVja291dFJlcXVlc3QaKC5wYXltZW50cy5kZXBvc2l0LnYxLkdldENoZWNrb3V0UmVzcG9uc2UiA5ACARJsCg9TaW11bGF0ZVBheW1lbnQSKy5wYXltZW50cy5kZXBvc2l0LnYxLlNpbXVsYXRlUGF5bWVudFJlcXVlc3QaLC5wYXltZW50cy5kZXBvc2l0LnYxLlNpbXVsYXRlUGF5bWVudFJlc3BvbnNlEnIKEVNhbmRib3hQYXlEZXBvc2l0Ei0ucGF5bWVudHMuZGVwb3NpdC52MS5TYW5kYm94UGF5RGVwb3NpdFJlcXVlc3QaLi5wYXltZW50cy5kZXBvc2l0LnYxLlNhbmRib3hQYXlEZXBvc2l0UmVzcG9uc2USewoUU2FuZGJveEV4cGlyZURlcG9zaXQSMC5wYXltZW50cy5kZXBvc2l0LnYxLlNhbmRib3hFeHBpcmVEZXBvc2l0UmVxdWVzdBoxLnBheW1lbnRzLmRlcG9zaXQudjEuU2FuZGJveEV4cGlyZURlcG9zaXRSZXNwb25zZRJlCgtHZXRUcmFuc2ZlchInLnBheW1lbnRzLmRlcG9zaXQudjEuR2V0VHJhbnNmZXJSZXF1ZXN0GigucGF5bWVudHMuZGVwb3NpdC52MS5HZXRUcmFuc2ZlclJlc3BvbnNlIgOQAgESbAoPUmVzb2x2ZVRyYW5zZmVyEisucGF5bWVudHMuZGVwb3NpdC52MS5SZXNvbHZlVHJhbnNmZXJSZXF1ZXN0GiwucGF5bWVudHMuZGVwb3NpdC52MS5SZXNvbHZlVHJhbnNmZXJSZXNwb25zZRJsCg9JbXBvcnRTdGF0ZW1lbnQSKy5wYXltZW50cy5kZXBvc2l0LnYxLkltcG9ydFN0YXRlbWVudFJlcXVlc3QaLC5wYXltZW50cy5kZXBvc2l0LnYxLkltcG9ydFN0YXRlbWVudFJlc3BvbnNlEncKEUdldFJlY29uY2lsaWF0aW9uEi0ucGF5bWVudHMuZGVwb3NpdC52MS5HZXRSZWNvbmNpbGlhdGlvblJlcXVlc3QaLi5wYXltZW50cy5kZXBvc2l0LnYxLkdldFJlY29uY2lsaWF0aW9uUmVzcG9uc2UiA5ACARJpCg5SYWlzZU1vZGVGZW5jZRIqLnBheW1lbnRzLmRlcG9zaXQudjEuUmFpc2VNb2RlRmVuY2VSZXF1ZXN0GisucGF5bWVudHMuZGVwb3NpdC52MS5SYWlzZU1vZGVGZW5jZVJlc3BvbnNlEmkKDkxvd2VyTW9kZUZlbmNlEioucGF5bWVudHMuZGVwb3NpdC52MS5Mb3dlck1vZGVGZW5jZVJlcXVlc3QaKy5wYXltZW50cy5kZXBvc2l0LnYxLkxvd2VyTW9kZUZlbmNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiFwYXltZW50cy9kZXBvc2l0L3YxL2RlcG9zaXQucHJvdG8SE3BheW1lbnRzLmRlcG9zaXQudjEiNgoIQ3VzdG9tZXISCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCgh1c2VybmFtZRgDIAEoCSJtCg9Bc3NpZ25lZEFjY291bnQSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgdiYW5rX2lkGAIgASgJEhEKCWJhbmtfbmFtZRgDIAEoCRIUCgxhY2NvdW50X25hbWUYBCABKAkSDAoEaWJhbhgFIAEoCSLXBQoHRGVwb3NpdBIKCgJpZBgBIAEoCRITCgttZXJjaGFudF9pZBgCIAEoCRISCgpwcm9jZXNzX2lkGAMgASgJEg4KBmFtb3VudBgEIAEoAxIYChByZXF1ZXN0ZWRfYW1vdW50GAUgASgDEhAKCGN1cnJlbmN5GAYgASgJEjIKBnN0YXR1cxgHIAEoDjIiLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdFN0YXR1cxIPCgdiYW5rX2lkGAggASgJEj4KEGFzc2lnbmVkX2FjY291bnQYCSABKAsyJC5wYXltZW50cy5kZXBvc2l0LnYxLkFzc2lnbmVkQWNjb3VudBIRCglyZWZlcmVuY2UYCiABKAkSFgoOY2hlY2tvdXRfdG9rZW4YCyABKAkSLwoIY3VzdG9tZXIYDCABKAsyHS5wYXltZW50cy5kZXBvc2l0LnYxLkN1c3RvbWVyEhUKDW1ldGFkYXRhX2pzb24YDSABKAkSFgoOZmFpbHVyZV9yZWFzb24YDiABKAkSEAoIc2VxdWVuY2UYDyABKAMSDwoHc2FuZGJveBgQIAEoCBIuCgpleHBpcmVzX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGxhdGVfcGF5bWVudBgVIAEoCBIQCghtYXRjaF9ieRgWIAEoCRITCgttYXRjaF9zY29yZRgXIAEoARIVCg1tYXRjaF9yZWFzb25zGBggAygJEhIKCnJldHVybl91cmwYGSABKAkikwUKEEluY29taW5nVHJhbnNmZXISCgoCaWQYASABKAkSDAoEaWJhbhgCIAEoCRIOCgZhbW91bnQYAyABKAMSEAoIY3VycmVuY3kYBCABKAkSEwoLc2VuZGVyX25hbWUYBSABKAkSEQoJcmVmZXJlbmNlGAYgASgJEhsKE2JhbmtfdHJhbnNhY3Rpb25faWQYByABKAkSEgoKZGVwb3NpdF9pZBgIIAEoCRIYChB1bm1hdGNoZWRfcmVhc29uGAkgASgJEi8KC3JlcG9ydGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgZzdGF0dXMYCyABKA4yIy5wYXltZW50cy5kZXBvc2l0LnYxLlRyYW5zZmVyU3RhdHVzEhkKEXJldmlld19kZXBvc2l0X2lkGAwgASgJEhAKCG1hdGNoX2J5GA0gASgJEhMKC21hdGNoX3Njb3JlGA4gASgBEhUKDW1hdGNoX3JlYXNvbnMYDyADKAkSOgoKY2FuZGlkYXRlcxgQIAMoCzImLnBheW1lbnRzLmRlcG9zaXQudjEuVHJhbnNmZXJDYW5kaWRhdGUSDAoEbGF0ZRgRIAEoCBISCgp2YWx1ZV9kYXRlGBIgASgJEhMKC3NlbmRlcl9pYmFuGBMgASgJEg4KBnNvdXJjZRgUIAEoCRITCgtyZXNvbHZlZF9ieRgVIAEoCRIvCgtyZXNvbHZlZF9hdBgWIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcmVzb2x1dGlvbhgXIAEoCRI0CgdhY3Rpb25zGBggAygLMiMucGF5bWVudHMuZGVwb3NpdC52MS5UcmFuc2ZlckFjdGlvbiJHChFUcmFuc2ZlckNhbmRpZGF0ZRISCgpkZXBvc2l0X2lkGAEgASgJEg0KBXNjb3JlGAIgASgBEg8KB3JlYXNvbnMYAyADKAkiewoOVHJhbnNmZXJBY3Rpb24SDgoGYWN0aW9uGAEgASgJEg0KBWFjdG9yGAIgASgJEg4KBnJlYXNvbhgDIAEoCRISCgpkZXBvc2l0X2lkGAQgASgJEiYKAmF0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLOAQoUQ3JlYXRlRGVwb3NpdFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKcHJvY2Vzc19pZBgCIAEoCRIOCgZhbW91bnQYAyABKAMSEAoIY3VycmVuY3kYBCABKAkSDwoHYmFua19pZBgFIAEoCRIvCghjdXN0b21lchgGIAEoCzIdLnBheW1lbnRzLmRlcG9zaXQudjEuQ3VzdG9tZXISFQoNbWV0YWRhdGFfanNvbhgHIAEoCRISCgpyZXR1cm5fdXJsGAggASgJIkYKFUNyZWF0ZURlcG9zaXRSZXNwb25zZRItCgdkZXBvc2l0GAEgASgLMhwucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0InIKEUdldERlcG9zaXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhQKCmRlcG9zaXRfaWQYAiABKAlIABIUCgpwcm9jZXNzX2lkGAMgASgJSAASFQoNYWxsX21lcmNoYW50cxgEIAEoCEIFCgNrZXkiQwoSR2V0RGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQi6wIKE0xpc3REZXBvc2l0c1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSMgoGc3RhdHVzGAIgASgOMiIucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0U3RhdHVzEjAKDGNyZWF0ZWRfZnJvbRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF90bxgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFbGltaXQYBSABKAUSDgoGY3Vyc29yGAYgASgJEhUKDWFsbF9tZXJjaGFudHMYByABKAgSEQoJcmVmZXJlbmNlGAggASgJEhMKC2N1c3RvbWVyX2lkGAkgASgJEhUKDWN1c3RvbWVyX25hbWUYCiABKAkSFAoMYWNjb3VudF9pYmFuGAsgASgJEhMKBmFtb3VudBgMIAEoA0gAiAEBQgkKB19hbW91bnQiWwoUTGlzdERlcG9zaXRzUmVzcG9uc2USLgoIZGVwb3NpdHMYASADKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQSEwoLbmV4dF9jdXJzb3IYAiABKAkiyAEKGFN1bW1hcml6ZURlcG9zaXRzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIoCgRmcm9tGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgJ0bxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJdGltZV96b25lGAQgASgJEhAKCGN1cnJlbmN5GAUgASgJEhQKB3NhbmRib3gYBiABKAhIAIgBAUIKCghfc2FuZGJveCL1AQoNRGVwb3NpdFRvdGFscxINCgVjb3VudBgBIAEoAxIXCg9jb21wbGV0ZWRfY291bnQYAiABKAMSFAoMZmFpbGVkX2NvdW50GAMgASgDEhcKD2NhbmNlbGxlZF9jb3VudBgEIAEoAxISCgpvcGVuX2NvdW50GAUgASgDEhgKEGNvbXBsZXRlZF92b2x1bWUYBiABKAMSFwoPc3VjY2Vzc19yYXRlX2JwGAcgASgFEicKGm1lZGlhbl9zZWNvbmRzX3RvX2NvbXBsZXRlGAggASgDSACIAQFCHQobX21lZGlhbl9zZWNvbmRzX3RvX2NvbXBsZXRlImMKEURlcG9zaXREYXlTdW1tYXJ5EgwKBGRhdGUYASABKAkSDQoFY291bnQYAiABKAMSFwoPY29tcGxldGVkX2NvdW50GAMgASgDEhgKEGNvbXBsZXRlZF92b2x1bWUYBCABKAMimAEKGVN1bW1hcml6ZURlcG9zaXRzUmVzcG9uc2USMgoGdG90YWxzGAEgASgLMiIucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0VG90YWxzEjQKBGRheXMYAiADKAsyJi5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXREYXlTdW1tYXJ5EhEKCXRpbWVfem9uZRgDIAEoCSJWChRDYW5jZWxEZXBvc2l0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRISCgpkZXBvc2l0X2lkGAIgASgJEhUKDWFsbF9tZXJjaGFudHMYAyABKAgiRgoVQ2FuY2VsRGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQiYAoVQ29uZmlybURlcG9zaXRSZXF1ZXN0EhIKCmRlcG9zaXRfaWQYASABKAkSEwoGYW1vdW50GAIgASgDSACIAQESEwoLdHJhbnNmZXJfaWQYAyABKAlCCQoHX2Ftb3VudCJHChZDb25maXJtRGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQiOgoUUmVqZWN0RGVwb3NpdFJlcXVlc3QSEgoKZGVwb3NpdF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiRgoVUmVqZWN0RGVwb3NpdFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQitQEKFVJlcG9ydFRyYW5zZmVyUmVxdWVzdBIMCgRpYmFuGAEgASgJEg4KBmFtb3VudBgCIAEoAxIQCghjdXJyZW5jeRgDIAEoCRITCgtzZW5kZXJfbmFtZRgEIAEoCRIRCglyZWZlcmVuY2UYBSABKAkSGwoTYmFua190cmFuc2FjdGlvbl9pZBgGIAEoCRISCgp2YWx1ZV9kYXRlGAcgASgJEhMKC3NlbmRlcl9pYmFuGAggASgJIpMBChZSZXBvcnRUcmFuc2ZlclJlc3BvbnNlEjcKCHRyYW5zZmVyGAEgASgLMiUucGF5bWVudHMuZGVwb3NpdC52MS5JbmNvbWluZ1RyYW5zZmVyEi0KB2RlcG9zaXQYAiABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQSEQoJZHVwbGljYXRlGAMgASgIIoIBCh1MaXN0VW5tYXRjaGVkVHJhbnNmZXJzUmVxdWVzdBINCgVsaW1pdBgBIAEoBRIWCg5pbmNsdWRlX3JldmlldxgCIAEoCBIVCg1vbGRlcl90aGFuX21zGAMgASgDEg4KBmN1cnNvchgEIAEoCRITCgtyZXZpZXdfb25seRgFIAEoCCJvCh5MaXN0VW5tYXRjaGVkVHJhbnNmZXJzUmVzcG9uc2USOAoJdHJhbnNmZXJzGAEgAygLMiUucGF5bWVudHMuZGVwb3NpdC52MS5JbmNvbWluZ1RyYW5zZmVyEhMKC25leHRfY3Vyc29yGAIgASgJIiMKEkdldENoZWNrb3V0UmVxdWVzdBINCgV0b2tlbhgBIAEoCSJ0ChNHZXRDaGVja291dFJlc3BvbnNlEi0KB2RlcG9zaXQYASABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQSDwoHc2FuZGJveBgCIAEoCBIdChVtZXJjaGFudF9kaXNwbGF5X25hbWUYAyABKAkiJwoWU2ltdWxhdGVQYXltZW50UmVxdWVzdBINCgV0b2tlbhgBIAEoCSJIChdTaW11bGF0ZVBheW1lbnRSZXNwb25zZRItCgdkZXBvc2l0GAEgASgLMhwucGF5bWVudHMuZGVwb3NpdC52MS5EZXBvc2l0Io8BChhTYW5kYm94UGF5RGVwb3NpdFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKZGVwb3NpdF9pZBgCIAEoCRIVCg1hbGxfbWVyY2hhbnRzGAMgASgIEhMKBmFtb3VudBgEIAEoA0gAiAEBEhMKC3NlbmRlcl9uYW1lGAUgASgJQgkKB19hbW91bnQigwEKGVNhbmRib3hQYXlEZXBvc2l0UmVzcG9uc2USLQoHZGVwb3NpdBgBIAEoCzIcLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdBI3Cgh0cmFuc2ZlchgCIAEoCzIlLnBheW1lbnRzLmRlcG9zaXQudjEuSW5jb21pbmdUcmFuc2ZlciJdChtTYW5kYm94RXhwaXJlRGVwb3NpdFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEgoKZGVwb3NpdF9pZBgCIAEoCRIVCg1hbGxfbWVyY2hhbnRzGAMgASgIIk0KHFNhbmRib3hFeHBpcmVEZXBvc2l0UmVzcG9uc2USLQoHZGVwb3NpdBgBIAEoCzIcLnBheW1lbnRzLmRlcG9zaXQudjEuRGVwb3NpdCIpChJHZXRUcmFuc2ZlclJlcXVlc3QSEwoLdHJhbnNmZXJfaWQYASABKAkiTgoTR2V0VHJhbnNmZXJSZXNwb25zZRI3Cgh0cmFuc2ZlchgBIAEoCzIlLnBheW1lbnRzLmRlcG9zaXQudjEuSW5jb21pbmdUcmFuc2ZlciLRAQoWUmVzb2x2ZVRyYW5zZmVyUmVxdWVzdBITCgt0cmFuc2Zlcl9pZBgBIAEoCRINCgVhY3RvchgCIAEoCRIOCgZyZWFzb24YAyABKAkSGgoQbWF0Y2hfZGVwb3NpdF9pZBgEIAEoCUgAEhIKCGNvbXBsZXRlGAUgASgISAASEAoGcmVmdXNlGAYgASgISAASNQoGcmV0dXJuGAcgASgLMiMucGF5bWVudHMuZGVwb3NpdC52MS5SZXR1cm5EZWNpc2lvbkgAQgoKCGRlY2lzaW9uIjYKDlJldHVybkRlY2lzaW9uEgwKBGliYW4YASABKAkSFgoOcmVjaXBpZW50X25hbWUYAiABKAkigQEKF1Jlc29sdmVUcmFuc2ZlclJlc3BvbnNlEjcKCHRyYW5zZmVyGAEgASgLMiUucGF5bWVudHMuZGVwb3NpdC52MS5JbmNvbWluZ1RyYW5zZmVyEi0KB2RlcG9zaXQYAiABKAsyHC5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXQiTAoWSW1wb3J0U3RhdGVtZW50UmVxdWVzdBIOCgZmb3JtYXQYASABKAkSDwoHY29udGVudBgCIAEoDBIRCglmaWxlX25hbWUYAyABKAkilgEKF0ltcG9ydFN0YXRlbWVudFJlc3BvbnNlEhAKCGltcG9ydGVkGAEgASgFEg8KB21hdGNoZWQYAiABKAUSEQoJdW5tYXRjaGVkGAMgASgFEg4KBnJldmlldxgEIAEoBRISCgpkdXBsaWNhdGVzGAUgASgFEg8KB3NraXBwZWQYBiADKAkSEAoIcmV0dXJuZWQYByABKAUibAoYR2V0UmVjb25jaWxpYXRpb25SZXF1ZXN0EigKBGZyb20YASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKAnRvGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKOAQoZR2V0UmVjb25jaWxpYXRpb25SZXNwb25zZRI8CghhY2NvdW50cxgBIAMoCzIqLnBheW1lbnRzLmRlcG9zaXQudjEuQWNjb3VudFJlY29uY2lsaWF0aW9uEjMKB2NyZWRpdHMYAiADKAsyIi5wYXltZW50cy5kZXBvc2l0LnYxLkRlcG9zaXRDcmVkaXQiqgEKFUFjY291bnRSZWNvbmNpbGlhdGlvbhIMCgRpYmFuGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhAKCHJlY2VpdmVkGAMgASgDEhAKCGNyZWRpdGVkGAQgASgDEhAKCHN1c3BlbnNlGAUgASgDEhAKCHJldHVybmVkGAYgASgDEhIKCmRpZmZlcmVuY2UYByABKAMSFQoNZGlzY3JlcGFuY2llcxgIIAMoCSJaCg1EZXBvc2l0Q3JlZGl0EhIKCmRlcG9zaXRfaWQYASABKAkSEwoLbWVyY2hhbnRfaWQYAiABKAkSDgoGYW1vdW50GAMgASgDEhAKCGN1cnJlbmN5GAQgASgJIk4KFVJhaXNlTW9kZUZlbmNlUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIQCghmZW5jZV9pZBgCIAEoCRIOCgZ0dGxfbXMYAyABKA0iWQoWUmFpc2VNb2RlRmVuY2VSZXNwb25zZRIPCgdibG9ja2VyGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIk8KFUxvd2VyTW9kZUZlbmNlUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIQCghmZW5jZV9pZBgCIAEoCRIPCgdzYW5kYm94GAMgASgIIikKFkxvd2VyTW9kZUZlbmNlUmVzcG9uc2USDwoHbG93ZXJlZBgBIAEoCCq+AQoNRGVwb3NpdFN0YXR1cxIeChpERVBPU0lUX1NUQVRVU19VTlNQRUNJRklFRBAAEhoKFkRFUE9TSVRfU1RBVFVTX1BFTkRJTkcQARIcChhERVBPU0lUX1NUQVRVU19DT01QTEVURUQQAhIZChVERVBPU0lUX1NUQVRVU19GQUlMRUQQAxIaChZERVBPU0lUX1NUQVRVU19FWFBJUkVEEAQSHAoYREVQT1NJVF9TVEFUVVNfQ0FOQ0VMTEVEEAUqxgEKDlRyYW5zZmVyU3RhdHVzEh8KG1RSQU5TRkVSX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF1RSQU5TRkVSX1NUQVRVU19NQVRDSEVEEAESGgoWVFJBTlNGRVJfU1RBVFVTX1JFVklFVxACEh0KGVRSQU5TRkVSX1NUQVRVU19VTk1BVENIRUQQAxIdChlUUkFOU0ZFUl9TVEFUVVNfUkVUVVJOSU5HEAQSHAoYVFJBTlNGRVJfU1RBVFVTX1JFVFVSTkVEEAUyxhAKDkRlcG9zaXRTZXJ2aWNlEmYKDUNyZWF0ZURlcG9zaXQSKS5wYXltZW50cy5kZXBvc2l0LnYxLkNyZWF0ZURlcG9zaXRSZXF1ZXN0GioucGF5bWVudHMuZGVwb3NpdC52MS5DcmVhdGVEZXBvc2l0UmVzcG9uc2USYgoKR2V0RGVwb3NpdBImLnBheW1lbnRzLmRlcG9zaXQudjEuR2V0RGVwb3NpdFJlcXVlc3QaJy5wYXltZW50cy5kZXBvc2l0LnYxLkdldERlcG9zaXRSZXNwb25zZSIDkAIBEmgKDExpc3REZXBvc2l0cxIoLnBheW1lbnRzLmRlcG9zaXQudjEuTGlzdERlcG9zaXRzUmVxdWVzdBopLnBheW1lbnRzLmRlcG9zaXQudjEuTGlzdERlcG9zaXRzUmVzcG9uc2UiA5ACARJ3ChFTdW1tYXJpemVEZXBvc2l0cxItLnBheW1lbnRzLmRlcG9zaXQudjEuU3VtbWFyaXplRGVwb3NpdHNSZXF1ZXN0Gi4ucGF5bWVudHMuZGVwb3NpdC52MS5TdW1tYXJpemVEZXBvc2l0c1Jlc3BvbnNlIgOQAgESZgoNQ2FuY2VsRGVwb3NpdBIpLnBheW1lbnRzLmRlcG9zaXQudjEuQ2FuY2VsRGVwb3NpdFJlcXVlc3QaKi5wYXltZW50cy5kZXBvc2l0LnYxLkNhbmNlbERlcG9zaXRSZXNwb25zZRJpCg5Db25maXJtRGVwb3NpdBIqLnBheW1lbnRzLmRlcG9zaXQudjEuQ29uZmlybURlcG9zaXRSZXF1ZXN0GisucGF5bWVudHMuZGVwb3NpdC52MS5Db25maXJtRGVwb3NpdFJlc3BvbnNlEmYKDVJlamVjdERlcG9zaXQSKS5wYXltZW50cy5kZXBvc2l0LnYxLlJlamVjdERlcG9zaXRSZXF1ZXN0GioucGF5bWVudHMuZGVwb3NpdC52MS5SZWplY3REZXBvc2l0UmVzcG9uc2USaQoOUmVwb3J0VHJhbnNmZXISKi5wYXltZW50cy5kZXBvc2l0LnYxLlJlcG9ydFRyYW5zZmVyUmVxdWVzdBorLnBheW1lbnRzLmRlcG9zaXQudjEuUmVwb3J0VHJhbnNmZXJSZXNwb25zZRKGAQoWTGlzdFVubWF0Y2hlZFRyYW5zZmVycxIyLnBheW1lbnRzLmRlcG9zaXQudjEuTGlzdFVubWF0Y2hlZFRyYW5zZmVyc1JlcXVlc3QaMy5wYXltZW50cy5kZXBvc2l0LnYxLkxpc3RVbm1hdGNoZWRUcmFuc2ZlcnNSZXNwb25zZSIDkAIBEmUKC0dldENoZWNrb3V0EicucGF5bWVudHMuZGVwb3NpdC52MS5HZXRDaGVja291dFJlcXVlc3QaKC5wYXltZW50cy5kZXBvc2l0LnYxLkdldENoZWNrb3V0UmVzcG9uc2UiA5ACARJsCg9TaW11bGF0ZVBheW1lbnQSKy5wYXltZW50cy5kZXBvc2l0LnYxLlNpbXVsYXRlUGF5bWVudFJlcXVlc3QaLC5wYXltZW50cy5kZXBvc2l0LnYxLlNpbXVsYXRlUGF5bWVudFJlc3BvbnNlEnIKEVNhbmRib3hQYXlEZXBvc2l0Ei0ucGF5bWVudHMuZGVwb3NpdC52MS5TYW5kYm94UGF5RGVwb3NpdFJlcXVlc3QaLi5wYXltZW50cy5kZXBvc2l0LnYxLlNhbmRib3hQYXlEZXBvc2l0UmVzcG9uc2USewoUU2FuZGJveEV4cGlyZURlcG9zaXQSMC5wYXltZW50cy5kZXBvc2l0LnYxLlNhbmRib3hFeHBpcmVEZXBvc2l0UmVxdWVzdBoxLnBheW1lbnRzLmRlcG9zaXQudjEuU2FuZGJveEV4cGlyZURlcG9zaXRSZXNwb25zZRJlCgtHZXRUcmFuc2ZlchInLnBheW1lbnRzLmRlcG9zaXQudjEuR2V0VHJhbnNmZXJSZXF1ZXN0GigucGF5bWVudHMuZGVwb3NpdC52MS5HZXRUcmFuc2ZlclJlc3BvbnNlIgOQAgESbAoPUmVzb2x2ZVRyYW5zZmVyEisucGF5bWVudHMuZGVwb3NpdC52MS5SZXNvbHZlVHJhbnNmZXJSZXF1ZXN0GiwucGF5bWVudHMuZGVwb3NpdC52MS5SZXNvbHZlVHJhbnNmZXJSZXNwb25zZRJsCg9JbXBvcnRTdGF0ZW1lbnQSKy5wYXltZW50cy5kZXBvc2l0LnYxLkltcG9ydFN0YXRlbWVudFJlcXVlc3QaLC5wYXltZW50cy5kZXBvc2l0LnYxLkltcG9ydFN0YXRlbWVudFJlc3BvbnNlEncKEUdldFJlY29uY2lsaWF0aW9uEi0ucGF5bWVudHMuZGVwb3NpdC52MS5HZXRSZWNvbmNpbGlhdGlvblJlcXVlc3QaLi5wYXltZW50cy5kZXBvc2l0LnYxLkdldFJlY29uY2lsaWF0aW9uUmVzcG9uc2UiA5ACARJpCg5SYWlzZU1vZGVGZW5jZRIqLnBheW1lbnRzLmRlcG9zaXQudjEuUmFpc2VNb2RlRmVuY2VSZXF1ZXN0GisucGF5bWVudHMuZGVwb3NpdC52MS5SYWlzZU1vZGVGZW5jZVJlc3BvbnNlEmkKDkxvd2VyTW9kZUZlbmNlEioucGF5bWVudHMuZGVwb3NpdC52MS5Mb3dlck1vZGVGZW5jZVJlcXVlc3QaKy5wYXltZW50cy5kZXBvc2l0LnYxLkxvd2VyTW9kZUZlbmNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message payments.deposit.v1.Customer
@@ -731,6 +731,192 @@ export const ListDepositsResponseSchema: GenMessage<ListDepositsResponse> = /*@_
   messageDesc(file_payments_deposit_v1_deposit, 11);
 
 /**
+ * @generated from message payments.deposit.v1.SummarizeDepositsRequest
+ */
+export type SummarizeDepositsRequest = Message<"payments.deposit.v1.SummarizeDepositsRequest"> & {
+  /**
+   * Required: the merchant whose deposits are counted (a merchant user's own, always).
+   *
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+
+  /**
+   * Created at or after; required.
+   *
+   * @generated from field: google.protobuf.Timestamp from = 2;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * Created before; required, after from, at most 92 days after it.
+   *
+   * @generated from field: google.protobuf.Timestamp to = 3;
+   */
+  to?: Timestamp | undefined;
+
+  /**
+   * The IANA time zone the days are cut in; empty: Europe/Istanbul.
+   *
+   * @generated from field: string time_zone = 4;
+   */
+  timeZone: string;
+
+  /**
+   * The currency counted; empty: TRY. Deposits in other currencies are left out.
+   *
+   * @generated from field: string currency = 5;
+   */
+  currency: string;
+
+  /**
+   * Unset: sandbox and live. true: only sandbox deposits; false: only live ones.
+   *
+   * @generated from field: optional bool sandbox = 6;
+   */
+  sandbox?: boolean | undefined;
+};
+
+/**
+ * Describes the message payments.deposit.v1.SummarizeDepositsRequest.
+ * Use `create(SummarizeDepositsRequestSchema)` to create a new message.
+ */
+export const SummarizeDepositsRequestSchema: GenMessage<SummarizeDepositsRequest> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 12);
+
+/**
+ * @generated from message payments.deposit.v1.DepositTotals
+ */
+export type DepositTotals = Message<"payments.deposit.v1.DepositTotals"> & {
+  /**
+   * Every deposit created in the range.
+   *
+   * @generated from field: int64 count = 1;
+   */
+  count: bigint;
+
+  /**
+   * @generated from field: int64 completed_count = 2;
+   */
+  completedCount: bigint;
+
+  /**
+   * failed and expired: the customer never paid, or an operator rejected it.
+   *
+   * @generated from field: int64 failed_count = 3;
+   */
+  failedCount: bigint;
+
+  /**
+   * @generated from field: int64 cancelled_count = 4;
+   */
+  cancelledCount: bigint;
+
+  /**
+   * pending: neither paid nor finished yet.
+   *
+   * @generated from field: int64 open_count = 5;
+   */
+  openCount: bigint;
+
+  /**
+   * The sum of the completed ones' amounts, in the smallest currency unit (kuruş).
+   *
+   * @generated from field: int64 completed_volume = 6;
+   */
+  completedVolume: bigint;
+
+  /**
+   * completed / (completed + failed + cancelled), in basis points (10000 = 100%), rounded
+   * down; 0 when none has finished. Open ones are not counted either way.
+   *
+   * @generated from field: int32 success_rate_bp = 7;
+   */
+  successRateBp: number;
+
+  /**
+   * The median of (completed_at - created_at) over the completed ones, in whole seconds
+   * (rounded down; the lower middle one of an even count); unset when none completed.
+   *
+   * @generated from field: optional int64 median_seconds_to_complete = 8;
+   */
+  medianSecondsToComplete?: bigint | undefined;
+};
+
+/**
+ * Describes the message payments.deposit.v1.DepositTotals.
+ * Use `create(DepositTotalsSchema)` to create a new message.
+ */
+export const DepositTotalsSchema: GenMessage<DepositTotals> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 13);
+
+/**
+ * @generated from message payments.deposit.v1.DepositDaySummary
+ */
+export type DepositDaySummary = Message<"payments.deposit.v1.DepositDaySummary"> & {
+  /**
+   * The day in time_zone, YYYY-MM-DD. Every day of the range is listed, oldest first,
+   * days without a deposit too (zeros).
+   *
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * @generated from field: int64 count = 2;
+   */
+  count: bigint;
+
+  /**
+   * @generated from field: int64 completed_count = 3;
+   */
+  completedCount: bigint;
+
+  /**
+   * In the smallest currency unit (kuruş).
+   *
+   * @generated from field: int64 completed_volume = 4;
+   */
+  completedVolume: bigint;
+};
+
+/**
+ * Describes the message payments.deposit.v1.DepositDaySummary.
+ * Use `create(DepositDaySummarySchema)` to create a new message.
+ */
+export const DepositDaySummarySchema: GenMessage<DepositDaySummary> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 14);
+
+/**
+ * @generated from message payments.deposit.v1.SummarizeDepositsResponse
+ */
+export type SummarizeDepositsResponse = Message<"payments.deposit.v1.SummarizeDepositsResponse"> & {
+  /**
+   * @generated from field: payments.deposit.v1.DepositTotals totals = 1;
+   */
+  totals?: DepositTotals | undefined;
+
+  /**
+   * @generated from field: repeated payments.deposit.v1.DepositDaySummary days = 2;
+   */
+  days: DepositDaySummary[];
+
+  /**
+   * The time zone the days were cut in.
+   *
+   * @generated from field: string time_zone = 3;
+   */
+  timeZone: string;
+};
+
+/**
+ * Describes the message payments.deposit.v1.SummarizeDepositsResponse.
+ * Use `create(SummarizeDepositsResponseSchema)` to create a new message.
+ */
+export const SummarizeDepositsResponseSchema: GenMessage<SummarizeDepositsResponse> = /*@__PURE__*/
+  messageDesc(file_payments_deposit_v1_deposit, 15);
+
+/**
  * @generated from message payments.deposit.v1.CancelDepositRequest
  */
 export type CancelDepositRequest = Message<"payments.deposit.v1.CancelDepositRequest"> & {
@@ -759,7 +945,7 @@ export type CancelDepositRequest = Message<"payments.deposit.v1.CancelDepositReq
  * Use `create(CancelDepositRequestSchema)` to create a new message.
  */
 export const CancelDepositRequestSchema: GenMessage<CancelDepositRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 12);
+  messageDesc(file_payments_deposit_v1_deposit, 16);
 
 /**
  * @generated from message payments.deposit.v1.CancelDepositResponse
@@ -776,7 +962,7 @@ export type CancelDepositResponse = Message<"payments.deposit.v1.CancelDepositRe
  * Use `create(CancelDepositResponseSchema)` to create a new message.
  */
 export const CancelDepositResponseSchema: GenMessage<CancelDepositResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 13);
+  messageDesc(file_payments_deposit_v1_deposit, 17);
 
 /**
  * @generated from message payments.deposit.v1.ConfirmDepositRequest
@@ -809,7 +995,7 @@ export type ConfirmDepositRequest = Message<"payments.deposit.v1.ConfirmDepositR
  * Use `create(ConfirmDepositRequestSchema)` to create a new message.
  */
 export const ConfirmDepositRequestSchema: GenMessage<ConfirmDepositRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 14);
+  messageDesc(file_payments_deposit_v1_deposit, 18);
 
 /**
  * @generated from message payments.deposit.v1.ConfirmDepositResponse
@@ -826,7 +1012,7 @@ export type ConfirmDepositResponse = Message<"payments.deposit.v1.ConfirmDeposit
  * Use `create(ConfirmDepositResponseSchema)` to create a new message.
  */
 export const ConfirmDepositResponseSchema: GenMessage<ConfirmDepositResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 15);
+  messageDesc(file_payments_deposit_v1_deposit, 19);
 
 /**
  * @generated from message payments.deposit.v1.RejectDepositRequest
@@ -848,7 +1034,7 @@ export type RejectDepositRequest = Message<"payments.deposit.v1.RejectDepositReq
  * Use `create(RejectDepositRequestSchema)` to create a new message.
  */
 export const RejectDepositRequestSchema: GenMessage<RejectDepositRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 16);
+  messageDesc(file_payments_deposit_v1_deposit, 20);
 
 /**
  * @generated from message payments.deposit.v1.RejectDepositResponse
@@ -865,7 +1051,7 @@ export type RejectDepositResponse = Message<"payments.deposit.v1.RejectDepositRe
  * Use `create(RejectDepositResponseSchema)` to create a new message.
  */
 export const RejectDepositResponseSchema: GenMessage<RejectDepositResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 17);
+  messageDesc(file_payments_deposit_v1_deposit, 21);
 
 /**
  * @generated from message payments.deposit.v1.ReportTransferRequest
@@ -931,7 +1117,7 @@ export type ReportTransferRequest = Message<"payments.deposit.v1.ReportTransferR
  * Use `create(ReportTransferRequestSchema)` to create a new message.
  */
 export const ReportTransferRequestSchema: GenMessage<ReportTransferRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 18);
+  messageDesc(file_payments_deposit_v1_deposit, 22);
 
 /**
  * @generated from message payments.deposit.v1.ReportTransferResponse
@@ -962,7 +1148,7 @@ export type ReportTransferResponse = Message<"payments.deposit.v1.ReportTransfer
  * Use `create(ReportTransferResponseSchema)` to create a new message.
  */
 export const ReportTransferResponseSchema: GenMessage<ReportTransferResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 19);
+  messageDesc(file_payments_deposit_v1_deposit, 23);
 
 /**
  * @generated from message payments.deposit.v1.ListUnmatchedTransfersRequest
@@ -1009,7 +1195,7 @@ export type ListUnmatchedTransfersRequest = Message<"payments.deposit.v1.ListUnm
  * Use `create(ListUnmatchedTransfersRequestSchema)` to create a new message.
  */
 export const ListUnmatchedTransfersRequestSchema: GenMessage<ListUnmatchedTransfersRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 20);
+  messageDesc(file_payments_deposit_v1_deposit, 24);
 
 /**
  * @generated from message payments.deposit.v1.ListUnmatchedTransfersResponse
@@ -1033,7 +1219,7 @@ export type ListUnmatchedTransfersResponse = Message<"payments.deposit.v1.ListUn
  * Use `create(ListUnmatchedTransfersResponseSchema)` to create a new message.
  */
 export const ListUnmatchedTransfersResponseSchema: GenMessage<ListUnmatchedTransfersResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 21);
+  messageDesc(file_payments_deposit_v1_deposit, 25);
 
 /**
  * @generated from message payments.deposit.v1.GetCheckoutRequest
@@ -1050,7 +1236,7 @@ export type GetCheckoutRequest = Message<"payments.deposit.v1.GetCheckoutRequest
  * Use `create(GetCheckoutRequestSchema)` to create a new message.
  */
 export const GetCheckoutRequestSchema: GenMessage<GetCheckoutRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 22);
+  messageDesc(file_payments_deposit_v1_deposit, 26);
 
 /**
  * @generated from message payments.deposit.v1.GetCheckoutResponse
@@ -1082,7 +1268,7 @@ export type GetCheckoutResponse = Message<"payments.deposit.v1.GetCheckoutRespon
  * Use `create(GetCheckoutResponseSchema)` to create a new message.
  */
 export const GetCheckoutResponseSchema: GenMessage<GetCheckoutResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 23);
+  messageDesc(file_payments_deposit_v1_deposit, 27);
 
 /**
  * @generated from message payments.deposit.v1.SimulatePaymentRequest
@@ -1099,7 +1285,7 @@ export type SimulatePaymentRequest = Message<"payments.deposit.v1.SimulatePaymen
  * Use `create(SimulatePaymentRequestSchema)` to create a new message.
  */
 export const SimulatePaymentRequestSchema: GenMessage<SimulatePaymentRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 24);
+  messageDesc(file_payments_deposit_v1_deposit, 28);
 
 /**
  * @generated from message payments.deposit.v1.SimulatePaymentResponse
@@ -1116,7 +1302,7 @@ export type SimulatePaymentResponse = Message<"payments.deposit.v1.SimulatePayme
  * Use `create(SimulatePaymentResponseSchema)` to create a new message.
  */
 export const SimulatePaymentResponseSchema: GenMessage<SimulatePaymentResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 25);
+  messageDesc(file_payments_deposit_v1_deposit, 29);
 
 /**
  * @generated from message payments.deposit.v1.SandboxPayDepositRequest
@@ -1162,7 +1348,7 @@ export type SandboxPayDepositRequest = Message<"payments.deposit.v1.SandboxPayDe
  * Use `create(SandboxPayDepositRequestSchema)` to create a new message.
  */
 export const SandboxPayDepositRequestSchema: GenMessage<SandboxPayDepositRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 26);
+  messageDesc(file_payments_deposit_v1_deposit, 30);
 
 /**
  * @generated from message payments.deposit.v1.SandboxPayDepositResponse
@@ -1186,7 +1372,7 @@ export type SandboxPayDepositResponse = Message<"payments.deposit.v1.SandboxPayD
  * Use `create(SandboxPayDepositResponseSchema)` to create a new message.
  */
 export const SandboxPayDepositResponseSchema: GenMessage<SandboxPayDepositResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 27);
+  messageDesc(file_payments_deposit_v1_deposit, 31);
 
 /**
  * @generated from message payments.deposit.v1.SandboxExpireDepositRequest
@@ -1217,7 +1403,7 @@ export type SandboxExpireDepositRequest = Message<"payments.deposit.v1.SandboxEx
  * Use `create(SandboxExpireDepositRequestSchema)` to create a new message.
  */
 export const SandboxExpireDepositRequestSchema: GenMessage<SandboxExpireDepositRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 28);
+  messageDesc(file_payments_deposit_v1_deposit, 32);
 
 /**
  * @generated from message payments.deposit.v1.SandboxExpireDepositResponse
@@ -1234,7 +1420,7 @@ export type SandboxExpireDepositResponse = Message<"payments.deposit.v1.SandboxE
  * Use `create(SandboxExpireDepositResponseSchema)` to create a new message.
  */
 export const SandboxExpireDepositResponseSchema: GenMessage<SandboxExpireDepositResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 29);
+  messageDesc(file_payments_deposit_v1_deposit, 33);
 
 /**
  * @generated from message payments.deposit.v1.GetTransferRequest
@@ -1251,7 +1437,7 @@ export type GetTransferRequest = Message<"payments.deposit.v1.GetTransferRequest
  * Use `create(GetTransferRequestSchema)` to create a new message.
  */
 export const GetTransferRequestSchema: GenMessage<GetTransferRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 30);
+  messageDesc(file_payments_deposit_v1_deposit, 34);
 
 /**
  * @generated from message payments.deposit.v1.GetTransferResponse
@@ -1268,7 +1454,7 @@ export type GetTransferResponse = Message<"payments.deposit.v1.GetTransferRespon
  * Use `create(GetTransferResponseSchema)` to create a new message.
  */
 export const GetTransferResponseSchema: GenMessage<GetTransferResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 31);
+  messageDesc(file_payments_deposit_v1_deposit, 35);
 
 /**
  * @generated from message payments.deposit.v1.ResolveTransferRequest
@@ -1336,7 +1522,7 @@ export type ResolveTransferRequest = Message<"payments.deposit.v1.ResolveTransfe
  * Use `create(ResolveTransferRequestSchema)` to create a new message.
  */
 export const ResolveTransferRequestSchema: GenMessage<ResolveTransferRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 32);
+  messageDesc(file_payments_deposit_v1_deposit, 36);
 
 /**
  * @generated from message payments.deposit.v1.ReturnDecision
@@ -1361,7 +1547,7 @@ export type ReturnDecision = Message<"payments.deposit.v1.ReturnDecision"> & {
  * Use `create(ReturnDecisionSchema)` to create a new message.
  */
 export const ReturnDecisionSchema: GenMessage<ReturnDecision> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 33);
+  messageDesc(file_payments_deposit_v1_deposit, 37);
 
 /**
  * @generated from message payments.deposit.v1.ResolveTransferResponse
@@ -1385,7 +1571,7 @@ export type ResolveTransferResponse = Message<"payments.deposit.v1.ResolveTransf
  * Use `create(ResolveTransferResponseSchema)` to create a new message.
  */
 export const ResolveTransferResponseSchema: GenMessage<ResolveTransferResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 34);
+  messageDesc(file_payments_deposit_v1_deposit, 38);
 
 /**
  * @generated from message payments.deposit.v1.ImportStatementRequest
@@ -1416,7 +1602,7 @@ export type ImportStatementRequest = Message<"payments.deposit.v1.ImportStatemen
  * Use `create(ImportStatementRequestSchema)` to create a new message.
  */
 export const ImportStatementRequestSchema: GenMessage<ImportStatementRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 35);
+  messageDesc(file_payments_deposit_v1_deposit, 39);
 
 /**
  * @generated from message payments.deposit.v1.ImportStatementResponse
@@ -1467,7 +1653,7 @@ export type ImportStatementResponse = Message<"payments.deposit.v1.ImportStateme
  * Use `create(ImportStatementResponseSchema)` to create a new message.
  */
 export const ImportStatementResponseSchema: GenMessage<ImportStatementResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 36);
+  messageDesc(file_payments_deposit_v1_deposit, 40);
 
 /**
  * @generated from message payments.deposit.v1.GetReconciliationRequest
@@ -1491,7 +1677,7 @@ export type GetReconciliationRequest = Message<"payments.deposit.v1.GetReconcili
  * Use `create(GetReconciliationRequestSchema)` to create a new message.
  */
 export const GetReconciliationRequestSchema: GenMessage<GetReconciliationRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 37);
+  messageDesc(file_payments_deposit_v1_deposit, 41);
 
 /**
  * @generated from message payments.deposit.v1.GetReconciliationResponse
@@ -1516,7 +1702,7 @@ export type GetReconciliationResponse = Message<"payments.deposit.v1.GetReconcil
  * Use `create(GetReconciliationResponseSchema)` to create a new message.
  */
 export const GetReconciliationResponseSchema: GenMessage<GetReconciliationResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 38);
+  messageDesc(file_payments_deposit_v1_deposit, 42);
 
 /**
  * @generated from message payments.deposit.v1.AccountReconciliation
@@ -1578,7 +1764,7 @@ export type AccountReconciliation = Message<"payments.deposit.v1.AccountReconcil
  * Use `create(AccountReconciliationSchema)` to create a new message.
  */
 export const AccountReconciliationSchema: GenMessage<AccountReconciliation> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 39);
+  messageDesc(file_payments_deposit_v1_deposit, 43);
 
 /**
  * @generated from message payments.deposit.v1.DepositCredit
@@ -1610,7 +1796,7 @@ export type DepositCredit = Message<"payments.deposit.v1.DepositCredit"> & {
  * Use `create(DepositCreditSchema)` to create a new message.
  */
 export const DepositCreditSchema: GenMessage<DepositCredit> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 40);
+  messageDesc(file_payments_deposit_v1_deposit, 44);
 
 /**
  * @generated from message payments.deposit.v1.RaiseModeFenceRequest
@@ -1641,7 +1827,7 @@ export type RaiseModeFenceRequest = Message<"payments.deposit.v1.RaiseModeFenceR
  * Use `create(RaiseModeFenceRequestSchema)` to create a new message.
  */
 export const RaiseModeFenceRequestSchema: GenMessage<RaiseModeFenceRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 41);
+  messageDesc(file_payments_deposit_v1_deposit, 45);
 
 /**
  * @generated from message payments.deposit.v1.RaiseModeFenceResponse
@@ -1667,7 +1853,7 @@ export type RaiseModeFenceResponse = Message<"payments.deposit.v1.RaiseModeFence
  * Use `create(RaiseModeFenceResponseSchema)` to create a new message.
  */
 export const RaiseModeFenceResponseSchema: GenMessage<RaiseModeFenceResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 42);
+  messageDesc(file_payments_deposit_v1_deposit, 46);
 
 /**
  * @generated from message payments.deposit.v1.LowerModeFenceRequest
@@ -1696,7 +1882,7 @@ export type LowerModeFenceRequest = Message<"payments.deposit.v1.LowerModeFenceR
  * Use `create(LowerModeFenceRequestSchema)` to create a new message.
  */
 export const LowerModeFenceRequestSchema: GenMessage<LowerModeFenceRequest> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 43);
+  messageDesc(file_payments_deposit_v1_deposit, 47);
 
 /**
  * @generated from message payments.deposit.v1.LowerModeFenceResponse
@@ -1715,7 +1901,7 @@ export type LowerModeFenceResponse = Message<"payments.deposit.v1.LowerModeFence
  * Use `create(LowerModeFenceResponseSchema)` to create a new message.
  */
 export const LowerModeFenceResponseSchema: GenMessage<LowerModeFenceResponse> = /*@__PURE__*/
-  messageDesc(file_payments_deposit_v1_deposit, 44);
+  messageDesc(file_payments_deposit_v1_deposit, 48);
 
 /**
  * @generated from enum payments.deposit.v1.DepositStatus
@@ -1847,6 +2033,18 @@ export const DepositService: GenService<{
     methodKind: "unary";
     input: typeof ListDepositsRequestSchema;
     output: typeof ListDepositsResponseSchema;
+  },
+  /**
+   * One merchant's deposits created in a range (at most 92 days): totals, success rate,
+   * median time to pay and one line per day in a time zone (Europe/Istanbul by default).
+   * For dashboards: counted in the database, never paged through.
+   *
+   * @generated from rpc payments.deposit.v1.DepositService.SummarizeDeposits
+   */
+  summarizeDeposits: {
+    methodKind: "unary";
+    input: typeof SummarizeDepositsRequestSchema;
+    output: typeof SummarizeDepositsResponseSchema;
   },
   /**
    * pending → cancelled (the merchant). Cancelling a cancelled deposit returns it unchanged.
