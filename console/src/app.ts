@@ -2,6 +2,7 @@ import Koa from "koa";
 import Router from "@koa/router";
 import { cliRoutes } from "./api/cli.js";
 import { operatorRoutes } from "./api/operators.js";
+import { merchantUserRoutes } from "./api/merchant-users.js";
 import type { ConsoleContext } from "./context.js";
 import { accessLog } from "./middleware/access-log.js";
 import { adminAuth, cliAuth } from "./middleware/bearer-auth.js";
@@ -30,6 +31,10 @@ import { eventPages } from "./pages/events/index.js";
 import { merchantPages } from "./pages/merchants/index.js";
 import { accountPages } from "./pages/accounts/index.js";
 import { bankPages } from "./pages/banks/index.js";
+import { servesMerchants, servesOperators } from "./config.js";
+import { merchantRoutes } from "./merchant/index.js";
+import { merchantNames, merchantSession } from "./middleware/merchant-session.js";
+import { requireMerchantUser } from "./middleware/require-merchant-user.js";
 import type { ConsoleRoute } from "./route.js";
 import type { ConsoleState, RouteHandler } from "./state.js";
 
@@ -40,17 +45,48 @@ export interface CreateAppOptions {
 
 /** The built-in areas; a new area adds its `pages/<area>/index.ts` factory here. */
 function builtInRoutes(deps: ConsoleContext): ConsoleRoute[] {
-  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(deps), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...depositPages(deps), ...withdrawalPages(deps), ...eventPages(deps), ...merchantPages(deps), ...accountPages(deps), ...bankPages(deps), ...cliRoutes(deps), ...operatorRoutes(deps)];
+  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(deps), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...depositPages(deps), ...withdrawalPages(deps), ...eventPages(deps), ...merchantPages(deps), ...accountPages(deps), ...bankPages(deps), ...cliRoutes(deps), ...operatorRoutes(deps), ...merchantUserRoutes(deps), ...merchantRoutes(deps)];
 }
+
+/**
+ * Which side of the console a route belongs to: the merchant dashboard (`merchant*` access), the
+ * operators' (their pages, sign-in, the CLI's session API and the admin API: everything under
+ * /api/), or both (probes). CONSOLE_AUDIENCE leaves out the side it does not serve: those paths
+ * are 404 as if they never existed.
+ */
+function sideOf(route: ConsoleRoute): "merchants" | "operators" | "both" {
+  if (route.access === "merchant" || route.access === "merchant-public") return "merchants";
+  if (route.access === "api") return route.path.startsWith("/api/") ? "operators" : "both";
+  return "operators";
+}
+
+/** On a merchants-only console, `/` is the dashboard's home. */
+const MERCHANT_ROOT: ConsoleRoute = {
+  method: "GET",
+  path: "/",
+  access: "merchant-public",
+  handler: (ctx) => {
+    ctx.status = 303;
+    ctx.redirect("/merchant");
+  },
+};
 
 /** The Koa app: every route, and the one place the order of middleware is set. */
 export function createApp(deps: ConsoleContext, options: CreateAppOptions = {}): Koa<ConsoleState> {
-  const routes = [...builtInRoutes(deps), ...(options.routes ?? [])];
+  const operators = servesOperators(deps.config);
+  const merchants = servesMerchants(deps.config);
+  const routes = [...builtInRoutes(deps), ...(options.routes ?? []), ...(operators ? [] : [MERCHANT_ROOT])].filter((route) => {
+    const side = sideOf(route);
+    return side === "both" || (side === "operators" ? operators : merchants);
+  });
   const session = browserSession(deps);
   const pageCsrf = sessionCsrf();
+  const merchantCsrf = sessionCsrf({ merchant: true });
   const publicCsrf = preSessionCsrf({ secure: deps.secureCookies });
   const cli = cliAuth(deps);
   const admin = adminAuth(deps);
+  const merchantUser = merchantSession(deps);
+  const names = merchantNames(deps);
   const multipart = readMultipart({ limit: deps.config.CONSOLE_UPLOAD_LIMIT });
   const uploadPaths = new Set(routes.filter((r) => r.upload && r.method === "POST" && r.access === "operator").map((r) => r.path));
 
@@ -68,6 +104,10 @@ export function createApp(deps: ConsoleContext, options: CreateAppOptions = {}):
         return [cli];
       case "admin":
         return [admin];
+      case "merchant-public":
+        return [merchantUser, publicCsrf];
+      case "merchant":
+        return [merchantUser, requireMerchantUser(deps, { roles: route.merchantRoles, names }), merchantCsrf];
     }
   };
 

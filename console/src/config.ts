@@ -8,6 +8,12 @@ import { envVar, loadConfig, migrationConfigSchema, trustedProxiesVar, type Env 
  */
 export const consoleConfigSchema = z.object({
   CONSOLE_PORT: envVar.port(8081),
+  /**
+   * Whom this console serves: `operators` (the operators' console and its APIs), `merchants` (the
+   * merchant dashboard under /merchant only: a public deployment that never exposes an operator
+   * page, sign-in, the CLI's session API or the admin API) or `both` (the all-in-one).
+   */
+  CONSOLE_AUDIENCE: z.enum(["operators", "merchants", "both"]).default("operators"),
   // Loopback by default: the console is the people's edge to every service, not something to expose by accident.
   CONSOLE_HOST: z.string().default("127.0.0.1"),
   /** How operators reach the console; links (set-password) start with it. https turns Secure cookies on. */
@@ -78,4 +84,14 @@ export function keyBytes(text: string): Buffer | undefined {
 /** Cookies carry Secure when operators reach the console over https, or when told to. */
 export function secureCookies(config: Pick<ConsoleConfig, "CONSOLE_PUBLIC_URL" | "CONSOLE_SECURE_COOKIES">): boolean {
   return config.CONSOLE_SECURE_COOKIES || (config.CONSOLE_PUBLIC_URL?.startsWith("https://") ?? false);
+}
+
+/** Whether this console serves the operators' side (`operators`, `both`). */
+export function servesOperators(config: Pick<ConsoleConfig, "CONSOLE_AUDIENCE">): boolean {
+  return config.CONSOLE_AUDIENCE !== "merchants";
+}
+
+/** Whether this console serves the merchant dashboard (`merchants`, `both`). */
+export function servesMerchants(config: Pick<ConsoleConfig, "CONSOLE_AUDIENCE">): boolean {
+  return config.CONSOLE_AUDIENCE !== "operators";
 }

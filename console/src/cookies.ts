@@ -15,6 +15,11 @@ export function sessionCookieName(secure: boolean): string {
   return secure ? "__Host-console_session" : "console_session";
 }
 
+/** The merchant dashboard's session cookie: another name, so an operator's cookie is never read as a merchant user's, nor the other way. */
+export function merchantSessionCookieName(secure: boolean): string {
+  return secure ? "__Host-console_merchant_session" : "console_merchant_session";
+}
+
 export function preSessionCookieName(secure: boolean): string {
   return secure ? "__Host-console_csrf" : "console_csrf";
 }

@@ -2,8 +2,8 @@ import { html, trusted, type HtmlValue, type SafeHtml } from "./html.js";
 import { LANGUAGES, text, type TextKey } from "./i18n.js";
 import type { ConsoleContextKoa } from "./state.js";
 
-/** The console's one stylesheet, inline under the response's nonce (nothing is fetched from anywhere). */
-const STYLE = trusted(`
+/** The console's one stylesheet, inline under the response's nonce (nothing is fetched from anywhere); the merchant layout adds its own rules after it. */
+export const STYLE = trusted(`
 :root { color-scheme: light; font-family: system-ui, sans-serif; line-height: 1.5; color: #1a1a1a; background: #f6f7f9; }
 body { margin: 0; }
 .skip { position: absolute; left: -999px; }

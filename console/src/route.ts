@@ -1,4 +1,4 @@
-import type { OperatorRole } from "@payments/kit";
+import type { MerchantRole, OperatorRole } from "@payments/kit";
 import type { RouteHandler } from "./state.js";
 
 /**
@@ -10,8 +10,16 @@ import type { RouteHandler } from "./state.js";
  * - `api`: JSON for programs, no cookie read (so no CSRF): the route authenticates itself (sign-in) or uses `cli`.
  * - `cli`: a CLI session's bearer token.
  * - `admin`: the admin API: an admin's CLI session, or an admin assertion for the console.
+ * - `merchant`: a signed-in merchant user (the merchant dashboard, `/merchant/...`) with a browser
+ *   session of its own (`merchant_sessions`, never an operator's), of one of `merchantRoles`; a
+ *   state-changing request needs that session's CSRF token.
+ * - `merchant-public`: the merchant dashboard's pages before sign-in (sign-in, set-password); a
+ *   state-changing request needs the pre-session CSRF token.
+ *
+ * CONSOLE_AUDIENCE decides which side exists: `merchant*` routes only with `merchants` or `both`;
+ * `public`, `operator`, `enrolling`, `cli`, `admin` and `/api/...` routes only with `operators` or `both`.
  */
-export type RouteAccess = "public" | "operator" | "enrolling" | "api" | "cli" | "admin";
+export type RouteAccess = "public" | "operator" | "enrolling" | "api" | "cli" | "admin" | "merchant" | "merchant-public";
 
 export interface ConsoleRoute {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -19,6 +27,8 @@ export interface ConsoleRoute {
   access: RouteAccess;
   /** For `operator` routes: the least role that may use it (viewer when not given). */
   minRole?: OperatorRole;
+  /** For `merchant` routes: the merchant roles admitted (every role when not given); any other role gets the 403 page. */
+  merchantRoles?: readonly MerchantRole[];
   /**
    * For `operator` POST routes at a fixed path: the route also takes multipart/form-data (a
    * file), read after the session and role are checked, up to CONSOLE_UPLOAD_LIMIT; the CSRF

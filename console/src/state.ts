@@ -1,5 +1,6 @@
 import type { Middleware, ParameterizedContext } from "koa";
 import type { RouterContext, RouterMiddleware } from "@koa/router";
+import type { MerchantUser } from "./auth/merchant-users.js";
 import type { Operator } from "./auth/operators.js";
 import type { Actor } from "./auth/operator-admin.js";
 import type { Session } from "./auth/sessions.js";
@@ -25,6 +26,14 @@ export interface ConsoleState {
   /** The signed-in operator's session and account (browser session or CLI token). */
   session?: Session;
   operator?: Operator;
+  /**
+   * The signed-in merchant user and their merchant session (merchant-session, `merchant` routes):
+   * never set together with `operator`/`session`, which are an operator's only.
+   */
+  merchantUser?: MerchantUser;
+  merchantSession?: Session;
+  /** The merchant's name for the merchant layout's header (the merchant id when the service did not say). */
+  merchantName?: string;
   /** Who calls the admin API: an admin's CLI session or an admin assertion (admin-auth). */
   actor?: Actor;
 }

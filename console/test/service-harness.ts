@@ -49,7 +49,8 @@ export async function startStack(options: { consoleEnv?: Record<string, string> 
   });
   const clock = liveClock();
   const running = await startConsole({
-    env: { DATA_DIR: join(dir, "console"), CONSOLE_PORT: "0", LOG_LEVEL: "silent", ...options.consoleEnv },
+    // Both sides, as the all-in-one serves them: the merchant dashboard's tests use this stack too.
+    env: { DATA_DIR: join(dir, "console"), CONSOLE_PORT: "0", LOG_LEVEL: "silent", CONSOLE_AUDIENCE: "both", ...options.consoleEnv },
     clock,
     transport: services.localTransport,
     assertionPrivateKey: TEST_OPERATOR_PRIVATE_KEY_PEM,

@@ -2,14 +2,17 @@ import type { KeyObject } from "node:crypto";
 import { createPublicKey } from "node:crypto";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import {
+  AssertionError,
   audienceOfService,
+  isMerchantUser,
   createAssertionSigner,
   operatorAssertionInterceptor as kitAssertionInterceptor,
   verifyAssertion,
+  type ActorIdentity,
   type AssertionSigner,
   type Clock,
-  type OperatorIdentity,
 } from "@payments/kit";
+import { merchantIdentityOf, type MerchantUser } from "./merchant-users.js";
 import { identityOf, type Operator } from "./operators.js";
 
 /** The console's own name as an audience: an assertion for it may use the admin API. */
@@ -37,8 +40,13 @@ export class NoAssertionKeyError extends Error {
 export interface AssertionIssuer {
   /** A signer for this operator, one assertion per audience, each reused until shortly before it expires. */
   assertionsFor(operator: Pick<Operator, "email" | "displayName" | "role">): AssertionSigner;
-  /** The identity in `token` when it is a valid assertion for `audience` (default: the console). */
-  verify(token: string, audience?: string): Promise<OperatorIdentity>;
+  /**
+   * A signer for a merchant's own user: the same 60-second assertions, naming the user's merchant
+   * (`merchant_id`), to which the services scope every read and write of the call.
+   */
+  assertionsForMerchantUser(user: Pick<MerchantUser, "email" | "displayName" | "role" | "merchantId">): AssertionSigner;
+  /** The identity in `token` when it is a valid assertion for `audience` (default: the console): an operator's or a merchant user's. */
+  verify(token: string, audience?: string): Promise<ActorIdentity>;
 }
 
 export function createAssertionIssuer(privateKey: KeyObject | undefined, clock: Clock): AssertionIssuer {
@@ -48,9 +56,16 @@ export function createAssertionIssuer(privateKey: KeyObject | undefined, clock: 
       if (!privateKey) throw new NoAssertionKeyError();
       return createAssertionSigner(privateKey, identityOf(operator), { now: () => clock.now() });
     },
-    verify(token, audience = CONSOLE_AUDIENCE) {
-      if (!publicKey) return Promise.reject(new NoAssertionKeyError());
-      return verifyAssertion(publicKey, token, audience, clock.now());
+    assertionsForMerchantUser(user) {
+      if (!privateKey) throw new NoAssertionKeyError();
+      return createAssertionSigner(privateKey, merchantIdentityOf(user), { now: () => clock.now() });
+    },
+    async verify(token, audience = CONSOLE_AUDIENCE) {
+      if (!publicKey) throw new NoAssertionKeyError();
+      const identity = await verifyAssertion(publicKey, token, audience, clock.now());
+      // The admin API and the CLI's sessions are operators' alone: a merchant user's assertion is no key to them.
+      if (isMerchantUser(identity)) throw new AssertionError("a merchant user's assertion is not an operator's");
+      return identity;
     },
   };
 }

@@ -7,6 +7,7 @@ export type SessionChannel = "browser" | "cli";
 
 export interface Session {
   idHash: string;
+  /** The account's id: an operator's in `sessions`, a merchant user's in `merchant_sessions`. */
   operatorId: string;
   channel: SessionChannel;
   csrfToken: string;
@@ -36,13 +37,26 @@ export interface SessionLimits {
   cliLifetimeMs: number;
 }
 
+/**
+ * Where sessions are kept: the operators' (`sessions`) or the merchant users' (`merchant_sessions`),
+ * two tables so that a session of one kind can never be resumed as the other.
+ */
+export interface SessionStore {
+  table: "sessions" | "merchant_sessions";
+  /** The column naming the account. */
+  owner: "operator_id" | "merchant_user_id";
+}
+
+export const OPERATOR_SESSIONS: SessionStore = { table: "sessions", owner: "operator_id" };
+export const MERCHANT_SESSIONS: SessionStore = { table: "merchant_sessions", owner: "merchant_user_id" };
+
 /** last_seen_at is written at most this often: a page view is not a database write each time. */
 const TOUCH_EVERY_MS = 60_000;
 
-function fromRow(row: SessionRow): Session {
+function fromRow(row: Omit<SessionRow, "operator_id">, store: SessionStore): Session {
   return {
     idHash: row.id_hash,
-    operatorId: row.operator_id,
+    operatorId: String((row as unknown as Record<string, unknown>)[store.owner]),
     channel: row.channel === "cli" ? "cli" : "browser",
     csrfToken: row.csrf_token,
     pendingTotpSecret: row.pending_totp_secret,
@@ -53,12 +67,15 @@ function fromRow(row: SessionRow): Session {
 }
 
 /** Starts a session: the secret goes to the browser (cookie) or the CLI once; only its hash is kept. */
-export async function createSession(db: Knex, input: { operatorId: string; channel: SessionChannel; now: number; limits: SessionLimits }): Promise<{ secret: string; session: Session }> {
+export async function createSession(
+  db: Knex,
+  input: { operatorId: string; channel: SessionChannel; now: number; limits: SessionLimits },
+  store: SessionStore = OPERATOR_SESSIONS,
+): Promise<{ secret: string; session: Session }> {
   const { secret, hash } = newSecret();
   const lifetime = input.channel === "cli" ? input.limits.cliLifetimeMs : input.limits.browserLifetimeMs;
-  const row: SessionRow = {
+  const columns = {
     id_hash: hash,
-    operator_id: input.operatorId,
     channel: input.channel,
     csrf_token: newToken(24),
     pending_totp_secret: null,
@@ -66,8 +83,8 @@ export async function createSession(db: Knex, input: { operatorId: string; chann
     last_seen_at: input.now,
     expires_at: input.now + lifetime,
   };
-  await db("sessions").insert(row);
-  return { secret, session: fromRow(row) };
+  await db(store.table).insert({ ...columns, [store.owner]: input.operatorId });
+  return { secret, session: fromRow({ ...columns, [store.owner]: input.operatorId }, store) };
 }
 
 /**
@@ -75,31 +92,31 @@ export async function createSession(db: Knex, input: { operatorId: string; chann
  * (browser) idle longer than the idle timeout. An ended session's row is deleted when met.
  * A live one is marked seen (at most once a minute).
  */
-export async function resumeSession(db: Knex, secret: string, channel: SessionChannel, now: number, limits: SessionLimits): Promise<Session | undefined> {
+export async function resumeSession(db: Knex, secret: string, channel: SessionChannel, now: number, limits: SessionLimits, store: SessionStore = OPERATOR_SESSIONS): Promise<Session | undefined> {
   const idHash = hashSecret(secret);
-  const row = (await db("sessions").where({ id_hash: idHash }).first()) as SessionRow | undefined;
+  const row = (await db(store.table).where({ id_hash: idHash }).first()) as SessionRow | undefined;
   if (!row) return undefined;
-  const session = fromRow(row);
+  const session = fromRow(row, store);
   if (session.channel !== channel) return undefined;
   const idleEnded = channel === "browser" && now - session.lastSeenAt >= limits.idleMs;
   if (now >= session.expiresAt || idleEnded) {
-    await db("sessions").where({ id_hash: idHash }).delete();
+    await db(store.table).where({ id_hash: idHash }).delete();
     return undefined;
   }
   if (now - session.lastSeenAt >= TOUCH_EVERY_MS) {
-    await db("sessions").where({ id_hash: idHash }).update({ last_seen_at: now });
+    await db(store.table).where({ id_hash: idHash }).update({ last_seen_at: now });
     session.lastSeenAt = now;
   }
   return session;
 }
 
-export async function deleteSession(db: Knex, idHash: string): Promise<void> {
-  await db("sessions").where({ id_hash: idHash }).delete();
+export async function deleteSession(db: Knex, idHash: string, store: SessionStore = OPERATOR_SESSIONS): Promise<void> {
+  await db(store.table).where({ id_hash: idHash }).delete();
 }
 
 /** Ends every session of an operator (disabled, password reset, role lowered). */
-export async function deleteSessionsOf(db: Knex, operatorId: string): Promise<number> {
-  return db("sessions").where({ operator_id: operatorId }).delete();
+export async function deleteSessionsOf(db: Knex, operatorId: string, store: SessionStore = OPERATOR_SESSIONS): Promise<number> {
+  return db(store.table).where({ [store.owner]: operatorId }).delete();
 }
 
 export async function setPendingTotpSecret(db: Knex, idHash: string, sealed: string | null): Promise<void> {
@@ -107,8 +124,8 @@ export async function setPendingTotpSecret(db: Knex, idHash: string, sealed: str
 }
 
 /** Drops sessions that ended (absolute end passed, or idle past the timeout): run now and then. */
-export async function deleteEndedSessions(db: Knex, now: number, limits: SessionLimits): Promise<number> {
-  return db("sessions")
+export async function deleteEndedSessions(db: Knex, now: number, limits: SessionLimits, store: SessionStore = OPERATOR_SESSIONS): Promise<number> {
+  return db(store.table)
     .where("expires_at", "<=", now)
     .orWhere((q) => {
       // knex builds the group from what the callback adds; the builder is not a query to run.

@@ -8,6 +8,8 @@ export interface SignInEvent {
   channel: "browser" | "cli";
   email: string;
   operatorId?: string | undefined;
+  /** A merchant user's event (the merchant dashboard's sign-in): their id, and no operatorId. */
+  merchantUserId?: string | undefined;
   ip: string;
   /** A machine word (`bad_password`, `totp_required`, …), never the password or code typed. */
   reason?: string | undefined;
@@ -22,6 +24,7 @@ export async function recordSignInEvent(db: Knex, event: SignInEvent, now: numbe
     // Whatever was typed, bounded: a failed attempt may name any string.
     email: event.email.slice(0, 254),
     operator_id: event.operatorId ?? null,
+    ...(event.merchantUserId ? { merchant_user_id: event.merchantUserId } : {}),
     ip: event.ip.slice(0, 64),
     reason: event.reason ?? null,
   });

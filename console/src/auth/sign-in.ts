@@ -17,52 +17,93 @@ export function totpRequiredFor(ctx: Pick<ConsoleContext, "config">, operator: P
   return ctx.config.CONSOLE_REQUIRE_TOTP && TOTP_ROLES.has(operator.role);
 }
 
+/** What sign-in needs of an account, operator or merchant user alike. */
+export interface SignInAccount {
+  id: string;
+  email: string;
+  disabled: boolean;
+  passwordHash: string | null;
+  totpSecret: string | null;
+  totpLastStep: number | null;
+}
+
+/** Where sign-in finds and updates accounts: the operators, or the merchant users (auth/merchant-sign-in.ts). */
+export interface AccountSource<A extends SignInAccount> {
+  find(email: string): Promise<A | undefined>;
+  update(id: string, patch: { lastSignInAt: number; totpLastStep?: number; passwordHash?: string }): Promise<void>;
+  /** The throttle's account key (merchant users' are prefixed, so one email in both tables counts apart). */
+  throttleKey(email: string): string;
+  /** Which account a sign-in event names. */
+  eventOwner(account: A): { operatorId?: string; merchantUserId?: string };
+  /** The CLI cannot enrol: true when this account must have TOTP and has none. */
+  cliNeedsEnrolment(account: A): boolean;
+}
+
+export type AccountSignInResult<A> = { ok: true; account: A } | { ok: false; reason: SignInRefusal; retryAfterMs?: number };
+
 /**
  * Checks an email, a password and (when the account has enrolled) a TOTP code, for the sign-in
- * page and the CLI alike: throttled per account and per IP, every outcome recorded. The CLI
+ * pages and the CLI alike: throttled per account and per IP, every outcome recorded. The CLI
  * cannot enrol, so an account that must have TOTP and has none is refused there until it
  * enrols in the browser; the browser lets it in to the enrolment page only.
  */
-export async function signIn(ctx: ConsoleContext, input: { email: string; password: string; totp?: string | undefined; ip: string; channel: "browser" | "cli" }): Promise<SignInResult> {
+export async function signInWith<A extends SignInAccount>(
+  ctx: ConsoleContext,
+  input: { email: string; password: string; totp?: string | undefined; ip: string; channel: "browser" | "cli" },
+  source: AccountSource<A>,
+): Promise<AccountSignInResult<A>> {
   const email = normaliseEmail(input.email);
+  const key = source.throttleKey(email);
   const base = { channel: input.channel, email, ip: input.ip };
-  const retryAfterMs = await ctx.throttle.retryAfter(email, input.ip);
+  const retryAfterMs = await ctx.throttle.retryAfter(key, input.ip);
   if (retryAfterMs !== undefined) {
     await recordSignInEvent(ctx.db, { ...base, event: "sign_in_throttled" }, nowMs(ctx));
     return { ok: false, reason: "throttled", retryAfterMs };
   }
-  const fail = async (reason: SignInRefusal, why: string, operator?: Operator, counts = true): Promise<SignInResult> => {
-    if (counts) await ctx.throttle.failed(email, input.ip);
-    await recordSignInEvent(ctx.db, { ...base, event: "sign_in_failed", operatorId: operator?.id, reason: why }, nowMs(ctx));
+  const fail = async (reason: SignInRefusal, why: string, account?: A, counts = true): Promise<AccountSignInResult<A>> => {
+    if (counts) await ctx.throttle.failed(key, input.ip);
+    await recordSignInEvent(ctx.db, { ...base, event: "sign_in_failed", ...(account ? source.eventOwner(account) : {}), reason: why }, nowMs(ctx));
     return { ok: false, reason };
   };
 
-  const operator = await findOperatorByEmail(ctx.db, email);
+  const account = await source.find(email);
   // Always one scrypt: an unknown email answers as slowly as a wrong password.
-  const matches = await verifyPassword(input.password, operator?.passwordHash ?? (await decoyHash()));
-  if (!operator) return fail("invalid", "unknown_email");
-  if (!operator.passwordHash || !matches) return fail("invalid", operator.passwordHash ? "bad_password" : "no_password", operator);
-  if (operator.disabled) return fail("invalid", "disabled", operator);
+  const matches = await verifyPassword(input.password, account?.passwordHash ?? (await decoyHash()));
+  if (!account) return fail("invalid", "unknown_email");
+  if (!account.passwordHash || !matches) return fail("invalid", account.passwordHash ? "bad_password" : "no_password", account);
+  if (account.disabled) return fail("invalid", "disabled", account);
 
   let step: number | undefined;
-  if (operator.totpSecret !== null) {
+  if (account.totpSecret !== null) {
     // The password was right: asking for the code is not a failed guess.
-    if (!input.totp) return fail("totp_required", "totp_missing", operator, false);
-    step = totpStep(ctx.totp.open(operator.totpSecret), input.totp, ctx.clock.now());
-    if (step === undefined) return fail("totp_invalid", "bad_totp", operator);
-    if (operator.totpLastStep !== null && step <= operator.totpLastStep) return fail("totp_invalid", "totp_replayed", operator);
-  } else if (input.channel === "cli" && totpRequiredFor(ctx, operator)) {
-    return fail("totp_enrolment_required", "totp_not_enrolled", operator, false);
+    if (!input.totp) return fail("totp_required", "totp_missing", account, false);
+    step = totpStep(ctx.totp.open(account.totpSecret), input.totp, ctx.clock.now());
+    if (step === undefined) return fail("totp_invalid", "bad_totp", account);
+    if (account.totpLastStep !== null && step <= account.totpLastStep) return fail("totp_invalid", "totp_replayed", account);
+  } else if (input.channel === "cli" && source.cliNeedsEnrolment(account)) {
+    return fail("totp_enrolment_required", "totp_not_enrolled", account, false);
   }
 
   const now = nowMs(ctx);
-  await updateOperator(ctx.db, operator.id, {
+  await source.update(account.id, {
     lastSignInAt: now,
     ...(step !== undefined ? { totpLastStep: step } : {}),
     // Raised cost parameters reach each account at its next sign-in, the only time the password is known.
-    ...(needsRehash(operator.passwordHash) ? { passwordHash: await hashPassword(input.password) } : {}),
+    ...(needsRehash(account.passwordHash) ? { passwordHash: await hashPassword(input.password) } : {}),
   });
-  await ctx.throttle.succeeded(email);
-  await recordSignInEvent(ctx.db, { ...base, event: "sign_in", operatorId: operator.id }, now);
-  return { ok: true, operator: { ...operator, lastSignInAt: now } };
+  await ctx.throttle.succeeded(key);
+  await recordSignInEvent(ctx.db, { ...base, event: "sign_in", ...source.eventOwner(account) }, now);
+  return { ok: true, account: { ...account, lastSignInAt: now } };
+}
+
+/** An operator's sign-in (the sign-in page, the CLI's session API). */
+export async function signIn(ctx: ConsoleContext, input: { email: string; password: string; totp?: string | undefined; ip: string; channel: "browser" | "cli" }): Promise<SignInResult> {
+  const result = await signInWith<Operator>(ctx, input, {
+    find: (email) => findOperatorByEmail(ctx.db, email),
+    update: (id, patch) => updateOperator(ctx.db, id, patch),
+    throttleKey: (email) => email,
+    eventOwner: (operator) => ({ operatorId: operator.id }),
+    cliNeedsEnrolment: (operator) => totpRequiredFor(ctx, operator),
+  });
+  return result.ok ? { ok: true, operator: result.account } : result;
 }

@@ -1,4 +1,4 @@
-import { isOperatorRole } from "@payments/kit";
+import { isMerchantUser, isOperatorRole } from "@payments/kit";
 import { AssertionError } from "@payments/kit";
 import { findOperatorById, identityOf } from "../auth/operators.js";
 import { resumeSession } from "../auth/sessions.js";
@@ -54,7 +54,8 @@ export function adminAuth(deps: ConsoleContext): ConsoleMiddleware {
         if (err instanceof AssertionError) throw unauthenticated(err.message);
         throw err;
       }
-      if (!isOperatorRole(identity.role) || identity.role !== "admin") throw new ConsoleError(403, "FORBIDDEN", "the admin API needs the admin role");
+      // A merchant user's assertion never opens the admin API, whatever it claims.
+      if (isMerchantUser(identity) || !isOperatorRole(identity.role) || identity.role !== "admin") throw new ConsoleError(403, "FORBIDDEN", "the admin API needs the admin role");
       ctx.state.actor = identity;
     } else {
       await cliSession(deps, ctx, token);

@@ -20,10 +20,11 @@ function refuse(): never {
  * CSRF token: another site can make the browser send the cookie, but cannot read the token.
  * Refused with 403 before the handler runs, so nothing changes.
  */
-export function sessionCsrf(): ConsoleMiddleware {
+export function sessionCsrf(options: { merchant?: boolean } = {}): ConsoleMiddleware {
   return async (ctx, next) => {
     if (!SAFE_METHODS.has(ctx.method)) {
-      const expected = ctx.state.session?.csrfToken;
+      // A merchant page takes only its merchant session's token; an operator page only the operator's.
+      const expected = options.merchant ? ctx.state.merchantSession?.csrfToken : ctx.state.session?.csrfToken;
       const given = presented(ctx);
       if (!expected || !given || !sameSecret(given, expected)) refuse();
     }

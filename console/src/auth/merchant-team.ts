@@ -1,0 +1,122 @@
+import { isUniqueViolation, recordAudit, type ActorIdentity, type MerchantRole } from "@payments/kit";
+import { nowMs, type ConsoleContext } from "../context.js";
+import { badRequest, conflict, ConsoleError, notFound } from "../errors.js";
+import {
+  countEnabledOwners,
+  disableMerchantUser,
+  findMerchantUserByEmail,
+  findMerchantUserOf,
+  insertMerchantUser,
+  updateMerchantUserRole,
+  type MerchantUser,
+} from "./merchant-users.js";
+import { isEmail, normaliseEmail } from "./operators.js";
+import type { SignInLinkOut } from "./operator-admin.js";
+import { createSignInLink, MERCHANT_LINKS } from "./sign-in-links.js";
+
+/**
+ * Who changes a merchant's team: an operator (admin API, the operator console's merchant page)
+ * or the merchant's own owner (the Team page). Recorded as the actor of the audit row.
+ */
+export type TeamActor = ActorIdentity;
+
+/** The one-time link of a merchant user: the merchant dashboard's set-password page. */
+export function merchantSignInLinkUrl(ctx: Pick<ConsoleContext, "publicUrl">, token: string): string {
+  return `${ctx.publicUrl}/merchant/set-password?token=${encodeURIComponent(token)}`;
+}
+
+/**
+ * One row of the console's own audit for a team change, done or refused, naming the merchant
+ * (merchant_id, and the merchant id among the targets) so the merchant's trail shows it.
+ */
+async function audit(ctx: ConsoleContext, actor: TeamActor, action: string, merchantId: string, targets: string[], outcome: string, reason = ""): Promise<void> {
+  await recordAudit(ctx.db, ctx.clock, ctx.logger, {
+    service: "console",
+    rpc: `console/${action}`,
+    actor: actor.subject,
+    actorKind: actor.kind,
+    role: actor.role,
+    merchantId,
+    targets: [merchantId, ...targets],
+    reason,
+    outcome,
+  });
+}
+
+/** Runs a team change and audits it, whether it is done (`ok`) or refused (the refusal's code). */
+async function audited<T>(ctx: ConsoleContext, actor: TeamActor, action: string, merchantId: string, targets: string[], change: () => Promise<{ result: T; reason?: string }>): Promise<T> {
+  try {
+    const { result, reason } = await change();
+    await audit(ctx, actor, action, merchantId, targets, "ok", reason);
+    return result;
+  } catch (err) {
+    await audit(ctx, actor, action, merchantId, targets, err instanceof ConsoleError ? err.code : "INTERNAL");
+    throw err;
+  }
+}
+
+export interface InviteInput {
+  merchantId: string;
+  email: string;
+  displayName?: string | undefined;
+  role: MerchantRole;
+}
+
+/**
+ * A new user of `merchantId` and their one-time link (CONSOLE_SIGN_IN_LINK_TTL, used once). The
+ * merchant's existence is the caller's to check (the admin API asks the merchant service; an
+ * owner invites to their own merchant). An email already used by a merchant user is 409.
+ */
+export async function inviteMerchantUser(ctx: ConsoleContext, actor: TeamActor, input: InviteInput): Promise<{ user: MerchantUser; link: SignInLinkOut }> {
+  const email = normaliseEmail(input.email);
+  return audited(ctx, actor, "InviteMerchantUser", input.merchantId, [email], async () => {
+    if (!isEmail(email)) throw badRequest("INVALID_EMAIL", "email must be an email address");
+    const displayName = (input.displayName ?? "").trim() || email.split("@")[0] || email;
+    if (displayName.length > 200) throw badRequest("INVALID_NAME", "display name must be at most 200 characters");
+    if (await findMerchantUserByEmail(ctx.db, email)) throw conflict("MERCHANT_USER_EXISTS", `a merchant user ${email} exists already`);
+    const result = await ctx.db.transaction(async (trx) => {
+      let user: MerchantUser;
+      try {
+        user = await insertMerchantUser(trx, { merchantId: input.merchantId, email, displayName, role: input.role, createdBy: actor.subject }, nowMs(ctx));
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict("MERCHANT_USER_EXISTS", `a merchant user ${email} exists already`);
+        throw err;
+      }
+      const { token, expiresAt } = await createSignInLink(trx, { operatorId: user.id, purpose: "create", createdBy: actor.subject, now: nowMs(ctx), ttlMs: ctx.config.CONSOLE_SIGN_IN_LINK_TTL }, MERCHANT_LINKS);
+      return { user, link: { url: merchantSignInLinkUrl(ctx, token), expiresAt } };
+    });
+    return { result, reason: `${result.user.id} as ${input.role}` };
+  });
+}
+
+async function userOf(ctx: ConsoleContext, merchantId: string, userId: string): Promise<MerchantUser> {
+  // Another merchant's user (or none) is the same 404: an id tells nothing across merchants.
+  const user = await findMerchantUserOf(ctx.db, merchantId, userId);
+  if (!user || user.disabled) throw notFound("no such user in this team");
+  return user;
+}
+
+/** The last enabled owner is never demoted or removed: nobody could manage the team afterwards. */
+async function keepOneOwner(ctx: ConsoleContext, merchantId: string): Promise<void> {
+  if ((await countEnabledOwners(ctx.db, merchantId)) <= 1) throw conflict("LAST_OWNER", "this is the last owner: make another owner first");
+}
+
+/** A new role for a user of `merchantId` (their sessions go on with the new role at once). */
+export async function changeMerchantUserRole(ctx: ConsoleContext, actor: TeamActor, merchantId: string, userId: string, role: MerchantRole): Promise<MerchantUser> {
+  return audited(ctx, actor, "SetMerchantUserRole", merchantId, [userId], async () => {
+    const user = await userOf(ctx, merchantId, userId);
+    if (user.role === "owner" && role !== "owner") await keepOneOwner(ctx, merchantId);
+    await updateMerchantUserRole(ctx.db, user.id, role);
+    return { result: { ...user, role }, reason: `${user.email}: ${user.role} to ${role}` };
+  });
+}
+
+/** Removes a user of `merchantId`: disabled, every session and unused link ended. */
+export async function removeMerchantUser(ctx: ConsoleContext, actor: TeamActor, merchantId: string, userId: string): Promise<MerchantUser> {
+  return audited(ctx, actor, "RemoveMerchantUser", merchantId, [userId], async () => {
+    const user = await userOf(ctx, merchantId, userId);
+    if (user.role === "owner") await keepOneOwner(ctx, merchantId);
+    await disableMerchantUser(ctx.db, user.id, nowMs(ctx));
+    return { result: { ...user, disabled: true }, reason: `${user.email} removed` };
+  });
+}

@@ -1,0 +1,13 @@
+import type { ConsoleContext } from "../context.js";
+import type { ConsoleRoute } from "../route.js";
+import { merchantSignInPages } from "./sign-in/index.js";
+import { merchantTeamPages } from "./team/index.js";
+
+/**
+ * The merchant dashboard's areas (`/merchant/...`, access `merchant` or `merchant-public`); a new
+ * area adds its `merchant/<area>/index.ts` factory here. app.ts serves them when CONSOLE_AUDIENCE
+ * is `merchants` or `both`.
+ */
+export function merchantRoutes(deps: ConsoleContext): ConsoleRoute[] {
+  return [...merchantSignInPages(deps), ...merchantTeamPages(deps)];
+}

@@ -1,0 +1,103 @@
+import { LANGUAGES, type Language } from "../i18n.js";
+import { html, trusted, type SafeHtml } from "../html.js";
+import { STYLE } from "../layout.js";
+import type { ConsoleContextKoa } from "../state.js";
+import { common } from "./common/texts.js";
+
+/** The merchant dashboard's areas, in its navigation. */
+export type MerchantArea = "home" | "payments" | "money" | "developers" | "team";
+
+const AREAS: ReadonlyArray<{ area: MerchantArea; path: string; key: "nav.home" | "nav.payments" | "nav.money" | "nav.developers" | "nav.team" }> = [
+  { area: "home", path: "/merchant", key: "nav.home" },
+  { area: "payments", path: "/merchant/payments", key: "nav.payments" },
+  { area: "money", path: "/merchant/money", key: "nav.money" },
+  { area: "developers", path: "/merchant/developers", key: "nav.developers" },
+  { area: "team", path: "/merchant/team", key: "nav.team" },
+];
+
+/**
+ * The console's stylesheet plus what a phone needs (390 px): the header and navigation wrap,
+ * tables scroll sideways inside `.table-scroll` rather than widening the page, forms and action
+ * grids take one column, inputs the whole width.
+ */
+const MERCHANT_STYLE = trusted(`${STYLE.text}
+header { background: #0e4f4a; }
+button { background: #0e4f4a; }
+header button { background: transparent; }
+header .who { margin: 0; }
+main { margin: 1.5rem auto; overflow-wrap: anywhere; }
+.table-scroll { overflow-x: auto; max-width: 100%; }
+.table-scroll table { min-width: 36rem; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: 1rem; }
+@media (max-width: 40rem) {
+  header { padding: .5rem .75rem; gap: .5rem; }
+  nav ul { gap: .25rem .75rem; flex-wrap: wrap; }
+  main { padding: 0 .75rem; margin-top: 1rem; }
+  .card { padding: 1rem; }
+  .actions, .grid { grid-template-columns: 1fr; }
+  .filters { display: block; }
+  input, select, textarea { max-width: 100%; width: 100%; }
+  h1 { font-size: 1.5rem; }
+}
+`);
+
+export interface MerchantLayoutOptions {
+  title: string;
+  body: SafeHtml;
+  script?: SafeHtml | undefined;
+  active?: MerchantArea | undefined;
+  /** The signed-in user's header (name, role, merchant, sign-out); none on sign-in and set-password. */
+  user?: { displayName: string; role: string; merchantName: string; csrfToken: string } | undefined;
+}
+
+function languageLinks(ctx: ConsoleContextKoa, lang: Language): SafeHtml {
+  const links = LANGUAGES.map((code) => {
+    const params = new URLSearchParams(ctx.querystring);
+    params.set("lang", code);
+    return html`<li><a href="${`${ctx.path}?${params.toString()}`}" lang="${code}" hreflang="${code}"${code === lang ? html` aria-current="true"` : ""}>${code === "tr" ? "Türkçe" : "English"}</a></li>`;
+  });
+  return html`<nav aria-label="${common(lang, "nav.language")}"><ul>${links}</ul></nav>`;
+}
+
+/** Every merchant dashboard page: the same nonce'd CSP rules as the operators' layout, its own header and navigation. */
+export function merchantLayout(ctx: ConsoleContextKoa, options: MerchantLayoutOptions): string {
+  const lang = ctx.state.lang;
+  const t = (key: Parameters<typeof common>[1], params?: Record<string, string>) => common(lang, key, params);
+  const user = options.user;
+  const signedIn = user
+    ? html`<nav class="areas" aria-label="${t("nav.areas")}"><ul>${AREAS.map(
+        (a) => html`<li><a href="${a.path}"${a.area === options.active ? html` aria-current="page"` : null}>${t(a.key)}</a></li>`,
+      )}</ul></nav>
+<p class="who">${t("nav.signedInAs", { name: user.displayName, role: roleName(lang, user.role), merchant: user.merchantName })}</p>
+<form method="post" action="/merchant/sign-out"><input type="hidden" name="_csrf" value="${user.csrfToken}"><button type="submit">${t("nav.signOut")}</button></form>`
+    : null;
+  return html`<!doctype html>
+<html lang="${lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${options.title} · ${t("app.title")}</title>
+<style nonce="${ctx.state.nonce}">${MERCHANT_STYLE}</style>
+</head>
+<body>
+<a class="skip" href="#main">${t("nav.skip")}</a>
+<header><strong>${t("app.title")}</strong>${signedIn}${languageLinks(ctx, lang)}</header>
+<main id="main" tabindex="-1">
+<h1>${options.title}</h1>
+${options.body}
+</main>
+${options.script ? html`<script nonce="${ctx.state.nonce}">${options.script}</script>` : null}
+</body>
+</html>`.text;
+}
+
+/** A merchant role in the page's language. */
+export function roleName(lang: Language, role: string): string {
+  return role === "owner" || role === "developer" || role === "finance" || role === "viewer" ? common(lang, `role.${role}`) : role;
+}
+
+export function renderMerchantLayout(ctx: ConsoleContextKoa, options: MerchantLayoutOptions, status = 200): void {
+  ctx.status = status;
+  ctx.type = "text/html; charset=utf-8";
+  ctx.body = merchantLayout(ctx, options);
+}

@@ -1,0 +1,31 @@
+import type { MerchantRole } from "@payments/kit";
+import type { MerchantUser } from "../auth/merchant-users.js";
+import type { ConsoleContext } from "../context.js";
+import { html } from "../html.js";
+import { alert } from "../layout.js";
+import { common } from "../merchant/common/texts.js";
+import { merchantPage, signedInMerchant } from "../merchant/merchant-call.js";
+import type { ConsoleMiddleware } from "../state.js";
+
+/**
+ * A page of the merchant dashboard: nobody signed in (as a merchant user: an operator is nobody
+ * here) goes to /merchant/sign-in; a role not in `roles` gets the 403 page, for a GET and a
+ * replayed POST alike, before the handler (and the CSRF check) runs.
+ */
+export function requireMerchantUser(deps: ConsoleContext, options: { roles?: readonly MerchantRole[] | undefined; names: (user: MerchantUser) => Promise<string> }): ConsoleMiddleware {
+  return async (ctx, next) => {
+    const user = ctx.state.merchantUser;
+    if (!user) {
+      ctx.status = 303;
+      ctx.redirect("/merchant/sign-in");
+      return;
+    }
+    ctx.state.merchantName = await options.names(user);
+    if (options.roles && !options.roles.includes(user.role)) {
+      const who = signedInMerchant(deps, ctx);
+      merchantPage(ctx, who, { title: common(who.lang, "error.title"), body: alert(common(who.lang, "error.forbidden")) ?? html`` }, 403);
+      return;
+    }
+    await next();
+  };
+}
