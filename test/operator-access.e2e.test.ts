@@ -67,8 +67,8 @@ async function auditCount(module: string, rpc: string): Promise<number> {
 
 const mutating = () => rpcs().filter((r) => isMutating(r.method));
 
-test.serial("the descriptors mark every read: a service's reads are its List, Get and Check RPCs, everything else is a mutation", (t) => {
-  for (const r of rpcs()) t.is(isMutating(r.method), !/^(List|Get|Check)/.test(r.method.name), `${r.service.typeName}/${r.method.name}`);
+test.serial("the descriptors mark every read: a service's reads are its List, Get, Check and Summarize RPCs, everything else is a mutation", (t) => {
+  for (const r of rpcs()) t.is(isMutating(r.method), !/^(List|Get|Check|Summarize)/.test(r.method.name), `${r.service.typeName}/${r.method.name}`);
   t.true(mutating().length > 30);
 });
 
@@ -162,11 +162,11 @@ test.serial("a sandbox merchant's adjustment needs one operator", async (t) => {
 /** What the walk expects: the least role of each mutating RPC (README, "Operators: roles and approvals"). */
 const allowedRoles = new Map<string, OperatorRole>(
   Object.entries({
-    "payments.merchant.v1.MerchantService": { CreateMerchant: "admin", RotateSecret: "admin", RotateWebhookSecret: "admin", SetAllowedIps: "admin", SetCallbackUrl: "admin", SetDisplayName: "admin", SetStatus: "admin", SetSandbox: "admin", SetRateLimit: "admin", SetPaymentRules: "admin" },
+    "payments.merchant.v1.MerchantService": { CreateMerchant: "admin", RotateSecret: "admin", RotateWebhookSecret: "admin", SetAllowedIps: "admin", SetCallbackUrl: "admin", SetDisplayName: "admin", SetStatus: "admin", SetSandbox: "admin", SetRateLimit: "admin", SetPaymentRules: "admin", RevokeSecret: "admin", SetWithdrawalApproval: "admin" },
     "payments.bankcatalog.v1.BankCatalogService": { CreateBank: "admin", UpdateBank: "admin", UpdateFastSettings: "admin", SetMerchantLimit: "admin", ClearMerchantLimit: "admin", CreateReceivingAccount: "admin", UpdateReceivingAccount: "admin", SeedSandboxAccounts: "admin" },
     "payments.deposit.v1.DepositService": { CreateDeposit: "admin", CancelDeposit: "operator", ConfirmDeposit: "operator", RejectDeposit: "operator", ReportTransfer: "operator", SimulatePayment: "operator", SandboxPayDeposit: "operator", SandboxExpireDeposit: "operator", ResolveTransfer: "operator", ImportStatement: "finance", RaiseModeFence: "admin", LowerModeFence: "admin" },
     "payments.payout.v1.PayoutService": { CreateWithdrawal: "admin", CancelWithdrawal: "operator", CompleteWithdrawal: "operator", FailWithdrawal: "operator", AdjustBalance: "finance", CreateTransferReturn: "finance", CompleteTransferReturn: "finance", FailTransferReturn: "finance", ResolveWithheldCredit: "finance", RaiseModeFence: "admin", LowerModeFence: "admin" },
-    "payments.callback.v1.CallbackService": { RedeliverEvent: "support", RedeliverFailedEvents: "support" },
+    "payments.callback.v1.CallbackService": { RedeliverEvent: "support", RedeliverFailedEvents: "support", SendTestEvent: "support" },
   }).flatMap(([service, methods]) => Object.entries(methods).map(([m, role]) => [`${service}/${m}`, role as OperatorRole])),
 );
 

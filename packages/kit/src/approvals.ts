@@ -6,7 +6,7 @@ import { decodeCursor, newestFirstPage } from "./cursor.js";
 import type { Migration } from "./db.js";
 import { serviceError } from "./errors.js";
 import { newId } from "./ids.js";
-import type { OperatorIdentity } from "./operator-assertion.js";
+import { isMerchantUser, type ActorIdentity } from "./operator-assertion.js";
 import type { ApprovalStatusName } from "@payments/contracts/statuses";
 import { auditJson } from "./operator-audit.js";
 
@@ -75,6 +75,8 @@ export interface ApprovalRow {
   decision_note: string | null;
   outcome: string | null;
   response_json: string | null;
+  /** Set when a merchant's own user asked: only a second user of that merchant decides it. */
+  merchant_id?: string | null;
 }
 
 /** What an approval is now: a pending one past its expiry is expired. */
@@ -91,7 +93,7 @@ export interface ApprovalRequest {
   summary: string;
   reason: string;
   targets: readonly string[];
-  maker: OperatorIdentity;
+  maker: ActorIdentity;
 }
 
 /** Stores the request as a pending approval, changing nothing else; its id. */
@@ -115,6 +117,7 @@ export async function requestApproval(db: Knex, clock: Clock, request: ApprovalR
     maker_role: request.maker.role,
     maker_kind: request.maker.kind,
     status: "pending",
+    ...(isMerchantUser(request.maker) ? { merchant_id: request.maker.merchantId } : {}),
   });
   return id;
 }
@@ -132,10 +135,14 @@ export function storedRequest(row: ApprovalRow, method: DescMethod): MessageShap
  * Takes a pending, unexpired approval for running, once: a conditional UPDATE, so two approvers
  * (or one, twice) can never run it twice. false when it was not pending any more.
  */
-export async function claimApproval(db: Knex, clock: Clock, id: string, approver: OperatorIdentity, note: string): Promise<boolean> {
+export async function claimApproval(db: Knex, clock: Clock, id: string, approver: ActorIdentity, note: string): Promise<boolean> {
   const now = clock.now().getTime();
   const changed = await db(APPROVALS_TABLE)
     .where({ id, status: "pending" })
+    .where((q) => {
+      // Operators decide operators' approvals; a merchant's user only its own merchant's.
+      void (isMerchantUser(approver) ? q.where({ merchant_id: approver.merchantId }) : q.whereNull("merchant_id"));
+    })
     .where("expires_at", ">", now)
     .whereNot("maker", approver.subject)
     .update({ status: "approved", decided_by: approver.subject, decided_at: now, decision_note: note.slice(0, 1000), outcome: "running" });
@@ -146,7 +153,7 @@ export async function recordApprovalOutcome(db: Knex, id: string, outcome: strin
   await db(APPROVALS_TABLE).where({ id, status: "approved" }).update({ outcome: outcome.slice(0, 80), response_json: responseJson });
 }
 
-export async function rejectApproval(db: Knex, clock: Clock, id: string, rejecter: OperatorIdentity, reason: string): Promise<boolean> {
+export async function rejectApproval(db: Knex, clock: Clock, id: string, rejecter: ActorIdentity, reason: string): Promise<boolean> {
   const now = clock.now().getTime();
   const changed = await db(APPROVALS_TABLE)
     .where({ id, status: "pending" })
@@ -158,12 +165,14 @@ export async function rejectApproval(db: Knex, clock: Clock, id: string, rejecte
 export async function listApprovals(
   db: Knex,
   clock: Clock,
-  query: { state?: ApprovalState; limit: number; cursor?: string },
+  query: { state?: ApprovalState; limit: number; cursor?: string; /** A merchant's approvals, or null: the operators' own. */ merchantId: string | null },
 ): Promise<{ rows: ApprovalRow[]; nextCursor: string }> {
   const after = query.cursor ? decodeCursor(query.cursor) : undefined;
   if (query.cursor && !after) throw serviceError(Code.InvalidArgument, "VALIDATION_ERROR", "cursor is not one this service issued", { field: "cursor" });
   const now = clock.now().getTime();
   const q = db(APPROVALS_TABLE).select("*");
+  if (query.merchantId === null) q.whereNull("merchant_id");
+  else q.where({ merchant_id: query.merchantId });
   if (query.state === "pending") q.where({ status: "pending" }).where("expires_at", ">", now);
   else if (query.state === "expired") q.where({ status: "pending" }).where("expires_at", "<=", now);
   else if (query.state) q.where({ status: query.state });

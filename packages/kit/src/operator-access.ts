@@ -10,10 +10,14 @@ import type { Logger } from "./logger.js";
 import {
   AssertionError,
   audienceOfService,
+  isMerchantUser,
   OPERATOR_ASSERTION_HEADER,
   roleAtLeast,
   verifyAssertion,
   type AssertionSigner,
+  type ActorIdentity,
+  type MerchantRole,
+  type MerchantUserIdentity,
   type OperatorIdentity,
   type OperatorRole,
 } from "./operator-assertion.js";
@@ -58,7 +62,36 @@ export interface RpcAccess<Req = unknown> {
   approval?: (req: Req, operator: OperatorIdentity) => Promise<ApprovalNeed | undefined>;
   /** The thing the call changes, read before it runs, for the audit's before. */
   before?: (req: Req) => Promise<unknown>;
+  /**
+   * Whether a merchant's own user (the merchant dashboard) may call it, and as which roles.
+   * Without it, any merchant user's call is PERMISSION_DENIED. With it, the call is scoped to the
+   * user's merchant before the handler runs: see MerchantRpcAccess.
+   */
+  merchant?: MerchantRpcAccess<Req>;
 }
+
+/**
+ * A merchant user's access to one RPC. The service scopes the call itself: by default the
+ * request's `merchantId` is set to the user's merchant (another merchant's id is NOT_FOUND, as
+ * if it did not exist) and `allMerchants` is cleared, so the handler's own lookups by merchant
+ * find nothing of another merchant's. A request without a `merchantId` field needs `scope`.
+ */
+export interface MerchantRpcAccess<Req = unknown> {
+  /** The merchant roles that may call it. */
+  roles: readonly MerchantRole[];
+  /** When the request decides it: the roles this request admits (a subset of `roles`). */
+  rolesFor?: (req: Req) => readonly MerchantRole[];
+  /**
+   * For a request that names no merchant: whether what it is about belongs to `merchantId`
+   * (false: NOT_FOUND, nothing runs). May set fields of the request to pin it to the merchant.
+   */
+  scope?: (req: Req, merchantId: string) => Promise<boolean> | boolean;
+  /** The merchant's own four-eyes: whether a second user of the same merchant must approve this request. */
+  approval?: (req: Req, user: MerchantUserIdentity) => Promise<ApprovalNeed | undefined>;
+}
+
+/** Every merchant role: reads a merchant's viewer may make. */
+export const ANY_MERCHANT_ROLE: readonly MerchantRole[] = ["owner", "developer", "finance", "viewer"];
 
 type MethodsOf<S extends DescService> = S extends { method: infer M } ? M : never;
 type InputOf<M> = M extends { input: infer I extends DescMessage } ? MessageShape<I> : never;
@@ -78,6 +111,10 @@ export function defineAccess<S extends DescService>(service: S, rules: AccessRul
   for (const method of service.methods) {
     const access = (rules as Record<string, RpcAccess | undefined>)[method.localName];
     if (!access) throw new Error(`${service.typeName}/${method.name} has no access rule`);
+    if (access.merchant && !access.merchant.scope && !method.input.fields.some((f) => f.localName === "merchantId")) {
+      // Refused at start, not at the first call: a merchant rule that could not be scoped would be an open door.
+      throw new Error(`${service.typeName}/${method.name} admits merchant users but its request names no merchant: give it a scope`);
+    }
     byName.set(method.name, { method, access });
   }
   return { service, rules: byName };
@@ -123,12 +160,12 @@ export interface ApprovedRun {
   module: string;
   rpc: string;
   maker: string;
-  makerRole: OperatorRole;
+  makerRole: string;
 }
 
 /** Who the call in progress acts for, when an operator's assertion came with it. */
 export interface OperatorScope {
-  operator: OperatorIdentity;
+  operator: ActorIdentity;
   /** Set when the call runs an approved request: the maker asked, `operator` approved. */
   approved?: ApprovedRun;
 }
@@ -204,6 +241,14 @@ export function operatorAccessInterceptor(options: OperatorAccessOptions): Inter
     const entry = registry.lookup(req.service.typeName, req.method.name);
     if (!entry) return next(req);
     const { module, access } = entry;
+    const token = req.header.get(OPERATOR_ASSERTION_HEADER);
+    if (!token && access.system) {
+      // A trusted internal caller (the gateway's every call): nothing to check or carry. The hot
+      // path skips the scopes unless an outer call set one that must not leak into this one.
+      if (scope.getStore() === undefined && approvedRunScope.getStore() === undefined) return next(req);
+      return scope.run(undefined, () => approvedRunScope.run(undefined, () => next(req)));
+    }
+
     const rpc = `${req.service.typeName}/${req.method.name}`;
     const message = req.stream ? undefined : req.message;
     const mutates = isMutating(req.method);
@@ -219,43 +264,35 @@ export function operatorAccessInterceptor(options: OperatorAccessOptions): Inter
           })
         : Promise.resolve();
 
-    const token = req.header.get(OPERATOR_ASSERTION_HEADER);
-    let operator: OperatorIdentity | undefined;
-    if (token) {
-      try {
-        if (!publicKey) throw new AssertionError("this service has no OPERATOR_ASSERTION_PUBLIC_KEY: it accepts no operator's assertion");
-        operator = await verifyAssertion(publicKey, token, module.name, clock.now());
-      } catch (err) {
-        if (!(err instanceof AssertionError)) throw err;
-        await audit({ actor: "", outcome: "UNAUTHENTICATED" });
-        throw serviceError(Code.Unauthenticated, "UNAUTHENTICATED", err.message);
-      }
-    } else if (!access.system) {
+    if (!token) {
       await audit({ actor: "", outcome: "UNAUTHENTICATED" });
       throw serviceError(Code.Unauthenticated, "UNAUTHENTICATED", `${req.method.name} is an operator's action: it needs a signed operator assertion (${OPERATOR_ASSERTION_HEADER})`);
     }
-    if (!operator) {
-      // A trusted internal caller: nothing to carry. The hot path (the gateway's calls) skips the
-      // scopes unless an outer call set one that must not leak into this one.
-      if (scope.getStore() === undefined && approvedRunScope.getStore() === undefined) return next(req);
-      return scope.run(undefined, () => approvedRunScope.run(undefined, () => next(req)));
+    let actor: ActorIdentity;
+    try {
+      if (!publicKey) throw new AssertionError("this service has no OPERATOR_ASSERTION_PUBLIC_KEY: it accepts no operator's assertion");
+      actor = await verifyAssertion(publicKey, token, module.name, clock.now());
+    } catch (err) {
+      if (!(err instanceof AssertionError)) throw err;
+      await audit({ actor: "", outcome: "UNAUTHENTICATED" });
+      throw serviceError(Code.Unauthenticated, "UNAUTHENTICATED", err.message);
     }
 
-    const who = { actor: operator.subject, actorKind: operator.kind, role: operator.role };
-    const needed = neededRole(access, message);
-    if (operator.merchantId !== undefined || !roleAtLeast(operator.role, needed)) {
-      await audit({ ...who, outcome: "PERMISSION_DENIED" });
-      throw serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `${req.method.name} needs the ${needed} role`);
-    }
+    const who = { actor: actor.subject, actorKind: actor.kind, role: actor.role, ...(isMerchantUser(actor) ? { merchantId: actor.merchantId } : {}) };
     const run = approvedRunScope.getStore();
     const approved = run && run.module === module.name && run.rpc === rpc ? run : undefined;
     const extra = approved ? { approvalId: approved.approvalId, maker: approved.maker } : {};
+    const gate = isMerchantUser(actor) ? await merchantGate(access, req.method, message, actor) : operatorGate(access, req.method, message, actor);
+    if (gate.refused) {
+      await audit({ ...who, outcome: gate.refused.metadata.get(ERROR_REASON_KEY) ?? "PERMISSION_DENIED" });
+      throw gate.refused;
+    }
     let before: unknown;
     let approvalId: string | undefined;
     try {
-      if (access.approval && !approved && message !== undefined) {
+      if (gate.approval && !approved && message !== undefined) {
         access.validate?.(message);
-        const need = await access.approval(message, operator);
+        const need = await gate.approval(message);
         if (need) {
           approvalId = await requestApproval(module.db, clock, {
             service: module.name,
@@ -265,16 +302,22 @@ export function operatorAccessInterceptor(options: OperatorAccessOptions): Inter
             summary: need.summary,
             reason: access.reason?.(message) ?? "",
             targets: targetsOf(access, message).filter((t): t is string => typeof t === "string" && t !== ""),
-            maker: operator,
+            maker: actor,
           });
-          throw serviceError(Code.FailedPrecondition, "APPROVAL_REQUIRED", `a second operator must approve this: approval ${approvalId} (${need.summary})`, {
+          const by = isMerchantUser(actor) ? "a second user of the merchant" : "a second operator";
+          throw serviceError(Code.FailedPrecondition, "APPROVAL_REQUIRED", `${by} must approve this: approval ${approvalId} (${need.summary})`, {
             details: { approvalId },
           });
         }
       }
       if (access.before && message !== undefined) before = await access.before(message).catch(() => undefined);
-      const res = await scope.run({ operator, ...(approved ? { approved } : {}) }, () => approvedRunScope.run(undefined, () => next(req)));
+      const res = await scope.run({ operator: actor, ...(approved ? { approved } : {}) }, () => approvedRunScope.run(undefined, () => next(req)));
       const after = res.stream ? undefined : res.message;
+      if (isMerchantUser(actor) && after !== undefined && namesAnotherMerchant(after, actor.merchantId)) {
+        // The scoping above is the rule; this is the net under it: an answer about another merchant's thing never leaves.
+        logger.error({ rpc, merchantId: actor.merchantId }, "a merchant user's call answered with another merchant's data: withheld");
+        throw notFound();
+      }
       await audit({ ...who, ...extra, outcome: "ok", before, ...(after ? { after: { schema: req.method.output, message: after } } : {}) }, after);
       return res;
     } catch (err) {
@@ -283,6 +326,73 @@ export function operatorAccessInterceptor(options: OperatorAccessOptions): Inter
       throw err;
     }
   };
+}
+
+interface Gate {
+  refused?: ConnectError;
+  approval?: (message: unknown) => Promise<ApprovalNeed | undefined>;
+}
+
+function operatorGate(access: RpcAccess, method: DescMethod, message: unknown, operator: OperatorIdentity): Gate {
+  const needed = neededRole(access, message);
+  if (!roleAtLeast(operator.role, needed)) return { refused: serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `${method.name} needs the ${needed} role`) };
+  const rule = access.approval;
+  return rule ? { approval: (m) => rule(m, operator) } : {};
+}
+
+/** What another merchant's thing answers a merchant user: the same as a thing that does not exist. */
+function notFound(): ConnectError {
+  return serviceError(Code.NotFound, "NOT_FOUND", "not found");
+}
+
+/** The merchant roles a request admits, when the RPC admits merchant users at all. */
+export function merchantRolesFor(access: RpcAccess, message: unknown): readonly MerchantRole[] {
+  const rule = access.merchant;
+  if (!rule) return [];
+  if (!rule.rolesFor || message === undefined) return rule.roles;
+  const narrowed = rule.rolesFor(message);
+  return rule.roles.filter((r) => narrowed.includes(r));
+}
+
+/**
+ * A merchant user's call: the RPC must admit the user's role, and the request is pinned to the
+ * user's merchant before anything runs (another merchant's id: NOT_FOUND).
+ */
+async function merchantGate(access: RpcAccess, method: DescMethod, message: unknown, user: MerchantUserIdentity): Promise<Gate> {
+  const rule = access.merchant;
+  if (!rule || message === undefined) return { refused: serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `${method.name} is not open to a merchant's users`) };
+  if (!merchantRolesFor(access, message).includes(user.role)) {
+    return { refused: serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `${method.name} is not open to the ${user.role} role`) };
+  }
+  const mine = rule.scope ? await rule.scope(message, user.merchantId) : pinToMerchant(message, user.merchantId);
+  if (!mine) return { refused: notFound() };
+  const approval = rule.approval;
+  return approval ? { approval: (m) => approval(m, user) } : {};
+}
+
+/** Sets the request's merchantId to the user's merchant (false when it named another) and clears allMerchants. */
+export function pinToMerchant(message: unknown, merchantId: string): boolean {
+  const fields = message as { merchantId?: unknown; allMerchants?: unknown };
+  if (typeof fields.merchantId !== "string") return false;
+  if (fields.merchantId !== "" && fields.merchantId !== merchantId) return false;
+  fields.merchantId = merchantId;
+  if (typeof fields.allMerchants === "boolean") fields.allMerchants = false;
+  return true;
+}
+
+/** Whether an answer carries a merchantId other than `merchantId`, at its top or one level down (a list's items, `{ deposit }`). */
+export function namesAnotherMerchant(answer: unknown, merchantId: string): boolean {
+  const other = (value: unknown): boolean => {
+    if (!value || typeof value !== "object") return false;
+    const id = (value as { merchantId?: unknown }).merchantId;
+    return typeof id === "string" && id !== "" && id !== merchantId;
+  };
+  if (other(answer)) return true;
+  if (!answer || typeof answer !== "object") return false;
+  for (const value of Object.values(answer)) {
+    if (Array.isArray(value) ? value.some(other) : other(value)) return true;
+  }
+  return false;
 }
 
 /**

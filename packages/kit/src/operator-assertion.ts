@@ -38,9 +38,22 @@ export function roleAtLeast(role: OperatorRole, needed: OperatorRole): boolean {
   return OPERATOR_ROLES.indexOf(role) >= OPERATOR_ROLES.indexOf(needed);
 }
 
+/**
+ * The roles of a merchant's own people (the merchant dashboard). Not a ladder: an owner may do
+ * everything, a developer the integration (keys, webhook, IPs, sandbox tools), finance the money
+ * (statements, withdrawals, exports), a viewer reads. Each RPC lists the ones it admits.
+ */
+export const MERCHANT_ROLES = ["owner", "developer", "finance", "viewer"] as const;
+export type MerchantRole = (typeof MERCHANT_ROLES)[number];
+
+export function isMerchantRole(value: unknown): value is MerchantRole {
+  return typeof value === "string" && (MERCHANT_ROLES as readonly string[]).includes(value);
+}
+
 /** A person signed in to the console, or a service account (automation, the all-in-one's local admin). */
 export type ActorKind = "human" | "service";
 
+/** One of our operators (or a service account acting as one). */
 export interface OperatorIdentity {
   /** Who: the operator's email, or the service account's name. Recorded as the actor. */
   subject: string;
@@ -48,16 +61,32 @@ export interface OperatorIdentity {
   name: string;
   role: OperatorRole;
   kind: ActorKind;
-  /** Set for a merchant's own user: every read and write is scoped to this merchant. */
-  merchantId?: string;
+  merchantId?: undefined;
 }
 
-export interface AssertionClaims extends OperatorIdentity {
+/** A merchant's own user (the merchant dashboard): every read and write is scoped to `merchantId` by the services. */
+export interface MerchantUserIdentity {
+  /** The user's email. Recorded as the actor, with the merchant. */
+  subject: string;
+  name: string;
+  role: MerchantRole;
+  kind: ActorKind;
+  merchantId: string;
+}
+
+/** Whoever an assertion names: the type makes every check tell an operator from a merchant's user. */
+export type ActorIdentity = OperatorIdentity | MerchantUserIdentity;
+
+export function isMerchantUser(identity: ActorIdentity): identity is MerchantUserIdentity {
+  return typeof identity.merchantId === "string";
+}
+
+export type AssertionClaims = ActorIdentity & {
   /** The services the assertion is for (`deposit`, `payout`, …): a service refuses any other. */
   audience: string | readonly string[];
   /** Seconds; HUMAN_ASSERTION_TTL_SECONDS when not given. At most MAX_SERVICE_TOKEN_TTL_SECONDS, and only a service account may exceed 60 s. */
   ttlSeconds?: number;
-}
+};
 
 /** Why an assertion was refused, for the UNAUTHENTICATED answer (never the token itself). */
 export class AssertionError extends Error {}
@@ -114,7 +143,7 @@ export async function signAssertion(privateKey: KeyObject, claims: AssertionClai
  * The identity in a valid assertion for `audience`, or AssertionError: a bad signature, another
  * issuer or audience, expired, a person's that lives longer than 60 s, a role that is not one.
  */
-export async function verifyAssertion(publicKey: KeyObject, token: string, audience: string, now: Date = new Date()): Promise<OperatorIdentity> {
+export async function verifyAssertion(publicKey: KeyObject, token: string, audience: string, now: Date = new Date()): Promise<ActorIdentity> {
   const { errors: joseErrors, jwtVerify } = await jose();
   let payload;
   try {
@@ -133,19 +162,17 @@ export async function verifyAssertion(publicKey: KeyObject, token: string, audie
   }
   const { sub, role, kind, name, iat, exp, merchant_id: merchantId } = payload as Record<string, unknown>;
   if (typeof sub !== "string" || sub === "") throw new AssertionError("the operator assertion names no subject");
-  if (!isOperatorRole(role)) throw new AssertionError("the operator assertion names no known role");
+  const forMerchant = typeof merchantId === "string" && merchantId !== "";
+  if (merchantId !== undefined && !forMerchant) throw new AssertionError("the operator assertion names an empty merchant");
+  if (forMerchant ? !isMerchantRole(role) : !isOperatorRole(role)) throw new AssertionError("the operator assertion names no known role");
   if (kind !== "human" && kind !== "service") throw new AssertionError("the operator assertion names no known kind");
   const lifetime = Number(exp) - Number(iat);
   if (kind === "human" && lifetime > HUMAN_ASSERTION_TTL_SECONDS) throw new AssertionError("a person's assertion may live at most 60 s");
   if (lifetime > MAX_SERVICE_TOKEN_TTL_SECONDS) throw new AssertionError("the service token lives too long");
   if (Number(iat) > now.getTime() / 1000 + CLOCK_TOLERANCE_SECONDS) throw new AssertionError("the operator assertion was issued in the future");
-  return {
-    subject: sub,
-    name: typeof name === "string" && name !== "" ? name : sub,
-    role,
-    kind,
-    ...(typeof merchantId === "string" && merchantId !== "" ? { merchantId } : {}),
-  };
+  const display = typeof name === "string" && name !== "" ? name : sub;
+  if (forMerchant) return { subject: sub, name: display, role: role as MerchantRole, kind, merchantId };
+  return { subject: sub, name: display, role: role as OperatorRole, kind };
 }
 
 /**
@@ -156,7 +183,7 @@ export interface AssertionSigner {
   assertionFor(audience: string): Promise<string>;
 }
 
-export function createAssertionSigner(privateKey: KeyObject, identity: OperatorIdentity, options: { ttlSeconds?: number; now?: () => Date } = {}): AssertionSigner {
+export function createAssertionSigner(privateKey: KeyObject, identity: ActorIdentity, options: { ttlSeconds?: number; now?: () => Date } = {}): AssertionSigner {
   const now = options.now ?? (() => new Date());
   const ttl = options.ttlSeconds ?? HUMAN_ASSERTION_TTL_SECONDS;
   const cache = new Map<string, { token: string; renewAt: number }>();

@@ -64,6 +64,35 @@ export const auditMigration: Migration = {
   },
 };
 
+/**
+ * Issue 24: a merchant's own users act through the same services. Their audit rows and their
+ * approvals carry the merchant, so the merchant reads its own trail (on an index) and only a
+ * second user of the same merchant decides its approvals.
+ */
+export const merchantScopeMigration: Migration = {
+  name: "00000000000012_operator_merchant_scope",
+  async up(db) {
+    await db.schema.alterTable(AUDIT_TABLE, (t) => {
+      t.string("merchant_id", 40).nullable();
+      t.index(["merchant_id", "created_at", "id"], "operator_audit_merchant");
+    });
+    await db.schema.alterTable("operator_approvals", (t) => {
+      t.string("merchant_id", 40).nullable();
+      t.index(["merchant_id", "status", "created_at", "id"], "operator_approvals_merchant");
+    });
+  },
+  async down(db) {
+    await db.schema.alterTable("operator_approvals", (t) => {
+      t.dropIndex(["merchant_id", "status", "created_at", "id"], "operator_approvals_merchant");
+      t.dropColumn("merchant_id");
+    });
+    await db.schema.alterTable(AUDIT_TABLE, (t) => {
+      t.dropIndex(["merchant_id", "created_at", "id"], "operator_audit_merchant");
+      t.dropColumn("merchant_id");
+    });
+  },
+};
+
 const SECRET_FIELD = /secret|password|token|privateKey|totp/i;
 const LONG_TEXT = 2000;
 
@@ -98,6 +127,8 @@ export interface AuditEntry {
   service: string;
   rpc: string;
   actor: string;
+  /** Set when the actor is a merchant's own user: the merchant's trail is read by it. */
+  merchantId?: string;
   actorKind?: string;
   role?: string;
   targets: ReadonlyArray<string | undefined>;
@@ -153,6 +184,7 @@ export async function recordAudit(db: Knex, clock: Clock, logger: Logger, entry:
         after_json: jsonOf(entry.after),
         request_id: currentRequestId() ?? null,
         trace_id: traceId() ?? null,
+        ...(entry.merchantId ? { merchant_id: entry.merchantId } : {}),
       });
       if (targets.length > 0) await trx(TARGETS_TABLE).insert(targets.map((target_id) => ({ target_id, created_at: createdAt, audit_id: id })));
     });
@@ -187,10 +219,13 @@ export interface AuditRow {
   after_json: string | null;
   request_id: string | null;
   trace_id: string | null;
+  merchant_id?: string | null;
 }
 
 export interface AuditQuery {
   actor?: string;
+  /** Only the actions of this merchant's own users (a merchant user's view of its trail). */
+  merchantId?: string;
   targetId?: string;
   since?: number;
   until?: number;
@@ -208,6 +243,7 @@ export async function listAudit(db: Knex, query: AuditQuery): Promise<{ rows: Au
     q.join(TARGETS_TABLE, `${TARGETS_TABLE}.audit_id`, `${AUDIT_TABLE}.id`).where(`${TARGETS_TABLE}.target_id`, query.targetId);
   }
   if (query.actor) q.where(`${AUDIT_TABLE}.actor`, query.actor);
+  if (query.merchantId) q.where(`${AUDIT_TABLE}.merchant_id`, query.merchantId);
   if (query.since !== undefined) q.where(`${AUDIT_TABLE}.created_at`, ">=", query.since);
   if (query.until !== undefined) q.where(`${AUDIT_TABLE}.created_at`, "<", query.until);
   // Qualified: with the targets joined, created_at is in both tables.

@@ -10,8 +10,17 @@ import { approvalStatusFromProto, approvalStatusToProto } from "@payments/contra
 import type { Clock } from "./clock.js";
 import { ERROR_REASON_KEY, serviceError } from "./errors.js";
 import type { Logger } from "./logger.js";
-import { AssertionError, OPERATOR_ASSERTION_HEADER, roleAtLeast, verifyAssertion, type OperatorIdentity, type OperatorRole } from "./operator-assertion.js";
-import { hostedModule, neededRole, runApproved, type AccessModule, type AccessRegistry } from "./operator-access.js";
+import {
+  AssertionError,
+  isMerchantUser,
+  OPERATOR_ASSERTION_HEADER,
+  roleAtLeast,
+  verifyAssertion,
+  type ActorIdentity,
+  type MerchantRole,
+  type OperatorRole,
+} from "./operator-assertion.js";
+import { ANY_MERCHANT_ROLE, hostedModule, merchantRolesFor, neededRole, runApproved, type AccessEntry, type AccessModule, type AccessRegistry } from "./operator-access.js";
 import { auditJson, listAudit, recordAudit, type AuditRow } from "./operator-audit.js";
 import {
   approvalState,
@@ -106,11 +115,15 @@ export function auditRecordOf(row: AuditRow): AuditRecord {
 export function operatorRoutes(router: ConnectRouter, options: OperatorServicesOptions): void {
   const { registry, publicKey, clock, logger, transport } = options;
 
-  async function authorize(context: HandlerContext, needed: OperatorRole): Promise<{ module: AccessModule; operator: OperatorIdentity }> {
+  /**
+   * The caller: an operator of at least `needed`, or a merchant's user of one of `merchantRoles`
+   * (none: closed to merchants' users). What a merchant's user reads is their merchant's alone.
+   */
+  async function authorize(context: HandlerContext, needed: OperatorRole, merchantRoles: readonly MerchantRole[]): Promise<{ module: AccessModule; operator: ActorIdentity }> {
     const module = hostedModule(registry, context.requestHeader);
     const token = context.requestHeader.get(OPERATOR_ASSERTION_HEADER);
     if (!token) throw serviceError(Code.Unauthenticated, "UNAUTHENTICATED", `this needs a signed operator assertion (${OPERATOR_ASSERTION_HEADER})`);
-    let operator: OperatorIdentity;
+    let operator: ActorIdentity;
     try {
       if (!publicKey) throw new AssertionError("this service has no OPERATOR_ASSERTION_PUBLIC_KEY: it accepts no operator's assertion");
       operator = await verifyAssertion(publicKey, token, module.name, clock.now());
@@ -118,23 +131,40 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
       if (err instanceof AssertionError) throw serviceError(Code.Unauthenticated, "UNAUTHENTICATED", err.message);
       throw err;
     }
-    if (operator.merchantId !== undefined || !roleAtLeast(operator.role, needed)) throw serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `this needs the ${needed} role`);
+    if (isMerchantUser(operator)) {
+      if (!merchantRoles.includes(operator.role)) throw serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `this is not open to the ${operator.role} role`);
+    } else if (!roleAtLeast(operator.role, needed)) throw serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `this needs the ${needed} role`);
     return { module, operator };
   }
 
-  async function pendingApproval(module: AccessModule, id: string) {
-    const row = id ? await findApproval(module.db, id) : undefined;
+  /** Whether `actor` may decide (approve, or reject when not its maker) an approval of `entry`'s RPC for this request. */
+  function mayDecide(actor: ActorIdentity, row: ApprovalRow, entry: AccessEntry): ConnectError | undefined {
+    const request = storedRequest(row, entry.method);
+    if (isMerchantUser(actor)) {
+      if (!merchantRolesFor(entry.access, request).includes(actor.role)) return serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `deciding ${row.rpc} is not open to the ${actor.role} role`);
+      return undefined;
+    }
+    if (row.merchant_id) return serviceError(Code.PermissionDenied, "MERCHANT_APPROVAL", `approval ${row.id} is the merchant's own four-eyes: a second user of the merchant decides it`);
+    const needed = neededRole(entry.access, request);
+    return roleAtLeast(actor.role, needed) ? undefined : serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `deciding ${row.rpc} needs the ${needed} role`);
+  }
+
+  async function pendingApproval(module: AccessModule, id: string, actor: ActorIdentity) {
+    const found = id ? await findApproval(module.db, id) : undefined;
+    // Another merchant's approval, to a merchant's user, does not exist.
+    const row = found && isMerchantUser(actor) && found.merchant_id !== actor.merchantId ? undefined : found;
     if (!row) throw serviceError(Code.NotFound, "APPROVAL_NOT_FOUND", `no approval ${id} in the ${module.name} service`, { field: "id" });
     const entry = registry.lookup(row.rpc.slice(0, row.rpc.lastIndexOf("/")), row.rpc.slice(row.rpc.lastIndexOf("/") + 1));
     if (!entry) throw serviceError(Code.FailedPrecondition, "APPROVAL_NOT_PENDING", `approval ${id} is for ${row.rpc}, which this service no longer serves`);
     return { row, entry };
   }
 
-  async function decisionAudit(module: AccessModule, operator: OperatorIdentity, rpc: string, row: ApprovalRow, outcome: string, note: string): Promise<void> {
+  async function decisionAudit(module: AccessModule, operator: ActorIdentity, rpc: string, row: ApprovalRow, outcome: string, note: string): Promise<void> {
     await recordAudit(module.db, clock, logger, {
       service: module.name,
       rpc,
       actor: operator.subject,
+      ...(isMerchantUser(operator) ? { merchantId: operator.merchantId } : {}),
       actorKind: operator.kind,
       role: operator.role,
       targets: [row.id, ...parseTargets(row.targets)],
@@ -147,8 +177,10 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
 
   router.service(AuditService, {
     async listAuditRecords(req, context) {
-      const { module } = await authorize(context, "viewer");
+      // A merchant's trail is its owner's to read.
+      const { module, operator } = await authorize(context, "viewer", ["owner"]);
       const page = await listAudit(module.db, {
+        ...(isMerchantUser(operator) ? { merchantId: operator.merchantId } : {}),
         ...(req.actor ? { actor: req.actor } : {}),
         ...(req.targetId ? { targetId: req.targetId } : {}),
         ...(req.since ? { since: timestampDate(req.since).getTime() } : {}),
@@ -163,30 +195,35 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
 
   router.service(ApprovalService, {
     async listApprovals(req, context) {
-      const { module } = await authorize(context, "viewer");
+      const { module, operator } = await authorize(context, "viewer", ANY_MERCHANT_ROLE);
       const state = approvalStatusFromProto(req.status);
-      const page = await listApprovals(module.db, clock, { ...(state ? { state } : {}), limit: limitOf(req.limit), ...(req.cursor ? { cursor: req.cursor } : {}) });
+      const page = await listApprovals(module.db, clock, {
+        ...(state ? { state } : {}),
+        limit: limitOf(req.limit),
+        ...(req.cursor ? { cursor: req.cursor } : {}),
+        merchantId: isMerchantUser(operator) ? operator.merchantId : null,
+      });
       const now = clock.now().getTime();
       return { approvals: page.rows.map((r) => approvalMessage(r, now)), nextCursor: page.nextCursor };
     },
 
     async getApproval(req, context) {
-      const { module } = await authorize(context, "viewer");
-      const { row } = await pendingApproval(module, req.id);
+      const { module, operator } = await authorize(context, "viewer", ANY_MERCHANT_ROLE);
+      const { row } = await pendingApproval(module, req.id, operator);
       return { approval: approvalMessage(row, clock.now().getTime()) };
     },
 
     async approve(req, context) {
-      const { module, operator } = await authorize(context, "viewer");
+      const { module, operator } = await authorize(context, "viewer", ANY_MERCHANT_ROLE);
       const rpc = "payments.operator.v1.ApprovalService/Approve";
-      const { row, entry } = await pendingApproval(module, req.id);
+      const { row, entry } = await pendingApproval(module, req.id, operator);
       const refuse = async (err: ConnectError): Promise<never> => {
         await decisionAudit(module, operator, rpc, row, err.metadata.get(ERROR_REASON_KEY) ?? "REFUSED", req.note);
         throw err;
       };
-      if (row.maker === operator.subject) await refuse(serviceError(Code.PermissionDenied, "MAKER_CANNOT_APPROVE", "the operator who asked for it cannot approve it: another operator must"));
-      const needed = neededRole(entry.access, storedRequest(row, entry.method));
-      if (!roleAtLeast(operator.role, needed)) await refuse(serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `approving ${row.rpc} needs the ${needed} role`));
+      if (row.maker === operator.subject) await refuse(serviceError(Code.PermissionDenied, "MAKER_CANNOT_APPROVE", "the person who asked for it cannot approve it: another must"));
+      const denied = mayDecide(operator, row, entry);
+      if (denied) await refuse(denied);
       if (!(await claimApproval(module.db, clock, row.id, operator, req.note))) {
         await refuse(serviceError(Code.FailedPrecondition, "APPROVAL_NOT_PENDING", `approval ${row.id} is ${approvalState(row, clock.now().getTime())}, not pending`));
       }
@@ -203,7 +240,7 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
       let outcome = "ok";
       let responseJson: string;
       try {
-        const response = await runApproved({ approvalId: row.id, module: module.name, rpc: row.rpc, maker: row.maker, makerRole: row.maker_role as OperatorRole }, () =>
+        const response = await runApproved({ approvalId: row.id, module: module.name, rpc: row.rpc, maker: row.maker, makerRole: row.maker_role }, () =>
           call(message, { headers }),
         );
         responseJson = auditJson(entry.method.output, response as never);
@@ -218,14 +255,14 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
     },
 
     async reject(req, context) {
-      const { module, operator } = await authorize(context, "viewer");
+      const { module, operator } = await authorize(context, "viewer", ANY_MERCHANT_ROLE);
       const rpc = "payments.operator.v1.ApprovalService/Reject";
-      const { row, entry } = await pendingApproval(module, req.id);
+      const { row, entry } = await pendingApproval(module, req.id, operator);
       if (!req.reason.trim()) throw serviceError(Code.InvalidArgument, "VALIDATION_ERROR", "reason is required", { field: "reason" });
-      const needed = neededRole(entry.access, storedRequest(row, entry.method));
-      if (row.maker !== operator.subject && !roleAtLeast(operator.role, needed)) {
-        await decisionAudit(module, operator, rpc, row, "PERMISSION_DENIED", req.reason);
-        throw serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `rejecting ${row.rpc} needs the ${needed} role`);
+      const denied = row.maker === operator.subject ? undefined : mayDecide(operator, row, entry);
+      if (denied) {
+        await decisionAudit(module, operator, rpc, row, denied.metadata.get(ERROR_REASON_KEY) ?? "PERMISSION_DENIED", req.reason);
+        throw denied;
       }
       if (!(await rejectApproval(module.db, clock, row.id, operator, req.reason))) {
         await decisionAudit(module, operator, rpc, row, "APPROVAL_NOT_PENDING", req.reason);

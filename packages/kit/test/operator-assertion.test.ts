@@ -8,6 +8,7 @@ import {
   createAssertionSigner,
   ensureDatabase,
   generateAssertionKeyPair,
+  isMerchantUser,
   listAudit,
   loadAssertionPrivateKey,
   loadAssertionPublicKey,
@@ -48,6 +49,21 @@ test("refused: another service's, expired, signed by another key, from the futur
   t.regex((await refused(unknownRole)), /no known role/);
   const unsigned = `${Buffer.from(JSON.stringify({ alg: "none" })).toString("base64url")}.${Buffer.from(JSON.stringify({ sub: "x", role: "admin", kind: "human", aud: "payout", iss: "payments-console" })).toString("base64url")}.`;
   t.truthy(await refused(unsigned));
+});
+
+test("a merchant user's assertion names the merchant and a merchant role; an operator role with a merchant, or a merchant role without one, is refused", async (t) => {
+  const user = { subject: "owner@shop.example.com", name: "Owner", role: "owner", kind: "human", merchantId: "mrc_1" } as const;
+  const token = await signAssertion(privateKey, { ...user, audience: "payout" }, now);
+  const identity = await verifyAssertion(publicKey, token, "payout", now);
+  t.deepEqual(identity, user);
+  t.true(isMerchantUser(identity));
+  t.false(isMerchantUser(await verifyAssertion(publicKey, await signAssertion(privateKey, { ...ayse, audience: "payout" }, now), "payout", now)));
+  const claims = (body: Record<string, unknown>) =>
+    new SignJWT(body).setProtectedHeader({ alg: "EdDSA" }).setIssuer("payments-console").setSubject("x").setAudience("payout").setIssuedAt(now.getTime() / 1000).setExpirationTime(now.getTime() / 1000 + 30).sign(privateKey);
+  const refused = async (token: string) => (await t.throwsAsync(verifyAssertion(publicKey, token, "payout", now), { instanceOf: AssertionError })).message;
+  t.regex(await refused(await claims({ role: "admin", kind: "human", merchant_id: "mrc_1" })), /no known role/, "an operator's role is no merchant user's");
+  t.regex(await refused(await claims({ role: "owner", kind: "human" })), /no known role/, "a merchant role alone opens nothing of ours");
+  t.regex(await refused(await claims({ role: "owner", kind: "human", merchant_id: "" })), /empty merchant/);
 });
 
 test("a person's assertion cannot be signed for longer than 60 s; a service account's can, up to 90 days", async (t) => {

@@ -14,6 +14,9 @@ import {
   signAssertion,
   type AssertionSigner,
   type Clock,
+  type ActorIdentity,
+  type MerchantRole,
+  type MerchantUserIdentity,
   type OperatorIdentity,
   type OperatorRole,
   type TransportOptions,
@@ -45,7 +48,12 @@ export function testOperator(role: OperatorRole, subject = `test-${role}@example
   return { subject, name: `Test ${role}`, role, kind: "human" };
 }
 
-export function testSigner(operator: OperatorIdentity = TEST_ADMIN, options: { ttlSeconds?: number; now?: () => Date } = {}): AssertionSigner {
+/** A merchant's own user (the merchant dashboard's), whose calls the services scope to `merchantId`. */
+export function testMerchantUser(merchantId: string, role: MerchantRole, subject = `${role}@${merchantId}.example.com`): MerchantUserIdentity {
+  return { subject, name: `Test ${role} of ${merchantId}`, role, kind: "human", merchantId };
+}
+
+export function testSigner(operator: ActorIdentity = TEST_ADMIN, options: { ttlSeconds?: number; now?: () => Date } = {}): AssertionSigner {
   return createAssertionSigner(privateKey, operator, options);
 }
 
@@ -78,7 +86,7 @@ export function registerServiceClock(baseUrl: string, clock: Clock): () => void 
  * A signer for the harness clients: a fresh assertion per call, signed at `now()` (the services'
  * clock, which a test may move either way, so nothing signed earlier is reused).
  */
-function clientSigner(operator: OperatorIdentity, now: () => Date, key: KeyObject = privateKey): AssertionSigner {
+function clientSigner(operator: ActorIdentity, now: () => Date, key: KeyObject = privateKey): AssertionSigner {
   return { assertionFor: (audience) => signAssertion(key, { ...operator, audience }, now()) };
 }
 
@@ -87,12 +95,12 @@ export const TEST_APPROVER: OperatorIdentity = { subject: "test-approver@example
 
 export interface TestClientOptions extends TransportOptions {
   /** Who the calls act for: the test admin unless given; null for none (a trusted internal caller, like the gateway). */
-  operator?: OperatorIdentity | null;
+  operator?: ActorIdentity | null;
   /**
    * Who approves a request that needs a second operator: TEST_APPROVER unless given; null to
    * get APPROVAL_REQUIRED back (the tests of four-eyes itself).
    */
-  approver?: OperatorIdentity | null;
+  approver?: ActorIdentity | null;
   /** For the audit and approval services: which hosted service the calls are for. */
   service?: string;
   /** The private key (PEM) the assertions are signed with: the test operators' unless given (a spawned all-in-one's local admin key). */
@@ -107,7 +115,7 @@ export interface TestClientOptions extends TransportOptions {
  * service), and the call answers what the approved run answered: the stored answer's JSON
  * (secrets in it redacted), or its error with the same code and reason.
  */
-function secondOperatorApproves(baseUrl: string, transport: TransportOptions, approver: OperatorIdentity, now: () => Date, key: KeyObject): Interceptor {
+function secondOperatorApproves(baseUrl: string, transport: TransportOptions, approver: ActorIdentity, now: () => Date, key: KeyObject): Interceptor {
   return (next) => async (req) => {
     let err: unknown;
     try {

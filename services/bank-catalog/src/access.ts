@@ -1,5 +1,5 @@
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { defineAccess, type ServiceAccess } from "@payments/kit";
+import { ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/kit";
 import type { BankCatalogContext } from "./context.js";
 import { getAccountRow } from "./store.js";
 import { parseCreateReceivingAccount } from "./routes/create-receiving-account.js";
@@ -15,8 +15,8 @@ export function bankCatalogAccess(ctx: BankCatalogContext): ServiceAccess[] {
   const admin = { role: "admin" } as const;
   return [
     defineAccess(BankCatalogService, {
-      listAvailableBanks: { role: "viewer", system: true },
-      listBanks: { role: "viewer", system: true },
+      listAvailableBanks: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
+      listBanks: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE, scope: () => true } },
       createBank: admin,
       updateBank: admin,
       getFastSettings: { role: "viewer", system: true },

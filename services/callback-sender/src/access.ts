@@ -1,5 +1,5 @@
 import { CallbackService } from "@payments/contracts/callback";
-import { defineAccess, type ServiceAccess } from "@payments/kit";
+import { ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/kit";
 
 /**
  * Who may call each RPC (README, "Operators: roles and approvals"): the gateway reads and
@@ -8,11 +8,11 @@ import { defineAccess, type ServiceAccess } from "@payments/kit";
 export function callbackAccess(): ServiceAccess[] {
   return [
     defineAccess(CallbackService, {
-      getEvent: { role: "viewer", system: true },
-      listEvents: { role: "viewer", system: true },
-      redeliverEvent: { role: "support", system: true },
-      redeliverFailedEvents: { role: "support" },
-      sendTestEvent: { role: "support" },
+      getEvent: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
+      listEvents: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
+      redeliverEvent: { role: "support", system: true, merchant: { roles: ["owner", "developer"] } },
+      redeliverFailedEvents: { role: "support", merchant: { roles: ["owner", "developer"] } },
+      sendTestEvent: { role: "support", merchant: { roles: ["owner", "developer"] } },
     }),
   ];
 }

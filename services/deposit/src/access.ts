@@ -1,5 +1,5 @@
 import { DepositService } from "@payments/contracts/deposit";
-import { defineAccess, formatMajor, type ServiceAccess } from "@payments/kit";
+import { ANY_MERCHANT_ROLE, defineAccess, formatMajor, type ServiceAccess } from "@payments/kit";
 import type { DepositContext } from "./context.js";
 import { isSandboxAccount } from "./account-kind.js";
 import { findDepositRow } from "./store.js";
@@ -28,10 +28,10 @@ export function depositAccess(ctx: DepositContext): ServiceAccess[] {
   return [
     defineAccess(DepositService, {
       createDeposit: { role: "admin", system: true },
-      getDeposit: { role: "viewer", system: true },
-      listDeposits: { role: "viewer", system: true },
+      getDeposit: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
+      listDeposits: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
       summarizeDeposits: { role: "viewer", merchant: { roles: ANY_MERCHANT_ROLE } },
-      cancelDeposit: { role: "operator", system: true },
+      cancelDeposit: { role: "operator", system: true, merchant: { roles: ["owner", "developer"] } },
       confirmDeposit: {
         role: "operator",
         before: (req) => findDepositRow(ctx.db, { depositId: req.depositId }),
@@ -49,8 +49,8 @@ export function depositAccess(ctx: DepositContext): ServiceAccess[] {
       listUnmatchedTransfers: { role: "viewer" },
       getCheckout: { role: "viewer", system: true },
       simulatePayment: { role: "operator", system: true },
-      sandboxPayDeposit: { role: "operator", system: true },
-      sandboxExpireDeposit: { role: "operator", system: true },
+      sandboxPayDeposit: { role: "operator", system: true, merchant: { roles: ["owner", "developer"] } },
+      sandboxExpireDeposit: { role: "operator", system: true, merchant: { roles: ["owner", "developer"] } },
       getTransfer: { role: "viewer" },
       resolveTransfer: {
         role: "operator",

@@ -1,5 +1,5 @@
 import { MerchantService } from "@payments/contracts/merchant";
-import { defineAccess, type ServiceAccess } from "@payments/kit";
+import { ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/kit";
 import type { MerchantContext } from "./context.js";
 import { findMerchant } from "./store.js";
 import { parseSetSandbox } from "./routes/set-sandbox.js";
@@ -11,17 +11,19 @@ import { parseSetSandbox } from "./routes/set-sandbox.js";
  */
 export function merchantAccess(ctx: MerchantContext): ServiceAccess[] {
   const admin = { role: "admin" } as const;
+  // A merchant's integration (keys, webhook, IPs) is its owner's and its developers'.
+  const integration = { roles: ["owner", "developer"] } as const;
   return [
     defineAccess(MerchantService, {
       createMerchant: { role: "admin" },
-      getMerchant: { role: "viewer", system: true },
+      getMerchant: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
       listMerchants: { role: "viewer" },
-      rotateSecret: admin,
-      revokeSecret: admin,
-      rotateWebhookSecret: admin,
-      setAllowedIps: admin,
-      setCallbackUrl: admin,
-      setDisplayName: admin,
+      rotateSecret: { ...admin, merchant: integration },
+      revokeSecret: { ...admin, merchant: { roles: ["owner", "developer"] } },
+      rotateWebhookSecret: { ...admin, merchant: integration },
+      setAllowedIps: { ...admin, merchant: integration },
+      setCallbackUrl: { ...admin, merchant: integration },
+      setDisplayName: { ...admin, merchant: { roles: ["owner"] } },
       setStatus: admin,
       setSandbox: {
         ...admin,
@@ -37,7 +39,7 @@ export function merchantAccess(ctx: MerchantContext): ServiceAccess[] {
       },
       setRateLimit: admin,
       setPaymentRules: admin,
-      setWithdrawalApproval: admin,
+      setWithdrawalApproval: { ...admin, merchant: { roles: ["owner"] } },
       getCredentials: { role: "admin", system: true },
       getCallbackTarget: { role: "admin", system: true },
     }),

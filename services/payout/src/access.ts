@@ -1,9 +1,10 @@
 import { PayoutService } from "@payments/contracts/payout";
-import { defineAccess, formatMajor, type ServiceAccess } from "@payments/kit";
+import { ANY_MERCHANT_ROLE, defineAccess, formatMajor, type ServiceAccess } from "@payments/kit";
 import type { PayoutContext } from "./context.js";
 import { requireMerchant } from "./merchants.js";
 import { getWithheldCreditRow } from "./withheld-credits.js";
 import { parseAdjustBalance } from "./routes/adjust-balance.js";
+import { parseCreateWithdrawal } from "./routes/create-withdrawal.js";
 import { parseCreateTransferReturn } from "./routes/create-transfer-return.js";
 import { parseResolveWithheldCredit } from "./routes/resolve-withheld-credit.js";
 
@@ -20,16 +21,29 @@ export function payoutAccess(ctx: PayoutContext): ServiceAccess[] {
   const live = async (merchantId: string) => !(await requireMerchant(ctx, merchantId, { fresh: true })).sandbox;
   return [
     defineAccess(PayoutService, {
-      createWithdrawal: { role: "admin", system: true },
-      getWithdrawal: { role: "viewer", system: true },
-      listWithdrawals: { role: "viewer", system: true },
+      createWithdrawal: {
+        role: "admin",
+        system: true,
+        validate: (req) => parseCreateWithdrawal(ctx, req),
+        merchant: {
+          roles: ["owner", "finance"],
+          // The merchant's own four-eyes: above the threshold its owner set, a second user of the merchant approves.
+          async approval(req, user) {
+            const threshold = (await requireMerchant(ctx, user.merchantId, { fresh: true })).withdrawalApprovalThreshold;
+            if (threshold === undefined || req.amount <= threshold) return undefined;
+            return { summary: `withdraw ${formatMajor(req.amount, req.currency || "TRY")} to ${req.iban} (above the merchant's approval threshold of ${formatMajor(threshold, req.currency || "TRY")})` };
+          },
+        },
+      },
+      getWithdrawal: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
+      listWithdrawals: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
       summarizeWithdrawals: { role: "viewer", merchant: { roles: ANY_MERCHANT_ROLE } },
-      cancelWithdrawal: { role: "operator", system: true },
+      cancelWithdrawal: { role: "operator", system: true, merchant: { roles: ["owner", "finance"] } },
       completeWithdrawal: { role: "operator" },
       failWithdrawal: { role: "operator" },
-      getBalances: { role: "viewer", system: true },
-      listLedgerEntries: { role: "finance", system: true },
-      getStatement: { role: "finance", system: true },
+      getBalances: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
+      listLedgerEntries: { role: "finance", system: true, merchant: { roles: ["owner", "finance"] } },
+      getStatement: { role: "finance", system: true, merchant: { roles: ["owner", "finance"] } },
       adjustBalance: {
         role: "finance",
         reason: (req) => req.reason,

@@ -1,5 +1,5 @@
 import { Code } from "@connectrpc/connect";
-import type { PayoutService } from "@payments/contracts/payout";
+import type { CreateWithdrawalRequest, PayoutService } from "@payments/contracts/payout";
 import { checkModeFence, errorInfo, isUniqueViolation, newId, parseRequest, RefreshMerchant, serviceError, SettledMerchants, transactionWithRetry, type Rpc } from "@payments/kit";
 import { z } from "zod";
 import { requireKnownBank } from "../bank-list.js";
@@ -16,8 +16,8 @@ function duplicate(existing: Pick<WithdrawalRow, "id" | "process_id">) {
   });
 }
 
-export function createWithdrawal(ctx: PayoutContext): Rpc<typeof PayoutService, "createWithdrawal"> {
-  const request = z.object({
+function requestSchema(ctx: PayoutContext) {
+  return z.object({
     merchantId,
     processId,
     amount,
@@ -29,14 +29,26 @@ export function createWithdrawal(ctx: PayoutContext): Rpc<typeof PayoutService, 
     userName: text(),
     name: text(),
   });
+}
+const schemas = new WeakMap<PayoutContext, ReturnType<typeof requestSchema>>();
+
+/** The handler's own check of a request (fields, then a Turkish IBAN), also run before a request is stored for a second person's approval. */
+export function parseCreateWithdrawal(ctx: PayoutContext, req: CreateWithdrawalRequest) {
+  let schema = schemas.get(ctx);
+  if (!schema) schemas.set(ctx, (schema = requestSchema(ctx)));
+  const input = parseRequest(schema, req);
+  const ibanProblem = turkishIbanProblem(input.iban);
+  if (ibanProblem) throw serviceError(Code.InvalidArgument, "INVALID_IBAN", `iban: ${ibanProblem}`, { field: "iban" });
+  return input;
+}
+
+export function createWithdrawal(ctx: PayoutContext): Rpc<typeof PayoutService, "createWithdrawal"> {
   // Merchants with a withdrawal here: no switch can succeed for them, so no fence read (kit mode-fence.ts).
   const settled = new SettledMerchants();
 
   return {
     async createWithdrawal(req) {
-      const input = parseRequest(request, req);
-      const ibanProblem = turkishIbanProblem(input.iban);
-      if (ibanProblem) throw serviceError(Code.InvalidArgument, "INVALID_IBAN", `iban: ${ibanProblem}`, { field: "iban" });
+      const input = parseCreateWithdrawal(ctx, req);
 
       // A repeated request is answered before anything else about it is judged (and
       // before the bank catalog is asked anything).
