@@ -29,6 +29,7 @@ import { depositPages } from "./pages/deposits/index.js";
 import { withdrawalPages } from "./pages/withdrawals/index.js";
 import { eventPages } from "./pages/events/index.js";
 import { merchantPages } from "./pages/merchants/index.js";
+import { merchantInvitePages } from "./pages/merchants/invite-user.js";
 import { accountPages } from "./pages/accounts/index.js";
 import { bankPages } from "./pages/banks/index.js";
 import { servesMerchants, servesOperators } from "./config.js";
@@ -45,7 +46,7 @@ export interface CreateAppOptions {
 
 /** The built-in areas; a new area adds its `pages/<area>/index.ts` factory here. */
 function builtInRoutes(deps: ConsoleContext): ConsoleRoute[] {
-  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(deps), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...depositPages(deps), ...withdrawalPages(deps), ...eventPages(deps), ...merchantPages(deps), ...accountPages(deps), ...bankPages(deps), ...cliRoutes(deps), ...operatorRoutes(deps), ...merchantUserRoutes(deps), ...merchantRoutes(deps)];
+  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(deps), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...depositPages(deps), ...withdrawalPages(deps), ...eventPages(deps), ...merchantInvitePages(deps), ...merchantPages(deps), ...accountPages(deps), ...bankPages(deps), ...cliRoutes(deps), ...operatorRoutes(deps), ...merchantUserRoutes(deps), ...merchantRoutes(deps)];
 }
 
 /**

@@ -11,6 +11,7 @@ import { registerFastCommands } from "./commands/fast.js";
 import { registerLimitCommands } from "./commands/limit.js";
 import { registerLoginCommands } from "./commands/login.js";
 import { registerMerchantCommands } from "./commands/merchant.js";
+import { registerMerchantUserCommands } from "./commands/merchant-users.js";
 import { registerOperatorAccountCommands } from "./commands/operator-accounts.js";
 import { registerReconcileCommand } from "./commands/reconcile.js";
 import { registerRequestCommand } from "./commands/request.js";
@@ -56,6 +57,8 @@ export function buildProgram(io: Io): Command {
     .addHelpText("after", ENVIRONMENT_HELP);
 
   registerMerchantCommands(program, ctx);
+  const merchant = program.commands.find((c) => c.name() === "merchant");
+  if (merchant) registerMerchantUserCommands(merchant, ctx);
   registerBankCommands(program, ctx);
   registerFastCommands(program, ctx);
   registerLimitCommands(program, ctx);

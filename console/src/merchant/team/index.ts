@@ -1,8 +1,200 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { AuditService, type AuditRecord } from "@payments/contracts/operator";
+import { auditRecordOf, isMerchantRole, listAudit, MERCHANT_ROLES, type MerchantRole } from "@payments/kit";
+import { changeMerchantUserRole, inviteMerchantUser, removeMerchantUser } from "../../auth/merchant-team.js";
+import { listMerchantUsers, merchantIdentityOf, type MerchantUser } from "../../auth/merchant-users.js";
+import type { SignInLinkOut } from "../../auth/operator-admin.js";
 import type { ConsoleContext } from "../../context.js";
+import { ConsoleError } from "../../errors.js";
+import { html, type SafeHtml } from "../../html.js";
+import { alert, field, notice } from "../../layout.js";
+import { formatTime, ID_PATTERN, SERVICES } from "../../pages/operator-call.js";
 import type { ConsoleRoute } from "../../route.js";
+import type { ConsoleContextKoa } from "../../state.js";
+import { roleName } from "../layout.js";
+import { merchantCsrfField, merchantNotFound, merchantPage, signedInMerchant, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
+import { team } from "./texts.js";
 
-/** The Team page (being written). */
+type TeamKey = Parameters<typeof team>[1];
+
+const OWNER: readonly MerchantRole[] = ["owner"];
+
+const DONE: Record<string, TeamKey> = { role: "done.role", removed: "done.removed" };
+
+function roleSelect(who: MerchantSignedIn, id: string, selected: MerchantRole): SafeHtml {
+  return html`<select id="${id}" name="role">${MERCHANT_ROLES.map((role) => html`<option value="${role}"${role === selected ? html` selected` : null}>${roleName(who.lang, role)}</option>`)}</select>`;
+}
+
+interface TeamView {
+  invited?: { email: string; link: SignInLinkOut };
+  error?: string;
+  form?: { email?: string; displayName?: string; role?: string };
+}
+
+async function teamPage(deps: ConsoleContext, ctx: ConsoleContextKoa, who: MerchantSignedIn, view: TeamView = {}, status = 200): Promise<void> {
+  const t = (key: TeamKey, params?: Record<string, string>) => team(who.lang, key, params);
+  const users = await listMerchantUsers(deps.db, who.user.merchantId);
+  const owner = who.user.role === "owner";
+  const done = typeof ctx.query.done === "string" ? DONE[ctx.query.done] : undefined;
+  const rows = users.map((user: MerchantUser) => {
+    const actions = owner
+      ? html`<form method="post" action="${`/merchant/team/${user.id}/role`}" class="inline">${merchantCsrfField(who)}<label for="${`role-${user.id}`}" class="inline-label">${t("role.label", { email: user.email })}</label> ${roleSelect(who, `role-${user.id}`, user.role)} <button type="submit">${t("role.submit")}</button></form>
+<form method="post" action="${`/merchant/team/${user.id}/remove`}" class="inline">${merchantCsrfField(who)}<button type="submit">${t("remove.submit", { email: user.email })}</button></form>`
+      : null;
+    return html`<tr><td>${user.displayName}</td><td>${user.email}</td><td>${roleName(who.lang, user.role)}</td><td>${user.lastSignInAt === null ? t("never") : formatTime(new Date(user.lastSignInAt), who.lang)}</td><td>${user.passwordHash ? t("yes") : t("no")}</td>${owner ? html`<td>${actions}</td>` : null}</tr>`;
+  });
+  const table = html`<table><caption>${t("list.caption")}</caption><thead><tr><th scope="col">${t("col.name")}</th><th scope="col">${t("col.email")}</th><th scope="col">${t("col.role")}</th><th scope="col">${t("col.lastSignIn")}</th><th scope="col">${t("col.password")}</th>${owner ? html`<th scope="col">${t("col.actions")}</th>` : null}</tr></thead><tbody>${rows}</tbody></table>`;
+  const invited = view.invited
+    ? html`<div class="notice" role="status"><p>${t("invite.done", { email: view.invited.email, until: formatTime(new Date(view.invited.link.expiresAt), who.lang) })}</p><p><code id="invite-link">${view.invited.link.url}</code></p></div>`
+    : null;
+  const inviteForm = owner
+    ? html`<section class="card" aria-labelledby="invite-title"><h2 id="invite-title">${t("invite.title")}</h2>
+<form method="post" action="/merchant/team/invite" novalidate>${merchantCsrfField(who)}
+${field({ name: "email", label: t("invite.email"), type: "email", value: view.form?.email ?? "", autocomplete: "off", required: true })}
+${field({ name: "displayName", label: t("invite.name"), value: view.form?.displayName ?? "", autocomplete: "off" })}
+<label for="invite-role">${t("invite.role")}</label>
+${roleSelect(who, "invite-role", isMerchantRole(view.form?.role) ? view.form.role : "viewer")}
+<p class="hint">${t("roles.help")}</p>
+<button type="submit">${t("invite.submit")}</button>
+</form></section>`
+    : html`<p>${t("readOnly")}</p>`;
+  merchantPage(
+    ctx,
+    who,
+    {
+      title: t("title"),
+      active: "team",
+      body: html`${notice(done ? t(done) : undefined)}${alert(view.error)}${invited}
+${tableScroll(t("list.caption"), table)}
+${owner ? html`<p><a href="/merchant/team/audit">${t("audit.link")}</a></p>` : null}
+${inviteForm}`,
+    },
+    status,
+  );
+}
+
+function userIdOf(ctx: ConsoleContextKoa): string | undefined {
+  const id = (ctx.params as Record<string, string>).userId ?? "";
+  return ID_PATTERN.test(id) ? id : undefined;
+}
+
+/** A refused team change (last owner, bad email, an id not of this team): the Team page with the reason, or 404. */
+async function refused(deps: ConsoleContext, ctx: ConsoleContextKoa, who: MerchantSignedIn, err: unknown, form?: TeamView["form"]): Promise<void> {
+  if (!(err instanceof ConsoleError)) throw err;
+  if (err.status === 404) return merchantNotFound(ctx, who, "team");
+  await teamPage(deps, ctx, who, { error: err.message, ...(form ? { form } : {}) }, err.status);
+}
+
+/** The merchant's own trail: the console's team records for it and each service's records of its users' calls. */
+async function auditPage(deps: ConsoleContext, ctx: ConsoleContextKoa, who: MerchantSignedIn): Promise<void> {
+  const t = (key: TeamKey, params?: Record<string, string>) => team(who.lang, key, params);
+  const LIMIT = 100;
+  const own = await listAudit(deps.db, { merchantId: who.user.merchantId, limit: LIMIT });
+  const records: Array<{ source: string; record: AuditRecord }> = own === "bad-cursor" ? [] : own.rows.map((row) => ({ source: "console", record: auditRecordOf(row) }));
+  const problems: string[] = [];
+  await Promise.all(
+    SERVICES.map(async (service) => {
+      try {
+        const page = await who.client(AuditService, service).listAuditRecords({ limit: LIMIT });
+        for (const record of page.records) records.push({ source: service, record });
+      } catch (err) {
+        problems.push(t("audit.partial", { service, detail: err instanceof Error ? err.message : "?" }));
+      }
+    }),
+  );
+  const at = (r: AuditRecord) => (r.at ? timestampDate(r.at).getTime() : 0);
+  records.sort((a, b) => at(b.record) - at(a.record));
+  const shown = records.slice(0, LIMIT);
+  const rows = shown.map(
+    ({ source, record }) =>
+      html`<tr><td>${record.at ? html`<time datetime="${timestampDate(record.at).toISOString()}">${formatTime(timestampDate(record.at), who.lang)}</time>` : null}</td><td>${record.actor}</td><td>${record.role}</td><td>${record.rpc.split("/").pop()}${record.reason ? html`<br><span class="hint">${record.reason}</span>` : null}</td><td>${record.targetIds.join(", ")}</td><td>${record.outcome}</td><td>${source}</td></tr>`,
+  );
+  const table = html`<table><caption>${t("audit.caption")}</caption><thead><tr><th scope="col">${t("audit.col.at")}</th><th scope="col">${t("audit.col.actor")}</th><th scope="col">${t("audit.col.role")}</th><th scope="col">${t("audit.col.what")}</th><th scope="col">${t("audit.col.targets")}</th><th scope="col">${t("audit.col.outcome")}</th><th scope="col">${t("audit.col.source")}</th></tr></thead><tbody>${rows}</tbody></table>`;
+  merchantPage(ctx, who, {
+    title: t("audit.title"),
+    active: "team",
+    body: html`${problems.map((p) => html`<div class="notice" role="status">${p}</div>`)}
+${shown.length === 0 ? html`<p>${t("audit.empty")}</p>` : tableScroll(t("audit.caption"), table)}
+<p class="hint">${t("audit.limit", { n: String(LIMIT) })}</p>`,
+  });
+}
+
+/**
+ * /merchant/team: every user of the merchant sees the team (read-only); an owner invites (the
+ * one-time link shown once, on the answer), changes roles and removes people, and reads the
+ * merchant's audit trail (/merchant/team/audit). The owner-only routes refuse any other role with
+ * 403 before anything runs, by page or by a replayed POST. A user id of another merchant is 404.
+ */
 export function merchantTeamPages(deps: ConsoleContext): ConsoleRoute[] {
-  void deps;
-  return [];
+  return [
+    {
+      method: "GET",
+      path: "/merchant/team",
+      access: "merchant",
+      handler: async (ctx) => teamPage(deps, ctx, signedInMerchant(deps, ctx)),
+    },
+    {
+      method: "POST",
+      path: "/merchant/team/invite",
+      access: "merchant",
+      merchantRoles: OWNER,
+      handler: async (ctx) => {
+        const who = signedInMerchant(deps, ctx);
+        const form = ctx.state.form ?? {};
+        const input = { email: (form.email ?? "").slice(0, 254), displayName: (form.displayName ?? "").slice(0, 200), role: form.role ?? "" };
+        if (!isMerchantRole(input.role)) return teamPage(deps, ctx, who, { error: "role: one of owner, developer, finance, viewer", form: input }, 400);
+        try {
+          const { user, link } = await inviteMerchantUser(deps, merchantIdentityOf(who.user), { merchantId: who.user.merchantId, email: input.email, displayName: input.displayName, role: input.role });
+          await teamPage(deps, ctx, who, { invited: { email: user.email, link } }, 201);
+        } catch (err) {
+          await refused(deps, ctx, who, err, input);
+        }
+      },
+    },
+    {
+      method: "POST",
+      path: "/merchant/team/:userId/role",
+      access: "merchant",
+      merchantRoles: OWNER,
+      handler: async (ctx) => {
+        const who = signedInMerchant(deps, ctx);
+        const userId = userIdOf(ctx);
+        if (!userId) return merchantNotFound(ctx, who, "team");
+        const role = ctx.state.form?.role;
+        if (!isMerchantRole(role)) return teamPage(deps, ctx, who, { error: "role: one of owner, developer, finance, viewer" }, 400);
+        try {
+          await changeMerchantUserRole(deps, merchantIdentityOf(who.user), who.user.merchantId, userId, role);
+        } catch (err) {
+          return refused(deps, ctx, who, err);
+        }
+        ctx.status = 303;
+        ctx.redirect("/merchant/team?done=role");
+      },
+    },
+    {
+      method: "POST",
+      path: "/merchant/team/:userId/remove",
+      access: "merchant",
+      merchantRoles: OWNER,
+      handler: async (ctx) => {
+        const who = signedInMerchant(deps, ctx);
+        const userId = userIdOf(ctx);
+        if (!userId) return merchantNotFound(ctx, who, "team");
+        try {
+          await removeMerchantUser(deps, merchantIdentityOf(who.user), who.user.merchantId, userId);
+        } catch (err) {
+          return refused(deps, ctx, who, err);
+        }
+        ctx.status = 303;
+        ctx.redirect(userId === who.user.id ? "/merchant/sign-in" : "/merchant/team?done=removed");
+      },
+    },
+    {
+      method: "GET",
+      path: "/merchant/team/audit",
+      access: "merchant",
+      merchantRoles: OWNER,
+      handler: async (ctx) => auditPage(deps, ctx, signedInMerchant(deps, ctx)),
+    },
+  ];
 }

@@ -6,6 +6,7 @@ import type { TextKey } from "../../i18n.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
+import { inviteUserForm } from "./invite-user.js";
 import { csrfField, cursorParam, ID_PATTERN, linkTo, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, isOneOf, waitingForApproval } from "../operator-call.js";
 
 const PAGE_SIZE = 50;
@@ -192,7 +193,8 @@ export function merchantPages(deps: ConsoleContext): ConsoleRoute[] {
         body: html`${banner}${state.refusal && !state.refusal.approvalId ? alert(state.refusal.message) : null}
 <p><a href="/merchants">${who.t("merchants.back")}</a> · <a href="${linkTo("/deposits", { merchant: m.id })}">${who.t("nav.deposits")}</a> · <a href="${linkTo("/withdrawals", { merchant: m.id })}">${who.t("nav.withdrawals")}</a> · <a href="${linkTo("/events", { merchant: m.id })}">${who.t("nav.events")}</a></p>
 ${facts(who, m)}
-${adminForms(who, m, state)}`,
+${adminForms(who, m, state)}
+${inviteUserForm(who, m.id)}`,
       },
       status,
     );

@@ -1,0 +1,66 @@
+import { MerchantService } from "@payments/contracts/merchant";
+import { isMerchantRole, MERCHANT_ROLES, roleAtLeast } from "@payments/kit";
+import { inviteMerchantUser } from "../../auth/merchant-team.js";
+import { identityOf } from "../../auth/operators.js";
+import type { ConsoleContext } from "../../context.js";
+import { ConsoleError } from "../../errors.js";
+import { html, type SafeHtml } from "../../html.js";
+import { alert, field } from "../../layout.js";
+import { roleName } from "../../merchant/layout.js";
+import { team } from "../../merchant/team/texts.js";
+import type { ConsoleRoute } from "../../route.js";
+import { csrfField, formatTime, ID_PATTERN, notFoundPage, refusalOf, signedIn, workPage, type SignedIn } from "../operator-call.js";
+
+/** The "Invite a merchant user" form on a merchant's page (admins only: the console decides, as for operator accounts). */
+export function inviteUserForm(who: SignedIn, merchantId: string): SafeHtml | null {
+  if (!roleAtLeast(who.operator.role, "admin")) return null;
+  const t = (key: Parameters<typeof team>[1]) => team(who.lang, key);
+  return html`<form method="post" action="${`/merchants/${merchantId}/users/invite`}" class="card" aria-labelledby="h-invite-user">
+<h3 id="h-invite-user">${t("operator.invite.title")}</h3>${csrfField(who)}<p class="hint">${t("operator.invite.hint")}</p>
+${field({ id: "invite-email", name: "email", label: t("invite.email"), type: "email", autocomplete: "off", required: true })}
+${field({ id: "invite-name", name: "displayName", label: t("invite.name"), autocomplete: "off" })}
+<label for="invite-role">${t("invite.role")}</label><select id="invite-role" name="role">${MERCHANT_ROLES.map((role) => html`<option value="${role}"${role === "owner" ? html` selected` : null}>${roleName(who.lang, role)}</option>`)}</select>
+<button type="submit">${t("operator.invite.title")}</button></form>`;
+}
+
+/**
+ * POST /merchants/:id/users/invite (admin): a user of the merchant, invited as the signed-in
+ * operator (the merchant must exist, as the merchant service tells them), and the one-time link
+ * shown once on the answer (no-store).
+ */
+export function merchantInvitePages(deps: ConsoleContext): ConsoleRoute[] {
+  return [
+    {
+      method: "POST",
+      path: "/merchants/:id/users/invite",
+      access: "operator",
+      minRole: "admin",
+      handler: async (ctx) => {
+        const who = signedIn(deps, ctx);
+        const id = ctx.params.id ?? "";
+        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+        const t = (key: Parameters<typeof team>[1], params?: Record<string, string>) => team(who.lang, key, params);
+        const back = html`<p><a href="${`/merchants/${id}`}">${t("operator.back")}</a></p>`;
+        const page = (body: SafeHtml, status: number) => workPage(ctx, who, { title: t("operator.invite.title"), body: html`${body}${back}` }, status);
+        let name: string;
+        try {
+          name = (await who.client(MerchantService).getMerchant({ merchantId: id })).merchant?.name ?? id;
+        } catch (err) {
+          const refusal = refusalOf(err, who.t);
+          return page(alert(refusal.message) ?? html``, refusal.status);
+        }
+        const form = ctx.state.form ?? {};
+        const role = form.role;
+        if (!isMerchantRole(role)) return page(alert("role: one of owner, developer, finance, viewer") ?? html``, 400);
+        try {
+          const { user, link } = await inviteMerchantUser(deps, identityOf(who.operator), { merchantId: id, email: (form.email ?? "").slice(0, 254), displayName: (form.displayName ?? "").slice(0, 200), role });
+          ctx.set("Cache-Control", "no-store");
+          page(html`<div class="notice" role="status"><p>${t("operator.invite.done", { email: user.email, merchant: name, until: formatTime(new Date(link.expiresAt), who.lang) })}</p><p><code id="invite-link">${link.url}</code></p></div>`, 201);
+        } catch (err) {
+          if (!(err instanceof ConsoleError)) throw err;
+          page(alert(err.message) ?? html``, err.status);
+        }
+      },
+    },
+  ];
+}

@@ -1,0 +1,67 @@
+import type { Command } from "commander";
+import { isMerchantRole, MERCHANT_ROLES, type MerchantRole } from "@payments/kit";
+import type { CommandContext } from "../context.js";
+import { consoleCall } from "../console-session.js";
+import { consoleAdminCredential } from "../operator-signer.js";
+import { UsageError } from "../errors.js";
+
+function parseMerchantRole(value: string): MerchantRole {
+  if (!isMerchantRole(value)) throw new UsageError(`--role must be one of ${MERCHANT_ROLES.join(", ")}, got "${value}"`);
+  return value;
+}
+
+interface MerchantUserOut {
+  id: string;
+  email: string;
+  displayName: string;
+  role: string;
+  disabled: boolean;
+  lastSignInAt: string | null;
+  passwordSet: boolean;
+}
+
+/**
+ * `merchant user invite|list`: a merchant's own people (the merchant dashboard), through the
+ * console's admin API, as an admin (after `login`, or with PAYMENTS_OPERATOR_TOKEN). `merchant`
+ * is the existing `merchant` command group.
+ */
+export function registerMerchantUserCommands(merchant: Command, ctx: CommandContext): void {
+  const user = merchant.command("user").description("the merchant's own users of the merchant dashboard (admin, through the console)");
+
+  const call = async (cmd: Command, method: string, route: string, body?: unknown) => {
+    const { io, options } = ctx.session(cmd);
+    const { url, token } = await consoleAdminCredential(options.actor, io.env);
+    return (await consoleCall(url, method, route, { token, ...(body !== undefined ? { body } : {}) })).body;
+  };
+  const usersPath = (merchantId: string) => `/api/merchants/${encodeURIComponent(merchantId)}/users`;
+
+  user
+    .command("invite")
+    .description("invite someone of the merchant to its dashboard and print their one-time set-password link")
+    .requiredOption("--merchant <id>", "the merchant id")
+    .requiredOption("--email <email>", "the user's email (their sign-in name)")
+    .requiredOption("--role <role>", MERCHANT_ROLES.join(" | "), parseMerchantRole)
+    .option("--name <display name>", "the name shown in the dashboard and the audit trail (default: the email's local part)")
+    .action(async (opts: { merchant: string; email: string; role: MerchantRole; name?: string }, cmd: Command) => {
+      const body = await call(cmd, "POST", usersPath(opts.merchant), { email: opts.email, role: opts.role, ...(opts.name ? { displayName: opts.name } : {}) });
+      const { out } = ctx.session(cmd);
+      if (out.json) return out.data(body);
+      const invited = body.user as MerchantUserOut;
+      const link = body.link as { url: string; expiresAt: string };
+      out.line(`${invited.email}: ${invited.role} of ${opts.merchant}.`);
+      out.line(`One-time link (hand it to the user; it works once, until ${link.expiresAt}):`);
+      out.line(link.url);
+    });
+
+  user
+    .command("list")
+    .description("list the merchant's users, in creation order (removed ones too)")
+    .requiredOption("--merchant <id>", "the merchant id")
+    .action(async (opts: { merchant: string }, cmd: Command) => {
+      const body = await call(cmd, "GET", usersPath(opts.merchant));
+      const { out } = ctx.session(cmd);
+      if (out.json) return out.data(body);
+      const rows = (body.users as MerchantUserOut[]).map((u) => [u.id, u.email, u.displayName, u.role, u.disabled ? "removed" : "active", u.passwordSet ? "yes" : "no", u.lastSignInAt ?? "—"]);
+      out.table(["ID", "EMAIL", "NAME", "ROLE", "STATUS", "PASSWORD", "LAST SIGN-IN"], rows, "No users.");
+    });
+}
