@@ -2,6 +2,10 @@ import type { ConsoleContext } from "../context.js";
 import type { ConsoleRoute } from "../route.js";
 import { merchantSignInPages } from "./sign-in/index.js";
 import { merchantTeamPages } from "./team/index.js";
+import { merchantHomePages } from "./home/index.js";
+import { merchantPaymentPages } from "./payments/index.js";
+import { merchantMoneyPages } from "./money/index.js";
+import { merchantDeveloperPages } from "./developers/index.js";
 
 /**
  * The merchant dashboard's areas (`/merchant/...`, access `merchant` or `merchant-public`); a new
@@ -9,5 +13,5 @@ import { merchantTeamPages } from "./team/index.js";
  * is `merchants` or `both`.
  */
 export function merchantRoutes(deps: ConsoleContext): ConsoleRoute[] {
-  return [...merchantSignInPages(deps), ...merchantTeamPages(deps)];
+  return [...merchantSignInPages(deps), ...merchantHomePages(deps), ...merchantPaymentPages(deps), ...merchantTeamPages(deps), ...merchantMoneyPages(deps), ...merchantDeveloperPages(deps)];
 }

@@ -1,0 +1,291 @@
+import { CallbackService, TransactionType, type CallbackEvent, type SendTestEventResponse } from "@payments/contracts/callback";
+import { DepositService } from "@payments/contracts/deposit";
+import { MerchantService, type Merchant } from "@payments/contracts/merchant";
+import { deliveryStatusName, deliveryStatusToProto, depositStatusName, isDeliveryStatusName } from "@payments/contracts/statuses";
+import type { ConsoleContext } from "../../context.js";
+import { html, type SafeHtml } from "../../html.js";
+import { alert, field, notice } from "../../layout.js";
+import { cursorParam, ID_PATTERN, linkTo, minorUnits, seeOther, timeOf } from "../../pages/operator-call.js";
+import type { ConsoleRoute } from "../../route.js";
+import type { ConsoleContextKoa, RouteContext } from "../../state.js";
+import { merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, signedInMerchant, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
+import { developerTexts } from "./texts.js";
+
+/** Who changes the merchant's integration; finance and viewers see the page read-only (the services refuse them anyway). */
+const ACTING_ROLES = ["owner", "developer"] as const;
+/** The grace periods offered when a secret is rotated, in seconds. */
+const GRACE_PERIODS = ["0", "3600", "86400", "604800"] as const;
+const EVENTS_PAGE = 50;
+
+type T = (key: Parameters<typeof developerTexts>[1], params?: Record<string, string | number>) => string;
+const textsOf = (who: MerchantSignedIn): T => (key, params) => developerTexts(who.lang, key, params);
+const acts = (who: MerchantSignedIn) => (ACTING_ROLES as readonly string[]).includes(who.user.role);
+
+/** Lines or commas: the allowed IPs and CIDRs as typed (the merchant service normalises and validates them). */
+function ipList(text: string): string[] {
+  return text
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function graceSelect(t: T, id: string): SafeHtml {
+  return html`<label for="${id}">${t("grace.label")}</label><select id="${id}" name="grace">${GRACE_PERIODS.map((g) => html`<option value="${g}"${g === "86400" ? html` selected` : null}>${t(`grace.${g}`)}</option>`)}</select>`;
+}
+
+function graceOf(value: unknown): number | undefined {
+  return typeof value === "string" && (GRACE_PERIODS as readonly string[]).includes(value) ? Number(value) : undefined;
+}
+
+function keySection(who: MerchantSignedIn, t: T, m: Merchant): SafeHtml {
+  const canAct = acts(who);
+  return html`<section aria-labelledby="h-key"><h2 id="h-key">${t("key.title")}</h2>
+<dl class="facts card"><dt>${t("key.key")}</dt><dd><code>${m.apiKey}</code></dd><dt>${t("key.kind")}</dt><dd>${m.sandbox ? t("key.sandbox") : t("key.live")}</dd></dl>
+${tableScroll(
+  t("secrets.caption"),
+  html`<table><caption>${t("secrets.caption")}</caption><thead><tr><th scope="col">${t("secrets.id")}</th><th scope="col">${t("secrets.created")}</th><th scope="col">${t("secrets.expires")}</th><th scope="col">${t("secrets.valid")}</th>${canAct ? html`<th scope="col"><span class="skip">${t("secrets.revoke")}</span></th>` : null}</tr></thead>
+<tbody>${m.secrets.map(
+    (s) => html`<tr><td><code>${s.id}</code></td><td>${timeOf(s.createdAt, who.lang)}</td><td>${timeOf(s.expiresAt, who.lang) ?? "—"}</td><td>${s.valid ? t("secrets.yes") : t("secrets.no")}</td>${
+      canAct
+        ? html`<td>${s.valid ? html`<form method="post" action="${`/merchant/developers/secrets/${s.id}/revoke`}" class="inline">${merchantCsrfField(who)}<button type="submit" aria-label="${`${t("secrets.revoke")} ${s.id}`}">${t("secrets.revoke")}</button></form>` : null}</td>`
+        : null
+    }</tr>`,
+  )}</tbody></table>`,
+)}
+${canAct ? html`<form method="post" action="/merchant/developers/rotate-secret" class="card"><h3>${t("secrets.new")}</h3>${merchantCsrfField(who)}<p class="hint">${t("secrets.newHint")}</p>${graceSelect(t, "grace-secret")}<button type="submit">${t("secrets.new")}</button></form>` : null}
+</section>`;
+}
+
+function settingsSection(who: MerchantSignedIn, t: T, m: Merchant, form: Record<string, string>, errors: Record<string, string>): SafeHtml {
+  if (!acts(who)) {
+    return html`<section aria-labelledby="h-settings"><h2 id="h-settings">${t("ips.title")} · ${t("callback.title")}</h2>
+<dl class="facts card"><dt>${t("ips.title")}</dt><dd>${m.allowedIps.length > 0 ? m.allowedIps.join(", ") : "—"}</dd><dt>${t("callback.label")}</dt><dd>${m.callbackUrl ? html`<code>${m.callbackUrl}</code>` : "—"}</dd></dl></section>`;
+  }
+  const ipsError = errors.allowedIps;
+  return html`<div class="actions">
+<form method="post" action="/merchant/developers/allowed-ips" class="card" aria-labelledby="h-ips"><h2 id="h-ips">${t("ips.title")}</h2>${merchantCsrfField(who)}
+<label for="set-ips">${t("ips.label")}</label><p class="hint" id="set-ips-hint">${t("ips.hint")}</p>
+<textarea id="set-ips" name="allowedIps" aria-describedby="${ipsError ? "set-ips-hint set-ips-error" : "set-ips-hint"}"${ipsError ? html` aria-invalid="true"` : null}>${form.allowedIps ?? m.allowedIps.join("\n")}</textarea>
+${ipsError ? html`<p class="error" id="set-ips-error">${ipsError}</p>` : null}
+<button type="submit">${t("ips.submit")}</button></form>
+<form method="post" action="/merchant/developers/callback-url" class="card" aria-labelledby="h-callback"><h2 id="h-callback">${t("callback.title")}</h2>${merchantCsrfField(who)}
+${field({ id: "set-callback", name: "callbackUrl", label: t("callback.label"), value: form.callbackUrl ?? m.callbackUrl, hint: t("callback.hint"), error: errors.callbackUrl })}
+<button type="submit">${t("callback.submit")}</button></form>
+<form method="post" action="/merchant/developers/rotate-webhook-secret" class="card" aria-labelledby="h-webhook"><h2 id="h-webhook">${t("webhook.title")}</h2>${merchantCsrfField(who)}
+<p class="hint">${t("webhook.hint")}</p>${graceSelect(t, "grace-webhook")}<button type="submit">${t("webhook.submit")}</button></form>
+<form method="post" action="/merchant/developers/test-event" class="card" aria-labelledby="h-test"><h2 id="h-test">${t("test.title")}</h2>${merchantCsrfField(who)}
+<p class="hint">${t("test.hint")}</p><button type="submit">${t("test.submit")}</button></form>
+</div>`;
+}
+
+function sandboxSection(who: MerchantSignedIn, t: T, m: Merchant, form: Record<string, string>, errors: Record<string, string>): SafeHtml | null {
+  if (!m.sandbox) return html`<section aria-labelledby="h-sandbox"><h2 id="h-sandbox">${t("sandbox.title")}</h2><p>${t("sandbox.liveOnly")}</p></section>`;
+  if (!acts(who)) return null;
+  return html`<section aria-labelledby="h-sandbox"><h2 id="h-sandbox">${t("sandbox.title")}</h2><p class="hint">${t("sandbox.hint")}</p><div class="actions">
+<form method="post" action="/merchant/developers/sandbox/pay" class="card">${merchantCsrfField(who)}
+${field({ id: "pay-deposit", name: "depositId", label: t("sandbox.deposit"), required: true, value: form.payDeposit ?? "", error: errors.payDeposit })}
+${field({ id: "pay-amount", name: "amount", label: t("sandbox.amount"), inputmode: "numeric", value: form.amount ?? "", hint: t("sandbox.amountHint"), error: errors.amount })}
+${field({ id: "pay-sender", name: "senderName", label: t("sandbox.sender"), value: form.senderName ?? "", hint: t("sandbox.senderHint") })}
+<button type="submit">${t("sandbox.pay")}</button></form>
+<form method="post" action="/merchant/developers/sandbox/expire" class="card">${merchantCsrfField(who)}
+${field({ id: "expire-deposit", name: "depositId", label: t("sandbox.deposit"), required: true, value: form.expireDeposit ?? "", error: errors.expireDeposit })}
+<button type="submit">${t("sandbox.expire")}</button></form></div></section>`;
+}
+
+function testResult(t: T, res: SendTestEventResponse): SafeHtml {
+  return html`<section aria-labelledby="h-test-result" class="card"><h2 id="h-test-result">${t("test.result", { id: res.eventId })}</h2>
+<dl class="facts"><dt>${t("test.url")}</dt><dd><code>${res.url}</code></dd>
+<dt>${t("test.delivered")}</dt><dd class="${res.delivered ? "ok" : "bad"}">${res.delivered ? t("secrets.yes") : t("secrets.no")}</dd>
+<dt>${t("test.status")}</dt><dd>${res.statusCode === 0 ? t("test.noAnswer") : String(res.statusCode)}</dd>
+<dt>${t("test.duration")}</dt><dd>${t("test.ms", { n: String(res.durationMs) })}</dd>
+${res.error ? html`<dt>${t("test.error")}</dt><dd>${res.error}</dd>` : null}</dl>
+<h3>${t("test.body")}</h3><pre>${res.responseBody}</pre></section>`;
+}
+
+function eventLink(e: CallbackEvent): SafeHtml | string {
+  if (!e.transactionId || !ID_PATTERN.test(e.transactionId)) return e.transactionId || "—";
+  if (e.transactionType === TransactionType.DEPOSIT) return html`<a href="${`/merchant/deposits/${e.transactionId}`}">${e.transactionId}</a>`;
+  if (e.transactionType === TransactionType.WITHDRAWAL) return html`<a href="${`/merchant/withdrawals/${e.transactionId}`}">${e.transactionId}</a>`;
+  return e.transactionId;
+}
+
+interface PageState {
+  banner?: SafeHtml | null;
+  result?: SafeHtml | null;
+  form?: Record<string, string>;
+  errors?: Record<string, string>;
+}
+
+/**
+ * The Developers page (`/merchant/developers`): the API key and its secrets (a new one with a
+ * grace period, shown once on a no-store answer; revoke one), the IP allow-list, the callback
+ * URL, the webhook secret, a test event with the receiver's answer, the event log
+ * (`/merchant/developers/events`) and, for a sandbox merchant, paying or expiring a deposit.
+ * Owners and developers act; finance and viewers see it read-only (and are refused by the
+ * route and by the services if they post anyway).
+ */
+export function merchantDeveloperPages(deps: ConsoleContext): ConsoleRoute[] {
+  const show = async (ctx: ConsoleContextKoa, who: MerchantSignedIn, state: PageState, status = 200) => {
+    const t = textsOf(who);
+    let m: Merchant | undefined;
+    try {
+      m = (await who.client(MerchantService).getMerchant({ merchantId: who.user.merchantId })).merchant;
+    } catch (err) {
+      return merchantRefusal(ctx, who, err, { title: t("title"), active: "developers" });
+    }
+    if (!m) return merchantNotFound(ctx, who, "developers");
+    const form = state.form ?? {};
+    const errors = state.errors ?? {};
+    const banner = state.banner ?? (ctx.query.done === "saved" ? notice(t("saved")) : null);
+    merchantPage(
+      ctx,
+      who,
+      {
+        title: t("title"),
+        active: "developers",
+        body: html`${banner}${acts(who) ? null : html`<p class="notice">${t("readOnly")}</p>`}${state.result ?? null}
+${keySection(who, t, m)}
+${settingsSection(who, t, m, form, errors)}
+<p><a href="/merchant/developers/events">${t("events.link")}</a></p>
+${sandboxSection(who, t, m, form, errors)}`,
+      },
+      status,
+    );
+  };
+
+  /** A secret on its only showing: never stored by a cache, never shown again. */
+  const secretPage = (ctx: ConsoleContextKoa, who: MerchantSignedIn, label: string, secret: string) => {
+    const t = textsOf(who);
+    ctx.set("Cache-Control", "no-store");
+    merchantPage(ctx, who, {
+      title: label,
+      active: "developers",
+      body: html`<div class="notice" role="status">${t("secret.once")}</div><dl class="facts card"><dt>${label}</dt><dd><code>${secret}</code></dd></dl><p><a href="/merchant/developers">${t("secret.back")}</a></p>`,
+    });
+  };
+
+  /** A change by an owner or developer: the service's refusal as the page shows it; a validation refusal next to its field. */
+  const change = (path: string, run: (ctx: RouteContext, who: MerchantSignedIn, t: T) => Promise<void>): ConsoleRoute => ({
+    method: "POST",
+    path,
+    access: "merchant",
+    merchantRoles: ACTING_ROLES,
+    handler: async (ctx) => {
+      const who = signedInMerchant(deps, ctx);
+      const t = textsOf(who);
+      try {
+        await run(ctx, who, t);
+      } catch (err) {
+        merchantRefusal(ctx, who, err, { title: t("title"), active: "developers" });
+      }
+    },
+  });
+
+  const depositIdOf = (value: unknown) => (typeof value === "string" && ID_PATTERN.test(value.trim()) ? value.trim() : undefined);
+
+  return [
+    {
+      method: "GET",
+      path: "/merchant/developers",
+      access: "merchant",
+      handler: async (ctx) => show(ctx, signedInMerchant(deps, ctx), {}),
+    },
+    change("/merchant/developers/rotate-secret", async (ctx, who, t) => {
+      const grace = graceOf(ctx.state.form?.grace);
+      if (grace === undefined) return show(ctx, who, { banner: alert(t("grace.bad")) }, 400);
+      const res = await who.client(MerchantService).rotateSecret({ merchantId: who.user.merchantId, gracePeriodSeconds: grace });
+      secretPage(ctx, who, t("secret.api"), res.apiSecret);
+    }),
+    change("/merchant/developers/rotate-webhook-secret", async (ctx, who, t) => {
+      const grace = graceOf(ctx.state.form?.grace);
+      if (grace === undefined) return show(ctx, who, { banner: alert(t("grace.bad")) }, 400);
+      const res = await who.client(MerchantService).rotateWebhookSecret({ merchantId: who.user.merchantId, gracePeriodSeconds: grace });
+      secretPage(ctx, who, t("secret.webhook"), res.webhookSecret);
+    }),
+    change("/merchant/developers/secrets/:secretId/revoke", async (ctx, who, t) => {
+      const secretId = ctx.params.secretId ?? "";
+      if (!ID_PATTERN.test(secretId)) return merchantNotFound(ctx, who, "developers");
+      await who.client(MerchantService).revokeSecret({ merchantId: who.user.merchantId, secretId });
+      await show(ctx, who, { banner: notice(t("secrets.revoked", { id: secretId })) });
+    }),
+    change("/merchant/developers/allowed-ips", async (ctx, who) => {
+      await who.client(MerchantService).setAllowedIps({ merchantId: who.user.merchantId, allowedIps: ipList(String(ctx.state.form?.allowedIps ?? "")) });
+      seeOther(ctx, "/merchant/developers?done=saved");
+    }),
+    change("/merchant/developers/callback-url", async (ctx, who) => {
+      await who.client(MerchantService).setCallbackUrl({ merchantId: who.user.merchantId, callbackUrl: String(ctx.state.form?.callbackUrl ?? "").trim() });
+      seeOther(ctx, "/merchant/developers?done=saved");
+    }),
+    change("/merchant/developers/test-event", async (ctx, who, t) => {
+      const res = await who.client(CallbackService).sendTestEvent({ merchantId: who.user.merchantId });
+      await show(ctx, who, { result: testResult(t, res) });
+    }),
+    change("/merchant/developers/sandbox/pay", async (ctx, who, t) => {
+      const form = ctx.state.form ?? {};
+      const depositId = depositIdOf(form.depositId);
+      const amountText = String(form.amount ?? "").trim();
+      const amount = amountText === "" ? undefined : minorUnits(amountText);
+      const errors: Record<string, string> = {};
+      if (!depositId) errors.payDeposit = t("sandbox.badId");
+      if (amountText !== "" && (amount === undefined || amount <= 0n)) errors.amount = t("sandbox.badAmount");
+      if (Object.keys(errors).length > 0) return show(ctx, who, { form: { ...form, payDeposit: String(form.depositId ?? "") }, errors }, 400);
+      const res = await who.client(DepositService).sandboxPayDeposit({
+        merchantId: who.user.merchantId,
+        depositId: depositId!,
+        ...(amount !== undefined ? { amount } : {}),
+        senderName: String(form.senderName ?? "").trim().slice(0, 200),
+      });
+      await show(ctx, who, { banner: notice(t("sandbox.paid", { id: depositId!, status: res.deposit ? depositStatusName(res.deposit.status) : "" })) });
+    }),
+    change("/merchant/developers/sandbox/expire", async (ctx, who, t) => {
+      const form = ctx.state.form ?? {};
+      const depositId = depositIdOf(form.depositId);
+      if (!depositId) return show(ctx, who, { form: { expireDeposit: String(form.depositId ?? "") }, errors: { expireDeposit: t("sandbox.badId") } }, 400);
+      const res = await who.client(DepositService).sandboxExpireDeposit({ merchantId: who.user.merchantId, depositId });
+      await show(ctx, who, { banner: notice(t("sandbox.paid", { id: depositId, status: res.deposit ? depositStatusName(res.deposit.status) : "" })) });
+    }),
+    {
+      method: "GET",
+      path: "/merchant/developers/events",
+      access: "merchant",
+      handler: async (ctx) => {
+        const who = signedInMerchant(deps, ctx);
+        const t = textsOf(who);
+        const status = typeof ctx.query.status === "string" && isDeliveryStatusName(ctx.query.status) ? ctx.query.status : "";
+        const cursor = cursorParam(ctx.query.cursor);
+        let list: SafeHtml;
+        try {
+          const res = await who.client(CallbackService).listEvents({
+            merchantId: who.user.merchantId,
+            ...(status ? { deliveryStatus: deliveryStatusToProto(status) } : {}),
+            limit: EVENTS_PAGE,
+            cursor,
+          });
+          const last = (e: CallbackEvent) => {
+            const a = e.attempts.at(-1);
+            return a ? (a.statusCode ? String(a.statusCode) : a.error || a.outcome) : "—";
+          };
+          list =
+            res.events.length === 0
+              ? html`<p>${t("events.empty")}</p>`
+              : html`${tableScroll(
+                  t("events.caption"),
+                  html`<table><caption>${t("events.caption")}</caption><thead><tr><th scope="col">${t("events.id")}</th><th scope="col">${t("events.type")}</th><th scope="col">${t("events.transaction")}</th><th scope="col">${t("events.status")}</th><th scope="col">${t("events.at")}</th><th scope="col" class="num">${t("events.attempts")}</th><th scope="col">${t("events.last")}</th></tr></thead>
+<tbody>${res.events.map((e) => html`<tr><td><code>${e.id}</code></td><td>${e.type}</td><td>${eventLink(e)}</td><td>${t(`events.${deliveryStatusName(e.deliveryStatus)}`)}</td><td>${timeOf(e.createdAt, who.lang)}</td><td class="num">${e.attempts.length}</td><td>${last(e)}</td></tr>`)}</tbody></table>`,
+                )}
+<nav aria-label="${t("events.pager")}"><ul>${cursor ? html`<li><a href="${linkTo("/merchant/developers/events", { status })}">${t("events.first")}</a></li>` : null}${res.nextCursor ? html`<li><a href="${linkTo("/merchant/developers/events", { status, cursor: res.nextCursor })}" rel="next">${t("events.next")}</a></li>` : null}</ul></nav>`;
+        } catch (err) {
+          return merchantRefusal(ctx, who, err, { title: t("events.title"), active: "developers" });
+        }
+        const option = (value: string, key: Parameters<typeof developerTexts>[1]) => html`<option value="${value}"${value === status ? html` selected` : null}>${t(key)}</option>`;
+        merchantPage(ctx, who, {
+          title: t("events.title"),
+          active: "developers",
+          body: html`<form method="get" action="/merchant/developers/events" class="filters"><label for="events-status">${t("events.status")}</label>
+<select id="events-status" name="status">${option("", "events.all")}${option("pending", "events.pending")}${option("delivered", "events.delivered")}${option("failed", "events.failed")}</select>
+<button type="submit">${t("events.filter")}</button></form>${list}<p><a href="/merchant/developers">${t("secret.back")}</a></p>`,
+        });
+      },
+    },
+  ];
+}
