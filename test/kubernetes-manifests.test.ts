@@ -88,3 +88,15 @@ test("the migrate Job runs every service's compiled migrate command, one after a
   const config = manifests.find((m) => m.kind === "ConfigMap") as unknown as { data: Record<string, string> };
   t.is(config.data.MIGRATE_ON_START, "0", "services leave migrations to the Job");
 });
+
+test("the merchant dashboard is its own Deployment of the console serving merchants only, and the operators' console serves operators only", async (t) => {
+  const manifests = await build("deploy/kubernetes/base");
+  const envOf = (name: string) => {
+    const deployment = manifests.find((m) => m.kind === "Deployment" && m.metadata.name === name) as unknown as { spec: { template: { spec: PodSpec } } } | undefined;
+    return Object.fromEntries((deployment?.spec.template.spec.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+  };
+  t.is(envOf("merchant-dashboard").CONSOLE_AUDIENCE, "merchants");
+  t.regex(envOf("merchant-dashboard").CONSOLE_PUBLIC_URL ?? "", /^https:\/\//, "its own public address, whose links merchants open");
+  t.is(envOf("console").CONSOLE_AUDIENCE, "operators");
+  t.truthy(manifests.find((m) => m.kind === "Service" && m.metadata.name === "merchant-dashboard"));
+});
