@@ -41,10 +41,10 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack(options: { consoleEnv?: Record<string, string> } = {}): Promise<Stack> {
+export async function startStack(options: { consoleEnv?: Record<string, string>; serviceEnv?: Record<string, string> } = {}): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), "console-pages-"));
   const services = await startInProcess(["merchant", "bank-catalog", "deposit", "payout", "callback-sender"], {
-    env: { DATA_DIR: join(dir, "services"), LOG_LEVEL: "warn", MASTER_KEY: randomBytes(32).toString("hex"), PAYOUT_WORKER_INTERVAL: "50ms", SANDBOX_PAYOUT_DELAY: "10ms" },
+    env: { DATA_DIR: join(dir, "services"), LOG_LEVEL: "warn", MASTER_KEY: randomBytes(32).toString("hex"), PAYOUT_WORKER_INTERVAL: "50ms", SANDBOX_PAYOUT_DELAY: "10ms", ...options.serviceEnv },
     receivingAccounts: true,
   });
   const clock = liveClock();
