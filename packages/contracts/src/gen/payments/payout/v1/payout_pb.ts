@@ -622,7 +622,7 @@ export type WithdrawalTotals = Message<"payments.payout.v1.WithdrawalTotals"> & 
 
   /**
    * The median of (completed_at - created_at) over the completed ones, in whole seconds
-   * (rounded down; the lower middle one of an even count); unset when none completed.
+   * (rounded down; the mean of the middle two of an even count); unset when none completed.
    *
    * @generated from field: optional int64 median_seconds_to_complete = 8;
    */

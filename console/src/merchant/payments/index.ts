@@ -1,0 +1,523 @@
+import { Readable } from "node:stream";
+import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { CallbackService, type CallbackEvent } from "@payments/contracts/callback";
+import { DepositService, DepositStatus, type Deposit, type ListDepositsRequest } from "@payments/contracts/deposit";
+import { PayoutService, WithdrawalStatus, type ListWithdrawalsRequest, type Withdrawal } from "@payments/contracts/payout";
+import {
+  DEPOSIT_STATUSES,
+  WITHDRAWAL_STATUSES,
+  deliveryStatusFromProto,
+  depositStatusFromProto,
+  depositStatusToProto,
+  isDepositStatusName,
+  isWithdrawalStatusName,
+  withdrawalStatusFromProto,
+  withdrawalStatusToProto,
+} from "@payments/contracts/statuses";
+import { errorInfo, formatMajor, type MerchantRole } from "@payments/kit";
+import { CSV_BOM, CSV_DIALECTS, csvCell, csvLines, csvNumber, kurusToLira, type CsvDialect, type FileLocale } from "@payments/records";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ListDepositsRequestSchema } from "@payments/contracts/deposit";
+import type { ListWithdrawalsRequestSchema } from "@payments/contracts/payout";
+import type { ConsoleContext } from "../../context.js";
+import { html, type SafeHtml } from "../../html.js";
+import type { Language } from "../../i18n.js";
+import { alert, field, notice } from "../../layout.js";
+import { cursorParam, dayAfter, dayStart, ID_PATTERN, minorUnits, queryText, timeOf } from "../../pages/operator-call.js";
+import type { ConsoleRoute } from "../../route.js";
+import type { ConsoleContextKoa } from "../../state.js";
+import { merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, signedInMerchant, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
+import { paymentTexts } from "./texts.js";
+
+type Key = Parameters<typeof paymentTexts>[1];
+type T = (key: Key, params?: Record<string, string | number>) => string;
+const textsOf = (lang: Language): T => (key, params) => paymentTexts(lang, key, params);
+
+const KINDS = ["deposits", "withdrawals"] as const;
+type Kind = (typeof KINDS)[number];
+
+/** The list's page on screen; the CSV reads with the services' largest page (ListDeposits, ListWithdrawals: 100). */
+const PAGE_SIZE = 50;
+const CSV_PAGE = 100;
+/** Who may download a list: the money people. */
+const CSV_ROLES: readonly MerchantRole[] = ["owner", "finance"];
+/** Who may send a callback again: the integration people. */
+const REDELIVER_ROLES: readonly MerchantRole[] = ["owner", "developer"];
+
+/** The filters as the query carries them (the list, its pages and its CSV share them). */
+interface PaymentFilters {
+  kind: Kind;
+  status: string;
+  from: string;
+  to: string;
+  amount: string;
+  customerId: string;
+  customerName: string;
+  holderName: string;
+  processId: string;
+  reference: string;
+}
+
+function filtersOf(query: ConsoleContextKoa["query"]): PaymentFilters {
+  return {
+    kind: query.kind === "withdrawals" ? "withdrawals" : "deposits",
+    status: queryText(query.status, 20),
+    from: queryText(query.from, 10),
+    to: queryText(query.to, 10),
+    amount: queryText(query.amount, 20),
+    customerId: queryText(query.customerId, 200),
+    customerName: queryText(query.customerName, 200),
+    holderName: queryText(query.holderName, 200),
+    processId: queryText(query.processId, 50),
+    reference: queryText(query.reference, 20),
+  };
+}
+
+/** The filters that apply to a kind, as query parameters (empty ones left out). */
+function paramsOf(f: PaymentFilters, extra: Record<string, string> = {}): URLSearchParams {
+  const own: Record<string, string> =
+    f.kind === "deposits"
+      ? { kind: f.kind, status: f.status, from: f.from, to: f.to, amount: f.amount, customerId: f.customerId, customerName: f.customerName, processId: f.processId, reference: f.reference }
+      : { kind: f.kind, status: f.status, from: f.from, to: f.to, amount: f.amount, holderName: f.holderName, processId: f.processId };
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries({ ...own, ...extra })) if (v) params.set(k, v);
+  return params;
+}
+
+interface Checked {
+  invalid: Set<string>;
+  from?: Date | undefined;
+  to?: Date | undefined;
+  amount?: bigint | undefined;
+}
+
+function check(f: PaymentFilters): Checked {
+  const from = f.from ? dayStart(f.from) : undefined;
+  const to = f.to ? dayAfter(f.to) : undefined;
+  const amount = f.amount ? minorUnits(f.amount) : undefined;
+  const invalid = new Set<string>();
+  if (f.from && !from) invalid.add("from");
+  if (f.to && !to) invalid.add("to");
+  if (f.amount && (amount === undefined || amount === 0n)) invalid.add("amount");
+  return { invalid, from, to, amount };
+}
+
+function depositsRequest(who: MerchantSignedIn, f: PaymentFilters, c: Checked, limit: number, cursor: string): MessageInitShape<typeof ListDepositsRequestSchema> {
+  return {
+    merchantId: who.user.merchantId,
+    status: isDepositStatusName(f.status) ? depositStatusToProto(f.status) : DepositStatus.UNSPECIFIED,
+    ...(c.from ? { createdFrom: timestampFromDate(c.from) } : {}),
+    ...(c.to ? { createdTo: timestampFromDate(c.to) } : {}),
+    ...(c.amount ? { amount: c.amount } : {}),
+    customerId: f.customerId,
+    customerName: f.customerName,
+    reference: f.reference,
+    limit,
+    cursor,
+  } satisfies Partial<ListDepositsRequest>;
+}
+
+function withdrawalsRequest(who: MerchantSignedIn, f: PaymentFilters, c: Checked, limit: number, cursor: string): MessageInitShape<typeof ListWithdrawalsRequestSchema> {
+  return {
+    merchantId: who.user.merchantId,
+    status: isWithdrawalStatusName(f.status) ? withdrawalStatusToProto(f.status) : WithdrawalStatus.UNSPECIFIED,
+    ...(c.from ? { createdFrom: timestampFromDate(c.from) } : {}),
+    ...(c.to ? { createdTo: timestampFromDate(c.to) } : {}),
+    ...(c.amount ? { amount: c.amount } : {}),
+    holderName: f.holderName,
+    limit,
+    cursor,
+  } satisfies Partial<ListWithdrawalsRequest>;
+}
+
+/** The one payment a process id names, or none (not found, or not a process id at all). */
+async function byProcessId<R>(call: () => Promise<R | undefined>): Promise<R[]> {
+  try {
+    const found = await call();
+    return found ? [found] : [];
+  } catch (err) {
+    const code = err instanceof ConnectError ? err.code : undefined;
+    if (code === Code.NotFound || code === Code.InvalidArgument) return [];
+    throw err;
+  }
+}
+
+function depositStatus(t: T, status: DepositStatus): string {
+  return t(`deposit.status.${depositStatusFromProto(status) ?? "unknown"}`);
+}
+
+function withdrawalStatus(t: T, w: Withdrawal): string {
+  const name = t(`withdrawal.status.${withdrawalStatusFromProto(w.status) ?? "unknown"}`);
+  return w.status === WithdrawalStatus.FAILED && w.failureReason ? `${name} (${w.failureReason})` : name;
+}
+
+const mode = (t: T, sandbox: boolean) => (sandbox ? t("mode.sandbox") : t("mode.live"));
+
+function depositsTable(t: T, lang: Language, rows: Deposit[]): SafeHtml {
+  if (rows.length === 0) return html`<p>${t("list.empty")}</p>`;
+  return tableScroll(
+    t("list.depositsCaption"),
+    html`<table><caption>${t("list.depositsCaption")}</caption>
+<thead><tr><th scope="col">${t("col.id")}</th><th scope="col">${t("col.processId")}</th><th scope="col">${t("col.created")}</th><th scope="col">${t("col.status")}</th><th scope="col" class="num">${t("col.amount")}</th><th scope="col">${t("col.customer")}</th><th scope="col">${t("col.reference")}</th><th scope="col">${t("col.mode")}</th></tr></thead>
+<tbody>${rows.map(
+      (d) =>
+        html`<tr><td><a href="${`/merchant/deposits/${d.id}`}">${d.id}</a></td><td>${d.processId}</td><td>${timeOf(d.createdAt, lang)}</td><td>${depositStatus(t, d.status)}</td><td class="num">${formatMajor(d.amount, d.currency)}</td><td>${d.customer ? `${d.customer.name} (${d.customer.id || "—"})` : "—"}</td><td><code>${d.reference}</code></td><td>${mode(t, d.sandbox)}</td></tr>`,
+    )}</tbody></table>`,
+  );
+}
+
+function withdrawalsTable(t: T, lang: Language, rows: Withdrawal[]): SafeHtml {
+  if (rows.length === 0) return html`<p>${t("list.empty")}</p>`;
+  return tableScroll(
+    t("list.withdrawalsCaption"),
+    html`<table><caption>${t("list.withdrawalsCaption")}</caption>
+<thead><tr><th scope="col">${t("col.id")}</th><th scope="col">${t("col.processId")}</th><th scope="col">${t("col.created")}</th><th scope="col">${t("col.status")}</th><th scope="col" class="num">${t("col.amount")}</th><th scope="col">${t("col.holder")}</th><th scope="col">IBAN</th><th scope="col">${t("col.mode")}</th></tr></thead>
+<tbody>${rows.map(
+      (w) =>
+        html`<tr><td><a href="${`/merchant/withdrawals/${w.id}`}">${w.id}</a></td><td>${w.processId}</td><td>${timeOf(w.createdAt, lang)}</td><td>${withdrawalStatus(t, w)}</td><td class="num">${formatMajor(w.amount, w.currency)}</td><td>${w.accountName}</td><td><code>${w.iban}</code></td><td>${mode(t, w.sandbox)}</td></tr>`,
+    )}</tbody></table>`,
+  );
+}
+
+function filterForm(t: T, f: PaymentFilters, invalid: Set<string>): SafeHtml {
+  const statuses: readonly string[] = f.kind === "deposits" ? DEPOSIT_STATUSES : WITHDRAWAL_STATUSES;
+  const label = (s: string) => t((f.kind === "deposits" ? `deposit.status.${s}` : `withdrawal.status.${s}`) as Key);
+  const bad = (name: string, key: Key) => (invalid.has(name) ? t(key) : undefined);
+  const search = (name: keyof PaymentFilters, key: Key, extra: { hint?: string; inputmode?: "numeric"; error?: string | undefined } = {}) =>
+    html`<div>${field({ name, label: t(key), type: "search", value: f[name], ...extra })}</div>`;
+  return html`<form method="get" action="/merchant/payments" class="filters" role="search" aria-label="${t("filter.search")}">
+<input type="hidden" name="kind" value="${f.kind}">
+<div><label for="field-status">${t("filter.status")}</label>
+<select id="field-status" name="status"><option value="">${t("filter.anyStatus")}</option>${statuses.map((s) => html`<option value="${s}"${s === f.status ? html` selected` : null}>${label(s)}</option>`)}</select></div>
+<div>${field({ name: "from", label: t("filter.from"), type: "date", value: f.from, error: bad("from", "filter.badDay") })}</div>
+<div>${field({ name: "to", label: t("filter.to"), type: "date", value: f.to, error: bad("to", "filter.badDay") })}</div>
+${search("amount", "filter.amount", { hint: t("filter.amountHint"), inputmode: "numeric", error: bad("amount", "filter.badAmount") })}
+${f.kind === "deposits" ? html`${search("customerId", "filter.customerId")}${search("customerName", "filter.customerName")}${search("reference", "filter.reference")}` : search("holderName", "filter.holderName")}
+${search("processId", "filter.processId")}
+<div><button type="submit">${t("filter.submit")}</button></div>
+</form><p><a href="${`/merchant/payments?kind=${f.kind}`}">${t("filter.clear")}</a></p>`;
+}
+
+function tabs(t: T, kind: Kind): SafeHtml {
+  return html`<nav aria-label="${t("tabs.label")}"><ul>${KINDS.map(
+    (k) => html`<li><a href="${`/merchant/payments?kind=${k}`}"${k === kind ? html` aria-current="page"` : null}>${t(k === "deposits" ? "tab.deposits" : "tab.withdrawals")}</a></li>`,
+  )}</ul></nav>`;
+}
+
+/** A status change's callback and every attempt of it: when, where, the answer, how long. */
+function callbackSection(t: T, lang: Language, who: MerchantSignedIn, back: string, events: CallbackEvent[] | string): SafeHtml {
+  const heading = html`<h2 id="h-callbacks">${t("callbacks.title")}</h2>`;
+  if (typeof events === "string") return html`<section aria-labelledby="h-callbacks">${heading}${alert(t("callbacks.unavailable", { detail: events }))}</section>`;
+  if (events.length === 0) return html`<section aria-labelledby="h-callbacks">${heading}<p>${t("callbacks.none")}</p></section>`;
+  const canRedeliver = REDELIVER_ROLES.includes(who.user.role);
+  return html`<section aria-labelledby="h-callbacks">${heading}${events.map((e) => {
+    const delivery = t(`delivery.${deliveryStatusFromProto(e.deliveryStatus) ?? "unknown"}`);
+    const attempts =
+      e.attempts.length === 0
+        ? html`<p>${t("callbacks.noAttempts")}</p>`
+        : tableScroll(
+            t("callbacks.attemptsOf", { id: e.id }),
+            html`<table><caption>${t("callbacks.attemptsOf", { id: e.id })}</caption>
+<thead><tr><th scope="col" class="num">${t("callbacks.number")}</th><th scope="col">${t("callbacks.at")}</th><th scope="col">${t("callbacks.url")}</th><th scope="col" class="num">${t("callbacks.statusCode")}</th><th scope="col" class="num">${t("callbacks.latency")}</th><th scope="col">${t("callbacks.outcome")}</th><th scope="col">${t("callbacks.answer")}</th></tr></thead>
+<tbody>${e.attempts.map(
+              (a) =>
+                html`<tr><td class="num">${a.number}</td><td>${timeOf(a.attemptedAt, lang)}</td><td>${a.url ? html`<code>${a.url}</code>` : "—"}</td><td class="num">${a.statusCode || "—"}</td><td class="num">${a.latencyMs} ms</td><td class="${a.outcome === "delivered" ? "ok" : a.outcome === "failed" ? "bad" : ""}">${a.outcome}</td><td>${a.error || "—"}</td></tr>`,
+            )}</tbody></table>`,
+          );
+    return html`<section class="card" aria-labelledby="${`ev-${e.id}`}"><h3 id="${`ev-${e.id}`}">${e.type} · ${delivery}</h3>
+<p>${t("callbacks.changedAt")}: ${timeOf(e.createdAt, lang)}${e.deliveredAt ? html` · ${t("callbacks.deliveredAt")}: ${timeOf(e.deliveredAt, lang)}` : null}${e.nextAttemptAt ? html` · ${t("callbacks.nextAttempt")}: ${timeOf(e.nextAttemptAt, lang)}` : null}</p>
+${attempts}
+<details><summary>${t("callbacks.body")}</summary><pre>${e.bodyJson}</pre></details>
+${canRedeliver ? html`<form method="post" action="${`/merchant/events/${e.id}/redeliver`}">${merchantCsrfField(who)}<input type="hidden" name="back" value="${back}"><button type="submit" aria-describedby="${`ev-${e.id}`}">${t("callbacks.redeliver")}</button></form>` : null}
+</section>`;
+  })}</section>`;
+}
+
+interface TimelineEntry {
+  at: Timestamp | undefined;
+  what: string;
+  detail?: string;
+}
+
+function timelineSection(t: T, lang: Language, entries: TimelineEntry[]): SafeHtml {
+  const ms = (e: TimelineEntry) => (e.at ? timestampDate(e.at).getTime() : 0);
+  const sorted = [...entries].sort((a, b) => ms(a) - ms(b));
+  return html`<section aria-labelledby="h-timeline"><h2 id="h-timeline">${t("timeline.title")}</h2>${tableScroll(
+    t("timeline.caption"),
+    html`<table><caption>${t("timeline.caption")}</caption>
+<thead><tr><th scope="col">${t("timeline.when")}</th><th scope="col">${t("timeline.what")}</th><th scope="col">${t("timeline.detail")}</th></tr></thead>
+<tbody>${sorted.map((e) => html`<tr><td>${timeOf(e.at, lang) ?? "—"}</td><td>${e.what}</td><td>${e.detail ?? "—"}</td></tr>`)}</tbody></table>`,
+  )}</section>`;
+}
+
+/** Every callback event of one payment (a payment has a handful: one per status change), or why not. */
+async function eventsOf(who: MerchantSignedIn, transactionId: string): Promise<CallbackEvent[] | string> {
+  try {
+    return (await who.client(CallbackService).listEvents({ merchantId: who.user.merchantId, transactionId, limit: 100 })).events;
+  } catch (err) {
+    if (!(err instanceof ConnectError)) throw err;
+    return errorInfo(err).message;
+  }
+}
+
+function eventEntries(t: T, events: CallbackEvent[] | string): TimelineEntry[] {
+  if (typeof events === "string") return [];
+  return events.map((e) => ({ at: e.createdAt, what: t("timeline.change", { type: e.type, sequence: String(e.sequence) }), detail: t(`delivery.${deliveryStatusFromProto(e.deliveryStatus) ?? "unknown"}`) }));
+}
+
+/** Where a redelivery returns: a payment's own page, never anything else. */
+function backOf(value: string | undefined): string {
+  return typeof value === "string" && /^\/merchant\/(deposits|withdrawals)\/[A-Za-z0-9_-]{1,80}$/.test(value) ? value : "/merchant/payments";
+}
+
+/** The CSV's columns of each kind: the header's text key and the cell of one payment. */
+const DEPOSIT_COLUMNS: ReadonlyArray<[Key, (d: Deposit, x: CsvDialect) => string]> = [
+  ["csv.id", (d) => csvCell(d.id)],
+  ["csv.processId", (d, x) => csvCell(d.processId, x)],
+  ["csv.created", (d) => iso(d.createdAt)],
+  ["csv.status", (d) => depositStatusFromProto(d.status) ?? ""],
+  ["csv.amount", (d, x) => csvNumber(kurusToLira(d.amount), x)],
+  ["csv.requested", (d, x) => csvNumber(kurusToLira(d.requestedAmount), x)],
+  ["csv.currency", (d) => csvCell(d.currency)],
+  ["csv.customerId", (d, x) => csvCell(d.customer?.id ?? "", x)],
+  ["csv.customerName", (d, x) => csvCell(d.customer?.name ?? "", x)],
+  ["csv.customerUsername", (d, x) => csvCell(d.customer?.username ?? "", x)],
+  ["csv.reference", (d) => csvCell(d.reference)],
+  ["csv.failure", (d, x) => csvCell(d.failureReason, x)],
+  ["csv.completed", (d) => iso(d.completedAt)],
+  ["csv.sandbox", (d) => (d.sandbox ? "true" : "false")],
+];
+
+const WITHDRAWAL_COLUMNS: ReadonlyArray<[Key, (w: Withdrawal, x: CsvDialect) => string]> = [
+  ["csv.id", (w) => csvCell(w.id)],
+  ["csv.processId", (w, x) => csvCell(w.processId, x)],
+  ["csv.created", (w) => iso(w.createdAt)],
+  ["csv.status", (w) => withdrawalStatusFromProto(w.status) ?? ""],
+  ["csv.amount", (w, x) => csvNumber(kurusToLira(w.amount), x)],
+  ["csv.currency", (w) => csvCell(w.currency)],
+  ["csv.holder", (w, x) => csvCell(w.accountName, x)],
+  ["csv.iban", (w) => csvCell(w.iban)],
+  ["csv.userId", (w, x) => csvCell(w.userId, x)],
+  ["csv.userName", (w, x) => csvCell(w.userName, x)],
+  ["csv.name", (w, x) => csvCell(w.name, x)],
+  ["csv.bankReference", (w, x) => csvCell(w.bankReference, x)],
+  ["csv.failure", (w, x) => csvCell(w.failureReason, x)],
+  ["csv.completed", (w) => iso(w.completedAt)],
+  ["csv.sandbox", (w) => (w.sandbox ? "true" : "false")],
+];
+
+function iso(at: Timestamp | undefined): string {
+  return at ? timestampDate(at).toISOString() : "";
+}
+
+/**
+ * Payments (issue 24), every role: `/merchant/payments?kind=deposits|withdrawals` with
+ * ListDeposits' and ListWithdrawals' filters (status, created from/to in Türkiye days, amount,
+ * customer id and name prefix or holder name prefix, reference) paged by the service's cursor,
+ * and a process id that finds one payment (GetDeposit/GetWithdrawal); one payment with its
+ * timeline and every callback attempt (ListEvents, attempts included); "send again" per event
+ * (RedeliverEvent: owner, developer); the filtered list as CSV (owner, finance), every page
+ * streamed as it arrives. Every call is the user's, scoped by the services to the user's
+ * merchant: another merchant's id is NOT_FOUND, shown as this dashboard's 404.
+ */
+export function merchantPaymentPages(deps: ConsoleContext): ConsoleRoute[] {
+  const detailOf = async (ctx: ConsoleContextKoa, kind: Kind, id: string) => {
+    const who = signedInMerchant(deps, ctx);
+    const lang = who.lang;
+    const t = textsOf(lang);
+    if (!ID_PATTERN.test(id)) return merchantNotFound(ctx, who, "payments");
+    const merchantId = who.user.merchantId;
+    const title = t(kind === "deposits" ? "deposit.title" : "withdrawal.title", { id });
+    let facts: SafeHtml;
+    let entries: TimelineEntry[];
+    try {
+      if (kind === "deposits") {
+        const d = (await who.client(DepositService).getDeposit({ merchantId, key: { case: "depositId", value: id } })).deposit;
+        if (!d) return merchantNotFound(ctx, who, "payments");
+        facts = html`<dl class="facts card">
+<dt>${t("col.status")}</dt><dd>${depositStatus(t, d.status)}</dd>
+<dt>${t("col.processId")}</dt><dd>${d.processId}</dd>
+<dt>${t("col.amount")}</dt><dd>${formatMajor(d.amount, d.currency)}</dd>
+<dt>${t("detail.requested")}</dt><dd>${formatMajor(d.requestedAmount, d.currency)}</dd>
+<dt>${t("col.reference")}</dt><dd><code>${d.reference}</code></dd>
+<dt>${t("col.customer")}</dt><dd>${d.customer ? `${d.customer.name} (${d.customer.id || "—"})` : "—"}</dd>
+<dt>${t("detail.customerUsername")}</dt><dd>${d.customer?.username || "—"}</dd>
+<dt>${t("detail.paidTo")}</dt><dd>${d.assignedAccount ? html`<code>${d.assignedAccount.iban}</code> · ${d.assignedAccount.bankName}` : "—"}</dd>
+<dt>${t("col.mode")}</dt><dd>${mode(t, d.sandbox)}</dd>
+<dt>${t("detail.failure")}</dt><dd>${d.failureReason || "—"}</dd>
+<dt>${t("col.created")}</dt><dd>${timeOf(d.createdAt, lang)}</dd>
+<dt>${t("detail.expires")}</dt><dd>${timeOf(d.expiresAt, lang) ?? "—"}</dd>
+<dt>${t("detail.final")}</dt><dd>${timeOf(d.completedAt, lang) ?? "—"}</dd>
+</dl>`;
+        entries = [{ at: d.createdAt, what: t("timeline.created"), detail: formatMajor(d.requestedAmount, d.currency) }];
+        if (d.completedAt) entries.push({ at: d.completedAt, what: t("timeline.finished", { status: depositStatus(t, d.status) }) });
+      } else {
+        const w = (await who.client(PayoutService).getWithdrawal({ merchantId, key: { case: "withdrawalId", value: id } })).withdrawal;
+        if (!w) return merchantNotFound(ctx, who, "payments");
+        facts = html`<dl class="facts card">
+<dt>${t("col.status")}</dt><dd>${withdrawalStatus(t, w)}</dd>
+<dt>${t("col.processId")}</dt><dd>${w.processId}</dd>
+<dt>${t("col.amount")}</dt><dd>${formatMajor(w.amount, w.currency)}</dd>
+<dt>${t("col.holder")}</dt><dd>${w.accountName}</dd>
+<dt>${t("detail.iban")}</dt><dd><code>${w.iban}</code></dd>
+<dt>${t("detail.user")}</dt><dd>${w.name || w.userName || w.userId ? `${w.name || "—"} (${w.userName || "—"}, ${w.userId || "—"})` : "—"}</dd>
+<dt>${t("detail.bankReference")}</dt><dd>${w.bankReference || "—"}</dd>
+<dt>${t("col.mode")}</dt><dd>${mode(t, w.sandbox)}</dd>
+<dt>${t("col.created")}</dt><dd>${timeOf(w.createdAt, lang)}</dd>
+<dt>${t("detail.final")}</dt><dd>${timeOf(w.completedAt, lang) ?? "—"}</dd>
+</dl>`;
+        entries = [{ at: w.createdAt, what: t("timeline.created"), detail: formatMajor(w.amount, w.currency) }];
+        if (w.completedAt) entries.push({ at: w.completedAt, what: t("timeline.finished", { status: withdrawalStatus(t, w) }) });
+      }
+    } catch (err) {
+      if (err instanceof ConnectError && (err.code === Code.NotFound || err.code === Code.InvalidArgument)) return merchantNotFound(ctx, who, "payments");
+      return merchantRefusal(ctx, who, err, { title, active: "payments" });
+    }
+    const events = await eventsOf(who, id);
+    const redelivered = cursorParam(ctx.query.redelivered);
+    const back = `/merchant/${kind}/${id}`;
+    merchantPage(ctx, who, {
+      title,
+      active: "payments",
+      body: html`${redelivered ? notice(t("callbacks.redelivered", { id: redelivered })) : null}<p><a href="${`/merchant/payments?kind=${kind}`}">${t("detail.back")}</a></p>
+${facts}
+${timelineSection(t, lang, [...entries, ...eventEntries(t, events)])}
+${callbackSection(t, lang, who, back, events)}`,
+    });
+  };
+
+  return [
+    {
+      method: "GET",
+      path: "/merchant/payments",
+      access: "merchant",
+      handler: async (ctx) => {
+        const who = signedInMerchant(deps, ctx);
+        const lang = who.lang;
+        const t = textsOf(lang);
+        const f = filtersOf(ctx.query);
+        const c = check(f);
+        const cursor = cursorParam(ctx.query.cursor);
+        const csvLinks = CSV_ROLES.includes(who.user.role)
+          ? html`<p><a href="${`/merchant/payments.csv?${paramsOf(f).toString()}`}" download>${t("list.csv")}</a> · <a href="${`/merchant/payments.csv?${paramsOf(f, { locale: "tr" }).toString()}`}" download>${t("list.csvTr")}</a></p>`
+          : null;
+        const page = (body: SafeHtml, status = 200) =>
+          merchantPage(ctx, who, { title: t("payments.title"), active: "payments", body: html`<p>${t("payments.intro")}</p>${tabs(t, f.kind)}${filterForm(t, f, c.invalid)}${csvLinks}${body}` }, status);
+        if (c.invalid.size > 0) return page(html``, 400);
+        const merchantId = who.user.merchantId;
+        try {
+          if (f.processId) {
+            const hint = html`<p class="hint">${t("filter.processIdAlone")}</p>`;
+            if (f.kind === "deposits") {
+              const found = await byProcessId(async () => (await who.client(DepositService).getDeposit({ merchantId, key: { case: "processId", value: f.processId } })).deposit);
+              return page(html`${hint}${depositsTable(t, lang, found)}`);
+            }
+            const found = await byProcessId(async () => (await who.client(PayoutService).getWithdrawal({ merchantId, key: { case: "processId", value: f.processId } })).withdrawal);
+            return page(html`${hint}${withdrawalsTable(t, lang, found)}`);
+          }
+          let table: SafeHtml;
+          let next: string;
+          if (f.kind === "deposits") {
+            const res = await who.client(DepositService).listDeposits(depositsRequest(who, f, c, PAGE_SIZE, cursor));
+            table = depositsTable(t, lang, res.deposits);
+            next = res.nextCursor;
+          } else {
+            const res = await who.client(PayoutService).listWithdrawals(withdrawalsRequest(who, f, c, PAGE_SIZE, cursor));
+            table = withdrawalsTable(t, lang, res.withdrawals);
+            next = res.nextCursor;
+          }
+          const links = [
+            cursor ? html`<li><a href="${`/merchant/payments?${paramsOf(f).toString()}`}">${t("list.first")}</a></li>` : null,
+            next ? html`<li><a href="${`/merchant/payments?${paramsOf(f, { cursor: next }).toString()}`}" rel="next">${t("list.next")}</a></li>` : null,
+          ].filter((l) => l !== null);
+          page(html`${table}${links.length > 0 ? html`<nav aria-label="${t("list.pager")}"><ul>${links}</ul></nav>` : null}`);
+        } catch (err) {
+          merchantRefusal(ctx, who, err, { title: t("payments.title"), active: "payments" });
+        }
+      },
+    },
+    {
+      method: "GET",
+      path: "/merchant/payments.csv",
+      access: "merchant",
+      merchantRoles: CSV_ROLES,
+      handler: async (ctx) => {
+        const who = signedInMerchant(deps, ctx);
+        const t = textsOf(who.lang);
+        const f = filtersOf(ctx.query);
+        const c = check(f);
+        const locale: FileLocale = ctx.query.locale === "tr" ? "tr" : "en";
+        const dialect = CSV_DIALECTS[locale];
+        const header = (keys: readonly Key[]) => csvLines([keys.map((k) => csvCell(paymentTexts(locale, k), dialect))], dialect);
+        if (c.invalid.size > 0) return merchantPage(ctx, who, { title: t("payments.title"), active: "payments", body: html`${tabs(t, f.kind)}${filterForm(t, f, c.invalid)}` }, 400);
+        const merchantId = who.user.merchantId;
+        // Each page is written as it arrives: memory stays one page, whatever the list's length.
+        type Page = { rows: string; next: string };
+        let fetchPage: (cursor: string) => Promise<Page>;
+        let head: string;
+        if (f.kind === "deposits") {
+          head = header(DEPOSIT_COLUMNS.map(([k]) => k));
+          const rows = (list: Deposit[]) => csvLines(list.map((d) => DEPOSIT_COLUMNS.map(([, cell]) => cell(d, dialect))), dialect);
+          fetchPage = f.processId
+            ? async () => ({ rows: rows(await byProcessId(async () => (await who.client(DepositService).getDeposit({ merchantId, key: { case: "processId", value: f.processId } })).deposit)), next: "" })
+            : async (cursor) => {
+                const res = await who.client(DepositService).listDeposits(depositsRequest(who, f, c, CSV_PAGE, cursor));
+                return { rows: rows(res.deposits), next: res.nextCursor };
+              };
+        } else {
+          head = header(WITHDRAWAL_COLUMNS.map(([k]) => k));
+          const rows = (list: Withdrawal[]) => csvLines(list.map((w) => WITHDRAWAL_COLUMNS.map(([, cell]) => cell(w, dialect))), dialect);
+          fetchPage = f.processId
+            ? async () => ({ rows: rows(await byProcessId(async () => (await who.client(PayoutService).getWithdrawal({ merchantId, key: { case: "processId", value: f.processId } })).withdrawal)), next: "" })
+            : async (cursor) => {
+                const res = await who.client(PayoutService).listWithdrawals(withdrawalsRequest(who, f, c, CSV_PAGE, cursor));
+                return { rows: rows(res.withdrawals), next: res.nextCursor };
+              };
+        }
+        let first: Page;
+        try {
+          // The first page before any byte: a refusal is still a page with its status.
+          first = await fetchPage("");
+        } catch (err) {
+          return merchantRefusal(ctx, who, err, { title: t("payments.title"), active: "payments" });
+        }
+        async function* body(): AsyncGenerator<string> {
+          yield CSV_BOM + head + first.rows;
+          let cursor = first.next;
+          while (cursor !== "") {
+            const next = await fetchPage(cursor);
+            yield next.rows;
+            cursor = next.next;
+          }
+        }
+        ctx.status = 200;
+        ctx.type = "text/csv; charset=utf-8";
+        ctx.set("Content-Disposition", `attachment; filename="${f.kind}.csv"`);
+        ctx.body = Readable.from(body(), { objectMode: false });
+      },
+    },
+    { method: "GET", path: "/merchant/deposits/:id", access: "merchant", handler: (ctx) => detailOf(ctx, "deposits", ctx.params.id ?? "") },
+    { method: "GET", path: "/merchant/withdrawals/:id", access: "merchant", handler: (ctx) => detailOf(ctx, "withdrawals", ctx.params.id ?? "") },
+    {
+      method: "POST",
+      path: "/merchant/events/:id/redeliver",
+      access: "merchant",
+      merchantRoles: REDELIVER_ROLES,
+      handler: async (ctx) => {
+        const who = signedInMerchant(deps, ctx);
+        const id = ctx.params.id ?? "";
+        if (!ID_PATTERN.test(id)) return merchantNotFound(ctx, who, "payments");
+        const back = backOf(ctx.state.form?.back);
+        try {
+          await who.client(CallbackService).redeliverEvent({ merchantId: who.user.merchantId, eventId: id });
+        } catch (err) {
+          if (err instanceof ConnectError && err.code === Code.NotFound) return merchantNotFound(ctx, who, "payments");
+          return merchantRefusal(ctx, who, err, { active: "payments" });
+        }
+        ctx.status = 303;
+        ctx.redirect(`${back}${back.includes("?") ? "&" : "?"}redelivered=${encodeURIComponent(id)}`);
+      },
+    },
+  ];
+}
