@@ -18,6 +18,7 @@ import { JetStreamBus } from "@payments/kit";
 import { ScratchResources } from "./scratch-resources.js";
 import { killAllServersNow, nodeEntry, repoRoot, stopAllServers } from "./server-process.js";
 import { operatorListsOn } from "./operator-lists.js";
+import { merchantDashboardOn } from "./merchant-dashboard.js";
 
 let options: BenchOptions;
 try {
@@ -117,6 +118,8 @@ const wants = (s: ScenarioName) => options.scenarios.includes(s);
 const OPERATOR_LISTS_SIZE = options.quick
   ? { deposits: 10_000, transfers: 1_000, auditRecords: 1_000, merchants: 20, samples: 40 }
   : { deposits: 100_000, transfers: 10_000, auditRecords: 10_000, merchants: 20, samples: 200 };
+/** Issue 24's setting: one merchant's 100,000 deposits (--quick: a tenth), pages timed one after another, 5 exports of each filter. */
+const MERCHANT_DASHBOARD_SIZE = options.quick ? { deposits: 10_000, samples: 40, exports: 2 } : { deposits: 100_000, samples: 200, exports: 5 };
 
 async function runFloors(): Promise<void> {
   const merchants = floorMerchants(options.merchants);
@@ -155,7 +158,10 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
   try {
     receiver = await startCallbackReceiver();
     log(`starting the ${target === "aio" ? "all-in-one process" : "split deployment (5 services + gateway, one at a time)"}`);
-    product = target === "aio" ? await startAllInOne(resources, { profileDir, idleMs: 3_000 }) : await startSplit(resources, { profileDir, idleMs: 3_000 });
+    // The merchant dashboard needs the all-in-one's console (CONSOLE_PORT, both audiences), as `pnpm start` serves it.
+    const withConsole = wants("merchant-dashboard");
+    product = target === "aio" ? await startAllInOne(resources, { profileDir, idleMs: 3_000, console: withConsole }) : await startSplit(resources, { profileDir, idleMs: 3_000 });
+    if (target === "aio" && withConsole) notes.push("aio: started with its console on CONSOLE_PORT (merchant-dashboard), so its cold start and idle RSS include the console");
     for (const p of product.processes) processes.push({ target, name: p.name, coldStartMs: p.coldStartMs, ...(p.idleRssMiB !== undefined ? { idleRssMiB: p.idleRssMiB } : {}) });
     log(`${target} ready: ${product.processes.map((p) => `${p.name} ${p.coldStartMs} ms, ${p.idleRssMiB ?? "?"} MiB idle`).join("; ")}`);
 
@@ -285,6 +291,21 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
         log(`${target} operator lists: ${lists.lists.map((l) => `${l.list} p95 ${l.p95Ms} ms`).join("; ")}`);
       } catch (err) {
         failures.push(`${target} operator-lists: could not run: ${(err as Error).stack ?? String(err)}`);
+      }
+    }
+    if (wants("merchant-dashboard")) {
+      if (target !== "aio") notes.push(`${target} merchant-dashboard: not run (only the all-in-one serves the console in the bench)`);
+      else {
+        // Last too: one merchant's 100,000 deposits in the same deposit database.
+        try {
+          log(`${target}: merchant dashboard on one merchant's ${MERCHANT_DASHBOARD_SIZE.deposits} deposits`);
+          const dashboard = await merchantDashboardOn(product, MERCHANT_DASHBOARD_SIZE);
+          results.push({ target, scenario: "merchant-dashboard", endpoint: ENDPOINTS["merchant-dashboard"], dashboard });
+          log(`${target} merchant dashboard: ${dashboard.pages.map((l) => `${l.list} p95 ${l.p95Ms} ms`).join("; ")}; exports ${dashboard.exports.map((e) => `${e.export} ${e.rows} rows p95 ${e.p95Ms} ms`).join("; ")}`);
+          for (const p of dashboard.problems) failures.push(`${target} merchant-dashboard: ${p}`);
+        } catch (err) {
+          failures.push(`${target} merchant-dashboard: could not run: ${(err as Error).stack ?? String(err)}`);
+        }
       }
     }
 

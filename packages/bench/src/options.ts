@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 
-export const SCENARIOS = ["banks", "deposit", "deposit-get", "callbacks", "bank-reports", "sandbox-pay", "withdraw", "operator-lists"] as const;
+export const SCENARIOS = ["banks", "deposit", "deposit-get", "callbacks", "bank-reports", "sandbox-pay", "withdraw", "operator-lists", "merchant-dashboard"] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 export const TARGETS = ["floors", "aio", "split"] as const;
 export type TargetName = (typeof TARGETS)[number];
@@ -47,6 +47,13 @@ operator-lists (issue 23; aio and split) fills the deposit database with 100,000
 10,000 open transfers and 10,000 audit records (clones of rows the service wrote), then times
 the pages an operator's screens ask for, one call after another. Target: each p95 <= 200 ms.
   e.g. pnpm bench --targets aio --only operator-lists
+
+merchant-dashboard (issue 24; aio only: the all-in-one then serves its console on CONSOLE_PORT)
+gives one merchant 100,000 deposits over 60 days (clones of a row the service wrote), signs a
+merchant owner in through the console's pages, and times GET /merchant/payments (first pages,
+pages deep by the next link, each filter) and GET /merchant/payments.csv of 10,000 rows, one
+request after another. Targets: each list p95 <= 200 ms, each export <= 2 s.
+  e.g. pnpm bench --targets aio --only merchant-dashboard
 
   --duration <s>        measured seconds per scenario (default 8; --quick: 2)
   --warmup <s>          unmeasured seconds before each scenario (default 2; --quick: 0.5)

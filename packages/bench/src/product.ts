@@ -45,6 +45,12 @@ export interface RunningProduct {
   };
   /** The bench's operator (an admin service account), for clients of its own. */
   operator: AssertionSigner;
+  /**
+   * The console (operators and merchants: CONSOLE_AUDIENCE=both) the all-in-one serves on
+   * CONSOLE_PORT when given the operator's private key, as `pnpm start` does; only when asked
+   * for (startAllInOne's `console`), so the other scenarios measure the process without it.
+   */
+  consoleUrl?: string;
   /** Where a service answers, and the transport options (internal token) its callers need. */
   serviceUrl(name: ServiceName): string;
   transport: TransportOptions;
@@ -65,11 +71,11 @@ export type ServiceName = (typeof SERVICES)[number];
  * service account. The run's merchants are sandbox ones, so nothing it does waits for a second
  * operator.
  */
-export function benchOperator(): { env: { OPERATOR_ASSERTION_PUBLIC_KEY: string }; signer: AssertionSigner; interceptor: Interceptor } {
+export function benchOperator(): { env: { OPERATOR_ASSERTION_PUBLIC_KEY: string }; privateKeyPem: string; signer: AssertionSigner; interceptor: Interceptor } {
   const { privateKeyPem, publicKeyPem } = generateAssertionKeyPair();
   // A service account's assertion may live an hour: signed once per service, not per call.
   const signer = createAssertionSigner(loadAssertionPrivateKey(privateKeyPem), { subject: "bench@localhost", name: "pnpm bench", role: "admin", kind: "service" }, { ttlSeconds: 3600 });
-  return { env: { OPERATOR_ASSERTION_PUBLIC_KEY: publicKeyPem }, signer, interceptor: operatorAssertionInterceptor(signer) };
+  return { env: { OPERATOR_ASSERTION_PUBLIC_KEY: publicKeyPem }, privateKeyPem, signer, interceptor: operatorAssertionInterceptor(signer) };
 }
 
 function productClients(url: (service: "merchant" | "bank-catalog" | "deposit" | "payout") => string, transport: TransportOptions, operator: Interceptor): RunningProduct["clients"] {
@@ -87,7 +93,7 @@ function cleanEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   // Settings of the caller's own shell must not leak into the product under test.
   for (const name of Object.keys(env)) {
-    if (/^(DATABASE_URL|NATS_|GRPC_|INTERNAL_|MERCHANT_SERVICE|BANK_CATALOG_SERVICE|DEPOSIT_SERVICE|PAYOUT_SERVICE|CALLBACK_|PUBLIC_BASE_URL|PORT$|HOST$|MASTER_KEY|LOG_LEVEL|NODE_OPTIONS|OPERATOR_ASSERTION_|PAYMENTS_OPERATOR)/.test(name)) delete env[name];
+    if (/^(DATABASE_URL|NATS_|GRPC_|INTERNAL_|MERCHANT_SERVICE|BANK_CATALOG_SERVICE|DEPOSIT_SERVICE|PAYOUT_SERVICE|CALLBACK_|PUBLIC_BASE_URL|PORT$|HOST$|MASTER_KEY|LOG_LEVEL|NODE_OPTIONS|OPERATOR_ASSERTION_|PAYMENTS_OPERATOR|CONSOLE_)/.test(name)) delete env[name];
   }
   return env;
 }
@@ -122,10 +128,13 @@ async function stopAll(processes: ProductProcess[]) {
 /**
  * `pnpm start` on MySQL + JetStream: one process. PORT and GRPC_PORT are picked free ports
  * (not 0) so readiness can be seen by GET /healthz on the gateway even at LOG_LEVEL=warn,
- * which leaves out the info-level ready line; a ready line, when printed, counts too.
+ * which leaves out the info-level ready line; a ready line, when printed, counts too. With
+ * `console`, it also holds the operator's private key and serves the console on CONSOLE_PORT
+ * (both audiences, as `pnpm start`), ready when its /readyz answers 200.
  */
-export async function startAllInOne(resources: ScratchResources, options: { profileDir?: string | undefined; idleMs: number }): Promise<RunningProduct> {
+export async function startAllInOne(resources: ScratchResources, options: { profileDir?: string | undefined; idleMs: number; console?: boolean }): Promise<RunningProduct> {
   const [port, grpcPort] = [await freePort(), await freePort()];
+  const consolePort = options.console ? await freePort() : undefined;
   const dataDir = mkdtempSync(join(tmpdir(), "bench-aio-"));
   const stream = resources.stream("aio");
   const operator = benchOperator();
@@ -142,6 +151,7 @@ export async function startAllInOne(resources: ScratchResources, options: { prof
     LOG_LEVEL: "warn",
     MASTER_KEY: randomBytes(32).toString("hex"),
     CALLBACK_ALLOW_PRIVATE: "1",
+    ...(consolePort ? { OPERATOR_ASSERTION_PRIVATE_KEY: operator.privateKeyPem, CONSOLE_PORT: String(consolePort), CONSOLE_HOST: "127.0.0.1", CONSOLE_AUDIENCE: "both" } : {}),
   };
   const server = spawnServer("all-in-one", nodeEntry("packages/all-in-one"), env, { nodeFlags: profileFlags(options.profileDir, "all-in-one") });
   const gatewayUrl = `http://127.0.0.1:${port}`;
@@ -151,6 +161,7 @@ export async function startAllInOne(resources: ScratchResources, options: { prof
     const line = server.waitForLine((l) => (READY.test(l) ? performance.now() : undefined), 120_000);
     line.catch(() => undefined);
     readyAt = await Promise.race([line, waitForHttp200(`${gatewayUrl}/healthz`, server, 120_000)]);
+    if (consolePort) readyAt = Math.max(readyAt, await waitForHttp200(`http://127.0.0.1:${consolePort}/readyz`, server, 120_000));
   } catch (err) {
     await server.stop(5_000);
     rmSync(dataDir, { recursive: true, force: true });
@@ -166,6 +177,7 @@ export async function startAllInOne(resources: ScratchResources, options: { prof
     pids: [server.pid],
     clients: productClients(() => grpcUrl, {}, operator.interceptor),
     operator: operator.signer,
+    ...(consolePort ? { consoleUrl: `http://127.0.0.1:${consolePort}` } : {}),
     serviceUrl: () => grpcUrl,
     transport: {},
     databaseUrl: (name) => deriveDatabaseUrl(databaseUrl, name),

@@ -6,6 +6,7 @@ import type { LoadFigures } from "./load.js";
 import type { MachineInfo } from "./machine.js";
 import type { StatementFigures } from "./mysql-status.js";
 import type { BenchOptions, ScenarioName, TargetName } from "./options.js";
+import type { MerchantDashboardFigures } from "./merchant-dashboard.js";
 import type { OperatorListsFigures } from "./operator-lists.js";
 
 export const ENDPOINTS: Record<ScenarioName, string> = {
@@ -17,6 +18,7 @@ export const ENDPOINTS: Record<ScenarioName, string> = {
   "bank-reports": "deposit RPC ReportTransfer",
   "sandbox-pay": "POST /v1/sandbox/deposit/{id}/pay",
   "operator-lists": "operator list pages (RPC, with an assertion)",
+  "merchant-dashboard": "GET /merchant/payments and /merchant/payments.csv (signed-in merchant user)",
 };
 
 /** Issue 18: bank reports for 3,000 pending deposits on two accounts at 500/s, 0 errors and p99 ≤ 250 ms. */
@@ -46,6 +48,8 @@ export interface ScenarioResult {
   reports?: ReportScenarioFigures;
   /** Issue 23: page latencies of the operators' lists on a full database. */
   lists?: OperatorListsFigures;
+  /** Issue 24: the merchant dashboard's payments pages and CSV export on one merchant's 100,000 deposits. */
+  dashboard?: MerchantDashboardFigures;
   /** Product ÷ floor of the same scenario: the HMAC floor for reads, the knex DB floor for writes. */
   vsFloor?: FloorRatio<"hmac" | "db">;
   /** Writes only: product ÷ the raw floor (the same transaction through mysql2, no query builder). */
@@ -133,6 +137,14 @@ export function compareWithFloors(results: ScenarioResult[]): void {
     if (r.lists) {
       const target = r.lists.targetP95Ms;
       r.goal = { text: `every page p95 ≤ ${target} ms`, met: r.lists.lists.every((l) => l.p95Ms <= target) };
+      continue;
+    }
+    if (r.dashboard) {
+      const d = r.dashboard;
+      r.goal = {
+        text: `every list p95 ≤ ${d.targetListP95Ms} ms, every export p95 ≤ ${d.targetExportMs} ms`,
+        met: d.problems.length === 0 && d.pages.every((l) => l.p95Ms <= d.targetListP95Ms) && d.exports.every((e) => e.p95Ms <= d.targetExportMs),
+      };
       continue;
     }
     const floorKind = FLOOR_OF[r.scenario];
@@ -350,6 +362,33 @@ export function formatReport(report: BenchReport): string {
     const l = r.lists!;
     out.push(`Operator lists (${r.target}): ${l.seeded.deposits} deposits, ${l.seeded.transfers} open transfers, ${l.seeded.auditRecords} audit records (seeded in ${l.seeded.seedSeconds} s); target p95 ≤ ${l.targetP95Ms} ms: ${r.goal?.met ? "PASS" : "MISS"}`);
     out.push(table(["list", "pages", "rows", "p50 ms", "p95 ms", "max ms"], l.lists.map((x) => [x.list, String(x.pages), String(x.rows), String(x.p50Ms), String(x.p95Ms), String(x.maxMs)]), new Set([1, 2, 3, 4, 5])));
+    out.push("");
+  }
+
+  for (const r of report.results.filter((x) => x.dashboard)) {
+    const d = r.dashboard!;
+    const verdict = (met: boolean) => (met ? "PASS" : "FAIL");
+    out.push(`Merchant dashboard (${r.target}): one merchant's ${d.seeded.deposits} deposits over ${d.seeded.days} days (seeded in ${d.seeded.seedSeconds} s), a signed-in merchant owner over HTTP`);
+    out.push(
+      table(
+        ["page (GET /merchant/payments)", "pages", "rows", "p50 ms", "p95 ms", "max ms", "service p50", "service p95", `p95 ≤ ${d.targetListP95Ms}`],
+        d.pages.map((x) => {
+          const s = d.service.find((y) => y.list === x.list);
+          return [x.list, String(x.pages), String(x.rows), String(x.p50Ms), String(x.p95Ms), String(x.maxMs), String(s?.p50Ms ?? ""), String(s?.p95Ms ?? ""), verdict(x.p95Ms <= d.targetListP95Ms)];
+        }),
+        new Set([1, 2, 3, 4, 5, 6, 7]),
+      ),
+    );
+    out.push(
+      table(
+        ["export (GET /merchant/payments.csv)", "runs", "rows", "KiB", "headers p50", "p50 ms", "p95 ms", "max ms", "service walk ms", `p95 ≤ ${d.targetExportMs}`],
+        d.exports.map((e) => [e.export, String(e.runs), `${e.rows}/${e.expectedRows}`, String(Math.round(e.bytes / 1024)), String(e.headersP50Ms), String(e.p50Ms), String(e.p95Ms), String(e.maxMs), String(e.serviceWalkMs), verdict(e.p95Ms <= d.targetExportMs && e.rows === e.expectedRows)]),
+        new Set([1, 3, 4, 5, 6, 7, 8]),
+      ),
+    );
+    out.push("service: the same ListDeposits calls straight at the deposit service (the page's size; the export's walk 100 a page); headers: request → status line (the first page written)");
+    for (const p of d.problems) out.push(`  problem: ${p}`);
+    out.push(`target (issue 24): ${r.goal?.text}: ${r.goal?.met ? "PASS" : "FAIL"}`);
     out.push("");
   }
 
