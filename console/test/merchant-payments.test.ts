@@ -1,0 +1,201 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import test from "ava";
+import type { CallbackEvent } from "@payments/contracts/callback";
+import { bankIban } from "@payments/testing";
+import { csrfOf } from "./harness.js";
+import { newMerchant, signedInMerchantUser } from "./merchant-harness.js";
+import { startStack, type Stack } from "./service-harness.js";
+
+// The merchant dashboard's Payments (issue 24): the lists and their filters, one payment with its
+// timeline and every callback attempt, send again (owner, developer), the CSV (owner, finance),
+// another merchant's ids as 404 with nothing changed; TR and EN.
+let stack: Stack;
+let receiver: Server;
+let receiverUrl = "";
+let hits = 0;
+
+test.before(async () => {
+  stack = await startStack({ serviceEnv: { CALLBACK_ALLOW_PRIVATE: "1", CALLBACK_RETRY_SCHEDULE: "1h" } });
+  receiver = createServer((req, res) => {
+    hits++;
+    req.resume();
+    res.writeHead(500, { "content-type": "text/plain" }).end("shop says <no>");
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+});
+test.after.always(async () => {
+  await stack.stop();
+  await new Promise((resolve) => receiver.close(resolve));
+});
+
+let n = 0;
+async function deposit(merchantId: string, amount: bigint, name: string, pay = false): Promise<{ id: string; processId: string; reference: string }> {
+  const processId = `pay-${++n}`;
+  const { deposit } = await stack.deposits.createDeposit({ merchantId, processId, amount, customer: { id: `cust-${n}`, name, username: `u${n}` } });
+  if (pay) await stack.deposits.sandboxPayDeposit({ merchantId, depositId: deposit!.id });
+  return { id: deposit!.id, processId, reference: deposit!.reference };
+}
+
+async function withdrawal(merchantId: string, amount: bigint, holder: string): Promise<string> {
+  const { withdrawal } = await stack.payouts.createWithdrawal({ merchantId, processId: `wd-${++n}`, amount, accountName: holder, iban: bankIban("00062", 5000 + n), userId: `user-${n}`, userName: `user${n}`, name: holder });
+  return withdrawal!.id;
+}
+
+async function eventsWithAttempts(merchantId: string, transactionId: string): Promise<CallbackEvent[]> {
+  for (let i = 0; i < 100; i++) {
+    const { events } = await stack.callbacks.listEvents({ merchantId, transactionId, limit: 100 });
+    if (events.length > 0 && events.every((e) => e.attempts.length > 0)) return events;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`no attempted callback for ${transactionId}`);
+}
+
+test("a viewer lists deposits and withdrawals, filters by customer name and by processId, in TR and EN", async (t) => {
+  const shop = await newMerchant(stack);
+  const other = await newMerchant(stack);
+  const ayse = await deposit(shop, 1500_00n, "Ayşe Yılmaz");
+  const mehmet = await deposit(shop, 200_00n, "Mehmet Demir");
+  const theirs = await deposit(other, 300_00n, "Ayşe Başka");
+  await stack.payouts.adjustBalance({ merchantId: shop, amount: 100_000_00n, reason: "test funding" });
+  await withdrawal(shop, 123_45n, "Elif Şahin");
+  const viewer = await signedInMerchantUser(stack, shop, "viewer-pay@shop.test", "viewer");
+
+  const all = await viewer.get("/merchant/payments?lang=en");
+  t.is(all.status, 200);
+  t.true(all.html.includes(ayse.id) && all.html.includes(mehmet.id));
+  t.false(all.html.includes(theirs.id), "another merchant's deposit is not listed");
+  t.false(all.html.includes("payments.csv"), "a viewer is not offered the CSV");
+
+  const byName = await viewer.get("/merchant/payments?kind=deposits&customerName=Ay%C5%9Fe");
+  t.true(byName.html.includes(ayse.id));
+  t.false(byName.html.includes(mehmet.id));
+  t.false(byName.html.includes(theirs.id));
+
+  const byProcess = await viewer.get(`/merchant/payments?kind=deposits&processId=${mehmet.processId}`);
+  t.true(byProcess.html.includes(mehmet.id));
+  t.false(byProcess.html.includes(ayse.id));
+  const theirProcess = await viewer.get(`/merchant/payments?kind=deposits&processId=${encodeURIComponent(`pay-${n}`)}&lang=en`);
+  t.is(theirProcess.status, 200);
+  const byReference = await viewer.get(`/merchant/payments?kind=deposits&reference=${ayse.reference.toLowerCase()}`);
+  t.true(byReference.html.includes(ayse.id));
+  t.false(byReference.html.includes(mehmet.id));
+  const byAmount = await viewer.get("/merchant/payments?kind=deposits&amount=200");
+  t.true(byAmount.html.includes(mehmet.id));
+  t.false(byAmount.html.includes(ayse.id));
+
+  const badDay = await viewer.get("/merchant/payments?kind=deposits&from=yesterday&lang=en");
+  t.is(badDay.status, 400);
+  t.regex(badDay.html, /A day as YYYY-MM-DD/);
+
+  const withdrawals = await viewer.get("/merchant/payments?kind=withdrawals&holderName=Elif&lang=tr");
+  t.is(withdrawals.status, 200);
+  t.regex(withdrawals.html, /<html lang="tr">/);
+  t.regex(withdrawals.html, /Elif Şahin/);
+  t.regex(withdrawals.html, /Hesap sahibi/);
+  t.regex(withdrawals.html, /123\.45 TRY/);
+});
+
+test("one deposit shows its timeline and every callback attempt with the answer; a developer sends it again, a viewer cannot by page or replay", async (t) => {
+  const shop = await newMerchant(stack);
+  await stack.merchants.setCallbackUrl({ merchantId: shop, callbackUrl: receiverUrl });
+  const paid = await deposit(shop, 250_00n, "Ayşe Yılmaz", true);
+  const [event] = await eventsWithAttempts(shop, paid.id);
+  const viewer = await signedInMerchantUser(stack, shop, "viewer-cb@shop.test", "viewer");
+  const developer = await signedInMerchantUser(stack, shop, "dev-cb@shop.test", "developer");
+
+  const page = await viewer.get(`/merchant/deposits/${paid.id}?lang=en`);
+  t.is(page.status, 200);
+  t.regex(page.html, /Timeline/);
+  t.regex(page.html, /Callbacks to your server/);
+  t.regex(page.html, /shop says &lt;no&gt;/, "the receiver's answer, escaped");
+  t.true(page.html.includes(receiverUrl));
+  t.false(page.html.includes("/redeliver"), "a viewer is offered no send-again");
+
+  const attemptsBefore = event!.attempts.length;
+  const replay = await viewer.post(`/merchant/events/${event!.id}/redeliver`, { _csrf: csrfOf(page.html), back: `/merchant/deposits/${paid.id}` });
+  t.is(replay.status, 403);
+
+  const devPage = await developer.get(`/merchant/deposits/${paid.id}?lang=tr`);
+  t.regex(devPage.html, /Yeniden gönder/);
+  const noCsrf = await developer.post(`/merchant/events/${event!.id}/redeliver`, { back: `/merchant/deposits/${paid.id}` });
+  t.is(noCsrf.status, 403);
+  const sent = await developer.post(`/merchant/events/${event!.id}/redeliver`, { _csrf: csrfOf(devPage.html), back: `/merchant/deposits/${paid.id}` });
+  t.is(sent.status, 303);
+  t.is(sent.location, `/merchant/deposits/${paid.id}?redelivered=${event!.id}`);
+  const after = await eventsWithAttempts(shop, paid.id);
+  for (let i = 0; i < 100 && after[0]!.attempts.length === attemptsBefore; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    after.splice(0, after.length, ...(await stack.callbacks.listEvents({ merchantId: shop, transactionId: paid.id, limit: 100 })).events);
+  }
+  t.true(after[0]!.attempts.length > attemptsBefore, "the event was sent again");
+});
+
+test("another merchant's deposit, withdrawal and event id (and garbage) answer 404 and change nothing", async (t) => {
+  const shop = await newMerchant(stack);
+  const other = await newMerchant(stack);
+  await stack.merchants.setCallbackUrl({ merchantId: other, callbackUrl: receiverUrl });
+  const theirs = await deposit(other, 400_00n, "Başka Biri", true);
+  await stack.payouts.adjustBalance({ merchantId: other, amount: 10_000_00n, reason: "test funding" });
+  const theirWithdrawal = await withdrawal(other, 100_00n, "Başka Biri");
+  const [theirEvent] = await eventsWithAttempts(other, theirs.id);
+  const owner = await signedInMerchantUser(stack, shop, "owner-idor@shop.test", "owner");
+  const home = await owner.get("/merchant/payments");
+  const csrf = csrfOf(home.html);
+  const hitsBefore = hits;
+
+  t.is((await owner.get(`/merchant/deposits/${theirs.id}`)).status, 404);
+  t.is((await owner.get(`/merchant/withdrawals/${theirWithdrawal}`)).status, 404);
+  t.is((await owner.get(`/merchant/withdrawals/${theirs.id}`)).status, 404, "a deposit id on the withdrawal page");
+  t.is((await owner.get("/merchant/deposits/..%2F..%2Fetc")).status, 404);
+  t.is((await owner.get("/merchant/deposits/dep_nope")).status, 404);
+  t.is((await owner.post(`/merchant/events/${theirEvent!.id}/redeliver`, { _csrf: csrf, back: "/merchant/payments" })).status, 404);
+  t.is((await owner.post("/merchant/events/x%3Cy/redeliver", { _csrf: csrf })).status, 404);
+
+  const { event } = await stack.callbacks.getEvent({ merchantId: other, eventId: theirEvent!.id });
+  t.is(event!.attempts.length, theirEvent!.attempts.length, "their event was not sent again");
+  t.is(event!.deliveryStatus, theirEvent!.deliveryStatus);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.is(hits, hitsBefore, "nothing was posted to their receiver");
+});
+
+test("the CSV of a filtered list: owner and finance, every page, header, BOM, lira with two decimals, the right total", async (t) => {
+  const shop = await newMerchant(stack);
+  let total = 0n;
+  // 130 deposits: more than one page of the service's largest (100).
+  for (let i = 0; i < 130; i++) {
+    const amount = BigInt(100_00 + i * 101);
+    total += amount;
+    await deposit(shop, amount, i % 2 === 0 ? "Ayşe Yılmaz" : "=cmd|' /C calc'!A0");
+  }
+  const finance = await signedInMerchantUser(stack, shop, "finance-csv@shop.test", "finance");
+  const viewer = await signedInMerchantUser(stack, shop, "viewer-csv@shop.test", "viewer");
+  const listPage = await finance.get("/merchant/payments?kind=deposits&lang=en");
+  t.regex(listPage.html, /payments\.csv\?kind=deposits/);
+
+  const res = await finance.get("/merchant/payments.csv?kind=deposits");
+  t.is(res.status, 200);
+  t.regex(res.headers.get("content-type") ?? "", /^text\/csv; charset=utf-8/);
+  t.regex(res.headers.get("content-disposition") ?? "", /^attachment; filename="deposits.csv"/);
+  // fetch's text() drops the BOM: the bytes show it.
+  const raw = await fetch(new URL("/merchant/payments.csv?kind=deposits", stack.c.url), { headers: { cookie: `console_merchant_session=${finance.cookie("console_merchant_session")}` } });
+  t.deepEqual([...Buffer.from(await raw.arrayBuffer()).subarray(0, 3)], [0xef, 0xbb, 0xbf], "UTF-8 with a BOM");
+  const lines = res.html.trimEnd().split("\r\n");
+  t.is(lines[0], "id,process_id,created_at,status,amount,requested_amount,currency,customer_id,customer_name,customer_username,reference,failure_reason,completed_at,sandbox");
+  t.is(lines.length, 131);
+  const sum = lines.slice(1).reduce((s, line) => s + BigInt(line.split(",")[4]!.replace(".", "")), 0n);
+  t.is(sum, total);
+  t.regex(lines[1]!.split(",")[4]!, /^\d+\.\d{2}$/);
+  t.true(res.html.includes("'=cmd|"), "a formula is defused");
+
+  const filtered = await finance.get("/merchant/payments.csv?kind=deposits&customerName=Ay%C5%9Fe&locale=tr");
+  const trLines = filtered.html.trimEnd().split("\r\n");
+  t.is(trLines.length, 66);
+  t.regex(trLines[0]!, /^kimlik;islem_numarasi;/);
+  t.regex(trLines[1]!.split(";")[4]!, /^\d+,\d{2}$/);
+
+  t.is((await viewer.get("/merchant/payments.csv?kind=deposits")).status, 403);
+  const bad = await finance.get("/merchant/payments.csv?kind=deposits&amount=abc");
+  t.is(bad.status, 400);
+});
