@@ -21,6 +21,14 @@ export const consoleConfigSchema = z.object({
     .url(["http", "https"])
     .transform((url) => url.replace(/\/+$/, ""))
     .optional(),
+  /**
+   * Where merchant users reach the merchant dashboard, when that is another console than this one
+   * (CONSOLE_AUDIENCE=merchants elsewhere): their one-time links start with it. Default: CONSOLE_PUBLIC_URL.
+   */
+  CONSOLE_MERCHANT_PUBLIC_URL: envVar
+    .url(["http", "https"])
+    .transform((url) => url.replace(/\/+$/, ""))
+    .optional(),
   /** 1: cookies carry Secure even when CONSOLE_PUBLIC_URL is not https (TLS ends at a proxy that rewrites nothing). */
   CONSOLE_SECURE_COOKIES: envVar.flag(false),
   /** 1: admins and finance must enrol a TOTP second factor before they can do anything else. */

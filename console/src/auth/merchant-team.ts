@@ -21,8 +21,9 @@ import { createSignInLink, MERCHANT_LINKS } from "./sign-in-links.js";
 export type TeamActor = ActorIdentity;
 
 /** The one-time link of a merchant user: the merchant dashboard's set-password page. */
-export function merchantSignInLinkUrl(ctx: Pick<ConsoleContext, "publicUrl">, token: string): string {
-  return `${ctx.publicUrl}/merchant/set-password?token=${encodeURIComponent(token)}`;
+export function merchantSignInLinkUrl(ctx: Pick<ConsoleContext, "publicUrl" | "config">, token: string): string {
+  // The merchant dashboard may be another deployment (CONSOLE_AUDIENCE=merchants) than the console that invites.
+  return `${ctx.config.CONSOLE_MERCHANT_PUBLIC_URL ?? ctx.publicUrl}/merchant/set-password?token=${encodeURIComponent(token)}`;
 }
 
 /**

@@ -62,7 +62,8 @@ export async function startAllInOne(options: { env?: Env; clock?: Clock } = {}):
     // The console signs what the services verify: it needs the private half, which the all-in-one
     // has unless OPERATOR_ASSERTION_PUBLIC_KEY points at someone else's console.
     if (env.OPERATOR_ASSERTION_PRIVATE_KEY) {
-      operatorConsole = await startConsole({ env, logger, metrics: services.metrics, clock: options.clock, transport: local });
+      // One console serves both the operators and the merchant dashboard (/merchant) here, unless told otherwise.
+      operatorConsole = await startConsole({ env: { ...env, CONSOLE_AUDIENCE: env.CONSOLE_AUDIENCE ?? "both" }, logger, metrics: services.metrics, clock: options.clock, transport: local });
     } else {
       logger.warn("OPERATOR_ASSERTION_PUBLIC_KEY is set without OPERATOR_ASSERTION_PRIVATE_KEY: the console is not started here (the console that holds the key serves operators)");
     }

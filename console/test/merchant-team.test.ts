@@ -1,0 +1,115 @@
+import test from "ava";
+import { csrfOf } from "./harness.js";
+import { merchantSignIn, merchantUserAccount, newMerchant, setMerchantPassword, signedInMerchantUser } from "./merchant-harness.js";
+import { postFrom, signedInAs, startStack, type Stack } from "./service-harness.js";
+
+let stack: Stack;
+test.before(async () => {
+  stack = await startStack();
+});
+test.after.always(async () => {
+  await stack.stop();
+});
+
+/** The user id in the Team page's row of `email`. */
+const idOf = (html: string, email: string): string => {
+  const row = html.split("<tr>").find((r) => r.includes(`<td>${email}</td>`));
+  const id = row ? /action="\/merchant\/team\/(mus_[^/"]+)\/role"/.exec(row)?.[1] : undefined;
+  if (!id) throw new Error(`no row of ${email}`);
+  return id;
+};
+
+test("an owner invites: the one-time link is shown once (no-store) and signs the new user in; the trail records it", async (t) => {
+  const merchantId = await newMerchant(stack, { name: "Team One" });
+  const owner = await signedInMerchantUser(stack, merchantId, "owner@one.test", "owner");
+  const res = await postFrom(owner, "/merchant/team", "/merchant/team/invite", { email: "Fin@One.test", displayName: "Fin", role: "finance" });
+  t.is(res.status, 201);
+  t.is(res.headers.get("cache-control"), "no-store");
+  const link = /<code id="invite-link">([^<]+)<\/code>/.exec(res.html)?.[1];
+  t.truthy(link);
+  t.notRegex((await owner.get("/merchant/team")).html, /invite-link/, "the link is not shown again");
+  t.is((await setMerchantPassword(stack, link!.replace(/&amp;/g, "&"), "a long enough password")).status, 303);
+  t.is((await merchantSignIn(stack, "fin@one.test", "a long enough password")).status, 303);
+
+  // Refusals: a taken email, a bad one, a bad role; nothing added.
+  t.is((await postFrom(owner, "/merchant/team", "/merchant/team/invite", { email: "fin@one.test", role: "viewer" })).status, 409);
+  t.is((await postFrom(owner, "/merchant/team", "/merchant/team/invite", { email: "not an email", role: "viewer" })).status, 400);
+  t.is((await postFrom(owner, "/merchant/team", "/merchant/team/invite", { email: "z@one.test", role: "admin" })).status, 400);
+
+  const trail = await owner.get("/merchant/team/audit");
+  t.is(trail.status, 200);
+  t.regex(trail.html, /InviteMerchantUser/);
+  t.regex(trail.html, /owner@one\.test/);
+  t.regex(trail.html, /MERCHANT_USER_EXISTS/);
+});
+
+test("an owner changes a role (at once) and removes a user (their session ends)", async (t) => {
+  const merchantId = await newMerchant(stack);
+  const owner = await signedInMerchantUser(stack, merchantId, "owner@two.test", "owner");
+  const dev = await signedInMerchantUser(stack, merchantId, "dev@two.test", "developer");
+  const devId = idOf((await owner.get("/merchant/team")).html, "dev@two.test");
+
+  const changed = await postFrom(owner, "/merchant/team", `/merchant/team/${devId}/role`, { role: "owner" });
+  t.is(changed.status, 303);
+  t.is(changed.location, "/merchant/team?done=role");
+  // The role counts at once: the former developer now reaches owner pages.
+  t.is((await dev.get("/merchant/team/audit")).status, 200);
+
+  const removed = await postFrom(owner, "/merchant/team", `/merchant/team/${devId}/remove`, {});
+  t.is(removed.status, 303);
+  t.is((await dev.get("/merchant/team")).status, 303, "the removed user's session has ended");
+  t.is((await merchantSignIn(stack, "dev@two.test")).status, 401);
+  t.notRegex((await owner.get("/merchant/team")).html, /dev@two\.test/);
+  const trail = (await owner.get("/merchant/team/audit")).html;
+  t.regex(trail, /SetMerchantUserRole/);
+  t.regex(trail, /RemoveMerchantUser/);
+});
+
+test("the last owner is never demoted or removed", async (t) => {
+  const merchantId = await newMerchant(stack);
+  const owner = await signedInMerchantUser(stack, merchantId, "only@three.test", "owner");
+  const ownId = idOf((await owner.get("/merchant/team")).html, "only@three.test");
+  const demote = await postFrom(owner, "/merchant/team", `/merchant/team/${ownId}/role`, { role: "viewer" });
+  t.is(demote.status, 409);
+  t.regex(demote.html, /last owner/);
+  t.is((await postFrom(owner, "/merchant/team", `/merchant/team/${ownId}/remove`, {})).status, 409);
+  const page = await owner.get("/merchant/team");
+  t.is(page.status, 200);
+  t.regex(page.html, /only@three\.test<\/td><td>sahip/);
+});
+
+test("another merchant's user id is 404 and nothing changes", async (t) => {
+  const mine = await newMerchant(stack);
+  const theirs = await newMerchant(stack);
+  const owner = await signedInMerchantUser(stack, mine, "owner@four.test", "owner");
+  const other = await merchantUserAccount(stack, theirs, "victim@four.test", "owner");
+  t.is((await postFrom(owner, "/merchant/team", `/merchant/team/${other.id}/role`, { role: "viewer" })).status, 404);
+  t.is((await postFrom(owner, "/merchant/team", `/merchant/team/${other.id}/remove`, {})).status, 404);
+  t.is((await postFrom(owner, "/merchant/team", "/merchant/team/not%20an%20id/remove", {})).status, 404);
+  t.notRegex((await owner.get("/merchant/team")).html, /victim@four\.test/, "another merchant's users are not listed");
+  // The victim is untouched: still an owner who signs in.
+  const victim = await merchantSignIn(stack, "victim@four.test");
+  t.is(victim.status, 303);
+  t.regex((await victim.browser.get("/merchant/team")).html, /victim@four\.test<\/td><td>sahip/);
+  t.notRegex((await owner.get("/merchant/team/audit")).html, /victim@four\.test/, "nor in this merchant's trail");
+});
+
+test("an operator admin invites from the merchant's page in the operator console", async (t) => {
+  const merchantId = await newMerchant(stack, { name: "From Ops" });
+  const admin = await signedInAs(stack.c, "admin@five.test", "admin");
+  const page = await admin.get(`/merchants/${merchantId}`);
+  t.regex(page.html, new RegExp(`action="/merchants/${merchantId}/users/invite"`));
+  const res = await admin.post(`/merchants/${merchantId}/users/invite`, { _csrf: csrfOf(page.html), email: "boss@five.test", role: "owner" });
+  t.is(res.status, 201);
+  const link = /<code id="invite-link">([^<]+)<\/code>/.exec(res.html)?.[1];
+  t.is((await setMerchantPassword(stack, link!.replace(/&amp;/g, "&"), "a long enough password")).status, 303);
+  const signedIn = await merchantSignIn(stack, "boss@five.test", "a long enough password");
+  t.is(signedIn.status, 303);
+  t.regex((await signedIn.browser.get("/merchant/team/audit")).html, /admin@five\.test/);
+  // An unknown merchant is refused; a viewer operator is not offered the form and cannot post it.
+  t.is((await admin.post("/merchants/mer_nope/users/invite", { _csrf: csrfOf(page.html), email: "x@five.test", role: "owner" })).status, 404);
+  const viewer = await signedInAs(stack.c, "viewer@five.test", "viewer");
+  const viewerPage = await viewer.get(`/merchants/${merchantId}`);
+  t.notRegex(viewerPage.html, /users\/invite/);
+  t.is((await viewer.post(`/merchants/${merchantId}/users/invite`, { _csrf: csrfOf(viewerPage.html), email: "y@five.test", role: "owner" })).status, 403);
+});
