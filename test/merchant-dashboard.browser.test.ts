@@ -133,7 +133,7 @@ test.serial("an owner invited by us, a finance user invited by the owner: a depo
     const [download] = await Promise.all([finance.waitForEvent("download"), finance.click(`a[href^="/merchant/statement.csv"][href*="locale=en"]`)]);
     t.regex(download.suggestedFilename(), /^statement-TRY-.*\.csv$/);
     const csvText = await readFile(await download.path(), "utf8");
-    const rows = parseCsv<string[]>(csvText.replace(/^\uFEFF/, ""), { columns: false, skip_empty_lines: true });
+    const rows: string[][] = parseCsv(csvText, { bom: true, skip_empty_lines: true });
     const api = await client.statement({ from, to });
     const opening = rows.find((r) => r[1] === "opening_balance");
     const closing = rows.find((r) => r[1] === "closing_balance");
