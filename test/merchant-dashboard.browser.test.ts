@@ -8,7 +8,7 @@ import { assertChromium, launchChromium } from "./browser.js";
 
 /*
  * The merchant dashboard's walk of issue 24, by clicks and typing in a real Chromium, on the
- * real `pnpm start` process (gateway, services and console with CONSOLE_AUDIENCE=both): a
+ * real `pnpm start` process (gateway, services and the console, which serves both audiences): a
  * sandbox merchant with paid deposits (POST /v1/deposit and the sandbox pay endpoint, signed
  * with its API key); our side invites its owner (`pnpm cli merchant user invite`), who sets a
  * password through the link and signs in; the owner invites a finance user on the Team page;
@@ -29,7 +29,7 @@ let browser: Browser;
 
 test.before(async () => {
   assertChromium();
-  app = await spawnAllInOne({ CONSOLE_AUDIENCE: "both", SANDBOX_PAYOUT_DELAY: "50ms", PAYOUT_WORKER_INTERVAL: "100ms" });
+  app = await spawnAllInOne({ SANDBOX_PAYOUT_DELAY: "50ms", PAYOUT_WORKER_INTERVAL: "100ms" });
   // The ready line (JSON) names the console's address.
   for (const line of app.logLines) {
     if (!line.startsWith("{") || !line.includes("ready")) continue;
@@ -162,11 +162,16 @@ test.serial("an owner invited by us, a finance user invited by the owner: a depo
     await Promise.all([owner.waitForURL(`${consoleUrl}/merchant/team/audit`), owner.click(`main a[href="/merchant/team/audit"]`)]);
     const trail = await owner.evaluate<string[]>(`Array.from(document.querySelectorAll("main tbody tr"), (tr) => tr.textContent || "")`);
     t.true(
-      trail.some((r) => r.includes(OWNER) && r.includes("InviteMerchantUser") && r.includes(FINANCE) && r.includes("ok")),
+      trail.some((r) => r.includes(OWNER) && r.includes("InviteMerchantUser") && r.includes(FINANCE) && r.includes("as finance") && r.includes("ok")),
       `the invite:\n${trail.join("\n")}`,
     );
+    // And our side's invite of the owner, by the CLI's operator.
     t.true(
-      trail.some((r) => r.includes(FINANCE) && r.includes("CreateWithdrawal") && r.includes("ok")),
+      trail.some((r) => r.includes("cli-test") && r.includes("InviteMerchantUser") && r.includes(OWNER) && r.includes("as owner")),
+      `the owner's invite:\n${trail.join("\n")}`,
+    );
+    t.true(
+      trail.some((r) => r.includes(FINANCE) && r.includes("CreateWithdrawal") && r.includes(withdrawalId) && r.includes("ok")),
       `the withdrawal:\n${trail.join("\n")}`,
     );
   } finally {
