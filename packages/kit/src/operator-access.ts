@@ -136,17 +136,28 @@ export interface AccessEntry {
 /** Every RPC of the services one process hosts, with the module that owns it. */
 export class AccessRegistry {
   private readonly entries = new Map<string, AccessEntry>();
+  /** The same entries by the method's descriptor: the router hands the interceptor these very objects, so the hot path builds no key. */
+  private readonly byMethod = new Map<DescMethod, AccessEntry>();
   readonly modules: AccessModule[] = [];
 
   add(module: AccessModule, tables: readonly ServiceAccess[]): void {
     this.modules.push(module);
     for (const table of tables) {
-      for (const [name, { method, access }] of table.rules) this.entries.set(`${table.service.typeName}/${name}`, { module, service: table.service, method, access });
+      for (const [name, { method, access }] of table.rules) {
+        const entry = { module, service: table.service, method, access };
+        this.entries.set(`${table.service.typeName}/${name}`, entry);
+        this.byMethod.set(method, entry);
+      }
     }
   }
 
   lookup(typeName: string, method: string): AccessEntry | undefined {
     return this.entries.get(`${typeName}/${method}`);
+  }
+
+  /** The entry of a call's method: by its descriptor, else by name (a descriptor built elsewhere). */
+  entryOf(service: DescService, method: DescMethod): AccessEntry | undefined {
+    return this.byMethod.get(method) ?? this.entries.get(`${service.typeName}/${method.name}`);
   }
 
   module(name: string): AccessModule | undefined {
@@ -238,7 +249,7 @@ function reasonOf(err: unknown): string {
 export function operatorAccessInterceptor(options: OperatorAccessOptions): Interceptor {
   const { registry, publicKey, clock, logger } = options;
   return (next) => async (req) => {
-    const entry = registry.lookup(req.service.typeName, req.method.name);
+    const entry = registry.entryOf(req.service, req.method);
     if (!entry) return next(req);
     const { module, access } = entry;
     const token = req.header.get(OPERATOR_ASSERTION_HEADER);
