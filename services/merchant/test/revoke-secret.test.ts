@@ -1,67 +1,14 @@
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import test from "ava";
-import { fromBinary } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
-import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
-import { MerchantChangedSchema, MerchantService, type MerchantChanged } from "@payments/contracts/merchant";
-import type { RunningServices, Subscription } from "@payments/kit";
-import { createServiceClient, createTestDatabase, eventually, rejectionOf, testMerchantUser } from "@payments/testing";
-import { startInProcess } from "@payments/testing/services";
+import { eventually, rejectionOf } from "@payments/testing";
+import { onEachBackend } from "./merchant-on-each-backend.js";
 
 // RevokeSecret: one API secret ends now, on SQLite and on MariaDB. What the gateway accepts is
 // what GetCredentials answers (its cache is dropped by the MerchantChanged event, watched here).
 
-interface Backend {
-  name: string;
-  env(): Promise<Record<string, string>>;
-  cleanUp(): Promise<void>;
-}
-
-const sqliteDir = mkdtempSync(join(tmpdir(), "merchant-revoke-"));
-let dropDatabase: (() => Promise<void>) | undefined;
-
-const BACKENDS: Backend[] = [
-  {
-    name: "SQLite",
-    env: async () => ({ DATA_DIR: sqliteDir }),
-    cleanUp: async () => rmSync(sqliteDir, { recursive: true, force: true }),
-  },
-  {
-    name: "MariaDB",
-    async env() {
-      const database = await createTestDatabase();
-      dropDatabase = database.drop;
-      return { DATABASE_URL: database.url };
-    },
-    cleanUp: async () => dropDatabase?.(),
-  },
-];
-
-for (const backend of BACKENDS) {
-  let running: RunningServices | undefined;
-  let watcher: Subscription | undefined;
-  const published: MerchantChanged[] = [];
-
-  test.before(async () => {
-    running = await startInProcess(["merchant"], { env: { ...(await backend.env()), LOG_LEVEL: "fatal", MASTER_KEY: randomBytes(32).toString("hex") } });
-    watcher = await running.bus.watch([MERCHANT_CHANGED_TOPIC], async (message) => {
-      published.push(fromBinary(MerchantChangedSchema, message.data));
-    });
-  });
-
-  test.after.always(async () => {
-    await watcher?.stop();
-    await running?.stop();
-    await backend.cleanUp();
-  });
-
-  const client = () => createServiceClient(MerchantService, running!.server.url);
-  const asUser = (merchantId: string, role: Parameters<typeof testMerchantUser>[1]) =>
-    createServiceClient(MerchantService, running!.server.url, { operator: testMerchantUser(merchantId, role), approver: null });
+onEachBackend(test, "merchant-revoke-", (backend) => {
+  const { client, asUser, published } = backend;
 
   async function merchantWithRotatedSecret() {
     const created = await client().createMerchant({ name: `Revoke Shop ${backend.name}`, allowedIps: [], callbackUrl: "", sandbox: true });
@@ -157,4 +104,4 @@ for (const backend of BACKENDS) {
     const { merchant } = await asUser(a.merchantId, "developer").revokeSecret({ merchantId: a.merchantId, secretId: a.oldId });
     t.false(merchant!.secrets.find((s) => s.id === a.oldId)!.valid);
   });
-}
+});

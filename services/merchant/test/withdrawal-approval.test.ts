@@ -1,67 +1,16 @@
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import test from "ava";
-import { fromBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
-import { MerchantChangedSchema, MerchantService, type MerchantChanged } from "@payments/contracts/merchant";
-import type { RunningServices, Subscription } from "@payments/kit";
-import { createServiceClient, createTestDatabase, eventually, rejectionOf, testMerchantUser } from "@payments/testing";
-import { startInProcess } from "@payments/testing/services";
+import { eventually, rejectionOf, type testMerchantUser } from "@payments/testing";
+import { onEachBackend } from "./merchant-on-each-backend.js";
 
 // SetWithdrawalApproval: the merchant's own four-eyes threshold (kuruş), stored in its own
 // column (a BIGINT, which MariaDB may answer as a string), on SQLite and on MariaDB.
 
-interface Backend {
-  name: string;
-  env(): Promise<Record<string, string>>;
-  cleanUp(): Promise<void>;
-}
-
-const sqliteDir = mkdtempSync(join(tmpdir(), "merchant-withdrawal-approval-"));
-let dropDatabase: (() => Promise<void>) | undefined;
-
-const BACKENDS: Backend[] = [
-  {
-    name: "SQLite",
-    env: async () => ({ DATA_DIR: sqliteDir }),
-    cleanUp: async () => rmSync(sqliteDir, { recursive: true, force: true }),
-  },
-  {
-    name: "MariaDB",
-    async env() {
-      const database = await createTestDatabase();
-      dropDatabase = database.drop;
-      return { DATABASE_URL: database.url };
-    },
-    cleanUp: async () => dropDatabase?.(),
-  },
-];
-
 /** 90 trillion TRY: the largest amount a number holds exactly. */
 const LARGEST = BigInt(Number.MAX_SAFE_INTEGER);
 
-for (const backend of BACKENDS) {
-  let running: RunningServices | undefined;
-  let watcher: Subscription | undefined;
-  const published: MerchantChanged[] = [];
-
-  test.before(async () => {
-    running = await startInProcess(["merchant"], { env: { ...(await backend.env()), LOG_LEVEL: "fatal", MASTER_KEY: randomBytes(32).toString("hex") } });
-    watcher = await running.bus.watch([MERCHANT_CHANGED_TOPIC], async (message) => {
-      published.push(fromBinary(MerchantChangedSchema, message.data));
-    });
-  });
-
-  test.after.always(async () => {
-    await watcher?.stop();
-    await running?.stop();
-    await backend.cleanUp();
-  });
-
-  const client = () => createServiceClient(MerchantService, running!.server.url);
+onEachBackend(test, "merchant-withdrawal-approval-", (backend) => {
+  const { client, asUser, published } = backend;
   const newMerchant = async () => (await client().createMerchant({ name: `Four Eyes ${backend.name}`, allowedIps: [], callbackUrl: "", sandbox: true })).merchant!;
 
   test(`${backend.name}: a new merchant has no threshold; one is set, read back, changed and cleared`, async (t) => {
@@ -99,7 +48,7 @@ for (const backend of BACKENDS) {
   test(`${backend.name}: only the merchant's owner sets it, for its own merchant only`, async (t) => {
     const mine = await newMerchant();
     const other = await newMerchant();
-    const as = (role: Parameters<typeof testMerchantUser>[1]) => createServiceClient(MerchantService, running!.server.url, { operator: testMerchantUser(mine.id, role), approver: null });
+    const as = (role: Parameters<typeof testMerchantUser>[1]) => asUser(mine.id, role);
     for (const role of ["developer", "finance", "viewer"] as const) {
       t.like(await rejectionOf(as(role).setWithdrawalApproval({ merchantId: mine.id, threshold: 100n })), { code: Code.PermissionDenied }, role);
     }
@@ -107,4 +56,4 @@ for (const backend of BACKENDS) {
     t.is((await client().getMerchant({ merchantId: other.id })).merchant!.withdrawalApprovalThreshold, undefined, "the other merchant's is untouched");
     t.is((await as("owner").setWithdrawalApproval({ merchantId: mine.id, threshold: 100n })).merchant!.withdrawalApprovalThreshold, 100n);
   });
-}
+});
