@@ -1,5 +1,5 @@
 import { html, trusted, type HtmlValue, type SafeHtml } from "./html.js";
-import { LANGUAGES, text, type TextKey } from "./i18n.js";
+import { LANGUAGES, text, type Language, type TextKey } from "./i18n.js";
 import type { ConsoleContextKoa } from "./state.js";
 
 /** The console's one stylesheet, inline under the response's nonce (nothing is fetched from anywhere); the merchant layout adds its own rules after it. */
@@ -85,20 +85,56 @@ function areaLinks(ctx: ConsoleContextKoa, t: (key: TextKey) => string): SafeHtm
 }
 
 /** The language switcher: the same page with ?lang=…, which also remembers the choice in a cookie. */
-function languageLinks(ctx: ConsoleContextKoa): SafeHtml {
-  const links = LANGUAGES.map((lang) => {
+function languageLinks(ctx: ConsoleContextKoa, lang: Language, label: string): SafeHtml {
+  const links = LANGUAGES.map((code) => {
     const params = new URLSearchParams(ctx.querystring);
-    params.set("lang", lang);
-    const current = lang === ctx.state.lang;
-    return html`<li><a href="${`${ctx.path}?${params.toString()}`}" lang="${lang}" hreflang="${lang}"${current ? html` aria-current="true"` : ""}>${lang === "tr" ? "Türkçe" : "English"}</a></li>`;
+    params.set("lang", code);
+    return html`<li><a href="${`${ctx.path}?${params.toString()}`}" lang="${code}" hreflang="${code}"${code === lang ? html` aria-current="true"` : ""}>${code === "tr" ? "Türkçe" : "English"}</a></li>`;
   });
-  return html`<nav aria-label="${text(ctx.state.lang, "nav.language")}"><ul>${links}</ul></nav>`;
+  return html`<nav aria-label="${label}"><ul>${links}</ul></nav>`;
+}
+
+/** What differs between the operators' and the merchant dashboard's pages around the same document. */
+export interface DocumentOptions {
+  title: string;
+  body: SafeHtml;
+  script?: SafeHtml | undefined;
+  style: SafeHtml;
+  /** The application's name (header, `<title>`), the skip link's and the language switcher's labels, in the page's language. */
+  shellText: (key: "app.title" | "nav.skip" | "nav.language") => string;
+  /** The signed-in part of the header (navigation, who, sign-out); null before sign-in. */
+  signedIn: HtmlValue;
 }
 
 /**
- * Every page of the console: `<html lang>` in the chosen language, one nonce'd stylesheet, a
- * skip link, the header (who is signed in, sign-out) and the page's own content in `<main>`.
+ * The one HTML document of every console page, operators' or merchant users': `<html lang>` in
+ * the chosen language, one nonce'd stylesheet, a skip link, the header (application name, the
+ * signed-in part, the language switcher) and the page's own content in `<main>`.
  */
+export function htmlDocument(ctx: ConsoleContextKoa, options: DocumentOptions): string {
+  const lang = ctx.state.lang;
+  const appTitle = options.shellText("app.title");
+  return html`<!doctype html>
+<html lang="${lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${options.title} · ${appTitle}</title>
+<style nonce="${ctx.state.nonce}">${options.style}</style>
+</head>
+<body>
+<a class="skip" href="#main">${options.shellText("nav.skip")}</a>
+<header><strong>${appTitle}</strong>${options.signedIn}${languageLinks(ctx, lang, options.shellText("nav.language"))}</header>
+<main id="main" tabindex="-1">
+<h1>${options.title}</h1>
+${options.body}
+</main>
+${options.script ? html`<script nonce="${ctx.state.nonce}">${options.script}</script>` : null}
+</body>
+</html>`.text;
+}
+
+/** Every operators' page of the console: the document with the operators' navigation, who is signed in and sign-out. */
 export function layout(ctx: ConsoleContextKoa, options: PageOptions): string {
   const lang = ctx.state.lang;
   const t = (key: TextKey, params?: Record<string, string>) => text(lang, key, params);
@@ -107,24 +143,7 @@ export function layout(ctx: ConsoleContextKoa, options: PageOptions): string {
 <p>${t("nav.signedInAs", { name: options.operator.displayName, role: options.operator.role })}</p>
 <form method="post" action="/sign-out"><input type="hidden" name="_csrf" value="${options.csrfToken ?? ""}"><button type="submit">${t("nav.signOut")}</button></form>`
     : null;
-  return html`<!doctype html>
-<html lang="${lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${options.title} · ${t("app.title")}</title>
-<style nonce="${ctx.state.nonce}">${STYLE}</style>
-</head>
-<body>
-<a class="skip" href="#main">${t("nav.skip")}</a>
-<header><strong>${t("app.title")}</strong>${signedIn}${languageLinks(ctx)}</header>
-<main id="main" tabindex="-1">
-<h1>${options.title}</h1>
-${options.body}
-</main>
-${options.script ? html`<script nonce="${ctx.state.nonce}">${options.script}</script>` : null}
-</body>
-</html>`.text;
+  return htmlDocument(ctx, { title: options.title, body: options.body, script: options.script, style: STYLE, shellText: t, signedIn });
 }
 
 /** Answers the request with a page. */

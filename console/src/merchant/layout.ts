@@ -1,6 +1,6 @@
-import { LANGUAGES, type Language } from "../i18n.js";
+import type { Language } from "../i18n.js";
 import { html, trusted, type SafeHtml } from "../html.js";
-import { STYLE } from "../layout.js";
+import { htmlDocument, STYLE } from "../layout.js";
 import type { ConsoleContextKoa } from "../state.js";
 import { common } from "./common/texts.js";
 
@@ -50,15 +50,6 @@ export interface MerchantLayoutOptions {
   user?: { displayName: string; role: string; merchantName: string; csrfToken: string } | undefined;
 }
 
-function languageLinks(ctx: ConsoleContextKoa, lang: Language): SafeHtml {
-  const links = LANGUAGES.map((code) => {
-    const params = new URLSearchParams(ctx.querystring);
-    params.set("lang", code);
-    return html`<li><a href="${`${ctx.path}?${params.toString()}`}" lang="${code}" hreflang="${code}"${code === lang ? html` aria-current="true"` : ""}>${code === "tr" ? "Türkçe" : "English"}</a></li>`;
-  });
-  return html`<nav aria-label="${common(lang, "nav.language")}"><ul>${links}</ul></nav>`;
-}
-
 /** Every merchant dashboard page: the same nonce'd CSP rules as the operators' layout, its own header and navigation. */
 export function merchantLayout(ctx: ConsoleContextKoa, options: MerchantLayoutOptions): string {
   const lang = ctx.state.lang;
@@ -71,24 +62,7 @@ export function merchantLayout(ctx: ConsoleContextKoa, options: MerchantLayoutOp
 <p class="who">${t("nav.signedInAs", { name: user.displayName, role: roleName(lang, user.role), merchant: user.merchantName })}</p>
 <form method="post" action="/merchant/sign-out"><input type="hidden" name="_csrf" value="${user.csrfToken}"><button type="submit">${t("nav.signOut")}</button></form>`
     : null;
-  return html`<!doctype html>
-<html lang="${lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${options.title} · ${t("app.title")}</title>
-<style nonce="${ctx.state.nonce}">${MERCHANT_STYLE}</style>
-</head>
-<body>
-<a class="skip" href="#main">${t("nav.skip")}</a>
-<header><strong>${t("app.title")}</strong>${signedIn}${languageLinks(ctx, lang)}</header>
-<main id="main" tabindex="-1">
-<h1>${options.title}</h1>
-${options.body}
-</main>
-${options.script ? html`<script nonce="${ctx.state.nonce}">${options.script}</script>` : null}
-</body>
-</html>`.text;
+  return htmlDocument(ctx, { title: options.title, body: options.body, script: options.script, style: MERCHANT_STYLE, shellText: t, signedIn });
 }
 
 /** A merchant role in the page's language. */
