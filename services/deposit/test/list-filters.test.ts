@@ -153,6 +153,11 @@ test.serial("on MySQL (utf8mb4_bin) every filter runs and finds the same deposit
     t.deepEqual(await allIds(url, { merchantId: shop, customerName: "Ayşe" }), newestFirst(a1, a2), "exact case on utf8mb4_bin");
     t.deepEqual(await allIds(url, { merchantId: shop, customerName: "ayşe_" }), [b1.id]);
     t.deepEqual(await allIds(url, { merchantId: shop, customerName: "ayşe%" }), []);
+    // Issue 24's index paths, paged one row at a time: a name found through the merchant's name index, and the merchant's own index.
+    t.deepEqual(await allIds(url, { merchantId: shop, customerName: "Ayşe" }, 1), newestFirst(a1, a2), "by name, paged");
+    t.deepEqual(await allIds(url, { merchantId: shop, customerName: "Ayşe", status: DepositStatus.PENDING }, 1), newestFirst(a1, a2), "by name and status, paged");
+    t.deepEqual(await allIds(url, { merchantId: shop, customerName: "Ayşe", status: DepositStatus.COMPLETED }, 1), []);
+    t.deepEqual(await allIds(url, { merchantId: shop, status: DepositStatus.PENDING }, 1), newestFirst(a1, b1, a2), "by status on the merchant's index, paged");
     t.deepEqual(await allIds(url, { merchantId: shop, amount: 12_345n }, 1), newestFirst(a1, b1));
     const iban = a1.assignedAccount!.iban;
     t.deepEqual(await allIds(url, { allMerchants: true, accountIban: iban.toLowerCase(), customerId: "m-a" }), newestFirst(...[a1, a2].filter((d) => d.assignedAccount?.iban === iban)));
