@@ -15,3 +15,4 @@ export * from "./rejection.js";
 export * from "./tracing.js";
 export * from "./builders.js";
 export * from "./operators.js";
+export * from "./day-summaries.js";

@@ -2,23 +2,29 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test, { type ExecutionContext } from "ava";
-import { Code } from "@connectrpc/connect";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
-import { MerchantService } from "@payments/contracts/merchant";
 import { constantOffsetSpans, type RunningServices } from "@payments/kit";
 import {
   addTestReceivingAccounts,
+  checkShopSummary,
+  checkSummaryScope,
   createServiceClient,
   createTestDatabase,
   deleteTestStream,
   jetStreamTestEnv,
   manualClock,
   rejectionOf,
+  SUMMARY_FROM,
+  SUMMARY_START,
+  summaryRange,
+  summaryShops,
+  summaryTimeline,
   TEST_OPERATOR_ENV,
   testMerchantUser,
   type ManualClock,
+  type SummaryShops,
 } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { depositModule } from "../src/index.js";
@@ -28,78 +34,36 @@ import { depositModule } from "../src/index.js";
 // days. The same scenario on SQLite and on MySQL.
 
 const at = (iso: string) => new Date(iso);
-const FROM = at("2026-11-27T21:00:00Z"); // 2026-11-28 00:00 in Istanbul
-const TO = at("2026-11-30T21:00:00Z"); // 2026-12-01 00:00 in Istanbul
 
-interface Shop {
-  shop: string;
-  other: string;
-}
-
-/** Deposits at known times: four paid after 60, 120, 600 and 30 s, one expired, one cancelled, one pending, one before the range, one of another merchant. */
-async function scenario(url: string, clock: ManualClock): Promise<Shop> {
-  const merchants = createServiceClient(MerchantService, url);
+/** Deposits on the shared timeline: the unfinished ones one expired, one cancelled, one pending. */
+async function scenario(url: string, clock: ManualClock): Promise<SummaryShops> {
   const deposits = createServiceClient(DepositService, url);
-  const shop = (await merchants.createMerchant({ name: "Summary Shop", sandbox: true })).merchant!.id;
-  const other = (await merchants.createMerchant({ name: "Other Shop", sandbox: true })).merchant!.id;
+  const shops = await summaryShops(url);
   let n = 0;
   const create = async (merchantId: string, amount: bigint) =>
     (await deposits.createDeposit({ merchantId, processId: `sum-${++n}`, amount, customer: { id: `c${n}`, name: `Customer ${n}`, username: `c${n}` } })).deposit!.id;
-  const pay = (merchantId: string, depositId: string) => deposits.sandboxPayDeposit({ merchantId, depositId });
-
-  clock.set(at("2026-11-27T20:00:00Z"));
-  const before = await create(shop, 99_00n); // 27 Nov 23:00 in Istanbul: outside
-  await pay(shop, before);
-  clock.set(at("2026-11-28T08:00:00Z"));
-  const d1 = await create(shop, 100_00n);
-  clock.advance(60_000);
-  await pay(shop, d1);
-  clock.set(at("2026-11-28T20:59:59Z")); // 23:59:59 on the 28th in Istanbul
-  const d2 = await create(shop, 200_00n);
-  clock.set(at("2026-11-28T21:00:00Z")); // 00:00 on the 29th in Istanbul
-  const d3 = await create(shop, 300_00n);
-  clock.set(at("2026-11-28T21:01:59Z"));
-  await pay(shop, d2);
-  clock.set(at("2026-11-28T21:10:00Z"));
-  await pay(shop, d3);
-  clock.set(at("2026-11-29T10:00:00Z"));
-  const d4 = await create(shop, 400_00n);
-  await deposits.sandboxExpireDeposit({ merchantId: shop, depositId: d4 });
-  const d5 = await create(shop, 500_00n);
-  await deposits.cancelDeposit({ merchantId: shop, depositId: d5 });
-  await create(shop, 600_00n); // pending
-  const o1 = await create(other, 700_00n);
-  await pay(other, o1);
-  clock.set(at("2026-11-30T12:00:00Z"));
-  const d7 = await create(shop, 50_00n);
-  clock.advance(30_000);
-  await pay(shop, d7);
-  return { shop, other };
+  await summaryTimeline(clock, shops, {
+    create,
+    complete: (merchantId, depositId) => deposits.sandboxPayDeposit({ merchantId, depositId }),
+    async unfinished(shop) {
+      const d4 = await create(shop, 400_00n);
+      await deposits.sandboxExpireDeposit({ merchantId: shop, depositId: d4 });
+      const d5 = await create(shop, 500_00n);
+      await deposits.cancelDeposit({ merchantId: shop, depositId: d5 });
+      await create(shop, 600_00n); // pending
+    },
+  });
+  return shops;
 }
 
-async function checks(t: ExecutionContext, url: string, { shop, other }: Shop): Promise<void> {
+async function checks(t: ExecutionContext, url: string, shops: SummaryShops): Promise<void> {
+  const { shop } = shops;
   const deposits = createServiceClient(DepositService, url);
-  const range = { from: timestampFromDate(FROM), to: timestampFromDate(TO) };
+  const range = summaryRange();
   const res = await deposits.summarizeDeposits({ merchantId: shop, ...range });
-  t.is(res.timeZone, "Europe/Istanbul");
-  const totals = res.totals!;
-  t.is(totals.count, 7n);
-  t.is(totals.completedCount, 4n);
-  t.is(totals.failedCount, 1n, "expired counts as failed");
-  t.is(totals.cancelledCount, 1n);
-  t.is(totals.openCount, 1n);
-  t.is(totals.completedVolume, 100_00n + 200_00n + 300_00n + 50_00n);
-  t.is(totals.successRateBp, 6666, "4 of the 6 finished, rounded down");
-  t.is(totals.medianSecondsToComplete, 90n, "30, 60, 120, 600: the mean of the middle two");
-  t.deepEqual(
-    res.days.map((d) => [d.date, d.count, d.completedCount, d.completedVolume]),
-    [
-      ["2026-11-28", 2n, 2n, 300_00n],
-      ["2026-11-29", 4n, 1n, 300_00n],
-      ["2026-11-30", 1n, 1n, 50_00n],
-    ],
-    "23:59:59 and 00:00 in Istanbul fall on either side of the day",
-  );
+  checkShopSummary(t, res, 7n);
+  t.is(res.totals!.failedCount, 1n, "expired counts as failed");
+  t.is(res.totals!.openCount, 1n);
 
   // The same instants cut in London (UTC in November): 20:59:59 and 21:00 UTC are one day.
   const london = await deposits.summarizeDeposits({ merchantId: shop, ...range, timeZone: "Europe/London" });
@@ -123,24 +87,15 @@ async function checks(t: ExecutionContext, url: string, { shop, other }: Shop): 
     ["2026-11-01", "2026-11-02"],
   );
 
-  // The other merchant's deposit is its own.
-  const theirs = await deposits.summarizeDeposits({ merchantId: other, ...range });
-  t.is(theirs.totals!.count, 1n);
-  t.is(theirs.totals!.completedVolume, 700_00n);
+  // The other merchant's deposit is its own; the shop's viewer is pinned to the shop; more than 92 days is refused.
+  const viewer = createServiceClient(DepositService, url, { operator: testMerchantUser(shop, "viewer") });
+  await checkSummaryScope(t, { asAdmin: (request) => deposits.summarizeDeposits(request), asShopUser: (request) => viewer.summarizeDeposits(request) }, shops, 7n);
   t.is((await deposits.summarizeDeposits({ merchantId: shop, ...range, sandbox: false })).totals!.count, 0n, "a sandbox merchant has no live deposits");
   t.is((await deposits.summarizeDeposits({ merchantId: shop, ...range, currency: "EUR" })).totals!.count, 0n);
-
-  // A merchant's own user: pinned to its merchant; another merchant's id is NOT_FOUND.
-  const viewer = createServiceClient(DepositService, url, { operator: testMerchantUser(shop, "viewer") });
   t.is((await viewer.summarizeDeposits({ merchantId: shop, ...range })).totals!.count, 7n);
-  t.is((await viewer.summarizeDeposits({ ...range })).totals!.count, 7n, "an empty merchant id is the user's own");
-  t.is((await rejectionOf(viewer.summarizeDeposits({ merchantId: other, ...range }))).code, Code.NotFound);
 
-  // Refused: more than 92 days, no range, an unknown zone, to before from.
-  const long = await rejectionOf(deposits.summarizeDeposits({ merchantId: shop, from: range.from, to: timestampFromDate(new Date(FROM.getTime() + 93 * 86_400_000)) }));
-  t.is(long.reason, "VALIDATION_ERROR");
-  t.is(long.field, "to");
-  t.is((await deposits.summarizeDeposits({ merchantId: shop, from: range.from, to: timestampFromDate(new Date(FROM.getTime() + 92 * 86_400_000)) })).days.length, 92);
+  // Refused: no range, an unknown zone, to before from; 92 days are not too many.
+  t.is((await deposits.summarizeDeposits({ merchantId: shop, from: range.from, to: timestampFromDate(new Date(SUMMARY_FROM.getTime() + 92 * 86_400_000)) })).days.length, 92);
   t.is((await rejectionOf(deposits.summarizeDeposits({ merchantId: shop, to: range.to }))).field, "from");
   t.is((await rejectionOf(deposits.summarizeDeposits({ merchantId: shop, ...range, timeZone: "Mars/Olympus" }))).field, "time_zone");
   t.is((await rejectionOf(deposits.summarizeDeposits({ merchantId: shop, from: range.to, to: range.from }))).field, "to");
@@ -149,7 +104,7 @@ async function checks(t: ExecutionContext, url: string, { shop, other }: Shop): 
 
 test.serial("on SQLite: totals, median, Istanbul days, one merchant's, range refused", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "deposit-summary-"));
-  const clock = manualClock(at("2026-11-27T20:00:00Z"));
+  const clock = manualClock(SUMMARY_START);
   let running: RunningServices | undefined;
   try {
     running = await startInProcess(["merchant", "bank-catalog", depositModule], { clock, env: { DATA_DIR: dir, LOG_LEVEL: "fatal", MASTER_KEY: "d7".repeat(32), ...TEST_OPERATOR_ENV }, receivingAccounts: true });
@@ -164,7 +119,7 @@ test.serial("on SQLite: totals, median, Istanbul days, one merchant's, range ref
 test.serial("on MySQL: the same numbers", async (t) => {
   const database = await createTestDatabase();
   const nats = jetStreamTestEnv();
-  const clock = manualClock(at("2026-11-27T20:00:00Z"));
+  const clock = manualClock(SUMMARY_START);
   const running = await startInProcess(["merchant", "bank-catalog", depositModule], { clock, env: { LOG_LEVEL: "fatal", MASTER_KEY: "d8".repeat(32), DATABASE_URL: database.url, ...nats, ...TEST_OPERATOR_ENV } });
   try {
     const url = running.server.url;
