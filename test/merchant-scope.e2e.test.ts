@@ -2,17 +2,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
-import { create, type DescMessage, type DescService } from "@bufbuild/protobuf";
+import { create, type DescMessage } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { ApprovalService, ApprovalStatus, AuditService } from "@payments/contracts/operator";
 import { PayoutService } from "@payments/contracts/payout";
-import { AUDIT_TABLE, errorInfo, MERCHANT_ROLES, type MerchantRole, type RunningServices } from "@payments/kit";
+import { errorInfo, MERCHANT_ROLES, type MerchantRole, type RunningServices } from "@payments/kit";
 import { createServiceClient, eventually, eventuallyValue, rejectionOf as refusal, testMerchantUser, testOperator } from "@payments/testing";
-import { SERVICE_NAMES, serviceModule, startInProcess } from "@payments/testing/services";
-import type { Knex } from "knex";
+import { everyRpc, rpcCall, SERVICE_NAMES, sqliteRows, startInProcess, type Rpc, type RpcCall } from "@payments/testing/services";
 
 // Issue 24: a merchant's own users call the same services with a signed assertion naming their
 // merchant, and the services scope every read and write to it. Every RPC of every service, from
@@ -69,31 +68,9 @@ test.after.always(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Rpc {
-  module: string;
-  service: DescService;
-  method: DescService["methods"][number];
-}
-
-function rpcs(): Rpc[] {
-  return SERVICE_NAMES.flatMap((name) => serviceModule(name).services.flatMap((service) => service.methods.map((method) => ({ module: name, service, method }))));
-}
-
-function db(module: string): Knex {
-  return running.contexts.get(module)!.db;
-}
-
 /** Every row of a module's database (its audit aside) that names one of `marks`, as text: B's data unchanged is this being equal. */
-async function rowsNaming(module: string, marks: readonly string[]): Promise<string> {
-  const knex = db(module);
-  const tables = await knex.raw<Array<{ name: string }>>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
-  const parts: string[] = [];
-  for (const { name } of tables) {
-    if (name === AUDIT_TABLE || name === `${AUDIT_TABLE}_targets` || name.startsWith("knex_")) continue;
-    const rows = (await knex(name).select()).map((r) => JSON.stringify(r, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString("hex") : v)));
-    parts.push(name, ...rows.filter((r) => marks.some((m) => m !== "" && r.includes(m))));
-  }
-  return parts.join("\n");
+function rowsNaming(module: string, marks: readonly string[]): Promise<string> {
+  return sqliteRows(running, module, (r) => marks.some((m) => m !== "" && r.includes(m)));
 }
 
 /** A request of `input` aimed at B: merchantId as given, and every field that names a thing set to B's. */
@@ -111,17 +88,15 @@ function aimedAtB(input: DescMessage, merchantId: string): unknown {
   return create(input, init as never);
 }
 
-type Call = (request: unknown) => Promise<unknown>;
-function callAs(rpc: Rpc, role: MerchantRole, merchantId: string): Call {
-  const client = createServiceClient(rpc.service, url(), { operator: testMerchantUser(merchantId, role), approver: null, service: rpc.module }) as unknown as Record<string, Call>;
-  return (request) => client[rpc.method.localName]!(request);
+function callAs(rpc: Rpc, role: MerchantRole, merchantId: string): RpcCall {
+  return rpcCall(rpc, url(), { operator: testMerchantUser(merchantId, role), approver: null, service: rpc.module });
 }
 
 test.serial("every RPC × every merchant role of A, aimed at B's things (B's merchant id, or none with B's ids): refused or empty, B's rows unchanged, nothing of B's answered", async (t) => {
   const marks = [fx.b, ...Object.values(fx.ids)];
   let opened = 0;
   for (const role of MERCHANT_ROLES) {
-    for (const r of rpcs()) {
+    for (const r of everyRpc()) {
       for (const merchantId of [fx.b, ""]) {
         const name = `${role} of A → ${r.service.typeName}/${r.method.name} (merchantId ${merchantId === "" ? "empty" : "B"})`;
         const before = await rowsNaming(r.module, marks);

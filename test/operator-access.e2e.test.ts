@@ -2,14 +2,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
-import { create, type DescService } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { Code, createClient } from "@connectrpc/connect";
 import { MerchantService } from "@payments/contracts/merchant";
 import { ApprovalService, ApprovalStatus, AuditService } from "@payments/contracts/operator";
 import { PayoutService } from "@payments/contracts/payout";
 import { AUDIT_TABLE, createServiceTransport, errorInfo, isMutating, OPERATOR_ROLES, roleAtLeast, type OperatorRole, type RunningServices } from "@payments/kit";
 import { createServiceClient, rejectionOf as refusal, testOperator } from "@payments/testing";
-import { SERVICE_NAMES, serviceModule, startInProcess } from "@payments/testing/services";
+import { everyRpc, rpcCall, SERVICE_NAMES, sqliteRows, startInProcess, type Rpc, type RpcCall } from "@payments/testing/services";
 import type { Knex } from "knex";
 
 // The services check who acts, whoever calls: every mutating RPC of every service, walked from
@@ -28,20 +28,8 @@ test.after.always(async () => {
 
 const url = () => running.server.url;
 
-interface Rpc {
-  module: string;
-  service: DescService;
-  method: DescService["methods"][number];
-}
-
-function rpcs(): Rpc[] {
-  return SERVICE_NAMES.flatMap((name) => serviceModule(name).services.flatMap((service) => service.methods.map((method) => ({ module: name, service, method }))));
-}
-
-type Call = (request: unknown) => Promise<unknown>;
-function caller(rpc: Rpc, operator: ReturnType<typeof testOperator> | null): Call {
-  const client = createServiceClient(rpc.service, url(), { operator, approver: null }) as unknown as Record<string, Call>;
-  return (request) => client[rpc.method.localName]!(request);
+function caller(rpc: Rpc, operator: ReturnType<typeof testOperator> | null): RpcCall {
+  return rpcCall(rpc, url(), { operator, approver: null });
 }
 
 function db(module: string): Knex {
@@ -49,15 +37,8 @@ function db(module: string): Knex {
 }
 
 /** Every table of a module's database but its audit, as text: "nothing changed" is this being equal. */
-async function snapshot(module: string): Promise<string> {
-  const knex = db(module);
-  const tables = await knex.raw<Array<{ name: string }>>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
-  const parts: string[] = [];
-  for (const { name } of tables) {
-    if (name === AUDIT_TABLE || name === `${AUDIT_TABLE}_targets` || name.startsWith("knex_")) continue;
-    parts.push(name, JSON.stringify(await knex(name).select()));
-  }
-  return parts.join("\n");
+function snapshot(module: string): Promise<string> {
+  return sqliteRows(running, module);
 }
 
 async function auditCount(module: string, rpc: string): Promise<number> {
@@ -65,10 +46,10 @@ async function auditCount(module: string, rpc: string): Promise<number> {
   return Number(row.n);
 }
 
-const mutating = () => rpcs().filter((r) => isMutating(r.method));
+const mutating = () => everyRpc().filter((r) => isMutating(r.method));
 
 test.serial("the descriptors mark every read: a service's reads are its List, Get, Check and Summarize RPCs, everything else is a mutation", (t) => {
-  for (const r of rpcs()) t.is(isMutating(r.method), !/^(List|Get|Check|Summarize)/.test(r.method.name), `${r.service.typeName}/${r.method.name}`);
+  for (const r of everyRpc()) t.is(isMutating(r.method), !/^(List|Get|Check|Summarize)/.test(r.method.name), `${r.service.typeName}/${r.method.name}`);
   t.true(mutating().length > 30);
 });
 

@@ -7,3 +7,4 @@ export { createPayoutModule, startPayoutWorker, type PayoutContext } from "@paym
 export * from "./in-process.js";
 export * from "./service-rules.js";
 export * from "./split-deployment.js";
+export * from "./rpc-walk.js";
