@@ -1,14 +1,9 @@
 import type { Command } from "commander";
 import { isMerchantRole, MERCHANT_ROLES, type MerchantRole } from "@payments/kit";
 import type { CommandContext } from "../context.js";
-import { consoleCall } from "../console-session.js";
-import { consoleAdminCredential } from "../operator-signer.js";
-import { UsageError } from "../errors.js";
+import { consoleAdminCaller, roleParser } from "../console-admin.js";
 
-function parseMerchantRole(value: string): MerchantRole {
-  if (!isMerchantRole(value)) throw new UsageError(`--role must be one of ${MERCHANT_ROLES.join(", ")}, got "${value}"`);
-  return value;
-}
+const parseMerchantRole = roleParser(MERCHANT_ROLES, isMerchantRole);
 
 interface MerchantUserOut {
   id: string;
@@ -28,11 +23,7 @@ interface MerchantUserOut {
 export function registerMerchantUserCommands(merchant: Command, ctx: CommandContext): void {
   const user = merchant.command("user").description("the merchant's own users of the merchant dashboard (admin, through the console)");
 
-  const call = async (cmd: Command, method: string, route: string, body?: unknown) => {
-    const { io, options } = ctx.session(cmd);
-    const { url, token } = await consoleAdminCredential(options.actor, io.env);
-    return (await consoleCall(url, method, route, { token, ...(body !== undefined ? { body } : {}) })).body;
-  };
+  const call = consoleAdminCaller(ctx);
   const usersPath = (merchantId: string) => `/api/merchants/${encodeURIComponent(merchantId)}/users`;
 
   user

@@ -9,17 +9,13 @@ import {
   type OperatorRole,
 } from "@payments/kit";
 import type { CommandContext } from "../context.js";
-import { consoleCall } from "../console-session.js";
-import { consoleAdminCredential } from "../operator-signer.js";
+import { consoleAdminCaller, roleParser } from "../console-admin.js";
 import { UsageError } from "../errors.js";
 
 /** Every audience a service account's token is good for: the five services and the console. */
 export const SERVICE_TOKEN_AUDIENCES = ["merchant", "bank-catalog", "deposit", "payout", "callback-sender", "console"] as const;
 
-function parseRole(value: string): OperatorRole {
-  if (!isOperatorRole(value)) throw new UsageError(`--role must be one of ${OPERATOR_ROLES.join(", ")}, got "${value}"`);
-  return value;
-}
+const parseRole = roleParser(OPERATOR_ROLES, isOperatorRole);
 
 interface OperatorOut {
   email: string;
@@ -69,11 +65,7 @@ export function registerOperatorAccountCommands(program: Command, ctx: CommandCo
     }
   };
 
-  const call = async (cmd: Command, method: string, route: string, body?: unknown) => {
-    const { io, options } = ctx.session(cmd);
-    const { url, token } = await consoleAdminCredential(options.actor, io.env);
-    return (await consoleCall(url, method, route, { token, ...(body !== undefined ? { body } : {}) })).body;
-  };
+  const call = consoleAdminCaller(ctx);
 
   operator
     .command("create")

@@ -1,0 +1,28 @@
+import type { Command } from "commander";
+import type { CommandContext } from "./context.js";
+import { consoleCall } from "./console-session.js";
+import { UsageError } from "./errors.js";
+import { consoleAdminCredential } from "./operator-signer.js";
+
+// What the commands of the console's admin API share (`operator …`, `merchant user …`): their
+// `--role` value and the call itself, as an admin.
+
+/** The parser of a `--role` option whose value is one of `roles`. */
+export function roleParser<R extends string>(roles: readonly R[], isRole: (value: string) => value is R): (value: string) => R {
+  return (value) => {
+    if (!isRole(value)) throw new UsageError(`--role must be one of ${roles.join(", ")}, got "${value}"`);
+    return value;
+  };
+}
+
+/** A call of the console's admin API (`route`, with `body` as JSON when given) as an admin (consoleAdminCredential), for `cmd`'s session: the answer's body. */
+export type ConsoleAdminCall = (cmd: Command, method: string, route: string, body?: unknown) => Promise<Record<string, unknown>>;
+
+/** The console admin API's call for the commands of `ctx`. */
+export function consoleAdminCaller(ctx: CommandContext): ConsoleAdminCall {
+  return async (cmd, method, route, body) => {
+    const { io, options } = ctx.session(cmd);
+    const { url, token } = await consoleAdminCredential(options.actor, io.env);
+    return (await consoleCall(url, method, route, { token, ...(body !== undefined ? { body } : {}) })).body;
+  };
+}
