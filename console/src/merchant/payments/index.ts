@@ -37,9 +37,9 @@ const textsOf = (lang: Language): T => (key, params) => paymentTexts(lang, key, 
 const KINDS = ["deposits", "withdrawals"] as const;
 type Kind = (typeof KINDS)[number];
 
-/** The list's page on screen; the CSV reads with the services' largest page (ListDeposits, ListWithdrawals: 100). */
+/** The list's page on screen; the CSV reads with the services' largest page (ListDeposits, ListWithdrawals: 1,000). */
 const PAGE_SIZE = 50;
-const CSV_PAGE = 100;
+const CSV_PAGE = 1_000;
 /** Who may download a list: the money people. */
 const CSV_ROLES: readonly MerchantRole[] = ["owner", "finance"];
 /** Who may send a callback again: the integration people. */
