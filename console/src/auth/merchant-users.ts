@@ -1,43 +1,21 @@
 import type { Knex } from "knex";
 import { isMerchantRole, MERCHANT_ROLES, newId, type MerchantRole, type MerchantUserIdentity } from "@payments/kit";
-import { normaliseEmail } from "./operators.js";
+import { accountFields, findAccount, newAccountRow, normaliseEmail, publicAccount, updateAccount, type AccountFields, type AccountPatch, type AccountRow } from "./account-rows.js";
 
 /**
  * A merchant's own user (the merchant dashboard), kept apart from the operators: its own table
  * (`merchant_users`), sessions (`merchant_sessions`, cookie `console_merchant_session`) and
  * one-time links (`merchant_sign_in_links`, `/merchant/set-password`). It belongs to exactly one
- * merchant; every service call made for it carries an assertion naming that merchant.
+ * merchant; every service call made for it carries an assertion naming that merchant. TOTP is
+ * optional for merchant users. Its fields are an operator's but for the roles and `merchantId`
+ * (auth/account-rows.ts); the two types stay apart.
  */
-export interface MerchantUser {
-  id: string;
+export interface MerchantUser extends AccountFields<MerchantRole> {
   merchantId: string;
-  email: string;
-  displayName: string;
-  role: MerchantRole;
-  disabled: boolean;
-  createdAt: number;
-  createdBy: string;
-  lastSignInAt: number | null;
-  passwordHash: string | null;
-  /** As stored: sealed when CONSOLE_TOTP_KEY is set (see totp.ts). TOTP is optional for merchant users. */
-  totpSecret: string | null;
-  totpLastStep: number | null;
 }
 
-interface MerchantUserRow {
-  id: string;
+interface MerchantUserRow extends AccountRow {
   merchant_id: string;
-  email: string;
-  display_name: string;
-  role: string;
-  kind: string;
-  disabled: number | boolean;
-  created_at: number;
-  created_by: string;
-  last_sign_in_at: number | null;
-  password_hash: string | null;
-  totp_secret: string | null;
-  totp_last_step: number | null;
 }
 
 const TABLE = "merchant_users";
@@ -45,20 +23,7 @@ const TABLE = "merchant_users";
 function fromRow(row: MerchantUserRow): MerchantUser {
   // A role a newer console wrote that this one does not know reads as the least one (viewer), never more.
   const role: MerchantRole = isMerchantRole(row.role) ? row.role : MERCHANT_ROLES[MERCHANT_ROLES.length - 1]!;
-  return {
-    id: row.id,
-    merchantId: row.merchant_id,
-    email: row.email,
-    displayName: row.display_name,
-    role,
-    disabled: Boolean(row.disabled),
-    createdAt: Number(row.created_at),
-    createdBy: row.created_by,
-    lastSignInAt: row.last_sign_in_at === null ? null : Number(row.last_sign_in_at),
-    passwordHash: row.password_hash,
-    totpSecret: row.totp_secret,
-    totpLastStep: row.totp_last_step === null ? null : Number(row.totp_last_step),
-  };
+  return { ...accountFields(row, role), merchantId: row.merchant_id };
 }
 
 /** The identity an assertion names for this user: subject = email, the merchant the services scope every call to. */
@@ -68,35 +33,20 @@ export function merchantIdentityOf(user: Pick<MerchantUser, "email" | "displayNa
 
 /** What the admin API, the CLI and the Team page show of a user: never its hash or TOTP secret. */
 export function publicMerchantUser(user: MerchantUser): Record<string, unknown> {
-  return {
-    id: user.id,
-    merchantId: user.merchantId,
-    email: user.email,
-    displayName: user.displayName,
-    role: user.role,
-    disabled: user.disabled,
-    createdAt: new Date(user.createdAt).toISOString(),
-    createdBy: user.createdBy,
-    lastSignInAt: user.lastSignInAt === null ? null : new Date(user.lastSignInAt).toISOString(),
-    passwordSet: user.passwordHash !== null,
-    totpEnrolled: user.totpSecret !== null,
-  };
+  return publicAccount(user, { afterId: { merchantId: user.merchantId } });
 }
 
 export async function findMerchantUserByEmail(db: Knex, email: string): Promise<MerchantUser | undefined> {
-  const row = (await db(TABLE).where({ email: normaliseEmail(email) }).first()) as MerchantUserRow | undefined;
-  return row ? fromRow(row) : undefined;
+  return findAccount(db, TABLE, { email: normaliseEmail(email) }, fromRow);
 }
 
 export async function findMerchantUserById(db: Knex, id: string): Promise<MerchantUser | undefined> {
-  const row = (await db(TABLE).where({ id }).first()) as MerchantUserRow | undefined;
-  return row ? fromRow(row) : undefined;
+  return findAccount(db, TABLE, { id }, fromRow);
 }
 
 /** A user of `merchantId` only: another merchant's user id finds nothing (the Team page's IDOR guard). */
 export async function findMerchantUserOf(db: Knex, merchantId: string, id: string): Promise<MerchantUser | undefined> {
-  const row = (await db(TABLE).where({ id, merchant_id: merchantId }).first()) as MerchantUserRow | undefined;
-  return row ? fromRow(row) : undefined;
+  return findAccount(db, TABLE, { id, merchant_id: merchantId }, fromRow);
 }
 
 export interface NewMerchantUser {
@@ -109,21 +59,7 @@ export interface NewMerchantUser {
 
 /** Inserts a user (the email must be new among merchant users: a unique violation otherwise). */
 export async function insertMerchantUser(db: Knex, input: NewMerchantUser, now: number): Promise<MerchantUser> {
-  const row: MerchantUserRow = {
-    id: newId("mus"),
-    merchant_id: input.merchantId,
-    email: normaliseEmail(input.email),
-    display_name: input.displayName,
-    role: input.role,
-    kind: "human",
-    disabled: false,
-    created_at: now,
-    created_by: input.createdBy,
-    last_sign_in_at: null,
-    password_hash: null,
-    totp_secret: null,
-    totp_last_step: null,
-  };
+  const row: MerchantUserRow = { id: newId("mus"), merchant_id: input.merchantId, ...newAccountRow(input, now) };
   await db(TABLE).insert(row);
   return fromRow(row);
 }
@@ -138,17 +74,10 @@ export async function listMerchantUsers(db: Knex, merchantId: string, options: {
   return ((await query) as MerchantUserRow[]).map(fromRow);
 }
 
-export type MerchantUserPatch = Partial<{ role: MerchantRole; disabled: boolean; passwordHash: string; totpSecret: string | null; totpLastStep: number | null; lastSignInAt: number }>;
+export type MerchantUserPatch = AccountPatch<MerchantRole>;
 
 export async function updateMerchantUser(db: Knex, id: string, patch: MerchantUserPatch): Promise<void> {
-  const row: Partial<MerchantUserRow> = {};
-  if (patch.role !== undefined) row.role = patch.role;
-  if (patch.disabled !== undefined) row.disabled = patch.disabled;
-  if (patch.passwordHash !== undefined) row.password_hash = patch.passwordHash;
-  if (patch.totpSecret !== undefined) row.totp_secret = patch.totpSecret;
-  if (patch.totpLastStep !== undefined) row.totp_last_step = patch.totpLastStep;
-  if (patch.lastSignInAt !== undefined) row.last_sign_in_at = patch.lastSignInAt;
-  if (Object.keys(row).length > 0) await db(TABLE).where({ id }).update(row);
+  await updateAccount(db, TABLE, id, patch);
 }
 
 /** Changes a user's role (their sessions go on: the role is read from the row on every request). */
