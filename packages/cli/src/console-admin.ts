@@ -7,6 +7,18 @@ import { consoleAdminCredential } from "./operator-signer.js";
 // What the commands of the console's admin API share (`operator …`, `merchant user …`): their
 // `--role` value and the call itself, as an admin.
 
+/** What the console answers of any account (an operator, a merchant's user), as the commands print it. */
+export interface ConsoleAccountOut {
+  id: string;
+  email: string;
+  displayName: string;
+  role: string;
+  disabled: boolean;
+  lastSignInAt: string | null;
+  passwordSet: boolean;
+  totpEnrolled: boolean;
+}
+
 /** The parser of a `--role` option whose value is one of `roles`. */
 export function roleParser<R extends string>(roles: readonly R[], isRole: (value: string) => value is R): (value: string) => R {
   return (value) => {

@@ -1,19 +1,9 @@
 import type { Command } from "commander";
 import { isMerchantRole, MERCHANT_ROLES, type MerchantRole } from "@payments/kit";
 import type { CommandContext } from "../context.js";
-import { consoleAdminCaller, roleParser } from "../console-admin.js";
+import { consoleAdminCaller, roleParser, type ConsoleAccountOut } from "../console-admin.js";
 
 const parseMerchantRole = roleParser(MERCHANT_ROLES, isMerchantRole);
-
-interface MerchantUserOut {
-  id: string;
-  email: string;
-  displayName: string;
-  role: string;
-  disabled: boolean;
-  lastSignInAt: string | null;
-  passwordSet: boolean;
-}
 
 /**
  * `merchant user invite|list`: a merchant's own people (the merchant dashboard), through the
@@ -37,7 +27,7 @@ export function registerMerchantUserCommands(merchant: Command, ctx: CommandCont
       const body = await call(cmd, "POST", usersPath(opts.merchant), { email: opts.email, role: opts.role, ...(opts.name ? { displayName: opts.name } : {}) });
       const { out } = ctx.session(cmd);
       if (out.json) return out.data(body);
-      const invited = body.user as MerchantUserOut;
+      const invited = body.user as ConsoleAccountOut;
       const link = body.link as { url: string; expiresAt: string };
       out.line(`${invited.email}: ${invited.role} of ${opts.merchant}.`);
       out.line(`One-time link (hand it to the user; it works once, until ${link.expiresAt}):`);
@@ -52,7 +42,7 @@ export function registerMerchantUserCommands(merchant: Command, ctx: CommandCont
       const body = await call(cmd, "GET", usersPath(opts.merchant));
       const { out } = ctx.session(cmd);
       if (out.json) return out.data(body);
-      const rows = (body.users as MerchantUserOut[]).map((u) => [u.id, u.email, u.displayName, u.role, u.disabled ? "removed" : "active", u.passwordSet ? "yes" : "no", u.lastSignInAt ?? "—"]);
+      const rows = (body.users as ConsoleAccountOut[]).map((u) => [u.id, u.email, u.displayName, u.role, u.disabled ? "removed" : "active", u.passwordSet ? "yes" : "no", u.lastSignInAt ?? "—"]);
       out.table(["ID", "EMAIL", "NAME", "ROLE", "STATUS", "PASSWORD", "LAST SIGN-IN"], rows, "No users.");
     });
 }

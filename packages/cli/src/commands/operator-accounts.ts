@@ -9,23 +9,13 @@ import {
   type OperatorRole,
 } from "@payments/kit";
 import type { CommandContext } from "../context.js";
-import { consoleAdminCaller, roleParser } from "../console-admin.js";
+import { consoleAdminCaller, roleParser, type ConsoleAccountOut } from "../console-admin.js";
 import { UsageError } from "../errors.js";
 
 /** Every audience a service account's token is good for: the five services and the console. */
 export const SERVICE_TOKEN_AUDIENCES = ["merchant", "bank-catalog", "deposit", "payout", "callback-sender", "console"] as const;
 
 const parseRole = roleParser(OPERATOR_ROLES, isOperatorRole);
-
-interface OperatorOut {
-  email: string;
-  displayName: string;
-  role: string;
-  disabled: boolean;
-  lastSignInAt: string | null;
-  passwordSet: boolean;
-  totpEnrolled: boolean;
-}
 
 interface ApprovalOut {
   id: string;
@@ -56,7 +46,7 @@ export function registerOperatorAccountCommands(program: Command, ctx: CommandCo
       out.line(`Another admin runs: operator approve ${approval.id}`);
       return;
     }
-    const account = body.operator as OperatorOut | undefined;
+    const account = body.operator as ConsoleAccountOut | undefined;
     if (account) out.line(`${account.email}: ${account.role}${account.disabled ? ", disabled" : ""}.`);
     const link = body.link as { url: string; expiresAt: string } | undefined;
     if (link) {
@@ -87,7 +77,7 @@ export function registerOperatorAccountCommands(program: Command, ctx: CommandCo
       const body = await call(cmd, "GET", `/api/operators?${query.toString()}`);
       const { out } = ctx.session(cmd);
       if (out.json) return out.data(body);
-      const rows = (body.operators as OperatorOut[]).map((o) => [o.email, o.displayName, o.role, o.disabled ? "disabled" : "enabled", o.totpEnrolled ? "yes" : "no", o.lastSignInAt ?? "—"]);
+      const rows = (body.operators as ConsoleAccountOut[]).map((o) => [o.email, o.displayName, o.role, o.disabled ? "disabled" : "enabled", o.totpEnrolled ? "yes" : "no", o.lastSignInAt ?? "—"]);
       out.table(["EMAIL", "NAME", "ROLE", "STATUS", "TOTP", "LAST SIGN-IN"], rows, "No accounts.");
       if (typeof body.next === "string") out.line(`More: operator list --after ${body.next}`);
     });
