@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { PayoutService, Withdrawal } from "@payments/contracts/payout";
 import type { Clock } from "@payments/kit";
-import { balanceRecord, createWithdrawalBody, WITHDRAWAL_FIELDS, withdrawalRecord } from "@payments/records";
+import { balanceRecord, createWithdrawalBody, createWithdrawalRequest, WITHDRAWAL_FIELDS, withdrawalRecord } from "@payments/records";
 import { z } from "zod";
 import { success } from "../envelope.js";
 import { callAboutTransaction, callService } from "../errors.js";
@@ -37,21 +37,7 @@ export function withdrawals(deps: { payouts: Payouts; clock: Clock }): Route[] {
       requireAllowList: true,
       handler: async (ctx) => {
         const body = parseInput(createWithdrawalBody, ctx.state.body, "body");
-        const res = await callService(
-          deps.payouts.createWithdrawal({
-            merchantId: authenticatedMerchantId(ctx),
-            processId: body.processId,
-            amount: BigInt(body.amount),
-            currency: body.currency ?? "",
-            bankId: body.bankId ?? "",
-            accountName: body.accountName,
-            iban: body.iban,
-            userId: body.userId,
-            userName: body.userName,
-            name: body.name,
-          }),
-          { fields: WITHDRAWAL_FIELDS },
-        );
+        const res = await callService(deps.payouts.createWithdrawal(createWithdrawalRequest(authenticatedMerchantId(ctx), body)), { fields: WITHDRAWAL_FIELDS });
         answer(ctx, 201, res);
       },
     },

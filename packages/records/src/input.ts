@@ -1,3 +1,5 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { CreateWithdrawalRequestSchema } from "@payments/contracts/payout";
 import { z } from "zod";
 
 /*
@@ -107,6 +109,26 @@ export const createWithdrawalBody = z.object({
 });
 
 export type CreateWithdrawalBody = z.output<typeof createWithdrawalBody>;
+
+/**
+ * The payout service's CreateWithdrawal request for a parsed body, made the same way for the
+ * gateway's POST /v1/withdraw and the merchant dashboard's withdrawal form. `merchantId` is the
+ * caller's own (the authenticated merchant), never a field of the body.
+ */
+export function createWithdrawalRequest(merchantId: string, body: CreateWithdrawalBody): MessageInitShape<typeof CreateWithdrawalRequestSchema> {
+  return {
+    merchantId,
+    processId: body.processId,
+    amount: BigInt(body.amount),
+    currency: body.currency ?? "",
+    bankId: body.bankId ?? "",
+    accountName: body.accountName,
+    iban: body.iban,
+    userId: body.userId,
+    userName: body.userName,
+    name: body.name,
+  };
+}
 
 /**
  * The merchant's JSON names of the payout service's request fields, for the VALIDATION_ERROR

@@ -8,6 +8,7 @@ import { PayoutService, type Balance, type GetStatementResponse } from "@payment
 import { errorInfo } from "@payments/kit";
 import {
   createWithdrawalBody,
+  createWithdrawalRequest,
   CSV_BOM,
   STATEMENT_MAX_DAYS,
   statementCsvHead,
@@ -360,18 +361,7 @@ ${isHtml(merchant) ? merchant : thresholdSection(who, t, merchant, state.thresho
         }
         const body = parsed.data!;
         try {
-          const res = await who.client(PayoutService).createWithdrawal({
-            merchantId: who.user.merchantId,
-            processId: body.processId,
-            amount: BigInt(body.amount),
-            currency: body.currency ?? "",
-            bankId: body.bankId ?? "",
-            accountName: body.accountName,
-            iban: body.iban,
-            userId: body.userId,
-            userName: body.userName,
-            name: body.name,
-          });
+          const res = await who.client(PayoutService).createWithdrawal(createWithdrawalRequest(who.user.merchantId, body));
           return seeOther(ctx, `${linkTo("/merchant/money", { created: res.withdrawal?.id })}#h-withdraw`);
         } catch (err) {
           if (!(err instanceof ConnectError)) throw err;
