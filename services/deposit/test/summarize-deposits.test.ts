@@ -107,7 +107,7 @@ test.serial("on SQLite: totals, median, Istanbul days, one merchant's, range ref
   const clock = manualClock(SUMMARY_START);
   let running: RunningServices | undefined;
   try {
-    running = await startInProcess(["merchant", "bank-catalog", depositModule], { clock, env: { DATA_DIR: dir, LOG_LEVEL: "fatal", MASTER_KEY: "d7".repeat(32), ...TEST_OPERATOR_ENV }, receivingAccounts: true });
+    running = await startInProcess(["merchant", "bank-catalog", depositModule], { clock, env: { DATA_DIR: dir, LOG_LEVEL: "fatal", MASTER_KEY: "d7".repeat(32), DEPOSIT_EXPIRY_INTERVAL: "1h", ...TEST_OPERATOR_ENV }, receivingAccounts: true });
     const url = running.server.url;
     await checks(t, url, await scenario(url, clock));
   } finally {
@@ -120,7 +120,7 @@ test.serial("on MySQL: the same numbers", async (t) => {
   const database = await createTestDatabase();
   const nats = jetStreamTestEnv();
   const clock = manualClock(SUMMARY_START);
-  const running = await startInProcess(["merchant", "bank-catalog", depositModule], { clock, env: { LOG_LEVEL: "fatal", MASTER_KEY: "d8".repeat(32), DATABASE_URL: database.url, ...nats, ...TEST_OPERATOR_ENV } });
+  const running = await startInProcess(["merchant", "bank-catalog", depositModule], { clock, env: { LOG_LEVEL: "fatal", MASTER_KEY: "d8".repeat(32), DEPOSIT_EXPIRY_INTERVAL: "1h", DATABASE_URL: database.url, ...nats, ...TEST_OPERATOR_ENV } });
   try {
     const url = running.server.url;
     await addTestReceivingAccounts(createServiceClient(BankCatalogService, url));
