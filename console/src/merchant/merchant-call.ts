@@ -2,13 +2,16 @@ import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { errorInfo } from "@payments/kit";
 import type { MerchantUser } from "../auth/merchant-users.js";
+import type { MerchantRole } from "@payments/kit";
 import type { ConsoleContext } from "../context.js";
 import { ConsoleError } from "../errors.js";
 import { html, type SafeHtml } from "../html.js";
 import type { Language } from "../i18n.js";
 import { alert } from "../layout.js";
+import { seeOther } from "../pages/operator-call.js";
+import type { ConsoleRoute } from "../route.js";
 import type { ServiceName } from "../service-clients.js";
-import type { ConsoleContextKoa } from "../state.js";
+import type { ConsoleContextKoa, RouteContext } from "../state.js";
 import { common } from "./common/texts.js";
 import { renderMerchantLayout, type MerchantArea } from "./layout.js";
 
@@ -44,6 +47,37 @@ export function signedInMerchant(deps: ConsoleContext, ctx: ConsoleContextKoa): 
       }
     },
   };
+}
+
+/**
+ * A merchant dashboard route: `access: "merchant"` (of `roles` only, when given, checked before
+ * the handler runs), and a handler that gets the signed-in user as `signedInMerchant` gives it.
+ */
+export function merchantRoute(
+  deps: ConsoleContext,
+  route: { method: ConsoleRoute["method"]; path: string; roles?: readonly MerchantRole[] },
+  handler: (ctx: RouteContext, who: MerchantSignedIn) => Promise<void>,
+): ConsoleRoute {
+  return {
+    method: route.method,
+    path: route.path,
+    access: "merchant",
+    ...(route.roles ? { merchantRoles: route.roles } : {}),
+    handler: async (ctx) => handler(ctx, signedInMerchant(deps, ctx)),
+  };
+}
+
+/**
+ * The last steps of a form that changes something: the call; its refusal answered by `refused`
+ * (a page that says why); else 303 to `to`, so a reload does not send the form again.
+ */
+export async function changeThenSeeOther(ctx: ConsoleContextKoa, change: () => Promise<unknown>, refused: (err: unknown) => Promise<void> | void, to: string): Promise<void> {
+  try {
+    await change();
+  } catch (err) {
+    return refused(err);
+  }
+  seeOther(ctx, to);
 }
 
 export interface MerchantPageOptions {

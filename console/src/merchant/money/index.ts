@@ -27,7 +27,7 @@ import { alert, field, notice } from "../../layout.js";
 import { cursorParam, ID_PATTERN, linkTo, minorUnits, money, seeOther, timeOf } from "../../pages/operator-call.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, signedInMerchant, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
+import { changeThenSeeOther, merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, merchantRoute, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
 import { moneyTexts } from "./texts.js";
 
 /** Who works with the merchant's money: the statement, withdrawals and their approvals. */
@@ -276,152 +276,115 @@ ${isHtml(merchant) ? merchant : thresholdSection(who, t, merchant, state.thresho
   };
 
   return [
-    {
-      method: "GET",
-      path: "/merchant/money",
-      access: "merchant",
-      merchantRoles: MONEY_ROLES,
-      handler: async (ctx) => show(ctx, signedInMerchant(deps, ctx), {}),
-    },
-    {
-      method: "GET",
-      path: "/merchant/statement.csv",
-      access: "merchant",
-      merchantRoles: MONEY_ROLES,
-      handler: async (ctx) => {
-        const who = signedInMerchant(deps, ctx);
-        const t = textsOf(who);
-        const ask = statementAsk(ctx.query, deps.clock.now(), t);
-        if ("field" in ask.period) return show(ctx, who, {}, 400);
-        const { startMs, endMs, from, to } = ask.period;
-        const locale: FileLocale = ctx.query.locale === "tr" ? "tr" : "en";
-        const merchantId = who.user.merchantId;
-        const payouts = who.client(PayoutService);
-        const page = (cursor: string) => payouts.getStatement({ merchantId, currency: "", fromMs: BigInt(startMs), toMs: BigInt(endMs), limit: CSV_PAGE_LINES, cursor });
-        let first: GetStatementResponse;
-        try {
-          // The first page before any header: a refusal is still a page with its status.
-          first = await page("");
-        } catch (err) {
-          return merchantRefusal(ctx, who, err, { title: t("statement.title"), active: "money" });
+    merchantRoute(deps, { method: "GET", path: "/merchant/money", roles: MONEY_ROLES }, async (ctx, who) => show(ctx, who, {})),
+    merchantRoute(deps, { method: "GET", path: "/merchant/statement.csv", roles: MONEY_ROLES }, async (ctx, who) => {
+      const t = textsOf(who);
+      const ask = statementAsk(ctx.query, deps.clock.now(), t);
+      if ("field" in ask.period) return show(ctx, who, {}, 400);
+      const { startMs, endMs, from, to } = ask.period;
+      const locale: FileLocale = ctx.query.locale === "tr" ? "tr" : "en";
+      const merchantId = who.user.merchantId;
+      const payouts = who.client(PayoutService);
+      const page = (cursor: string) => payouts.getStatement({ merchantId, currency: "", fromMs: BigInt(startMs), toMs: BigInt(endMs), limit: CSV_PAGE_LINES, cursor });
+      let first: GetStatementResponse;
+      try {
+        // The first page before any header: a refusal is still a page with its status.
+        first = await page("");
+      } catch (err) {
+        return merchantRefusal(ctx, who, err, { title: t("statement.title"), active: "money" });
+      }
+      const { movements, ...head } = statementRecord(first, from, to);
+      async function* body(): AsyncGenerator<string> {
+        yield CSV_BOM + statementCsvHead(head, startMs, locale);
+        yield statementCsvRows(movements, locale);
+        let cursor = first.nextCursor;
+        while (cursor !== "") {
+          const next = await page(cursor);
+          yield statementCsvRows(next.lines.map(statementMovement), locale);
+          cursor = next.nextCursor;
         }
-        const { movements, ...head } = statementRecord(first, from, to);
-        async function* body(): AsyncGenerator<string> {
-          yield CSV_BOM + statementCsvHead(head, startMs, locale);
-          yield statementCsvRows(movements, locale);
-          let cursor = first.nextCursor;
-          while (cursor !== "") {
-            const next = await page(cursor);
-            yield statementCsvRows(next.lines.map(statementMovement), locale);
-            cursor = next.nextCursor;
-          }
-          yield statementCsvTail(head, endMs, locale);
+        yield statementCsvTail(head, endMs, locale);
+      }
+      ctx.status = 200;
+      ctx.type = "text/csv; charset=utf-8";
+      ctx.set("Content-Disposition", `attachment; filename="statement-${head.currency}-${from}-${to}.csv"`);
+      ctx.body = Readable.from(body(), { objectMode: false });
+    }),
+    merchantRoute(deps, { method: "POST", path: "/merchant/money/withdrawals", roles: MONEY_ROLES }, async (ctx, who) => {
+      const t = textsOf(who);
+      const form = ctx.state.form ?? {};
+      const token = form.formToken ?? "";
+      if (!FORM_TOKEN.test(token)) return show(ctx, who, { withdraw: { form: { ...form, formToken: "" }, message: alert(t("withdraw.badToken")) } }, 400);
+      const amount = minorUnits(form.amount ?? "");
+      const errors: Record<string, string> = {};
+      if (amount === undefined || amount <= 0n || amount > BigInt(Number.MAX_SAFE_INTEGER)) errors.amount = t("withdraw.badAmount");
+      // The API's own body schema: the same shapes, lengths and characters as POST /v1/withdraw.
+      const parsed = createWithdrawalBody.safeParse({
+        processId: `${PROCESS_ID_PREFIX}${token}`,
+        amount: amount === undefined || errors.amount ? 1 : Number(amount),
+        bankId: (form.bankId ?? "").trim() || undefined,
+        accountName: form.accountName ?? "",
+        iban: form.iban ?? "",
+        userId: who.user.id,
+        userName: who.user.email,
+        name: who.user.displayName || who.user.email,
+      });
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) {
+          const name = String(issue.path[0] ?? "");
+          const label = name === "iban" ? t("withdraw.iban") : name === "accountName" ? t("withdraw.holder") : name === "bankId" ? t("withdraw.bank") : name;
+          errors[name] ??= `${label}: ${issue.message}`;
         }
-        ctx.status = 200;
-        ctx.type = "text/csv; charset=utf-8";
-        ctx.set("Content-Disposition", `attachment; filename="statement-${head.currency}-${from}-${to}.csv"`);
-        ctx.body = Readable.from(body(), { objectMode: false });
-      },
-    },
-    {
-      method: "POST",
-      path: "/merchant/money/withdrawals",
-      access: "merchant",
-      merchantRoles: MONEY_ROLES,
-      handler: async (ctx) => {
-        const who = signedInMerchant(deps, ctx);
-        const t = textsOf(who);
-        const form = ctx.state.form ?? {};
-        const token = form.formToken ?? "";
-        if (!FORM_TOKEN.test(token)) return show(ctx, who, { withdraw: { form: { ...form, formToken: "" }, message: alert(t("withdraw.badToken")) } }, 400);
-        const amount = minorUnits(form.amount ?? "");
-        const errors: Record<string, string> = {};
-        if (amount === undefined || amount <= 0n || amount > BigInt(Number.MAX_SAFE_INTEGER)) errors.amount = t("withdraw.badAmount");
-        // The API's own body schema: the same shapes, lengths and characters as POST /v1/withdraw.
-        const parsed = createWithdrawalBody.safeParse({
-          processId: `${PROCESS_ID_PREFIX}${token}`,
-          amount: amount === undefined || errors.amount ? 1 : Number(amount),
-          bankId: (form.bankId ?? "").trim() || undefined,
-          accountName: form.accountName ?? "",
-          iban: form.iban ?? "",
-          userId: who.user.id,
-          userName: who.user.email,
-          name: who.user.displayName || who.user.email,
-        });
-        if (!parsed.success) {
-          for (const issue of parsed.error.issues) {
-            const name = String(issue.path[0] ?? "");
-            const label = name === "iban" ? t("withdraw.iban") : name === "accountName" ? t("withdraw.holder") : name === "bankId" ? t("withdraw.bank") : name;
-            errors[name] ??= `${label}: ${issue.message}`;
-          }
+      }
+      if (Object.keys(errors).length > 0) {
+        const general = Object.entries(errors).filter(([k]) => !["amount", "iban", "accountName", "bankId"].includes(k));
+        return show(ctx, who, { withdraw: { form, errors, message: general.length > 0 ? alert(general.map(([, v]) => v).join("; ")) : null } }, 400);
+      }
+      const body = parsed.data!;
+      try {
+        const res = await who.client(PayoutService).createWithdrawal(createWithdrawalRequest(who.user.merchantId, body));
+        return seeOther(ctx, `${linkTo("/merchant/money", { created: res.withdrawal?.id })}#h-withdraw`);
+      } catch (err) {
+        if (!(err instanceof ConnectError)) throw err;
+        const info = errorInfo(err);
+        const approvalId = info.details?.approvalId;
+        if (info.reason === "APPROVAL_REQUIRED" && approvalId && ID_PATTERN.test(approvalId)) return seeOther(ctx, `${linkTo("/merchant/money", { approval: approvalId })}#approvals`);
+        const existing = info.details?.transactionId;
+        // The same form sent twice: the same processId, so the withdrawal made the first time.
+        if (info.reason === "DUPLICATE_TRANSACTION" && existing && ID_PATTERN.test(existing)) return seeOther(ctx, `${linkTo("/merchant/money", { created: existing })}#h-withdraw`);
+        if (info.code === Code.InvalidArgument || info.code === Code.FailedPrecondition || info.code === Code.OutOfRange) {
+          const where = info.field === "iban" ? "iban" : info.field === "account_name" ? "accountName" : info.field === "bank_id" ? "bankId" : info.field === "amount" ? "amount" : "";
+          const message = refusalText(who, err);
+          return show(ctx, who, { withdraw: { form, ...(where ? { errors: { [where]: message } } : {}), message: alert(message) } }, info.code === Code.InvalidArgument ? 400 : 409);
         }
-        if (Object.keys(errors).length > 0) {
-          const general = Object.entries(errors).filter(([k]) => !["amount", "iban", "accountName", "bankId"].includes(k));
-          return show(ctx, who, { withdraw: { form, errors, message: general.length > 0 ? alert(general.map(([, v]) => v).join("; ")) : null } }, 400);
+        return merchantRefusal(ctx, who, err, { title: t("withdraw.title"), active: "money" });
+      }
+    }),
+    merchantRoute(deps, { method: "POST", path: "/merchant/money/approvals/:id/:decision", roles: MONEY_ROLES }, async (ctx, who) => {
+      const t = textsOf(who);
+      const id = ctx.params.id ?? "";
+      const decision = ctx.params.decision;
+      if (!ID_PATTERN.test(id) || (decision !== "approve" && decision !== "reject")) return merchantNotFound(ctx, who, "money");
+      const approvals = who.client(ApprovalService, "payout");
+      try {
+        if (decision === "approve") {
+          const res = await approvals.approve({ id, note: "" });
+          return seeOther(ctx, `${linkTo("/merchant/money", { decided: id, outcome: res.approval?.outcome || "ok" })}#approvals`);
         }
-        const body = parsed.data!;
-        try {
-          const res = await who.client(PayoutService).createWithdrawal(createWithdrawalRequest(who.user.merchantId, body));
-          return seeOther(ctx, `${linkTo("/merchant/money", { created: res.withdrawal?.id })}#h-withdraw`);
-        } catch (err) {
-          if (!(err instanceof ConnectError)) throw err;
-          const info = errorInfo(err);
-          const approvalId = info.details?.approvalId;
-          if (info.reason === "APPROVAL_REQUIRED" && approvalId && ID_PATTERN.test(approvalId)) return seeOther(ctx, `${linkTo("/merchant/money", { approval: approvalId })}#approvals`);
-          const existing = info.details?.transactionId;
-          // The same form sent twice: the same processId, so the withdrawal made the first time.
-          if (info.reason === "DUPLICATE_TRANSACTION" && existing && ID_PATTERN.test(existing)) return seeOther(ctx, `${linkTo("/merchant/money", { created: existing })}#h-withdraw`);
-          if (info.code === Code.InvalidArgument || info.code === Code.FailedPrecondition || info.code === Code.OutOfRange) {
-            const where = info.field === "iban" ? "iban" : info.field === "account_name" ? "accountName" : info.field === "bank_id" ? "bankId" : info.field === "amount" ? "amount" : "";
-            const message = refusalText(who, err);
-            return show(ctx, who, { withdraw: { form, ...(where ? { errors: { [where]: message } } : {}), message: alert(message) } }, info.code === Code.InvalidArgument ? 400 : 409);
-          }
-          return merchantRefusal(ctx, who, err, { title: t("withdraw.title"), active: "money" });
-        }
-      },
-    },
-    {
-      method: "POST",
-      path: "/merchant/money/approvals/:id/:decision",
-      access: "merchant",
-      merchantRoles: MONEY_ROLES,
-      handler: async (ctx) => {
-        const who = signedInMerchant(deps, ctx);
-        const t = textsOf(who);
-        const id = ctx.params.id ?? "";
-        const decision = ctx.params.decision;
-        if (!ID_PATTERN.test(id) || (decision !== "approve" && decision !== "reject")) return merchantNotFound(ctx, who, "money");
-        const approvals = who.client(ApprovalService, "payout");
-        try {
-          if (decision === "approve") {
-            const res = await approvals.approve({ id, note: "" });
-            return seeOther(ctx, `${linkTo("/merchant/money", { decided: id, outcome: res.approval?.outcome || "ok" })}#approvals`);
-          }
-          await approvals.reject({ id, reason: String(ctx.state.form?.reason ?? "").trim().slice(0, 500) });
-          return seeOther(ctx, `${linkTo("/merchant/money", { decided: id })}#approvals`);
-        } catch (err) {
-          return merchantRefusal(ctx, who, err, { title: t("approvals.title"), active: "money" });
-        }
-      },
-    },
-    {
-      method: "POST",
-      path: "/merchant/money/threshold",
-      access: "merchant",
-      merchantRoles: ["owner"],
-      handler: async (ctx) => {
-        const who = signedInMerchant(deps, ctx);
-        const t = textsOf(who);
-        const value = String(ctx.state.form?.threshold ?? "").trim();
-        const threshold = value === "" ? undefined : minorUnits(value);
-        if (value !== "" && (threshold === undefined || threshold <= 0n)) return show(ctx, who, { threshold: { value, error: t("withdraw.badAmount") } }, 400);
-        try {
-          await who.client(MerchantService).setWithdrawalApproval({ merchantId: who.user.merchantId, ...(threshold !== undefined ? { threshold } : {}) });
-        } catch (err) {
-          return merchantRefusal(ctx, who, err, { title: t("threshold.title"), active: "money" });
-        }
-        seeOther(ctx, "/merchant/money?threshold=saved#h-threshold");
-      },
-    },
+        await approvals.reject({ id, reason: String(ctx.state.form?.reason ?? "").trim().slice(0, 500) });
+        return seeOther(ctx, `${linkTo("/merchant/money", { decided: id })}#approvals`);
+      } catch (err) {
+        return merchantRefusal(ctx, who, err, { title: t("approvals.title"), active: "money" });
+      }
+    }),
+    merchantRoute(deps, { method: "POST", path: "/merchant/money/threshold", roles: ["owner"] }, async (ctx, who) => {
+      const t = textsOf(who);
+      const value = String(ctx.state.form?.threshold ?? "").trim();
+      const threshold = value === "" ? undefined : minorUnits(value);
+      if (value !== "" && (threshold === undefined || threshold <= 0n)) return show(ctx, who, { threshold: { value, error: t("withdraw.badAmount") } }, 400);
+      const change = () => who.client(MerchantService).setWithdrawalApproval({ merchantId: who.user.merchantId, ...(threshold !== undefined ? { threshold } : {}) });
+      const refused = (err: unknown) => merchantRefusal(ctx, who, err, { title: t("threshold.title"), active: "money" });
+      return changeThenSeeOther(ctx, change, refused, "/merchant/money?threshold=saved#h-threshold");
+    }),
   ];
 }

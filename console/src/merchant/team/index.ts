@@ -12,7 +12,7 @@ import { formatTime, ID_PATTERN, SERVICES } from "../../pages/operator-call.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { roleName } from "../layout.js";
-import { merchantCsrfField, merchantNotFound, merchantPage, signedInMerchant, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
+import { changeThenSeeOther, merchantCsrfField, merchantNotFound, merchantPage, merchantRoute, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
 import { team } from "./texts.js";
 
 type TeamKey = Parameters<typeof team>[1];
@@ -127,74 +127,33 @@ ${shown.length === 0 ? html`<p>${t("audit.empty")}</p>` : tableScroll(t("audit.c
  */
 export function merchantTeamPages(deps: ConsoleContext): ConsoleRoute[] {
   return [
-    {
-      method: "GET",
-      path: "/merchant/team",
-      access: "merchant",
-      handler: async (ctx) => teamPage(deps, ctx, signedInMerchant(deps, ctx)),
-    },
-    {
-      method: "POST",
-      path: "/merchant/team/invite",
-      access: "merchant",
-      merchantRoles: OWNER,
-      handler: async (ctx) => {
-        const who = signedInMerchant(deps, ctx);
-        const form = ctx.state.form ?? {};
-        const input = { email: (form.email ?? "").slice(0, 254), displayName: (form.displayName ?? "").slice(0, 200), role: form.role ?? "" };
-        if (!isMerchantRole(input.role)) return teamPage(deps, ctx, who, { error: "role: one of owner, developer, finance, viewer", form: input }, 400);
-        try {
-          const { user, link } = await inviteMerchantUser(deps, merchantIdentityOf(who.user), { merchantId: who.user.merchantId, email: input.email, displayName: input.displayName, role: input.role });
-          await teamPage(deps, ctx, who, { invited: { email: user.email, link } }, 201);
-        } catch (err) {
-          await refused(deps, ctx, who, err, input);
-        }
-      },
-    },
-    {
-      method: "POST",
-      path: "/merchant/team/:userId/role",
-      access: "merchant",
-      merchantRoles: OWNER,
-      handler: async (ctx) => {
-        const who = signedInMerchant(deps, ctx);
-        const userId = userIdOf(ctx);
-        if (!userId) return merchantNotFound(ctx, who, "team");
-        const role = ctx.state.form?.role;
-        if (!isMerchantRole(role)) return teamPage(deps, ctx, who, { error: "role: one of owner, developer, finance, viewer" }, 400);
-        try {
-          await changeMerchantUserRole(deps, merchantIdentityOf(who.user), who.user.merchantId, userId, role);
-        } catch (err) {
-          return refused(deps, ctx, who, err);
-        }
-        ctx.status = 303;
-        ctx.redirect("/merchant/team?done=role");
-      },
-    },
-    {
-      method: "POST",
-      path: "/merchant/team/:userId/remove",
-      access: "merchant",
-      merchantRoles: OWNER,
-      handler: async (ctx) => {
-        const who = signedInMerchant(deps, ctx);
-        const userId = userIdOf(ctx);
-        if (!userId) return merchantNotFound(ctx, who, "team");
-        try {
-          await removeMerchantUser(deps, merchantIdentityOf(who.user), who.user.merchantId, userId);
-        } catch (err) {
-          return refused(deps, ctx, who, err);
-        }
-        ctx.status = 303;
-        ctx.redirect(userId === who.user.id ? "/merchant/sign-in" : "/merchant/team?done=removed");
-      },
-    },
-    {
-      method: "GET",
-      path: "/merchant/team/audit",
-      access: "merchant",
-      merchantRoles: OWNER,
-      handler: async (ctx) => auditPage(deps, ctx, signedInMerchant(deps, ctx)),
-    },
+    merchantRoute(deps, { method: "GET", path: "/merchant/team" }, async (ctx, who) => teamPage(deps, ctx, who)),
+    merchantRoute(deps, { method: "POST", path: "/merchant/team/invite", roles: OWNER }, async (ctx, who) => {
+      const form = ctx.state.form ?? {};
+      const input = { email: (form.email ?? "").slice(0, 254), displayName: (form.displayName ?? "").slice(0, 200), role: form.role ?? "" };
+      if (!isMerchantRole(input.role)) return teamPage(deps, ctx, who, { error: "role: one of owner, developer, finance, viewer", form: input }, 400);
+      try {
+        const { user, link } = await inviteMerchantUser(deps, merchantIdentityOf(who.user), { merchantId: who.user.merchantId, email: input.email, displayName: input.displayName, role: input.role });
+        await teamPage(deps, ctx, who, { invited: { email: user.email, link } }, 201);
+      } catch (err) {
+        await refused(deps, ctx, who, err, input);
+      }
+    }),
+    merchantRoute(deps, { method: "POST", path: "/merchant/team/:userId/role", roles: OWNER }, async (ctx, who) => {
+      const userId = userIdOf(ctx);
+      if (!userId) return merchantNotFound(ctx, who, "team");
+      const role = ctx.state.form?.role;
+      if (!isMerchantRole(role)) return teamPage(deps, ctx, who, { error: "role: one of owner, developer, finance, viewer" }, 400);
+      const change = () => changeMerchantUserRole(deps, merchantIdentityOf(who.user), who.user.merchantId, userId, role);
+      return changeThenSeeOther(ctx, change, (err) => refused(deps, ctx, who, err), "/merchant/team?done=role");
+    }),
+    merchantRoute(deps, { method: "POST", path: "/merchant/team/:userId/remove", roles: OWNER }, async (ctx, who) => {
+      const userId = userIdOf(ctx);
+      if (!userId) return merchantNotFound(ctx, who, "team");
+      const change = () => removeMerchantUser(deps, merchantIdentityOf(who.user), who.user.merchantId, userId);
+      // Removing oneself ends one's own sessions: back to sign-in.
+      return changeThenSeeOther(ctx, change, (err) => refused(deps, ctx, who, err), userId === who.user.id ? "/merchant/sign-in" : "/merchant/team?done=removed");
+    }),
+    merchantRoute(deps, { method: "GET", path: "/merchant/team/audit", roles: OWNER }, async (ctx, who) => auditPage(deps, ctx, who)),
   ];
 }
