@@ -145,6 +145,8 @@ test.serial("a merchant's four-eyes: above its threshold a withdrawal waits for 
   const asked = await refusal(payouts.createWithdrawal({ processId: "over", amount: 5_000n, iban: "TR330006100519786457841326", accountName: "Ayşe Yılmaz", userId: "u1", userName: "ayse", name: "Ayşe Yılmaz" }));
   t.like(asked, { code: Code.FailedPrecondition, reason: "APPROVAL_REQUIRED" });
   const approvalId = asked.details?.approvalId ?? "";
+  const again = await refusal(payouts.createWithdrawal({ processId: "over", amount: 5_000n, iban: "TR330006100519786457841326", accountName: "Ayşe Yılmaz", userId: "u1", userName: "ayse", name: "Ayşe Yılmaz" }));
+  t.is(again.details?.approvalId, approvalId, "the same request sent twice waits as one approval");
   t.like(await refusal(payouts.createWithdrawal({ processId: "bad", amount: 5_000n, iban: "TR00", accountName: "X", userId: "u1", userName: "x", name: "X" })), { code: Code.InvalidArgument }, "an invalid request is refused, not stored");
 
   const approvals = (who: ReturnType<typeof testMerchantUser> | ReturnType<typeof testOperator>) => createServiceClient(ApprovalService, url(), { operator: who, service: "payout" });

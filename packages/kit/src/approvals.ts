@@ -96,12 +96,27 @@ export interface ApprovalRequest {
   maker: ActorIdentity;
 }
 
-/** Stores the request as a pending approval, changing nothing else; its id. */
+/**
+ * Stores the request as a pending approval, changing nothing else; its id. The same person asking
+ * the same thing again while it waits (a form sent twice) gets the waiting approval's id, not a
+ * second one that a colleague might approve as well.
+ */
 export async function requestApproval(db: Knex, clock: Clock, request: ApprovalRequest): Promise<string> {
   const id = newId("apr");
   const now = clock.now().getTime();
   const schema = request.method.input;
   const message = request.message as MessageShape<DescMessage>;
+  const requestJson = auditJson(schema, message);
+  const merchantId = isMerchantUser(request.maker) ? request.maker.merchantId : null;
+  const waiting = await db<{ id: string; request_json: string }>(APPROVALS_TABLE)
+    .where({ service: request.service, rpc: request.rpc, maker: request.maker.subject, status: "pending" })
+    .where((q) => {
+      void (merchantId === null ? q.whereNull("merchant_id") : q.where({ merchant_id: merchantId }));
+    })
+    .where("expires_at", ">", now)
+    .select("id", "request_json");
+  const same = waiting.find((row) => row.request_json === requestJson);
+  if (same) return same.id;
   await db(APPROVALS_TABLE).insert({
     id,
     created_at: now,
@@ -109,7 +124,7 @@ export async function requestApproval(db: Knex, clock: Clock, request: ApprovalR
     service: request.service,
     rpc: request.rpc,
     request: Buffer.from(toBinary(schema, message)),
-    request_json: auditJson(schema, message),
+    request_json: requestJson,
     summary: request.summary.slice(0, 500),
     reason: request.reason.slice(0, 1000),
     targets: JSON.stringify(request.targets),
