@@ -108,7 +108,7 @@ export async function requestApproval(db: Knex, clock: Clock, request: ApprovalR
   const message = request.message as MessageShape<DescMessage>;
   const requestJson = auditJson(schema, message);
   const merchantId = isMerchantUser(request.maker) ? request.maker.merchantId : null;
-  const waiting = await db<{ id: string; request_json: string }>(APPROVALS_TABLE)
+  const waiting: Array<Pick<ApprovalRow, "id" | "request_json">> = await db(APPROVALS_TABLE)
     .where({ service: request.service, rpc: request.rpc, maker: request.maker.subject, status: "pending" })
     .where((q) => {
       void (merchantId === null ? q.whereNull("merchant_id") : q.where({ merchant_id: merchantId }));
