@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { z } from "zod";
 import { MerchantService } from "@payments/contracts/merchant";
 import { createAssertionSigner, MERCHANT_ROLES } from "@payments/kit";
-import { inviteMerchantUser } from "../auth/merchant-team.js";
+import { inviteMerchantUser, resetMerchantUser } from "../auth/merchant-team.js";
 import { listMerchantUsers, publicMerchantUser } from "../auth/merchant-users.js";
 import type { ConsoleContext } from "../context.js";
 import { ConsoleError, notFound } from "../errors.js";
@@ -17,10 +17,18 @@ const inviteSchema = z.object({
   role: z.enum(MERCHANT_ROLES),
 });
 
+const resetSchema = z.object({ clearTotp: z.boolean().optional() });
+
 function actorOf(ctx: ConsoleContextKoa) {
   const actor = ctx.state.actor;
   if (!actor) throw new ConsoleError(401, "UNAUTHENTICATED", "no admin");
   return actor;
+}
+
+function userIdOf(ctx: ConsoleContextKoa): string {
+  const id = (ctx.params as Record<string, string>).userId ?? "";
+  if (!ID_PATTERN.test(id)) throw notFound("no such user in this team");
+  return id;
 }
 
 function merchantIdOf(ctx: ConsoleContextKoa): string {
@@ -48,8 +56,10 @@ async function checkMerchant(deps: ConsoleContext, ctx: ConsoleContextKoa, merch
 }
 
 /**
- * The admin API's merchant users (the CLI's `merchant user invite|list`): an admin's CLI session
- * or an admin assertion. Inviting answers the user and their one-time link, once.
+ * The admin API's merchant users (the CLI's `merchant user invite|list|reset`): an admin's CLI
+ * session or an admin assertion. Inviting and resetting answer the user and their one-time link,
+ * once; a reset ends the user's sessions (`clearTotp` also turns their TOTP off). A user id that
+ * is not of the merchant is 404.
  */
 export function merchantUserRoutes(deps: ConsoleContext): ConsoleRoute[] {
   return [
@@ -73,6 +83,18 @@ export function merchantUserRoutes(deps: ConsoleContext): ConsoleRoute[] {
       handler: async (ctx) => {
         const merchantId = merchantIdOf(ctx);
         ctx.body = { users: (await listMerchantUsers(deps.db, merchantId, { includeDisabled: true })).map(publicMerchantUser) };
+      },
+    },
+    {
+      method: "POST",
+      path: "/api/merchants/:merchantId/users/:userId/reset",
+      access: "admin",
+      handler: async (ctx) => {
+        const merchantId = merchantIdOf(ctx);
+        const userId = userIdOf(ctx);
+        const { clearTotp } = jsonBody(ctx, resetSchema);
+        const { user, link } = await resetMerchantUser(deps, actorOf(ctx), merchantId, userId, { clearTotp: clearTotp === true });
+        ctx.body = { status: "done", user: publicMerchantUser(user), link: { url: link.url, expiresAt: new Date(link.expiresAt).toISOString() } };
       },
     },
   ];

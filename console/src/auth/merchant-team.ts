@@ -7,11 +7,14 @@ import {
   findMerchantUserByEmail,
   findMerchantUserOf,
   insertMerchantUser,
+  merchantIdentityOf,
+  updateMerchantUser,
   updateMerchantUserRole,
   type MerchantUser,
 } from "./merchant-users.js";
 import { isEmail, normaliseEmail } from "./operators.js";
 import type { SignInLinkOut } from "./operator-admin.js";
+import { deleteSessionsOf, MERCHANT_SESSIONS } from "./sessions.js";
 import { createSignInLink, MERCHANT_LINKS } from "./sign-in-links.js";
 
 /**
@@ -120,4 +123,29 @@ export async function removeMerchantUser(ctx: ConsoleContext, actor: TeamActor, 
     await disableMerchantUser(ctx.db, user.id, nowMs(ctx));
     return { result: { ...user, disabled: true }, reason: `${user.email} removed` };
   });
+}
+
+/**
+ * A new one-time link (`reset`, CONSOLE_SIGN_IN_LINK_TTL) for a user of `merchantId`: every
+ * session of theirs ends and any earlier unused link stops working, as an operator's reset does.
+ * Their password works until they use the link; `clearTotp` also turns their TOTP off (a lost
+ * authenticator). Another merchant's user id (or a removed user) is 404.
+ */
+export async function resetMerchantUser(ctx: ConsoleContext, actor: TeamActor, merchantId: string, userId: string, options: { clearTotp?: boolean } = {}): Promise<{ user: MerchantUser; link: SignInLinkOut }> {
+  return audited(ctx, actor, "ResetMerchantUser", merchantId, [userId], async () => {
+    const user = await userOf(ctx, merchantId, userId);
+    const result = await ctx.db.transaction(async (trx) => {
+      await deleteSessionsOf(trx, user.id, MERCHANT_SESSIONS);
+      if (options.clearTotp) await updateMerchantUser(trx, user.id, { totpSecret: null, totpLastStep: null });
+      const { token, expiresAt } = await createSignInLink(trx, { operatorId: user.id, purpose: "reset", createdBy: actor.subject, now: nowMs(ctx), ttlMs: ctx.config.CONSOLE_SIGN_IN_LINK_TTL }, MERCHANT_LINKS);
+      return { user: options.clearTotp ? { ...user, totpSecret: null, totpLastStep: null } : user, link: { url: merchantSignInLinkUrl(ctx, token), expiresAt } };
+    });
+    return { result, reason: `${user.email}: new sign-in link${options.clearTotp ? ", TOTP cleared" : ""}` };
+  });
+}
+
+/** A merchant user's own TOTP enrolment or removal (the /merchant/totp page), done or refused, in the merchant's trail. */
+export async function auditMerchantTotp(ctx: ConsoleContext, user: MerchantUser, change: { action: "enrol" | "remove"; outcome: string }): Promise<void> {
+  const action = change.action === "enrol" ? "EnrolMerchantUserTotp" : "RemoveMerchantUserTotp";
+  await audit(ctx, merchantIdentityOf(user), action, user.merchantId, [user.id], change.outcome, user.email);
 }

@@ -119,8 +119,8 @@ export async function deleteSessionsOf(db: Knex, operatorId: string, store: Sess
   return db(store.table).where({ [store.owner]: operatorId }).delete();
 }
 
-export async function setPendingTotpSecret(db: Knex, idHash: string, sealed: string | null): Promise<void> {
-  await db("sessions").where({ id_hash: idHash }).update({ pending_totp_secret: sealed });
+export async function setPendingTotpSecret(db: Knex, idHash: string, sealed: string | null, store: SessionStore = OPERATOR_SESSIONS): Promise<void> {
+  await db(store.table).where({ id_hash: idHash }).update({ pending_totp_secret: sealed });
 }
 
 /** Drops sessions that ended (absolute end passed, or idle past the timeout): run now and then. */

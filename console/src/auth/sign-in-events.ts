@@ -1,7 +1,7 @@
 import type { Knex } from "knex";
 
 /** What happened: a sign-in, a refused one (with its reason), a refusal for too many failures, a sign-out. */
-export type SignInEventKind = "sign_in" | "sign_in_failed" | "sign_in_throttled" | "sign_out" | "password_set" | "totp_enrolled";
+export type SignInEventKind = "sign_in" | "sign_in_failed" | "sign_in_throttled" | "sign_out" | "password_set" | "totp_enrolled" | "totp_removed";
 
 export interface SignInEvent {
   event: SignInEventKind;

@@ -2,6 +2,7 @@ import type { ConsoleContext } from "../context.js";
 import type { ConsoleRoute } from "../route.js";
 import { merchantSignInPages } from "./sign-in/index.js";
 import { merchantTeamPages } from "./team/index.js";
+import { merchantTotpPages } from "./totp/index.js";
 import { merchantHomePages } from "./home/index.js";
 import { merchantPaymentPages } from "./payments/index.js";
 import { merchantMoneyPages } from "./money/index.js";
@@ -13,5 +14,5 @@ import { merchantDeveloperPages } from "./developers/index.js";
  * is `merchants` or `both`.
  */
 export function merchantRoutes(deps: ConsoleContext): ConsoleRoute[] {
-  return [...merchantSignInPages(deps), ...merchantHomePages(deps), ...merchantPaymentPages(deps), ...merchantTeamPages(deps), ...merchantMoneyPages(deps), ...merchantDeveloperPages(deps)];
+  return [...merchantSignInPages(deps), ...merchantHomePages(deps), ...merchantPaymentPages(deps), ...merchantTeamPages(deps), ...merchantTotpPages(deps), ...merchantMoneyPages(deps), ...merchantDeveloperPages(deps)];
 }

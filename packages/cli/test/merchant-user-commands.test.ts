@@ -79,3 +79,30 @@ test("merchant user invite: a bad role is a usage error; an unknown merchant and
   t.is(again.code, 1);
   t.regex(again.stderr, /MERCHANT_USER_EXISTS/);
 });
+
+test("merchant user reset prints a new one-time link (the earlier one stops working); another merchant's user id is refused", async (t) => {
+  const merchantId = await createMerchant("Reset Shop");
+  const invited = await cli(["merchant", "user", "invite", "--merchant", merchantId, "--email", "dev@reset.test", "--role", "developer", "--json"], env);
+  t.is(invited.code, 0, invited.stderr);
+  const { user, link } = singleJson(invited.stdout) as { user: { id: string }; link: { url: string } };
+  const local = (url: string) => url.replace(/^https?:\/\/[^/]+/, running!.url);
+
+  const text = await cli(["merchant", "user", "reset", "--merchant", merchantId, "--user", user.id], env);
+  t.is(text.code, 0, text.stderr);
+  t.regex(text.stdout, /dev@reset\.test of .*: signed out everywhere\./);
+  t.regex(text.stdout, /\/merchant\/set-password\?token=/);
+  t.is((await fetch(local(link.url))).status, 410, "the invitation's link no longer works");
+
+  const json = await cli(["merchant", "user", "reset", "--merchant", merchantId, "--user", user.id, "--clear-totp", "--json"], env);
+  t.is(json.code, 0, json.stderr);
+  const body = singleJson(json.stdout) as { user: { id: string; totpEnrolled: boolean }; link: { url: string } };
+  t.like(body.user, { id: user.id, totpEnrolled: false });
+  t.is((await fetch(local(body.link.url))).status, 200, "the newest link opens the set-password page");
+
+  const other = await createMerchant("Other Reset Shop");
+  const refused = await cli(["merchant", "user", "reset", "--merchant", other, "--user", user.id], env);
+  t.is(refused.code, 1);
+  t.regex(refused.stderr, /NOT_FOUND/);
+  const missing = await cli(["merchant", "user", "reset", "--merchant", merchantId], env);
+  t.is(missing.code, 2, "--user is required");
+});

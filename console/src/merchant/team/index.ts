@@ -1,7 +1,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { AuditService, type AuditRecord } from "@payments/contracts/operator";
 import { auditRecordOf, isMerchantRole, listAudit, MERCHANT_ROLES, type MerchantRole } from "@payments/kit";
-import { changeMerchantUserRole, inviteMerchantUser, removeMerchantUser } from "../../auth/merchant-team.js";
+import { changeMerchantUserRole, inviteMerchantUser, removeMerchantUser, resetMerchantUser } from "../../auth/merchant-team.js";
 import { listMerchantUsers, merchantIdentityOf, type MerchantUser } from "../../auth/merchant-users.js";
 import type { SignInLinkOut } from "../../auth/operator-admin.js";
 import type { ConsoleContext } from "../../context.js";
@@ -27,6 +27,7 @@ function roleSelect(who: MerchantSignedIn, id: string, selected: MerchantRole): 
 
 interface TeamView {
   invited?: { email: string; link: SignInLinkOut };
+  reset?: { email: string; link: SignInLinkOut };
   error?: string;
   form?: { email?: string; displayName?: string; role?: string };
 }
@@ -39,13 +40,17 @@ async function teamPage(deps: ConsoleContext, ctx: ConsoleContextKoa, who: Merch
   const rows = users.map((user: MerchantUser) => {
     const actions = owner
       ? html`<form method="post" action="${`/merchant/team/${user.id}/role`}" class="inline">${merchantCsrfField(who)}<label for="${`role-${user.id}`}" class="inline-label">${t("role.label", { email: user.email })}</label> ${roleSelect(who, `role-${user.id}`, user.role)} <button type="submit">${t("role.submit")}</button></form>
-<form method="post" action="${`/merchant/team/${user.id}/remove`}" class="inline">${merchantCsrfField(who)}<button type="submit">${t("remove.submit", { email: user.email })}</button></form>`
+<form method="post" action="${`/merchant/team/${user.id}/remove`}" class="inline">${merchantCsrfField(who)}<button type="submit">${t("remove.submit", { email: user.email })}</button></form>
+<form method="post" action="${`/merchant/team/${user.id}/reset`}" class="inline">${merchantCsrfField(who)}${user.totpSecret === null ? null : html`<label><input type="checkbox" name="clearTotp" value="1"> ${t("reset.clearTotp")}</label> `}<button type="submit">${t("reset.submit", { email: user.email })}</button></form>`
       : null;
     return html`<tr><td>${user.displayName}</td><td>${user.email}</td><td>${roleName(who.lang, user.role)}</td><td>${user.lastSignInAt === null ? t("never") : formatTime(new Date(user.lastSignInAt), who.lang)}</td><td>${user.passwordHash ? t("yes") : t("no")}</td>${owner ? html`<td>${actions}</td>` : null}</tr>`;
   });
   const table = html`<table><caption>${t("list.caption")}</caption><thead><tr><th scope="col">${t("col.name")}</th><th scope="col">${t("col.email")}</th><th scope="col">${t("col.role")}</th><th scope="col">${t("col.lastSignIn")}</th><th scope="col">${t("col.password")}</th>${owner ? html`<th scope="col">${t("col.actions")}</th>` : null}</tr></thead><tbody>${rows}</tbody></table>`;
   const invited = view.invited
     ? html`<div class="notice" role="status"><p>${t("invite.done", { email: view.invited.email, until: formatTime(new Date(view.invited.link.expiresAt), who.lang) })}</p><p><code id="invite-link">${view.invited.link.url}</code></p></div>`
+    : null;
+  const reset = view.reset
+    ? html`<div class="notice" role="status"><p>${t("reset.done", { email: view.reset.email, until: formatTime(new Date(view.reset.link.expiresAt), who.lang) })}</p><p><code id="reset-link">${view.reset.link.url}</code></p></div>`
     : null;
   const inviteForm = owner
     ? html`<section class="card" aria-labelledby="invite-title"><h2 id="invite-title">${t("invite.title")}</h2>
@@ -64,8 +69,9 @@ ${roleSelect(who, "invite-role", isMerchantRole(view.form?.role) ? view.form.rol
     {
       title: t("title"),
       active: "team",
-      body: html`${notice(done ? t(done) : undefined)}${alert(view.error)}${invited}
+      body: html`${notice(done ? t(done) : undefined)}${alert(view.error)}${invited}${reset}
 ${tableScroll(t("list.caption"), table)}
+<p><a href="/merchant/totp">${t("totp.link")}</a></p>
 ${owner ? html`<p><a href="/merchant/team/audit">${t("audit.link")}</a></p>` : null}
 ${inviteForm}`,
     },
@@ -121,7 +127,8 @@ ${shown.length === 0 ? html`<p>${t("audit.empty")}</p>` : tableScroll(t("audit.c
 
 /**
  * /merchant/team: every user of the merchant sees the team (read-only); an owner invites (the
- * one-time link shown once, on the answer), changes roles and removes people, and reads the
+ * one-time link shown once, on the answer), changes roles, removes people, gives one a new
+ * one-time link (their sessions end; the link shown once), and reads the
  * merchant's audit trail (/merchant/team/audit). The owner-only routes refuse any other role with
  * 403 before anything runs, by page or by a replayed POST. A user id of another merchant is 404.
  */
@@ -153,6 +160,17 @@ export function merchantTeamPages(deps: ConsoleContext): ConsoleRoute[] {
       const change = () => removeMerchantUser(deps, merchantIdentityOf(who.user), who.user.merchantId, userId);
       // Removing oneself ends one's own sessions: back to sign-in.
       return changeThenSeeOther(ctx, change, (err) => refused(deps, ctx, who, err), userId === who.user.id ? "/merchant/sign-in" : "/merchant/team?done=removed");
+    }),
+    merchantRoute(deps, { method: "POST", path: "/merchant/team/:userId/reset", roles: OWNER }, async (ctx, who) => {
+      const userId = userIdOf(ctx);
+      if (!userId) return merchantNotFound(ctx, who, "team");
+      try {
+        const { user, link } = await resetMerchantUser(deps, merchantIdentityOf(who.user), who.user.merchantId, userId, { clearTotp: ctx.state.form?.clearTotp === "1" });
+        // The link is shown once, on this answer (no-store, as the invitation's).
+        await teamPage(deps, ctx, who, { reset: { email: user.email, link } });
+      } catch (err) {
+        await refused(deps, ctx, who, err);
+      }
     }),
     merchantRoute(deps, { method: "GET", path: "/merchant/team/audit", roles: OWNER }, async (ctx, who) => auditPage(deps, ctx, who)),
   ];

@@ -43,6 +43,10 @@ export const team = defineTexts(
     "operator.invite.hint": "Someone of this merchant, to its merchant dashboard: they get a one-time link to set a password.",
     "operator.invite.done": "{email} is invited to {merchant}'s dashboard. Give them this one-time link (valid until {until}); it is shown only now:",
     "operator.back": "Back to the merchant",
+    "reset.submit": "Send {email} a new sign-in link",
+    "reset.clearTotp": "also turn off their two-step verification",
+    "reset.done": "{email} is signed out everywhere. Give them this new one-time link (valid until {until}) to set a password; it is shown only now:",
+    "totp.link": "Two-step verification for your account",
   },
   {
     title: "Ekip",
@@ -86,5 +90,9 @@ export const team = defineTexts(
     "operator.invite.hint": "Bu üye işyerinden biri, üye işyeri paneline: parola belirlemesi için tek kullanımlık bir bağlantı alır.",
     "operator.invite.done": "{email}, {merchant} paneline davet edildi. Bu tek kullanımlık bağlantıyı iletin ({until} tarihine kadar geçerli); yalnızca şimdi gösterilir:",
     "operator.back": "Üye işyerine dön",
+    "reset.submit": "{email} için yeni giriş bağlantısı gönder",
+    "reset.clearTotp": "iki adımlı doğrulamasını da kapat",
+    "reset.done": "{email} tüm oturumlardan çıkarıldı. Parola belirlemesi için bu yeni tek kullanımlık bağlantıyı iletin ({until} tarihine kadar geçerli); yalnızca şimdi gösterilir:",
+    "totp.link": "Hesabınız için iki adımlı doğrulama",
   },
 );

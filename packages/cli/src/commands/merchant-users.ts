@@ -6,7 +6,7 @@ import { consoleAdminCaller, roleParser, type ConsoleAccountOut } from "../conso
 const parseMerchantRole = roleParser(MERCHANT_ROLES, isMerchantRole);
 
 /**
- * `merchant user invite|list`: a merchant's own people (the merchant dashboard), through the
+ * `merchant user invite|list|reset`: a merchant's own people (the merchant dashboard), through the
  * console's admin API, as an admin (after `login`, or with PAYMENTS_OPERATOR_TOKEN). `merchant`
  * is the existing `merchant` command group.
  */
@@ -31,6 +31,23 @@ export function registerMerchantUserCommands(merchant: Command, ctx: CommandCont
       const link = body.link as { url: string; expiresAt: string };
       out.line(`${invited.email}: ${invited.role} of ${opts.merchant}.`);
       out.line(`One-time link (hand it to the user; it works once, until ${link.expiresAt}):`);
+      out.line(link.url);
+    });
+
+  user
+    .command("reset")
+    .description("give a merchant user a new one-time sign-in link (set a new password) and end their sessions")
+    .requiredOption("--merchant <id>", "the merchant id")
+    .requiredOption("--user <id>", "the user's id (as `merchant user list` shows it)")
+    .option("--clear-totp", "also turn the user's two-step verification off (a lost authenticator)")
+    .action(async (opts: { merchant: string; user: string; clearTotp?: boolean }, cmd: Command) => {
+      const body = await call(cmd, "POST", `${usersPath(opts.merchant)}/${encodeURIComponent(opts.user)}/reset`, opts.clearTotp ? { clearTotp: true } : {});
+      const { out } = ctx.session(cmd);
+      if (out.json) return out.data(body);
+      const reset = body.user as ConsoleAccountOut;
+      const link = body.link as { url: string; expiresAt: string };
+      out.line(`${reset.email} of ${opts.merchant}: signed out everywhere${opts.clearTotp ? ", two-step verification off" : ""}.`);
+      out.line(`New one-time link (hand it to the user; it works once, until ${link.expiresAt}):`);
       out.line(link.url);
     });
 
