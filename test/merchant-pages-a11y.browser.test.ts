@@ -62,6 +62,7 @@ test.before(async () => {
     "/merchant/developers/events",
     "/merchant/team",
     "/merchant/team/audit",
+    "/merchant/totp",
   ];
   publicPages = ["/merchant/sign-in", `${link.pathname}${link.search}`];
 });
