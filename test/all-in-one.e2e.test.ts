@@ -17,7 +17,7 @@ let grpcUrl = "";
 let merchant: { merchantId: string; apiKey: string; apiSecret: string } | undefined;
 
 test.before(async () => {
-  app = await spawnAllInOne({ DEPOSIT_TTL: "8s", DEPOSIT_EXPIRY_INTERVAL: "200ms", SANDBOX_PAYOUT_DELAY: "50ms", PAYOUT_WORKER_INTERVAL: "100ms", CALLBACK_ALLOW_PRIVATE: "1", CALLBACK_RETRY_SCHEDULE: "100ms,200ms", CALLBACK_POLL_INTERVAL: "50ms" });
+  app = await spawnAllInOne({ DEPOSIT_TTL: "20s", DEPOSIT_EXPIRY_INTERVAL: "200ms", SANDBOX_PAYOUT_DELAY: "50ms", PAYOUT_WORKER_INTERVAL: "100ms", CALLBACK_ALLOW_PRIVATE: "1", CALLBACK_RETRY_SCHEDULE: "100ms,200ms", CALLBACK_POLL_INTERVAL: "50ms" });
   ({ child: server, gatewayUrl, grpcUrl } = app);
 });
 
@@ -161,7 +161,8 @@ test.serial("`pnpm cli deposit reject` fails a pending deposit and an unpaid one
   const read = await signedFetch(gatewayUrl, merchant!, "GET", `/v1/deposit/${rejected.transactionId}`);
   t.like(read.json.data, { status: "failed", failureReason: "sender is not the customer" });
   let status = "pending";
-  for (let i = 0; i < 200 && status === "pending"; i++) {
+  // DEPOSIT_TTL is 20 s: long enough that the CLI's start on a busy machine rejects a still-pending deposit.
+  for (let i = 0; i < 400 && status === "pending"; i++) {
     await new Promise((r) => setTimeout(r, 100));
     status = ((await signedFetch(gatewayUrl, merchant!, "GET", `/v1/deposit?processId=aio-order-3`)).json.data as DepositRecord).status;
   }
@@ -176,7 +177,7 @@ test.serial("a sandbox merchant's deposit gets a seeded sandbox account and the 
   t.is(res.status, 201, JSON.stringify(res.json));
   const deposit = res.json.data as DepositRecord;
   t.not(deposit.assignedAccount?.iban, LIVE_IBAN);
-  // Paid before any slower CLI call: on a busy machine a CLI start can outlast DEPOSIT_TTL (8 s here).
+  // Paid before any slower CLI call: on a busy machine a CLI start can outlast DEPOSIT_TTL (20 s here).
   const token = new URL(deposit.checkoutUrl).searchParams.get("token")!;
   const simulated = await fetch(`${gatewayUrl}/checkout/simulate?token=${encodeURIComponent(token)}`, { method: "POST" });
   t.is(simulated.status, 200);

@@ -138,15 +138,15 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
   }
 
   /** Whether `actor` may decide (approve, or reject when not its maker) an approval of `entry`'s RPC for this request. */
-  function mayDecide(actor: ActorIdentity, row: ApprovalRow, entry: AccessEntry): ConnectError | undefined {
+  function mayDecide(actor: ActorIdentity, row: ApprovalRow, entry: AccessEntry, verb: "approving" | "rejecting"): ConnectError | undefined {
     const request = storedRequest(row, entry.method);
     if (isMerchantUser(actor)) {
-      if (!merchantRolesFor(entry.access, request).includes(actor.role)) return serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `deciding ${row.rpc} is not open to the ${actor.role} role`);
+      if (!merchantRolesFor(entry.access, request).includes(actor.role)) return serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `${verb} ${row.rpc} is not open to the ${actor.role} role`);
       return undefined;
     }
     if (row.merchant_id) return serviceError(Code.PermissionDenied, "MERCHANT_APPROVAL", `approval ${row.id} is the merchant's own four-eyes: a second user of the merchant decides it`);
     const needed = neededRole(entry.access, request);
-    return roleAtLeast(actor.role, needed) ? undefined : serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `deciding ${row.rpc} needs the ${needed} role`);
+    return roleAtLeast(actor.role, needed) ? undefined : serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `${verb} ${row.rpc} needs the ${needed} role`);
   }
 
   async function pendingApproval(module: AccessModule, id: string, actor: ActorIdentity) {
@@ -221,8 +221,11 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
         await decisionAudit(module, operator, rpc, row, err.metadata.get(ERROR_REASON_KEY) ?? "REFUSED", req.note);
         throw err;
       };
-      if (row.maker === operator.subject) await refuse(serviceError(Code.PermissionDenied, "MAKER_CANNOT_APPROVE", "the person who asked for it cannot approve it: another must"));
-      const denied = mayDecide(operator, row, entry);
+      if (row.maker === operator.subject) {
+        const must = isMerchantUser(operator) ? "the user who asked for it cannot approve it: another user of the merchant must" : "the operator who asked for it cannot approve it: another operator must";
+        await refuse(serviceError(Code.PermissionDenied, "MAKER_CANNOT_APPROVE", must));
+      }
+      const denied = mayDecide(operator, row, entry, "approving");
       if (denied) await refuse(denied);
       if (!(await claimApproval(module.db, clock, row.id, operator, req.note))) {
         await refuse(serviceError(Code.FailedPrecondition, "APPROVAL_NOT_PENDING", `approval ${row.id} is ${approvalState(row, clock.now().getTime())}, not pending`));
@@ -259,7 +262,7 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
       const rpc = "payments.operator.v1.ApprovalService/Reject";
       const { row, entry } = await pendingApproval(module, req.id, operator);
       if (!req.reason.trim()) throw serviceError(Code.InvalidArgument, "VALIDATION_ERROR", "reason is required", { field: "reason" });
-      const denied = row.maker === operator.subject ? undefined : mayDecide(operator, row, entry);
+      const denied = row.maker === operator.subject ? undefined : mayDecide(operator, row, entry, "rejecting");
       if (denied) {
         await decisionAudit(module, operator, rpc, row, denied.metadata.get(ERROR_REASON_KEY) ?? "PERMISSION_DENIED", req.reason);
         throw denied;

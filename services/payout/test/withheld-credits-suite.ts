@@ -311,7 +311,9 @@ export function withheldCreditSuite(test: TestFn, services: () => RunningService
       const outcomes = await Promise.allSettled([resolve(record.id, "credit"), resolve(record.id, "dismiss"), resolve(record.id, "credit")]);
       const won = outcomes.filter((o) => o.status === "fulfilled");
       t.is(won.length, 1);
-      for (const o of outcomes) if (o.status === "rejected") t.like(errorInfo(o.reason), { reason: "INVALID_TRANSACTION_STATE" });
+      // The loser is refused by the record's state, or, on a live merchant where both credits wait for
+      // a second operator, by the one approval the two identical requests share (approved once).
+      for (const o of outcomes) if (o.status === "rejected") t.true(["INVALID_TRANSACTION_STATE", "APPROVAL_NOT_PENDING"].includes(errorInfo(o.reason).reason ?? ""), JSON.stringify(errorInfo(o.reason)));
       const status = (await records(deposit.id))[0]!.status;
       t.is((await credits(deposit.id)).length, status === "credited" ? 1 : 0);
     }
