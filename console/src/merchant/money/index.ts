@@ -233,12 +233,14 @@ export function merchantMoneyPages(deps: ConsoleContext): ConsoleRoute[] {
     const payouts = who.client(PayoutService);
     const ask = statementAsk(ctx.query, deps.clock.now(), t);
     const cursor = cursorParam(ctx.query.cursor);
-    const merchant = await orAlert(who, async () => (await who.client(MerchantService).getMerchant({ merchantId })).merchant);
     const period = "field" in ask.period ? undefined : ask.period;
-    const [balances, statement, banks, approvals] = await Promise.all([
+    // Only the bank list waits for the merchant (its kind picks the banks); the rest is asked at once.
+    const merchantAsked = orAlert(who, async () => (await who.client(MerchantService).getMerchant({ merchantId })).merchant);
+    const [merchant, balances, statement, banks, approvals] = await Promise.all([
+      merchantAsked,
       orAlert(who, async () => (await payouts.getBalances({ merchantId })).balances),
       period ? orAlert(who, () => payouts.getStatement({ merchantId, currency: "", fromMs: BigInt(period.startMs), toMs: BigInt(period.endMs), limit: STATEMENT_PAGE_LINES, cursor })) : Promise.resolve(undefined),
-      orAlert(who, async () => (await who.client(BankCatalogService).listAvailableBanks({ merchantId, sandbox: isHtml(merchant) ? false : (merchant?.sandbox ?? false) })).banks),
+      merchantAsked.then((m) => orAlert(who, async () => (await who.client(BankCatalogService).listAvailableBanks({ merchantId, sandbox: isHtml(m) ? false : (m?.sandbox ?? false) })).banks)),
       orAlert(who, async () => (await who.client(ApprovalService, "payout").listApprovals({ status: ApprovalStatus.PENDING, limit: 50 })).approvals),
     ]);
     if (!period && status === 200) status = 400;

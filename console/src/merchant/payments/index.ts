@@ -328,6 +328,9 @@ export function merchantPaymentPages(deps: ConsoleContext): ConsoleRoute[] {
     const t = textsOf(lang);
     if (!ID_PATTERN.test(id)) return merchantNotFound(ctx, who, "payments");
     const merchantId = who.user.merchantId;
+    // The payment's callbacks are asked beside the payment itself (scoped to the merchant: another's id finds none).
+    const eventsAsked = eventsOf(who, id);
+    eventsAsked.catch(() => undefined); // awaited below; a page that ends early must not leave it unhandled
     const title = t(kind === "deposits" ? "deposit.title" : "withdrawal.title", { id });
     let facts: SafeHtml;
     let entries: TimelineEntry[];
@@ -374,7 +377,7 @@ export function merchantPaymentPages(deps: ConsoleContext): ConsoleRoute[] {
       if (err instanceof ConnectError && (err.code === Code.NotFound || err.code === Code.InvalidArgument)) return merchantNotFound(ctx, who, "payments");
       return merchantRefusal(ctx, who, err, { title, active: "payments" });
     }
-    const events = await eventsOf(who, id);
+    const events = await eventsAsked;
     const redelivered = cursorParam(ctx.query.redelivered);
     const back = `/merchant/${kind}/${id}`;
     merchantPage(ctx, who, {
