@@ -1,8 +1,8 @@
-import { isUniqueViolation, recordAudit, type ActorIdentity, type MerchantRole } from "@payments/kit";
+import { forUpdate, isUniqueViolation, recordAudit, transactionWithRetry, type ActorIdentity, type MerchantRole } from "@payments/kit";
+import type { Knex } from "knex";
 import { nowMs, type ConsoleContext } from "../context.js";
 import { badRequest, conflict, ConsoleError, notFound } from "../errors.js";
 import {
-  countEnabledOwners,
   disableMerchantUser,
   findMerchantUserByEmail,
   findMerchantUserOf,
@@ -100,17 +100,26 @@ async function userOf(ctx: ConsoleContext, merchantId: string, userId: string): 
   return user;
 }
 
-/** The last enabled owner is never demoted or removed: nobody could manage the team afterwards. */
-async function keepOneOwner(ctx: ConsoleContext, merchantId: string): Promise<void> {
-  if ((await countEnabledOwners(ctx.db, merchantId)) <= 1) throw conflict("LAST_OWNER", "this is the last owner: make another owner first");
+/**
+ * Runs `change` (a demotion or removal of `userId`) in a transaction that first locks the
+ * merchant's enabled owners (FOR UPDATE on MySQL; SQLite has one writer) and refuses it when
+ * `userId` is the last of them: nobody could manage the team afterwards. Two owners removing
+ * each other at once are serialised here, so one of them always stays.
+ */
+async function keepingAnOwner(ctx: ConsoleContext, merchantId: string, userId: string, change: (trx: Knex.Transaction) => Promise<void>): Promise<void> {
+  await transactionWithRetry(ctx.db, async (trx) => {
+    const owners = (await forUpdate(trx, trx("merchant_users").where({ merchant_id: merchantId, role: "owner", disabled: false }).select("id"))) as Array<{ id: string }>;
+    if (owners.some((o) => o.id === userId) && owners.every((o) => o.id === userId)) throw conflict("LAST_OWNER", "this is the last owner: make another owner first");
+    await change(trx);
+  });
 }
 
 /** A new role for a user of `merchantId` (their sessions go on with the new role at once). */
 export async function changeMerchantUserRole(ctx: ConsoleContext, actor: TeamActor, merchantId: string, userId: string, role: MerchantRole): Promise<MerchantUser> {
   return audited(ctx, actor, "SetMerchantUserRole", merchantId, [userId], async () => {
     const user = await userOf(ctx, merchantId, userId);
-    if (user.role === "owner" && role !== "owner") await keepOneOwner(ctx, merchantId);
-    await updateMerchantUserRole(ctx.db, user.id, role);
+    if (role === "owner") await updateMerchantUserRole(ctx.db, user.id, role);
+    else await keepingAnOwner(ctx, merchantId, user.id, (trx) => updateMerchantUserRole(trx, user.id, role));
     return { result: { ...user, role }, reason: `${user.email}: ${user.role} to ${role}` };
   });
 }
@@ -119,8 +128,7 @@ export async function changeMerchantUserRole(ctx: ConsoleContext, actor: TeamAct
 export async function removeMerchantUser(ctx: ConsoleContext, actor: TeamActor, merchantId: string, userId: string): Promise<MerchantUser> {
   return audited(ctx, actor, "RemoveMerchantUser", merchantId, [userId], async () => {
     const user = await userOf(ctx, merchantId, userId);
-    if (user.role === "owner") await keepOneOwner(ctx, merchantId);
-    await disableMerchantUser(ctx.db, user.id, nowMs(ctx));
+    await keepingAnOwner(ctx, merchantId, user.id, (trx) => disableMerchantUser(trx, user.id, nowMs(ctx)));
     return { result: { ...user, disabled: true }, reason: `${user.email} removed` };
   });
 }

@@ -85,17 +85,10 @@ export async function updateMerchantUserRole(db: Knex, id: string, role: Merchan
   await updateMerchantUser(db, id, { role });
 }
 
-/** Removes a user: disabled (kept for the audit's sake) and every session of theirs ended, in one transaction. */
-export async function disableMerchantUser(db: Knex, id: string, now: number): Promise<void> {
-  await db.transaction(async (trx) => {
-    await trx(TABLE).where({ id }).update({ disabled: true });
-    await trx("merchant_sessions").where({ merchant_user_id: id }).delete();
-    await trx("merchant_sign_in_links").where({ merchant_user_id: id }).whereNull("used_at").update({ used_at: now });
-  });
+/** Removes a user: disabled (kept for the audit's sake), every session and unused link ended; in the caller's transaction, with the team's owners locked (merchant-team.ts). */
+export async function disableMerchantUser(trx: Knex.Transaction, id: string, now: number): Promise<void> {
+  await trx(TABLE).where({ id }).update({ disabled: true });
+  await trx("merchant_sessions").where({ merchant_user_id: id }).delete();
+  await trx("merchant_sign_in_links").where({ merchant_user_id: id }).whereNull("used_at").update({ used_at: now });
 }
 
-/** Enabled owners of a merchant: the last one is never removed or demoted. */
-export async function countEnabledOwners(db: Knex, merchantId: string): Promise<number> {
-  const row = (await db(TABLE).where({ merchant_id: merchantId, role: "owner", disabled: false }).count({ n: "*" }).first()) as { n: number | string } | undefined;
-  return Number(row?.n ?? 0);
-}
