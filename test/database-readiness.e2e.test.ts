@@ -3,7 +3,7 @@ import { Code } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@payments/contracts/health";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
-import { startServices } from "@payments/kit";
+import { startServices } from "@payments/access";
 import { createServiceClient, eventually, freePort, rejectionOf, startMariadbServer, TEST_OPERATOR_ENV } from "@payments/testing";
 
 // Issue 12: a service whose database goes away is not ready (/readyz 503, grpc.health.v1

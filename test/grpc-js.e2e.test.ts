@@ -11,7 +11,8 @@ import {
   GetCredentialsResponseSchema,
   MerchantStatus,
 } from "@payments/contracts/merchant";
-import { startServices, type RunningServices } from "@payments/kit";
+import { type RunningServices } from "@payments/kit";
+import { startServices } from "@payments/access";
 import { merchantModule } from "@payments/merchant-service";
 import { TEST_OPERATOR_ENV, testSigner } from "@payments/testing";
 

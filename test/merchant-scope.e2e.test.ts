@@ -9,7 +9,8 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { ApprovalService, ApprovalStatus, AuditService } from "@payments/contracts/operator";
 import { PayoutService } from "@payments/contracts/payout";
-import { errorInfo, MERCHANT_ROLES, type MerchantRole, type RunningServices } from "@payments/kit";
+import { errorInfo, type RunningServices } from "@payments/kit";
+import { MERCHANT_ROLES, type MerchantRole } from "@payments/access";
 import { createServiceClient, eventually, eventuallyValue, rejectionOf as refusal, testMerchantUser, testOperator } from "@payments/testing";
 import { everyRpc, rpcCall, SERVICE_NAMES, sqliteRows, startInProcess, type Rpc, type RpcCall } from "@payments/testing/services";
 

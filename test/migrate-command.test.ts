@@ -6,17 +6,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { allModules } from "@payments/all-in-one";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
-import {
-  deriveDatabaseUrl,
-  ensureDatabase,
-  ensureMigrationTables,
-  MigrationLockTimeoutError,
-  openDatabase,
-  pendingMigrations,
-  serviceMigrations,
-  startServices,
-  type RunningServices,
-} from "@payments/kit";
+import { deriveDatabaseUrl, ensureDatabase, ensureMigrationTables, MigrationLockTimeoutError, openDatabase, pendingMigrations, serviceMigrations, type RunningServices } from "@payments/kit";
+import { startServices } from "@payments/access";
 import { createTestDatabase } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 

@@ -4,7 +4,8 @@ import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@pay
 import { MerchantService } from "@payments/contracts/merchant";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { startGateway } from "@payments/gateway";
-import { createLogger, createServiceTransport, startServices } from "@payments/kit";
+import { createLogger, createServiceTransport } from "@payments/kit";
+import { startServices } from "@payments/access";
 import { createServiceClient, credentialsOf, eventually, type OwnNatsServer, startNatsServer } from "@payments/testing";
 import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { signedFetch, type Credentials } from "./helpers.js";

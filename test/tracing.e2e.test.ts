@@ -7,7 +7,8 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
-import { createLogger, startServices, type RunningServices } from "@payments/kit";
+import { createLogger, type RunningServices } from "@payments/kit";
+import { startServices } from "@payments/access";
 import { addTestReceivingAccounts, CallbackReceiver, createServiceClient, credentialsOf, eventually, startInMemoryTracing, TEST_OPERATOR_ENV } from "@payments/testing";
 import { signedFetch, type Credentials } from "./helpers.js";
 

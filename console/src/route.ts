@@ -1,4 +1,4 @@
-import type { MerchantRole, OperatorRole } from "@payments/kit";
+import type { MerchantRole, OperatorRole } from "@payments/access";
 import type { RouteHandler } from "./state.js";
 
 /**

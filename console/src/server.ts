@@ -4,26 +4,8 @@ import { join } from "node:path";
 import type { Transport } from "@connectrpc/connect";
 import type Koa from "koa";
 import type { Knex } from "knex";
-import {
-  ConfigError,
-  createLogger,
-  createMetrics,
-  deriveDatabaseUrl,
-  ensureDatabase,
-  listenHttp,
-  closeHttp,
-  localHttpUrl,
-  loadAssertionPrivateKey,
-  loadClientTls,
-  openDatabase,
-  prepareDatabase,
-  systemClock,
-  type AssertionSigner,
-  type Clock,
-  type Env,
-  type Logger,
-  type Metrics,
-} from "@payments/kit";
+import { ConfigError, createLogger, createMetrics, deriveDatabaseUrl, ensureDatabase, listenHttp, closeHttp, localHttpUrl, loadClientTls, openDatabase, prepareDatabase, systemClock, type Clock, type Env, type Logger, type Metrics } from "@payments/kit";
+import { loadAssertionPrivateKey, type AssertionSigner } from "@payments/access";
 import { createApp } from "./app.js";
 import { createAssertionIssuer } from "./auth/assertions.js";
 import type { Operator } from "./auth/operators.js";

@@ -1,6 +1,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
-import { audienceOfService, createServiceClient, OPERATOR_ASSERTION_HEADER, OPERATOR_SERVICE_HEADER, type AssertionSigner, type ClientTlsOptions, type Metrics } from "@payments/kit";
+import { createServiceClient, type ClientTlsOptions, type Metrics } from "@payments/kit";
+import { audienceOfService, OPERATOR_ASSERTION_HEADER, OPERATOR_SERVICE_HEADER, type AssertionSigner } from "@payments/access";
 import { audienceOfCall, operatorAssertionInterceptor, type SERVICE_AUDIENCES } from "./auth/assertions.js";
 
 /** The services the console calls, by the name they carry as an audience. */

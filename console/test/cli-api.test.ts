@@ -1,7 +1,7 @@
 import test from "ava";
 import { createRouterTransport, createClient } from "@connectrpc/connect";
 import { DepositService } from "@payments/contracts/deposit";
-import { AssertionError, OPERATOR_ASSERTION_HEADER, verifyAssertion } from "@payments/kit";
+import { AssertionError, OPERATOR_ASSERTION_HEADER, verifyAssertion } from "@payments/access";
 import { operatorAssertionInterceptor } from "../src/index.js";
 import { api, cliToken, operatorWithPassword, testConsole } from "./harness.js";
 

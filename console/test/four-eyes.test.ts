@@ -1,5 +1,5 @@
 import test from "ava";
-import { listAudit } from "@payments/kit";
+import { listAudit } from "@payments/access";
 import { api, cliToken, operatorWithPassword, serviceAdminToken, setPasswordThroughLink, testConsole, type TestConsole } from "./harness.js";
 
 const path = (email: string, action: string) => `/api/operators/${encodeURIComponent(email)}/${action}`;

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExecutionContext } from "ava";
 import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
-import { generateAssertionKeyPair, signAssertion, type OperatorRole } from "@payments/kit";
+import { generateAssertionKeyPair, signAssertion, type OperatorRole } from "@payments/access";
 import { manualClock, type ManualClock } from "@payments/testing";
 import { startConsole, type RunningConsole } from "../src/index.js";
 

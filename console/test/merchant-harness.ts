@@ -1,4 +1,4 @@
-import type { MerchantRole } from "@payments/kit";
+import type { MerchantRole } from "@payments/access";
 import { api, Browser, csrfOf, serviceAdminToken } from "./harness.js";
 import { PASSWORD, type Stack } from "./service-harness.js";
 

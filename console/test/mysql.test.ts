@@ -1,5 +1,5 @@
 import test from "ava";
-import { verifyAssertion } from "@payments/kit";
+import { verifyAssertion } from "@payments/access";
 import { createTestDatabase } from "@payments/testing";
 import { api, cliToken, operatorWithPassword, serviceAdminToken, signedInBrowser, testConsole } from "./harness.js";
 

@@ -33,7 +33,15 @@ module.exports = {
         "The kit is the runtime every service shares: it imports no service, no edge, no composer and no domain record (what an event means lives in @payments/contracts).",
       severity: "error",
       from: { path: "^packages/kit/src/" },
-      to: { path: "^(services|gateway|console|packages/(all-in-one|cli|records|sdk|bench|testing))/" },
+      to: { path: "^(services|gateway|console|packages/(access|all-in-one|cli|records|sdk|bench|testing))/" },
+    },
+    {
+      name: "access-sits-on-the-kit",
+      comment:
+        "@payments/access (who calls: identities, access tables, approvals, audit) sits on the kit and the contracts only: it imports no service, no edge, no composer and no domain record, and the kit never imports it (the kit's CallGuard is the seam).",
+      severity: "error",
+      from: { path: "^packages/access/src/" },
+      to: { path: "^(services|gateway|console|packages/(all-in-one|cli|records|sdk|bench|testing|chaos))/" },
     },
     {
       name: "contracts-stand-alone",

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { HUMAN_ASSERTION_TTL_SECONDS, signAssertion } from "@payments/kit";
+import { HUMAN_ASSERTION_TTL_SECONDS, signAssertion } from "@payments/access";
 import { KNOWN_AUDIENCES, NoAssertionKeyError } from "../auth/assertions.js";
 import { identityOf } from "../auth/operators.js";
 import { createSession, deleteSession } from "../auth/sessions.js";

@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { z } from "zod";
 import { MerchantService } from "@payments/contracts/merchant";
-import { createAssertionSigner, MERCHANT_ROLES } from "@payments/kit";
+import { createAssertionSigner, MERCHANT_ROLES } from "@payments/access";
 import { inviteMerchantUser, resetMerchantUser } from "../auth/merchant-team.js";
 import { listMerchantUsers, publicMerchantUser } from "../auth/merchant-users.js";
 import type { ConsoleContext } from "../context.js";

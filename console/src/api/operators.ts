@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { OPERATOR_ROLES, recordAudit } from "@payments/kit";
+import { OPERATOR_ROLES, recordAudit } from "@payments/access";
 import { publicApproval } from "../auth/approvals.js";
 import { approveChange, createOperator, disableOperator, enableOperator, rejectChange, resetOperator, setOperatorRole, type ChangeOutcome } from "../auth/operator-admin.js";
 import { listOperators, publicOperator } from "../auth/operators.js";

@@ -1,17 +1,8 @@
 import type { KeyObject } from "node:crypto";
 import { createPublicKey } from "node:crypto";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import {
-  AssertionError,
-  audienceOfService,
-  isMerchantUser,
-  createAssertionSigner,
-  operatorAssertionInterceptor as kitAssertionInterceptor,
-  verifyAssertion,
-  type ActorIdentity,
-  type AssertionSigner,
-  type Clock,
-} from "@payments/kit";
+import { type Clock } from "@payments/kit";
+import { AssertionError, audienceOfService, isMerchantUser, createAssertionSigner, operatorAssertionInterceptor as kitAssertionInterceptor, verifyAssertion, type ActorIdentity, type AssertionSigner } from "@payments/access";
 import { merchantIdentityOf, type MerchantUser } from "./merchant-users.js";
 import { identityOf, type Operator } from "./operators.js";
 

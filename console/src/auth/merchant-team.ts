@@ -1,4 +1,5 @@
-import { forUpdate, isUniqueViolation, recordAudit, transactionWithRetry, type ActorIdentity, type MerchantRole } from "@payments/kit";
+import { forUpdate, isUniqueViolation, transactionWithRetry } from "@payments/kit";
+import { recordAudit, type ActorIdentity, type MerchantRole } from "@payments/access";
 import type { Knex } from "knex";
 import { nowMs, type ConsoleContext } from "../context.js";
 import { badRequest, conflict, ConsoleError, notFound } from "../errors.js";

@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
-import { isMerchantRole, MERCHANT_ROLES, newId, type MerchantRole, type MerchantUserIdentity } from "@payments/kit";
+import { newId } from "@payments/kit";
+import { isMerchantRole, MERCHANT_ROLES, type MerchantRole, type MerchantUserIdentity } from "@payments/access";
 import { accountFields, findAccount, newAccountRow, normaliseEmail, publicAccount, updateAccount, type AccountFields, type AccountPatch, type AccountRow } from "./account-rows.js";
 
 /**

@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
-import { isUniqueViolation, roleAtLeast, type OperatorIdentity, type OperatorRole } from "@payments/kit";
+import { isUniqueViolation } from "@payments/kit";
+import { roleAtLeast, type OperatorIdentity, type OperatorRole } from "@payments/access";
 import { nowMs, type ConsoleContext } from "../context.js";
 import { badRequest, conflict, ConsoleError, forbidden, notFound } from "../errors.js";
 import { decideApproval, findApproval, requestApproval, type Approval } from "./approvals.js";

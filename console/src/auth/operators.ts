@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
-import { isOperatorRole, newId, OPERATOR_ROLES, type OperatorIdentity, type OperatorRole } from "@payments/kit";
+import { newId } from "@payments/kit";
+import { isOperatorRole, OPERATOR_ROLES, type OperatorIdentity, type OperatorRole } from "@payments/access";
 import { accountFields, findAccount, newAccountRow, normaliseEmail, publicAccount, updateAccount, type AccountFields, type AccountPatch, type AccountRow } from "./account-rows.js";
 
 export { isEmail, normaliseEmail } from "./account-rows.js";

@@ -1,4 +1,4 @@
-import type { OperatorRole } from "@payments/kit";
+import type { OperatorRole } from "@payments/access";
 import { nowMs, type ConsoleContext } from "../context.js";
 import { findOperatorByEmail, normaliseEmail, updateOperator, type Operator } from "./operators.js";
 import { decoyHash, hashPassword, needsRehash, verifyPassword } from "./password.js";

@@ -2,7 +2,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { errorInfo } from "@payments/kit";
 import type { MerchantUser } from "../auth/merchant-users.js";
-import type { MerchantRole } from "@payments/kit";
+import type { MerchantRole } from "@payments/access";
 import type { ConsoleContext } from "../context.js";
 import { ConsoleError } from "../errors.js";
 import { html, type SafeHtml } from "../html.js";

@@ -1,5 +1,5 @@
-import { isMerchantUser, isOperatorRole } from "@payments/kit";
-import { AssertionError } from "@payments/kit";
+import { isMerchantUser, isOperatorRole } from "@payments/access";
+import { AssertionError } from "@payments/access";
 import { findOperatorById, identityOf } from "../auth/operators.js";
 import { resumeSession } from "../auth/sessions.js";
 import { nowMs, type ConsoleContext } from "../context.js";

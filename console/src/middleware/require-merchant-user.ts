@@ -1,4 +1,4 @@
-import type { MerchantRole } from "@payments/kit";
+import type { MerchantRole } from "@payments/access";
 import type { MerchantUser } from "../auth/merchant-users.js";
 import type { ConsoleContext } from "../context.js";
 import { html } from "../html.js";

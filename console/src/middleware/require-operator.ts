@@ -1,4 +1,4 @@
-import { roleAtLeast, type OperatorRole } from "@payments/kit";
+import { roleAtLeast, type OperatorRole } from "@payments/access";
 import { totpRequiredFor } from "../auth/sign-in.js";
 import type { ConsoleContext } from "../context.js";
 import { ConsoleError } from "../errors.js";

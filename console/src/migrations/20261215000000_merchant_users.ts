@@ -1,4 +1,5 @@
-import { AUDIT_TABLE, type Migration } from "@payments/kit";
+import { type Migration } from "@payments/kit";
+import { AUDIT_TABLE } from "@payments/access";
 
 /**
  * The merchant dashboard's people: a merchant's own users, apart from the operators (their own

@@ -1,4 +1,5 @@
-import { auditMigration, type Migration } from "@payments/kit";
+import { type Migration } from "@payments/kit";
+import { auditMigration } from "@payments/access";
 import { operatorsMigration } from "./20261201000000_operators.js";
 import { merchantUsersMigration } from "./20261215000000_merchant_users.js";
 

@@ -2,7 +2,8 @@ import { bankCatalogModule, seedSandboxAccounts } from "@payments/bank-catalog-s
 import { callbackModule } from "@payments/callback-sender-service";
 import { startConsole, type RunningConsole } from "@payments/console";
 import { startGateway } from "@payments/gateway";
-import { createLogger, envVar, loadConfig, startServices, type Clock, type Env, type RunningServices } from "@payments/kit";
+import { createLogger, envVar, loadConfig, type Clock, type Env, type RunningServices } from "@payments/kit";
+import { startServices } from "@payments/access";
 import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { payoutModule } from "@payments/payout-service";

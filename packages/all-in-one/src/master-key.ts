@@ -1,7 +1,8 @@
 import { createPublicKey, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { generateAssertionKeyPair, loadAssertionPrivateKey, LOCAL_ADMIN_KEY_FILE, type Logger } from "@payments/kit";
+import { type Logger } from "@payments/kit";
+import { generateAssertionKeyPair, loadAssertionPrivateKey, LOCAL_ADMIN_KEY_FILE } from "@payments/access";
 
 /**
  * The merchant service seals API secrets with MASTER_KEY. For a newcomer's `pnpm start`

@@ -1,4 +1,4 @@
-import { runMigrateCommand } from "@payments/kit";
+import { runMigrateCommand } from "@payments/access";
 import { allModules } from "./index.js";
 
 // `migrate [up|status|unlock]` for every service, on the databases the all-in-one start uses:

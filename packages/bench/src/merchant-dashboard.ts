@@ -1,7 +1,8 @@
 import type { Client } from "@connectrpc/connect";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
-import { createServiceClient, openDatabase, operatorAssertionInterceptor } from "@payments/kit";
+import { createServiceClient, openDatabase } from "@payments/kit";
+import { operatorAssertionInterceptor } from "@payments/access";
 import type { Knex } from "knex";
 import type { ListTiming } from "./operator-lists.js";
 import type { RunningProduct } from "./product.js";

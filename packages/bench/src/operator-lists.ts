@@ -2,7 +2,8 @@ import type { Client } from "@connectrpc/connect";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
 import type { MerchantService } from "@payments/contracts/merchant";
 import { AuditService } from "@payments/contracts/operator";
-import { createServiceClient, openDatabase, operatorAssertionInterceptor } from "@payments/kit";
+import { createServiceClient, openDatabase } from "@payments/kit";
+import { operatorAssertionInterceptor } from "@payments/access";
 import type { Knex } from "knex";
 import type { RunningProduct } from "./product.js";
 

@@ -6,7 +6,7 @@ import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { generateAssertionKeyPair, type OperatorIdentity } from "@payments/kit";
+import { generateAssertionKeyPair, type OperatorIdentity } from "@payments/access";
 import { createServiceClient, freePort, startMariadbServer, startNatsServer, type OwnMariadbServer, type OwnNatsServer } from "@payments/testing";
 import { Balancer } from "./balancer.js";
 import { compiledEntry, Replica, repoRoot } from "./processes.js";

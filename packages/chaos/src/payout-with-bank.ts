@@ -2,7 +2,7 @@
 // services/payout/dist/main.js), with the one thing a deployment plugs in itself: the live
 // bank connector, here one that calls the chaos run's bank at CHAOS_BANK_URL over HTTP.
 // Run without the "source" export condition, so every workspace package is its dist/.
-import { runService } from "@payments/kit";
+import { runService } from "@payments/access";
 import { createPayoutModule, type BankConnector, type PayoutInstruction, type PayoutResult } from "@payments/payout-service";
 
 const bankUrl = process.env.CHAOS_BANK_URL;

@@ -6,7 +6,8 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { ApprovalService, AuditService } from "@payments/contracts/operator";
-import { ConfigError, createServiceClient, ERROR_REASON_KEY, loadClientTls, operatorAssertionInterceptor, type AssertionSigner, type ClientTlsOptions } from "@payments/kit";
+import { ConfigError, createServiceClient, ERROR_REASON_KEY, loadClientTls, type ClientTlsOptions } from "@payments/kit";
+import { operatorAssertionInterceptor, type AssertionSigner } from "@payments/access";
 import { operatorSigner } from "./operator-signer.js";
 import { CommandFailed, UnreachableError, UsageError } from "./errors.js";
 

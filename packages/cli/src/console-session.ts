@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import type { AssertionSigner } from "@payments/kit";
+import type { AssertionSigner } from "@payments/access";
 import { CommandFailed, UnreachableError, UsageError } from "./errors.js";
 
 type Env = Readonly<Record<string, string | undefined>>;

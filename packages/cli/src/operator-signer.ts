@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createAssertionSigner, fixedAssertion, isOperatorRole, loadAssertionPrivateKey, LOCAL_ADMIN_KEY_FILE, type AssertionSigner } from "@payments/kit";
+import { createAssertionSigner, fixedAssertion, isOperatorRole, loadAssertionPrivateKey, LOCAL_ADMIN_KEY_FILE, type AssertionSigner } from "@payments/access";
 import { UsageError } from "./errors.js";
 import { adminCredential, consoleAssertionSigner, consoleUrl } from "./console-session.js";
 import { operatorName } from "./operator.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
 import { createPublicKey } from "node:crypto";
-import { generateAssertionKeyPair, signAssertion, verifyAssertion, loadAssertionPrivateKey } from "@payments/kit";
+import { generateAssertionKeyPair, signAssertion, verifyAssertion, loadAssertionPrivateKey } from "@payments/access";
 import { startConsole } from "@payments/console";
 import { consoleAssertionSigner } from "../src/console-session.js";
 import { cli, singleJson } from "./capture.js";

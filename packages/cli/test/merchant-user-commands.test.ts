@@ -3,7 +3,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
-import { loadAssertionPrivateKey, signAssertion, type RunningServices } from "@payments/kit";
+import { type RunningServices } from "@payments/kit";
+import { loadAssertionPrivateKey, signAssertion } from "@payments/access";
 import { startConsole, type RunningConsole } from "@payments/console";
 import { TEST_OPERATOR_PRIVATE_KEY_PEM } from "@payments/testing";
 // The CLI has no runtime dependency on the services; the tests start the real one, which @payments/testing gives them.

@@ -5,7 +5,7 @@ import { deriveDatabaseUrl, ensureDatabase, openDatabase, withServerConnection }
 import { createLogger, type Logger } from "./logger.js";
 import { appliedMigrations, migrate, migrationLockHeld, pendingMigrations, unlockMigrations } from "./migrations.js";
 import { serviceMigrations } from "./service-migrations.js";
-import { baseConfigSchema, type AnyServiceModule } from "./service.js";
+import { baseConfigSchema, type AnyServiceModule, type CallGuard } from "./service.js";
 
 
 const commandConfigSchema = baseConfigSchema.pick({
@@ -28,6 +28,8 @@ export interface MigrateCommandOptions {
   /** "split" (one service, DATABASE_URL as is) or "all-in-one" (one database per module, as the all-in-one start derives them). Default: split for one module. */
   mode?: "split" | "all-in-one";
   logger?: Logger;
+  /** The CallGuard the services run with: its tables (audit, approvals) are migrated too. */
+  guard?: Pick<CallGuard, "migrations">;
   /** Where usage goes (default process.stdout / process.stderr). */
   out?: (text: string) => void;
   err?: (text: string) => void;
@@ -77,7 +79,7 @@ export async function runMigrateCommand(modules: readonly AnyServiceModule[], ar
     const log = logger.child({ component: module.name, command: `migrate ${command}` });
     const url = config.DATABASE_URL ? (mode === "all-in-one" ? deriveDatabaseUrl(config.DATABASE_URL, module.name) : config.DATABASE_URL) : undefined;
     const where = url ? { database: new URL(url).pathname.slice(1) } : { sqliteFile: join(config.DATA_DIR, `${module.name}.sqlite`) };
-    const list = serviceMigrations(module);
+    const list = serviceMigrations(module, options.guard?.migrations);
     let db: Knex | undefined;
     try {
       if (url && command === "up") await ensureDatabase(url);

@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
-import { createClient, type Client, type ConnectRouter, type Transport } from "@connectrpc/connect";
+import { createClient, type Client, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
 import type { Knex } from "knex";
 import { z } from "zod";
 import { InProcessBus, JetStreamBus, type EventBus } from "./bus.js";
 import { systemClock, type Clock } from "./clock.js";
 import { createServiceClient, type TransportOptions } from "./clients.js";
-import { assertInternalBoundary, ConfigError, envVar, loadConfig, type Env } from "./config.js";
+import { assertInternalBoundary, envVar, loadConfig, type Env } from "./config.js";
 import { deriveDatabaseUrl, ensureDatabase, isDatabaseUnavailable, openDatabase, type Migration } from "./db.js";
 import { migrationConfigSchema, prepareDatabase } from "./migrations.js";
 import { internalClientTlsSchema, internalServerTlsSchema, loadClientTls, loadServerTls } from "./internal-tls.js";
@@ -14,11 +14,6 @@ import { createLogger, logStartupFailure, type Logger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { startOutboxRelay, type OutboxRelay } from "./outbox.js";
 import { serviceMigrations } from "./service-migrations.js";
-import { loadAssertionPublicKey } from "./operator-assertion.js";
-import { AccessRegistry, operatorAccessInterceptor, type ServiceAccess } from "./operator-access.js";
-import { operatorRoutes } from "./operator-services.js";
-import { ApprovalService, AuditService } from "@payments/contracts/operator";
-import type { KeyObject } from "node:crypto";
 import { listenRpc, type HttpRoute, type RpcServer } from "./rpc-server.js";
 import { databaseCheck, type Readiness } from "./readiness.js";
 import { startTracing } from "./tracing.js";
@@ -62,10 +57,11 @@ export interface ServiceModule<Ctx extends BaseContext = BaseContext> {
   /** Background jobs (expiry, workers, consumers); stopped before the database closes. */
   start?(ctx: Ctx): Promise<Stoppable[]> | Stoppable[];
   /**
-   * Who may call each RPC of `services` (one table per service, see defineAccess): checked by
-   * the service itself on every call, with the audit and four-eyes approvals that go with it.
+   * Who may call each RPC of `services` (one table per service, @payments/access `defineAccess`):
+   * checked by the service itself on every call, with the audit and four-eyes approvals that go
+   * with it. The kit only hands the tables to the process's CallGuard.
    */
-  access(ctx: Ctx): readonly ServiceAccess[];
+  access(ctx: Ctx): readonly AccessTable[];
   /**
    * MySQL sessions at READ COMMITTED (openDatabase's `readCommitted`): for a service whose hot
    * transactions all want it, so none pays a `SET TRANSACTION` round trip. Its transactions that
@@ -81,6 +77,52 @@ export interface ServiceModule<Ctx extends BaseContext = BaseContext> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the list erases each module's own context type (ServiceModule<Ctx> is invariant in Ctx)
 export type AnyServiceModule = ServiceModule<any>;
 
+/** One service's permission table, as the kit sees it: opaque, handed to the CallGuard (@payments/access makes them). */
+export interface AccessTable {
+  readonly service: DescService;
+}
+
+/** A module of this process, as its CallGuard gets it: its name, database and tables. */
+export interface GuardedModule {
+  name: string;
+  db: Knex;
+  tables: readonly AccessTable[];
+}
+
+/**
+ * Who calls, decided for every call a process serves and proven on every call it makes: the
+ * seam through which @payments/access (workload and person identities, access tables, audit,
+ * approvals) plugs into the runtime. The kit knows nothing of what it decides.
+ */
+export interface CallGuard {
+  /** Tables every module's database gets (audit, approvals), applied after the outbox's and before the module's own. */
+  readonly migrations: readonly Migration[];
+  /** Interceptors on every call this process makes to another service (its own identity on each). */
+  readonly outgoing: readonly Interceptor[];
+  /** Once every module's context exists: what the server adds to each call and serves beside the modules. */
+  serve(input: GuardInput): GuardedServer;
+  /** Jobs it runs, stopped with the process (called once the server serves). */
+  start?(input: GuardInput): Promise<Stoppable[]> | Stoppable[];
+}
+
+export interface GuardInput {
+  modules: readonly GuardedModule[];
+  env: Env;
+  clock: Clock;
+  logger: Logger;
+  bus: EventBus;
+  /** This process's own handlers without the network (where an approved request runs). */
+  localTransport: Transport;
+}
+
+export interface GuardedServer {
+  /** Server interceptors after the kit's own (request id, errors, token). */
+  interceptors: readonly Interceptor[];
+  routes(router: ConnectRouter): void;
+  /** The services `routes` registers (for reflection and health). */
+  services: readonly DescService[];
+}
+
 /** Settings shared by every service process. */
 export const baseConfigSchema = z.object({
   GRPC_PORT: envVar.port(9090),
@@ -91,11 +133,6 @@ export const baseConfigSchema = z.object({
   NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("PAYMENTS"),
   NATS_SUBJECT_PREFIX: z.string().regex(/^[a-z0-9_-]+$/).default("payments"),
   INTERNAL_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
-  /**
-   * The console's Ed25519 public key (PEM text, or a PEM file's path) that operator assertions
-   * are verified against. Unset: every operator RPC is refused (UNAUTHENTICATED).
-   */
-  OPERATOR_ASSERTION_PUBLIC_KEY: z.string().optional(),
   ...internalServerTlsSchema.shape,
   ...internalClientTlsSchema.shape,
   LOG_LEVEL: envVar.logLevel(),
@@ -116,6 +153,11 @@ export interface StartOptions {
   bus?: EventBus;
   logger?: Logger;
   metrics?: Metrics;
+  /**
+   * Who calls (@payments/access's accessGuard, which its startServices passes): required when
+   * the process hosts any module, so no service ever serves a call nobody checked.
+   */
+  guard?: CallGuard | ((env: Env) => CallGuard);
 }
 
 export interface RunningServices {
@@ -169,16 +211,6 @@ async function untilDatabaseAnswers<T>(logger: Logger, what: string, step: () =>
   }
 }
 
-/** OPERATOR_ASSERTION_PUBLIC_KEY, read and checked before anything starts. */
-function operatorPublicKey(config: BaseConfig): KeyObject | undefined {
-  if (!config.OPERATOR_ASSERTION_PUBLIC_KEY) return undefined;
-  try {
-    return loadAssertionPublicKey(config.OPERATOR_ASSERTION_PUBLIC_KEY);
-  } catch (err) {
-    throw new ConfigError(`invalid configuration:\n  OPERATOR_ASSERTION_PUBLIC_KEY: ${(err as Error).message}`);
-  }
-}
-
 function serviceUrlVariable(name: string): string {
   return `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_SERVICE_URL`;
 }
@@ -194,7 +226,9 @@ export async function startServices(modules: readonly AnyServiceModule[], option
   const config = loadConfig(baseConfigSchema, env);
   assertInternalBoundary(config);
   const serverTls = loadServerTls(env);
-  const operatorKey = operatorPublicKey(config);
+  // Made from the environment here, so a bad setting of its own is reported like any other.
+  const guard = typeof options.guard === "function" ? options.guard(env) : options.guard;
+  if (!guard && modules.length > 0) throw new Error("startServices: no CallGuard: a service must not serve calls nobody checks (start it through @payments/access)");
   const clientTls = loadClientTls(env);
   const processName = options.mode === "split" && modules.length === 1 ? modules[0]!.name : "all-in-one";
   const logger = options.logger ?? createLogger({ service: processName, level: config.LOG_LEVEL });
@@ -220,11 +254,11 @@ export async function startServices(modules: readonly AnyServiceModule[], option
   server.readiness.add("bus", () => (bus.isReady?.() ?? true) || (bus instanceof JetStreamBus ? bus.notReadyReason() : "event bus not ready"));
   let migrated = false;
   server.readiness.add("migrations", () => migrated || "not applied yet");
-  const transportOptions: TransportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: clientTls, metrics };
+  const transportOptions: TransportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: clientTls, metrics, interceptors: [...(guard?.outgoing ?? [])] };
   // Modules hosted here are called in process: same handlers and interceptors as the port, no HTTP/2.
   const localTransport = server.inProcessTransport(transportOptions);
   const contexts = new Map<string, BaseContext>();
-  const access = new AccessRegistry();
+  const guarded: GuardedModule[] = [];
   const jobs: Stoppable[] = [];
   const dbs: Knex[] = [];
   const routes: Array<(router: ConnectRouter) => void> = [];
@@ -243,7 +277,7 @@ export async function startServices(modules: readonly AnyServiceModule[], option
       }
       dbs.push(db);
       server.readiness.add(`database:${module.name}`, databaseCheck(db));
-      const applied = await untilDatabaseAnswers(log, "migrating", () => prepareDatabase(db, serviceMigrations(module), { config, logger: log }));
+      const applied = await untilDatabaseAnswers(log, "migrating", () => prepareDatabase(db, serviceMigrations(module, guard?.migrations), { config, logger: log }));
       if (applied.length > 0) log.info({ migrations: applied }, "migrated");
       const outbox = startOutboxRelay({ db, bus, clock, logger: log, metrics, service: module.name });
       jobs.push(outbox);
@@ -266,24 +300,27 @@ export async function startServices(modules: readonly AnyServiceModule[], option
       };
       const ctx: BaseContext = (await module.createContext(base)) as BaseContext;
       contexts.set(module.name, ctx);
-      access.add({ name: module.name, db }, module.access(ctx));
+      guarded.push({ name: module.name, db, tables: module.access(ctx) });
       routes.push((router) => module.routes(router, ctx));
       if (module.http) httpRoutes.push(...module.http(ctx));
       if (module.start) jobs.push(...(await module.start(ctx)));
     }
     migrated = true;
+    const guardInput: GuardInput = { modules: guarded, env, clock, logger, bus, localTransport };
+    const served = guard?.serve(guardInput);
     server.serve({
       routes: (router) => {
         routes.forEach((r) => r(router));
-        operatorRoutes(router, { registry: access, publicKey: operatorKey, clock, logger, transport: localTransport });
+        served?.routes(router);
       },
-      services: [...modules.flatMap((m) => m.services), AuditService, ApprovalService],
+      services: [...modules.flatMap((m) => m.services), ...(served?.services ?? [])],
       logger,
       metrics,
       internalToken: config.INTERNAL_API_TOKEN,
-      interceptors: [operatorAccessInterceptor({ registry: access, publicKey: operatorKey, clock, logger })],
+      interceptors: [...(served?.interceptors ?? [])],
       http: httpRoutes,
     });
+    if (guard?.start) jobs.push(...(await guard.start(guardInput)));
   } catch (err) {
     await server.close(0);
     await Promise.allSettled(jobs.map((j) => j.stop()));
@@ -352,10 +389,10 @@ export function collectStartGarbage(): void {
   setTimeout(() => gc(), 1_000).unref();
 }
 
-/** The main of a split-mode service: the whole deployable is `runService(module)`. */
-export async function runService(module: AnyServiceModule): Promise<void> {
+/** The main of a split-mode service, given the guard its calls go through (@payments/access's runService passes it). */
+export async function runService(module: AnyServiceModule, options: { guard: CallGuard | ((env: Env) => CallGuard) }): Promise<void> {
   try {
-    const running = await startServices([module], { mode: "split" });
+    const running = await startServices([module], { mode: "split", guard: options.guard });
     stopOnSignals(running.stop, running.logger);
     running.logger.info({ port: running.server.port, bus: running.bus.kind }, `${module.name} service ready`);
     collectStartGarbage();

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import test from "ava";
 import { assertInternalBoundary, ConfigError, createLogger, internalTokenProblem, isLoopbackHost, startServices, type ServiceModule } from "../src/index.js";
+import { openGuard } from "./fixtures/open-guard.js";
 
 const logger = createLogger({ service: "test", level: "silent" });
 const emptyModule: ServiceModule = { name: "probe", services: [], migrations: [], createContext: (base) => base, routes: () => undefined, access: () => [] };
@@ -58,7 +59,7 @@ for (const [mode, host] of [
     const dataDir = join(mkdtempSync(join(tmpdir(), "kit-boundary-")), "data");
     t.teardown(() => rmSync(join(dataDir, ".."), { recursive: true, force: true }));
     const err = await t.throwsAsync(
-      startServices([emptyModule], { mode, logger, env: { GRPC_HOST: host, GRPC_PORT: String(port), DATA_DIR: dataDir } }),
+      startServices([emptyModule], { guard: openGuard, mode, logger, env: { GRPC_HOST: host, GRPC_PORT: String(port), DATA_DIR: dataDir } }),
       { instanceOf: ConfigError },
     );
     // Not EADDRINUSE: the check ran before listen. No DATA_DIR: before any database was opened.
@@ -70,10 +71,10 @@ for (const [mode, host] of [
 test("startServices starts on loopback without a token, and on 0.0.0.0 with one", async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), "kit-boundary-"));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const local = await startServices([emptyModule], { mode: "all-in-one", logger, env: { GRPC_PORT: "0", DATA_DIR: dataDir } });
+  const local = await startServices([emptyModule], { guard: openGuard, mode: "all-in-one", logger, env: { GRPC_PORT: "0", DATA_DIR: dataDir } });
   t.teardown(() => local.stop());
   t.regex(local.server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
-  const open = await startServices([{ ...emptyModule, name: "probe2" }], { mode: "split", logger, env: { GRPC_HOST: "0.0.0.0", GRPC_PORT: "0", DATA_DIR: dataDir, INTERNAL_API_TOKEN: token } });
+  const open = await startServices([{ ...emptyModule, name: "probe2" }], { guard: openGuard, mode: "split", logger, env: { GRPC_HOST: "0.0.0.0", GRPC_PORT: "0", DATA_DIR: dataDir, INTERNAL_API_TOKEN: token } });
   t.teardown(() => open.stop());
   t.true(open.server.port > 0);
 });

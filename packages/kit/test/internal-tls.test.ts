@@ -22,6 +22,7 @@ import {
   type ServiceModule,
 } from "../src/index.js";
 import { createTestCa, internalPki, pemDirectory } from "./certificates.js";
+import { openGuard } from "./fixtures/open-guard.js";
 
 const logger = createLogger({ service: "test", level: "silent" });
 const SERVING = HealthCheckResponse_ServingStatus.SERVING;
@@ -225,11 +226,11 @@ test("GRPC_TLS_CLIENT_CA without a server certificate is refused (client certifi
 const emptyModule = (name: string): ServiceModule => ({ name, services: [], migrations: [], createContext: (base) => base, routes: () => undefined, access: () => [] });
 
 test("startServices refuses a bad TLS setting before it listens", async (t) => {
-  await t.throwsAsync(startServices([emptyModule("probe")], { mode: "split", logger, env: { GRPC_PORT: "0", GRPC_TLS_CERT: pathOf("server.pem") } }), {
+  await t.throwsAsync(startServices([emptyModule("probe")], { guard: openGuard, mode: "split", logger, env: { GRPC_PORT: "0", GRPC_TLS_CERT: pathOf("server.pem") } }), {
     instanceOf: ConfigError,
     message: /GRPC_TLS_KEY: required/,
   });
-  await t.throwsAsync(startServices([emptyModule("probe")], { mode: "split", logger, env: { GRPC_PORT: "0", INTERNAL_TLS_CA: "/nonexistent/ca.pem" } }), {
+  await t.throwsAsync(startServices([emptyModule("probe")], { guard: openGuard, mode: "split", logger, env: { GRPC_PORT: "0", INTERNAL_TLS_CA: "/nonexistent/ca.pem" } }), {
     instanceOf: ConfigError,
     message: /INTERNAL_TLS_CA: cannot read/,
   });
@@ -239,16 +240,16 @@ test("split services call each other over mTLS with the INTERNAL_TLS_* settings,
   const dataDir = mkdtempSync(join(tmpdir(), "kit-tls-"));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const common = { GRPC_PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "silent", ...serverEnv(true), ...clientEnv };
-  const beta = await startServices([emptyModule("beta")], { mode: "split", logger, env: common });
+  const beta = await startServices([emptyModule("beta")], { guard: openGuard, mode: "split", logger, env: common });
   t.teardown(() => beta.stop());
   t.regex(beta.server.url, /^https:/);
-  const alpha = await startServices([emptyModule("alpha")], { mode: "split", logger, env: { ...common, BETA_SERVICE_URL: beta.server.url } });
+  const alpha = await startServices([emptyModule("alpha")], { guard: openGuard, mode: "split", logger, env: { ...common, BETA_SERVICE_URL: beta.server.url } });
   t.teardown(() => alpha.stop());
   const client = alpha.contexts.get("alpha")!.client(Health, "beta");
   t.is((await client.check({ service: "" })).status, SERVING);
 
   const withoutClientCert: Env = { ...common, INTERNAL_TLS_CERT: undefined, INTERNAL_TLS_KEY: undefined };
-  const gamma = await startServices([emptyModule("gamma")], { mode: "split", logger, env: { ...withoutClientCert, BETA_SERVICE_URL: beta.server.url } });
+  const gamma = await startServices([emptyModule("gamma")], { guard: openGuard, mode: "split", logger, env: { ...withoutClientCert, BETA_SERVICE_URL: beta.server.url } });
   t.teardown(() => gamma.stop());
   await t.throwsAsync(gamma.contexts.get("gamma")!.client(Health, "beta").check({ service: "" }));
 });
@@ -257,6 +258,7 @@ test("all-in-one on TLS: the port is https://, and local modules reach each othe
   const dataDir = mkdtempSync(join(tmpdir(), "kit-tls-"));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const running = await startServices([emptyModule("one"), emptyModule("two")], {
+    guard: openGuard,
     mode: "all-in-one",
     logger,
     env: { GRPC_PORT: "0", DATA_DIR: dataDir, ...serverEnv(true), ...clientEnv },

@@ -23,6 +23,7 @@ import {
   type ServiceModule,
 } from "../src/index.js";
 import { countingRelay } from "@payments/testing";
+import { openGuard } from "./fixtures/open-guard.js";
 
 const logger = createLogger({ service: "test", level: "silent" });
 const TOKEN = "a-long-internal-token";
@@ -292,6 +293,7 @@ test("startServices hosting several modules: a module's client of another runs i
   };
   const caller: ServiceModule = { name: "caller", services: [], migrations: [], createContext: (base) => base, routes: () => undefined, access: () => [] };
   const running = await startServices([callee, caller], {
+    guard: openGuard,
     mode: "all-in-one",
     logger,
     env: { GRPC_PORT: "0", DATA_DIR: dataDir, INTERNAL_API_TOKEN: TOKEN, RPC_TIMEOUT: "100ms" },

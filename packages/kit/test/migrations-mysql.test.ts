@@ -21,6 +21,7 @@ import {
   type ServiceModule,
 } from "../src/index.js";
 import { createTestDatabase } from "@payments/testing";
+import { openGuard } from "./fixtures/open-guard.js";
 
 // Migrations against the real MariaDB: replicas starting at the same moment on a fresh
 // database, a lock another process holds (or left behind), MIGRATE_ON_START=0.
@@ -99,7 +100,7 @@ for (const replicas of [2, 5]) {
       const database = await createTestDatabase();
       try {
         const starts = await Promise.allSettled(
-          Array.from({ length: replicas }, () => startServices([probeModule], { mode: "split", env: env(database.url), logger: createLogger({ service: "probe", level: "silent" }) })),
+          Array.from({ length: replicas }, () => startServices([probeModule], { guard: openGuard, mode: "split", env: env(database.url), logger: createLogger({ service: "probe", level: "silent" }) })),
         );
         const failures = starts.filter((s): s is PromiseRejectedResult => s.status === "rejected").map((s) => String((s.reason as Error).message));
         t.deepEqual(failures, [], `round ${round}`);
@@ -136,7 +137,7 @@ test("a stale lock makes a start wait, then fail with a clear error; unlocking l
   await db("knex_migrations_lock").update({ is_locked: 1 });
   const { logger, lines } = capturingLogger();
   const started = Date.now();
-  const err = await t.throwsAsync(startServices([probeModule], { mode: "split", env: env(url, { MIGRATION_LOCK_TIMEOUT: "1s" }), logger }), {
+  const err = await t.throwsAsync(startServices([probeModule], { guard: openGuard, mode: "split", env: env(url, { MIGRATION_LOCK_TIMEOUT: "1s" }), logger }), {
     instanceOf: MigrationLockTimeoutError,
   });
   t.true(Date.now() - started >= 900, "it waited for MIGRATION_LOCK_TIMEOUT");
@@ -148,7 +149,7 @@ test("a stale lock makes a start wait, then fail with a clear error; unlocking l
 
   t.true(await unlockMigrations(db));
   t.false(await unlockMigrations(db), "a second unlock finds it free");
-  const running = await startServices([probeModule], { mode: "split", env: env(url, { MIGRATION_LOCK_TIMEOUT: "1s" }), logger });
+  const running = await startServices([probeModule], { guard: openGuard, mode: "split", env: env(url, { MIGRATION_LOCK_TIMEOUT: "1s" }), logger });
   await running.stop();
   t.deepEqual(await pendingMigrations(db, everyMigration), []);
 });
@@ -159,7 +160,7 @@ test("a start waits while another process holds the lock and goes on when it is 
   await db("knex_migrations_lock").update({ is_locked: 1 });
   const release = sleep(800).then(() => db("knex_migrations_lock").update({ is_locked: 0 }));
   const started = Date.now();
-  const running = await startServices([probeModule], { mode: "split", env: env(url, { MIGRATION_LOCK_TIMEOUT: "20s" }), logger: createLogger({ service: "probe", level: "silent" }) });
+  const running = await startServices([probeModule], { guard: openGuard, mode: "split", env: env(url, { MIGRATION_LOCK_TIMEOUT: "20s" }), logger: createLogger({ service: "probe", level: "silent" }) });
   await release;
   t.true(Date.now() - started >= 700);
   await running.stop();
@@ -171,7 +172,7 @@ test("a stale lock does not block a start when nothing is pending", async (t) =>
   const { url, db } = await freshDatabase(t);
   await migrate(db, everyMigration);
   await db("knex_migrations_lock").update({ is_locked: 1 });
-  const running = await startServices([probeModule], { mode: "split", env: env(url, { MIGRATION_LOCK_TIMEOUT: "1s" }), logger: createLogger({ service: "probe", level: "silent" }) });
+  const running = await startServices([probeModule], { guard: openGuard, mode: "split", env: env(url, { MIGRATION_LOCK_TIMEOUT: "1s" }), logger: createLogger({ service: "probe", level: "silent" }) });
   await running.stop();
   t.pass();
 });
@@ -198,7 +199,7 @@ test("pendingMigrations lists every migration on a fresh database (creating noth
 test("MIGRATE_ON_START=0: a start refuses a database with pending migrations after MIGRATION_LOCK_TIMEOUT, migrating nothing", async (t) => {
   const { url, db } = await freshDatabase(t);
   const { logger, lines } = capturingLogger();
-  const err = await t.throwsAsync(startServices([probeModule], { mode: "split", env: env(url, { MIGRATE_ON_START: "0", MIGRATION_LOCK_TIMEOUT: "500ms" }), logger }), {
+  const err = await t.throwsAsync(startServices([probeModule], { guard: openGuard, mode: "split", env: env(url, { MIGRATE_ON_START: "0", MIGRATION_LOCK_TIMEOUT: "500ms" }), logger }), {
     instanceOf: PendingMigrationsError,
   });
   t.regex(err.message, /20260101000001_b/);
@@ -212,17 +213,17 @@ test("MIGRATE_ON_START=0: a start refuses a database with pending migrations aft
 test("MIGRATE_ON_START=0: a start waits for the migrate job, then becomes ready without migrating", async (t) => {
   const { url, db } = await freshDatabase(t);
   const job = sleep(500).then(() => migrate(db, everyMigration));
-  const running = await startServices([probeModule], { mode: "split", env: env(url, { MIGRATE_ON_START: "0", MIGRATION_LOCK_TIMEOUT: "20s" }), logger: createLogger({ service: "probe", level: "silent" }) });
+  const running = await startServices([probeModule], { guard: openGuard, mode: "split", env: env(url, { MIGRATE_ON_START: "0", MIGRATION_LOCK_TIMEOUT: "20s" }), logger: createLogger({ service: "probe", level: "silent" }) });
   t.is((await job).length, everyMigration.length, "the job applied them all");
   await running.stop();
   // Up to date: starts at once.
-  const again = await startServices([probeModule], { mode: "split", env: env(url, { MIGRATE_ON_START: "0", MIGRATION_LOCK_TIMEOUT: "1ms" }), logger: createLogger({ service: "probe", level: "silent" }) });
+  const again = await startServices([probeModule], { guard: openGuard, mode: "split", env: env(url, { MIGRATE_ON_START: "0", MIGRATION_LOCK_TIMEOUT: "1ms" }), logger: createLogger({ service: "probe", level: "silent" }) });
   await again.stop();
 });
 
 test("a bad MIGRATE_ON_START or MIGRATION_LOCK_TIMEOUT is a configuration error", async (t) => {
-  await t.throwsAsync(startServices([probeModule], { mode: "split", env: { GRPC_PORT: "0", MIGRATE_ON_START: "maybe" } }), { message: /MIGRATE_ON_START/ });
-  await t.throwsAsync(startServices([probeModule], { mode: "split", env: { GRPC_PORT: "0", MIGRATION_LOCK_TIMEOUT: "soon" } }), { message: /MIGRATION_LOCK_TIMEOUT/ });
+  await t.throwsAsync(startServices([probeModule], { guard: openGuard, mode: "split", env: { GRPC_PORT: "0", MIGRATE_ON_START: "maybe" } }), { message: /MIGRATE_ON_START/ });
+  await t.throwsAsync(startServices([probeModule], { guard: openGuard, mode: "split", env: { GRPC_PORT: "0", MIGRATION_LOCK_TIMEOUT: "soon" } }), { message: /MIGRATION_LOCK_TIMEOUT/ });
 });
 
 test("SQLite: migrate, pending, and the lock wait work there too", async (t) => {

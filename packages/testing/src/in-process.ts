@@ -1,5 +1,6 @@
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { startServices, type RunningServices, type ServiceModule, type StartOptions } from "@payments/kit";
+import { type RunningServices, type ServiceModule, type StartOptions } from "@payments/kit";
+import { startServices } from "@payments/access";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { createCallbackModule } from "@payments/callback-sender-service";
 import { depositModule } from "@payments/deposit-service";

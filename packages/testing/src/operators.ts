@@ -2,25 +2,8 @@ import type { KeyObject } from "node:crypto";
 import { fromJsonString, type DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client, type Interceptor } from "@connectrpc/connect";
 import { ApprovalService } from "@payments/contracts/operator";
-import {
-  audienceOfService,
-  createAssertionSigner,
-  ERROR_REASON_KEY,
-  errorInfo,
-  createServiceClient as createKitServiceClient,
-  generateAssertionKeyPair,
-  loadAssertionPrivateKey,
-  operatorAssertionInterceptor,
-  signAssertion,
-  type AssertionSigner,
-  type Clock,
-  type ActorIdentity,
-  type MerchantRole,
-  type MerchantUserIdentity,
-  type OperatorIdentity,
-  type OperatorRole,
-  type TransportOptions,
-} from "@payments/kit";
+import { ERROR_REASON_KEY, errorInfo, createServiceClient as createKitServiceClient, type Clock, type TransportOptions } from "@payments/kit";
+import { audienceOfService, createAssertionSigner, generateAssertionKeyPair, loadAssertionPrivateKey, operatorAssertionInterceptor, signAssertion, type AssertionSigner, type ActorIdentity, type MerchantRole, type MerchantUserIdentity, type OperatorIdentity, type OperatorRole } from "@payments/access";
 
 /**
  * The tests' own console key: made once per test process. Services a test starts verify

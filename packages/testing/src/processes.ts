@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { DescService } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import { LOCAL_ADMIN_KEY_FILE } from "@payments/kit";
+import { LOCAL_ADMIN_KEY_FILE } from "@payments/access";
 import { createServiceClient, TEST_OPERATOR_PRIVATE_KEY_PEM, type TestClientOptions } from "./operators.js";
 
 // The product as an operator runs it, in processes of its own: the CLI and the all-in-one.

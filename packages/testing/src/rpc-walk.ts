@@ -1,5 +1,6 @@
 import type { DescService } from "@bufbuild/protobuf";
-import { AUDIT_TABLE, type RunningServices } from "@payments/kit";
+import { type RunningServices } from "@payments/kit";
+import { AUDIT_TABLE } from "@payments/access";
 import { SERVICE_NAMES, serviceModule, type ServiceName } from "./in-process.js";
 import { createServiceClient, type TestClientOptions } from "./operators.js";
 

@@ -1,7 +1,8 @@
 import type { DescService } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { startServices, type Env, type Logger, type RunningServices, type ServiceModule } from "@payments/kit";
+import { type Env, type Logger, type RunningServices, type ServiceModule } from "@payments/kit";
+import { startServices } from "@payments/access";
 import { createServiceClient, TEST_OPERATOR_ENV } from "./operators.js";
 import { createTestDatabase, type TestDatabase } from "./databases.js";
 import { SERVICE_NAMES, serviceModule, serviceUrlVariable, type ServiceName } from "./in-process.js";

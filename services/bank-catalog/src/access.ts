@@ -1,5 +1,5 @@
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/kit";
+import { ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/access";
 import type { BankCatalogContext } from "./context.js";
 import { getAccountRow } from "./store.js";
 import { parseCreateReceivingAccount } from "./routes/create-receiving-account.js";

@@ -5,7 +5,8 @@ import test, { type ExecutionContext } from "ava";
 import { Code } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { ApprovalService } from "@payments/contracts/operator";
-import type { OperatorIdentity, RunningServices } from "@payments/kit";
+import type { RunningServices } from "@payments/kit";
+import type { OperatorIdentity } from "@payments/access";
 import { bankIban, createServiceClient, rejectionOf, testOperator } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 

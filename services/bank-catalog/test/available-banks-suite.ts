@@ -1,6 +1,7 @@
 import type { ExecutionContext, TestFn } from "ava";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { errorInfo, startServices, type Env, type RunningServices } from "@payments/kit";
+import { errorInfo, type Env, type RunningServices } from "@payments/kit";
+import { startServices } from "@payments/access";
 import { bankIban, createServiceClient, manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
 import { bankCatalogModule } from "../src/index.js";
 import { FAST_ID } from "../src/limits.js";

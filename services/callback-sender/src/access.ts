@@ -1,5 +1,5 @@
 import { CallbackService } from "@payments/contracts/callback";
-import { ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/kit";
+import { ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/access";
 
 /**
  * Who may call each RPC (README, "Operators: roles and approvals"): the gateway reads and

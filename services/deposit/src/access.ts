@@ -1,5 +1,6 @@
 import { DepositService } from "@payments/contracts/deposit";
-import { ANY_MERCHANT_ROLE, defineAccess, formatMajor, type ServiceAccess } from "@payments/kit";
+import { formatMajor } from "@payments/kit";
+import { ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/access";
 import type { DepositContext } from "./context.js";
 import { isSandboxAccount } from "./account-kind.js";
 import { findDepositRow } from "./store.js";

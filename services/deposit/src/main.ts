@@ -1,4 +1,4 @@
-import { runService } from "@payments/kit";
+import { runService } from "@payments/access";
 import { depositModule } from "./index.js";
 
 // Split mode: this service alone, on DATABASE_URL and NATS_URL, next to

@@ -1,4 +1,4 @@
-import { runMigrateCommand } from "@payments/kit";
+import { runMigrateCommand } from "@payments/access";
 import { depositModule } from "./index.js";
 
 // `migrate [up|status|unlock]`: the deposit service's migrations, without starting it (a deploy's migrate job).

@@ -1,5 +1,5 @@
 import { MerchantService } from "@payments/contracts/merchant";
-import { ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/kit";
+import { ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/access";
 import type { MerchantContext } from "./context.js";
 import { findMerchant } from "./store.js";
 import { parseSetSandbox } from "./routes/set-sandbox.js";

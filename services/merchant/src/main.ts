@@ -1,4 +1,4 @@
-import { runService } from "@payments/kit";
+import { runService } from "@payments/access";
 import { merchantModule } from "./index.js";
 
 await runService(merchantModule);

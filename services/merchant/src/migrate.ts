@@ -1,4 +1,4 @@
-import { runMigrateCommand } from "@payments/kit";
+import { runMigrateCommand } from "@payments/access";
 import { merchantModule } from "./index.js";
 
 // `migrate [up|status|unlock]`: the merchant service's migrations, without starting it (a deploy's migrate job).

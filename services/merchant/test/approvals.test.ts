@@ -6,7 +6,8 @@ import test from "ava";
 import { Code } from "@connectrpc/connect";
 import { MerchantService } from "@payments/contracts/merchant";
 import { ApprovalService, ApprovalStatus } from "@payments/contracts/operator";
-import type { OperatorIdentity, RunningServices } from "@payments/kit";
+import type { RunningServices } from "@payments/kit";
+import type { OperatorIdentity } from "@payments/access";
 import { createServiceClient, rejectionOf, testOperator } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 

@@ -17,7 +17,8 @@ import {
   type Merchant,
   type MerchantChanged,
 } from "@payments/contracts/merchant";
-import { errorInfo, startServices, type Env, type RunningServices, type Subscription } from "@payments/kit";
+import { errorInfo, type Env, type RunningServices, type Subscription } from "@payments/kit";
+import { startServices } from "@payments/access";
 import { addTestReceivingAccounts, createServiceClient, eventuallyValue, manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { merchantModule } from "../src/index.js";

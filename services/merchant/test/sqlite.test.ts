@@ -2,7 +2,7 @@ import test from "ava";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startServices } from "@payments/kit";
+import { startServices } from "@payments/access";
 import { merchantModule } from "../src/index.js";
 import { merchantServiceSuite } from "./merchant-service-suite.js";
 

@@ -1,5 +1,6 @@
 import { PayoutService } from "@payments/contracts/payout";
-import { ANY_MERCHANT_ROLE, defineAccess, formatMajor, type ServiceAccess } from "@payments/kit";
+import { formatMajor } from "@payments/kit";
+import { ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/access";
 import type { PayoutContext } from "./context.js";
 import { requireMerchant } from "./merchants.js";
 import { getWithheldCreditRow } from "./withheld-credits.js";

@@ -1,4 +1,4 @@
-import { runMigrateCommand } from "@payments/kit";
+import { runMigrateCommand } from "@payments/access";
 import { payoutModule } from "./index.js";
 
 // `migrate [up|status|unlock]`: the payout service's migrations, without starting it (a deploy's migrate job).

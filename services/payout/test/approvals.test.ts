@@ -9,7 +9,8 @@ import { DepositStatus, DepositStatusChangedSchema } from "@payments/contracts/d
 import { MerchantService } from "@payments/contracts/merchant";
 import { ApprovalService, ApprovalStatus } from "@payments/contracts/operator";
 import { PayoutService, WithheldCreditStatus } from "@payments/contracts/payout";
-import { newId, type OperatorIdentity, type RunningServices } from "@payments/kit";
+import { newId, type RunningServices } from "@payments/kit";
+import { type OperatorIdentity } from "@payments/access";
 import { createServiceClient, rejectionOf, testOperator } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { creditDeposit } from "../src/deposit-credits.js";

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import test from "ava";
-import { ConfigError, startServices } from "@payments/kit";
+import { ConfigError } from "@payments/kit";
+import { startServices } from "@payments/access";
 import { createPayoutModule, createSandboxConnector, loadPayoutConfig, LIVE_CONNECTORS } from "../src/index.js";
 
 // PAYOUT_CONNECTOR picks the live connector. Sandbox is never one: a sandbox merchant's

@@ -1,5 +1,6 @@
 import test from "ava";
-import { startServices, type RunningServices } from "@payments/kit";
+import { type RunningServices } from "@payments/kit";
+import { startServices } from "@payments/access";
 import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock, registerServiceClock } from "@payments/testing";
 import { createPayoutModule } from "../src/index.js";
 import { recordingConnectors, transferReturnSuite, WORKER_ENV, type Sent } from "./transfer-returns-suite.js";

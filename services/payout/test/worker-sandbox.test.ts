@@ -1,7 +1,8 @@
 import test from "ava";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
-import { deriveDatabaseUrl, startServices, type RunningServices } from "@payments/kit";
+import { deriveDatabaseUrl, type RunningServices } from "@payments/kit";
+import { startServices } from "@payments/access";
 import { createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { createPayoutModule, createSandboxConnector } from "../src/index.js";

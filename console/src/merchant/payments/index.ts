@@ -15,7 +15,8 @@ import {
   withdrawalStatusFromProto,
   withdrawalStatusToProto,
 } from "@payments/contracts/statuses";
-import { errorInfo, formatMajor, type MerchantRole } from "@payments/kit";
+import { errorInfo, formatMajor } from "@payments/kit";
+import { type MerchantRole } from "@payments/access";
 import { CSV_BOM, CSV_DIALECTS, csvCell, csvLines, csvNumber, kurusToLira, type CsvDialect, type FileLocale } from "@payments/records";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ListDepositsRequestSchema } from "@payments/contracts/deposit";

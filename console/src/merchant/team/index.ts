@@ -1,6 +1,6 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { AuditService, type AuditRecord } from "@payments/contracts/operator";
-import { auditRecordOf, isMerchantRole, listAudit, MERCHANT_ROLES, type MerchantRole } from "@payments/kit";
+import { auditRecordOf, isMerchantRole, listAudit, MERCHANT_ROLES, type MerchantRole } from "@payments/access";
 import { changeMerchantUserRole, inviteMerchantUser, removeMerchantUser, resetMerchantUser } from "../../auth/merchant-team.js";
 import { listMerchantUsers, merchantIdentityOf, type MerchantUser } from "../../auth/merchant-users.js";
 import type { SignInLinkOut } from "../../auth/operator-admin.js";

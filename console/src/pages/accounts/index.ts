@@ -1,5 +1,5 @@
 import { BankCatalogService, type Bank, type ReceivingAccount } from "@payments/contracts/bank-catalog";
-import { roleAtLeast } from "@payments/kit";
+import { roleAtLeast } from "@payments/access";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
 import { alert, field, notice } from "../../layout.js";

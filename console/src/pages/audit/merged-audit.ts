@@ -1,6 +1,6 @@
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { AuditService, type AuditRecord } from "@payments/contracts/operator";
-import { auditRecordOf, listAudit } from "@payments/kit";
+import { auditRecordOf, listAudit } from "@payments/access";
 import type { Knex } from "knex";
 import type { ServiceName } from "../../service-clients.js";
 import { isServiceName, refusalOf, SERVICES, type Refusal, type SignedIn } from "../operator-call.js";

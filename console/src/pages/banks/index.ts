@@ -1,5 +1,6 @@
 import { BankCatalogService, type Bank, type FastSettings } from "@payments/contracts/bank-catalog";
-import { majorUnits, roleAtLeast } from "@payments/kit";
+import { majorUnits } from "@payments/kit";
+import { roleAtLeast } from "@payments/access";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
 import type { TextKey } from "../../i18n.js";

@@ -1,7 +1,7 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { DepositService, DepositStatus, type Deposit, type IncomingTransfer } from "@payments/contracts/deposit";
 import { DEPOSIT_STATUSES, depositStatusFromProto, depositStatusToProto, isDepositStatusName } from "@payments/contracts/statuses";
-import { roleAtLeast } from "@payments/kit";
+import { roleAtLeast } from "@payments/access";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
 import type { TextKey } from "../../i18n.js";

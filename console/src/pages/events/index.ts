@@ -1,7 +1,7 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { CallbackService, DeliveryStatus, type CallbackEvent } from "@payments/contracts/callback";
 import { DELIVERY_STATUSES, deliveryStatusToProto, isDeliveryStatusName } from "@payments/contracts/statuses";
-import { roleAtLeast } from "@payments/kit";
+import { roleAtLeast } from "@payments/access";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
 import { alert, field, notice } from "../../layout.js";

@@ -1,5 +1,5 @@
 import { LatePaymentRule, MerchantService, MerchantStatus, OverpaymentRule, UnderpaymentRule, type Merchant } from "@payments/contracts/merchant";
-import { roleAtLeast } from "@payments/kit";
+import { roleAtLeast } from "@payments/access";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
 import type { TextKey } from "../../i18n.js";

@@ -1,5 +1,5 @@
 import { MerchantService } from "@payments/contracts/merchant";
-import { isMerchantRole, MERCHANT_ROLES, roleAtLeast } from "@payments/kit";
+import { isMerchantRole, MERCHANT_ROLES, roleAtLeast } from "@payments/access";
 import { inviteMerchantUser } from "../../auth/merchant-team.js";
 import { identityOf } from "../../auth/operators.js";
 import type { ConsoleContext } from "../../context.js";

@@ -2,7 +2,7 @@ import { DepositService, TransferStatus, type IncomingTransfer } from "@payments
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ResolveTransferRequestSchema } from "@payments/contracts/deposit";
 import { transferStatusFromProto } from "@payments/contracts/statuses";
-import { roleAtLeast } from "@payments/kit";
+import { roleAtLeast } from "@payments/access";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
 import type { TextKey } from "../../i18n.js";

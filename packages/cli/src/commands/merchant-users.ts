@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { isMerchantRole, MERCHANT_ROLES, type MerchantRole } from "@payments/kit";
+import { isMerchantRole, MERCHANT_ROLES, type MerchantRole } from "@payments/access";
 import type { CommandContext } from "../context.js";
 import { consoleAdminCaller, roleParser, type ConsoleAccountOut } from "../console-admin.js";
 

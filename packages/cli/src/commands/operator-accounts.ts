@@ -1,13 +1,6 @@
 import type { Command } from "commander";
-import {
-  loadAssertionPrivateKey,
-  MAX_SERVICE_TOKEN_TTL_SECONDS,
-  OPERATOR_ROLES,
-  parseDuration,
-  signAssertion,
-  isOperatorRole,
-  type OperatorRole,
-} from "@payments/kit";
+import { parseDuration } from "@payments/kit";
+import { loadAssertionPrivateKey, MAX_SERVICE_TOKEN_TTL_SECONDS, OPERATOR_ROLES, signAssertion, isOperatorRole, type OperatorRole } from "@payments/access";
 import type { CommandContext } from "../context.js";
 import { consoleAdminCaller, roleParser, type ConsoleAccountOut } from "../console-admin.js";
 import { UsageError } from "../errors.js";

@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import type { DepositService } from "@payments/contracts/deposit";
-import { actingName, formatMajor, forUpdate, parseRequest, readCommitted, type Rpc, serviceError, transactionWithRetry, validationError } from "@payments/kit";
+import { formatMajor, forUpdate, parseRequest, readCommitted, type Rpc, serviceError, transactionWithRetry, validationError } from "@payments/kit";
+import { actingName } from "@payments/access";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { moveDeposit } from "../deposit-moves.js";

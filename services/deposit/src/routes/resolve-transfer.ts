@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import type { DepositService, ResolveTransferRequest } from "@payments/contracts/deposit";
-import { actingName, parseRequest, readCommitted, type Rpc, serviceError, transactionWithRetry, validationError } from "@payments/kit";
+import { parseRequest, readCommitted, type Rpc, serviceError, transactionWithRetry, validationError } from "@payments/kit";
+import { actingName } from "@payments/access";
 import { z } from "zod";
 import { isSandboxAccount } from "../account-kind.js";
 import type { DepositContext } from "../context.js";

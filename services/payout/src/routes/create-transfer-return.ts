@@ -1,5 +1,6 @@
 import type { PayoutService } from "@payments/contracts/payout";
-import { actingName, parseRequest, type Rpc } from "@payments/kit";
+import { parseRequest, type Rpc } from "@payments/kit";
+import { actingName } from "@payments/access";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { amount, currency, iban, identifier, text } from "../requests.js";

@@ -1,5 +1,6 @@
 import type { PayoutService, ResolveWithheldCreditRequest } from "@payments/contracts/payout";
-import { actingName, parseRequest, type Rpc, transactionWithRetry, validationError } from "@payments/kit";
+import { parseRequest, type Rpc, transactionWithRetry, validationError } from "@payments/kit";
+import { actingName } from "@payments/access";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { identifier, text } from "../requests.js";

@@ -6,20 +6,17 @@ import {
   AUDIT_TABLE,
   auditMigration,
   createAssertionSigner,
-  ensureDatabase,
   generateAssertionKeyPair,
   isMerchantUser,
   listAudit,
   loadAssertionPrivateKey,
   loadAssertionPublicKey,
-  migrate,
-  openDatabase,
   recordAudit,
   roleAtLeast,
   signAssertion,
   verifyAssertion,
-  createLogger,
 } from "../src/index.js";
+import { createLogger, ensureDatabase, migrate, openDatabase } from "@payments/kit";
 import { createTestDatabase, manualClock } from "@payments/testing";
 
 // The services believe only what the console's key signed for them: these are the ways an

@@ -7,9 +7,7 @@ import {
   type AuditRecord,
 } from "@payments/contracts/operator";
 import { approvalStatusFromProto, approvalStatusToProto } from "@payments/contracts/statuses";
-import type { Clock } from "./clock.js";
-import { ERROR_REASON_KEY, serviceError } from "./errors.js";
-import type { Logger } from "./logger.js";
+import { type Clock, ERROR_REASON_KEY, type Logger, serviceError } from "@payments/kit";
 import {
   AssertionError,
   isMerchantUser,

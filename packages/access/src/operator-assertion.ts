@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { newId } from "./ids.js";
+import { newId } from "@payments/kit";
 
 /**
  * The signed assertion of who acts, carried by every call made for a person (an operator, later

@@ -1,11 +1,7 @@
 import { fromBinary, toBinary, type DescMessage, type DescMethod, type MessageShape } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import type { Knex } from "knex";
-import type { Clock } from "./clock.js";
-import { decodeCursor, newestFirstPage } from "./cursor.js";
-import type { Migration } from "./db.js";
-import { serviceError } from "./errors.js";
-import { newId } from "./ids.js";
+import { type Clock, decodeCursor, type Migration, newestFirstPage, newId, serviceError } from "@payments/kit";
 import { isMerchantUser, type ActorIdentity } from "./operator-assertion.js";
 import type { ApprovalStatusName } from "@payments/contracts/statuses";
 import { auditJson } from "./operator-audit.js";

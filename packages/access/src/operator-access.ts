@@ -4,9 +4,7 @@ import type { DescMessage, DescMethod, DescService, MessageShape } from "@bufbui
 import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Knex } from "knex";
-import type { Clock } from "./clock.js";
-import { ERROR_REASON_KEY, serviceError } from "./errors.js";
-import type { Logger } from "./logger.js";
+import { type Clock, ERROR_REASON_KEY, type Logger, serviceError } from "@payments/kit";
 import {
   AssertionError,
   audienceOfService,

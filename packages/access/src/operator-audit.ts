@@ -2,11 +2,7 @@ import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { toJson } from "@bufbuild/protobuf";
 import { trace } from "@opentelemetry/api";
 import type { Knex } from "knex";
-import type { Clock } from "./clock.js";
-import { decodeCursor, encodeCursor } from "./cursor.js";
-import { isMysql, type Migration } from "./db.js";
-import { newId } from "./ids.js";
-import { currentRequestId, type Logger } from "./logger.js";
+import { type Clock, currentRequestId, decodeCursor, encodeCursor, isMysql, type Logger, type Migration, newId } from "@payments/kit";
 
 export const AUDIT_TABLE = "operator_audit";
 const TARGETS_TABLE = "operator_audit_targets";
