@@ -50,9 +50,15 @@ test.serial("pnpm start keeps a local admin key (0600) in its data directory: `p
 
   const elsewhere = mkdtempSync(join(tmpdir(), "no-operator-key-"));
   try {
-    const refused = await runCli(["merchant", "create", "--name", "Nobody's Shop", "--sandbox", "--json"], { GRPC_URL: grpcUrl, DATA_DIR: elsewhere });
+    // Without either key: the program is nobody.
+    const nobody = await runCli(["merchant", "create", "--name", "Nobody's Shop", "--sandbox", "--json"], { GRPC_URL: grpcUrl, DATA_DIR: elsewhere });
+    t.is(nobody.code, 1);
+    t.is(nobody.stdout, "");
+    t.regex(nobody.stderr, /^error: UNAUTHENTICATED: CreateMerchant needs the caller's workload identity \(x-workload-identity\)/);
+    t.regex(nobody.stderr, /WORKLOAD_KEY.*<DATA_DIR>\/workloads\/cli\.key/, "it says how the CLI names itself");
+    // The machine's CLI (its workload key) without the admin key: the person is nobody.
+    const refused = await runCli(["merchant", "create", "--name", "Nobody's Shop", "--sandbox", "--json"], { GRPC_URL: grpcUrl, DATA_DIR: elsewhere, WORKLOAD_KEY: join(app.dataDir, "workloads", "cli.key") });
     t.is(refused.code, 1);
-    t.is(refused.stdout, "");
     t.regex(refused.stderr, /^error: UNAUTHENTICATED: CreateMerchant is an operator's action: it needs a signed operator assertion \(x-operator-assertion\)/);
     t.regex(refused.stderr, /PAYMENTS_OPERATOR_TOKEN.*OPERATOR_ASSERTION_PRIVATE_KEY.*<DATA_DIR>\/operator-admin\.key/, "it says how the CLI signs");
   } finally {
@@ -69,12 +75,21 @@ test.serial("pnpm start prints a ready line naming the gateway's bound address, 
   t.truthy(ready?.includes(`ready: gateway listening on 0.0.0.0:${port} (open http://localhost:${port} in your browser)`), ready);
 });
 
-test.serial("a merchant made with `pnpm cli merchant create --json` gets the signed bank list: empty while no live account exists", async (t) => {
-  const made = await cli(["merchant", "create", "--name", "Newcomer Shop", "--json"]);
-  t.is(made.code, 0, made.stderr);
-  const lines = made.stdout.trim().split("\n");
-  t.is(lines.length, 1, `exactly one line of JSON, got:\n${made.stdout}`);
-  const creds = JSON.parse(lines[0]!) as { merchantId: string; apiKey: string; apiSecret: string };
+/** A live merchant, made by two admins of this machine: the approver is shown its secrets, once (`approval approve --json` → merchant). */
+async function liveMerchant(name: string, ...options: string[]): Promise<{ merchantId: string; apiKey: string; apiSecret: string; webhookSecret: string }> {
+  const approved = await secondOperatorApproves(await cli(["merchant", "create", "--name", name, ...options, "--json"]));
+  if (approved.code !== 0) throw new Error(approved.stderr);
+  return (JSON.parse(approved.stdout) as { merchant: { merchantId: string; apiKey: string; apiSecret: string; webhookSecret: string } }).merchant;
+}
+
+test.serial("a live merchant made with `pnpm cli merchant create --json` (and a second admin's `approval approve --json`) gets the signed bank list: empty while no live account exists", async (t) => {
+  const asked = await cli(["merchant", "create", "--name", "Newcomer Shop", "--json"]);
+  t.is(asked.code, 1, "a live merchant waits for a second admin");
+  const approved = await secondOperatorApproves(asked);
+  t.is(approved.code, 0, approved.stderr);
+  const lines = approved.stdout.trim().split("\n");
+  t.is(lines.length, 1, `exactly one line of JSON, got:\n${approved.stdout}`);
+  const creds = (JSON.parse(lines[0]!) as { merchant: { merchantId: string; apiKey: string; apiSecret: string } }).merchant;
   t.deepEqual(Object.keys(creds).sort(), ["apiKey", "apiSecret", "merchantId", "webhookSecret"]);
   merchant = creds;
   const res = await signedFetch(gatewayUrl, creds, "GET", "/v1/available-banks");
@@ -192,9 +207,7 @@ test.serial("a sandbox merchant's deposit gets a seeded sandbox account and the 
 });
 
 test.serial("deposit → operator confirm → balance → withdraw → the operator pays it out → completed, and `pnpm cli balance show` agrees", async (t) => {
-  const made = await cli(["merchant", "create", "--name", "Payout Shop", "--ip", "127.0.0.1,::1", "--json"]);
-  t.is(made.code, 0, made.stderr);
-  const creds = JSON.parse(made.stdout) as { merchantId: string; apiKey: string; apiSecret: string };
+  const creds = await liveMerchant("Payout Shop", "--ip", "127.0.0.1,::1");
   const deposit = await signedFetch(gatewayUrl, creds, "POST", "/v1/deposit", { processId: "aio-pay-in", amount: 90_000, customer: { id: "c", name: "N", username: "u" } });
   t.is(deposit.status, 201, JSON.stringify(deposit.json));
   // Straight over Connect, as an internal system would: a CLI process start could outlast DEPOSIT_TTL on a busy machine.
@@ -237,9 +250,7 @@ test.serial("deposit → operator confirm → balance → withdraw → the opera
 test.serial("a merchant that sets a callback URL with the CLI gets its deposit's completion as a signed callback, listed at GET /v1/events", async (t) => {
   const receiver = await new CallbackReceiver().start();
   try {
-    const made = await cli(["merchant", "create", "--name", "Callback Shop", "--json"]);
-    t.is(made.code, 0, made.stderr);
-    const creds = JSON.parse(made.stdout) as { merchantId: string; apiKey: string; apiSecret: string };
+    const creds = await liveMerchant("Callback Shop");
     const set = await cli(["merchant", "set-callback", creds.merchantId, receiver.url("/payments/cb")]);
     t.is(set.code, 0, set.stderr);
     const deposit = await signedFetch(gatewayUrl, creds, "POST", "/v1/deposit", { processId: "aio-cb", amount: 25_000, customer: { id: "c", name: "N", username: "u" } });

@@ -47,6 +47,7 @@ export async function startCatalogDeployments(options: { token: string; masterKe
     });
     started.push(split);
     const gatewayEnv = {
+      ...TEST_OPERATOR_ENV,
       PORT: "0",
       HOST: "127.0.0.1",
       INTERNAL_API_TOKEN: options.token,

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import test from "ava";
-import { createTestDatabase, deleteTestStream, freePort, jetStreamTestEnv } from "@payments/testing";
+import { createTestDatabase, deleteTestStream, freePort, jetStreamTestEnv, TEST_WORKLOAD_ENV } from "@payments/testing";
 
 // What the images run: `pnpm build` (tsc -b, every package to its dist/), then each deployable
 // as `node <package>/dist/main.js` with plain node (no tsx, no `source` condition), so every
@@ -103,7 +103,8 @@ test("pnpm build compiles every deployable to <package>/dist/main.js with source
 });
 
 test("each compiled service and the gateway start with plain node and answer /healthz", async (t) => {
-  const common = { ...js, INTERNAL_API_TOKEN: token, GRPC_HOST: "127.0.0.1" };
+  // Each with the test workloads' bundle and its own key (WORKLOAD_KEY_<NAME>), as each deployable is given its own.
+  const common = { ...js, ...TEST_WORKLOAD_ENV, INTERNAL_API_TOKEN: token, GRPC_HOST: "127.0.0.1" };
   const merchant = await startCompiled("merchant", "services/merchant", { ...common, DATABASE_URL: databases[0]!.url, MASTER_KEY: "a".repeat(64) }, "GRPC_PORT");
   const catalog = await startCompiled("bank-catalog", "services/bank-catalog", { ...common, DATABASE_URL: databases[1]!.url }, "GRPC_PORT");
   const peers = { MERCHANT_SERVICE_URL: merchant.url, BANK_CATALOG_SERVICE_URL: catalog.url };

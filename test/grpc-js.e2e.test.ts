@@ -14,11 +14,12 @@ import {
 import { type RunningServices } from "@payments/kit";
 import { startServices } from "@payments/access";
 import { merchantModule } from "@payments/merchant-service";
-import { TEST_OPERATOR_ENV, testSigner } from "@payments/testing";
+import { TEST_OPERATOR_ENV, testSigner, testWorkloadSigner } from "@payments/testing";
 
 // An internal system in any language uses standard gRPC: here @grpc/grpc-js with nothing
-// from Connect, only the message encoding generated from the same protos, and the operator's
-// signed assertion as plain metadata (x-operator-assertion).
+// from Connect, only the message encoding generated from the same protos, the caller's workload
+// assertion (x-workload-identity) and the operator's signed assertion (x-operator-assertion) as
+// plain metadata.
 const dataDir = mkdtempSync(join(tmpdir(), "grpcjs-"));
 let running: RunningServices;
 
@@ -35,18 +36,22 @@ test.after.always(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** Who calls: an operator through the CLI (the default), or a workload for itself (the gateway reading credentials). */
+type Caller = { operator: true; workload: "cli" } | { operator: false; workload: "gateway" };
+
 function unary<I extends DescMessage, O extends DescMessage>(
   client: grpc.Client,
   path: string,
   input: I,
   output: O,
   request: MessageShape<I>,
+  caller: Caller = { operator: true, workload: "cli" },
 ): Promise<MessageShape<O>> {
-  return testSigner()
-    .assertionFor("merchant")
-    .then((assertion) => {
+  return Promise.all([caller.operator ? testSigner().assertionFor("merchant") : undefined, testWorkloadSigner(caller.workload).tokenFor("merchant")])
+    .then(([assertion, workload]) => {
       const metadata = new grpc.Metadata();
-      metadata.set("x-operator-assertion", assertion);
+      metadata.set("x-workload-identity", workload);
+      if (assertion) metadata.set("x-operator-assertion", assertion);
       return new Promise((resolve, reject) => {
         client.makeUnaryRequest(
           path,
@@ -68,7 +73,7 @@ test("a plain @grpc/grpc-js client creates a merchant and reads its credentials"
     "/payments.merchant.v1.MerchantService/CreateMerchant",
     CreateMerchantRequestSchema,
     CreateMerchantResponseSchema,
-    create(CreateMerchantRequestSchema, { name: "grpc-js caller", allowedIps: ["203.0.113.0/24"] }),
+    create(CreateMerchantRequestSchema, { name: "grpc-js caller", allowedIps: ["203.0.113.0/24"], sandbox: true }),
   );
   t.regex(created.apiSecret, /^sk_/);
   const creds = await unary(
@@ -77,6 +82,7 @@ test("a plain @grpc/grpc-js client creates a merchant and reads its credentials"
     GetCredentialsRequestSchema,
     GetCredentialsResponseSchema,
     create(GetCredentialsRequestSchema, { apiKey: created.merchant!.apiKey }),
+    { operator: false, workload: "gateway" },
   );
   t.is(creds.merchantId, created.merchant!.id);
   t.is(creds.status, MerchantStatus.ACTIVE);

@@ -7,6 +7,7 @@ import { run } from "@payments/cli";
 import { startGateway } from "@payments/gateway";
 import { ConfigError, type Env } from "@payments/kit";
 import { internalPki } from "../packages/kit/test/certificates.js";
+import { TEST_OPERATOR_ENV } from "@payments/testing";
 
 // The internal API on mTLS, end to end: the all-in-one serves it on https:// and calls
 // itself with its client certificate, the gateway and the operator CLI call it with theirs.
@@ -65,7 +66,7 @@ test("with the port on mTLS, the all-in-one gateway (in process) finds every ser
 
 test("the CLI calls services over mTLS with INTERNAL_TLS_CA, INTERNAL_TLS_CERT and INTERNAL_TLS_KEY", async (t) => {
   // As an operator on the all-in-one's machine: its data directory holds the local admin key the CLI signs with.
-  const r = await cli(["merchant", "create", "--name", "TLS Shop", "--json", "--grpc-url", app.services.server.url], { ...clientEnv, DATA_DIR: dataDir, PAYMENTS_OPERATOR: "tls-operator" });
+  const r = await cli(["merchant", "create", "--name", "TLS Shop", "--sandbox", "--json", "--grpc-url", app.services.server.url], { ...clientEnv, DATA_DIR: dataDir, PAYMENTS_OPERATOR: "tls-operator" });
   t.is(r.code, 0, r.stderr);
   t.truthy((JSON.parse(r.stdout) as { merchantId: string }).merchantId);
 });
@@ -86,7 +87,7 @@ test("the gateway refuses to start on an unreadable INTERNAL_TLS_CA", async (t) 
   const url = app.services.server.url;
   await t.throwsAsync(
     startGateway({
-      env: { PORT: "0", LOG_LEVEL: "silent", INTERNAL_TLS_CA: "/nonexistent/ca.pem" },
+      env: { ...TEST_OPERATOR_ENV, PORT: "0", LOG_LEVEL: "silent", INTERNAL_TLS_CA: "/nonexistent/ca.pem" },
       merchantUrl: url,
       bankCatalogUrl: url,
       depositUrl: url,

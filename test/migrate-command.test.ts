@@ -7,8 +7,8 @@ import { fileURLToPath } from "node:url";
 import { allModules } from "@payments/all-in-one";
 import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { deriveDatabaseUrl, ensureDatabase, ensureMigrationTables, MigrationLockTimeoutError, openDatabase, pendingMigrations, serviceMigrations, type RunningServices } from "@payments/kit";
-import { startServices } from "@payments/access";
-import { createTestDatabase } from "@payments/testing";
+import { accessMigrations, startServices } from "@payments/access";
+import { createTestDatabase, TEST_OPERATOR_ENV } from "@payments/testing";
 import { merchantModule } from "@payments/merchant-service";
 
 // The `migrate` commands as a deployment runs them (real child processes), and replicas of a
@@ -48,7 +48,7 @@ function run(script: string, args: string[], env: Record<string, string>): Promi
 
 const merchantMigrate = "services/merchant/src/migrate.ts";
 const allMigrate = "packages/all-in-one/src/migrate.ts";
-const merchantNames = serviceMigrations(merchantModule)
+const merchantNames = serviceMigrations(merchantModule, accessMigrations)
   .map((m) => m.name)
   .sort();
 
@@ -98,7 +98,7 @@ test("per service: a stale lock makes a start fail clearly; `migrate unlock` cle
   const status = await run(merchantMigrate, ["status"], env);
   t.like(status.lines[0], { locked: true, pending: merchantNames });
 
-  const start = startServices([merchantModule], { mode: "split", env: { ...env, GRPC_PORT: "0", MASTER_KEY, LOG_LEVEL: "silent" } });
+  const start = startServices([merchantModule], { mode: "split", env: { ...TEST_OPERATOR_ENV, ...env, GRPC_PORT: "0", MASTER_KEY, LOG_LEVEL: "silent" } });
   const err = await t.throwsAsync(start, { instanceOf: MigrationLockTimeoutError });
   t.regex(err.message, /MIGRATION_LOCK_TIMEOUT=1s.*migrate unlock/s);
 
@@ -112,9 +112,9 @@ test("per service: a stale lock makes a start fail clearly; `migrate unlock` cle
   t.is(unlock.code, 0, unlock.stderr);
   t.like(unlock.lines[0], { wasLocked: true, msg: "migration lock cleared" });
 
-  const running = await startServices([merchantModule], { mode: "split", env: { ...env, GRPC_PORT: "0", MASTER_KEY, LOG_LEVEL: "silent" } });
+  const running = await startServices([merchantModule], { mode: "split", env: { ...TEST_OPERATOR_ENV, ...env, GRPC_PORT: "0", MASTER_KEY, LOG_LEVEL: "silent" } });
   await running.stop();
-  t.deepEqual(await pendingMigrations(db, serviceMigrations(merchantModule)), []);
+  t.deepEqual(await pendingMigrations(db, serviceMigrations(merchantModule, accessMigrations)), []);
 });
 
 test("per service: two migrate jobs at the same moment on a fresh database both succeed", async (t) => {
@@ -142,7 +142,7 @@ test("all-in-one on MySQL: migrates every service's derived database; MIGRATE_ON
 
   // MIGRATE_ON_START=0 before the job: refused.
   await t.throwsAsync(
-    startServices([...allModules], { mode: "all-in-one", env: { ...env, GRPC_PORT: "0", MASTER_KEY, LOG_LEVEL: "silent", MIGRATE_ON_START: "0", MIGRATION_LOCK_TIMEOUT: "300ms" } }),
+    startServices([...allModules], { mode: "all-in-one", env: { ...TEST_OPERATOR_ENV, ...env, GRPC_PORT: "0", MASTER_KEY, LOG_LEVEL: "silent", MIGRATE_ON_START: "0", MIGRATION_LOCK_TIMEOUT: "300ms" } }),
     { message: /MIGRATE_ON_START=0/ },
   );
 
@@ -155,7 +155,7 @@ test("all-in-one on MySQL: migrates every service's derived database; MIGRATE_ON
   for (const module of allModules) {
     const db = openDatabase({ url: deriveDatabaseUrl(database.url, module.name) });
     try {
-      t.deepEqual(await pendingMigrations(db, serviceMigrations(module)), [], module.name);
+      t.deepEqual(await pendingMigrations(db, serviceMigrations(module, accessMigrations)), [], module.name);
     } finally {
       await db.destroy();
     }
@@ -165,7 +165,7 @@ test("all-in-one on MySQL: migrates every service's derived database; MIGRATE_ON
 
   const running = await startServices([...allModules], {
     mode: "all-in-one",
-    env: { ...env, GRPC_PORT: "0", MASTER_KEY, LOG_LEVEL: "silent", MIGRATE_ON_START: "0", MIGRATION_LOCK_TIMEOUT: "1ms" },
+    env: { ...TEST_OPERATOR_ENV, ...env, GRPC_PORT: "0", MASTER_KEY, LOG_LEVEL: "silent", MIGRATE_ON_START: "0", MIGRATION_LOCK_TIMEOUT: "1ms" },
   });
   await running.stop();
   const unlock = await run(allMigrate, ["unlock"], env);
@@ -195,7 +195,7 @@ for (const replicas of [2, 5]) {
       try {
         const starts = await Promise.allSettled(
           Array.from({ length: replicas }, () =>
-            startServices([merchantModule], { mode: "split", env: { DATABASE_URL: database.url, GRPC_PORT: "0", MASTER_KEY, LOG_LEVEL: "silent" } }),
+            startServices([merchantModule], { mode: "split", env: { ...TEST_OPERATOR_ENV, DATABASE_URL: database.url, GRPC_PORT: "0", MASTER_KEY, LOG_LEVEL: "silent" } }),
           ),
         );
         const failures = starts.filter((s): s is PromiseRejectedResult => s.status === "rejected").map((s) => String((s.reason as Error).message));

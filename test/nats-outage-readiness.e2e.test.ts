@@ -6,7 +6,7 @@ import { bankCatalogModule } from "@payments/bank-catalog-service";
 import { startGateway } from "@payments/gateway";
 import { createLogger, createServiceTransport } from "@payments/kit";
 import { startServices } from "@payments/access";
-import { createServiceClient, credentialsOf, eventually, type OwnNatsServer, startNatsServer } from "@payments/testing";
+import { createServiceClient, credentialsOf, eventually, type OwnNatsServer, startNatsServer, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { signedFetch, type Credentials } from "./helpers.js";
 
@@ -88,6 +88,7 @@ test.serial("a split service starts while NATS is down, waits for it, and become
   gateway = await startGateway({
     logger: logger.child({ service: "gateway" }),
     env: {
+      ...TEST_OPERATOR_ENV,
       ...js,
       PORT: "0",
       HOST: "127.0.0.1",
@@ -158,7 +159,7 @@ test.serial("shutdown: /readyz turns 503 (draining) before the port closes", asy
   const svc = await startServices([bankCatalogModule], {
     mode: "split",
     logger,
-    env: { GRPC_PORT: "0", INTERNAL_API_TOKEN: token, DATABASE_URL: split!.databases["bank-catalog"]!.url.replace(/\/(\w+)$/, "/$1_drain"), LOG_LEVEL: "fatal", SHUTDOWN_GRACE: "2s" },
+    env: { ...TEST_OPERATOR_ENV, GRPC_PORT: "0", INTERNAL_API_TOKEN: token, DATABASE_URL: split!.databases["bank-catalog"]!.url.replace(/\/(\w+)$/, "/$1_drain"), LOG_LEVEL: "fatal", SHUTDOWN_GRACE: "2s" },
   });
   t.is((await probe(svc.server.url, "/readyz")).status, 200);
   // A keep-alive connection asks during the grace period.

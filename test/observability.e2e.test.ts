@@ -42,7 +42,7 @@ test.before(async () => {
     },
   });
   gateway = await startGateway({
-    env: {
+    env: { ...TEST_OPERATOR_ENV,
       ...js,
       PORT: "0",
       HOST: "127.0.0.1",
@@ -166,7 +166,7 @@ test.serial("GET /metrics on the gateway's port: not through a proxy it does not
 
   const token = "metrics-token-0123456789";
   const guarded = await startGateway({
-    env: {
+    env: { ...TEST_OPERATOR_ENV,
       PORT: "0",
       HOST: "127.0.0.1",
       METRICS_TOKEN: token,
@@ -182,7 +182,7 @@ test.serial("GET /metrics on the gateway's port: not through a proxy it does not
   t.regex(ok.text, /^# TYPE http_server_request_duration_seconds histogram$/m);
 
   const none = await startGateway({
-    env: {
+    env: { ...TEST_OPERATOR_ENV,
       PORT: "0",
       HOST: "127.0.0.1",
       METRICS_ALLOW: "none",
@@ -224,7 +224,7 @@ test("start failures of the gateway, a service and the all-in-one are one JSON l
   t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
   const runs: Array<{ file: string; service: string; env: Record<string, string>; reason: RegExp }> = [
     { file: "gateway/src/main.ts", service: "gateway", env: { PORT: "not-a-port" }, reason: /PORT/ },
-    { file: "services/merchant/src/main.ts", service: "merchant", env: { GRPC_PORT: "0", DATA_DIR: scratch }, reason: /MASTER_KEY/ },
+    { file: "services/merchant/src/main.ts", service: "merchant", env: { ...TEST_OPERATOR_ENV, GRPC_PORT: "0", DATA_DIR: scratch }, reason: /MASTER_KEY/ },
     { file: "packages/all-in-one/src/main.ts", service: "all-in-one", env: { PORT: "0", GRPC_PORT: "-1", DATA_DIR: scratch }, reason: /GRPC_PORT/ },
   ];
   await Promise.all(
@@ -246,6 +246,7 @@ test("the gateway calling a stopped service logs 'service call failed' as one JS
   const port = await freePort();
   const stopped = `http://127.0.0.1:${await freePort()}`; // nothing listens there
   const proc = spawnMain("gateway/src/main.ts", {
+    ...TEST_OPERATOR_ENV,
     PORT: String(port),
     HOST: "127.0.0.1",
     LOG_LEVEL: "info",

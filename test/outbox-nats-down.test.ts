@@ -5,7 +5,7 @@ import { DepositStatusChangedSchema } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { JetStreamBus, type BusMessage } from "@payments/kit";
-import { addTestReceivingAccounts, createServiceClient, credentialsOf, eventuallyValue, type OwnNatsServer, startNatsServer } from "@payments/testing";
+import { addTestReceivingAccounts, createServiceClient, credentialsOf, eventuallyValue, type OwnNatsServer, startNatsServer, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { signedFetch, type Credentials } from "./helpers.js";
 
@@ -27,7 +27,7 @@ test.before(async () => {
     env: { merchant: { MASTER_KEY: "d".repeat(64) } },
   });
   gateway = await startGateway({
-    env: {
+    env: { ...TEST_OPERATOR_ENV,
       ...split.js,
       PORT: "0",
       HOST: "127.0.0.1",

@@ -40,7 +40,7 @@ test.before(async () => {
   });
   await addTestReceivingAccounts(createServiceClient(BankCatalogService, services.server.url));
   gateway = await startGateway({
-    env: {
+    env: { ...TEST_OPERATOR_ENV,
       ...js,
       PORT: "0",
       HOST: "127.0.0.1",

@@ -6,7 +6,7 @@ import { DepositService, DepositStatusChangedSchema } from "@payments/contracts/
 import { MerchantService, MerchantStatus, UnderpaymentRule } from "@payments/contracts/merchant";
 import { startGateway } from "@payments/gateway";
 import { JetStreamBus, type Subscription } from "@payments/kit";
-import { CallbackReceiver, createServiceClient, credentialsOf, eventuallyValue } from "@payments/testing";
+import { CallbackReceiver, createServiceClient, credentialsOf, eventuallyValue, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startSplitDeployment, type SplitDeployment } from "@payments/testing/services";
 import { verifyCallback } from "@payments/signing";
 import { bankListProblems, signedFetch, type BankEntry } from "./helpers.js";
@@ -48,7 +48,7 @@ test.before(async () => {
     depositEvents.push({ msgId: message.msgId, topic: message.topic, depositId: event.deposit!.id, status: event.deposit!.status, sequence: event.deposit!.sequence });
   });
   gateway = await startGateway({
-    env: {
+    env: { ...TEST_OPERATOR_ENV,
       ...js,
       PORT: "0",
       HOST: "127.0.0.1",

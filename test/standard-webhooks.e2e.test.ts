@@ -5,7 +5,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { type RunningServices } from "@payments/kit";
 import { startServices } from "@payments/access";
-import { CallbackReceiver, createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, type ReceivedCallback, testCustomer } from "@payments/testing";
+import { CallbackReceiver, createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, type ReceivedCallback, testCustomer, TEST_OPERATOR_ENV } from "@payments/testing";
 import { verifyCallback, verifyStandardWebhook } from "@payments/signing";
 import { startInProcess } from "@payments/testing/services";
 
@@ -33,7 +33,7 @@ test.before(async () => {
   });
   sender = await startServices([callbackModule], {
     mode: "split",
-    env: {
+    env: { ...TEST_OPERATOR_ENV,
       ...js,
       DATABASE_URL: senderDb.url,
       GRPC_PORT: "0",

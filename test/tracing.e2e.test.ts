@@ -38,7 +38,7 @@ test.before(async () => {
   services = await startServices([...allModules], { mode: "all-in-one", env, logger });
   const local = services.localTransport;
   gateway = await startGateway({
-    env: { ...env, PORT: "0", HOST: "127.0.0.1", PUBLIC_BASE_URL: "https://pay.example.test" },
+    env: { ...TEST_OPERATOR_ENV, ...env, PORT: "0", HOST: "127.0.0.1", PUBLIC_BASE_URL: "https://pay.example.test" },
     bus: services.bus,
     logger,
     metrics: services.metrics,

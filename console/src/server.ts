@@ -5,7 +5,7 @@ import type { Transport } from "@connectrpc/connect";
 import type Koa from "koa";
 import type { Knex } from "knex";
 import { ConfigError, createLogger, createMetrics, deriveDatabaseUrl, ensureDatabase, listenHttp, closeHttp, localHttpUrl, loadClientTls, openDatabase, prepareDatabase, systemClock, type Clock, type Env, type Logger, type Metrics } from "@payments/kit";
-import { loadAssertionPrivateKey, type AssertionSigner } from "@payments/access";
+import { loadAssertionPrivateKey, signedIdentity, workloadSignerFromEnv, type AssertionSigner, type CallerIdentity } from "@payments/access";
 import { createApp } from "./app.js";
 import { createAssertionIssuer } from "./auth/assertions.js";
 import type { Operator } from "./auth/operators.js";
@@ -33,6 +33,12 @@ export interface StartConsoleOptions {
   transport?: Transport;
   /** Where each service is, overriding its `*_SERVICE_URL`. */
   serviceUrls?: Partial<Record<ServiceName, string>>;
+  /**
+   * Who the console is on its calls (the all-in-one's in-process identity); by default its
+   * WORKLOAD_KEY, as `spiffe://<domain>/console` (operators, or both audiences) or
+   * `…/merchant-dashboard` (CONSOLE_AUDIENCE=merchants), or WORKLOAD_ID.
+   */
+  identity?: CallerIdentity;
   /** The key that signs operator assertions, overriding OPERATOR_ASSERTION_PRIVATE_KEY (a KeyObject, PEM text or a path). */
   assertionPrivateKey?: KeyObject | string;
   /**
@@ -84,6 +90,18 @@ function privateKeyOf(options: StartConsoleOptions, config: ConsoleConfig): KeyO
   }
 }
 
+/**
+ * The console's own workload identity from WORKLOAD_KEY: required, since the services believe no
+ * caller that does not name itself. A console serving only merchants is the merchant dashboard,
+ * which the services let carry merchant users' calls and nobody else's.
+ */
+function consoleIdentity(env: Env, config: ConsoleConfig, clock: Clock): CallerIdentity {
+  const name = config.CONSOLE_AUDIENCE === "merchants" ? "merchant-dashboard" : "console";
+  const signer = workloadSignerFromEnv(env, name, clock);
+  if (!signer) throw new ConfigError(`invalid configuration:\n  WORKLOAD_KEY: required: the ${name}'s Ed25519 workload key, which every call to a service is signed with (README, "Workload identities")`);
+  return signedIdentity(signer);
+}
+
 /** How often ended sessions are swept from the table (they are refused when met anyway). */
 const SWEEP_EVERY_MS = 10 * 60_000;
 
@@ -121,6 +139,7 @@ export async function createConsole(options: StartConsoleOptions = {}): Promise<
   }
 
   const assertions = createAssertionIssuer(privateKey, clock);
+  const identity = options.identity ?? consoleIdentity(env, config, clock);
   const context: ConsoleContext = {
     config,
     db,
@@ -140,6 +159,7 @@ export async function createConsole(options: StartConsoleOptions = {}): Promise<
         "callback-sender": options.serviceUrls?.["callback-sender"] ?? config.CALLBACK_SENDER_SERVICE_URL,
       },
       transport: options.transport,
+      identity,
       token: config.INTERNAL_API_TOKEN,
       timeoutMs: config.RPC_TIMEOUT,
       tls: loadClientTls(env),

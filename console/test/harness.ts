@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { ExecutionContext } from "ava";
 import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
 import { generateAssertionKeyPair, signAssertion, type OperatorRole } from "@payments/access";
-import { manualClock, type ManualClock } from "@payments/testing";
+import { manualClock, TEST_WORKLOAD_ENV, type ManualClock } from "@payments/testing";
 import { startConsole, type RunningConsole } from "../src/index.js";
 
 export interface TestConsole {
@@ -21,7 +21,7 @@ export async function testConsole(t: ExecutionContext, env: Record<string, strin
   const { privateKeyPem } = generateAssertionKeyPair();
   const clock = manualClock();
   const running = await startConsole({
-    env: { DATA_DIR: dir, CONSOLE_PORT: "0", LOG_LEVEL: "silent", ...env },
+    env: { DATA_DIR: dir, CONSOLE_PORT: "0", LOG_LEVEL: "silent", ...TEST_WORKLOAD_ENV, ...env },
     clock,
     assertionPrivateKey: privateKeyPem,
   });

@@ -27,7 +27,7 @@ test.before(async () => {
   const paid = (await stack.deposits.createDeposit({ merchantId: b, processId: "b-paid", amount: 90_000n, customer: { id: "c1", name: "Ayşe Yılmaz", username: "ayse" } })).deposit!;
   await stack.deposits.sandboxPayDeposit({ merchantId: b, depositId: paid.id });
   const pending = (await stack.deposits.createDeposit({ merchantId: b, processId: "b-pending", amount: 10_000n, customer: { id: "c2", name: "Can Demir", username: "can" } })).deposit!;
-  const gatewayPayouts = createServiceClient(PayoutService, stack.services.server.url, { operator: null });
+  const gatewayPayouts = createServiceClient(PayoutService, stack.services.server.url, { operator: null, merchant: b });
   await eventually(async () => ((await gatewayPayouts.getBalances({ merchantId: b })).balances.find((x) => x.currency === "TRY")?.available ?? 0n) >= 90_000n, "B credited");
   const withdrawal = (await gatewayPayouts.createWithdrawal({ merchantId: b, processId: "bw-1", amount: 1_000n, iban: "TR330006100519786457841326", accountName: "Ayşe Yılmaz", userId: "u1", userName: "ayse", name: "Ayşe Yılmaz" })).withdrawal!;
   const event = (await stack.callbacks.listEvents({ merchantId: b })).events[0];

@@ -10,7 +10,7 @@ import { PayoutService } from "@payments/contracts/payout";
 import { CallbackService } from "@payments/contracts/callback";
 import type { RunningServices } from "@payments/kit";
 import type { OperatorRole } from "@payments/access";
-import { createServiceClient, TEST_OPERATOR_PRIVATE_KEY_PEM, type ManualClock } from "@payments/testing";
+import { createServiceClient, TEST_OPERATOR_PRIVATE_KEY_PEM, TEST_WORKLOAD_ENV, type ManualClock } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { startConsole } from "../src/index.js";
 import { api, Browser, csrfOf, serviceAdminToken, setPasswordThroughLink, signedInBrowser, type TestConsole } from "./harness.js";
@@ -51,7 +51,7 @@ export async function startStack(options: { consoleEnv?: Record<string, string>;
   const clock = liveClock();
   const running = await startConsole({
     // Both sides, as the all-in-one serves them: the merchant dashboard's tests use this stack too.
-    env: { DATA_DIR: join(dir, "console"), CONSOLE_PORT: "0", LOG_LEVEL: "silent", CONSOLE_AUDIENCE: "both", ...options.consoleEnv },
+    env: { DATA_DIR: join(dir, "console"), CONSOLE_PORT: "0", LOG_LEVEL: "silent", CONSOLE_AUDIENCE: "both", ...TEST_WORKLOAD_ENV, ...options.consoleEnv },
     clock,
     transport: services.localTransport,
     assertionPrivateKey: TEST_OPERATOR_PRIVATE_KEY_PEM,

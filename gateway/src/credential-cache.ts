@@ -3,6 +3,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, type Client } from "@connectrpc/connect";
 import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
 import { MerchantChangedSchema, MerchantStatus, type GetCredentialsResponse, type MerchantService } from "@payments/contracts/merchant";
+import { API_KEY_SCOPES, type ApiKeyScope } from "@payments/access";
 import { errorInfo, type Clock, type EventBus, type Logger, type Subscription } from "@payments/kit";
 import { parseAllowList, type IpRange } from "./ip-rule.js";
 
@@ -22,6 +23,10 @@ export interface MerchantCredentials {
   allowList: readonly IpRange[];
   rateLimitPerSecond?: number;
   rateLimitBurst?: number;
+  /** What the key may do: the gateway refuses a route outside them, and the services refuse a call outside them again. */
+  scopes: readonly ApiKeyScope[];
+  /** Trusted by the owner for automatic payouts: the merchant's approval threshold does not hold its withdrawals. */
+  trusted: boolean;
 }
 
 /** The secrets that verify at `now`: a rotated-out one stops at its expiry even while cached. */
@@ -61,6 +66,9 @@ function toCredentials(apiKey: string, res: GetCredentialsResponse): MerchantCre
     allowList: parseAllowList(res.allowedIps),
     ...(res.rateLimitPerSecond !== undefined ? { rateLimitPerSecond: res.rateLimitPerSecond } : {}),
     ...(res.rateLimitBurst !== undefined ? { rateLimitBurst: res.rateLimitBurst } : {}),
+    // Every key carries all three until the merchant service issues scoped keys.
+    scopes: API_KEY_SCOPES,
+    trusted: false,
   };
 }
 

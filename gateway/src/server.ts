@@ -25,6 +25,7 @@ import {
   type Metrics,
   type Subscription,
 } from "@payments/kit";
+import { signedIdentity, withWorkloadIdentity, workloadIdentityInterceptor, workloadSignerFromEnv, type CallerIdentity } from "@payments/access";
 import { createApp, publicBaseUrl } from "./app.js";
 import { answerClientError, answerConnect } from "./client-error.js";
 import { loadGatewayConfig, type GatewayConfig } from "./config.js";
@@ -56,6 +57,11 @@ export interface StartGatewayOptions {
    * services' in-process transport). A service without one is called at its URL.
    */
   transports?: GatewayServiceTransports;
+  /**
+   * Who the gateway is on its calls (the all-in-one's in-process identity); by default its
+   * WORKLOAD_KEY (`spiffe://<domain>/gateway`, or WORKLOAD_ID).
+   */
+  identity?: CallerIdentity;
   /**
    * This process is a gateway of the split deployment (main.ts), which may run as several
    * replicas: RATE_LIMIT_STORE then defaults to `nats` when NATS_URL is set. Otherwise (the
@@ -93,6 +99,13 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+/** The gateway's own workload identity from WORKLOAD_KEY: required, since the services believe no caller that does not name itself. */
+function gatewayIdentity(env: Env, clock: Clock): CallerIdentity {
+  const signer = workloadSignerFromEnv(env, "gateway", clock);
+  if (!signer) throw new ConfigError("invalid configuration:\n  WORKLOAD_KEY: required: the gateway's Ed25519 workload key, which every call to a service is signed with (README, \"Workload identities\")");
+  return signedIdentity(signer);
+}
+
 function required(value: string | undefined, variable: string): string {
   if (!value) throw new ConfigError(`invalid configuration:\n  ${variable}: required (the gateway calls this service)`);
   return value;
@@ -116,8 +129,10 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<R
 
   // INTERNAL_TLS_* (CA, client certificate) apply to https:// service URLs. One transport
   // (one connection) per address: services at the same URL share it (kit's transport cache).
-  const transportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: loadClientTls(options.env ?? process.env), metrics };
-  const transportOf = (at: Transport | string): Transport => (typeof at === "string" ? createServiceTransport(at, transportOptions) : at);
+  // Every call names the gateway (and, inside a merchant's request, the merchant it verified): without an identity the services refuse it all.
+  const identity = options.identity ?? gatewayIdentity(options.env ?? process.env, clock);
+  const transportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: loadClientTls(options.env ?? process.env), metrics, interceptors: [workloadIdentityInterceptor(identity)] };
+  const transportOf = (at: Transport | string): Transport => (typeof at === "string" ? createServiceTransport(at, transportOptions) : withWorkloadIdentity(at, identity));
   const merchantTransport = transportOf(merchantAt);
   const bankCatalogTransport = transportOf(bankCatalogAt);
   const depositTransport = transportOf(depositAt);

@@ -14,7 +14,7 @@ import { DepositSchema, DepositService, DepositStatus } from "@payments/contract
 import { Health } from "@payments/contracts/health";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createServiceClient } from "@payments/testing";
+import { createServiceClient, TEST_OPERATOR_ENV } from "@payments/testing";
 import { createLogger, createMetrics, type RunningServices } from "@payments/kit";
 import { startInProcess } from "@payments/testing/services";
 import { createApp } from "../src/app.js";
@@ -453,7 +453,7 @@ test.before(async () => {
   bankCatalog = createServiceClient(BankCatalogService, url);
   deposits = createServiceClient(DepositService, url);
   gateway = await startGateway({
-    env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn" },
+    env: { ...TEST_OPERATOR_ENV, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn" },
     bus: running.bus,
     merchantUrl: url,
     bankCatalogUrl: url,

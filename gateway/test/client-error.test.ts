@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { Duplex } from "node:stream";
 import test from "ava";
 import { createLogger } from "@payments/kit";
-import { manualClock } from "@payments/testing";
+import { manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
 import { answerClientError, answerConnect } from "../src/client-error.js";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { startFakeApp } from "./fake-app.js";
@@ -95,7 +95,7 @@ test.before(async () => {
   // The real server wiring (startGateway). Nothing here reaches a service, so none runs.
   const nowhere = "http://127.0.0.1:9";
   gateway = await startGateway({
-    env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "debug" },
+    env: { ...TEST_OPERATOR_ENV, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "debug" },
     logger: createLogger({ service: "test", level: "debug", destination: { write: (line: string) => void logLines.push(line) } }),
     clock,
     merchantUrl: nowhere,

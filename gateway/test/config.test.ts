@@ -2,6 +2,7 @@ import test from "ava";
 import { ConfigError } from "@payments/kit";
 import { loadGatewayConfig } from "../src/config.js";
 import { startGateway } from "../src/server.js";
+import { TEST_OPERATOR_ENV } from "@payments/testing";
 
 test("defaults match the documented settings", (t) => {
   const config = loadGatewayConfig({});
@@ -86,7 +87,7 @@ test("the service URLs are http(s) URLs; CALLBACK_SENDER_SERVICE_URL like the ot
 test("startGateway refuses to start without the callback-sender's URL, naming the variable", async (t) => {
   const url = "http://127.0.0.1:9";
   const err = await t.throwsAsync(
-    startGateway({ env: { PORT: "0", LOG_LEVEL: "silent" }, merchantUrl: url, bankCatalogUrl: url, depositUrl: url, payoutUrl: url }),
+    startGateway({ env: { ...TEST_OPERATOR_ENV, PORT: "0", LOG_LEVEL: "silent" }, merchantUrl: url, bankCatalogUrl: url, depositUrl: url, payoutUrl: url }),
     { instanceOf: ConfigError },
   );
   t.regex(err.message, /CALLBACK_SENDER_SERVICE_URL: required/);

@@ -8,7 +8,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { type RunningServices } from "@payments/kit";
-import { createServiceClient, credentialsOf, DEPOSIT_RECORD_KEYS, manualClock } from "@payments/testing";
+import { createServiceClient, credentialsOf, DEPOSIT_RECORD_KEYS, manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { checkReply, signedCall, type Credentials, type Reply } from "./http-client.js";
@@ -43,7 +43,7 @@ test.before(async () => {
   bankCatalog = createServiceClient(BankCatalogService, running.server.url);
   depositService = createServiceClient(DepositService, running.server.url);
   gateway = await startGateway({
-    env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", PUBLIC_BASE_URL },
+    env: { ...TEST_OPERATOR_ENV, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", PUBLIC_BASE_URL },
     bus: running.bus,
     clock,
     merchantUrl: running.server.url,

@@ -10,7 +10,7 @@ import type { Client } from "@connectrpc/connect";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { type RunningServices } from "@payments/kit";
-import { CallbackReceiver, createServiceClient, eventuallyValue, manualClock } from "@payments/testing";
+import { CallbackReceiver, createServiceClient, eventuallyValue, manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { verify } from "@payments/signing";
 import { encodeMergedCursor } from "../src/routes/transactions.js";
@@ -71,7 +71,7 @@ test.before(async () => {
   deposits = createServiceClient(DepositService, url);
   gateway = await startGateway({
     // Behind a trusted proxy (loopback), so a test can be another caller with X-Forwarded-For.
-    env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", PUBLIC_BASE_URL, TRUSTED_PROXIES: "127.0.0.1,::1" },
+    env: { ...TEST_OPERATOR_ENV, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", PUBLIC_BASE_URL, TRUSTED_PROXIES: "127.0.0.1,::1" },
     bus: running.bus,
     clock,
     merchantUrl: url,
@@ -529,7 +529,7 @@ test.serial("an unreachable callback-sender is 503 SERVICE_UNAVAILABLE on every 
 
   const url = running!.server.url;
   const lonely = await startGateway({
-    env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", HEALTH_TIMEOUT: "500ms", RPC_TIMEOUT: "1s" },
+    env: { ...TEST_OPERATOR_ENV, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", HEALTH_TIMEOUT: "500ms", RPC_TIMEOUT: "1s" },
     bus: running!.bus,
     clock,
     merchantUrl: url,

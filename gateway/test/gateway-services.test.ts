@@ -14,7 +14,7 @@ import { Health } from "@payments/contracts/health";
 import { MerchantChangedSchema, MerchantService, MerchantStatus, type MerchantChanged } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createLogger, createMetrics, type RunningServices } from "@payments/kit";
-import { createServiceClient, eventually, manualClock } from "@payments/testing";
+import { createServiceClient, eventually, manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { createApp } from "../src/app.js";
 import { loadGatewayConfig } from "../src/config.js";
@@ -76,23 +76,25 @@ test.before(async () => {
   gateway = await startGateway({
     // The authentication table is proven here by many 401s from one address on a clock that
     // stands still; the throttle on failed authentication has its own suite (rate-limits).
-    env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", PUBLIC_BASE_URL, TRUSTED_PROXIES: "127.0.0.1,::1", AUTH_FAILURE_LIMIT_RPS: "0" },
+    env: { ...TEST_OPERATOR_ENV, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", PUBLIC_BASE_URL, TRUSTED_PROXIES: "127.0.0.1,::1", AUTH_FAILURE_LIMIT_RPS: "0" },
     bus: running.bus,
     clock,
     ...urls,
   });
-  direct = await startGateway({ env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn" }, bus: running.bus, clock, ...urls });
+  direct = await startGateway({ env: { ...TEST_OPERATOR_ENV, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn" }, bus: running.bus, clock, ...urls });
 
-  const credentials = new CredentialCache({ merchants, clock, ttlMs: 30_000, negativeTtlMs: 5_000 });
+  // The app's own clients call as the gateway does: its workload identity, and the merchant it speaks for.
+  const asGateway = { operator: null, workload: "gateway", clock } as const;
+  const credentials = new CredentialCache({ merchants: createServiceClient(MerchantService, running.server.url, asGateway), clock, ttlMs: 30_000, negativeTtlMs: 5_000 });
   await credentials.watch(running.bus);
   const app = createApp({
     config: loadGatewayConfig({ PORT: "0" }),
-    merchants,
-    bankCatalog,
-    deposits: createServiceClient(DepositService, running.server.url),
-    payouts: createServiceClient(PayoutService, running.server.url),
-    callbacks: createServiceClient(CallbackService, running.server.url),
-    health: { merchant: createServiceClient(Health, running.server.url) },
+    merchants: createServiceClient(MerchantService, running.server.url, asGateway),
+    bankCatalog: createServiceClient(BankCatalogService, running.server.url, asGateway),
+    deposits: createServiceClient(DepositService, running.server.url, asGateway),
+    payouts: createServiceClient(PayoutService, running.server.url, asGateway),
+    callbacks: createServiceClient(CallbackService, running.server.url, asGateway),
+    health: { merchant: createServiceClient(Health, running.server.url, asGateway) },
     credentials,
     logger: createLogger({ service: "gateway", level: "warn" }),
     metrics: createMetrics(),
@@ -450,7 +452,7 @@ test("no response ever carries a stack trace", async (t) => {
 test("/healthz is 200 while both services serve and 503 once one is stopped", async (t) => {
   const catalog = await startInProcess(["bank-catalog"], { env: servicesEnv(tempDir()), clock });
   const lonely = await startGateway({
-    env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", HEALTH_TIMEOUT: "500ms", RPC_TIMEOUT: "1s" },
+    env: { ...TEST_OPERATOR_ENV, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", HEALTH_TIMEOUT: "500ms", RPC_TIMEOUT: "1s" },
     bus: must(running, "the services").bus,
     clock,
     merchantUrl: must(running, "the services").server.url,

@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from "ava";
 import { createLogger, createMetrics, listenRpc } from "@payments/kit";
 import { startGateway } from "../src/server.js";
-import { countingRelay } from "@payments/testing";
+import { countingRelay, TEST_OPERATOR_ENV } from "@payments/testing";
 
 /*
  * How the gateway reaches its five services: one transport (one HTTP/2 connection) per
@@ -10,7 +10,7 @@ import { countingRelay } from "@payments/testing";
  */
 
 const logger = createLogger({ service: "test", level: "silent" });
-const env = { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent" };
+const env = { ...TEST_OPERATOR_ENV, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent" };
 
 /** A health-only RPC server: what /healthz needs. */
 async function startServices(t: ExecutionContext) {

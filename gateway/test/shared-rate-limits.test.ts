@@ -6,7 +6,7 @@ import { connect } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { createMetrics, type Metrics } from "@payments/kit";
-import { deleteTestStream, eventually, jetStreamTestEnv, manualClock, natsTestUrl, startNatsServer, uniqueName, seededRandom } from "@payments/testing";
+import { deleteTestStream, eventually, jetStreamTestEnv, manualClock, natsTestUrl, startNatsServer, uniqueName, seededRandom, TEST_OPERATOR_ENV } from "@payments/testing";
 import { kvKey, NatsRateLimits, type NatsRateLimitsOptions } from "../src/nats-rate-limits.js";
 import { MemoryRateLimits, type RateLimitStore } from "../src/rate-limit-store.js";
 import { startGateway } from "../src/server.js";
@@ -405,7 +405,7 @@ test("startGateway: unset RATE_LIMIT_STORE is nats for the split deployment's ga
   // A generous bound: on this loaded machine a round trip may pass 50 ms, and then a replica would count alone.
   const env = { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", CHECKOUT_RATE_LIMIT_RPS: "1", CHECKOUT_RATE_LIMIT_BURST: "4", RATE_LIMIT_NATS_TIMEOUT: "3s", ...js };
   const start = async (options: Parameters<typeof startGateway>[0]) => {
-    const gateway = await startGateway({ ...urls, ...options });
+    const gateway = await startGateway({ ...urls, ...options, env: { ...TEST_OPERATOR_ENV, ...options?.env } });
     t.teardown(() => gateway.stop());
     return gateway;
   };

@@ -10,7 +10,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { type RunningServices } from "@payments/kit";
-import { createServiceClient, eventuallyValue, manualClock, turkishIban, WITHDRAWAL_RECORD_KEYS } from "@payments/testing";
+import { createServiceClient, eventuallyValue, manualClock, turkishIban, WITHDRAWAL_RECORD_KEYS, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { startGateway, type RunningGateway } from "../src/server.js";
 import { decodeMergedCursor, encodeMergedCursor } from "../src/routes/transactions.js";
@@ -62,7 +62,7 @@ async function startStack(extraEnv: Record<string, string>): Promise<Stack> {
   await createServiceClient(BankCatalogService, url).seedSandboxAccounts({});
   const gateway = await startGateway({
     // The tests play callers behind a trusted proxy (X-Forwarded-For) to be another IP.
-    env: { PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", PUBLIC_BASE_URL, TRUSTED_PROXIES: "127.0.0.1,::1" },
+    env: { ...TEST_OPERATOR_ENV, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", PUBLIC_BASE_URL, TRUSTED_PROXIES: "127.0.0.1,::1" },
     bus: services.bus,
     clock,
     merchantUrl: url,

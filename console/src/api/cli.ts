@@ -62,11 +62,13 @@ export function cliRoutes(deps: ConsoleContext): ConsoleRoute[] {
       handler: async (ctx) => {
         const { audience } = jsonBody(ctx, assertionSchema);
         const operator = ctx.state.operator;
-        if (!operator) throw new ConsoleError(401, "UNAUTHENTICATED", "no CLI session");
+        // A signed-in operator, as their account is now; or a service account, as its token names it.
+        const who = operator ? identityOf(operator) : ctx.state.actor;
+        if (!who) throw new ConsoleError(401, "UNAUTHENTICATED", "no CLI session");
         if (!deps.privateKey) throw new ConsoleError(503, "NO_ASSERTION_KEY", new NoAssertionKeyError().message);
         const now = deps.clock.now();
-        // One fresh assertion per ask: the CLI caches it until shortly before it expires.
-        const assertion = await signAssertion(deps.privateKey, { ...identityOf(operator), audience }, now);
+        // One fresh assertion per ask, of 60 s: the CLI reuses one for reads, and asks again for every change.
+        const assertion = await signAssertion(deps.privateKey, { ...who, audience, ttlSeconds: HUMAN_ASSERTION_TTL_SECONDS }, now);
         ctx.body = { assertion, audience, expiresAt: new Date(Math.floor(now.getTime() / 1000) * 1000 + HUMAN_ASSERTION_TTL_SECONDS * 1000).toISOString() };
       },
     },

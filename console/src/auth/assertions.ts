@@ -1,8 +1,21 @@
 import type { KeyObject } from "node:crypto";
 import { createPublicKey } from "node:crypto";
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
 import { type Clock } from "@payments/kit";
-import { AssertionError, audienceOfService, isMerchantUser, createAssertionSigner, operatorAssertionInterceptor as kitAssertionInterceptor, verifyAssertion, type ActorIdentity, type AssertionSigner } from "@payments/access";
+import {
+  AssertionError,
+  audienceOfService,
+  createAssertionSigner,
+  isMerchantUser,
+  isMutating,
+  OPERATOR_ASSERTION_HEADER,
+  OPERATOR_SERVICE_HEADER,
+  operatorAssertionInterceptor as kitAssertionInterceptor,
+  verifyAssertion,
+  withHeaders,
+  type ActorIdentity,
+  type AssertionSigner,
+} from "@payments/access";
 import { merchantIdentityOf, type MerchantUser } from "./merchant-users.js";
 import { identityOf, type Operator } from "./operators.js";
 
@@ -91,4 +104,19 @@ export function operatorAssertionInterceptor(signer: AssertionSigner, options: {
       return signed(req);
     };
   };
+}
+
+/**
+ * `transport` (one built elsewhere: the all-in-one's in-process one) with `signer`'s assertion on
+ * every call, as operatorAssertionInterceptor puts it on a network client's: for the service the
+ * call goes to (`audience` for the shared operator services), named in `x-payments-service` for
+ * those, and one never used before for a call that changes anything.
+ */
+export function withAssertions(transport: Transport, signer: AssertionSigner, audience: string | undefined): Transport {
+  return withHeaders(transport, async (method, header) => {
+    const target = audienceOfCall(method.parent.typeName, audience);
+    if (!target) return;
+    header.set(OPERATOR_ASSERTION_HEADER, await signer.assertionFor(target, { fresh: isMutating(method) }));
+    if (!audienceOfService(method.parent.typeName)) header.set(OPERATOR_SERVICE_HEADER, target);
+  });
 }

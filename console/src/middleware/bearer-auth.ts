@@ -28,12 +28,26 @@ async function cliSession(deps: ConsoleContext, ctx: ConsoleContextKoa, token: s
   ctx.state.operator = operator;
 }
 
-/** The CLI's own endpoints: a live CLI session's token (`login`), for its enabled account. */
+/**
+ * The CLI's own endpoints: a live CLI session's token (`login`), for its enabled account, or a
+ * service account's token (`operator token`, an assertion for the console of kind `service`),
+ * which the CLI exchanges here for one 60-second assertion per call.
+ */
 export function cliAuth(deps: ConsoleContext): ConsoleMiddleware {
   return async (ctx, next) => {
     const token = bearer(ctx);
-    if (!token || looksLikeAssertion(token)) throw unauthenticated("send the CLI session token as Authorization: Bearer <token>");
-    await cliSession(deps, ctx, token);
+    if (!token) throw unauthenticated("send the CLI session token as Authorization: Bearer <token>");
+    if (looksLikeAssertion(token)) {
+      let identity;
+      try {
+        identity = await deps.assertions.verify(token);
+      } catch (err) {
+        if (err instanceof AssertionError) throw unauthenticated(err.message);
+        throw err;
+      }
+      if (isMerchantUser(identity) || identity.kind !== "service") throw unauthenticated("a person's assertion is no CLI session: run `login`");
+      ctx.state.actor = identity;
+    } else await cliSession(deps, ctx, token);
     await next();
   };
 }

@@ -1,3 +1,4 @@
+import { speakForMerchant } from "@payments/access";
 import type { Clock } from "@payments/kit";
 import { verify } from "@payments/signing";
 import type { CredentialCache } from "../credential-cache.js";
@@ -42,6 +43,7 @@ export function authenticate(options: { credentials: CredentialCache; clock: Clo
     }
 
     ctx.state.merchant = merchant;
-    await next();
+    // Every service call this request makes speaks for this merchant, with this key's scopes, signed by the gateway.
+    await speakForMerchant({ merchantId: merchant.merchantId, keyId: merchant.apiKey, scopes: merchant.scopes, trusted: merchant.trusted }, next);
   };
 }

@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import { PassThrough, Readable } from "node:stream";
 import type { Client } from "@connectrpc/connect";
 import type { PayoutService } from "@payments/contracts/payout";
@@ -105,11 +106,14 @@ export function statement(deps: { payouts: Pick<Client<typeof PayoutService>, "g
         // `to` is a whole day: the statement ends where the next day starts.
         const { startMs, endMs, from, to } = period;
         const merchantId = authenticatedMerchantId(ctx);
-        const ask = (cursor: string) =>
+        // Bound to this request's context: the later pages are asked while the body streams, from the
+        // stream's own context, and must still speak for this merchant (the gateway's signed voice).
+        const ask = AsyncResource.bind((cursor: string) =>
           callService(
             deps.payouts.getStatement({ merchantId, currency: query.currency ?? "", fromMs: BigInt(startMs), toMs: BigInt(endMs), limit: STATEMENT_PAGE_LINES, cursor }),
             { fields: STATEMENT_FIELDS },
-          );
+          ),
+        );
         // The first page before any header is sent: a refusal or an outage is still the JSON
         // error envelope, with its status.
         const first = await ask("");

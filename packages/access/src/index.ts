@@ -1,6 +1,11 @@
+export * from "./workload-identity.js";
 export * from "./operator-assertion.js";
-export * from "./operator-access.js";
+export * from "./access-table.js";
+export * from "./call-scope.js";
+export * from "./access-interceptor.js";
+export * from "./outgoing-identity.js";
 export * from "./operator-audit.js";
 export * from "./approvals.js";
 export { auditRecordOf } from "./operator-services.js";
 export * from "./guard.js";
+export * from "./workload-keys.js";

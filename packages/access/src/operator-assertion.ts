@@ -12,8 +12,14 @@ export const OPERATOR_ASSERTION_HEADER = "x-operator-assertion";
 export const OPERATOR_ASSERTION_ISSUER = "payments-console";
 /** A person's assertion lives 60 s: one per call or a few calls, never stored. */
 export const HUMAN_ASSERTION_TTL_SECONDS = 60;
-/** A service account token (automation) lives at most this long; it names itself `kind: service`. */
+/**
+ * A service account token (automation) lives at most this long; it names itself `kind: service`
+ * and its one audience is the console, where it is exchanged for a 60-second assertion per call:
+ * the services accept nothing that lives longer than a minute.
+ */
 export const MAX_SERVICE_TOKEN_TTL_SECONDS = 90 * 24 * 3600;
+/** The console's own audience: the admin API, and where a service account's token is exchanged. */
+export const CONSOLE_ASSERTION_AUDIENCE = "console";
 /** The all-in-one's local admin key (PKCS#8 PEM) in its data directory: `pnpm start` writes it, `pnpm cli` on the same machine signs with it. */
 export const LOCAL_ADMIN_KEY_FILE = "operator-admin.key";
 /**
@@ -160,7 +166,9 @@ export async function verifyAssertion(publicKey: KeyObject, token: string, audie
     if (err instanceof joseErrors.JWTClaimValidationFailed) throw new AssertionError(`the operator assertion is not valid here (${err.claim})`);
     throw new AssertionError("the operator assertion is not valid");
   }
-  const { sub, role, kind, name, iat, exp, merchant_id: merchantId } = payload as Record<string, unknown>;
+  const { sub, role, kind, name, iat, exp, aud, merchant_id: merchantId } = payload as Record<string, unknown>;
+  // One assertion, one service: an assertion naming several could be replayed at each of them.
+  if (Array.isArray(aud) && aud.length !== 1) throw new AssertionError("the operator assertion names more than one audience");
   if (typeof sub !== "string" || sub === "") throw new AssertionError("the operator assertion names no subject");
   const forMerchant = typeof merchantId === "string" && merchantId !== "";
   if (merchantId !== undefined && !forMerchant) throw new AssertionError("the operator assertion names an empty merchant");
@@ -169,10 +177,23 @@ export async function verifyAssertion(publicKey: KeyObject, token: string, audie
   const lifetime = Number(exp) - Number(iat);
   if (kind === "human" && lifetime > HUMAN_ASSERTION_TTL_SECONDS) throw new AssertionError("a person's assertion may live at most 60 s");
   if (lifetime > MAX_SERVICE_TOKEN_TTL_SECONDS) throw new AssertionError("the service token lives too long");
+  if (lifetime > HUMAN_ASSERTION_TTL_SECONDS && audience !== CONSOLE_ASSERTION_AUDIENCE) {
+    throw new AssertionError("an assertion for a service lives at most 60 s: a service account's token is exchanged at the console for one per call");
+  }
   if (Number(iat) > now.getTime() / 1000 + CLOCK_TOLERANCE_SECONDS) throw new AssertionError("the operator assertion was issued in the future");
   const display = typeof name === "string" && name !== "" ? name : sub;
-  if (forMerchant) return { subject: sub, name: display, role: role as MerchantRole, kind, merchantId };
-  return { subject: sub, name: display, role: role as OperatorRole, kind };
+  // One canonical subject: `ALICE@…` is `alice@…`, for the maker check and the audit alike.
+  const subject = canonicalSubject(sub);
+  if (forMerchant) return { subject, name: display, role: role as MerchantRole, kind, merchantId };
+  return { subject, name: display, role: role as OperatorRole, kind };
+}
+
+/**
+ * The one spelling of a person's (or service account's) name that every comparison and record
+ * uses: trimmed, Unicode NFKC, case-folded. An email differs from another only by its letters.
+ */
+export function canonicalSubject(subject: string): string {
+  return subject.trim().normalize("NFKC").toLowerCase();
 }
 
 /**
@@ -180,7 +201,8 @@ export async function verifyAssertion(publicKey: KeyObject, token: string, audie
  * expires: what a client (the CLI, the console, a test) attaches to its calls.
  */
 export interface AssertionSigner {
-  assertionFor(audience: string): Promise<string>;
+  /** `fresh`: one never handed out before (for a call that changes anything: the services accept each such assertion once). */
+  assertionFor(audience: string, options?: { fresh?: boolean }): Promise<string>;
 }
 
 export function createAssertionSigner(privateKey: KeyObject, identity: ActorIdentity, options: { ttlSeconds?: number; now?: () => Date } = {}): AssertionSigner {
@@ -188,12 +210,13 @@ export function createAssertionSigner(privateKey: KeyObject, identity: ActorIden
   const ttl = options.ttlSeconds ?? HUMAN_ASSERTION_TTL_SECONDS;
   const cache = new Map<string, { token: string; renewAt: number }>();
   return {
-    async assertionFor(audience) {
+    async assertionFor(audience, options) {
       const at = now().getTime();
       const held = cache.get(audience);
-      if (held && held.renewAt > at) return held.token;
+      if (held && held.renewAt > at && !options?.fresh) return held.token;
       const token = await signAssertion(privateKey, { ...identity, audience, ttlSeconds: ttl }, now());
-      cache.set(audience, { token, renewAt: at + Math.max(1, ttl - 10) * 1000 });
+      // A fresh one is used once and never handed out again; the reads keep theirs.
+      if (!options?.fresh) cache.set(audience, { token, renewAt: at + Math.max(1, ttl - 10) * 1000 });
       return token;
     },
   };

@@ -89,6 +89,21 @@ export const merchantScopeMigration: Migration = {
   },
 };
 
+/** Issue 32: every audit row names the workload the call came through (its SPIFFE ID). */
+export const auditWorkloadMigration: Migration = {
+  name: "00000000000013_audit_workload",
+  async up(db) {
+    await db.schema.alterTable(AUDIT_TABLE, (t) => {
+      t.string("workload", 300).nullable();
+    });
+  },
+  async down(db) {
+    await db.schema.alterTable(AUDIT_TABLE, (t) => {
+      t.dropColumn("workload");
+    });
+  },
+};
+
 const SECRET_FIELD = /secret|password|token|privateKey|totp/i;
 const LONG_TEXT = 2000;
 
@@ -123,8 +138,10 @@ export interface AuditEntry {
   service: string;
   rpc: string;
   actor: string;
-  /** Set when the actor is a merchant's own user: the merchant's trail is read by it. */
+  /** Set when the actor is a merchant's own user (or API key): the merchant's trail is read by it. */
   merchantId?: string;
+  /** The workload the call came through (SPIFFE ID). */
+  workload?: string;
   actorKind?: string;
   role?: string;
   targets: ReadonlyArray<string | undefined>;
@@ -181,6 +198,7 @@ export async function recordAudit(db: Knex, clock: Clock, logger: Logger, entry:
         request_id: currentRequestId() ?? null,
         trace_id: traceId() ?? null,
         ...(entry.merchantId ? { merchant_id: entry.merchantId } : {}),
+        ...(entry.workload ? { workload: entry.workload.slice(0, 300) } : {}),
       });
       if (targets.length > 0) await trx(TARGETS_TABLE).insert(targets.map((target_id) => ({ target_id, created_at: createdAt, audit_id: id })));
     });
@@ -216,6 +234,7 @@ export interface AuditRow {
   request_id: string | null;
   trace_id: string | null;
   merchant_id?: string | null;
+  workload?: string | null;
 }
 
 export interface AuditQuery {

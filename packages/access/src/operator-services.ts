@@ -1,3 +1,4 @@
+import { toBinary } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type ConnectRouter, type HandlerContext, type Transport } from "@connectrpc/connect";
 import {
@@ -18,7 +19,9 @@ import {
   type MerchantRole,
   type OperatorRole,
 } from "./operator-assertion.js";
-import { ANY_MERCHANT_ROLE, hostedModule, merchantRolesFor, neededRole, runApproved, type AccessEntry, type AccessModule, type AccessRegistry } from "./operator-access.js";
+import { ANY_MERCHANT_ROLE, hostedModule, merchantRolesFor, neededRole, type AccessEntry, type AccessModule, type AccessRegistry } from "./access-table.js";
+import { runApproved } from "./call-scope.js";
+import { isWorkload, MERCHANT_USER_CARRIERS, OPERATOR_CARRIERS, WORKLOAD_HEADER, WorkloadIdentityError, type WorkloadIdentity, type WorkloadVerifier } from "./workload-identity.js";
 import { auditJson, listAudit, recordAudit, type AuditRow } from "./operator-audit.js";
 import {
   approvalState,
@@ -34,6 +37,7 @@ import type { KeyObject } from "node:crypto";
 
 export interface OperatorServicesOptions {
   registry: AccessRegistry;
+  workloads: WorkloadVerifier;
   publicKey: KeyObject | undefined;
   clock: Clock;
   logger: Logger;
@@ -101,6 +105,8 @@ export function auditRecordOf(row: AuditRow): AuditRecord {
     service: row.service,
     maker: row.maker ?? "",
     beforeJson: row.before_json ?? "",
+    workload: row.workload ?? "",
+    merchantId: row.merchant_id ?? "",
   };
 }
 
@@ -111,14 +117,27 @@ export function auditRecordOf(row: AuditRow): AuditRecord {
  * stored request's RPC needs, and never its maker.
  */
 export function operatorRoutes(router: ConnectRouter, options: OperatorServicesOptions): void {
-  const { registry, publicKey, clock, logger, transport } = options;
+  const { registry, workloads, publicKey, clock, logger, transport } = options;
 
   /**
    * The caller: an operator of at least `needed`, or a merchant's user of one of `merchantRoles`
    * (none: closed to merchants' users). What a merchant's user reads is their merchant's alone.
    */
-  async function authorize(context: HandlerContext, needed: OperatorRole, merchantRoles: readonly MerchantRole[]): Promise<{ module: AccessModule; operator: ActorIdentity }> {
+  async function authorize(
+    context: HandlerContext,
+    needed: OperatorRole,
+    merchantRoles: readonly MerchantRole[],
+  ): Promise<{ module: AccessModule; operator: ActorIdentity; workload: WorkloadIdentity }> {
     const module = hostedModule(registry, context.requestHeader);
+    let workload: WorkloadIdentity;
+    try {
+      const header = context.requestHeader.get(WORKLOAD_HEADER);
+      if (!header) throw new WorkloadIdentityError(`this needs the caller's workload identity (${WORKLOAD_HEADER})`);
+      workload = await workloads.verify(header, module.name);
+    } catch (err) {
+      if (err instanceof WorkloadIdentityError) throw serviceError(Code.Unauthenticated, "UNAUTHENTICATED", err.message);
+      throw err;
+    }
     const token = context.requestHeader.get(OPERATOR_ASSERTION_HEADER);
     if (!token) throw serviceError(Code.Unauthenticated, "UNAUTHENTICATED", `this needs a signed operator assertion (${OPERATOR_ASSERTION_HEADER})`);
     let operator: ActorIdentity;
@@ -129,10 +148,14 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
       if (err instanceof AssertionError) throw serviceError(Code.Unauthenticated, "UNAUTHENTICATED", err.message);
       throw err;
     }
+    // Audit and approvals are people's: only a workload that carries people of the actor's kind brings them.
+    if (!isWorkload(workload, isMerchantUser(operator) ? MERCHANT_USER_CARRIERS : OPERATOR_CARRIERS)) {
+      throw serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `${workload.id} does not carry ${isMerchantUser(operator) ? "a merchant user's" : "an operator's"} calls`);
+    }
     if (isMerchantUser(operator)) {
       if (!merchantRoles.includes(operator.role)) throw serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `this is not open to the ${operator.role} role`);
     } else if (!roleAtLeast(operator.role, needed)) throw serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `this needs the ${needed} role`);
-    return { module, operator };
+    return { module, operator, workload };
   }
 
   /** Whether `actor` may decide (approve, or reject when not its maker) an approval of `entry`'s RPC for this request. */
@@ -144,6 +167,7 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
     }
     if (row.merchant_id) return serviceError(Code.PermissionDenied, "MERCHANT_APPROVAL", `approval ${row.id} is the merchant's own four-eyes: a second user of the merchant decides it`);
     const needed = neededRole(entry.access, request);
+    if (!needed) return serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `${verb} ${row.rpc} is not an operator's action`);
     return roleAtLeast(actor.role, needed) ? undefined : serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `${verb} ${row.rpc} needs the ${needed} role`);
   }
 
@@ -212,7 +236,7 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
     },
 
     async approve(req, context) {
-      const { module, operator } = await authorize(context, "viewer", ANY_MERCHANT_ROLE);
+      const { module, operator, workload } = await authorize(context, "viewer", ANY_MERCHANT_ROLE);
       const rpc = "payments.operator.v1.ApprovalService/Approve";
       const { row, entry } = await pendingApproval(module, req.id, operator);
       const refuse = async (err: ConnectError): Promise<never> => {
@@ -240,11 +264,13 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
       if (!call) throw new Error(`no client method ${entry.method.localName}`);
       let outcome = "ok";
       let responseJson: string;
+      let answer = new Uint8Array();
       try {
-        const response = await runApproved({ approvalId: row.id, module: module.name, rpc: row.rpc, maker: row.maker, makerRole: row.maker_role }, () =>
+        const response = await runApproved({ approvalId: row.id, module: module.name, rpc: row.rpc, maker: row.maker, makerRole: row.maker_role, workload }, () =>
           call(message, { headers }),
         );
         responseJson = auditJson(entry.method.output, response as never);
+        answer = toBinary(entry.method.output, response as never);
       } catch (err) {
         const error = ConnectError.from(err);
         outcome = error.metadata.get(ERROR_REASON_KEY) ?? (Code[error.code] || "UNKNOWN");
@@ -252,7 +278,7 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
       }
       await recordApprovalOutcome(module.db, row.id, outcome, responseJson);
       const done = await findApproval(module.db, row.id);
-      return { approval: approvalMessage(done ?? row, clock.now().getTime()) };
+      return { approval: approvalMessage(done ?? row, clock.now().getTime()), answer };
     },
 
     async reject(req, context) {

@@ -63,10 +63,28 @@ test("a merchant user's assertion names the merchant and a merchant role; an ope
   t.regex(await refused(await claims({ role: "owner", kind: "human", merchant_id: "" })), /empty merchant/);
 });
 
-test("a person's assertion cannot be signed for longer than 60 s; a service account's can, up to 90 days", async (t) => {
+test("a person's assertion cannot be signed for longer than 60 s; a service account's token can, up to 90 days, for the console alone", async (t) => {
   await t.throwsAsync(signAssertion(privateKey, { ...ayse, audience: "payout", ttlSeconds: 61 }, now), { instanceOf: AssertionError });
-  const token = await signAssertion(privateKey, { subject: "reconciler", name: "reconciler", role: "viewer", kind: "service", audience: ["payout", "deposit"], ttlSeconds: 30 * 24 * 3600 }, now);
-  t.is((await verifyAssertion(publicKey, token, "deposit", new Date(now.getTime() + 29 * 24 * 3600_000))).kind, "service");
+  const token = await signAssertion(privateKey, { subject: "reconciler", name: "reconciler", role: "viewer", kind: "service", audience: "console", ttlSeconds: 30 * 24 * 3600 }, now);
+  t.is((await verifyAssertion(publicKey, token, "console", new Date(now.getTime() + 29 * 24 * 3600_000))).kind, "service");
+  // A service takes nothing that lives longer than a minute: the token is exchanged at the console for one per call.
+  const forService = await signAssertion(privateKey, { subject: "reconciler", name: "reconciler", role: "viewer", kind: "service", audience: "deposit", ttlSeconds: 3600 }, now);
+  t.regex((await t.throwsAsync(verifyAssertion(publicKey, forService, "deposit", now), { instanceOf: AssertionError })).message, /at most 60 s/);
+});
+
+test("an assertion naming more than one audience is refused by each of them", async (t) => {
+  const token = await signAssertion(privateKey, { ...ayse, audience: ["payout", "deposit"] }, now);
+  for (const audience of ["payout", "deposit"]) {
+    t.regex((await t.throwsAsync(verifyAssertion(publicKey, token, audience, now), { instanceOf: AssertionError })).message, /more than one audience/, audience);
+  }
+});
+
+test("a signer hands out a fresh assertion, never one used before, when asked for a change", async (t) => {
+  const signer = createAssertionSigner(privateKey, ayse, { now: () => now });
+  const read = await signer.assertionFor("payout");
+  const changes = await Promise.all([signer.assertionFor("payout", { fresh: true }), signer.assertionFor("payout", { fresh: true })]);
+  t.is(new Set([read, ...changes]).size, 3);
+  t.is(await signer.assertionFor("payout"), read, "a read keeps the cached one");
 });
 
 test("a signer reuses an assertion per audience until 10 s before it expires", async (t) => {

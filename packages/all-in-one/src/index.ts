@@ -2,13 +2,13 @@ import { bankCatalogModule, seedSandboxAccounts } from "@payments/bank-catalog-s
 import { callbackModule } from "@payments/callback-sender-service";
 import { startConsole, type RunningConsole } from "@payments/console";
 import { startGateway } from "@payments/gateway";
+import { accessGuard, createLocalIdentities, localIdentity, spiffeId, startServices } from "@payments/access";
 import { createLogger, envVar, loadConfig, type Clock, type Env, type RunningServices } from "@payments/kit";
-import { startServices } from "@payments/access";
 import { depositModule } from "@payments/deposit-service";
 import { merchantModule } from "@payments/merchant-service";
 import { payoutModule } from "@payments/payout-service";
 import { z } from "zod";
-import { resolveMasterKey, resolveOperatorKeys } from "./master-key.js";
+import { resolveMasterKey, resolveOperatorKeys, resolveWorkloadIdentities } from "./master-key.js";
 
 /** Every service of the product, in start order. */
 export const allModules = [merchantModule, bankCatalogModule, depositModule, payoutModule, callbackModule] as const;
@@ -35,8 +35,17 @@ export async function startAllInOne(options: { env?: Env; clock?: Clock } = {}):
   const baseEnv = options.env ?? process.env;
   const config = loadConfig(configSchema, baseEnv);
   const logger = createLogger({ service: "all-in-one", level: config.LOG_LEVEL });
-  const env: Env = { ...baseEnv, MASTER_KEY: resolveMasterKey(baseEnv, config.DATA_DIR, logger), ...resolveOperatorKeys(baseEnv, config.DATA_DIR, logger) };
-  const services = await startServices([...allModules], { mode: "all-in-one", env, clock: options.clock, logger });
+  const env: Env = {
+    ...baseEnv,
+    MASTER_KEY: resolveMasterKey(baseEnv, config.DATA_DIR, logger),
+    ...resolveOperatorKeys(baseEnv, config.DATA_DIR, logger),
+    ...resolveWorkloadIdentities(baseEnv, config.DATA_DIR, logger),
+  };
+  // The parts of this process call each other in process, each as itself (README, "Workload identities"):
+  // the same tables as over the network, proven by a secret that never leaves the process.
+  const local = createLocalIdentities();
+  const trustDomain = env.WORKLOAD_TRUST_DOMAIN || "payments.local";
+  const services = await startServices([...allModules], { mode: "all-in-one", env, clock: options.clock, logger, guard: accessGuard({ local }) });
   let gateway: AllInOne["gateway"] | undefined;
   let operatorConsole: RunningConsole | undefined;
   try {
@@ -50,7 +59,7 @@ export async function startAllInOne(options: { env?: Env; clock?: Clock } = {}):
     }
     // The gateway calls the services in process (same handlers and interceptors as the
     // GRPC_PORT, which still serves the CLI and internal systems), not over loopback HTTP/2.
-    const local = services.localTransport;
+    const inProcess = services.localTransport;
     gateway = await startGateway({
       env,
       bus: services.bus,
@@ -58,13 +67,22 @@ export async function startAllInOne(options: { env?: Env; clock?: Clock } = {}):
       // One registry: /metrics on PORT and on GRPC_PORT show the gateway and every service.
       metrics: services.metrics,
       clock: options.clock,
-      transports: { merchant: local, bankCatalog: local, deposit: local, payout: local, callback: local },
+      transports: { merchant: inProcess, bankCatalog: inProcess, deposit: inProcess, payout: inProcess, callback: inProcess },
+      identity: localIdentity(local, spiffeId(trustDomain, "gateway")),
     });
     // The console signs what the services verify: it needs the private half, which the all-in-one
     // has unless OPERATOR_ASSERTION_PUBLIC_KEY points at someone else's console.
     if (env.OPERATOR_ASSERTION_PRIVATE_KEY) {
       // One console serves both the operators and the merchant dashboard (/merchant) here, unless told otherwise.
-      operatorConsole = await startConsole({ env: { ...env, CONSOLE_AUDIENCE: env.CONSOLE_AUDIENCE ?? "both" }, logger, metrics: services.metrics, clock: options.clock, transport: local });
+      const audience = env.CONSOLE_AUDIENCE ?? "both";
+      operatorConsole = await startConsole({
+        env: { ...env, CONSOLE_AUDIENCE: audience },
+        logger,
+        metrics: services.metrics,
+        clock: options.clock,
+        transport: inProcess,
+        identity: localIdentity(local, spiffeId(trustDomain, audience === "merchants" ? "merchant-dashboard" : "console")),
+      });
     } else {
       logger.warn("OPERATOR_ASSERTION_PUBLIC_KEY is set without OPERATOR_ASSERTION_PRIVATE_KEY: the console is not started here (the console that holds the key serves operators)");
     }

@@ -2,7 +2,7 @@ import { createPublicKey, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Logger } from "@payments/kit";
-import { generateAssertionKeyPair, loadAssertionPrivateKey, LOCAL_ADMIN_KEY_FILE } from "@payments/access";
+import { DEFAULT_TRUST_DOMAIN, ensureLocalWorkloadKeys, generateAssertionKeyPair, loadAssertionPrivateKey, loadTrustBundle, LOCAL_ADMIN_KEY_FILE } from "@payments/access";
 
 /**
  * The merchant service seals API secrets with MASTER_KEY. For a newcomer's `pnpm start`
@@ -46,4 +46,19 @@ export function resolveOperatorKeys(
   }
   const publicPem = createPublicKey(loadAssertionPrivateKey(privatePem)).export({ type: "spki", format: "pem" }).toString();
   return { OPERATOR_ASSERTION_PUBLIC_KEY: publicPem, OPERATOR_ASSERTION_PRIVATE_KEY: privatePem };
+}
+
+/**
+ * The workload identities of callers from outside this process (the CLI, a bank integration on
+ * this machine): their keys are made once in `<DATA_DIR>/workloads` (0600) and the services
+ * believe their public halves, merged with any WORKLOAD_TRUST_BUNDLE given. The parts inside the
+ * process (gateway, console, services) need no key: their calls never leave it.
+ */
+export function resolveWorkloadIdentities(env: Record<string, string | undefined>, dataDir: string, logger: Logger): { WORKLOAD_TRUST_BUNDLE: string } {
+  const trustDomain = env.WORKLOAD_TRUST_DOMAIN || DEFAULT_TRUST_DOMAIN;
+  const { bundle, made, dir } = ensureLocalWorkloadKeys(dataDir, trustDomain);
+  if (made.length > 0) logger.info({ dir, keys: made }, "made the workload keys of this machine's callers (the CLI, a bank integration), which `pnpm cli` signs with");
+  const given = loadTrustBundle(env.WORKLOAD_TRUST_BUNDLE);
+  const merged = given ? given.with(bundle.toJson().keys.map((k) => ({ spiffeId: k.spiffe_id, publicKey: bundle.key(k.kid)!.publicKey }))) : bundle;
+  return { WORKLOAD_TRUST_BUNDLE: JSON.stringify(merged.toJson()) };
 }

@@ -7,8 +7,8 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { ApprovalService, AuditService } from "@payments/contracts/operator";
 import { ConfigError, createServiceClient, ERROR_REASON_KEY, loadClientTls, type ClientTlsOptions } from "@payments/kit";
-import { operatorAssertionInterceptor, type AssertionSigner } from "@payments/access";
-import { operatorSigner } from "./operator-signer.js";
+import { operatorAssertionInterceptor, workloadIdentityInterceptor, type AssertionSigner, type CallerIdentity } from "@payments/access";
+import { carriesPeople, operatorSigner, workloadIdentity } from "./operator-signer.js";
 import { CommandFailed, UnreachableError, UsageError } from "./errors.js";
 
 /** Where `pnpm start` serves every internal service. */
@@ -27,6 +27,8 @@ export interface Endpoints {
   tls?: ClientTlsOptions;
   /** Who the calls act for (operatorSigner): each call carries this operator's signed assertion. */
   signer?: AssertionSigner;
+  /** Which program calls (workloadIdentity): every call carries it, or the services refuse it. */
+  identity?: CallerIdentity;
 }
 
 function checkedUrl(url: string, source: string): string {
@@ -78,8 +80,10 @@ export function resolveEndpoints(flags: { grpcUrl?: string; actor?: string }, en
     token: nonEmpty(env.INTERNAL_API_TOKEN),
     tls: clientTls(env),
   };
-  const signer = operatorSigner(flags.actor, env);
-  return signer ? { ...endpoints, signer } : endpoints;
+  const identity = workloadIdentity(env);
+  // A person rides only on a workload that carries people (the CLI itself); a bank integration's key calls as the integration alone.
+  const signer = !identity || carriesPeople(identity) ? operatorSigner(flags.actor, env) : undefined;
+  return { ...endpoints, ...(signer ? { signer } : {}), ...(identity ? { identity } : {}) };
 }
 
 /** What OpenSSL and Node say when a TLS handshake fails: untrusted server, missing or refused client certificate, TLS against cleartext. */
@@ -112,7 +116,11 @@ export type CallbackClient = Client<typeof CallbackService>;
 
 /** A client of one internal service at `url`: the internal token, the CLI's deadline, and an unreachable URL named in the error. */
 function serviceClient<S extends DescService>(service: S, url: string, endpoints: Endpoints, hosted?: string): Client<S> {
-  const interceptors = [reportUnreachable(url), ...(endpoints.signer ? [operatorAssertionInterceptor(endpoints.signer, hosted)] : [])];
+  const interceptors = [
+    reportUnreachable(url),
+    ...(endpoints.signer ? [operatorAssertionInterceptor(endpoints.signer, hosted)] : []),
+    ...(endpoints.identity ? [workloadIdentityInterceptor(endpoints.identity, hosted ? { audience: hosted } : {})] : []),
+  ];
   return createServiceClient(service, url, { token: endpoints.token, tls: endpoints.tls, timeoutMs: CALL_TIMEOUT_MS, interceptors });
 }
 

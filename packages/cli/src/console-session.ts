@@ -118,17 +118,25 @@ export function adminCredential(env: Env): { url: string; token: string } {
  */
 export function consoleAssertionSigner(env: Env): AssertionSigner | undefined {
   const session = loadSession(env);
-  if (!session) return undefined;
+  return session ? exchangingSigner(session.consoleUrl, session.token) : undefined;
+}
+
+/**
+ * Assertions the console signs for whoever `token` is (a `login` session, or a service account's
+ * token from `operator token`): one per audience, reused for reads until 10 s before it expires,
+ * and a fresh one for every call that changes anything (the services accept each such one once).
+ */
+export function exchangingSigner(consoleUrl: string, token: string): AssertionSigner {
   const cache = new Map<string, { assertion: string; renewAt: number }>();
   return {
-    async assertionFor(audience) {
+    async assertionFor(audience, options) {
       const held = cache.get(audience);
-      if (held && held.renewAt > Date.now()) return held.assertion;
-      const { body } = await consoleCall(session.consoleUrl, "POST", "/api/cli/assertions", { token: session.token, body: { audience } });
+      if (held && held.renewAt > Date.now() && !options?.fresh) return held.assertion;
+      const { body } = await consoleCall(consoleUrl, "POST", "/api/cli/assertions", { token, body: { audience } });
       const assertion = body.assertion;
       if (typeof assertion !== "string") throw new CommandFailed("the console answered no assertion");
       const expiresAt = typeof body.expiresAt === "string" ? Date.parse(body.expiresAt) : Date.now();
-      cache.set(audience, { assertion, renewAt: expiresAt - RENEW_BEFORE_MS });
+      if (!options?.fresh) cache.set(audience, { assertion, renewAt: expiresAt - RENEW_BEFORE_MS });
       return assertion;
     },
   };

@@ -46,12 +46,19 @@ export function describeFailure(thrown: unknown): { line: string; exitCode: numb
 }
 
 /**
- * Two different refusals share UNAUTHENTICATED: the internal token (which the services ask of
- * every caller) and the operator's signed assertion (which they ask of whoever acts). The hint
- * names what fixes the one that was refused.
+ * Three different refusals share UNAUTHENTICATED: the internal token (which the services ask of
+ * every caller at the network's edge), the workload identity (which program calls) and the
+ * operator's signed assertion (which they ask of whoever acts). The hint names what fixes the one
+ * that was refused.
  */
 function unauthenticatedHint(message: string): string {
   if (/internal API token/i.test(message)) return " — set INTERNAL_API_TOKEN to the token the services run with";
+  if (/workload (identity|assertion)|trust bundle|trust domain/i.test(message)) {
+    return (
+      " — the CLI names itself with WORKLOAD_KEY (a workload key the services' WORKLOAD_TRUST_BUNDLE holds: `pnpm cli identity issue`), " +
+      "or the all-in-one's key for this machine's CLI (<DATA_DIR>/workloads/cli.key, ./var unless DATA_DIR says otherwise)"
+    );
+  }
   return (
     " — the CLI signs as an operator with PAYMENTS_OPERATOR_TOKEN (`pnpm cli operator token`), OPERATOR_ASSERTION_PRIVATE_KEY, " +
     "or the all-in-one's local admin key (<DATA_DIR>/operator-admin.key, ./var unless DATA_DIR says otherwise): set one that the services' OPERATOR_ASSERTION_PUBLIC_KEY accepts"

@@ -1,8 +1,25 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createAssertionSigner, fixedAssertion, isOperatorRole, loadAssertionPrivateKey, LOCAL_ADMIN_KEY_FILE, type AssertionSigner } from "@payments/access";
+import {
+  createAssertionSigner,
+  isOperatorRole,
+  isWorkload,
+  loadAssertionPrivateKey,
+  LOCAL_ADMIN_KEY_FILE,
+  LOCAL_WORKLOAD_DIR,
+  OPERATOR_CARRIERS,
+  parseSpiffeId,
+  signedIdentity,
+  workloadKeyFile,
+  workloadKeyVariable,
+  workloadNameOf,
+  workloadSignerFromEnv,
+  type AssertionSigner,
+  type CallerIdentity,
+} from "@payments/access";
+import { ConfigError, systemClock } from "@payments/kit";
 import { UsageError } from "./errors.js";
-import { adminCredential, consoleAssertionSigner, consoleUrl } from "./console-session.js";
+import { adminCredential, consoleAssertionSigner, consoleUrl, exchangingSigner } from "./console-session.js";
 import { operatorName } from "./operator.js";
 
 
@@ -25,7 +42,8 @@ const CONSOLE_AUDIENCE = "console";
  */
 export function operatorSigner(actor: string | undefined, env: Readonly<Record<string, string | undefined>>): AssertionSigner | undefined {
   const token = env.PAYMENTS_OPERATOR_TOKEN?.trim();
-  if (token) return fixedAssertion(token);
+  // A service account's token is for the console, which signs a 60-second assertion per call for it.
+  if (token) return exchangingSigner(consoleUrl(env), token);
   const explicit = env.OPERATOR_ASSERTION_PRIVATE_KEY?.trim();
   if (!explicit) {
     const signedIn = consoleAssertionSigner(env);
@@ -65,4 +83,30 @@ export async function consoleAdminCredential(actor: string | undefined, env: Rea
     if (!signer) throw new UsageError("not signed in: run `login` first (or set PAYMENTS_OPERATOR_TOKEN, or run it where `pnpm start` keeps its data directory)");
     return { url: consoleUrl(env), token: await signer.assertionFor(CONSOLE_AUDIENCE) };
   }
+}
+
+/**
+ * Which program the CLI is to the services, proven on every call (README, "Workload identities"):
+ * WORKLOAD_KEY (with WORKLOAD_ID when it is not `spiffe://<domain>/cli`: a bank integration's own
+ * path), else the all-in-one's key for this machine's CLI, `<DATA_DIR>/workloads/cli.key`.
+ * undefined without either: every call is then refused (UNAUTHENTICATED).
+ */
+export function workloadIdentity(env: Readonly<Record<string, string | undefined>>): CallerIdentity | undefined {
+  const given = env.WORKLOAD_KEY?.trim() || env[workloadKeyVariable("cli")]?.trim();
+  const file = workloadKeyFile(join(env.DATA_DIR?.trim() || "./var", LOCAL_WORKLOAD_DIR), "cli");
+  const keyEnv = given ? { ...env } : existsSync(file) ? { ...env, WORKLOAD_KEY: file, WORKLOAD_ID: undefined } : undefined;
+  if (!keyEnv) return undefined;
+  try {
+    const signer = workloadSignerFromEnv(keyEnv, "cli", systemClock);
+    return signer ? signedIdentity(signer) : undefined;
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.message.replace(/^invalid configuration:\n\s*/, ""));
+    throw err;
+  }
+}
+
+/** Whether `identity` may carry an operator's assertion (the CLI; not a bank integration's key). */
+export function carriesPeople(identity: CallerIdentity): boolean {
+  const path = parseSpiffeId(identity.id)?.path ?? "";
+  return isWorkload({ name: workloadNameOf(path) }, OPERATOR_CARRIERS);
 }

@@ -8,6 +8,7 @@ import { registerBankCommands } from "./commands/bank.js";
 import { registerDepositCommands } from "./commands/deposit.js";
 import { registerEventCommands } from "./commands/events.js";
 import { registerFastCommands } from "./commands/fast.js";
+import { registerIdentityCommands } from "./commands/identity.js";
 import { registerLimitCommands } from "./commands/limit.js";
 import { registerLoginCommands } from "./commands/login.js";
 import { registerMerchantCommands } from "./commands/merchant.js";
@@ -31,11 +32,15 @@ Environment:
   DEPOSIT_SERVICE_URL          deposit service, for split deployments (default: GRPC_URL)
   PAYOUT_SERVICE_URL           payout service (balance, withdrawal), for split deployments (default: GRPC_URL)
   CALLBACK_SENDER_SERVICE_URL  callback-sender service (events), for split deployments (default: GRPC_URL)
-  INTERNAL_API_TOKEN           sent as "Authorization: Bearer <token>" when set
+  INTERNAL_API_TOKEN           sent as "Authorization: Bearer <token>" when set (an extra network guard: it grants nothing by itself)
+  WORKLOAD_KEY                 this CLI's workload key (Ed25519 PEM or its path), signing every call's workload identity;
+                               default <DATA_DIR>/workloads/cli.key, which \`pnpm start\` makes (DATA_DIR default ./var)
+  WORKLOAD_ID                  the SPIFFE ID WORKLOAD_KEY is for, when not spiffe://<WORKLOAD_TRUST_DOMAIN>/cli (a bank integration's own)
+  WORKLOAD_TRUST_DOMAIN        the SPIFFE trust domain (default payments.local)
   GATEWAY_URL                  merchant API used by \`request\` (default http://localhost:8080)
   CONSOLE_URL                  console used by \`login\` and \`operator\` (default http://127.0.0.1:8081)
   XDG_CONFIG_HOME              where \`login\` caches its session: $XDG_CONFIG_HOME/payments/session.json (default ~/.config)
-  PAYMENTS_OPERATOR_TOKEN      a service account's token (\`operator token\`), used instead of the \`login\` session
+  PAYMENTS_OPERATOR_TOKEN      a service account's token (\`operator token\`), exchanged at CONSOLE_URL for a 60-second assertion per call
   OPERATOR_ASSERTION_PRIVATE_KEY  the signing key, only for \`operator token\`
 
 Amounts are whole kuruş (150.50 TRY is 15050); a negative adjustment is --amount -500 or --amount=-500. Exit codes: 0 ok, 1 failed, 2 bad usage.`;
@@ -76,6 +81,7 @@ export function buildProgram(io: Io): Command {
   registerOperatorAccountCommands(program, ctx);
   registerApprovalCommands(program, ctx);
   registerAuditCommands(program, ctx);
+  registerIdentityCommands(program, ctx);
   return program;
 }
 

@@ -58,7 +58,7 @@ let rejectedId: string;
 const as = (operator: string, args: readonly string[], env: Record<string, string> = {}) => cli([...args, "--grpc-url", url], { PAYMENTS_OPERATOR: operator, ...env });
 
 async function available(): Promise<bigint> {
-  const { balances } = await createServiceClient(PayoutService, url, { operator: null }).getBalances({ merchantId });
+  const { balances } = await createServiceClient(PayoutService, url, { operator: null, merchant: merchantId }).getBalances({ merchantId });
   return balances.find((b) => b.currency === "TRY")?.available ?? 0n;
 }
 
@@ -77,9 +77,13 @@ test.before(async () => {
     env: { DATA_DIR: dataDir, MASTER_KEY: "cd".repeat(32), LOG_LEVEL: "warn", SHUTDOWN_GRACE: "1s" },
   });
   url = running.server.url;
-  const created = await as(MAKER, ["merchant", "create", "--name", "Live Shop", "--json"]);
+  // A live merchant: made by two admins (its creation is four-eyes too), the second shown its secrets.
+  const asked = await as(MAKER, ["merchant", "create", "--name", "Live Shop", "--json"]);
+  const creation = /"approvalId":"(apr_[^"]+)"/.exec(asked.stderr)?.[1];
+  if (asked.code !== 1 || !creation) throw new Error(`expected APPROVAL_REQUIRED, got ${asked.code}: ${asked.stderr}`);
+  const created = await as(CHECKER, ["approval", "approve", creation, "--json"]);
   if (created.code !== 0) throw new Error(created.stderr);
-  merchantId = (singleJson(created.stdout) as { merchantId: string }).merchantId;
+  merchantId = (singleJson(created.stdout) as { merchant: { merchantId: string } }).merchant.merchantId;
 });
 
 test.after.always(async () => {
@@ -103,7 +107,7 @@ test.serial("a live balance adjustment waits as a pending approval that list and
   t.is(human.code, 0, human.stderr);
   t.regex(human.stdout, /^ID +STATUS +SERVICE +ASKED BY +ASKED AT +WHAT\n/);
   t.regex(human.stdout, new RegExp(`${approvedId} +pending +payout +${MAKER} .* adjust the balance of live merchant ${merchantId}`));
-  t.is((await as(CHECKER, ["approval", "list", "--status", "approved"])).stdout, "No approvals.\n");
+  t.is((await as(CHECKER, ["approval", "list", "--status", "approved", "--service", "payout"])).stdout, "No approvals.\n");
 
   const shown = await as(CHECKER, ["approval", "show", approvedId]);
   t.is(shown.code, 0, shown.stderr);
@@ -193,7 +197,8 @@ test.serial("audit list shows the maker's request, the checker's approval and th
       [MAKER, "APPROVAL_REQUIRED", "", approvedId],
     ],
   );
-  t.true(byMerchant.records.some((x) => x.rpc === "payments.merchant.v1.MerchantService/CreateMerchant" && x.actor === MAKER && x.service === "merchant"), "audit list reads every service");
+  // The live merchant's creation: the checker's approved run of the maker's request, found by the id it made.
+  t.true(byMerchant.records.some((x) => x.rpc === "payments.merchant.v1.MerchantService/CreateMerchant" && x.actor === CHECKER && x.maker === MAKER && x.service === "merchant"), "audit list reads every service");
 
   const human = await as(CHECKER, ["audit", "list", "--actor", CHECKER, "--service", "payout"]);
   t.is(human.code, 0, human.stderr);

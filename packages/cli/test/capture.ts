@@ -1,5 +1,5 @@
 import net from "node:net";
-import { TEST_OPERATOR_PRIVATE_KEY_PEM } from "@payments/testing";
+import { TEST_OPERATOR_PRIVATE_KEY_PEM, testWorkloadKeyPem } from "@payments/testing";
 import type { Io } from "../src/io.js";
 import { run } from "../src/program.js";
 
@@ -12,10 +12,10 @@ export interface CliResult {
 /**
  * Runs the CLI in this process with captured streams and only the given environment, signing
  * its operator assertions with the test operators' key (as whoever --actor or PAYMENTS_OPERATOR
- * names) unless the environment says otherwise.
+ * names) and its calls as the test `cli` workload, unless the environment says otherwise.
  */
 export async function cli(args: readonly string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
-  env = { OPERATOR_ASSERTION_PRIVATE_KEY: TEST_OPERATOR_PRIVATE_KEY_PEM, PAYMENTS_OPERATOR: "cli-test", ...env };
+  env = { OPERATOR_ASSERTION_PRIVATE_KEY: TEST_OPERATOR_PRIVATE_KEY_PEM, PAYMENTS_OPERATOR: "cli-test", WORKLOAD_KEY_CLI: testWorkloadKeyPem("cli"), ...env };
   let stdout = "";
   let stderr = "";
   const io: Io = {

@@ -3,15 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
 import { createPublicKey } from "node:crypto";
-import { generateAssertionKeyPair, signAssertion, verifyAssertion, loadAssertionPrivateKey } from "@payments/access";
+import { AssertionError, generateAssertionKeyPair, signAssertion, verifyAssertion, loadAssertionPrivateKey } from "@payments/access";
+import { TEST_WORKLOAD_ENV } from "@payments/testing";
 import { startConsole } from "@payments/console";
-import { consoleAssertionSigner } from "../src/console-session.js";
+import { consoleAssertionSigner, exchangingSigner } from "../src/console-session.js";
 import { cli, singleJson } from "./capture.js";
 
 async function setup(t: import("ava").ExecutionContext) {
   const dir = mkdtempSync(join(tmpdir(), "cli-console-"));
   const { privateKeyPem } = generateAssertionKeyPair();
-  const running = await startConsole({ env: { DATA_DIR: join(dir, "data"), CONSOLE_PORT: "0", LOG_LEVEL: "silent" }, assertionPrivateKey: privateKeyPem });
+  const running = await startConsole({ env: { ...TEST_WORKLOAD_ENV, DATA_DIR: join(dir, "data"), CONSOLE_PORT: "0", LOG_LEVEL: "silent" }, assertionPrivateKey: privateKeyPem });
   t.teardown(async () => {
     await running.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -68,7 +69,7 @@ test("operator create with a service token prints a one-time link; login caches 
   t.regex(wrong.stderr, /INVALID_CREDENTIALS/);
 });
 
-test("operator token mints a service token for every service and the console; without the key it is a usage error", async (t) => {
+test("operator token mints a service account's token for the console alone, which exchanges it for a 60-second assertion per call; without the key it is a usage error", async (t) => {
   const { env, privateKeyPem } = await setup(t);
   // The key is left out explicitly: the test harness may give the CLI a signing key by default.
   t.is((await cli(["operator", "token", "--name", "nightly-recon", "--role", "finance"], { ...env, OPERATOR_ASSERTION_PRIVATE_KEY: undefined })).code, 2);
@@ -76,10 +77,15 @@ test("operator token mints a service token for every service and the console; wi
   t.is(minted.code, 0, minted.stderr);
   const { token } = singleJson(minted.stdout) as { token: string };
   const publicKey = createPublicKey(loadAssertionPrivateKey(privateKeyPem));
-  for (const audience of ["merchant", "bank-catalog", "deposit", "payout", "callback-sender", "console"]) {
-    const identity = await verifyAssertion(publicKey, token, audience);
-    t.deepEqual(identity, { subject: "nightly-recon", name: "nightly-recon", role: "finance", kind: "service" });
-  }
+  t.deepEqual(await verifyAssertion(publicKey, token, "console"), { subject: "nightly-recon", name: "nightly-recon", role: "finance", kind: "service" });
+  // A service takes nothing that lives a week: not even for the audience it would name.
+  for (const audience of ["merchant", "deposit", "payout"]) await t.throwsAsync(verifyAssertion(publicKey, token, audience), { instanceOf: AssertionError }, audience);
+  // The console signs, for the token, one 60-second assertion per call: a fresh one for a change.
+  const signer = exchangingSigner(env.CONSOLE_URL, token);
+  const read = await signer.assertionFor("deposit");
+  t.deepEqual(await verifyAssertion(publicKey, read, "deposit"), { subject: "nightly-recon", name: "nightly-recon", role: "finance", kind: "service" });
+  t.is(await signer.assertionFor("deposit"), read, "a read reuses it");
+  t.not(await signer.assertionFor("deposit", { fresh: true }), read, "a change gets its own");
   t.is((await cli(["operator", "token", "--name", "x", "--role", "admin", "--ttl", "91d"], { ...env, OPERATOR_ASSERTION_PRIVATE_KEY: privateKeyPem })).code, 2);
 });
 

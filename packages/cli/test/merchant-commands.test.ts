@@ -34,7 +34,8 @@ test.after.always(async () => {
 });
 
 async function createMerchant(name: string): Promise<string> {
-  const r = await cli(["merchant", "create", "--name", name, "--json", "--grpc-url", url]);
+  // Sandbox: these are about the CLI's words, and a live merchant is two admins' (approval-commands).
+  const r = await cli(["merchant", "create", "--name", name, "--sandbox", "--json", "--grpc-url", url]);
   if (r.code !== 0) throw new Error(r.stderr);
   return (singleJson(r.stdout) as { merchantId: string }).merchantId;
 }
@@ -106,7 +107,7 @@ interface DisplayNameJson {
 }
 
 test("merchant create --display-name stores the name customers see, and merchant show prints it; without it, show prints the name", async (t) => {
-  const created = await cli(["merchant", "create", "--name", "Ornek Magazacilik A.S.", "--display-name", "Örnek Mağaza", "--grpc-url", url]);
+  const created = await cli(["merchant", "create", "--name", "Ornek Magazacilik A.S.", "--display-name", "Örnek Mağaza", "--sandbox", "--grpc-url", url]);
   t.is(created.code, 0, created.stderr);
   t.regex(created.stdout, /display name\s+Örnek Mağaza\n/);
   const merchantId = /id\s+(mer_\S+)/.exec(created.stdout)?.[1] ?? "";
@@ -151,7 +152,7 @@ test("merchant set-display-name without a name or --clear, or with both, exits 2
   const long = await cli(["merchant", "set-display-name", merchantId, "x".repeat(101), "--grpc-url", url]);
   t.is(long.code, 1);
   t.regex(long.stderr, /^error: VALIDATION_ERROR: display_name: must be at most 100 characters.*\(field: display_name\)/);
-  const created = await cli(["merchant", "create", "--name", "Bidi Shop", "--display-name", "Shop\u202E", "--grpc-url", url]);
+  const created = await cli(["merchant", "create", "--name", "Bidi Shop", "--display-name", "Shop\u202E", "--sandbox", "--grpc-url", url]);
   t.is(created.code, 1);
   t.regex(created.stderr, /display_name: must not contain control characters or bidirectional overrides/);
 });

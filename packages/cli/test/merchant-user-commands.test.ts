@@ -6,7 +6,7 @@ import test from "ava";
 import { type RunningServices } from "@payments/kit";
 import { loadAssertionPrivateKey, signAssertion } from "@payments/access";
 import { startConsole, type RunningConsole } from "@payments/console";
-import { TEST_OPERATOR_PRIVATE_KEY_PEM } from "@payments/testing";
+import { TEST_OPERATOR_PRIVATE_KEY_PEM, TEST_WORKLOAD_ENV } from "@payments/testing";
 // The CLI has no runtime dependency on the services; the tests start the real one, which @payments/testing gives them.
 import { startInProcess } from "@payments/testing/services";
 import { cli, singleJson } from "./capture.js";
@@ -23,7 +23,7 @@ test.before(async () => {
   dir = await mkdtemp(join(tmpdir(), "cli-merchant-user-"));
   services = await startInProcess(["merchant"], { env: { DATA_DIR: join(dir, "services"), MASTER_KEY: randomBytes(32).toString("hex"), LOG_LEVEL: "warn", SHUTDOWN_GRACE: "1s" } });
   running = await startConsole({
-    env: { DATA_DIR: join(dir, "console"), CONSOLE_PORT: "0", LOG_LEVEL: "silent", CONSOLE_AUDIENCE: "both" },
+    env: { ...TEST_WORKLOAD_ENV, DATA_DIR: join(dir, "console"), CONSOLE_PORT: "0", LOG_LEVEL: "silent", CONSOLE_AUDIENCE: "both" },
     transport: services.localTransport,
     assertionPrivateKey: TEST_OPERATOR_PRIVATE_KEY_PEM,
   });

@@ -9,7 +9,7 @@ import test from "ava";
 import { type RunningServices } from "@payments/kit";
 // The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
 import { startInProcess } from "@payments/testing/services";
-import { TEST_OPERATOR_PRIVATE_KEY_PEM } from "@payments/testing";
+import { TEST_OPERATOR_PRIVATE_KEY_PEM, testWorkloadKeyPem } from "@payments/testing";
 import { cli, singleJson } from "./capture.js";
 
 // The CLI in-process (and once as the real bin) against the real merchant and bank-catalog
@@ -39,13 +39,14 @@ test.after.always(async () => {
 });
 
 async function createMerchant(name: string, ...extra: string[]): Promise<Credentials> {
-  const r = await cli(["merchant", "create", "--name", name, ...extra, "--json", "--grpc-url", url]);
+  // Sandbox: a live merchant is two admins' (approval-commands has that flow).
+  const r = await cli(["merchant", "create", "--name", name, "--sandbox", ...extra, "--json", "--grpc-url", url]);
   if (r.code !== 0) throw new Error(r.stderr);
   return singleJson(r.stdout) as Credentials;
 }
 
 test("merchant create --json prints one object with exactly merchantId, apiKey, apiSecret and webhookSecret", async (t) => {
-  const r = await cli(["merchant", "create", "--name", "Acme", "--ip", "10.0.0.0/8", "--json", "--grpc-url", url]);
+  const r = await cli(["merchant", "create", "--name", "Acme", "--sandbox", "--ip", "10.0.0.0/8", "--json", "--grpc-url", url]);
   t.is(r.code, 0, r.stderr);
   t.is(r.stderr, "");
   const json = singleJson(r.stdout) as Record<string, unknown>;
@@ -163,9 +164,9 @@ test("an unknown merchant exits 1 with the service's reason on stderr", async (t
 
 test("the real bin prints exactly one JSON object for merchant create --json", async (t) => {
   const bin = fileURLToPath(new URL("../bin/cli.mjs", import.meta.url));
-  const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, "merchant", "create", "--name", "Spawned", "--json", "--grpc-url", url], {
+  const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, "merchant", "create", "--name", "Spawned", "--sandbox", "--json", "--grpc-url", url], {
     // Signs as an operator with the test operators' key, as an operator's shell would hold one.
-    env: { ...process.env, INTERNAL_API_TOKEN: "", OPERATOR_ASSERTION_PRIVATE_KEY: TEST_OPERATOR_PRIVATE_KEY_PEM, PAYMENTS_OPERATOR: "cli-test" },
+    env: { ...process.env, INTERNAL_API_TOKEN: "", OPERATOR_ASSERTION_PRIVATE_KEY: TEST_OPERATOR_PRIVATE_KEY_PEM, PAYMENTS_OPERATOR: "cli-test", WORKLOAD_KEY: testWorkloadKeyPem("cli") },
     timeout: 30_000,
   });
   t.is(stderr, "");

@@ -44,15 +44,17 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * The closed internal boundary: an internal API that other machines can reach must ask
- * every caller for INTERNAL_API_TOKEN. Returns why the settings are refused, or
- * undefined when they are fine (loopback needs no token; a token is always fine).
+ * The closed internal boundary: an internal API that other machines can reach must ask every
+ * caller for INTERNAL_API_TOKEN too. The token grants nothing by itself (every call must also
+ * prove its caller's workload identity, @payments/access); it is a second lock at the network's
+ * edge, so a port exposed by mistake answers a stranger nothing but health checks. Returns why
+ * the settings are refused, or undefined when they are fine (loopback needs no token).
  */
 export function internalTokenProblem(settings: { GRPC_HOST: string; INTERNAL_API_TOKEN?: string | undefined }): string | undefined {
   if (settings.INTERNAL_API_TOKEN || isLoopbackHost(settings.GRPC_HOST)) return undefined;
   return (
     `required because GRPC_HOST=${settings.GRPC_HOST} is not a loopback address: other machines can reach the internal API, ` +
-    `and without a token anyone who reaches it could call every internal RPC (create merchants, confirm deposits, send payouts). ` +
+    `and anyone who reaches it could probe every internal RPC (each call still needs its caller's workload identity; the token is the second lock). ` +
     `Set INTERNAL_API_TOKEN (at least 16 characters, the same on every service, the gateway and the CLI), or bind GRPC_HOST to 127.0.0.1`
   );
 }

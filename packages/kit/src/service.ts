@@ -97,8 +97,11 @@ export interface GuardedModule {
 export interface CallGuard {
   /** Tables every module's database gets (audit, approvals), applied after the outbox's and before the module's own. */
   readonly migrations: readonly Migration[];
-  /** Interceptors on every call this process makes to another service (its own identity on each). */
-  readonly outgoing: readonly Interceptor[];
+  /**
+   * Interceptors on every call module `module` of this process makes to another service (its
+   * identity on each): `local` when the callee runs in this process (no network), else over it.
+   */
+  outgoingFor(module: string, local: boolean): readonly Interceptor[];
   /** Once every module's context exists: what the server adds to each call and serves beside the modules. */
   serve(input: GuardInput): GuardedServer;
   /** Jobs it runs, stopped with the process (called once the server serves). */
@@ -157,8 +160,18 @@ export interface StartOptions {
    * Who calls (@payments/access's accessGuard, which its startServices passes): required when
    * the process hosts any module, so no service ever serves a call nobody checked.
    */
-  guard?: CallGuard | ((env: Env) => CallGuard);
+  guard?: CallGuard | GuardFactory;
 }
+
+/** What a guard is made from, before anything starts: a bad setting of its own is reported like any other. */
+export interface GuardSetup {
+  env: Env;
+  clock: Clock;
+  mode: "split" | "all-in-one";
+  /** The modules this process hosts, by name. */
+  modules: readonly string[];
+}
+export type GuardFactory = (setup: GuardSetup) => CallGuard;
 
 export interface RunningServices {
   server: RpcServer;
@@ -174,8 +187,8 @@ export interface RunningServices {
   readiness: Readiness;
   /**
    * Every service of this process without the network, with its INTERNAL_API_TOKEN and
-   * RPC_TIMEOUT: what local modules call each other through, and what an in-process
-   * caller (the all-in-one's gateway) should use too.
+   * RPC_TIMEOUT, and no identity of its own: an in-process caller (the all-in-one's gateway and
+   * console) adds its identity to every call (@payments/access `withWorkloadIdentity`), or is refused.
    */
   localTransport: Transport;
   stop(): Promise<void>;
@@ -227,7 +240,7 @@ export async function startServices(modules: readonly AnyServiceModule[], option
   assertInternalBoundary(config);
   const serverTls = loadServerTls(env);
   // Made from the environment here, so a bad setting of its own is reported like any other.
-  const guard = typeof options.guard === "function" ? options.guard(env) : options.guard;
+  const guard = typeof options.guard === "function" ? options.guard({ env, clock: options.clock ?? systemClock, mode: options.mode, modules: modules.map((m) => m.name) }) : options.guard;
   if (!guard && modules.length > 0) throw new Error("startServices: no CallGuard: a service must not serve calls nobody checks (start it through @payments/access)");
   const clientTls = loadClientTls(env);
   const processName = options.mode === "split" && modules.length === 1 ? modules[0]!.name : "all-in-one";
@@ -254,7 +267,7 @@ export async function startServices(modules: readonly AnyServiceModule[], option
   server.readiness.add("bus", () => (bus.isReady?.() ?? true) || (bus instanceof JetStreamBus ? bus.notReadyReason() : "event bus not ready"));
   let migrated = false;
   server.readiness.add("migrations", () => migrated || "not applied yet");
-  const transportOptions: TransportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: clientTls, metrics, interceptors: [...(guard?.outgoing ?? [])] };
+  const transportOptions: TransportOptions = { token: config.INTERNAL_API_TOKEN, timeoutMs: config.RPC_TIMEOUT, tls: clientTls, metrics };
   // Modules hosted here are called in process: same handlers and interceptors as the port, no HTTP/2.
   const localTransport = server.inProcessTransport(transportOptions);
   const contexts = new Map<string, BaseContext>();
@@ -291,11 +304,13 @@ export async function startServices(modules: readonly AnyServiceModule[], option
         metrics,
         outbox,
         client(service, name) {
-          if (modules.some((m) => m.name === name)) return createClient(service, localTransport);
+          // Each module calls as itself: the guard's identity of this module on every call it makes.
+          const identity = (local: boolean) => [...(guard?.outgoingFor(module.name, local) ?? [])];
+          if (modules.some((m) => m.name === name)) return createClient(service, server.inProcessTransport({ ...transportOptions, interceptors: identity(true) }));
           const variable = serviceUrlVariable(name);
           const url = env[variable];
           if (!url) throw new Error(`${variable} is not set: ${module.name} needs the ${name} service`);
-          return createServiceClient(service, url, transportOptions);
+          return createServiceClient(service, url, { ...transportOptions, interceptors: identity(false) });
         },
       };
       const ctx: BaseContext = (await module.createContext(base)) as BaseContext;
@@ -390,7 +405,7 @@ export function collectStartGarbage(): void {
 }
 
 /** The main of a split-mode service, given the guard its calls go through (@payments/access's runService passes it). */
-export async function runService(module: AnyServiceModule, options: { guard: CallGuard | ((env: Env) => CallGuard) }): Promise<void> {
+export async function runService(module: AnyServiceModule, options: { guard: CallGuard | GuardFactory }): Promise<void> {
   try {
     const running = await startServices([module], { mode: "split", guard: options.guard });
     stopOnSignals(running.stop, running.logger);

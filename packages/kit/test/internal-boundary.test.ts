@@ -36,7 +36,7 @@ test("a non-loopback GRPC_HOST needs INTERNAL_API_TOKEN; loopback needs none", (
 test("the refusal is a ConfigError that names INTERNAL_API_TOKEN, the host and why", (t) => {
   const err = t.throws(() => assertInternalBoundary({ GRPC_HOST: "0.0.0.0" }), { instanceOf: ConfigError });
   t.regex(err.message, /^invalid configuration:\n {2}INTERNAL_API_TOKEN: required because GRPC_HOST=0\.0\.0\.0 is not a loopback address/);
-  t.regex(err.message, /anyone who reaches it could call every internal RPC/);
+  t.regex(err.message, /anyone who reaches it could probe every internal RPC/);
   t.regex(err.message, /bind GRPC_HOST to 127\.0\.0\.1/);
   t.notThrows(() => assertInternalBoundary({ GRPC_HOST: "127.0.0.1" }));
 });

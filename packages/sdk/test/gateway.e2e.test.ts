@@ -24,7 +24,17 @@ async function cli(args: string[]): Promise<string> {
 
 async function merchantClient(name: string, sandbox: boolean): Promise<PaymentsClient> {
   const args = ["merchant", "create", "--name", name, "--ip", "127.0.0.1,::1", "--json", ...(sandbox ? ["--sandbox"] : [])];
-  const creds = JSON.parse((await cli(args)).trim()) as { apiKey: string; apiSecret: string };
+  let creds: { apiKey: string; apiSecret: string };
+  if (sandbox) creds = JSON.parse((await cli(args)).trim()) as typeof creds;
+  else {
+    // A live merchant is made by two admins: the second, approving, is shown its secrets once.
+    const asked = await app.cli(args);
+    const approvalId = /"approvalId":"(apr_[^"]+)"/.exec(asked.stderr)?.[1];
+    if (!approvalId) throw new Error(`no approval asked for: ${asked.stderr}`);
+    const approved = await app.cli(["approval", "approve", approvalId, "--json"], { PAYMENTS_OPERATOR: "second-admin" });
+    if (approved.code !== 0) throw new Error(approved.stderr);
+    creds = (JSON.parse(approved.stdout) as { merchant: typeof creds }).merchant;
+  }
   return new PaymentsClient({ baseUrl: gatewayUrl, apiKey: creds.apiKey, apiSecret: creds.apiSecret, retryBaseDelayMs: 50 });
 }
 

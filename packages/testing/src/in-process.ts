@@ -56,8 +56,8 @@ export async function startInProcess(services: ReadonlyArray<ServiceName | Servi
   const { receivingAccounts, mode = "all-in-one", env = {}, ...rest } = options;
   const modules = services.map((s) => (typeof s === "string" ? serviceModule(s) : s));
   env.GRPC_PORT ??= "0";
-  // The test operators' key, so the harness clients' assertions are accepted.
-  env.OPERATOR_ASSERTION_PUBLIC_KEY ??= TEST_OPERATOR_ENV.OPERATOR_ASSERTION_PUBLIC_KEY;
+  // The test operators' key and the test workloads' bundle, so the harness clients are believed, and each module's own key for its calls out.
+  for (const [key, value] of Object.entries(TEST_OPERATOR_ENV)) env[key] ??= value;
   const running = await startServices(modules, { ...rest, mode, env });
   if (rest.clock) {
     // The harness clients sign their assertions at the time these services verify them at.

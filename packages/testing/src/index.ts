@@ -16,3 +16,4 @@ export * from "./tracing.js";
 export * from "./builders.js";
 export * from "./operators.js";
 export * from "./day-summaries.js";
+export * from "./workloads.js";

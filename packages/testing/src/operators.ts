@@ -1,7 +1,9 @@
 import type { KeyObject } from "node:crypto";
-import { fromJsonString, type DescService } from "@bufbuild/protobuf";
+import { fromBinary, fromJsonString, type DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client, type Interceptor } from "@connectrpc/connect";
-import { ApprovalService } from "@payments/contracts/operator";
+import { ApprovalService, type Approval } from "@payments/contracts/operator";
+import { speakForMerchant, workloadIdentityInterceptor, type CallerIdentity, type MerchantVoice } from "@payments/access";
+import { testMerchantVoice, testWorkload, TEST_WORKLOAD_ENV, type TestWorkload } from "./workloads.js";
 import { ERROR_REASON_KEY, errorInfo, createServiceClient as createKitServiceClient, type Clock, type TransportOptions } from "@payments/kit";
 import { audienceOfService, createAssertionSigner, generateAssertionKeyPair, loadAssertionPrivateKey, operatorAssertionInterceptor, signAssertion, type AssertionSigner, type ActorIdentity, type MerchantRole, type MerchantUserIdentity, type OperatorIdentity, type OperatorRole } from "@payments/access";
 
@@ -13,8 +15,12 @@ const pair = generateAssertionKeyPair();
 export const TEST_OPERATOR_PRIVATE_KEY_PEM = pair.privateKeyPem;
 const privateKey = loadAssertionPrivateKey(pair.privateKeyPem);
 
-/** What a service started by a test needs to accept the test operators' assertions. */
-export const TEST_OPERATOR_ENV: Readonly<Record<string, string>> = { OPERATOR_ASSERTION_PUBLIC_KEY: pair.publicKeyPem };
+/**
+ * What a process started by a test needs to believe the harness: the test operators' public key
+ * (people's assertions), and the test workloads' trust bundle with every workload's own key
+ * (TEST_WORKLOAD_ENV), so it names itself on its calls as the harness names it.
+ */
+export const TEST_OPERATOR_ENV: Readonly<Record<string, string>> = { OPERATOR_ASSERTION_PUBLIC_KEY: pair.publicKeyPem, ...TEST_WORKLOAD_ENV };
 
 /**
  * Both halves, for an all-in-one a test starts (startAllInOne): its services accept the harness
@@ -77,8 +83,15 @@ function clientSigner(operator: ActorIdentity, now: () => Date, key: KeyObject =
 export const TEST_APPROVER: OperatorIdentity = { subject: "test-approver@example.com", name: "Test Approver", role: "admin", kind: "human" };
 
 export interface TestClientOptions extends TransportOptions {
-  /** Who the calls act for: the test admin unless given; null for none (a trusted internal caller, like the gateway). */
+  /** Who the calls act for: the test admin unless given; null for none (a workload's own call, or the gateway's for `merchant`). */
   operator?: ActorIdentity | null;
+  /**
+   * Which program the calls come from (its test key signs their workload assertions): the
+   * console when a person acts, the gateway when none does, unless given; null for none at all.
+   */
+  workload?: TestWorkload | CallerIdentity | null;
+  /** The merchant the gateway speaks for (its id, with every key scope, or a whole voice): for `operator: null` as the gateway. */
+  merchant?: string | MerchantVoice;
   /**
    * Who approves a request that needs a second operator: TEST_APPROVER unless given; null to
    * get APPROVAL_REQUIRED back (the tests of four-eyes itself).
@@ -110,16 +123,45 @@ function secondOperatorApproves(baseUrl: string, transport: TransportOptions, ap
     const approvalId = info.details?.approvalId;
     const audience = audienceOfService(req.service.typeName);
     if (info.reason !== "APPROVAL_REQUIRED" || !approvalId || !audience || req.stream) throw err;
-    const approvals = createKitServiceClient(ApprovalService, baseUrl, { ...transport, interceptors: [operatorAssertionInterceptor(clientSigner(approver, now, key), audience)] });
-    const { approval } = await approvals.approve({ id: approvalId, note: "approved by the test harness's second operator" });
-    if (!approval) throw new Error("Approve answered no approval");
+    const approvals = createKitServiceClient(ApprovalService, baseUrl, {
+      ...transport,
+      interceptors: [operatorAssertionInterceptor(clientSigner(approver, now, key), audience), workloadIdentityInterceptor(testWorkload("console", clockAt(now)), { audience })],
+    });
+    const decided = await approveOrAwait(approvals, approvalId);
+    if ("message" in decided) return { stream: false, service: req.service, method: req.method, header: new Headers(), trailer: new Headers(), message: fromJsonString(req.method.output, decided.message) };
+    const { approval, answer } = decided;
     if (approval.outcome !== "ok") {
       const failed = JSON.parse(approval.responseJson || "{}") as { code?: string; message?: string };
       const code = (Code as unknown as Record<string, Code | undefined>)[failed.code ?? ""] ?? Code.Unknown;
       throw new ConnectError(failed.message ?? approval.outcome, code, new Headers({ [ERROR_REASON_KEY]: approval.outcome }));
     }
-    return { stream: false, service: req.service, method: req.method, header: new Headers(), trailer: new Headers(), message: fromJsonString(req.method.output, approval.responseJson) };
+    // The run's own answer (secrets in it, as the approver got them), as the call would have answered.
+    return { stream: false, service: req.service, method: req.method, header: new Headers(), trailer: new Headers(), message: fromBinary(req.method.output, answer) };
   };
+}
+
+/**
+ * Approves `id`; when the same request, asked twice at once by the same person, became one
+ * approval that the other call's approver ran already, waits for that run and gives its stored
+ * answer (secrets left out), as the second of two identical forms would see.
+ */
+async function approveOrAwait(approvals: Client<typeof ApprovalService>, id: string): Promise<{ approval: Approval; answer: Uint8Array } | { message: string }> {
+  try {
+    const { approval, answer } = await approvals.approve({ id, note: "approved by the test harness's second operator" });
+    if (!approval) throw new Error("Approve answered no approval");
+    return { approval, answer };
+  } catch (err) {
+    if (errorInfo(err).reason !== "APPROVAL_NOT_PENDING") throw err;
+    for (let i = 0; i < 100; i++) {
+      const { approval } = await approvals.getApproval({ id });
+      if (approval && approval.outcome !== "running" && approval.outcome !== "") {
+        if (approval.outcome !== "ok") return { approval, answer: new Uint8Array() };
+        return { message: approval.responseJson };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw err;
+  }
 }
 
 /**
@@ -128,14 +170,29 @@ function secondOperatorApproves(baseUrl: string, transport: TransportOptions, ap
  * needs a second operator is approved by one (TEST_APPROVER unless told).
  */
 export function createServiceClient<S extends DescService>(service: S, baseUrl: string, options: TestClientOptions = {}): Client<S> {
-  const { operator = TEST_ADMIN, approver = TEST_APPROVER, service: hosted, clock, signingKey, ...transport } = options;
-  if (operator === null) return createKitServiceClient(service, baseUrl, transport);
+  const { operator = TEST_ADMIN, approver = TEST_APPROVER, service: hosted, clock, signingKey, workload, merchant, ...transport } = options;
   const now = () => (clock ?? serviceClocks.get(clockKey(baseUrl)))?.now() ?? new Date();
+  const caller = workload === null ? undefined : typeof workload === "object" ? workload : testWorkload(workload ?? (operator === null ? "gateway" : "console"), clockAt(now));
+  const identity = caller ? [workloadIdentityInterceptor(caller, hosted ? { audience: hosted } : {})] : [];
+  const voice = typeof merchant === "string" ? testMerchantVoice(merchant) : merchant;
+  const speaking = voice ? [speakingFor(voice)] : [];
+  if (operator === null) return createKitServiceClient(service, baseUrl, { ...transport, interceptors: [...speaking, ...identity, ...(transport.interceptors ?? [])] });
   const key = signingKey ? loadAssertionPrivateKey(signingKey) : privateKey;
   const interceptors = [
     ...(approver ? [secondOperatorApproves(baseUrl, transport, approver, now, key)] : []),
     operatorAssertionInterceptor(clientSigner(operator, now, key), hosted),
+    ...identity,
     ...(transport.interceptors ?? []),
   ];
   return createKitServiceClient(service, baseUrl, { ...transport, interceptors });
+}
+
+/** A clock reading `now` (the harness signs workload assertions at the services' time, as it signs people's). */
+function clockAt(now: () => Date): Clock {
+  return { now };
+}
+
+/** Every call in it speaks for `voice`, as the gateway's calls inside a merchant's request do. */
+function speakingFor(voice: MerchantVoice): Interceptor {
+  return (next) => (req) => speakForMerchant(voice, () => next(req));
 }

@@ -5,8 +5,10 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { DescService } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import { LOCAL_ADMIN_KEY_FILE } from "@payments/access";
+import { LOCAL_ADMIN_KEY_FILE, LOCAL_WORKLOAD_DIR, signedIdentity, workloadKeyFile, workloadSignerFromEnv } from "@payments/access";
+import { systemClock } from "@payments/kit";
 import { createServiceClient, TEST_OPERATOR_PRIVATE_KEY_PEM, type TestClientOptions } from "./operators.js";
+import { testWorkloadKeyPem } from "./workloads.js";
 
 // The product as an operator runs it, in processes of its own: the CLI and the all-in-one.
 
@@ -58,6 +60,9 @@ export function runCli(args: readonly string[], env: Record<string, string | und
   merged.PAYMENTS_OPERATOR = "cli-test";
   merged.XDG_CONFIG_HOME = join(tmpdir(), "payments-cli-test-no-session");
   if (!SIGNING_SETTINGS.some((name) => name in env)) merged.OPERATOR_ASSERTION_PRIVATE_KEY = TEST_OPERATOR_PRIVATE_KEY_PEM;
+  // Which program it is: the test CLI key the harness's services believe, unless it runs where an all-in-one keeps its keys (DATA_DIR).
+  for (const name of ["WORKLOAD_KEY", "WORKLOAD_ID", "WORKLOAD_KEY_CLI"]) delete merged[name];
+  if (!("DATA_DIR" in env) && !("WORKLOAD_KEY" in env)) merged.WORKLOAD_KEY_CLI = testWorkloadKeyPem("cli");
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete merged[name];
     else merged[name] = value;
@@ -136,7 +141,10 @@ export async function spawnAllInOne(env: Record<string, string> = {}): Promise<A
     });
     const cli = (args: readonly string[], more: Record<string, string | undefined> = {}) => runCli(args, { GRPC_URL: urls.grpcUrl, DATA_DIR: dataDir, ...more });
     const operatorKey = () => readFileSync(join(dataDir, LOCAL_ADMIN_KEY_FILE), "utf8");
-    const client = <S extends DescService>(service: S, options: TestClientOptions = {}) => createServiceClient(service, urls.grpcUrl, { signingKey: operatorKey(), ...options });
+    // As its machine's CLI: the local admin key for the person, its `cli` workload key for the program.
+    const cliKey = () => workloadKeyFile(join(dataDir, LOCAL_WORKLOAD_DIR), "cli");
+    const client = <S extends DescService>(service: S, options: TestClientOptions = {}) =>
+      createServiceClient(service, urls.grpcUrl, { signingKey: operatorKey(), workload: signedIdentity(workloadSignerFromEnv({ WORKLOAD_KEY: cliKey() }, "cli", systemClock)!), ...options });
     return { child, ...urls, dataDir, logLines, stop, cli, operatorKey, client };
   } catch (err) {
     await stop();

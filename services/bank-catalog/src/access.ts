@@ -1,30 +1,31 @@
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/access";
+import { ANY_API_KEY, ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/access";
 import type { BankCatalogContext } from "./context.js";
 import { getAccountRow } from "./store.js";
 import { parseCreateReceivingAccount } from "./routes/create-receiving-account.js";
 import { parseUpdateReceivingAccount } from "./routes/update-receiving-account.js";
 
 /**
- * Who may call each RPC (README, "Operators: roles and approvals"): the gateway and the deposit
- * service read banks, limits, accounts and terms without an operator; changing them is an
- * admin's. A live receiving account added or made active again (where customers' real money
- * will be sent) needs a second admin.
+ * Who may call each RPC (README, "Operators: roles and approvals", and "Workload identities"):
+ * the gateway reads a merchant's bank list for the merchant (any API key) and the banks for
+ * their logos; the deposit service reads accounts and terms, the payout service the banks;
+ * changing any of it is an admin's. A live receiving account added or made active again (where
+ * customers' real money will be sent) needs a second admin.
  */
 export function bankCatalogAccess(ctx: BankCatalogContext): ServiceAccess[] {
   const admin = { role: "admin" } as const;
   return [
     defineAccess(BankCatalogService, {
-      listAvailableBanks: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
-      listBanks: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE, scope: () => true } },
+      listAvailableBanks: { role: "viewer", apiKey: ANY_API_KEY, merchant: { roles: ANY_MERCHANT_ROLE } },
+      listBanks: { role: "viewer", workloads: ["gateway", "payout"], merchant: { roles: ANY_MERCHANT_ROLE, scope: () => true } },
       createBank: admin,
       updateBank: admin,
-      getFastSettings: { role: "viewer", system: true },
+      getFastSettings: { role: "viewer" },
       updateFastSettings: admin,
       setMerchantLimit: admin,
       clearMerchantLimit: admin,
-      listMerchantLimits: { role: "viewer", system: true },
-      listReceivingAccounts: { role: "viewer", system: true },
+      listMerchantLimits: { role: "viewer" },
+      listReceivingAccounts: { role: "viewer", workloads: ["deposit"] },
       createReceivingAccount: {
         ...admin,
         validate: parseCreateReceivingAccount,
@@ -43,8 +44,8 @@ export function bankCatalogAccess(ctx: BankCatalogContext): ServiceAccess[] {
         },
       },
       // The all-in-one's start adds the made-up sandbox accounts; never live ones.
-      seedSandboxAccounts: { ...admin, system: true },
-      getDepositTerms: { role: "viewer", system: true },
+      seedSandboxAccounts: admin,
+      getDepositTerms: { role: "viewer", workloads: ["deposit"] },
     }),
   ];
 }

@@ -32,7 +32,7 @@ test("redelivering failed events is support's, on one operator, and audited unde
   const done = await createServiceClient(CallbackService, url(), { operator: support, approver: null }).redeliverFailedEvents({ merchantId: "mer_none", since });
   t.is(done.count, 0);
   t.like(await rejectionOf(createServiceClient(CallbackService, url(), { operator: testOperator("viewer") }).redeliverFailedEvents({ merchantId: "mer_none", since })), { code: Code.PermissionDenied });
-  t.like(await rejectionOf(createServiceClient(CallbackService, url(), { operator: null }).redeliverFailedEvents({ merchantId: "mer_none", since })), { code: Code.Unauthenticated });
+  t.like(await rejectionOf(createServiceClient(CallbackService, url(), { operator: null, workload: null }).redeliverFailedEvents({ merchantId: "mer_none", since })), { code: Code.Unauthenticated });
 
   const { records } = await createServiceClient(AuditService, url(), { operator: testOperator("viewer"), service: "callback-sender" }).listAuditRecords({ targetId: "mer_none", limit: 10 });
   t.deepEqual(
@@ -41,8 +41,8 @@ test("redelivering failed events is support's, on one operator, and audited unde
   );
 });
 
-test("the gateway redelivers a merchant's own event without an operator: its refusal is the event's, not UNAUTHENTICATED", async (t) => {
-  const info = await rejectionOf(createServiceClient(CallbackService, url(), { operator: null }).redeliverEvent({ merchantId: "mer_none", eventId: "evt_none" }));
+test("the gateway redelivers a merchant's own event for the merchant, without an operator: its refusal is the event's, not UNAUTHENTICATED", async (t) => {
+  const info = await rejectionOf(createServiceClient(CallbackService, url(), { operator: null, merchant: "mer_none" }).redeliverEvent({ merchantId: "mer_none", eventId: "evt_none" }));
   t.not(info.code, Code.Unauthenticated);
   t.not(info.code, Code.PermissionDenied);
 });

@@ -80,6 +80,7 @@ export class Stack {
   /** The environment of a sender replica (also for one in a child process). */
   senderEnv(env: Env = {}): Env {
     return {
+      ...TEST_OPERATOR_ENV,
       ...this.js,
       DATABASE_URL: this.senderDatabaseUrl,
       GRPC_PORT: "0",

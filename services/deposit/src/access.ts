@@ -15,24 +15,28 @@ interface TransferFacts {
 }
 
 /**
- * Who may call each RPC (README, "Operators: roles and approvals"). The gateway creates,
- * reads and cancels deposits for an authenticated merchant and runs the sandbox helpers; bank
- * integrations report transfers; the merchant service raises the mode fence: those go without
- * an operator. Deciding what money is, is an operator's; sending it back, finance's. Live money
- * moved by hand above APPROVAL_THRESHOLD, and every live return, needs a second operator.
+ * Who may call each RPC (README, "Operators: roles and approvals", and "Workload identities").
+ * The gateway creates, reads and cancels deposits for a merchant (its API key's scopes) and runs
+ * the sandbox helpers, and reads a checkout by its token for the customer's page; a bank
+ * integration reports transfers and imports statements (as an operator may); the merchant
+ * service raises the mode fence. Deciding what money is, is an operator's; sending it back,
+ * finance's. Live money moved by hand above APPROVAL_THRESHOLD, and every live return, needs a
+ * second operator.
  */
 export function depositAccess(ctx: DepositContext): ServiceAccess[] {
   const threshold = ctx.config.APPROVAL_THRESHOLD;
   const transfer = async (id: string) =>
     ctx.db("incoming_transfers").where({ id }).first<TransferFacts | undefined>("amount", "currency", "iban", "deposit_id");
   const money = (amount: number, currency: string) => formatMajor(amount, currency);
+  const deposits = { scopes: ["deposits"] } as const;
+  const reads = { scopes: ["read", "deposits"] } as const;
   return [
     defineAccess(DepositService, {
-      createDeposit: { role: "admin", system: true },
-      getDeposit: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
-      listDeposits: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
+      createDeposit: { role: "admin", apiKey: deposits },
+      getDeposit: { role: "viewer", apiKey: reads, merchant: { roles: ANY_MERCHANT_ROLE } },
+      listDeposits: { role: "viewer", apiKey: reads, merchant: { roles: ANY_MERCHANT_ROLE } },
       summarizeDeposits: { role: "viewer", merchant: { roles: ANY_MERCHANT_ROLE } },
-      cancelDeposit: { role: "operator", system: true, merchant: { roles: ["owner", "developer"] } },
+      cancelDeposit: { role: "operator", apiKey: deposits, merchant: { roles: ["owner", "developer"] } },
       confirmDeposit: {
         role: "operator",
         before: (req) => findDepositRow(ctx.db, { depositId: req.depositId }),
@@ -46,12 +50,13 @@ export function depositAccess(ctx: DepositContext): ServiceAccess[] {
         },
       },
       rejectDeposit: { role: "operator", reason: (req) => req.reason },
-      reportTransfer: { role: "operator", system: true },
+      reportTransfer: { role: "operator", workloads: ["bank-integration"] },
       listUnmatchedTransfers: { role: "viewer" },
-      getCheckout: { role: "viewer", system: true },
-      simulatePayment: { role: "operator", system: true },
-      sandboxPayDeposit: { role: "operator", system: true, merchant: { roles: ["owner", "developer"] } },
-      sandboxExpireDeposit: { role: "operator", system: true, merchant: { roles: ["owner", "developer"] } },
+      // The checkout page's own calls, by the deposit's token (the customer's link): the gateway alone.
+      getCheckout: { role: "viewer", workloads: ["gateway"] },
+      simulatePayment: { role: "operator", workloads: ["gateway"] },
+      sandboxPayDeposit: { role: "operator", apiKey: deposits, merchant: { roles: ["owner", "developer"] } },
+      sandboxExpireDeposit: { role: "operator", apiKey: deposits, merchant: { roles: ["owner", "developer"] } },
       getTransfer: { role: "viewer" },
       resolveTransfer: {
         role: "operator",
@@ -72,10 +77,11 @@ export function depositAccess(ctx: DepositContext): ServiceAccess[] {
           return { summary: to };
         },
       },
-      importStatement: { role: "finance" },
+      importStatement: { role: "finance", workloads: ["bank-integration"] },
       getReconciliation: { role: "finance" },
-      raiseModeFence: { role: "admin", system: true },
-      lowerModeFence: { role: "admin", system: true },
+      // Only the merchant service, on a sandbox/live switch it is making.
+      raiseModeFence: { workloads: ["merchant"] },
+      lowerModeFence: { workloads: ["merchant"] },
     }),
   ];
 }

@@ -26,7 +26,7 @@ test.before(async () => {
   depositSide = await startServices([depositModule], {
     mode: "split",
     clock: depositClock,
-    env: {
+    env: { ...TEST_OPERATOR_ENV,
       ...common,
       DATABASE_URL: deriveDatabaseUrl(database.url, "deposit"),
       MERCHANT_SERVICE_URL: catalogSide.server.url,

@@ -49,7 +49,7 @@ test.before(async () => {
   merchantSide = await startInProcess(["merchant", "bank-catalog", payoutWithoutMoney], { env: merchantEnv });
   depositSide = await startServices([depositModule], {
     mode: "split",
-    env: {
+    env: { ...TEST_OPERATOR_ENV,
       ...common,
       DATABASE_URL: deriveDatabaseUrl(database.url, "deposit"),
       MERCHANT_SERVICE_URL: merchantSide.server.url,

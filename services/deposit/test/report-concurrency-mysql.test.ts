@@ -31,7 +31,7 @@ test.before(async () => {
   running = await startInProcess(["merchant", "bank-catalog", depositModule], { env: { ...common, DATABASE_URL: database.url } });
   replica = await startServices([depositModule], {
     mode: "split",
-    env: { ...common, DATABASE_URL: deriveDatabaseUrl(database.url, "deposit"), MERCHANT_SERVICE_URL: running.server.url, BANK_CATALOG_SERVICE_URL: running.server.url },
+    env: { ...TEST_OPERATOR_ENV, ...common, DATABASE_URL: deriveDatabaseUrl(database.url, "deposit"), MERCHANT_SERVICE_URL: running.server.url, BANK_CATALOG_SERVICE_URL: running.server.url },
   });
   clients = [createServiceClient(DepositService, running.server.url), createServiceClient(DepositService, replica.server.url)];
   const catalog = createServiceClient(BankCatalogService, running.server.url);

@@ -35,7 +35,7 @@ test.before(async () => {
   replica = await startServices([depositModule], {
     mode: "split",
     clock,
-    env: {
+    env: { ...TEST_OPERATOR_ENV,
       ...common,
       DATABASE_URL: deriveDatabaseUrl(database.url, "deposit"),
       MERCHANT_SERVICE_URL: running.server.url,

@@ -3,11 +3,15 @@ import { ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/a
 import type { MerchantContext } from "./context.js";
 import { findMerchant } from "./store.js";
 import { parseSetSandbox } from "./routes/set-sandbox.js";
+import { parseCreateMerchant } from "./routes/create-merchant.js";
+import { requireCallableCallbackUrl } from "./callback-url-policy.js";
 
 /**
- * Who may call each RPC (README, "Operators: roles and approvals"). Merchants are an admin's
- * business; the gateway and the other services read what they need without an operator.
- * Reading a merchant's secrets (credentials, callback target) is for those internal callers.
+ * Who may call each RPC (README, "Operators: roles and approvals", and "Workload identities").
+ * Merchants are an admin's business, and a live one is made by two admins. The deposit and payout
+ * services read a merchant; a merchant's secrets are read by the one workload that needs them
+ * (the gateway the API secrets that verify requests, the callback-sender the ones that sign
+ * callbacks), every read audited, and by nobody else: not an operator, not a merchant's user.
  */
 export function merchantAccess(ctx: MerchantContext): ServiceAccess[] {
   const admin = { role: "admin" } as const;
@@ -15,8 +19,14 @@ export function merchantAccess(ctx: MerchantContext): ServiceAccess[] {
   const integration = { roles: ["owner", "developer"] } as const;
   return [
     defineAccess(MerchantService, {
-      createMerchant: { role: "admin" },
-      getMerchant: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
+      createMerchant: {
+        ...admin,
+        // The handler's own checks (the schema, then whether the callback URL may be called), before a second admin is asked.
+        validate: async (req) => requireCallableCallbackUrl(ctx, parseCreateMerchant(req).callbackUrl),
+        // A live merchant takes real money from its first deposit: a second admin agrees, as for a switch to live.
+        approval: (req) => Promise.resolve(req.sandbox ? undefined : { summary: `create live merchant ${req.name.trim()}` }),
+      },
+      getMerchant: { role: "viewer", workloads: ["deposit", "payout"], merchant: { roles: ANY_MERCHANT_ROLE } },
       listMerchants: { role: "viewer" },
       rotateSecret: { ...admin, merchant: integration },
       revokeSecret: { ...admin, merchant: { roles: ["owner", "developer"] } },
@@ -40,8 +50,8 @@ export function merchantAccess(ctx: MerchantContext): ServiceAccess[] {
       setRateLimit: admin,
       setPaymentRules: admin,
       setWithdrawalApproval: { ...admin, merchant: { roles: ["owner"] } },
-      getCredentials: { role: "admin", system: true },
-      getCallbackTarget: { role: "admin", system: true },
+      getCredentials: { workloads: ["gateway"], audit: "always" },
+      getCallbackTarget: { workloads: ["callback-sender"], audit: "always" },
     }),
   ];
 }

@@ -17,6 +17,8 @@ export interface MerchantOnBackend {
   name: string;
   /** A client of the service as the test operator (and its approver). */
   client(): Client<typeof MerchantService>;
+  /** A client of the gateway's own calls (GetCredentials: the secrets that verify a merchant's requests). */
+  gateway(): Client<typeof MerchantService>;
   /** A client signed in as one merchant's dashboard user in that role. */
   asUser(merchantId: string, role: Parameters<typeof testMerchantUser>[1]): Client<typeof MerchantService>;
   /** Every MerchantChanged event the service published, in order. */
@@ -76,6 +78,7 @@ export function onEachBackend(test: TestFn, dirPrefix: string, register: (mercha
     register({
       name: backend.name,
       client: () => createServiceClient(MerchantService, running!.server.url),
+      gateway: () => createServiceClient(MerchantService, running!.server.url, { operator: null, workload: "gateway" }),
       asUser: (merchantId, role) => createServiceClient(MerchantService, running!.server.url, { operator: testMerchantUser(merchantId, role), approver: null }),
       published,
     });

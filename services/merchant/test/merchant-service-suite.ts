@@ -45,6 +45,9 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
   let running: RunningServices | undefined;
   let neighbours: RunningServices | undefined;
   let client: MerchantClient;
+  /** The two workloads that read a merchant's secrets: the gateway (API secrets) and the callback-sender (signing secrets). */
+  let gateway: MerchantClient;
+  let callbackSender: MerchantClient;
   let watcher: Subscription | undefined;
   const published: MerchantChanged[] = [];
 
@@ -64,6 +67,8 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     };
     running = await startServices([merchantModule], { mode: "split", env, clock });
     client = createServiceClient(MerchantService, running.server.url, { clock });
+    gateway = createServiceClient(MerchantService, running.server.url, { clock, operator: null, workload: "gateway" });
+    callbackSender = createServiceClient(MerchantService, running.server.url, { clock, operator: null, workload: "callback-sender" });
     // SetSandbox asks the deposit and payout services whether the merchant has moved money:
     // they run beside it (their own databases, derived from the same base), and the merchant
     // service finds them through the *_SERVICE_URL it reads when it first needs them.
@@ -90,7 +95,8 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     return ctx.db;
   }
 
-  async function newMerchant(name = "Acme Payments") {
+  // A name of its own: two identical requests of one admin at once are one approval (a form sent twice), which concurrent tests must not be.
+  async function newMerchant(name = `Acme Payments ${randomBytes(3).toString("hex")}`) {
     return client.createMerchant({ name, allowedIps: [], callbackUrl: "", sandbox: false });
   }
 
@@ -112,7 +118,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     t.regex(rotated.apiSecret, /^sk_[A-Za-z0-9_-]{43}$/);
     t.not(rotated.apiSecret, created.apiSecret);
 
-    const during = await client.getCredentials({ apiKey });
+    const during = await gateway.getCredentials({ apiKey });
     t.deepEqual(
       during.secrets.map((s) => s.secret),
       [rotated.apiSecret, created.apiSecret],
@@ -122,10 +128,10 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     t.is(timestampDate(during.secrets[1]!.expiresAt!).getTime(), rotatedAt + 600 * SECOND);
 
     clock.advance(600 * SECOND - 1);
-    t.is((await client.getCredentials({ apiKey })).secrets.length, 2, "still valid 1 ms before the end");
+    t.is((await gateway.getCredentials({ apiKey })).secrets.length, 2, "still valid 1 ms before the end");
 
     clock.advance(1);
-    const after = await client.getCredentials({ apiKey });
+    const after = await gateway.getCredentials({ apiKey });
     t.deepEqual(
       after.secrets.map((s) => s.secret),
       [rotated.apiSecret],
@@ -145,12 +151,12 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     const t0 = clock.now().getTime();
     const second = await client.rotateSecret({ merchantId: id });
     const third = await client.rotateSecret({ merchantId: id, gracePeriodSeconds: 10 * 3600 });
-    const expiries = (await client.getCredentials({ apiKey })).secrets.map((s) => (s.expiresAt ? timestampDate(s.expiresAt).getTime() : null));
+    const expiries = (await gateway.getCredentials({ apiKey })).secrets.map((s) => (s.expiresAt ? timestampDate(s.expiresAt).getTime() : null));
     t.deepEqual(expiries, [null, t0 + 10 * HOUR, t0 + 2 * HOUR], "third current, second +10 h, first keeps its earlier +2 h");
 
     clock.advance(HOUR);
     const fourth = await client.rotateSecret({ merchantId: id, gracePeriodSeconds: 0 });
-    const credentials = await client.getCredentials({ apiKey });
+    const credentials = await gateway.getCredentials({ apiKey });
     t.deepEqual(
       credentials.secrets.map((s) => s.secret),
       [fourth.apiSecret],
@@ -222,7 +228,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     t.deepEqual(fetched.merchant, merchant);
     t.false(toJsonString(GetMerchantResponseSchema, fetched).includes(created.apiSecret), "GetMerchant never returns the secret");
 
-    const credentials = await client.getCredentials({ apiKey: merchant.apiKey });
+    const credentials = await gateway.getCredentials({ apiKey: merchant.apiKey });
     t.is(credentials.merchantId, merchant.id);
     t.is(credentials.status, MerchantStatus.ACTIVE);
     t.true(credentials.sandbox);
@@ -238,7 +244,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     const merchantId = created.merchant!.id;
     t.regex(created.webhookSecret, /^whsec_[A-Za-z0-9+/]{43}=$/, "whsec_ and the base64 of 32 bytes");
     t.is(Buffer.from(created.webhookSecret.slice(6), "base64").length, 32);
-    const first = await client.getCallbackTarget({ merchantId });
+    const first = await callbackSender.getCallbackTarget({ merchantId });
     t.deepEqual(
       first.webhookSecrets.map((s) => [s.secret, s.expiresAt]),
       [[created.webhookSecret, undefined]],
@@ -257,7 +263,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       "newest first, the older one in its grace period",
     );
     t.is(rotated.merchant!.id, merchantId);
-    const during = await client.getCallbackTarget({ merchantId });
+    const during = await callbackSender.getCallbackTarget({ merchantId });
     t.deepEqual(
       during.webhookSecrets.map((s) => s.secret),
       [rotated.webhookSecret, created.webhookSecret],
@@ -268,14 +274,14 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
 
     clock.advance(600 * SECOND);
     t.deepEqual(
-      (await client.getCallbackTarget({ merchantId })).webhookSecrets.map((s) => s.secret),
+      (await callbackSender.getCallbackTarget({ merchantId })).webhookSecrets.map((s) => s.secret),
       [rotated.webhookSecret],
       "after the grace period only the new one",
     );
 
     const third = await client.rotateWebhookSecret({ merchantId, gracePeriodSeconds: 0 });
     t.deepEqual(
-      (await client.getCallbackTarget({ merchantId })).webhookSecrets.map((s) => s.secret),
+      (await callbackSender.getCallbackTarget({ merchantId })).webhookSecrets.map((s) => s.secret),
       [third.webhookSecret],
       "grace 0 ends the old one now",
     );
@@ -292,7 +298,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     t.false(JSON.stringify(rows).includes(created.webhookSecret.slice(6)));
     const [apiRow] = await db()<SecretRow>("merchant_secrets").where({ merchant_id: merchantId });
     await db()("merchant_webhook_secrets").where({ merchant_id: merchantId }).update({ sealed: apiRow!.sealed });
-    const refused = await rejection(() => client.getCallbackTarget({ merchantId }));
+    const refused = await rejection(() => callbackSender.getCallbackTarget({ merchantId }));
     t.is(refused.reason, "SECRET_UNREADABLE");
   });
 
@@ -300,11 +306,11 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     const created = await newMerchant();
     const merchantId = created.merchant!.id;
     await db()("merchant_webhook_secrets").where({ merchant_id: merchantId }).delete();
-    t.deepEqual((await client.getCallbackTarget({ merchantId })).webhookSecrets, []);
+    t.deepEqual((await callbackSender.getCallbackTarget({ merchantId })).webhookSecrets, []);
     const issued = await client.rotateWebhookSecret({ merchantId, gracePeriodSeconds: 3600 });
     t.is(issued.webhookSecrets.length, 1);
     t.deepEqual(
-      (await client.getCallbackTarget({ merchantId })).webhookSecrets.map((s) => s.secret),
+      (await callbackSender.getCallbackTarget({ merchantId })).webhookSecrets.map((s) => s.secret),
       [issued.webhookSecret],
     );
     const unknown = await rejection(() => client.rotateWebhookSecret({ merchantId: "mer_doesnotexist" }));
@@ -337,7 +343,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     await db()("merchant_secrets")
       .where({ id: row.id })
       .update({ sealed: [version, iv, tag, flipped.toString("base64url")].join(".") });
-    const info = await rejection(() => client.getCredentials({ apiKey: created.merchant!.apiKey }));
+    const info = await rejection(() => gateway.getCredentials({ apiKey: created.merchant!.apiKey }));
     t.is(info.code, Code.Internal);
     t.is(info.reason, "SECRET_UNREADABLE");
     t.false(info.message.includes("sk_"));
@@ -354,7 +360,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       rows.map((r) => Number(r.generation)).sort((a, b) => a - b),
       [1, 2, 3, 4, 5, 6, 7],
     );
-    const credentials = await client.getCredentials({ apiKey: created.merchant!.apiKey });
+    const credentials = await gateway.getCredentials({ apiKey: created.merchant!.apiKey });
     t.is(credentials.secrets.length, 7);
     t.true(rotations.some((r) => r.apiSecret === credentials.secrets[0]!.secret));
     t.is(credentials.secrets[0]!.expiresAt, undefined);
@@ -366,13 +372,13 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     const apiKey = created.merchant!.apiKey;
     const disabled = await client.setStatus({ merchantId: id, status: MerchantStatus.DISABLED });
     t.is(disabled.merchant!.status, MerchantStatus.DISABLED);
-    const credentials = await client.getCredentials({ apiKey });
+    const credentials = await gateway.getCredentials({ apiKey });
     t.is(credentials.status, MerchantStatus.DISABLED);
     t.is(credentials.merchantId, id);
     t.deepEqual(credentials.secrets, []);
 
     await client.setStatus({ merchantId: id, status: MerchantStatus.ACTIVE });
-    const again = await client.getCredentials({ apiKey });
+    const again = await gateway.getCredentials({ apiKey });
     t.is(again.status, MerchantStatus.ACTIVE);
     t.deepEqual(
       again.secrets.map((s) => s.secret),
@@ -412,12 +418,12 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     );
     t.is(merchant!.apiKey, created.merchant!.apiKey);
 
-    const target = await during(() => client.getCallbackTarget({ merchantId }));
+    const target = await during(() => callbackSender.getCallbackTarget({ merchantId }));
     t.is(statements.length, 1, statements.join("\n"));
     t.is(target.signingSecret, rotated.apiSecret);
 
     clock.advance(61 * SECOND);
-    t.is((await client.getCallbackTarget({ merchantId })).signingSecret, rotated.apiSecret, "after the grace period too");
+    t.is((await callbackSender.getCallbackTarget({ merchantId })).signingSecret, rotated.apiSecret, "after the grace period too");
     t.deepEqual(
       (await client.getMerchant({ merchantId })).merchant!.secrets.map((s) => s.valid),
       [true, false],
@@ -427,19 +433,19 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
   test("GetCallbackTarget gives the callback-sender the current URL and the current secret, for disabled merchants too", async (t) => {
     const created = await newMerchant();
     const merchantId = created.merchant!.id;
-    const before = await client.getCallbackTarget({ merchantId });
+    const before = await callbackSender.getCallbackTarget({ merchantId });
     t.is(before.callbackUrl, "", "no URL set yet");
     t.is(before.signingSecret, created.apiSecret);
     await client.setCallbackUrl({ merchantId, callbackUrl: "https://shop.example/payments/cb?x=1" });
     const rotated = await client.rotateSecret({ merchantId, gracePeriodSeconds: 3600 });
-    const after = await client.getCallbackTarget({ merchantId });
+    const after = await callbackSender.getCallbackTarget({ merchantId });
     t.is(after.callbackUrl, "https://shop.example/payments/cb?x=1");
     t.is(after.signingSecret, rotated.apiSecret, "the rotated-in secret signs, not the one in its grace period");
     await client.setStatus({ merchantId, status: MerchantStatus.DISABLED });
-    const disabled = await client.getCallbackTarget({ merchantId });
+    const disabled = await callbackSender.getCallbackTarget({ merchantId });
     t.is(disabled.status, MerchantStatus.DISABLED);
     t.is(disabled.signingSecret, rotated.apiSecret);
-    const unknown = await rejection(() => client.getCallbackTarget({ merchantId: "mer_doesnotexist" }));
+    const unknown = await rejection(() => callbackSender.getCallbackTarget({ merchantId: "mer_doesnotexist" }));
     t.is(unknown.reason, "MERCHANT_NOT_FOUND");
   });
 
@@ -450,7 +456,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
 
     const ips = await client.setAllowedIps({ merchantId, allowedIps: ["10.1.2.3/8", "10.0.0.0/8", " 2001:db8::1 "] });
     t.deepEqual(ips.merchant!.allowedIps, ["10.0.0.0/8", "2001:db8::1"]);
-    t.deepEqual((await client.getCredentials({ apiKey })).allowedIps, ["10.0.0.0/8", "2001:db8::1"]);
+    t.deepEqual((await gateway.getCredentials({ apiKey })).allowedIps, ["10.0.0.0/8", "2001:db8::1"]);
     t.deepEqual((await client.setAllowedIps({ merchantId, allowedIps: [] })).merchant!.allowedIps, []);
 
     t.is((await client.setCallbackUrl({ merchantId, callbackUrl: "https://shop.example:8443/cb" })).merchant!.callbackUrl, "https://shop.example:8443/cb");
@@ -458,13 +464,13 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     t.is((await client.getMerchant({ merchantId })).merchant!.callbackUrl, "");
 
     t.true((await client.setSandbox({ merchantId, sandbox: true })).merchant!.sandbox);
-    t.true((await client.getCredentials({ apiKey })).sandbox);
+    t.true((await gateway.getCredentials({ apiKey })).sandbox);
     t.false((await client.setSandbox({ merchantId, sandbox: false })).merchant!.sandbox);
 
     const limited = await client.setRateLimit({ merchantId, requestsPerSecond: 20, burst: 40 });
     t.is(limited.merchant!.rateLimitPerSecond, 20);
     t.is(limited.merchant!.rateLimitBurst, 40);
-    const credentials = await client.getCredentials({ apiKey });
+    const credentials = await gateway.getCredentials({ apiKey });
     t.is(credentials.rateLimitPerSecond, 20);
     t.is(credentials.rateLimitBurst, 40);
     const off = await client.setRateLimit({ merchantId, requestsPerSecond: 0 });
@@ -472,7 +478,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
     t.is(off.merchant!.rateLimitBurst, undefined);
     const defaults = await client.setRateLimit({ merchantId });
     t.is(defaults.merchant!.rateLimitPerSecond, undefined, "unset goes back to the gateway default");
-    t.is((await client.getCredentials({ apiKey })).rateLimitPerSecond, undefined);
+    t.is((await gateway.getCredentials({ apiKey })).rateLimitPerSecond, undefined);
   });
 
   test("a merchant switches between sandbox and live only while it has no transactions and every balance is zero", async (t) => {
@@ -665,7 +671,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
       ["page_size", () => client.listMerchants({ pageSize: 101, pageToken: "" })],
       ["page_token", () => client.listMerchants({ pageSize: 10, pageToken: "not-a-token" })],
       ["merchant_id", () => client.getMerchant({ merchantId: "" })],
-      ["api_key", () => client.getCredentials({ apiKey: "" })],
+      ["api_key", () => gateway.getCredentials({ apiKey: "" })],
     ];
     for (const [field, call] of cases) {
       const info = await rejection(call);
@@ -679,7 +685,7 @@ export function merchantServiceSuite(test: TestFn, backend: Backend): void {
   });
 
   test("unknown API keys and merchants are NOT_FOUND with their own reasons", async (t) => {
-    const key = await rejection(() => client.getCredentials({ apiKey: "pk_doesnotexist" }));
+    const key = await rejection(() => gateway.getCredentials({ apiKey: "pk_doesnotexist" }));
     t.is(key.code, Code.NotFound);
     t.is(key.reason, "API_KEY_NOT_FOUND");
     const merchantId = "mer_doesnotexist";

@@ -8,7 +8,7 @@ import { onEachBackend } from "./merchant-on-each-backend.js";
 // what GetCredentials answers (its cache is dropped by the MerchantChanged event, watched here).
 
 onEachBackend(test, "merchant-revoke-", (backend) => {
-  const { client, asUser, published } = backend;
+  const { client, gateway, asUser, published } = backend;
 
   async function merchantWithRotatedSecret() {
     const created = await client().createMerchant({ name: `Revoke Shop ${backend.name}`, allowedIps: [], callbackUrl: "", sandbox: true });
@@ -20,7 +20,7 @@ onEachBackend(test, "merchant-revoke-", (backend) => {
   test(`${backend.name}: a rotated-out secret revoked during its grace stops verifying at once, and the gateway's cache is told`, async (t) => {
     const m = await merchantWithRotatedSecret();
     t.deepEqual(
-      (await client().getCredentials({ apiKey: m.apiKey })).secrets.map((s) => s.secret),
+      (await gateway().getCredentials({ apiKey: m.apiKey })).secrets.map((s) => s.secret),
       [m.newSecret, m.oldSecret],
       "both verify during the grace period",
     );
@@ -36,7 +36,7 @@ onEachBackend(test, "merchant-revoke-", (backend) => {
     );
 
     t.deepEqual(
-      (await client().getCredentials({ apiKey: m.apiKey })).secrets.map((s) => s.secret),
+      (await gateway().getCredentials({ apiKey: m.apiKey })).secrets.map((s) => s.secret),
       [m.newSecret],
       "only the current secret verifies",
     );
@@ -56,7 +56,7 @@ onEachBackend(test, "merchant-revoke-", (backend) => {
     t.like(info, { code: Code.FailedPrecondition, reason: "LAST_SECRET" });
     t.regex(info.message, /rotate the secret first/);
     t.deepEqual(
-      (await client().getCredentials({ apiKey: m.apiKey })).secrets.map((s) => s.secret),
+      (await gateway().getCredentials({ apiKey: m.apiKey })).secrets.map((s) => s.secret),
       [m.newSecret, m.oldSecret],
       "both still verify",
     );
@@ -82,7 +82,7 @@ onEachBackend(test, "merchant-revoke-", (backend) => {
     t.like(await rejectionOf(client().revokeSecret({ merchantId: a.merchantId, secretId: b.oldId })), { code: Code.NotFound, reason: "SECRET_NOT_FOUND" });
     t.like(await rejectionOf(client().revokeSecret({ merchantId: a.merchantId, secretId: "" })), { code: Code.InvalidArgument, reason: "VALIDATION_ERROR", field: "secret_id" });
     t.deepEqual(
-      (await client().getCredentials({ apiKey: b.apiKey })).secrets.map((s) => s.secret),
+      (await gateway().getCredentials({ apiKey: b.apiKey })).secrets.map((s) => s.secret),
       [b.newSecret, b.oldSecret],
       "the other merchant's secret still verifies",
     );
@@ -97,7 +97,7 @@ onEachBackend(test, "merchant-revoke-", (backend) => {
     t.like(await rejectionOf(asUser(a.merchantId, "owner").revokeSecret({ merchantId: b.merchantId, secretId: b.oldId })), { code: Code.NotFound });
     t.like(await rejectionOf(asUser(a.merchantId, "owner").revokeSecret({ merchantId: a.merchantId, secretId: b.oldId })), { code: Code.NotFound, reason: "SECRET_NOT_FOUND" });
     t.deepEqual(
-      (await client().getCredentials({ apiKey: b.apiKey })).secrets.map((s) => s.secret),
+      (await gateway().getCredentials({ apiKey: b.apiKey })).secrets.map((s) => s.secret),
       [b.newSecret, b.oldSecret],
       "nothing of the other merchant's changed",
     );

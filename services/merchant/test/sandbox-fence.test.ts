@@ -38,6 +38,8 @@ test.after.always(async () => {
 
 const url = () => running!.server.url;
 const merchants = () => createServiceClient(MerchantService, url());
+/** The fences are the merchant service's alone to raise and lower: these calls are made as it makes them. */
+const fences = { deposits: () => createServiceClient(DepositService, url(), { operator: null, workload: "merchant" }), payouts: () => createServiceClient(PayoutService, url(), { operator: null, workload: "merchant" }) };
 const deposits = () => createServiceClient(DepositService, url());
 const payouts = () => createServiceClient(PayoutService, url());
 const dbOf = (service: string): Knex => running!.contexts.get(service)!.db;
@@ -72,8 +74,8 @@ test.serial("a deposit or withdrawal asked for while a fence stands is refused a
   const merchantId = await newMerchant();
   await payouts().adjustBalance({ merchantId, amount: 50_000n, reason: "opening credit" });
   const fenceId = "fence_test_standing";
-  const raisedDeposit = await deposits().raiseModeFence({ merchantId, fenceId, ttlMs: 10_000 });
-  const raisedPayout = await payouts().raiseModeFence({ merchantId, fenceId, ttlMs: 10_000 });
+  const raisedDeposit = await fences.deposits().raiseModeFence({ merchantId, fenceId, ttlMs: 10_000 });
+  const raisedPayout = await fences.payouts().raiseModeFence({ merchantId, fenceId, ttlMs: 10_000 });
   t.is(raisedDeposit.blocker, "", "no deposits yet");
   t.regex(raisedPayout.blocker, /TRY balance is not zero/);
 
@@ -89,12 +91,12 @@ test.serial("a deposit or withdrawal asked for while a fence stands is refused a
   t.is(balances.balances[0]!.held, 0n);
 
   // Another switch's fence is refused while this one stands; this one's again renews it.
-  t.is((await rejectionOf(deposits().raiseModeFence({ merchantId, fenceId: "fence_other", ttlMs: 10_000 }))).reason, "MERCHANT_MODE_CHANGING");
-  await deposits().raiseModeFence({ merchantId, fenceId, ttlMs: 10_000 });
+  t.is((await rejectionOf(fences.deposits().raiseModeFence({ merchantId, fenceId: "fence_other", ttlMs: 10_000 }))).reason, "MERCHANT_MODE_CHANGING");
+  await fences.deposits().raiseModeFence({ merchantId, fenceId, ttlMs: 10_000 });
 
-  t.true((await deposits().lowerModeFence({ merchantId, fenceId: "fence_other", sandbox: false })).lowered === false, "another fence id lowers nothing");
-  t.true((await deposits().lowerModeFence({ merchantId, fenceId, sandbox: false })).lowered);
-  t.true((await payouts().lowerModeFence({ merchantId, fenceId, sandbox: false })).lowered);
+  t.true((await fences.deposits().lowerModeFence({ merchantId, fenceId: "fence_other", sandbox: false })).lowered === false, "another fence id lowers nothing");
+  t.true((await fences.deposits().lowerModeFence({ merchantId, fenceId, sandbox: false })).lowered);
+  t.true((await fences.payouts().lowerModeFence({ merchantId, fenceId, sandbox: false })).lowered);
   const deposit = await createDeposit(merchantId, "after-1");
   t.false(deposit.deposit!.sandbox);
   const withdrawal = await createWithdrawal(merchantId, "after-w1");
@@ -104,8 +106,8 @@ test.serial("a deposit or withdrawal asked for while a fence stands is refused a
 test.serial("a fence that expired (the merchant service died mid-switch) no longer blocks", async (t) => {
   const merchantId = await newMerchant();
   await payouts().adjustBalance({ merchantId, amount: 50_000n, reason: "opening credit" });
-  await deposits().raiseModeFence({ merchantId, fenceId: "fence_test_expiring", ttlMs: 5_000 });
-  await payouts().raiseModeFence({ merchantId, fenceId: "fence_test_expiring", ttlMs: 5_000 });
+  await fences.deposits().raiseModeFence({ merchantId, fenceId: "fence_test_expiring", ttlMs: 5_000 });
+  await fences.payouts().raiseModeFence({ merchantId, fenceId: "fence_test_expiring", ttlMs: 5_000 });
   clock.advance(4_999);
   t.is((await rejectionOf(createDeposit(merchantId, "expiring-1"))).reason, "MERCHANT_MODE_CHANGING", "1 ms before it expires");
   t.is((await rejectionOf(createWithdrawal(merchantId, "expiring-w1"))).reason, "MERCHANT_MODE_CHANGING");
@@ -119,8 +121,8 @@ test.serial("a replica's cached kind, stale after a switch, is asked afresh: the
   const merchantId = await newMerchant(false);
   // The switch to sandbox as the fences see it, while this replica's cache (filled below,
   // after the lowering dropped it) still says live: the MerchantChanged event has not come.
-  await deposits().raiseModeFence({ merchantId, fenceId: "fence_test_stale", ttlMs: 10_000 });
-  await deposits().lowerModeFence({ merchantId, fenceId: "fence_test_stale", sandbox: true });
+  await fences.deposits().raiseModeFence({ merchantId, fenceId: "fence_test_stale", ttlMs: 10_000 });
+  await fences.deposits().lowerModeFence({ merchantId, fenceId: "fence_test_stale", sandbox: true });
   const warm = await rejectionOf(createDeposit(merchantId, "warm", 1n));
   t.is(warm.reason, "AMOUNT_OUT_OF_RANGE", "the refused deposit filled the cache with the merchant as live");
   await dbOf("merchant")("merchants").where({ id: merchantId }).update({ sandbox: true });
@@ -239,11 +241,11 @@ test.serial("a switch whose fences could not be raised within half their life fl
     routes: (router) =>
       router.service(PayoutService, {
         raiseModeFence: async (req) => {
-          const answer = await payouts().raiseModeFence(req);
+          const answer = await fences.payouts().raiseModeFence(req);
           clock.advance(6_000);
           return answer;
         },
-        lowerModeFence: (req) => payouts().lowerModeFence(req),
+        lowerModeFence: (req) => fences.payouts().lowerModeFence(req),
       }),
   };
   const front = await startServices([slowPayout], { mode: "split", clock, env: { ...TEST_OPERATOR_ENV, GRPC_PORT: "0", LOG_LEVEL: "fatal" } });

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServices } from "@payments/access";
+import { TEST_OPERATOR_ENV } from "@payments/testing";
 import { merchantModule } from "../src/index.js";
 import { merchantServiceSuite } from "./merchant-service-suite.js";
 
@@ -22,7 +23,7 @@ merchantServiceSuite(test, {
 test("the service refuses to start without a MASTER_KEY, naming it", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "merchant-nokey-"));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  await t.throwsAsync(startServices([merchantModule], { mode: "split", env: { DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "silent" } }), {
+  await t.throwsAsync(startServices([merchantModule], { mode: "split", env: { ...TEST_OPERATOR_ENV, DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "silent" } }), {
     message: /MASTER_KEY/,
   });
 });

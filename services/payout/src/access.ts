@@ -10,9 +10,11 @@ import { parseCreateTransferReturn } from "./routes/create-transfer-return.js";
 import { parseResolveWithheldCredit } from "./routes/resolve-withheld-credit.js";
 
 /**
- * Who may call each RPC (README, "Operators: roles and approvals"). The gateway creates, reads
- * and cancels withdrawals and reads balances and statements for an authenticated merchant; the
- * merchant service raises the mode fence: those go without an operator. Completing or failing a
+ * Who may call each RPC (README, "Operators: roles and approvals", and "Workload identities").
+ * The gateway creates, reads and cancels withdrawals and reads balances and statements for a
+ * merchant (its API key's scopes); a person creates a withdrawal only through the console (an
+ * operator) or the merchant dashboard (a merchant's user); the merchant service raises the mode
+ * fence. Completing or failing a
  * withdrawal by hand is an operator's; balances, returns, statements and reconciliation are
  * finance's. Live money moved by hand (an adjustment, a return, crediting withheld money) needs
  * a second operator; a sandbox merchant's needs one.
@@ -24,7 +26,8 @@ export function payoutAccess(ctx: PayoutContext): ServiceAccess[] {
     defineAccess(PayoutService, {
       createWithdrawal: {
         role: "admin",
-        system: true,
+        apiKey: { scopes: ["withdrawals"] },
+        people: ["console", "merchant-dashboard"],
         validate: (req) => parseCreateWithdrawal(ctx, req),
         merchant: {
           roles: ["owner", "finance"],
@@ -36,15 +39,15 @@ export function payoutAccess(ctx: PayoutContext): ServiceAccess[] {
           },
         },
       },
-      getWithdrawal: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
-      listWithdrawals: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
+      getWithdrawal: { role: "viewer", apiKey: { scopes: ["read", "withdrawals"] }, merchant: { roles: ANY_MERCHANT_ROLE } },
+      listWithdrawals: { role: "viewer", apiKey: { scopes: ["read", "withdrawals"] }, merchant: { roles: ANY_MERCHANT_ROLE } },
       summarizeWithdrawals: { role: "viewer", merchant: { roles: ANY_MERCHANT_ROLE } },
-      cancelWithdrawal: { role: "operator", system: true, merchant: { roles: ["owner", "finance"] } },
+      cancelWithdrawal: { role: "operator", apiKey: { scopes: ["withdrawals"] }, merchant: { roles: ["owner", "finance"] } },
       completeWithdrawal: { role: "operator" },
       failWithdrawal: { role: "operator" },
-      getBalances: { role: "viewer", system: true, merchant: { roles: ANY_MERCHANT_ROLE } },
-      listLedgerEntries: { role: "finance", system: true, merchant: { roles: ["owner", "finance"] } },
-      getStatement: { role: "finance", system: true, merchant: { roles: ["owner", "finance"] } },
+      getBalances: { role: "viewer", apiKey: { scopes: ["read", "withdrawals"] }, merchant: { roles: ANY_MERCHANT_ROLE } },
+      listLedgerEntries: { role: "finance", merchant: { roles: ["owner", "finance"] } },
+      getStatement: { role: "finance", apiKey: { scopes: ["read"] }, merchant: { roles: ["owner", "finance"] } },
       adjustBalance: {
         role: "finance",
         reason: (req) => req.reason,
@@ -79,8 +82,9 @@ export function payoutAccess(ctx: PayoutContext): ServiceAccess[] {
           return { summary: `credit withheld sandbox money ${req.id} to a live merchant's balance` };
         },
       },
-      raiseModeFence: { role: "admin", system: true },
-      lowerModeFence: { role: "admin", system: true },
+      // Only the merchant service, on a sandbox/live switch it is making.
+      raiseModeFence: { workloads: ["merchant"] },
+      lowerModeFence: { workloads: ["merchant"] },
     }),
   ];
 }

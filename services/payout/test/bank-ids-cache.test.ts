@@ -27,7 +27,7 @@ test.before(async () => {
   payoutSide = await startServices([createPayoutModule()], {
     mode: "split",
     clock: payoutClock,
-    env: {
+    env: { ...TEST_OPERATOR_ENV,
       ...common,
       PAYOUT_WORKER: "0",
       DATABASE_URL: deriveDatabaseUrl(database.url, "payout"),

@@ -7,6 +7,7 @@ import test from "ava";
 import { ConfigError } from "@payments/kit";
 import { startServices } from "@payments/access";
 import { createPayoutModule, createSandboxConnector, loadPayoutConfig, LIVE_CONNECTORS } from "../src/index.js";
+import { TEST_OPERATOR_ENV } from "@payments/testing";
 
 // PAYOUT_CONNECTOR picks the live connector. Sandbox is never one: a sandbox merchant's
 // withdrawals always go to the sandbox connector, and live money never goes to the simulator.
@@ -39,8 +40,8 @@ test("a service given PAYOUT_CONNECTOR=sandbox does not start; nor does one hand
   const dir = mkdtempSync(join(tmpdir(), "payout-connector-config-"));
   try {
     const env = { DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "silent", PAYOUT_WORKER: "0", MERCHANT_SERVICE_URL: "http://127.0.0.1:1", BANK_CATALOG_SERVICE_URL: "http://127.0.0.1:1" };
-    await t.throwsAsync(startServices([createPayoutModule()], { mode: "split", env: { ...env, PAYOUT_CONNECTOR: "sandbox" } }), { message: /PAYOUT_CONNECTOR: "sandbox" is not a live connector/ });
-    await t.throwsAsync(startServices([createPayoutModule({ liveConnector: createSandboxConnector({ delayMs: 0 }) })], { mode: "split", env }), {
+    await t.throwsAsync(startServices([createPayoutModule()], { mode: "split", env: { ...TEST_OPERATOR_ENV, ...env, PAYOUT_CONNECTOR: "sandbox" } }), { message: /PAYOUT_CONNECTOR: "sandbox" is not a live connector/ });
+    await t.throwsAsync(startServices([createPayoutModule({ liveConnector: createSandboxConnector({ delayMs: 0 }) })], { mode: "split", env: { ...TEST_OPERATOR_ENV, ...env } }), {
       message: /the sandbox connector cannot be the live connector/,
     });
   } finally {
@@ -53,7 +54,7 @@ test("the payout process (src/main.ts) exits 1 at start with the reason on stder
   try {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
       const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", join(here, "../src/main.ts")], {
-        env: { PATH: process.env.PATH, DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "silent", PAYOUT_CONNECTOR: "sandbox", BANK_CATALOG_SERVICE_URL: "http://127.0.0.1:1", MERCHANT_SERVICE_URL: "http://127.0.0.1:1" },
+        env: { PATH: process.env.PATH, ...TEST_OPERATOR_ENV, DATA_DIR: dir, GRPC_PORT: "0", LOG_LEVEL: "silent", PAYOUT_CONNECTOR: "sandbox", BANK_CATALOG_SERVICE_URL: "http://127.0.0.1:1", MERCHANT_SERVICE_URL: "http://127.0.0.1:1" },
         stdio: ["ignore", "ignore", "pipe"],
       });
       let stderr = "";

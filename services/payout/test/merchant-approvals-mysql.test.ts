@@ -32,7 +32,7 @@ test("six users of the merchant approving one withdrawal at once on MariaDB: it 
     t.is(outcomes.filter((o) => o.status === "fulfilled").length, 1, "one approver runs it");
     for (const o of outcomes) if (o.status === "rejected") t.is(errorInfo(o.reason).reason, "APPROVAL_NOT_PENDING");
 
-    const gateway = createServiceClient(PayoutService, url, { operator: null });
+    const gateway = createServiceClient(PayoutService, url, { operator: null, merchant: merchantId });
     const { withdrawals } = await gateway.listWithdrawals({ merchantId, limit: 100 });
     t.is(withdrawals.filter((w) => w.processId === "race-1").length, 1, "one withdrawal");
     const balance = (await gateway.getBalances({ merchantId })).balances.find((b) => b.currency === "TRY");

@@ -32,7 +32,7 @@ test.before(async () => {
   merchantSide = await startInProcess(["merchant", "bank-catalog", "deposit"], { env: merchantEnv });
   payoutSide = await startServices([createPayoutModule()], {
     mode: "split",
-    env: {
+    env: { ...TEST_OPERATOR_ENV,
       ...common,
       PAYOUT_WORKER: "0",
       DATABASE_URL: deriveDatabaseUrl(database.url, "payout"),

@@ -7,7 +7,7 @@ import { run, type Io } from "@payments/cli";
 import { PayoutService, TransferReturnStatus } from "@payments/contracts/payout";
 import { type RunningServices } from "@payments/kit";
 import { startServices } from "@payments/access";
-import { createServiceClient, eventually, manualClock, testSigner } from "@payments/testing";
+import { createServiceClient, eventually, TEST_OPERATOR_ENV, TEST_OPERATOR_PRIVATE_KEY_PEM, testWorkloadKeyPem } from "@payments/testing";
 import { createPayoutModule } from "../src/index.js";
 import { ORDINARY, recordingConnectors, WORKER_ENV, type Sent } from "./transfer-returns-suite.js";
 import { payoutContext } from "./worker-fixtures.js";
@@ -15,7 +15,6 @@ import { payoutContext } from "./worker-fixtures.js";
 // `pnpm cli transfer-return …` in-process: usage errors exit 2 before any call (the URL it
 // would call has nothing listening, which would be exit 1), and list/complete/fail against a
 // payout service on SQLite with the manual connector as the live one.
-const clock = manualClock(new Date("2026-11-26T10:00:00.000Z"));
 const dir = mkdtempSync(join(tmpdir(), "payout-transfer-returns-cli-"));
 const sent: Sent = { sandbox: [], live: [] };
 let running: RunningServices | undefined;
@@ -37,7 +36,8 @@ async function closedPort(): Promise<number> {
 }
 
 test.before(async () => {
-  running = await startServices([createPayoutModule(recordingConnectors(sent))], { mode: "all-in-one", clock, env: { ...WORKER_ENV, DATA_DIR: dir } });
+  // On the wall clock: the CLI signs its assertions (and its workload's) at the wall clock's time.
+  running = await startServices([createPayoutModule(recordingConnectors(sent))], { mode: "all-in-one", env: { ...TEST_OPERATOR_ENV, ...WORKER_ENV, DATA_DIR: dir } });
 });
 
 test.after.always(async () => {
@@ -69,11 +69,15 @@ test("usage errors exit 2 before any call", async (t) => {
 });
 
 test("list --awaiting-operator [--json], complete --bank-reference, fail --reason", async (t) => {
-  const payouts = createServiceClient(PayoutService, running!.server.url, { clock });
-  // The CLI signs at the wall clock's time, which this service's manual clock is not: it acts
-  // with a service account's token (`pnpm cli operator token`) issued at the service's time.
-  const token = await testSigner({ subject: "cli-test", name: "cli-test", role: "finance", kind: "service" }, { ttlSeconds: 24 * 3600, now: () => clock.now() }).assertionFor("payout");
-  const env = { GRPC_URL: running!.server.url, PAYMENTS_OPERATOR_TOKEN: token };
+  const payouts = createServiceClient(PayoutService, running!.server.url);
+  // A finance operator on a machine holding the test operators' key, as the CLI named `cli` (its workload key).
+  const env = {
+    GRPC_URL: running!.server.url,
+    OPERATOR_ASSERTION_PRIVATE_KEY: TEST_OPERATOR_PRIVATE_KEY_PEM,
+    PAYMENTS_OPERATOR: "cli-test",
+    PAYMENTS_OPERATOR_ROLE: "finance",
+    WORKLOAD_KEY_CLI: testWorkloadKeyPem("cli"),
+  };
   const make = async (transferId: string) =>
     (await payouts.createTransferReturn({ transferId, iban: ORDINARY, recipientName: "Zeynep Kaya", amount: 15_050n, currency: "", sandbox: false, reason: "unmatched", actor: "ayse" })).transferReturn!.id;
   const toComplete = await make("trf_cli_1");

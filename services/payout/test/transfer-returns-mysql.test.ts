@@ -1,7 +1,7 @@
 import test from "ava";
 import { type RunningServices } from "@payments/kit";
 import { startServices } from "@payments/access";
-import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock, registerServiceClock } from "@payments/testing";
+import { createTestDatabase, deleteTestStream, jetStreamTestEnv, manualClock, registerServiceClock, TEST_OPERATOR_ENV } from "@payments/testing";
 import { createPayoutModule } from "../src/index.js";
 import { recordingConnectors, transferReturnSuite, WORKER_ENV, type Sent } from "./transfer-returns-suite.js";
 
@@ -18,7 +18,7 @@ test.before(async () => {
   running = await startServices([createPayoutModule(recordingConnectors(sent))], {
     mode: "all-in-one",
     clock,
-    env: { ...WORKER_ENV, DATABASE_URL: database.url, ...nats },
+    env: { ...TEST_OPERATOR_ENV, ...WORKER_ENV, DATABASE_URL: database.url, ...nats },
   });
   unregisterClock = registerServiceClock(running.server.url, clock);
 });

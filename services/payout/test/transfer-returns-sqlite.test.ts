@@ -4,7 +4,7 @@ import { join } from "node:path";
 import test from "ava";
 import { type RunningServices } from "@payments/kit";
 import { startServices } from "@payments/access";
-import { manualClock, registerServiceClock } from "@payments/testing";
+import { manualClock, registerServiceClock, TEST_OPERATOR_ENV } from "@payments/testing";
 import { createPayoutModule } from "../src/index.js";
 import { recordingConnectors, transferReturnSuite, WORKER_ENV, type Sent } from "./transfer-returns-suite.js";
 
@@ -16,7 +16,7 @@ let running: RunningServices | undefined;
 let unregisterClock: (() => void) | undefined;
 
 test.before(async () => {
-  running = await startServices([createPayoutModule(recordingConnectors(sent))], { mode: "all-in-one", clock, env: { ...WORKER_ENV, DATA_DIR: dir } });
+  running = await startServices([createPayoutModule(recordingConnectors(sent))], { mode: "all-in-one", clock, env: { ...TEST_OPERATOR_ENV, ...WORKER_ENV, DATA_DIR: dir } });
   unregisterClock = registerServiceClock(running.server.url, clock);
 });
 

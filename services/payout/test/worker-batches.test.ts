@@ -3,7 +3,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { deriveDatabaseUrl, errorInfo, type RunningServices } from "@payments/kit";
 import { startServices } from "@payments/access";
-import { createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
+import { createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import type { BankConnector, PayoutInstruction, PayoutResult } from "../src/bank-connector.js";
 import { createPayoutModule } from "../src/index.js";
@@ -85,7 +85,7 @@ async function startWorker(bank: CountingBank, env: Record<string, string> = {})
   const replica = await startServices([createPayoutModule({ sandboxConnector: bank.connector() })], {
     mode: "split",
     clock,
-    env: { ...common, ...env, DATABASE_URL: deriveDatabaseUrl(database.url, "payout"), BANK_CATALOG_SERVICE_URL: api!.server.url, MERCHANT_SERVICE_URL: api!.server.url },
+    env: { ...TEST_OPERATOR_ENV, ...common, ...env, DATABASE_URL: deriveDatabaseUrl(database.url, "payout"), BANK_CATALOG_SERVICE_URL: api!.server.url, MERCHANT_SERVICE_URL: api!.server.url },
   });
   replicas.push(replica);
   return replica;

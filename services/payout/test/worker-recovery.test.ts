@@ -3,7 +3,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { createLogger, deriveDatabaseUrl, type RunningServices } from "@payments/kit";
 import { startServices } from "@payments/access";
-import { createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
+import { createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import type { BankConnector } from "../src/bank-connector.js";
 import { createPayoutModule } from "../src/index.js";
@@ -51,7 +51,7 @@ async function startWorkerReplica(connector: BankConnector, logs?: LogLine[]): P
     mode: "split",
     clock,
     logger,
-    env: { ...common, DATABASE_URL: deriveDatabaseUrl(database.url, "payout"), BANK_CATALOG_SERVICE_URL: api!.server.url, MERCHANT_SERVICE_URL: api!.server.url },
+    env: { ...TEST_OPERATOR_ENV, ...common, DATABASE_URL: deriveDatabaseUrl(database.url, "payout"), BANK_CATALOG_SERVICE_URL: api!.server.url, MERCHANT_SERVICE_URL: api!.server.url },
   });
   replicas.push(replica);
   return replica;

@@ -3,7 +3,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { deriveDatabaseUrl, type RunningServices } from "@payments/kit";
 import { startServices } from "@payments/access";
-import { createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
+import { createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { balanceRow } from "../src/ledger.js";
 import { createPayoutModule } from "../src/index.js";
@@ -30,7 +30,7 @@ test.before(async () => {
   second = await startServices([createPayoutModule({ sandboxConnector: bank.connector("second", { delayMs }) })], {
     mode: "split",
     clock,
-    env: { ...common, DATABASE_URL: deriveDatabaseUrl(database.url, "payout"), BANK_CATALOG_SERVICE_URL: first.server.url, MERCHANT_SERVICE_URL: first.server.url },
+    env: { ...TEST_OPERATOR_ENV, ...common, DATABASE_URL: deriveDatabaseUrl(database.url, "payout"), BANK_CATALOG_SERVICE_URL: first.server.url, MERCHANT_SERVICE_URL: first.server.url },
   });
 });
 

@@ -3,7 +3,7 @@ import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
 import { deriveDatabaseUrl, type RunningServices } from "@payments/kit";
 import { startServices } from "@payments/access";
-import { createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban } from "@payments/testing";
+import { createServiceClient, createTestDatabase, deleteTestStream, eventually, jetStreamTestEnv, manualClock, turkishIban, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { createPayoutModule, createSandboxConnector } from "../src/index.js";
 import { eventTrail, ledgerSums, outboxEventsByWithdrawal, payoutContext, sleep, withdrawalRows } from "./worker-fixtures.js";
@@ -34,7 +34,7 @@ test.before(async () => {
   second = await startServices([createPayoutModule({ sandboxConnector: createSandboxConnector({ delayMs: 10 }) })], {
     mode: "split",
     clock,
-    env: { ...common, DATABASE_URL: deriveDatabaseUrl(database.url, "payout"), BANK_CATALOG_SERVICE_URL: first.server.url, MERCHANT_SERVICE_URL: first.server.url },
+    env: { ...TEST_OPERATOR_ENV, ...common, DATABASE_URL: deriveDatabaseUrl(database.url, "payout"), BANK_CATALOG_SERVICE_URL: first.server.url, MERCHANT_SERVICE_URL: first.server.url },
   });
   payouts = createServiceClient(PayoutService, first.server.url);
   merchants = createServiceClient(MerchantService, first.server.url);

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from "commander";
-import { create } from "@bufbuild/protobuf";
+import { create, fromBinary, toJson } from "@bufbuild/protobuf";
+import { CreateMerchantResponseSchema } from "@payments/contracts/merchant";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { ApprovalSchema, ApprovalStatus, ListApprovalsResponseSchema, type Approval } from "@payments/contracts/operator";
@@ -9,6 +10,10 @@ import { SERVICES, type ServiceName } from "../clients.js";
 import type { CommandContext, Session } from "../context.js";
 import { CommandFailed } from "../errors.js";
 import { formatTime, type Output } from "../output.js";
+import { credentialsJson, printMerchant, printSecret, printWebhookSecret } from "./merchant.js";
+
+/** The RPC whose approved answer carries secrets the approver is shown once (a live merchant's creation). */
+const CREATE_MERCHANT = "payments.merchant.v1.MerchantService/CreateMerchant";
 
 // Four-eyes: a request that needs a second operator (a live balance adjustment, a live return,
 // a live switch, …) waits in the service that would run it. These commands find those waiting
@@ -144,12 +149,22 @@ export function registerApprovalCommands(program: Command, ctx: CommandContext):
     .action(async (id: string, opts: { note?: string }, cmd: Command) => {
       const session = ctx.session(cmd);
       const { service } = await findApproval(session, id);
-      const { approval } = await session.approvals(service).approve({ id, note: opts.note ?? "" });
+      const { approval, answer } = await session.approvals(service).approve({ id, note: opts.note ?? "" });
       if (!approval) throw new Error("the service returned no approval");
-      if (session.out.json) session.out.message(ApprovalSchema, approval);
-      else {
+      // A live merchant's creation: its secrets come back to the approver, here, once.
+      const made = approval.outcome === "ok" && approval.rpc === CREATE_MERCHANT && answer.length > 0 ? fromBinary(CreateMerchantResponseSchema, answer) : undefined;
+      if (session.out.json) {
+        if (made?.merchant) session.out.data({ ...(toJson(ApprovalSchema, approval) as Record<string, unknown>), merchant: { ...credentialsJson(made.merchant, made.apiSecret), webhookSecret: made.webhookSecret } });
+        else session.out.message(ApprovalSchema, approval);
+      } else {
         session.out.line(approval.outcome === "ok" ? `Approved and done: ${approval.summary}.` : `Approved, but the request failed when run: ${approval.outcome}.`);
         printApproval(session.out, approval);
+        if (made?.merchant) {
+          session.out.line("The live merchant is made; its secrets are shown to you, once:");
+          printMerchant(session.out, made.merchant);
+          printSecret(session.out, made.apiSecret);
+          printWebhookSecret(session.out, made.webhookSecret);
+        }
       }
       // A script must see that the approved request did not do what it asked.
       if (approval.outcome !== "ok") throw new CommandFailed(`${approval.outcome}: the approved request failed when run (${failureMessage(approval.responseJson)})`);

@@ -75,7 +75,7 @@ function ipsLabel(ips: readonly string[]): string {
   return ips.length > 0 ? ips.join(", ") : "none (reads and deposits from any IP; withdrawals refused)";
 }
 
-function printMerchant(out: Output, merchant: Merchant): void {
+export function printMerchant(out: Output, merchant: Merchant): void {
   out.fields([
     ["id", merchant.id],
     ["name", merchant.name],
@@ -121,13 +121,13 @@ export function parseWebhookGrace(value: string): number {
 
 const WEBHOOK_GRACE_MAX_SECONDS = 30 * 86_400;
 
-function printWebhookSecret(out: Output, webhookSecret: string): void {
+export function printWebhookSecret(out: Output, webhookSecret: string): void {
   out.line();
   out.line(`Webhook secret: ${webhookSecret}`);
   out.line("It verifies the webhook-signature header of callbacks (Standard Webhooks). Shown only once (`merchant rotate-webhook-secret` issues a new one).");
 }
 
-function printSecret(out: Output, apiSecret: string): void {
+export function printSecret(out: Output, apiSecret: string): void {
   out.line();
   out.line(`API secret: ${apiSecret}`);
   out.line("The API secret is shown only once: store it now. It cannot be retrieved later (`merchant rotate-secret` issues a new one).");

@@ -1,12 +1,15 @@
 import type { Command } from "commander";
 import { parseDuration } from "@payments/kit";
-import { loadAssertionPrivateKey, MAX_SERVICE_TOKEN_TTL_SECONDS, OPERATOR_ROLES, signAssertion, isOperatorRole, type OperatorRole } from "@payments/access";
+import { CONSOLE_ASSERTION_AUDIENCE, loadAssertionPrivateKey, MAX_SERVICE_TOKEN_TTL_SECONDS, OPERATOR_ROLES, signAssertion, isOperatorRole, type OperatorRole } from "@payments/access";
 import type { CommandContext } from "../context.js";
 import { consoleAdminCaller, roleParser, type ConsoleAccountOut } from "../console-admin.js";
 import { UsageError } from "../errors.js";
 
-/** Every audience a service account's token is good for: the five services and the console. */
-export const SERVICE_TOKEN_AUDIENCES = ["merchant", "bank-catalog", "deposit", "payout", "callback-sender", "console"] as const;
+/**
+ * A service account's token is for the console alone: the CLI exchanges it there for a 60-second
+ * assertion per call (a fresh one for every change), which is all the services accept.
+ */
+export const SERVICE_TOKEN_AUDIENCE = CONSOLE_ASSERTION_AUDIENCE;
 
 const parseRole = roleParser(OPERATOR_ROLES, isOperatorRole);
 
@@ -121,7 +124,7 @@ export function registerOperatorAccountCommands(program: Command, ctx: CommandCo
 
   operator
     .command("token")
-    .description("mint a service account's token (automation): signed here with OPERATOR_ASSERTION_PRIVATE_KEY, good for every service and the console; printed once")
+    .description("mint a service account's token (automation): signed here with OPERATOR_ASSERTION_PRIVATE_KEY, for the console, where the CLI exchanges it for a 60-second assertion per call; printed once")
     .requiredOption("--name <name>", "the service account's name: what the audit trail records as the actor")
     .requiredOption("--role <role>", OPERATOR_ROLES.join(" | "), parseRole)
     .option("--ttl <duration>", "how long it is valid, e.g. 12h, 30d (at most 90d)", "30d")
@@ -142,9 +145,9 @@ export function registerOperatorAccountCommands(program: Command, ctx: CommandCo
         throw new UsageError(`OPERATOR_ASSERTION_PRIVATE_KEY: ${(err as Error).message}`);
       }
       const now = new Date();
-      const token = await signAssertion(key, { subject: name, name, role: opts.role, kind: "service", audience: [...SERVICE_TOKEN_AUDIENCES], ttlSeconds }, now);
+      const token = await signAssertion(key, { subject: name, name, role: opts.role, kind: "service", audience: SERVICE_TOKEN_AUDIENCE, ttlSeconds }, now);
       const expiresAt = new Date(Math.floor(now.getTime() / 1000) * 1000 + ttlSeconds * 1000).toISOString();
-      if (out.json) return out.data({ token, subject: name, role: opts.role, audience: SERVICE_TOKEN_AUDIENCES, expiresAt });
+      if (out.json) return out.data({ token, subject: name, role: opts.role, audience: SERVICE_TOKEN_AUDIENCE, expiresAt });
       io.stderr.write(`Service token for ${name} (${opts.role}), valid until ${expiresAt}. It is shown once: store it as a secret now.\n`);
       out.line(token);
     });
