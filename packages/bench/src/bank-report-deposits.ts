@@ -4,7 +4,7 @@ import { DepositStatus } from "@payments/contracts/deposit";
 import { errorInfo } from "@payments/kit";
 import { bankIban } from "@payments/testing";
 import type { Merchant } from "./load.js";
-import { createDepositsByRpc, inParallel, type RunningProduct } from "./product.js";
+import { createDeposits, inParallel, type RunningProduct } from "./product.js";
 
 /*
  * The deposits of issue 18's scenarios (bank-reports.ts runs them): the bench's own bank and its
@@ -107,7 +107,7 @@ export async function createReportAccounts(product: RunningProduct, tag: string)
   return { bankId: bank.id, bankCode: code, accounts, createdAtMs };
 }
 
-/** `count` pending deposits with the bench bank's id, each assigned one of its two accounts; the two accounts in turn. */
+/** `count` pending deposits with the bench bank's id (the merchants' POST /v1/deposit), each assigned one of its two accounts; the two accounts in turn. */
 export async function createReportDeposits(
   product: RunningProduct,
   merchants: readonly Merchant[],
@@ -116,7 +116,7 @@ export async function createReportDeposits(
   tag: string,
 ): Promise<{ deposits: ReportDeposit[]; perSecond: number }> {
   const t0 = performance.now();
-  const made = await createDepositsByRpc(product, merchants, count, tag, Infinity, {
+  const made = await createDeposits(product, merchants, count, tag, Infinity, {
     bankId: accounts.bankId,
     // Each of another amount: only the reference may tell them apart, and it does.
     amount: (n) => 25_000n + BigInt(n),
@@ -124,13 +124,13 @@ export async function createReportDeposits(
   });
   const perSecond = Math.round(made.length / ((performance.now() - t0) / 1000));
   const byIban = new Map(accounts.accounts.map((a) => [a.iban, [] as ReportDeposit[]]));
-  for (const { merchantIndex, deposit } of made) {
-    const iban = deposit.assignedAccount?.iban ?? "";
+  for (const deposit of made) {
+    const iban = deposit.iban;
     const list = byIban.get(iban);
-    if (!list || deposit.bankId !== accounts.bankId || deposit.status !== DepositStatus.PENDING) {
-      throw new Error(`deposit ${deposit.id} (${DepositStatus[deposit.status]}, bank ${deposit.bankId}) was assigned ${iban || "no account"}, not one of the bench bank's two accounts`);
+    if (!list || deposit.bankId !== accounts.bankId || deposit.status !== "pending") {
+      throw new Error(`deposit ${deposit.id} (${deposit.status}, bank ${deposit.bankId}) was assigned ${iban || "no account"}, not one of the bench bank's two accounts`);
     }
-    list.push({ merchantIndex, id: deposit.id, iban, amount: deposit.requestedAmount, currency: deposit.currency, reference: deposit.reference, customerName: deposit.customer?.name ?? "" });
+    list.push({ merchantIndex: deposit.merchantIndex, id: deposit.id, iban, amount: deposit.requestedAmount, currency: deposit.currency, reference: deposit.reference, customerName: deposit.customerName });
   }
   const lists = [...byIban.values()];
   const deposits: ReportDeposit[] = [];

@@ -21,12 +21,13 @@ export { checkCompletedOnce, createReportAccounts, type CompletionCheck, type Re
  *
  * 1. warms up: rate × min(1 s, --warmup) deposits of their own, paid at the rate, not measured
  *    (a failure there fails the run all the same);
- * 2. makes `count` pending deposits on the two accounts (deposit RPC CreateDeposit, as
- *    createDepositsByRpc, round-robin over the merchants, each of another amount), and checks
- *    that no other unpaid deposit is assigned to either account;
+ * 2. makes `count` pending deposits on the two accounts (the merchants' POST /v1/deposit on
+ *    the gateway with the bank's id as `bankCode`, as createDeposits, round-robin over the
+ *    merchants, each of another amount), and checks that no other unpaid deposit is assigned
+ *    to either account;
  * 3. pays each exactly once at a fixed rate, open loop, the two accounts in turn:
  *    - bank-reports: the deposit service's ReportTransfer, as a bank integration reports an
- *      incoming transfer (the account's IBAN, the exact amount, the reference in the
+ *      incoming transfer, signed as the workload `bank-integration/bench` (the account's IBAN, the exact amount, the reference in the
  *      description, the customer's name as sender in capitals, a bank transaction id of its own);
  *    - sandbox-pay: the merchant's signed POST /v1/sandbox/deposit/{id}/pay on the gateway;
  * 4. waits until the payout service has credited every deposit, then checks that each one was
@@ -44,7 +45,7 @@ export interface ReportScenarioFigures extends Omit<OpenLoopFigures, "failedInde
   /** Pending deposits paid (the measured set). */
   deposits: number;
   accounts: Array<{ iban: string; deposits: number }>;
-  /** CreateDeposit calls per second while the set was made (32 at a time). */
+  /** Deposits per second (POST /v1/deposit, 32 at a time) while the set was made. */
   depositsCreatedPerSecond: number;
   warmup: { sent: number; ok: number; errors: number; errorsByCode: Record<string, number>; failureSamples: string[] };
   check: CompletionCheck;
@@ -64,7 +65,7 @@ function rpcFailure(what: string, err: unknown): CallOutcome {
 /** ReportTransfer for one deposit; OK only when its answer completes that deposit. */
 function reportTransfer(product: RunningProduct, d: ReportDeposit, bankTransactionId: string): Promise<CallOutcome> {
   const what = `report ${bankTransactionId} for ${d.id}`;
-  return product.clients.deposits
+  return product.clients.bankReports
     .reportTransfer(
       {
         iban: d.iban,
@@ -140,60 +141,63 @@ export async function runReportScenario(options: {
 }): Promise<ReportScenarioFigures> {
   const { scenario, product, merchants, accounts, rate, log } = options;
   const maxInFlight = inFlightCap(rate);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: maxInFlight });
-  const pay = (set: readonly ReportDeposit[], prefix: string) => (i: number) => {
+  const pay = (agent: http.Agent, set: readonly ReportDeposit[], prefix: string) => (i: number) => {
     const d = set[i]!;
     return scenario === "bank-reports" ? reportTransfer(product, d, `BENCH-${prefix}-${i}`) : sandboxPay(product.gatewayUrl, agent, merchants[d.merchantIndex]!, d);
   };
-  const loop = (set: readonly ReportDeposit[], prefix: string) =>
-    runOpenLoop({
-      count: set.length,
-      rate,
-      maxInFlight,
-      serverPids: product.pids,
-      processes: product.processes.map((p) => ({ name: p.name, pid: p.server.pid })),
-      mysqlPid: options.mysqlPid,
-      natsPid: options.natsPid,
-      call: pay(set, prefix),
-    });
-  try {
-    const warmupCount = Math.round(rate * Math.min(1, options.warmupSeconds));
-    let warmup: ReportScenarioFigures["warmup"] = { sent: 0, ok: 0, errors: 0, errorsByCode: {}, failureSamples: [] };
-    if (warmupCount > 0) {
-      const { deposits } = await createReportDeposits(product, merchants, accounts, warmupCount, `${options.tag}w`);
-      const figures = await loop(deposits, `${options.tag}w`);
-      warmup = { sent: figures.sent, ok: figures.ok, errors: figures.errors, errorsByCode: figures.errorsByCode, failureSamples: figures.failureSamples };
-      const codes = Object.entries(figures.errorsByCode).map(([c, n]) => `${c} ${n}`);
-      const cancelled = figures.errors > 0 ? await cancelUnpaid(product, merchants, figures.failedIndexes.map((i) => deposits[i]!)) : 0;
-      log(`${scenario} warm-up: ${warmupCount} deposits at ${rate}/s, ${figures.errors} errors${codes.length ? ` (${codes.join(", ")}; ${cancelled} of those deposits cancelled)` : ""}`);
+  // Connections of their own for each loop: one left idle from the warm-up past the gateway's
+  // keep-alive timeout (5 s) could be closed by it just as the next loop sends on it (ECONNRESET).
+  const loop = async (set: readonly ReportDeposit[], prefix: string) => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: maxInFlight });
+    try {
+      return await runOpenLoop({
+        count: set.length,
+        rate,
+        maxInFlight,
+        serverPids: product.pids,
+        processes: product.processes.map((p) => ({ name: p.name, pid: p.server.pid })),
+        mysqlPid: options.mysqlPid,
+        natsPid: options.natsPid,
+        call: pay(agent, set, prefix),
+      });
+    } finally {
+      agent.destroy();
     }
-
-    const sinceMs = Date.now();
-    const { deposits, perSecond } = await createReportDeposits(product, merchants, accounts, options.count, `${options.tag}m`);
-    const problems = await othersOnTheAccounts(product, accounts, deposits);
-    if (problems.length > 0) throw new Error(`the two accounts hold other unpaid deposits than the ${deposits.length} made: ${problems.slice(0, 5).join("; ")}`);
-    const split = accounts.accounts.map((a) => ({ iban: a.iban, deposits: deposits.filter((d) => d.iban === a.iban).length }));
-    log(`${scenario}: ${deposits.length} pending deposits made (${perSecond}/s), ${split.map((s) => `${s.deposits} on ${s.iban}`).join(", ")}; paying them at ${rate}/s`);
-    // Let the creations' own work (outbox, callbacks) settle before the measured load.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-
-    const figures = await loop(deposits, `${options.tag}m`);
-    const lastAnswerAt = performance.now();
+  };
+  const warmupCount = Math.round(rate * Math.min(1, options.warmupSeconds));
+  let warmup: ReportScenarioFigures["warmup"] = { sent: 0, ok: 0, errors: 0, errorsByCode: {}, failureSamples: [] };
+  if (warmupCount > 0) {
+    const { deposits } = await createReportDeposits(product, merchants, accounts, warmupCount, `${options.tag}w`);
+    const figures = await loop(deposits, `${options.tag}w`);
+    warmup = { sent: figures.sent, ok: figures.ok, errors: figures.errors, errorsByCode: figures.errorsByCode, failureSamples: figures.failureSamples };
     const codes = Object.entries(figures.errorsByCode).map(([c, n]) => `${c} ${n}`);
-    log(
-      `${scenario}: all ${figures.sent} answered (${figures.ok} ok${codes.length ? `; ${codes.join(", ")}` : ""}), p50 ${figures.latencyMs.p50} ms, p99 ${figures.latencyMs.p99} ms, max ${figures.latencyMs.max} ms${
-        figures.cpuMsPerCallByProcess ? `; cpu ms/call ${Object.entries(figures.cpuMsPerCallByProcess).map(([name, ms]) => `${name} ${ms}`).join(", ")}` : ""
-      }; waiting for every credit in the ledger`,
-    );
-    const failed = new Set(figures.failedIndexes);
-    const answeredOk = new Set(deposits.filter((_, i) => !failed.has(i)).map((d) => d.id));
-    const check = await checkCompletedOnce(product, merchants, deposits, answeredOk, sinceMs, lastAnswerAt, Math.max(60_000, options.count * 20));
-    if (figures.errors > 0) log(`${scenario}: ${await cancelUnpaid(product, merchants, figures.failedIndexes.map((i) => deposits[i]!))} deposits whose payment failed cancelled (they would be candidates of the next set)`);
-    // The report carries the figures without the failed indexes (used just above, not a figure).
-    const measured: Omit<OpenLoopFigures, "failedIndexes"> & Partial<Pick<OpenLoopFigures, "failedIndexes">> = { ...figures };
-    delete measured.failedIndexes;
-    return { ...measured, deposits: deposits.length, accounts: split, depositsCreatedPerSecond: perSecond, warmup, check };
-  } finally {
-    agent.destroy();
+    const cancelled = figures.errors > 0 ? await cancelUnpaid(product, merchants, figures.failedIndexes.map((i) => deposits[i]!)) : 0;
+    log(`${scenario} warm-up: ${warmupCount} deposits at ${rate}/s, ${figures.errors} errors${codes.length ? ` (${codes.join(", ")}; ${cancelled} of those deposits cancelled)` : ""}`);
   }
+
+  const sinceMs = Date.now();
+  const { deposits, perSecond } = await createReportDeposits(product, merchants, accounts, options.count, `${options.tag}m`);
+  const problems = await othersOnTheAccounts(product, accounts, deposits);
+  if (problems.length > 0) throw new Error(`the two accounts hold other unpaid deposits than the ${deposits.length} made: ${problems.slice(0, 5).join("; ")}`);
+  const split = accounts.accounts.map((a) => ({ iban: a.iban, deposits: deposits.filter((d) => d.iban === a.iban).length }));
+  log(`${scenario}: ${deposits.length} pending deposits made (${perSecond}/s), ${split.map((s) => `${s.deposits} on ${s.iban}`).join(", ")}; paying them at ${rate}/s`);
+  // Let the creations' own work (outbox, callbacks) settle before the measured load.
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+
+  const figures = await loop(deposits, `${options.tag}m`);
+  const lastAnswerAt = performance.now();
+  const codes = Object.entries(figures.errorsByCode).map(([c, n]) => `${c} ${n}`);
+  log(
+    `${scenario}: all ${figures.sent} answered (${figures.ok} ok${codes.length ? `; ${codes.join(", ")}` : ""}), p50 ${figures.latencyMs.p50} ms, p99 ${figures.latencyMs.p99} ms, max ${figures.latencyMs.max} ms${
+      figures.cpuMsPerCallByProcess ? `; cpu ms/call ${Object.entries(figures.cpuMsPerCallByProcess).map(([name, ms]) => `${name} ${ms}`).join(", ")}` : ""
+    }; waiting for every credit in the ledger`,
+  );
+  const failed = new Set(figures.failedIndexes);
+  const answeredOk = new Set(deposits.filter((_, i) => !failed.has(i)).map((d) => d.id));
+  const check = await checkCompletedOnce(product, merchants, deposits, answeredOk, sinceMs, lastAnswerAt, Math.max(60_000, options.count * 20));
+  if (figures.errors > 0) log(`${scenario}: ${await cancelUnpaid(product, merchants, figures.failedIndexes.map((i) => deposits[i]!))} deposits whose payment failed cancelled (they would be candidates of the next set)`);
+  // The report carries the figures without the failed indexes (used just above, not a figure).
+  const measured: Omit<OpenLoopFigures, "failedIndexes"> & Partial<Pick<OpenLoopFigures, "failedIndexes">> = { ...figures };
+  delete measured.failedIndexes;
+  return { ...measured, deposits: deposits.length, accounts: split, depositsCreatedPerSecond: perSecond, warmup, check };
 }

@@ -10,7 +10,7 @@ import { machineInfo } from "./machine.js";
 import { MysqlStatus } from "./mysql-status.js";
 import { parseOptions, USAGE, type BenchOptions, type ScenarioName } from "./options.js";
 import { peakRssKib, pidListeningOn } from "./proc-stats.js";
-import { createDepositsByRpc, createMerchants, startAllInOne, startSplit, type RunningProduct } from "./product.js";
+import { createDeposits, createMerchants, startAllInOne, startSplit, type RunningProduct } from "./product.js";
 import { compareWithFloors, ENDPOINTS, formatReport, issue22Targets, type BenchReport, type ProcessFigures, type ScenarioResult } from "./report.js";
 import { banksPlan, depositGetPlan, depositPlan, withdrawPlan } from "./scenarios.js";
 import { DEPOSIT_COMPLETED_TOPIC } from "@payments/contracts";
@@ -88,7 +88,7 @@ process.on("SIGTERM", onSignal);
 
 const settle = (ms = 1_000) => new Promise((r) => setTimeout(r, ms));
 
-/** The slowest pace, in deposits per second by RPC, the callback scenario's pending deposits are given time for (the all-in-one makes about 1,000/s on 2 cores). */
+/** The slowest pace, in deposits per second (POST /v1/deposit), the callback scenario's pending deposits are given time for. */
 const CALLBACK_DEPOSITS_FLOOR_RATE = 250;
 
 function loadSettings(url: string, serverPids: number[]) {
@@ -186,7 +186,7 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
       await settle();
     }
     if (wants("deposit-get")) {
-      if (pending.length === 0) for (const d of await createDepositsByRpc(product, merchants, merchants.length * 10, `${tag}r`)) remember(d.merchantIndex, d.id);
+      if (pending.length === 0) for (const d of await createDeposits(product, merchants, merchants.length * 10, `${tag}r`)) remember(d.merchantIndex, d.id);
       recordLoad({ target, scenario: "deposit-get", endpoint: ENDPOINTS["deposit-get"], load: await runLoad(settings, depositGetPlan(merchants, idsByMerchant)) });
       await settle();
     }
@@ -198,13 +198,13 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
       if (needed > 0) {
         // As long as making them at CALLBACK_DEPOSITS_FLOOR_RATE takes (500/s for 60 s: 30,000 deposits, 2 minutes at most), never under 15 s (--quick) or 30 s.
         const budgetSeconds = Math.max(options.quick ? 15 : 30, Math.ceil(needed / CALLBACK_DEPOSITS_FLOOR_RATE));
-        log(`creating up to ${needed} more pending deposits (deposit RPC, at most ${budgetSeconds} s) to confirm`);
+        log(`creating up to ${needed} more pending deposits (POST /v1/deposit, at most ${budgetSeconds} s) to confirm`);
         const t0 = performance.now();
-        const made = await createDepositsByRpc(product, merchants, needed, `${tag}c`, t0 + budgetSeconds * 1000);
+        const made = await createDeposits(product, merchants, needed, `${tag}c`, t0 + budgetSeconds * 1000);
         for (const d of made) remember(d.merchantIndex, d.id);
         const rate = made.length / ((performance.now() - t0) / 1000);
         log(`${made.length} made, ${rate.toFixed(0)}/s`);
-        if (made.length < needed) notes.push(`${target} callbacks: only ${made.length} of ${needed} extra pending deposits could be made in ${budgetSeconds} s (${rate.toFixed(0)}/s by RPC), so the callback scenario ran short of ${options.callbackRate}/s for --callback-duration ${options.callbackDuration} s`);
+        if (made.length < needed) notes.push(`${target} callbacks: only ${made.length} of ${needed} extra pending deposits could be made in ${budgetSeconds} s (${rate.toFixed(0)}/s through the gateway), so the callback scenario ran short of ${options.callbackRate}/s for --callback-duration ${options.callbackDuration} s`);
       }
       const drainTimeoutMs = options.quick ? 10_000 : 20_000;
       // An observer on the product's stream: when each deposit_completed left the outbox.
@@ -213,8 +213,8 @@ async function runProduct(target: "aio" | "split"): Promise<void> {
       const watching = await observer.watch([DEPOSIT_COMPLETED_TOPIC], async (m) => void seenOnStream.set(m.msgId, Date.now()));
       const scenario = (ids: string[], seconds: number) =>
         runCallbackScenario({
-          // Confirming is an operator's decision: signed, and audited, as the product does it now.
-          deposits: product!.clients.operatorDeposits,
+          // Confirming is an operator's decision: signed (a fresh assertion each), carried by the workload `bench`, and audited.
+          deposits: product!.clients.deposits,
           receiver: receiver!,
           pendingDepositIds: ids,
           rate: options.callbackRate,

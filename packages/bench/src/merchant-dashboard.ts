@@ -1,9 +1,9 @@
 import type { Client } from "@connectrpc/connect";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
-import { createServiceClient, openDatabase } from "@payments/kit";
-import { operatorAssertionInterceptor } from "@payments/access";
+import { openDatabase } from "@payments/kit";
 import type { Knex } from "knex";
+import { operatorClient } from "./identities.js";
 import type { ListTiming } from "./operator-lists.js";
 import type { RunningProduct } from "./product.js";
 
@@ -134,7 +134,8 @@ function csrfOf(html: string, what: string): string {
 
 /** The merchant's owner, invited through the admin API (the bench's operator as a service admin), signed in through the pages. */
 async function signInMerchantOwner(product: RunningProduct, consoleUrl: string, merchantId: string): Promise<Browser> {
-  const token = await product.operator.assertionFor("console");
+  // Inviting is a change: an assertion of its own, never one used before.
+  const token = await product.identities.operator.assertionFor("console", { fresh: true });
   const email = `owner-${merchantId.slice(-8).toLowerCase()}@bench.example`;
   const invited = await fetch(`${consoleUrl}/api/merchants/${encodeURIComponent(merchantId)}/users`, {
     method: "POST",
@@ -410,7 +411,7 @@ export async function merchantDashboardOn(product: RunningProduct, options: Merc
   if (!product.consoleUrl) throw new Error(`the ${product.target} target serves no console`);
   const db = openDatabase({ url: product.databaseUrl("deposit"), poolMax: 2 });
   try {
-    const deposits = createServiceClient(DepositService, product.serviceUrl("deposit"), { ...product.transport, interceptors: [operatorAssertionInterceptor(product.operator)] });
+    const deposits = operatorClient(DepositService, product.serviceUrl("deposit"), product.transport, product.identities);
     return await runMerchantDashboard(db, product, product.consoleUrl, deposits, options);
   } finally {
     await db.destroy();

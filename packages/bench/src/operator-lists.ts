@@ -2,8 +2,8 @@ import type { Client } from "@connectrpc/connect";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
 import type { MerchantService } from "@payments/contracts/merchant";
 import { AuditService } from "@payments/contracts/operator";
-import { createServiceClient, openDatabase } from "@payments/kit";
-import { operatorAssertionInterceptor } from "@payments/access";
+import { openDatabase } from "@payments/kit";
+import { operatorClient } from "./identities.js";
 import type { Knex } from "knex";
 import type { RunningProduct } from "./product.js";
 
@@ -203,7 +203,6 @@ export async function runOperatorLists(db: Knex, clients: OperatorListsClients, 
 
 /** The scenario on a running product: its deposit database and its services, as the bench's operator. */
 export async function operatorListsOn(product: RunningProduct, options: Omit<OperatorListsOptions, "iban">): Promise<OperatorListsFigures> {
-  const signed = (hosted?: string) => ({ ...product.transport, interceptors: [operatorAssertionInterceptor(product.operator, hosted)] });
   const catalog = product.clients.bankCatalog;
   await catalog.seedSandboxAccounts({});
   const { accounts } = await catalog.listReceivingAccounts({ bankId: "", sandbox: true });
@@ -215,8 +214,8 @@ export async function operatorListsOn(product: RunningProduct, options: Omit<Ope
       db,
       {
         merchants: product.clients.merchants,
-        deposits: createServiceClient(DepositService, product.serviceUrl("deposit"), signed()),
-        depositAudit: createServiceClient(AuditService, product.serviceUrl("deposit"), signed("deposit")),
+        deposits: operatorClient(DepositService, product.serviceUrl("deposit"), product.transport, product.identities),
+        depositAudit: operatorClient(AuditService, product.serviceUrl("deposit"), product.transport, product.identities, "deposit"),
       },
       { ...options, iban },
     );

@@ -1,15 +1,17 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Client, Interceptor } from "@connectrpc/connect";
+import type { Client } from "@connectrpc/connect";
 import { BankCatalogService } from "@payments/contracts/bank-catalog";
-import { DepositService, type Deposit } from "@payments/contracts/deposit";
+import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
-import { createServiceClient, deriveDatabaseUrl, type TransportOptions } from "@payments/kit";
-import { createAssertionSigner, generateAssertionKeyPair, type AssertionSigner, loadAssertionPrivateKey, operatorAssertionInterceptor } from "@payments/access";
+import { deriveDatabaseUrl, type TransportOptions } from "@payments/kit";
+import { sign } from "@payments/signing";
 import { freePort } from "@payments/testing";
+import { benchIdentities, operatorClient, workloadClient, type BenchIdentities } from "./identities.js";
 import type { Merchant } from "./load.js";
 import { rssKib } from "./proc-stats.js";
 import type { ScratchResources } from "./scratch-resources.js";
@@ -32,20 +34,21 @@ export interface RunningProduct {
   processes: ProductProcess[];
   pids: number[];
   /**
-   * Clients of the internal services. The merchant, catalog and payout ones, and
-   * operatorDeposits, act as the bench's operator (a signed admin assertion on every call);
-   * `deposits` calls as the gateway and the bank integrations do, without one, so the deposits
-   * and bank reports the scenarios make cost what theirs cost.
+   * Clients of the internal services. Every one but `bankReports` acts as the bench's operator
+   * (an admin service account: a signed assertion on every call, a fresh one on each change,
+   * carried by the workload `bench`); `bankReports` is the deposit service as the workload
+   * `bank-integration/bench` calls it for itself, with no person, as a bank integration reports
+   * a transfer. Deposits for a merchant are made through the gateway (createDeposits).
    */
   clients: {
     merchants: Client<typeof MerchantService>;
     bankCatalog: Client<typeof BankCatalogService>;
     deposits: Client<typeof DepositService>;
-    operatorDeposits: Client<typeof DepositService>;
+    bankReports: Client<typeof DepositService>;
     payouts: Client<typeof PayoutService>;
   };
-  /** The bench's operator (an admin service account), for clients of its own. */
-  operator: AssertionSigner;
+  /** The bench's operator and workload keys, for clients of its own (identities.ts). */
+  identities: BenchIdentities;
   /**
    * The console (operators and merchants: CONSOLE_AUDIENCE=both) the all-in-one serves on
    * CONSOLE_PORT when given the operator's private key, as `pnpm start` does; only when asked
@@ -67,26 +70,17 @@ const SERVICES = ["merchant", "bank-catalog", "deposit", "payout", "callback-sen
 export type ServiceName = (typeof SERVICES)[number];
 
 /**
- * The bench's operator: a key pair of the run's own, whose public half the product's services
- * verify (OPERATOR_ASSERTION_PUBLIC_KEY), and an interceptor signing every call as an admin
- * service account. The run's merchants are sandbox ones, so nothing it does waits for a second
- * operator.
+ * The bench's clients (see RunningProduct.clients). Its operator is an admin service account
+ * whose key pair is the run's own (the services verify its public half); the run's merchants
+ * are sandbox ones, so nothing it does waits for a second operator.
  */
-export function benchOperator(): { env: { OPERATOR_ASSERTION_PUBLIC_KEY: string }; privateKeyPem: string; signer: AssertionSigner; interceptor: Interceptor } {
-  const { privateKeyPem, publicKeyPem } = generateAssertionKeyPair();
-  // A service account's assertion may live an hour: signed once per service, not per call.
-  const signer = createAssertionSigner(loadAssertionPrivateKey(privateKeyPem), { subject: "bench@localhost", name: "pnpm bench", role: "admin", kind: "service" }, { ttlSeconds: 3600 });
-  return { env: { OPERATOR_ASSERTION_PUBLIC_KEY: publicKeyPem }, privateKeyPem, signer, interceptor: operatorAssertionInterceptor(signer) };
-}
-
-function productClients(url: (service: "merchant" | "bank-catalog" | "deposit" | "payout") => string, transport: TransportOptions, operator: Interceptor): RunningProduct["clients"] {
-  const signed = { ...transport, interceptors: [operator] };
+function productClients(url: (service: "merchant" | "bank-catalog" | "deposit" | "payout") => string, transport: TransportOptions, identities: BenchIdentities): RunningProduct["clients"] {
   return {
-    merchants: createServiceClient(MerchantService, url("merchant"), signed),
-    bankCatalog: createServiceClient(BankCatalogService, url("bank-catalog"), signed),
-    deposits: createServiceClient(DepositService, url("deposit"), transport),
-    operatorDeposits: createServiceClient(DepositService, url("deposit"), signed),
-    payouts: createServiceClient(PayoutService, url("payout"), signed),
+    merchants: operatorClient(MerchantService, url("merchant"), transport, identities),
+    bankCatalog: operatorClient(BankCatalogService, url("bank-catalog"), transport, identities),
+    deposits: operatorClient(DepositService, url("deposit"), transport, identities),
+    bankReports: workloadClient(DepositService, url("deposit"), transport, identities, "bank-integration/bench"),
+    payouts: operatorClient(PayoutService, url("payout"), transport, identities),
   };
 }
 
@@ -94,7 +88,7 @@ function cleanEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   // Settings of the caller's own shell must not leak into the product under test.
   for (const name of Object.keys(env)) {
-    if (/^(DATABASE_URL|NATS_|GRPC_|INTERNAL_|MERCHANT_SERVICE|BANK_CATALOG_SERVICE|DEPOSIT_SERVICE|PAYOUT_SERVICE|CALLBACK_|PUBLIC_BASE_URL|PORT$|HOST$|MASTER_KEY|LOG_LEVEL|NODE_OPTIONS|OPERATOR_ASSERTION_|PAYMENTS_OPERATOR|CONSOLE_)/.test(name)) delete env[name];
+    if (/^(DATABASE_URL|NATS_|GRPC_|INTERNAL_|MERCHANT_SERVICE|BANK_CATALOG_SERVICE|DEPOSIT_SERVICE|PAYOUT_SERVICE|CALLBACK_|PUBLIC_BASE_URL|PORT$|HOST$|MASTER_KEY|LOG_LEVEL|NODE_OPTIONS|OPERATOR_ASSERTION_|PAYMENTS_OPERATOR|CONSOLE_|WORKLOAD_)/.test(name)) delete env[name];
   }
   return env;
 }
@@ -131,18 +125,21 @@ async function stopAll(processes: ProductProcess[]) {
  * (not 0) so readiness can be seen by GET /healthz on the gateway even at LOG_LEVEL=warn,
  * which leaves out the info-level ready line; a ready line, when printed, counts too. With
  * `console`, it also holds the operator's private key and serves the console on CONSOLE_PORT
- * (both audiences, as `pnpm start`), ready when its /readyz answers 200.
+ * (both audiences, as `pnpm start`), ready when its /readyz answers 200. Its parts call each
+ * other in process (identities of its own); it believes the bench's workloads through
+ * WORKLOAD_TRUST_BUNDLE, merged with the keys it makes in DATA_DIR/workloads.
  */
 export async function startAllInOne(resources: ScratchResources, options: { profileDir?: string | undefined; idleMs: number; console?: boolean }): Promise<RunningProduct> {
   const [port, grpcPort] = [await freePort(), await freePort()];
   const consolePort = options.console ? await freePort() : undefined;
   const dataDir = mkdtempSync(join(tmpdir(), "bench-aio-"));
   const stream = resources.stream("aio");
-  const operator = benchOperator();
+  const identities = benchIdentities();
   const databaseUrl = resources.database("aio");
   const env: NodeJS.ProcessEnv = {
     ...cleanEnv(),
-    ...operator.env,
+    ...identities.operatorEnv,
+    ...identities.workloads.trustEnv(),
     DATABASE_URL: databaseUrl,
     ...stream,
     PORT: String(port),
@@ -152,7 +149,7 @@ export async function startAllInOne(resources: ScratchResources, options: { prof
     LOG_LEVEL: "warn",
     MASTER_KEY: randomBytes(32).toString("hex"),
     CALLBACK_ALLOW_PRIVATE: "1",
-    ...(consolePort ? { OPERATOR_ASSERTION_PRIVATE_KEY: operator.privateKeyPem, CONSOLE_PORT: String(consolePort), CONSOLE_HOST: "127.0.0.1", CONSOLE_AUDIENCE: "both" } : {}),
+    ...(consolePort ? { OPERATOR_ASSERTION_PRIVATE_KEY: identities.operatorKeyPem, CONSOLE_PORT: String(consolePort), CONSOLE_HOST: "127.0.0.1", CONSOLE_AUDIENCE: "both" } : {}),
   };
   const server = spawnServer("all-in-one", nodeEntry("packages/all-in-one"), env, { nodeFlags: profileFlags(options.profileDir, "all-in-one") });
   const gatewayUrl = `http://127.0.0.1:${port}`;
@@ -176,8 +173,8 @@ export async function startAllInOne(resources: ScratchResources, options: { prof
     stream,
     processes,
     pids: [server.pid],
-    clients: productClients(() => grpcUrl, {}, operator.interceptor),
-    operator: operator.signer,
+    clients: productClients(() => grpcUrl, {}, identities),
+    identities,
     ...(consolePort ? { consoleUrl: `http://127.0.0.1:${consolePort}` } : {}),
     serviceUrl: () => grpcUrl,
     transport: {},
@@ -194,7 +191,8 @@ export async function startAllInOne(resources: ScratchResources, options: { prof
 /**
  * Every service its own process with its own MySQL database, JetStream between them, the
  * internal token on every call, then the gateway: as docker-compose runs them. Started one at
- * a time, so each cold start is its own.
+ * a time, so each cold start is its own. Each process has a workload key of the run's own
+ * (WORKLOAD_KEY) and believes the bundle of every key of the run (WORKLOAD_TRUST_BUNDLE).
  */
 export async function startSplit(resources: ScratchResources, options: { profileDir?: string | undefined; idleMs: number }): Promise<RunningProduct> {
   const token = randomBytes(24).toString("hex");
@@ -204,8 +202,8 @@ export async function startSplit(resources: ScratchResources, options: { profile
   const url = (name: ServiceName) => `http://127.0.0.1:${ports[name]}`;
   const dataDir = mkdtempSync(join(tmpdir(), "bench-split-"));
   const stream = resources.stream("split");
-  const operator = benchOperator();
-  const common: NodeJS.ProcessEnv = { ...cleanEnv(), ...operator.env, ...stream, INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn", GRPC_HOST: "127.0.0.1", DATA_DIR: dataDir };
+  const identities = benchIdentities([...SERVICES, "gateway"]);
+  const common: NodeJS.ProcessEnv = { ...cleanEnv(), ...identities.operatorEnv, ...stream, INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn", GRPC_HOST: "127.0.0.1", DATA_DIR: dataDir };
   const urls = {
     MERCHANT_SERVICE_URL: url("merchant"),
     BANK_CATALOG_SERVICE_URL: url("bank-catalog"),
@@ -223,13 +221,13 @@ export async function startSplit(resources: ScratchResources, options: { profile
   const processes: ProductProcess[] = [];
   try {
     for (const name of SERVICES) {
-      const env = { ...common, ...own[name], DATABASE_URL: resources.database(`split_${name.replace(/-/g, "_")}`), GRPC_PORT: String(ports[name]) };
+      const env = { ...common, ...identities.workloads.envOf(name), ...own[name], DATABASE_URL: resources.database(`split_${name.replace(/-/g, "_")}`), GRPC_PORT: String(ports[name]) };
       const server = spawnServer(name, nodeEntry(`services/${name}`), env, { nodeFlags: profileFlags(options.profileDir, `split-${name}`) });
       processes.push({ name, server, coldStartMs: 0 });
       const readyAt = await waitForHttp200(`${url(name)}/healthz`, server, 120_000);
       processes.at(-1)!.coldStartMs = Math.round(readyAt - server.spawnedAt);
     }
-    const gatewayEnv = { ...cleanEnv(), ...stream, ...urls, INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn", PORT: String(gatewayPort), HOST: "127.0.0.1", PUBLIC_BASE_URL: `http://127.0.0.1:${gatewayPort}` };
+    const gatewayEnv = { ...cleanEnv(), ...identities.workloads.envOf("gateway"), ...stream, ...urls, INTERNAL_API_TOKEN: token, LOG_LEVEL: "warn", PORT: String(gatewayPort), HOST: "127.0.0.1", PUBLIC_BASE_URL: `http://127.0.0.1:${gatewayPort}` };
     const gateway = spawnServer("gateway", nodeEntry("gateway"), gatewayEnv, { nodeFlags: profileFlags(options.profileDir, "split-gateway") });
     processes.push({ name: "gateway", server: gateway, coldStartMs: 0 });
     const readyAt = await waitForHttp200(`http://127.0.0.1:${gatewayPort}/healthz`, gateway, 120_000);
@@ -247,8 +245,8 @@ export async function startSplit(resources: ScratchResources, options: { profile
     stream,
     processes,
     pids: processes.map((p) => p.server.pid),
-    clients: productClients(url, transport, operator.interceptor),
-    operator: operator.signer,
+    clients: productClients(url, transport, identities),
+    identities,
     serviceUrl: url,
     transport,
     databaseUrl: (name) => resources.database(`split_${name.replace(/-/g, "_")}`),
@@ -290,38 +288,117 @@ export async function createMerchants(product: RunningProduct, count: number, ca
   });
 }
 
-/** How the deposits of createDepositsByRpc are made, when not the default (50,000 kuruş, any bank, one customer name). */
+/** How the deposits of createDeposits are made, when not the default (50,000 kuruş, any bank, one customer name). */
 export interface DepositShape {
-  /** A bank id: the deposit is assigned one of that bank's receiving accounts. */
+  /** A bank id (the API's `bankCode`): the deposit is assigned one of that bank's receiving accounts. */
   bankId?: string;
   amount?: (n: number) => bigint;
   customerName?: (n: number) => string;
 }
 
-/**
- * Pending deposits made straight through the deposit service (for reads and confirms when
- * the POST scenario made too few; for the bank-report scenarios, on one bank's accounts); no
- * new one is started after `deadline`.
- */
-export async function createDepositsByRpc(
-  product: RunningProduct,
-  merchants: readonly Merchant[],
-  count: number,
-  tag: string,
-  deadline = Infinity,
-  shape: DepositShape = {},
-): Promise<Array<{ merchantIndex: number; id: string; deposit: Deposit }>> {
-  return inParallel(count, 32, async (n) => {
-    const merchantIndex = n % merchants.length;
-    const res = await product.clients.deposits.createDeposit({
-      merchantId: merchants[merchantIndex]!.merchantId,
-      processId: `${tag}-${merchantIndex}-${n}`,
-      amount: shape.amount?.(n) ?? 50_000n,
-      currency: "",
-      bankId: shape.bankId ?? "",
-      customer: { id: `cus_${n}`, name: shape.customerName?.(n) ?? "Ayşe Yılmaz", username: "ayse" },
-      metadataJson: "",
+/** A deposit createDeposits made, as the gateway answered it. */
+export interface MadeDeposit {
+  merchantIndex: number;
+  id: string;
+  /** The bank asked for ("" for any). */
+  bankId: string;
+  /** The API's status name (`pending`). */
+  status: string;
+  /** The receiving account assigned ("" for none). */
+  iban: string;
+  requestedAmount: bigint;
+  currency: string;
+  reference: string;
+  customerName: string;
+}
+
+/** Deposits made at once while setting up: the same as the deposit scenario's connections. */
+const CREATE_CONCURRENCY = 32;
+const CREATE_TIMEOUT_MS = 30_000;
+
+interface DepositAnswer {
+  data?: {
+    transactionId?: string;
+    status?: string;
+    bankCode?: string | null;
+    assignedAccount?: { iban?: string };
+    requestedAmount?: number;
+    currency?: string;
+    reference?: string;
+    customer?: { name?: string };
+  };
+  error?: { code?: string; message?: string };
+}
+
+/** One merchant-signed POST on the gateway: its status and body. */
+function postSigned(gatewayUrl: string, agent: http.Agent, merchant: Merchant, path: string, body: string): Promise<{ status: number; text: string }> {
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const headers = {
+    "x-api-key": merchant.apiKey,
+    "x-timestamp": timestamp,
+    "x-signature": sign(merchant.apiSecret, { timestamp, method: "POST", path, body }),
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(body)),
+  };
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${gatewayUrl}${path}`, { method: "POST", headers, agent, timeout: CREATE_TIMEOUT_MS }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("error", reject);
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
     });
-    return { merchantIndex, id: res.deposit!.id, deposit: res.deposit! };
-  }, deadline);
+    req.on("timeout", () => req.destroy(new Error(`POST ${path}: no answer within ${CREATE_TIMEOUT_MS / 1000} s`)));
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/**
+ * Pending deposits made as the merchants make them: each merchant's signed POST /v1/deposit on
+ * the gateway, round-robin over the merchants, 32 at a time (for reads and confirms when the
+ * POST scenario made too few; for the bank-report scenarios, on one bank's accounts). Only the
+ * gateway speaks for a merchant to the deposit service, and this way no operator audit record is
+ * written per deposit. Any answer but 201 fails the call. No new one is started after `deadline`.
+ */
+export async function createDeposits(product: RunningProduct, merchants: readonly Merchant[], count: number, tag: string, deadline = Infinity, shape: DepositShape = {}): Promise<MadeDeposit[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CREATE_CONCURRENCY });
+  try {
+    return await inParallel(
+      count,
+      CREATE_CONCURRENCY,
+      async (n) => {
+        const merchantIndex = n % merchants.length;
+        const merchant = merchants[merchantIndex]!;
+        const body = JSON.stringify({
+          processId: `${tag}-${merchantIndex}-${n}`,
+          amount: Number(shape.amount?.(n) ?? 50_000n),
+          ...(shape.bankId ? { bankCode: shape.bankId } : {}),
+          customer: { id: `cus_${n}`, name: shape.customerName?.(n) ?? "Ayşe Yılmaz", username: "ayse" },
+        });
+        const { status, text } = await postSigned(product.gatewayUrl, agent, merchant, "/v1/deposit", body);
+        let answer: DepositAnswer = {};
+        try {
+          answer = JSON.parse(text) as DepositAnswer;
+        } catch {
+          // Not JSON: reported below with its first characters.
+        }
+        const d = answer.data;
+        if (status !== 201 || !d?.transactionId) throw new Error(`POST /v1/deposit for merchant ${merchant.merchantId} answered ${status}: ${text.slice(0, 300)}`);
+        return {
+          merchantIndex,
+          id: d.transactionId,
+          bankId: d.bankCode ?? "",
+          status: d.status ?? "",
+          iban: d.assignedAccount?.iban ?? "",
+          requestedAmount: BigInt(d.requestedAmount ?? 0),
+          currency: d.currency ?? "",
+          reference: d.reference ?? "",
+          customerName: d.customer?.name ?? "",
+        };
+      },
+      deadline,
+    );
+  } finally {
+    agent.destroy();
+  }
 }

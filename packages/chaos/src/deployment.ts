@@ -7,8 +7,9 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { generateAssertionKeyPair, type OperatorIdentity } from "@payments/access";
-import { createServiceClient, freePort, startMariadbServer, startNatsServer, type OwnMariadbServer, type OwnNatsServer } from "@payments/testing";
+import { freePort, startMariadbServer, startNatsServer, type OwnMariadbServer, type OwnNatsServer } from "@payments/testing";
 import { Balancer } from "./balancer.js";
+import { operatorSigner, RunWorkloads, serviceClient } from "./identities.js";
 import { compiledEntry, Replica, repoRoot } from "./processes.js";
 
 export const SERVICES = ["merchant", "bank-catalog", "deposit", "payout", "callback-sender"] as const;
@@ -32,12 +33,21 @@ export const RUN_SETTINGS = {
 export const CHAOS_OPERATOR: OperatorIdentity = { subject: "chaos-operator@localhost", name: "chaos run", role: "admin", kind: "service" };
 export const CHAOS_APPROVER: OperatorIdentity = { subject: "chaos-approver@localhost", name: "chaos run's second operator", role: "admin", kind: "service" };
 
+/**
+ * The workloads the run plays itself, each with a key of its own (none is a service's): `chaos`
+ * carries its operators' calls, `bank-integration/chaos` imports the bank's statements, and the
+ * `pnpm cli reconcile` it runs is the CLI.
+ */
+export const HARNESS_WORKLOADS = ["chaos", "bank-integration/chaos", "cli"] as const;
+
 export interface Deployment {
   mariadb: OwnMariadbServer;
   nats: OwnNatsServer;
   token: string;
   /** The run's own operator key (PKCS#8 PEM): its services verify assertions against its public half; the CLI the run starts signs with it. */
   operatorKey: string;
+  /** Every workload key of the run (each service's, the gateway's, the harness's) and the trust bundle of them all. */
+  workloads: RunWorkloads;
   replicas: Record<Component, Replica[]>;
   balancers: Record<Component, Balancer>;
   gatewayUrl: string;
@@ -49,6 +59,8 @@ export interface Deployment {
     deposits: Client<typeof DepositService>;
     payouts: Client<typeof PayoutService>;
     callbacks: Client<typeof CallbackService>;
+    /** The deposit service as the run's bank integration (`bank-integration/chaos`) calls it for itself: statement imports. */
+    bankFeed: Client<typeof DepositService>;
   };
   allReplicas(): Replica[];
   stop(): Promise<void>;
@@ -59,17 +71,27 @@ export interface Deployment {
  * The split deployment as production runs it, twice over: two replicas of every service
  * (compiled, one process each, one MySQL database per service shared by its replicas) and two
  * gateways, each behind a round-robin balancer; a MariaDB and a JetStream server of the
- * run's own, which the fault schedule restarts.
+ * run's own, which the fault schedule restarts. Every process has its deployable's workload key
+ * (WORKLOAD_KEY) and believes the run's trust bundle (WORKLOAD_TRUST_BUNDLE); the harness calls
+ * with keys of its own (HARNESS_WORKLOADS).
  */
 export async function startDeployment(options: { logDir: string; bankUrl: string; log: (msg: string) => void }): Promise<Deployment> {
   const [mariadb, nats] = await Promise.all([startMariadbServer(), startNatsServer()]);
   const token = randomBytes(24).toString("hex");
   // The run's own operator key pair: the services verify with the public half.
   const operatorKeys = generateAssertionKeyPair();
-  // Clients act as CHAOS_OPERATOR; what the services keep for a second operator (the live
-  // receiving accounts, a live merchant's funding) CHAOS_APPROVER approves through the
-  // service's ApprovalService, and the call answers what the approved run answered.
-  const operatorCalls = { token, signingKey: operatorKeys.privateKeyPem, operator: CHAOS_OPERATOR, approver: CHAOS_APPROVER };
+  // A workload key for every deployable (its replicas share it, as they share a Secret) and for
+  // each workload the run plays; every process believes the bundle of their public halves.
+  const workloads = new RunWorkloads([...COMPONENTS, ...HARNESS_WORKLOADS]);
+  // Clients act as CHAOS_OPERATOR, carried by the workload `chaos`; what the services keep for a
+  // second operator (the live receiving accounts, a live merchant's creation and funding) CHAOS_APPROVER
+  // approves through the service's ApprovalService, and the call answers what the approved run answered.
+  const operatorCalls = {
+    caller: workloads.caller("chaos"),
+    operator: operatorSigner(operatorKeys.privateKeyPem, CHAOS_OPERATOR),
+    approver: operatorSigner(operatorKeys.privateKeyPem, CHAOS_APPROVER),
+  };
+  const transport = { token };
   const ports = {} as Record<Component, number[]>;
   const lbPorts = {} as Record<Component, number>;
   for (const name of COMPONENTS) {
@@ -132,11 +154,18 @@ export async function startDeployment(options: { logDir: string; bankUrl: string
   for (const name of SERVICES) {
     replicas[name] = ports[name].map(
       (port, i) =>
-        new Replica(`${name}-${i}`, port, entry(name), { ...base, ...own[name], DATABASE_URL: databaseUrl(name), GRPC_HOST: "127.0.0.1", GRPC_PORT: String(port) }, join(options.logDir, `${name}-${i}.log`)),
+        new Replica(
+          `${name}-${i}`,
+          port,
+          entry(name),
+          { ...base, ...workloads.envOf(name), ...own[name], DATABASE_URL: databaseUrl(name), GRPC_HOST: "127.0.0.1", GRPC_PORT: String(port) },
+          join(options.logDir, `${name}-${i}.log`),
+        ),
     );
   }
   replicas.gateway = ports.gateway.map(
-    (port, i) => new Replica(`gateway-${i}`, port, entry("gateway"), { ...base, ...urls, PORT: String(port), HOST: "127.0.0.1", PUBLIC_BASE_URL: gatewayUrl }, join(options.logDir, `gateway-${i}.log`)),
+    (port, i) =>
+      new Replica(`gateway-${i}`, port, entry("gateway"), { ...base, ...workloads.envOf("gateway"), ...urls, PORT: String(port), HOST: "127.0.0.1", PUBLIC_BASE_URL: gatewayUrl }, join(options.logDir, `gateway-${i}.log`)),
   );
   const balancers = {} as Record<Component, Balancer>;
   for (const name of COMPONENTS) {
@@ -154,12 +183,14 @@ export async function startDeployment(options: { logDir: string; bankUrl: string
     serviceUrl,
     databaseUrl,
     operatorKey: operatorKeys.privateKeyPem,
+    workloads,
     clients: {
-      merchants: createServiceClient(MerchantService, serviceUrl("merchant"), operatorCalls),
-      bankCatalog: createServiceClient(BankCatalogService, serviceUrl("bank-catalog"), operatorCalls),
-      deposits: createServiceClient(DepositService, serviceUrl("deposit"), operatorCalls),
-      payouts: createServiceClient(PayoutService, serviceUrl("payout"), operatorCalls),
-      callbacks: createServiceClient(CallbackService, serviceUrl("callback-sender"), operatorCalls),
+      merchants: serviceClient(MerchantService, serviceUrl("merchant"), transport, operatorCalls),
+      bankCatalog: serviceClient(BankCatalogService, serviceUrl("bank-catalog"), transport, operatorCalls),
+      deposits: serviceClient(DepositService, serviceUrl("deposit"), transport, operatorCalls),
+      payouts: serviceClient(PayoutService, serviceUrl("payout"), transport, operatorCalls),
+      callbacks: serviceClient(CallbackService, serviceUrl("callback-sender"), transport, operatorCalls),
+      bankFeed: serviceClient(DepositService, serviceUrl("deposit"), transport, { caller: workloads.caller("bank-integration/chaos") }),
     },
     allReplicas,
     async stop() {

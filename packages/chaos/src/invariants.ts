@@ -148,6 +148,10 @@ export async function checkInvariants(input: {
     const negative = await books.db("payout")("balances").where("available", "<", 0).orWhere("held", "<", 0).select<Array<{ merchant_id: string; available: number; held: number }>>("merchant_id", "available", "held");
     const cli = await runCli(["reconcile", "--json"], {
       INTERNAL_API_TOKEN: deployment.token,
+      // The CLI is a workload of its own (`cli`, which carries operators), with the run's key for it.
+      WORKLOAD_KEY: deployment.workloads.keyOf("cli"),
+      WORKLOAD_ID: undefined,
+      WORKLOAD_TRUST_DOMAIN: deployment.workloads.trustDomain,
       // As a finance operator holding the run's key: reconcile reads the ledger, which is finance's.
       OPERATOR_ASSERTION_PRIVATE_KEY: deployment.operatorKey,
       PAYMENTS_OPERATOR: "chaos-reconcile@localhost",

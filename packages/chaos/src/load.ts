@@ -275,7 +275,8 @@ export class LoadDriver {
     for (let attempt = 0; attempt < 3; attempt++) {
       this.counts.statementImports++;
       try {
-        await this.deployment.clients.deposits.importStatement({ format: "mt940", content, fileName: `chaos-${this.n}.sta` }, { timeoutMs: 15_000 });
+        // As the bank integration sends its statements: `bank-integration/chaos` for itself, no person.
+        await this.deployment.clients.bankFeed.importStatement({ format: "mt940", content, fileName: `chaos-${this.n}.sta` }, { timeoutMs: 15_000 });
         return;
       } catch {
         this.counts.statementImportFailures++;

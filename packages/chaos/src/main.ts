@@ -65,12 +65,16 @@ async function createShops(deployment: Deployment, receiver: MerchantReceiver, s
     const shop = `s${i}`;
     const created = await merchants.createMerchant({ name: `Chaos Shop ${i}`, sandbox, allowedIps: ["127.0.0.1", "::1"], callbackUrl: `${receiver.url}?shop=${shop}` });
     const merchantId = created.merchant!.id;
-    secrets.set(shop, created.apiSecret);
+    // A live merchant is made by two admins: the approved run's answer keeps its secrets back
+    // (redacted), so the run issues the live shop a secret of its own, the old one ended now.
+    const apiSecret = sandbox ? created.apiSecret : (await merchants.rotateSecret({ merchantId, gracePeriodSeconds: 0 })).apiSecret;
+    if (apiSecret === "" || apiSecret.includes("redacted")) throw new Error(`merchant ${merchantId} has no API secret the run can sign with`);
+    secrets.set(shop, apiSecret);
     await merchants.setRateLimit({ merchantId, requestsPerSecond: 0 });
     // Enough for every withdrawal of a long run: INSUFFICIENT_BALANCE is no part of the load. A
     // live merchant's is live money moved by hand: the run's second operator approves it.
     await payouts.adjustBalance({ merchantId, amount: 100_000_000_000n, reason: "chaos funding" });
-    shops.push({ shop, merchantId, apiKey: created.merchant!.apiKey, apiSecret: created.apiSecret, sandbox });
+    shops.push({ shop, merchantId, apiKey: created.merchant!.apiKey, apiSecret, sandbox });
   }
   return shops;
 }

@@ -1,10 +1,13 @@
 import net from "node:net";
 import test from "ava";
-import { OUTBOX_LEASE_MS } from "@payments/kit";
+import { createPublicKey } from "node:crypto";
+import { loadWorkloadKey, OPERATOR_CARRIERS, WorkloadVerifier, keyIdOf } from "@payments/access";
+import { OUTBOX_LEASE_MS, systemClock } from "@payments/kit";
 import { freePort } from "@payments/testing";
 import { Balancer } from "../src/balancer.js";
 import { FakeBank } from "../src/bank.js";
-import { RUN_SETTINGS } from "../src/deployment.js";
+import { COMPONENTS, HARNESS_WORKLOADS, RUN_SETTINGS } from "../src/deployment.js";
+import { RunWorkloads } from "../src/identities.js";
 import { FAULT_KINDS, planFaults } from "../src/faults.js";
 import { Random } from "../src/rng.js";
 
@@ -85,4 +88,25 @@ test("the bank answers a repeated send with its first answer and counts it; a ch
   } finally {
     await bank.close();
   }
+});
+
+test("every deployable and every workload the run plays has a key of its own, and the services believe the run's calls as chaos and as its bank integration", async (t) => {
+  const workloads = new RunWorkloads([...COMPONENTS, ...HARNESS_WORKLOADS]);
+  const paths = [...COMPONENTS, ...HARNESS_WORKLOADS];
+  const keyIds = paths.map((path) => keyIdOf(createPublicKey(loadWorkloadKey(workloads.keyOf(path)))));
+  t.is(new Set(keyIds).size, paths.length, "no two workloads share a key: the harness's are none of the services'");
+  t.is(workloads.bundle.size, paths.length);
+  for (const [i, path] of paths.entries()) t.is(workloads.bundle.key(keyIds[i]!)?.spiffeId, `spiffe://payments.local/${path}`);
+  const env = workloads.envOf("deposit");
+  t.is(env.WORKLOAD_KEY, workloads.keyOf("deposit"));
+  t.deepEqual(JSON.parse(env.WORKLOAD_TRUST_BUNDLE!), workloads.bundle.toJson());
+
+  const verifier = new WorkloadVerifier({ bundle: workloads.bundle, trustDomain: "payments.local", clock: systemClock });
+  const chaos = await verifier.verify(await workloads.caller("chaos").headerFor("payout"), "payout");
+  t.is(chaos.name, "chaos");
+  t.true(OPERATOR_CARRIERS.includes(chaos.name!), "chaos carries its operators' calls");
+  const bank = await verifier.verify(await workloads.caller("bank-integration/chaos").headerFor("deposit"), "deposit");
+  t.is(bank.name, "bank-integration");
+  t.is(bank.path, "bank-integration/chaos");
+  await t.throwsAsync(verifier.verify(await workloads.caller("chaos").headerFor("payout"), "deposit"), undefined, "an assertion for one service is refused by another");
 });
