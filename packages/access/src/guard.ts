@@ -21,7 +21,7 @@ import { accessInterceptor } from "./access-interceptor.js";
 import { AccessRegistry, type ServiceAccess } from "./access-table.js";
 import { approvalsMigration } from "./approvals.js";
 import { loadAssertionPublicKey } from "./operator-assertion.js";
-import { auditMigration, auditWorkloadMigration, merchantScopeMigration } from "./operator-audit.js";
+import { APPEND_ONLY_TABLES, auditMigration, auditWorkloadMigration, merchantScopeMigration } from "./operator-audit.js";
 import { operatorRoutes } from "./operator-services.js";
 import { localIdentity, signedIdentity, workloadIdentityInterceptor } from "./outgoing-identity.js";
 import {
@@ -137,6 +137,7 @@ export function accessGuard(options: AccessGuardOptions = {}): (setup: GuardSetu
     const outgoing = new Map<string, readonly Interceptor[]>();
     return {
       migrations: accessMigrations,
+      appendOnlyTables: APPEND_ONLY_TABLES,
       outgoingFor(module, isLocal) {
         const key = `${module}|${isLocal}`;
         let found = outgoing.get(key);

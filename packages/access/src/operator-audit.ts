@@ -5,7 +5,9 @@ import type { Knex } from "knex";
 import { type Clock, currentRequestId, decodeCursor, encodeCursor, isMysql, type Logger, type Migration, newId } from "@payments/kit";
 
 export const AUDIT_TABLE = "operator_audit";
-const TARGETS_TABLE = "operator_audit_targets";
+export const TARGETS_TABLE = "operator_audit_targets";
+/** The tables nobody may change or remove a row of: the service's own database user only reads and appends to them. */
+export const APPEND_ONLY_TABLES: readonly string[] = [AUDIT_TABLE, TARGETS_TABLE];
 
 /**
  * The operators' audit: one row per operator call to a mutating RPC (refused or done) and per

@@ -98,6 +98,11 @@ export interface CallGuard {
   /** Tables every module's database gets (audit, approvals), applied after the outbox's and before the module's own. */
   readonly migrations: readonly Migration[];
   /**
+   * Of those, the tables a service's own database user may only read and append to (the audit):
+   * the grants the runtime user gets leave out UPDATE and DELETE on them.
+   */
+  readonly appendOnlyTables: readonly string[];
+  /**
    * Interceptors on every call module `module` of this process makes to another service (its
    * identity on each): `local` when the callee runs in this process (no network), else over it.
    */
