@@ -1,5 +1,7 @@
 import { MerchantService } from "@payments/contracts/merchant";
-import { ANY_MERCHANT_ROLE, defineAccess, type ServiceAccess } from "@payments/access";
+import { ANY_MERCHANT_ROLE, defineAccess, type MerchantRole, type ServiceAccess } from "@payments/access";
+import { canWithdraw, WITHDRAWAL_KEY_HOLDERS } from "./api-key-rules.js";
+import { findApiKey } from "./api-keys.js";
 import type { MerchantContext } from "./context.js";
 import { findMerchant } from "./store.js";
 import { parseSetSandbox } from "./routes/set-sandbox.js";
@@ -12,11 +14,19 @@ import { requireCallableCallbackUrl } from "./callback-url-policy.js";
  * services read a merchant; a merchant's secrets are read by the one workload that needs them
  * (the gateway the API secrets that verify requests, the callback-sender the ones that sign
  * callbacks), every read audited, and by nobody else: not an operator, not a merchant's user.
+ *
+ * API keys: a merchant's owner and finance users hold keys of any scopes, its developers only
+ * keys that cannot withdraw (the rule below for a new key's scopes, and the handlers for a key
+ * that exists, whose scopes only the database knows: api-keys.ts requireMayHold); every role
+ * reads the list (a key's id is no secret). Trusting a key for automatic payouts is the owner's.
  */
 export function merchantAccess(ctx: MerchantContext): ServiceAccess[] {
   const admin = { role: "admin" } as const;
-  // A merchant's integration (keys, webhook, IPs) is its owner's and its developers'.
+  // A merchant's integration (webhook, IPs, callback URL) is its owner's and its developers'.
   const integration = { roles: ["owner", "developer"] } as const;
+  // Its API keys: finance users hold the keys that pay out (the handlers keep developers to the others).
+  const keyHolders: readonly MerchantRole[] = ["owner", "developer", "finance"];
+  const aboutKey = (req: { merchantId: string; apiKey: string }) => [req.merchantId, req.apiKey];
   return [
     defineAccess(MerchantService, {
       createMerchant: {
@@ -28,8 +38,21 @@ export function merchantAccess(ctx: MerchantContext): ServiceAccess[] {
       },
       getMerchant: { role: "viewer", workloads: ["deposit", "payout"], merchant: { roles: ANY_MERCHANT_ROLE } },
       listMerchants: { role: "viewer" },
-      rotateSecret: { ...admin, merchant: integration },
-      revokeSecret: { ...admin, merchant: { roles: ["owner", "developer"] } },
+      rotateSecret: { ...admin, merchant: { roles: keyHolders }, targets: aboutKey },
+      revokeSecret: { ...admin, merchant: { roles: keyHolders } },
+      createApiKey: {
+        ...admin,
+        merchant: { roles: keyHolders, rolesFor: (req) => (canWithdraw(req.scopes) ? WITHDRAWAL_KEY_HOLDERS : keyHolders) },
+      },
+      listApiKeys: { role: "viewer", merchant: { roles: ANY_MERCHANT_ROLE } },
+      revokeApiKey: { ...admin, merchant: { roles: keyHolders }, targets: aboutKey, before: (req) => findApiKey(ctx.db, req.merchantId, req.apiKey) },
+      setApiKeyTrusted: {
+        ...admin,
+        merchant: { roles: ["owner"] },
+        targets: aboutKey,
+        // The audit keeps the key as it was, beside the request that changed its mark.
+        before: (req) => findApiKey(ctx.db, req.merchantId, req.apiKey),
+      },
       rotateWebhookSecret: { ...admin, merchant: integration },
       setAllowedIps: { ...admin, merchant: integration },
       setCallbackUrl: { ...admin, merchant: integration },

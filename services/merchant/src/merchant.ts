@@ -21,7 +21,22 @@ export const GRACE_PERIOD_MAX_SECONDS = 30 * 24 * 3600;
 export type MerchantStatusName = "active" | "disabled";
 
 /** What a MerchantChanged event says changed. */
-export type MerchantChange = "created" | "secret_rotated" | "webhook_secret_rotated" | "allowed_ips" | "callback_url" | "status" | "sandbox" | "rate_limit" | "payment_rules" | "display_name" | "secret_revoked" | "withdrawal_approval";
+export type MerchantChange =
+  | "created"
+  | "secret_rotated"
+  | "webhook_secret_rotated"
+  | "allowed_ips"
+  | "callback_url"
+  | "status"
+  | "sandbox"
+  | "rate_limit"
+  | "payment_rules"
+  | "display_name"
+  | "secret_revoked"
+  | "withdrawal_approval"
+  | "api_key_created"
+  | "api_key_revoked"
+  | "api_key_trusted";
 
 /**
  * The paid-amount rules (issue 14): what the deposit service does with a transfer that pays
@@ -234,7 +249,8 @@ export function expiryAfterRotation(current: number | null, now: number, graceMs
 
 // Schemas for request fields, built on the rules above: the edge parses with these.
 
-function fromRule<T>(rule: (raw: string) => Checked<T>) {
+/** A request field's schema from one of the rules: its refusal as the field's validation message. */
+export function fromRule<T>(rule: (raw: string) => Checked<T>) {
   return z.string().transform((raw, ctx) => {
     const checked = rule(raw);
     if (!checked.ok) {

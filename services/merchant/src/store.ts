@@ -33,6 +33,8 @@ export interface MerchantRow {
 export interface SecretRow {
   id: string;
   merchant_id: string;
+  /** The API key it belongs to (migration 20261222000000; every API secret has one). Webhook secrets have no column. */
+  api_key?: string | null;
   generation: number;
   sealed: string;
   created_at: number | string;
@@ -121,15 +123,10 @@ export async function findMerchant(db: Knex, merchantId: string): Promise<Mercha
   return row ? toMerchantRecord(row) : undefined;
 }
 
-export async function findMerchantByApiKey(db: Knex, apiKey: string): Promise<MerchantRecord | undefined> {
-  const row = await db<MerchantRow>("merchants").where({ api_key: apiKey }).first();
-  return row ? toMerchantRecord(row) : undefined;
-}
-
 /** What the public view of a merchant shows of a secret: its lifetime, never its sealed value. */
 export type SecretInfo = Omit<SecretRecord, "sealed">;
 
-export type SecretInfoRow = Omit<SecretRow, "sealed">;
+export type SecretInfoRow = Omit<SecretRow, "sealed" | "api_key">;
 
 /** The columns of a SecretInfo: the sealed value is not even read. */
 export const SECRET_INFO_COLUMNS = ["id", "merchant_id", "generation", "created_at", "expires_at"] as const;
@@ -144,14 +141,15 @@ export function toSecretInfo(row: SecretInfoRow): SecretInfo {
   };
 }
 
-/** Secret metadata of each merchant, newest first. */
+/** Secret metadata of each merchant's primary key (the Merchant message's), newest first. */
 export async function secretsOf(db: Knex, merchantIds: readonly string[]): Promise<Map<string, SecretInfo[]>> {
   const byMerchant = new Map<string, SecretInfo[]>(merchantIds.map((id) => [id, []]));
   if (merchantIds.length === 0) return byMerchant;
-  const rows: SecretInfoRow[] = await db<SecretRow>("merchant_secrets")
-    .select(...SECRET_INFO_COLUMNS)
-    .whereIn("merchant_id", [...merchantIds])
-    .orderBy([{ column: "merchant_id" }, { column: "generation", order: "desc" }]);
+  const rows = await db("merchant_secrets as s")
+    .join("merchants as m", (on) => on.on("m.id", "=", "s.merchant_id").andOn("m.api_key", "=", "s.api_key"))
+    .select<SecretInfoRow[]>(...SECRET_INFO_COLUMNS.map((c) => `s.${c}`))
+    .whereIn("s.merchant_id", [...merchantIds])
+    .orderBy([{ column: "s.merchant_id" }, { column: "s.generation", order: "desc" }]);
   for (const row of rows) byMerchant.get(row.merchant_id)?.push(toSecretInfo(row));
   return byMerchant;
 }
@@ -171,12 +169,12 @@ function joinedSecret(row: MerchantSecretRow): SecretInfo | undefined {
 }
 
 /**
- * A merchant and its secret metadata, newest first, in one query (GetMerchant is asked on
- * every deposit a cache does not answer). The sealed values are not read.
+ * A merchant and its primary key's secret metadata, newest first, in one query (GetMerchant is
+ * asked on every deposit a cache does not answer). The sealed values are not read.
  */
 export async function findMerchantWithSecrets(db: Knex, merchantId: string): Promise<{ merchant: MerchantRecord; secrets: SecretInfo[] } | undefined> {
   const rows = await db("merchants as m")
-    .leftJoin("merchant_secrets as s", "s.merchant_id", "m.id")
+    .leftJoin("merchant_secrets as s", (on) => on.on("s.merchant_id", "=", "m.id").andOn("s.api_key", "=", "m.api_key"))
     .where("m.id", merchantId)
     .select<MerchantSecretRow[]>("m.*", "s.id as secret_id", "s.generation as secret_generation", "s.created_at as secret_created_at", "s.expires_at as secret_expires_at")
     .orderBy("s.generation", "desc");
@@ -195,8 +193,9 @@ type WebhookJoinedRow = MerchantSecretRow & {
 };
 
 /**
- * A merchant, its current secret (the newest that verifies at `now`; undefined when none
- * does) and its webhook secrets that sign at `now` (current first), in one query: what the
+ * A merchant, its primary key's current secret (the newest that verifies at `now`; undefined
+ * when none does: callbacks are signed with the primary key's, decisions.md) and its webhook
+ * secrets that sign at `now` (current first), in one query: what the
  * callback-sender asks for before an attempt its cache does not answer. Rows are API
  * secrets × webhook secrets, a handful at most (two of each during rotations).
  */
@@ -207,7 +206,10 @@ export async function findMerchantWithCurrentSecret(
 ): Promise<{ merchant: MerchantRecord; current: SecretRecord | undefined; webhookSecrets: SecretRecord[] } | undefined> {
   const rows = await db("merchants as m")
     .leftJoin("merchant_secrets as s", (on) =>
-      on.on("s.merchant_id", "=", "m.id").andOn((valid) => valid.onNull("s.expires_at").orOnVal("s.expires_at", ">", now)),
+      on
+        .on("s.merchant_id", "=", "m.id")
+        .andOn("s.api_key", "=", "m.api_key")
+        .andOn((valid) => valid.onNull("s.expires_at").orOnVal("s.expires_at", ">", now)),
     )
     .leftJoin("merchant_webhook_secrets as w", (on) =>
       on.on("w.merchant_id", "=", "m.id").andOn((valid) => valid.onNull("w.expires_at").orOnVal("w.expires_at", ">", now)),
@@ -246,10 +248,10 @@ export async function findMerchantWithCurrentSecret(
   return { merchant: toMerchantRecord(row), current, webhookSecrets };
 }
 
-/** Secrets that verify signatures at `now`, current first. */
-export async function validSecretsOf(db: Knex, merchantId: string, now: number): Promise<SecretRecord[]> {
+/** One key's secrets that verify signatures at `now`, current first. */
+export async function validSecretsOf(db: Knex, merchantId: string, apiKey: string, now: number): Promise<SecretRecord[]> {
   const rows = await db<SecretRow>("merchant_secrets")
-    .where({ merchant_id: merchantId })
+    .where({ merchant_id: merchantId, api_key: apiKey })
     .andWhere((q) => {
       q.whereNull("expires_at").orWhere("expires_at", ">", now);
     })
@@ -288,17 +290,20 @@ export async function insertMerchant(trx: Knex, merchant: MerchantRecord): Promi
   });
 }
 
+/** A new current secret of one key. `generation` counts per merchant, across its keys (nextGeneration). */
 export async function insertSecret(
   trx: Knex,
   secretBox: SecretBox,
-  merchantId: string,
+  key: { merchantId: string; apiKey: string },
   generation: number,
   plaintext: string,
   now: number,
 ): Promise<void> {
+  const merchantId = key.merchantId;
   await trx<SecretRow>("merchant_secrets").insert({
     id: newId("sec"),
     merchant_id: merchantId,
+    api_key: key.apiKey,
     generation,
     sealed: secretBox.seal(plaintext, merchantId),
     created_at: now,
@@ -306,17 +311,28 @@ export async function insertSecret(
   });
 }
 
-/** The event that tells credential caches (the gateway) to drop this merchant; `now` is the change's updated_at. */
+/** The next secret generation of a merchant (all its keys'): called with the merchant row locked, so none is taken twice. */
+export async function nextGeneration(trx: Knex, merchantId: string): Promise<number> {
+  const latest = await trx<SecretRow>("merchant_secrets").where({ merchant_id: merchantId }).max({ generation: "generation" }).first();
+  return Number(latest?.generation ?? 0) + 1;
+}
+
+/**
+ * The event that tells credential caches (the gateway) to drop this merchant; `now` is the
+ * change's updated_at. `apiKey`: the key the change is about (default the primary), so a
+ * cache that remembered it as unknown forgets that too.
+ */
 export async function recordMerchantChanged(
   trx: Knex.Transaction,
   clock: Clock,
   merchant: MerchantRecord,
   change: MerchantChange,
   now: number,
+  apiKey: string = merchant.apiKey,
 ): Promise<void> {
   await recordEvent(trx, clock, MERCHANT_CHANGED_TOPIC, MerchantChangedSchema, {
     merchantId: merchant.id,
-    apiKey: merchant.apiKey,
+    apiKey,
     change,
     occurredAt: timestampFromMs(now),
   });
@@ -334,20 +350,35 @@ export async function changeMerchant(
   patch: MerchantPatch,
   within?: (trx: Knex.Transaction, merchant: MerchantRecord, now: number) => Promise<void>,
 ): Promise<Merchant> {
+  return (await changeMerchantWith(ctx, merchantId, change, patch, async (trx, merchant, now) => within?.(trx, merchant, now))).merchant;
+}
+
+/**
+ * changeMerchant, with what `within` answers (read in the same transaction: a key as changed)
+ * and the event naming `options.apiKey` (the key the change is about) instead of the primary.
+ */
+export async function changeMerchantWith<T>(
+  ctx: MerchantContext,
+  merchantId: string,
+  change: MerchantChange,
+  patch: MerchantPatch,
+  within: (trx: Knex.Transaction, merchant: MerchantRecord, now: number) => Promise<T>,
+  options: { apiKey?: string } = {},
+): Promise<{ merchant: Merchant; result: T }> {
   const now = ctx.clock.now().getTime();
-  const { merchant, secrets } = await ctx.db.transaction(async (trx) => {
+  const { merchant, secrets, result } = await ctx.db.transaction(async (trx) => {
     await trx<MerchantRow>("merchants")
       .where({ id: merchantId })
       .update({ ...patch, updated_at: now });
     const merchant = await findMerchant(trx, merchantId);
     if (!merchant) throw merchantNotFound(merchantId);
-    if (within) await within(trx, merchant, now);
-    await recordMerchantChanged(trx, ctx.clock, merchant, change, now);
+    const result = await within(trx, merchant, now);
+    await recordMerchantChanged(trx, ctx.clock, merchant, change, now, options.apiKey);
     const secrets = (await secretsOf(trx, [merchantId])).get(merchantId) ?? [];
-    return { merchant, secrets };
+    return { merchant, secrets, result };
   });
   ctx.outbox.nudge();
-  return toMerchantMessage(merchant, secrets, now);
+  return { merchant: toMerchantMessage(merchant, secrets, now), result };
 }
 
 /**

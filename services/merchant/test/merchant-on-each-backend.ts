@@ -8,6 +8,7 @@ import type { Client } from "@connectrpc/connect";
 import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
 import { MerchantChangedSchema, MerchantService, type MerchantChanged } from "@payments/contracts/merchant";
 import type { RunningServices, Subscription } from "@payments/kit";
+import type { Knex } from "knex";
 import { createServiceClient, createTestDatabase, testMerchantUser } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 
@@ -23,6 +24,10 @@ export interface MerchantOnBackend {
   asUser(merchantId: string, role: Parameters<typeof testMerchantUser>[1]): Client<typeof MerchantService>;
   /** Every MerchantChanged event the service published, in order. */
   published: MerchantChanged[];
+  /** The service's address, for clients of other kinds (the audit, a gateway speaking for a merchant). */
+  url(): string;
+  /** The service's database, to read what a refused call must have left unchanged. */
+  db(): Knex;
 }
 
 interface Backend {
@@ -81,6 +86,8 @@ export function onEachBackend(test: TestFn, dirPrefix: string, register: (mercha
       gateway: () => createServiceClient(MerchantService, running!.server.url, { operator: null, workload: "gateway" }),
       asUser: (merchantId, role) => createServiceClient(MerchantService, running!.server.url, { operator: testMerchantUser(merchantId, role), approver: null }),
       published,
+      url: () => running!.server.url,
+      db: () => running!.contexts.get("merchant")!.db,
     });
   }
 }

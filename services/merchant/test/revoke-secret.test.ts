@@ -88,12 +88,12 @@ onEachBackend(test, "merchant-revoke-", (backend) => {
     );
   });
 
-  test(`${backend.name}: the merchant's owner and developers revoke their own secrets; finance and viewers may not; another merchant's is NOT_FOUND`, async (t) => {
+  test(`${backend.name}: the merchant's owner and finance users revoke their own secrets, a developer only those of keys that cannot withdraw, a viewer none; another merchant's is NOT_FOUND`, async (t) => {
     const a = await merchantWithRotatedSecret();
     const b = await merchantWithRotatedSecret();
-    for (const role of ["finance", "viewer"] as const) {
-      t.like(await rejectionOf(asUser(a.merchantId, role).revokeSecret({ merchantId: a.merchantId, secretId: a.oldId })), { code: Code.PermissionDenied }, role);
-    }
+    t.like(await rejectionOf(asUser(a.merchantId, "viewer").revokeSecret({ merchantId: a.merchantId, secretId: a.oldId })), { code: Code.PermissionDenied }, "viewer");
+    // The primary key can withdraw: its secrets are the owner's and finance's to manage.
+    t.like(await rejectionOf(asUser(a.merchantId, "developer").revokeSecret({ merchantId: a.merchantId, secretId: a.oldId })), { code: Code.PermissionDenied }, "developer");
     t.like(await rejectionOf(asUser(a.merchantId, "owner").revokeSecret({ merchantId: b.merchantId, secretId: b.oldId })), { code: Code.NotFound });
     t.like(await rejectionOf(asUser(a.merchantId, "owner").revokeSecret({ merchantId: a.merchantId, secretId: b.oldId })), { code: Code.NotFound, reason: "SECRET_NOT_FOUND" });
     t.deepEqual(
@@ -101,7 +101,19 @@ onEachBackend(test, "merchant-revoke-", (backend) => {
       [b.newSecret, b.oldSecret],
       "nothing of the other merchant's changed",
     );
-    const { merchant } = await asUser(a.merchantId, "developer").revokeSecret({ merchantId: a.merchantId, secretId: a.oldId });
+    t.deepEqual(
+      (await gateway().getCredentials({ apiKey: a.apiKey })).secrets.map((s) => s.secret),
+      [a.newSecret, a.oldSecret],
+      "nothing refused changed",
+    );
+    const { merchant } = await asUser(a.merchantId, "finance").revokeSecret({ merchantId: a.merchantId, secretId: a.oldId });
     t.false(merchant!.secrets.find((s) => s.id === a.oldId)!.valid);
+
+    // A developer's own key (no withdrawals): its rotated-out secret is theirs to revoke.
+    const dev = asUser(a.merchantId, "developer");
+    const own = await dev.createApiKey({ merchantId: a.merchantId, label: "checkout", scopes: ["deposits"] });
+    const [, old] = (await dev.rotateSecret({ merchantId: a.merchantId, apiKey: own.key!.id, gracePeriodSeconds: 3600 })).key!.secrets;
+    const { key } = await dev.revokeSecret({ merchantId: a.merchantId, secretId: old!.id });
+    t.false(key!.secrets.find((s) => s.id === old!.id)!.valid);
   });
 });

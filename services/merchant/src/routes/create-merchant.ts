@@ -1,5 +1,7 @@
 import type { MerchantService } from "@payments/contracts/merchant";
+import { actingName, API_KEY_SCOPES } from "@payments/access";
 import { isUniqueViolation, newId, parseRequest, type Rpc } from "@payments/kit";
+import { insertApiKey } from "../api-keys.js";
 import { z } from "zod";
 import { requireCallableCallbackUrl } from "../callback-url-policy.js";
 import type { MerchantContext } from "../context.js";
@@ -58,7 +60,19 @@ export function createMerchant(ctx: MerchantContext): Rpc<typeof MerchantService
         try {
           const secrets = await ctx.db.transaction(async (trx) => {
             await insertMerchant(trx, merchant);
-            await insertSecret(trx, ctx.secretBox, merchant.id, 1, apiSecret, now);
+            // The primary key: every scope, as every merchant's one key had before keys had scopes; it is never revoked and signs callbacks.
+            await insertApiKey(trx, {
+              apiKey: merchant.apiKey,
+              merchantId: merchant.id,
+              label: null,
+              scopes: [...API_KEY_SCOPES],
+              trusted: false,
+              createdAt: now,
+              createdBy: actingName(""),
+              revokedAt: null,
+              revokedBy: null,
+            });
+            await insertSecret(trx, ctx.secretBox, { merchantId: merchant.id, apiKey: merchant.apiKey }, 1, apiSecret, now);
             await insertWebhookSecret(trx, ctx.secretBox, merchant.id, 1, webhookSecret, now);
             await recordMerchantChanged(trx, ctx.clock, merchant, "created", now);
             return (await secretsOf(trx, [merchant.id])).get(merchant.id) ?? [];

@@ -33,13 +33,17 @@ export type MerchantChanged = Message<"payments.merchant.v1.MerchantChanged"> & 
   merchantId: string;
 
   /**
+   * The API key the change is about (a key's secret rotated or revoked, a key created, revoked
+   * or trusted); the merchant's primary key for a change of the merchant itself.
+   *
    * @generated from field: string api_key = 3;
    */
   apiKey: string;
 
   /**
    * What changed: created, secret_rotated, webhook_secret_rotated, allowed_ips, callback_url,
-   * status, sandbox, rate_limit, payment_rules, display_name, secret_revoked, withdrawal_approval.
+   * status, sandbox, rate_limit, payment_rules, display_name, secret_revoked, withdrawal_approval,
+   * api_key_created, api_key_revoked, api_key_trusted.
    *
    * @generated from field: string change = 4;
    */

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/merchant/v1/merchant.proto.
  */
 export const file_payments_merchant_v1_merchant: GenFile = /*@__PURE__*/
-  fileDesc("CiNwYXltZW50cy9tZXJjaGFudC92MS9tZXJjaGFudC5wcm90bxIUcGF5bWVudHMubWVyY2hhbnQudjEixwUKCE1lcmNoYW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSNAoGc3RhdHVzGAMgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMSDwoHc2FuZGJveBgEIAEoCBIPCgdhcGlfa2V5GAUgASgJEhMKC2FsbG93ZWRfaXBzGAYgAygJEhQKDGNhbGxiYWNrX3VybBgHIAEoCRIiChVyYXRlX2xpbWl0X3Blcl9zZWNvbmQYCCABKA1IAIgBARIdChByYXRlX2xpbWl0X2J1cnN0GAkgASgNSAGIAQESMQoHc2VjcmV0cxgKIAMoCzIgLnBheW1lbnRzLm1lcmNoYW50LnYxLlNlY3JldEluZm8SLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPAoMdW5kZXJwYXltZW50GA0gASgOMiYucGF5bWVudHMubWVyY2hhbnQudjEuVW5kZXJwYXltZW50UnVsZRI6CgtvdmVycGF5bWVudBgOIAEoDjIlLnBheW1lbnRzLm1lcmNoYW50LnYxLk92ZXJwYXltZW50UnVsZRI7CgxsYXRlX3BheW1lbnQYDyABKA4yJS5wYXltZW50cy5tZXJjaGFudC52MS5MYXRlUGF5bWVudFJ1bGUSFAoMZGlzcGxheV9uYW1lGBAgASgJEioKHXdpdGhkcmF3YWxfYXBwcm92YWxfdGhyZXNob2xkGBEgASgDSAKIAQFCGAoWX3JhdGVfbGltaXRfcGVyX3NlY29uZEITChFfcmF0ZV9saW1pdF9idXJzdEIgCh5fd2l0aGRyYXdhbF9hcHByb3ZhbF90aHJlc2hvbGQihwEKClNlY3JldEluZm8SCgoCaWQYASABKAkSLgoKY3JlYXRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFdmFsaWQYBCABKAgidwoVQ3JlYXRlTWVyY2hhbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSEwoLYWxsb3dlZF9pcHMYAiADKAkSFAoMY2FsbGJhY2tfdXJsGAMgASgJEg8KB3NhbmRib3gYBCABKAgSFAoMZGlzcGxheV9uYW1lGAUgASgJInYKFkNyZWF0ZU1lcmNoYW50UmVzcG9uc2USMAoIbWVyY2hhbnQYASABKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudBISCgphcGlfc2VjcmV0GAIgASgJEhYKDndlYmhvb2tfc2VjcmV0GAMgASgJIikKEkdldE1lcmNoYW50UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCSJHChNHZXRNZXJjaGFudFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiPQoUTGlzdE1lcmNoYW50c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgNEhIKCnBhZ2VfdG9rZW4YAiABKAkiYwoVTGlzdE1lcmNoYW50c1Jlc3BvbnNlEjEKCW1lcmNoYW50cxgBIAMoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJmChNSb3RhdGVTZWNyZXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEiEKFGdyYWNlX3BlcmlvZF9zZWNvbmRzGAIgASgNSACIAQFCFwoVX2dyYWNlX3BlcmlvZF9zZWNvbmRzIlwKFFJvdGF0ZVNlY3JldFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQSEgoKYXBpX3NlY3JldBgCIAEoCSJtChpSb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIhChRncmFjZV9wZXJpb2Rfc2Vjb25kcxgCIAEoDUgAiAEBQhcKFV9ncmFjZV9wZXJpb2Rfc2Vjb25kcyKiAQobUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQSFgoOd2ViaG9va19zZWNyZXQYAiABKAkSOQoPd2ViaG9va19zZWNyZXRzGAMgAygLMiAucGF5bWVudHMubWVyY2hhbnQudjEuU2VjcmV0SW5mbyI9ChNSZXZva2VTZWNyZXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhEKCXNlY3JldF9pZBgCIAEoCSJIChRSZXZva2VTZWNyZXRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IlkKHFNldFdpdGhkcmF3YWxBcHByb3ZhbFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSFgoJdGhyZXNob2xkGAIgASgDSACIAQFCDAoKX3RocmVzaG9sZCJRCh1TZXRXaXRoZHJhd2FsQXBwcm92YWxSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IkAKFFNldEFsbG93ZWRJcHNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhMKC2FsbG93ZWRfaXBzGAIgAygJIkkKFVNldEFsbG93ZWRJcHNSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IkIKFVNldENhbGxiYWNrVXJsUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIUCgxjYWxsYmFja191cmwYAiABKAkiSgoWU2V0Q2FsbGJhY2tVcmxSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IkIKFVNldERpc3BsYXlOYW1lUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkiSgoWU2V0RGlzcGxheU5hbWVSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50Il0KEFNldFN0YXR1c1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSNAoGc3RhdHVzGAIgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMiRQoRU2V0U3RhdHVzUmVzcG9uc2USMAoIbWVyY2hhbnQYASABKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudCI5ChFTZXRTYW5kYm94UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIPCgdzYW5kYm94GAIgASgIIkYKElNldFNhbmRib3hSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IoIBChNTZXRSYXRlTGltaXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEiAKE3JlcXVlc3RzX3Blcl9zZWNvbmQYAiABKA1IAIgBARISCgVidXJzdBgDIAEoDUgBiAEBQhYKFF9yZXF1ZXN0c19wZXJfc2Vjb25kQggKBl9idXJzdCJIChRTZXRSYXRlTGltaXRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IqUCChZTZXRQYXltZW50UnVsZXNSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEkEKDHVuZGVycGF5bWVudBgCIAEoDjImLnBheW1lbnRzLm1lcmNoYW50LnYxLlVuZGVycGF5bWVudFJ1bGVIAIgBARI/CgtvdmVycGF5bWVudBgDIAEoDjIlLnBheW1lbnRzLm1lcmNoYW50LnYxLk92ZXJwYXltZW50UnVsZUgBiAEBEkAKDGxhdGVfcGF5bWVudBgEIAEoDjIlLnBheW1lbnRzLm1lcmNoYW50LnYxLkxhdGVQYXltZW50UnVsZUgCiAEBQg8KDV91bmRlcnBheW1lbnRCDgoMX292ZXJwYXltZW50Qg8KDV9sYXRlX3BheW1lbnQiSwoXU2V0UGF5bWVudFJ1bGVzUmVzcG9uc2USMAoIbWVyY2hhbnQYASABKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudCIoChVHZXRDcmVkZW50aWFsc1JlcXVlc3QSDwoHYXBpX2tleRgBIAEoCSK0AgoWR2V0Q3JlZGVudGlhbHNSZXNwb25zZRITCgttZXJjaGFudF9pZBgBIAEoCRI0CgZzdGF0dXMYAiABKA4yJC5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudFN0YXR1cxIPCgdzYW5kYm94GAMgASgIEjcKB3NlY3JldHMYBCADKAsyJi5wYXltZW50cy5tZXJjaGFudC52MS5DcmVkZW50aWFsU2VjcmV0EhMKC2FsbG93ZWRfaXBzGAUgAygJEiIKFXJhdGVfbGltaXRfcGVyX3NlY29uZBgGIAEoDUgAiAEBEh0KEHJhdGVfbGltaXRfYnVyc3QYByABKA1IAYgBAUIYChZfcmF0ZV9saW1pdF9wZXJfc2Vjb25kQhMKEV9yYXRlX2xpbWl0X2J1cnN0IlIKEENyZWRlbnRpYWxTZWNyZXQSDgoGc2VjcmV0GAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIi8KGEdldENhbGxiYWNrVGFyZ2V0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCSLZAQoZR2V0Q2FsbGJhY2tUYXJnZXRSZXNwb25zZRITCgttZXJjaGFudF9pZBgBIAEoCRIUCgxjYWxsYmFja191cmwYAiABKAkSFgoOc2lnbmluZ19zZWNyZXQYAyABKAkSNAoGc3RhdHVzGAQgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMSQwoPd2ViaG9va19zZWNyZXRzGAUgAygLMioucGF5bWVudHMubWVyY2hhbnQudjEuV2ViaG9va1NpZ25pbmdTZWNyZXQiVgoUV2ViaG9va1NpZ25pbmdTZWNyZXQSDgoGc2VjcmV0GAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKmsKDk1lcmNoYW50U3RhdHVzEh8KG01FUkNIQU5UX1NUQVRVU19VTlNQRUNJRklFRBAAEhoKFk1FUkNIQU5UX1NUQVRVU19BQ1RJVkUQARIcChhNRVJDSEFOVF9TVEFUVVNfRElTQUJMRUQQAipzChBVbmRlcnBheW1lbnRSdWxlEiEKHVVOREVSUEFZTUVOVF9SVUxFX1VOU1BFQ0lGSUVEEAASHAoYVU5ERVJQQVlNRU5UX1JVTEVfUkVWSUVXEAESHgoaVU5ERVJQQVlNRU5UX1JVTEVfQ09NUExFVEUQAipvCg9PdmVycGF5bWVudFJ1bGUSIAocT1ZFUlBBWU1FTlRfUlVMRV9VTlNQRUNJRklFRBAAEh0KGU9WRVJQQVlNRU5UX1JVTEVfQ09NUExFVEUQARIbChdPVkVSUEFZTUVOVF9SVUxFX1JFVklFVxACKpABCg9MYXRlUGF5bWVudFJ1bGUSIQodTEFURV9QQVlNRU5UX1JVTEVfVU5TUEVDSUZJRUQQABIcChhMQVRFX1BBWU1FTlRfUlVMRV9SRVZJRVcQARIeChpMQVRFX1BBWU1FTlRfUlVMRV9DT01QTEVURRACEhwKGExBVEVfUEFZTUVOVF9SVUxFX1JFVFVSThADMuoNCg9NZXJjaGFudFNlcnZpY2USawoOQ3JlYXRlTWVyY2hhbnQSKy5wYXltZW50cy5tZXJjaGFudC52MS5DcmVhdGVNZXJjaGFudFJlcXVlc3QaLC5wYXltZW50cy5tZXJjaGFudC52MS5DcmVhdGVNZXJjaGFudFJlc3BvbnNlEmcKC0dldE1lcmNoYW50EigucGF5bWVudHMubWVyY2hhbnQudjEuR2V0TWVyY2hhbnRSZXF1ZXN0GikucGF5bWVudHMubWVyY2hhbnQudjEuR2V0TWVyY2hhbnRSZXNwb25zZSIDkAIBEm0KDUxpc3RNZXJjaGFudHMSKi5wYXltZW50cy5tZXJjaGFudC52MS5MaXN0TWVyY2hhbnRzUmVxdWVzdBorLnBheW1lbnRzLm1lcmNoYW50LnYxLkxpc3RNZXJjaGFudHNSZXNwb25zZSIDkAIBEmUKDFJvdGF0ZVNlY3JldBIpLnBheW1lbnRzLm1lcmNoYW50LnYxLlJvdGF0ZVNlY3JldFJlcXVlc3QaKi5wYXltZW50cy5tZXJjaGFudC52MS5Sb3RhdGVTZWNyZXRSZXNwb25zZRJ6ChNSb3RhdGVXZWJob29rU2VjcmV0EjAucGF5bWVudHMubWVyY2hhbnQudjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaMS5wYXltZW50cy5tZXJjaGFudC52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USZQoMUmV2b2tlU2VjcmV0EikucGF5bWVudHMubWVyY2hhbnQudjEuUmV2b2tlU2VjcmV0UmVxdWVzdBoqLnBheW1lbnRzLm1lcmNoYW50LnYxLlJldm9rZVNlY3JldFJlc3BvbnNlEoABChVTZXRXaXRoZHJhd2FsQXBwcm92YWwSMi5wYXltZW50cy5tZXJjaGFudC52MS5TZXRXaXRoZHJhd2FsQXBwcm92YWxSZXF1ZXN0GjMucGF5bWVudHMubWVyY2hhbnQudjEuU2V0V2l0aGRyYXdhbEFwcHJvdmFsUmVzcG9uc2USaAoNU2V0QWxsb3dlZElwcxIqLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldEFsbG93ZWRJcHNSZXF1ZXN0GisucGF5bWVudHMubWVyY2hhbnQudjEuU2V0QWxsb3dlZElwc1Jlc3BvbnNlEmsKDlNldENhbGxiYWNrVXJsEisucGF5bWVudHMubWVyY2hhbnQudjEuU2V0Q2FsbGJhY2tVcmxSZXF1ZXN0GiwucGF5bWVudHMubWVyY2hhbnQudjEuU2V0Q2FsbGJhY2tVcmxSZXNwb25zZRJrCg5TZXREaXNwbGF5TmFtZRIrLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldERpc3BsYXlOYW1lUmVxdWVzdBosLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldERpc3BsYXlOYW1lUmVzcG9uc2USXAoJU2V0U3RhdHVzEiYucGF5bWVudHMubWVyY2hhbnQudjEuU2V0U3RhdHVzUmVxdWVzdBonLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFN0YXR1c1Jlc3BvbnNlEl8KClNldFNhbmRib3gSJy5wYXltZW50cy5tZXJjaGFudC52MS5TZXRTYW5kYm94UmVxdWVzdBooLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFNhbmRib3hSZXNwb25zZRJlCgxTZXRSYXRlTGltaXQSKS5wYXltZW50cy5tZXJjaGFudC52MS5TZXRSYXRlTGltaXRSZXF1ZXN0GioucGF5bWVudHMubWVyY2hhbnQudjEuU2V0UmF0ZUxpbWl0UmVzcG9uc2USbgoPU2V0UGF5bWVudFJ1bGVzEiwucGF5bWVudHMubWVyY2hhbnQudjEuU2V0UGF5bWVudFJ1bGVzUmVxdWVzdBotLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFBheW1lbnRSdWxlc1Jlc3BvbnNlEnAKDkdldENyZWRlbnRpYWxzEisucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q3JlZGVudGlhbHNSZXF1ZXN0GiwucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q3JlZGVudGlhbHNSZXNwb25zZSIDkAIBEnkKEUdldENhbGxiYWNrVGFyZ2V0Ei4ucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q2FsbGJhY2tUYXJnZXRSZXF1ZXN0Gi8ucGF5bWVudHMubWVyY2hhbnQudjEuR2V0Q2FsbGJhY2tUYXJnZXRSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("CiNwYXltZW50cy9tZXJjaGFudC92MS9tZXJjaGFudC5wcm90bxIUcGF5bWVudHMubWVyY2hhbnQudjEixwUKCE1lcmNoYW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSNAoGc3RhdHVzGAMgASgOMiQucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnRTdGF0dXMSDwoHc2FuZGJveBgEIAEoCBIPCgdhcGlfa2V5GAUgASgJEhMKC2FsbG93ZWRfaXBzGAYgAygJEhQKDGNhbGxiYWNrX3VybBgHIAEoCRIiChVyYXRlX2xpbWl0X3Blcl9zZWNvbmQYCCABKA1IAIgBARIdChByYXRlX2xpbWl0X2J1cnN0GAkgASgNSAGIAQESMQoHc2VjcmV0cxgKIAMoCzIgLnBheW1lbnRzLm1lcmNoYW50LnYxLlNlY3JldEluZm8SLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPAoMdW5kZXJwYXltZW50GA0gASgOMiYucGF5bWVudHMubWVyY2hhbnQudjEuVW5kZXJwYXltZW50UnVsZRI6CgtvdmVycGF5bWVudBgOIAEoDjIlLnBheW1lbnRzLm1lcmNoYW50LnYxLk92ZXJwYXltZW50UnVsZRI7CgxsYXRlX3BheW1lbnQYDyABKA4yJS5wYXltZW50cy5tZXJjaGFudC52MS5MYXRlUGF5bWVudFJ1bGUSFAoMZGlzcGxheV9uYW1lGBAgASgJEioKHXdpdGhkcmF3YWxfYXBwcm92YWxfdGhyZXNob2xkGBEgASgDSAKIAQFCGAoWX3JhdGVfbGltaXRfcGVyX3NlY29uZEITChFfcmF0ZV9saW1pdF9idXJzdEIgCh5fd2l0aGRyYXdhbF9hcHByb3ZhbF90aHJlc2hvbGQihwEKClNlY3JldEluZm8SCgoCaWQYASABKAkSLgoKY3JlYXRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFdmFsaWQYBCABKAgidwoVQ3JlYXRlTWVyY2hhbnRSZXF1ZXN0EgwKBG5hbWUYASABKAkSEwoLYWxsb3dlZF9pcHMYAiADKAkSFAoMY2FsbGJhY2tfdXJsGAMgASgJEg8KB3NhbmRib3gYBCABKAgSFAoMZGlzcGxheV9uYW1lGAUgASgJInYKFkNyZWF0ZU1lcmNoYW50UmVzcG9uc2USMAoIbWVyY2hhbnQYASABKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudBISCgphcGlfc2VjcmV0GAIgASgJEhYKDndlYmhvb2tfc2VjcmV0GAMgASgJIikKEkdldE1lcmNoYW50UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCSJHChNHZXRNZXJjaGFudFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiPQoUTGlzdE1lcmNoYW50c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgNEhIKCnBhZ2VfdG9rZW4YAiABKAkiYwoVTGlzdE1lcmNoYW50c1Jlc3BvbnNlEjEKCW1lcmNoYW50cxgBIAMoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJ3ChNSb3RhdGVTZWNyZXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEiEKFGdyYWNlX3BlcmlvZF9zZWNvbmRzGAIgASgNSACIAQESDwoHYXBpX2tleRgDIAEoCUIXChVfZ3JhY2VfcGVyaW9kX3NlY29uZHMihwEKFFJvdGF0ZVNlY3JldFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQSEgoKYXBpX3NlY3JldBgCIAEoCRIpCgNrZXkYAyABKAsyHC5wYXltZW50cy5tZXJjaGFudC52MS5BcGlLZXkipQIKBkFwaUtleRIKCgJpZBgBIAEoCRITCgttZXJjaGFudF9pZBgCIAEoCRINCgVsYWJlbBgDIAEoCRIOCgZzY29wZXMYBCADKAkSDwoHdHJ1c3RlZBgFIAEoCBIPCgdwcmltYXJ5GAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmNyZWF0ZWRfYnkYCCABKAkSLgoKcmV2b2tlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcmV2b2tlZF9ieRgKIAEoCRIxCgdzZWNyZXRzGAsgAygLMiAucGF5bWVudHMubWVyY2hhbnQudjEuU2VjcmV0SW5mbyJJChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEg0KBWxhYmVsGAIgASgJEg4KBnNjb3BlcxgDIAMoCSJVChRDcmVhdGVBcGlLZXlSZXNwb25zZRIpCgNrZXkYASABKAsyHC5wYXltZW50cy5tZXJjaGFudC52MS5BcGlLZXkSEgoKYXBpX3NlY3JldBgCIAEoCSIpChJMaXN0QXBpS2V5c1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkiQQoTTGlzdEFwaUtleXNSZXNwb25zZRIqCgRrZXlzGAEgAygLMhwucGF5bWVudHMubWVyY2hhbnQudjEuQXBpS2V5IjsKE1Jldm9rZUFwaUtleVJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSDwoHYXBpX2tleRgCIAEoCSJBChRSZXZva2VBcGlLZXlSZXNwb25zZRIpCgNrZXkYASABKAsyHC5wYXltZW50cy5tZXJjaGFudC52MS5BcGlLZXkiUAoXU2V0QXBpS2V5VHJ1c3RlZFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSDwoHYXBpX2tleRgCIAEoCRIPCgd0cnVzdGVkGAMgASgIIkUKGFNldEFwaUtleVRydXN0ZWRSZXNwb25zZRIpCgNrZXkYASABKAsyHC5wYXltZW50cy5tZXJjaGFudC52MS5BcGlLZXkibQoaUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSIQoUZ3JhY2VfcGVyaW9kX3NlY29uZHMYAiABKA1IAIgBAUIXChVfZ3JhY2VfcGVyaW9kX3NlY29uZHMiogEKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50EhYKDndlYmhvb2tfc2VjcmV0GAIgASgJEjkKD3dlYmhvb2tfc2VjcmV0cxgDIAMoCzIgLnBheW1lbnRzLm1lcmNoYW50LnYxLlNlY3JldEluZm8iPQoTUmV2b2tlU2VjcmV0UmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIRCglzZWNyZXRfaWQYAiABKAkicwoUUmV2b2tlU2VjcmV0UmVzcG9uc2USMAoIbWVyY2hhbnQYASABKAsyHi5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudBIpCgNrZXkYAiABKAsyHC5wYXltZW50cy5tZXJjaGFudC52MS5BcGlLZXkiWQocU2V0V2l0aGRyYXdhbEFwcHJvdmFsUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRIWCgl0aHJlc2hvbGQYAiABKANIAIgBAUIMCgpfdGhyZXNob2xkIlEKHVNldFdpdGhkcmF3YWxBcHByb3ZhbFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiQAoUU2V0QWxsb3dlZElwc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSEwoLYWxsb3dlZF9pcHMYAiADKAkiSQoVU2V0QWxsb3dlZElwc1Jlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiQgoVU2V0Q2FsbGJhY2tVcmxSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhQKDGNhbGxiYWNrX3VybBgCIAEoCSJKChZTZXRDYWxsYmFja1VybFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiQgoVU2V0RGlzcGxheU5hbWVSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCSJKChZTZXREaXNwbGF5TmFtZVJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiXQoQU2V0U3RhdHVzUmVxdWVzdBITCgttZXJjaGFudF9pZBgBIAEoCRI0CgZzdGF0dXMYAiABKA4yJC5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudFN0YXR1cyJFChFTZXRTdGF0dXNSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IjkKEVNldFNhbmRib3hSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJEg8KB3NhbmRib3gYAiABKAgiRgoSU2V0U2FuZGJveFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQiggEKE1NldFJhdGVMaW1pdFJlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSIAoTcmVxdWVzdHNfcGVyX3NlY29uZBgCIAEoDUgAiAEBEhIKBWJ1cnN0GAMgASgNSAGIAQFCFgoUX3JlcXVlc3RzX3Blcl9zZWNvbmRCCAoGX2J1cnN0IkgKFFNldFJhdGVMaW1pdFJlc3BvbnNlEjAKCG1lcmNoYW50GAEgASgLMh4ucGF5bWVudHMubWVyY2hhbnQudjEuTWVyY2hhbnQipQIKFlNldFBheW1lbnRSdWxlc1JlcXVlc3QSEwoLbWVyY2hhbnRfaWQYASABKAkSQQoMdW5kZXJwYXltZW50GAIgASgOMiYucGF5bWVudHMubWVyY2hhbnQudjEuVW5kZXJwYXltZW50UnVsZUgAiAEBEj8KC292ZXJwYXltZW50GAMgASgOMiUucGF5bWVudHMubWVyY2hhbnQudjEuT3ZlcnBheW1lbnRSdWxlSAGIAQESQAoMbGF0ZV9wYXltZW50GAQgASgOMiUucGF5bWVudHMubWVyY2hhbnQudjEuTGF0ZVBheW1lbnRSdWxlSAKIAQFCDwoNX3VuZGVycGF5bWVudEIOCgxfb3ZlcnBheW1lbnRCDwoNX2xhdGVfcGF5bWVudCJLChdTZXRQYXltZW50UnVsZXNSZXNwb25zZRIwCghtZXJjaGFudBgBIAEoCzIeLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50IigKFUdldENyZWRlbnRpYWxzUmVxdWVzdBIPCgdhcGlfa2V5GAEgASgJItUCChZHZXRDcmVkZW50aWFsc1Jlc3BvbnNlEhMKC21lcmNoYW50X2lkGAEgASgJEjQKBnN0YXR1cxgCIAEoDjIkLnBheW1lbnRzLm1lcmNoYW50LnYxLk1lcmNoYW50U3RhdHVzEg8KB3NhbmRib3gYAyABKAgSNwoHc2VjcmV0cxgEIAMoCzImLnBheW1lbnRzLm1lcmNoYW50LnYxLkNyZWRlbnRpYWxTZWNyZXQSEwoLYWxsb3dlZF9pcHMYBSADKAkSIgoVcmF0ZV9saW1pdF9wZXJfc2Vjb25kGAYgASgNSACIAQESHQoQcmF0ZV9saW1pdF9idXJzdBgHIAEoDUgBiAEBEg4KBnNjb3BlcxgIIAMoCRIPCgd0cnVzdGVkGAkgASgIQhgKFl9yYXRlX2xpbWl0X3Blcl9zZWNvbmRCEwoRX3JhdGVfbGltaXRfYnVyc3QiUgoQQ3JlZGVudGlhbFNlY3JldBIOCgZzZWNyZXQYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiLwoYR2V0Q2FsbGJhY2tUYXJnZXRSZXF1ZXN0EhMKC21lcmNoYW50X2lkGAEgASgJItkBChlHZXRDYWxsYmFja1RhcmdldFJlc3BvbnNlEhMKC21lcmNoYW50X2lkGAEgASgJEhQKDGNhbGxiYWNrX3VybBgCIAEoCRIWCg5zaWduaW5nX3NlY3JldBgDIAEoCRI0CgZzdGF0dXMYBCABKA4yJC5wYXltZW50cy5tZXJjaGFudC52MS5NZXJjaGFudFN0YXR1cxJDCg93ZWJob29rX3NlY3JldHMYBSADKAsyKi5wYXltZW50cy5tZXJjaGFudC52MS5XZWJob29rU2lnbmluZ1NlY3JldCJWChRXZWJob29rU2lnbmluZ1NlY3JldBIOCgZzZWNyZXQYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqawoOTWVyY2hhbnRTdGF0dXMSHwobTUVSQ0hBTlRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWTUVSQ0hBTlRfU1RBVFVTX0FDVElWRRABEhwKGE1FUkNIQU5UX1NUQVRVU19ESVNBQkxFRBACKnMKEFVuZGVycGF5bWVudFJ1bGUSIQodVU5ERVJQQVlNRU5UX1JVTEVfVU5TUEVDSUZJRUQQABIcChhVTkRFUlBBWU1FTlRfUlVMRV9SRVZJRVcQARIeChpVTkRFUlBBWU1FTlRfUlVMRV9DT01QTEVURRACKm8KD092ZXJwYXltZW50UnVsZRIgChxPVkVSUEFZTUVOVF9SVUxFX1VOU1BFQ0lGSUVEEAASHQoZT1ZFUlBBWU1FTlRfUlVMRV9DT01QTEVURRABEhsKF09WRVJQQVlNRU5UX1JVTEVfUkVWSUVXEAIqkAEKD0xhdGVQYXltZW50UnVsZRIhCh1MQVRFX1BBWU1FTlRfUlVMRV9VTlNQRUNJRklFRBAAEhwKGExBVEVfUEFZTUVOVF9SVUxFX1JFVklFVxABEh4KGkxBVEVfUEFZTUVOVF9SVUxFX0NPTVBMRVRFEAISHAoYTEFURV9QQVlNRU5UX1JVTEVfUkVUVVJOEAMylBEKD01lcmNoYW50U2VydmljZRJrCg5DcmVhdGVNZXJjaGFudBIrLnBheW1lbnRzLm1lcmNoYW50LnYxLkNyZWF0ZU1lcmNoYW50UmVxdWVzdBosLnBheW1lbnRzLm1lcmNoYW50LnYxLkNyZWF0ZU1lcmNoYW50UmVzcG9uc2USZwoLR2V0TWVyY2hhbnQSKC5wYXltZW50cy5tZXJjaGFudC52MS5HZXRNZXJjaGFudFJlcXVlc3QaKS5wYXltZW50cy5tZXJjaGFudC52MS5HZXRNZXJjaGFudFJlc3BvbnNlIgOQAgESbQoNTGlzdE1lcmNoYW50cxIqLnBheW1lbnRzLm1lcmNoYW50LnYxLkxpc3RNZXJjaGFudHNSZXF1ZXN0GisucGF5bWVudHMubWVyY2hhbnQudjEuTGlzdE1lcmNoYW50c1Jlc3BvbnNlIgOQAgESZQoMUm90YXRlU2VjcmV0EikucGF5bWVudHMubWVyY2hhbnQudjEuUm90YXRlU2VjcmV0UmVxdWVzdBoqLnBheW1lbnRzLm1lcmNoYW50LnYxLlJvdGF0ZVNlY3JldFJlc3BvbnNlEmUKDENyZWF0ZUFwaUtleRIpLnBheW1lbnRzLm1lcmNoYW50LnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaKi5wYXltZW50cy5tZXJjaGFudC52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJnCgtMaXN0QXBpS2V5cxIoLnBheW1lbnRzLm1lcmNoYW50LnYxLkxpc3RBcGlLZXlzUmVxdWVzdBopLnBheW1lbnRzLm1lcmNoYW50LnYxLkxpc3RBcGlLZXlzUmVzcG9uc2UiA5ACARJlCgxSZXZva2VBcGlLZXkSKS5wYXltZW50cy5tZXJjaGFudC52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GioucGF5bWVudHMubWVyY2hhbnQudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2UScQoQU2V0QXBpS2V5VHJ1c3RlZBItLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldEFwaUtleVRydXN0ZWRSZXF1ZXN0Gi4ucGF5bWVudHMubWVyY2hhbnQudjEuU2V0QXBpS2V5VHJ1c3RlZFJlc3BvbnNlEnoKE1JvdGF0ZVdlYmhvb2tTZWNyZXQSMC5wYXltZW50cy5tZXJjaGFudC52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBoxLnBheW1lbnRzLm1lcmNoYW50LnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRJlCgxSZXZva2VTZWNyZXQSKS5wYXltZW50cy5tZXJjaGFudC52MS5SZXZva2VTZWNyZXRSZXF1ZXN0GioucGF5bWVudHMubWVyY2hhbnQudjEuUmV2b2tlU2VjcmV0UmVzcG9uc2USgAEKFVNldFdpdGhkcmF3YWxBcHByb3ZhbBIyLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFdpdGhkcmF3YWxBcHByb3ZhbFJlcXVlc3QaMy5wYXltZW50cy5tZXJjaGFudC52MS5TZXRXaXRoZHJhd2FsQXBwcm92YWxSZXNwb25zZRJoCg1TZXRBbGxvd2VkSXBzEioucGF5bWVudHMubWVyY2hhbnQudjEuU2V0QWxsb3dlZElwc1JlcXVlc3QaKy5wYXltZW50cy5tZXJjaGFudC52MS5TZXRBbGxvd2VkSXBzUmVzcG9uc2USawoOU2V0Q2FsbGJhY2tVcmwSKy5wYXltZW50cy5tZXJjaGFudC52MS5TZXRDYWxsYmFja1VybFJlcXVlc3QaLC5wYXltZW50cy5tZXJjaGFudC52MS5TZXRDYWxsYmFja1VybFJlc3BvbnNlEmsKDlNldERpc3BsYXlOYW1lEisucGF5bWVudHMubWVyY2hhbnQudjEuU2V0RGlzcGxheU5hbWVSZXF1ZXN0GiwucGF5bWVudHMubWVyY2hhbnQudjEuU2V0RGlzcGxheU5hbWVSZXNwb25zZRJcCglTZXRTdGF0dXMSJi5wYXltZW50cy5tZXJjaGFudC52MS5TZXRTdGF0dXNSZXF1ZXN0GicucGF5bWVudHMubWVyY2hhbnQudjEuU2V0U3RhdHVzUmVzcG9uc2USXwoKU2V0U2FuZGJveBInLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFNhbmRib3hSZXF1ZXN0GigucGF5bWVudHMubWVyY2hhbnQudjEuU2V0U2FuZGJveFJlc3BvbnNlEmUKDFNldFJhdGVMaW1pdBIpLnBheW1lbnRzLm1lcmNoYW50LnYxLlNldFJhdGVMaW1pdFJlcXVlc3QaKi5wYXltZW50cy5tZXJjaGFudC52MS5TZXRSYXRlTGltaXRSZXNwb25zZRJuCg9TZXRQYXltZW50UnVsZXMSLC5wYXltZW50cy5tZXJjaGFudC52MS5TZXRQYXltZW50UnVsZXNSZXF1ZXN0Gi0ucGF5bWVudHMubWVyY2hhbnQudjEuU2V0UGF5bWVudFJ1bGVzUmVzcG9uc2UScAoOR2V0Q3JlZGVudGlhbHMSKy5wYXltZW50cy5tZXJjaGFudC52MS5HZXRDcmVkZW50aWFsc1JlcXVlc3QaLC5wYXltZW50cy5tZXJjaGFudC52MS5HZXRDcmVkZW50aWFsc1Jlc3BvbnNlIgOQAgESeQoRR2V0Q2FsbGJhY2tUYXJnZXQSLi5wYXltZW50cy5tZXJjaGFudC52MS5HZXRDYWxsYmFja1RhcmdldFJlcXVlc3QaLy5wYXltZW50cy5tZXJjaGFudC52MS5HZXRDYWxsYmFja1RhcmdldFJlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message payments.merchant.v1.Merchant
@@ -39,6 +39,9 @@ export type Merchant = Message<"payments.merchant.v1.Merchant"> & {
   sandbox: boolean;
 
   /**
+   * The primary API key: the one made with the merchant, every scope, never revoked; its
+   * current secret signs the merchant's callbacks. Other keys: ListApiKeys.
+   *
    * @generated from field: string api_key = 5;
    */
   apiKey: string;
@@ -72,7 +75,7 @@ export type Merchant = Message<"payments.merchant.v1.Merchant"> & {
   rateLimitBurst?: number | undefined;
 
   /**
-   * Secret metadata, newest first. The secret values are never returned here.
+   * The primary API key's secret metadata, newest first. The secret values are never returned here.
    *
    * @generated from field: repeated payments.merchant.v1.SecretInfo secrets = 10;
    */
@@ -333,6 +336,13 @@ export type RotateSecretRequest = Message<"payments.merchant.v1.RotateSecretRequ
    * @generated from field: optional uint32 grace_period_seconds = 2;
    */
   gracePeriodSeconds?: number | undefined;
+
+  /**
+   * The key (`pk_…`) whose secret is rotated; empty: the merchant's primary key.
+   *
+   * @generated from field: string api_key = 3;
+   */
+  apiKey: string;
 };
 
 /**
@@ -357,6 +367,13 @@ export type RotateSecretResponse = Message<"payments.merchant.v1.RotateSecretRes
    * @generated from field: string api_secret = 2;
    */
   apiSecret: string;
+
+  /**
+   * The key rotated, with its secrets' metadata.
+   *
+   * @generated from field: payments.merchant.v1.ApiKey key = 3;
+   */
+  key?: ApiKey | undefined;
 };
 
 /**
@@ -365,6 +382,264 @@ export type RotateSecretResponse = Message<"payments.merchant.v1.RotateSecretRes
  */
 export const RotateSecretResponseSchema: GenMessage<RotateSecretResponse> = /*@__PURE__*/
   messageDesc(file_payments_merchant_v1_merchant, 9);
+
+/**
+ * One API key of a merchant: what a request signed with it may do, and its secrets' metadata.
+ *
+ * @generated from message payments.merchant.v1.ApiKey
+ */
+export type ApiKey = Message<"payments.merchant.v1.ApiKey"> & {
+  /**
+   * `pk_…`: the X-API-Key header's value (what requests name as `api_key`). Not a secret.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string merchant_id = 2;
+   */
+  merchantId: string;
+
+  /**
+   * What the merchant calls it ("payouts server"); empty for the primary key made with the merchant.
+   *
+   * @generated from field: string label = 3;
+   */
+  label: string;
+
+  /**
+   * A non-empty subset of read, deposits, withdrawals (the names of @payments/access API_KEY_SCOPES).
+   *
+   * @generated from field: repeated string scopes = 4;
+   */
+  scopes: string[];
+
+  /**
+   * Trusted by the merchant's owner for automatic payouts: its withdrawals skip the
+   * merchant's approval threshold.
+   *
+   * @generated from field: bool trusted = 5;
+   */
+  trusted: boolean;
+
+  /**
+   * The key made with the merchant (Merchant.api_key).
+   *
+   * @generated from field: bool primary = 6;
+   */
+  primary: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 7;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * Who created it (the verified person); empty when not known (keys made before keys had scopes).
+   *
+   * @generated from field: string created_by = 8;
+   */
+  createdBy: string;
+
+  /**
+   * Set once revoked: the key is refused from then on.
+   *
+   * @generated from field: google.protobuf.Timestamp revoked_at = 9;
+   */
+  revokedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string revoked_by = 10;
+   */
+  revokedBy: string;
+
+  /**
+   * Secret metadata, newest first. The values are never returned here.
+   *
+   * @generated from field: repeated payments.merchant.v1.SecretInfo secrets = 11;
+   */
+  secrets: SecretInfo[];
+};
+
+/**
+ * Describes the message payments.merchant.v1.ApiKey.
+ * Use `create(ApiKeySchema)` to create a new message.
+ */
+export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 10);
+
+/**
+ * @generated from message payments.merchant.v1.CreateApiKeyRequest
+ */
+export type CreateApiKeyRequest = Message<"payments.merchant.v1.CreateApiKeyRequest"> & {
+  /**
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+
+  /**
+   * Trimmed, 1..100 characters.
+   *
+   * @generated from field: string label = 2;
+   */
+  label: string;
+
+  /**
+   * At least one of read, deposits, withdrawals; each once.
+   *
+   * @generated from field: repeated string scopes = 3;
+   */
+  scopes: string[];
+};
+
+/**
+ * Describes the message payments.merchant.v1.CreateApiKeyRequest.
+ * Use `create(CreateApiKeyRequestSchema)` to create a new message.
+ */
+export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 11);
+
+/**
+ * @generated from message payments.merchant.v1.CreateApiKeyResponse
+ */
+export type CreateApiKeyResponse = Message<"payments.merchant.v1.CreateApiKeyResponse"> & {
+  /**
+   * @generated from field: payments.merchant.v1.ApiKey key = 1;
+   */
+  key?: ApiKey | undefined;
+
+  /**
+   * The key's first API secret in plain text. Shown only once.
+   *
+   * @generated from field: string api_secret = 2;
+   */
+  apiSecret: string;
+};
+
+/**
+ * Describes the message payments.merchant.v1.CreateApiKeyResponse.
+ * Use `create(CreateApiKeyResponseSchema)` to create a new message.
+ */
+export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 12);
+
+/**
+ * @generated from message payments.merchant.v1.ListApiKeysRequest
+ */
+export type ListApiKeysRequest = Message<"payments.merchant.v1.ListApiKeysRequest"> & {
+  /**
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+};
+
+/**
+ * Describes the message payments.merchant.v1.ListApiKeysRequest.
+ * Use `create(ListApiKeysRequestSchema)` to create a new message.
+ */
+export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 13);
+
+/**
+ * @generated from message payments.merchant.v1.ListApiKeysResponse
+ */
+export type ListApiKeysResponse = Message<"payments.merchant.v1.ListApiKeysResponse"> & {
+  /**
+   * @generated from field: repeated payments.merchant.v1.ApiKey keys = 1;
+   */
+  keys: ApiKey[];
+};
+
+/**
+ * Describes the message payments.merchant.v1.ListApiKeysResponse.
+ * Use `create(ListApiKeysResponseSchema)` to create a new message.
+ */
+export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 14);
+
+/**
+ * @generated from message payments.merchant.v1.RevokeApiKeyRequest
+ */
+export type RevokeApiKeyRequest = Message<"payments.merchant.v1.RevokeApiKeyRequest"> & {
+  /**
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+
+  /**
+   * @generated from field: string api_key = 2;
+   */
+  apiKey: string;
+};
+
+/**
+ * Describes the message payments.merchant.v1.RevokeApiKeyRequest.
+ * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
+ */
+export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 15);
+
+/**
+ * @generated from message payments.merchant.v1.RevokeApiKeyResponse
+ */
+export type RevokeApiKeyResponse = Message<"payments.merchant.v1.RevokeApiKeyResponse"> & {
+  /**
+   * @generated from field: payments.merchant.v1.ApiKey key = 1;
+   */
+  key?: ApiKey | undefined;
+};
+
+/**
+ * Describes the message payments.merchant.v1.RevokeApiKeyResponse.
+ * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
+ */
+export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 16);
+
+/**
+ * @generated from message payments.merchant.v1.SetApiKeyTrustedRequest
+ */
+export type SetApiKeyTrustedRequest = Message<"payments.merchant.v1.SetApiKeyTrustedRequest"> & {
+  /**
+   * @generated from field: string merchant_id = 1;
+   */
+  merchantId: string;
+
+  /**
+   * @generated from field: string api_key = 2;
+   */
+  apiKey: string;
+
+  /**
+   * @generated from field: bool trusted = 3;
+   */
+  trusted: boolean;
+};
+
+/**
+ * Describes the message payments.merchant.v1.SetApiKeyTrustedRequest.
+ * Use `create(SetApiKeyTrustedRequestSchema)` to create a new message.
+ */
+export const SetApiKeyTrustedRequestSchema: GenMessage<SetApiKeyTrustedRequest> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 17);
+
+/**
+ * @generated from message payments.merchant.v1.SetApiKeyTrustedResponse
+ */
+export type SetApiKeyTrustedResponse = Message<"payments.merchant.v1.SetApiKeyTrustedResponse"> & {
+  /**
+   * @generated from field: payments.merchant.v1.ApiKey key = 1;
+   */
+  key?: ApiKey | undefined;
+};
+
+/**
+ * Describes the message payments.merchant.v1.SetApiKeyTrustedResponse.
+ * Use `create(SetApiKeyTrustedResponseSchema)` to create a new message.
+ */
+export const SetApiKeyTrustedResponseSchema: GenMessage<SetApiKeyTrustedResponse> = /*@__PURE__*/
+  messageDesc(file_payments_merchant_v1_merchant, 18);
 
 /**
  * @generated from message payments.merchant.v1.RotateWebhookSecretRequest
@@ -389,7 +664,7 @@ export type RotateWebhookSecretRequest = Message<"payments.merchant.v1.RotateWeb
  * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
  */
 export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 10);
+  messageDesc(file_payments_merchant_v1_merchant, 19);
 
 /**
  * @generated from message payments.merchant.v1.RotateWebhookSecretResponse
@@ -420,7 +695,7 @@ export type RotateWebhookSecretResponse = Message<"payments.merchant.v1.RotateWe
  * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
  */
 export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 11);
+  messageDesc(file_payments_merchant_v1_merchant, 20);
 
 /**
  * @generated from message payments.merchant.v1.RevokeSecretRequest
@@ -444,7 +719,7 @@ export type RevokeSecretRequest = Message<"payments.merchant.v1.RevokeSecretRequ
  * Use `create(RevokeSecretRequestSchema)` to create a new message.
  */
 export const RevokeSecretRequestSchema: GenMessage<RevokeSecretRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 12);
+  messageDesc(file_payments_merchant_v1_merchant, 21);
 
 /**
  * @generated from message payments.merchant.v1.RevokeSecretResponse
@@ -454,6 +729,13 @@ export type RevokeSecretResponse = Message<"payments.merchant.v1.RevokeSecretRes
    * @generated from field: payments.merchant.v1.Merchant merchant = 1;
    */
   merchant?: Merchant | undefined;
+
+  /**
+   * The key the secret belongs to, with its secrets' metadata.
+   *
+   * @generated from field: payments.merchant.v1.ApiKey key = 2;
+   */
+  key?: ApiKey | undefined;
 };
 
 /**
@@ -461,7 +743,7 @@ export type RevokeSecretResponse = Message<"payments.merchant.v1.RevokeSecretRes
  * Use `create(RevokeSecretResponseSchema)` to create a new message.
  */
 export const RevokeSecretResponseSchema: GenMessage<RevokeSecretResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 13);
+  messageDesc(file_payments_merchant_v1_merchant, 22);
 
 /**
  * @generated from message payments.merchant.v1.SetWithdrawalApprovalRequest
@@ -485,7 +767,7 @@ export type SetWithdrawalApprovalRequest = Message<"payments.merchant.v1.SetWith
  * Use `create(SetWithdrawalApprovalRequestSchema)` to create a new message.
  */
 export const SetWithdrawalApprovalRequestSchema: GenMessage<SetWithdrawalApprovalRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 14);
+  messageDesc(file_payments_merchant_v1_merchant, 23);
 
 /**
  * @generated from message payments.merchant.v1.SetWithdrawalApprovalResponse
@@ -502,7 +784,7 @@ export type SetWithdrawalApprovalResponse = Message<"payments.merchant.v1.SetWit
  * Use `create(SetWithdrawalApprovalResponseSchema)` to create a new message.
  */
 export const SetWithdrawalApprovalResponseSchema: GenMessage<SetWithdrawalApprovalResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 15);
+  messageDesc(file_payments_merchant_v1_merchant, 24);
 
 /**
  * @generated from message payments.merchant.v1.SetAllowedIpsRequest
@@ -524,7 +806,7 @@ export type SetAllowedIpsRequest = Message<"payments.merchant.v1.SetAllowedIpsRe
  * Use `create(SetAllowedIpsRequestSchema)` to create a new message.
  */
 export const SetAllowedIpsRequestSchema: GenMessage<SetAllowedIpsRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 16);
+  messageDesc(file_payments_merchant_v1_merchant, 25);
 
 /**
  * @generated from message payments.merchant.v1.SetAllowedIpsResponse
@@ -541,7 +823,7 @@ export type SetAllowedIpsResponse = Message<"payments.merchant.v1.SetAllowedIpsR
  * Use `create(SetAllowedIpsResponseSchema)` to create a new message.
  */
 export const SetAllowedIpsResponseSchema: GenMessage<SetAllowedIpsResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 17);
+  messageDesc(file_payments_merchant_v1_merchant, 26);
 
 /**
  * @generated from message payments.merchant.v1.SetCallbackUrlRequest
@@ -565,7 +847,7 @@ export type SetCallbackUrlRequest = Message<"payments.merchant.v1.SetCallbackUrl
  * Use `create(SetCallbackUrlRequestSchema)` to create a new message.
  */
 export const SetCallbackUrlRequestSchema: GenMessage<SetCallbackUrlRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 18);
+  messageDesc(file_payments_merchant_v1_merchant, 27);
 
 /**
  * @generated from message payments.merchant.v1.SetCallbackUrlResponse
@@ -582,7 +864,7 @@ export type SetCallbackUrlResponse = Message<"payments.merchant.v1.SetCallbackUr
  * Use `create(SetCallbackUrlResponseSchema)` to create a new message.
  */
 export const SetCallbackUrlResponseSchema: GenMessage<SetCallbackUrlResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 19);
+  messageDesc(file_payments_merchant_v1_merchant, 28);
 
 /**
  * @generated from message payments.merchant.v1.SetDisplayNameRequest
@@ -606,7 +888,7 @@ export type SetDisplayNameRequest = Message<"payments.merchant.v1.SetDisplayName
  * Use `create(SetDisplayNameRequestSchema)` to create a new message.
  */
 export const SetDisplayNameRequestSchema: GenMessage<SetDisplayNameRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 20);
+  messageDesc(file_payments_merchant_v1_merchant, 29);
 
 /**
  * @generated from message payments.merchant.v1.SetDisplayNameResponse
@@ -623,7 +905,7 @@ export type SetDisplayNameResponse = Message<"payments.merchant.v1.SetDisplayNam
  * Use `create(SetDisplayNameResponseSchema)` to create a new message.
  */
 export const SetDisplayNameResponseSchema: GenMessage<SetDisplayNameResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 21);
+  messageDesc(file_payments_merchant_v1_merchant, 30);
 
 /**
  * @generated from message payments.merchant.v1.SetStatusRequest
@@ -645,7 +927,7 @@ export type SetStatusRequest = Message<"payments.merchant.v1.SetStatusRequest"> 
  * Use `create(SetStatusRequestSchema)` to create a new message.
  */
 export const SetStatusRequestSchema: GenMessage<SetStatusRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 22);
+  messageDesc(file_payments_merchant_v1_merchant, 31);
 
 /**
  * @generated from message payments.merchant.v1.SetStatusResponse
@@ -662,7 +944,7 @@ export type SetStatusResponse = Message<"payments.merchant.v1.SetStatusResponse"
  * Use `create(SetStatusResponseSchema)` to create a new message.
  */
 export const SetStatusResponseSchema: GenMessage<SetStatusResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 23);
+  messageDesc(file_payments_merchant_v1_merchant, 32);
 
 /**
  * @generated from message payments.merchant.v1.SetSandboxRequest
@@ -684,7 +966,7 @@ export type SetSandboxRequest = Message<"payments.merchant.v1.SetSandboxRequest"
  * Use `create(SetSandboxRequestSchema)` to create a new message.
  */
 export const SetSandboxRequestSchema: GenMessage<SetSandboxRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 24);
+  messageDesc(file_payments_merchant_v1_merchant, 33);
 
 /**
  * @generated from message payments.merchant.v1.SetSandboxResponse
@@ -701,7 +983,7 @@ export type SetSandboxResponse = Message<"payments.merchant.v1.SetSandboxRespons
  * Use `create(SetSandboxResponseSchema)` to create a new message.
  */
 export const SetSandboxResponseSchema: GenMessage<SetSandboxResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 25);
+  messageDesc(file_payments_merchant_v1_merchant, 34);
 
 /**
  * @generated from message payments.merchant.v1.SetRateLimitRequest
@@ -732,7 +1014,7 @@ export type SetRateLimitRequest = Message<"payments.merchant.v1.SetRateLimitRequ
  * Use `create(SetRateLimitRequestSchema)` to create a new message.
  */
 export const SetRateLimitRequestSchema: GenMessage<SetRateLimitRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 26);
+  messageDesc(file_payments_merchant_v1_merchant, 35);
 
 /**
  * @generated from message payments.merchant.v1.SetRateLimitResponse
@@ -749,7 +1031,7 @@ export type SetRateLimitResponse = Message<"payments.merchant.v1.SetRateLimitRes
  * Use `create(SetRateLimitResponseSchema)` to create a new message.
  */
 export const SetRateLimitResponseSchema: GenMessage<SetRateLimitResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 27);
+  messageDesc(file_payments_merchant_v1_merchant, 36);
 
 /**
  * @generated from message payments.merchant.v1.SetPaymentRulesRequest
@@ -783,7 +1065,7 @@ export type SetPaymentRulesRequest = Message<"payments.merchant.v1.SetPaymentRul
  * Use `create(SetPaymentRulesRequestSchema)` to create a new message.
  */
 export const SetPaymentRulesRequestSchema: GenMessage<SetPaymentRulesRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 28);
+  messageDesc(file_payments_merchant_v1_merchant, 37);
 
 /**
  * @generated from message payments.merchant.v1.SetPaymentRulesResponse
@@ -800,7 +1082,7 @@ export type SetPaymentRulesResponse = Message<"payments.merchant.v1.SetPaymentRu
  * Use `create(SetPaymentRulesResponseSchema)` to create a new message.
  */
 export const SetPaymentRulesResponseSchema: GenMessage<SetPaymentRulesResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 29);
+  messageDesc(file_payments_merchant_v1_merchant, 38);
 
 /**
  * @generated from message payments.merchant.v1.GetCredentialsRequest
@@ -817,7 +1099,7 @@ export type GetCredentialsRequest = Message<"payments.merchant.v1.GetCredentials
  * Use `create(GetCredentialsRequestSchema)` to create a new message.
  */
 export const GetCredentialsRequestSchema: GenMessage<GetCredentialsRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 30);
+  messageDesc(file_payments_merchant_v1_merchant, 39);
 
 /**
  * @generated from message payments.merchant.v1.GetCredentialsResponse
@@ -839,7 +1121,7 @@ export type GetCredentialsResponse = Message<"payments.merchant.v1.GetCredential
   sandbox: boolean;
 
   /**
-   * Secrets that verify signatures now, current first. Empty for a disabled merchant.
+   * This key's secrets that verify signatures now, current first. Empty for a disabled merchant.
    *
    * @generated from field: repeated payments.merchant.v1.CredentialSecret secrets = 4;
    */
@@ -859,6 +1141,20 @@ export type GetCredentialsResponse = Message<"payments.merchant.v1.GetCredential
    * @generated from field: optional uint32 rate_limit_burst = 7;
    */
   rateLimitBurst?: number | undefined;
+
+  /**
+   * What a request signed with this key may do (read, deposits, withdrawals).
+   *
+   * @generated from field: repeated string scopes = 8;
+   */
+  scopes: string[];
+
+  /**
+   * The key is trusted for automatic payouts (no approval threshold on its withdrawals).
+   *
+   * @generated from field: bool trusted = 9;
+   */
+  trusted: boolean;
 };
 
 /**
@@ -866,7 +1162,7 @@ export type GetCredentialsResponse = Message<"payments.merchant.v1.GetCredential
  * Use `create(GetCredentialsResponseSchema)` to create a new message.
  */
 export const GetCredentialsResponseSchema: GenMessage<GetCredentialsResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 31);
+  messageDesc(file_payments_merchant_v1_merchant, 40);
 
 /**
  * @generated from message payments.merchant.v1.CredentialSecret
@@ -890,7 +1186,7 @@ export type CredentialSecret = Message<"payments.merchant.v1.CredentialSecret"> 
  * Use `create(CredentialSecretSchema)` to create a new message.
  */
 export const CredentialSecretSchema: GenMessage<CredentialSecret> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 32);
+  messageDesc(file_payments_merchant_v1_merchant, 41);
 
 /**
  * @generated from message payments.merchant.v1.GetCallbackTargetRequest
@@ -907,7 +1203,7 @@ export type GetCallbackTargetRequest = Message<"payments.merchant.v1.GetCallback
  * Use `create(GetCallbackTargetRequestSchema)` to create a new message.
  */
 export const GetCallbackTargetRequestSchema: GenMessage<GetCallbackTargetRequest> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 33);
+  messageDesc(file_payments_merchant_v1_merchant, 42);
 
 /**
  * @generated from message payments.merchant.v1.GetCallbackTargetResponse
@@ -926,7 +1222,7 @@ export type GetCallbackTargetResponse = Message<"payments.merchant.v1.GetCallbac
   callbackUrl: string;
 
   /**
-   * The current API secret in plain text: callbacks are signed with it.
+   * The primary API key's current secret in plain text: callbacks are signed with it.
    *
    * @generated from field: string signing_secret = 3;
    */
@@ -952,7 +1248,7 @@ export type GetCallbackTargetResponse = Message<"payments.merchant.v1.GetCallbac
  * Use `create(GetCallbackTargetResponseSchema)` to create a new message.
  */
 export const GetCallbackTargetResponseSchema: GenMessage<GetCallbackTargetResponse> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 34);
+  messageDesc(file_payments_merchant_v1_merchant, 43);
 
 /**
  * @generated from message payments.merchant.v1.WebhookSigningSecret
@@ -976,7 +1272,7 @@ export type WebhookSigningSecret = Message<"payments.merchant.v1.WebhookSigningS
  * Use `create(WebhookSigningSecretSchema)` to create a new message.
  */
 export const WebhookSigningSecretSchema: GenMessage<WebhookSigningSecret> = /*@__PURE__*/
-  messageDesc(file_payments_merchant_v1_merchant, 35);
+  messageDesc(file_payments_merchant_v1_merchant, 44);
 
 /**
  * @generated from enum payments.merchant.v1.MerchantStatus
@@ -1148,7 +1444,9 @@ export const MerchantService: GenService<{
     output: typeof ListMerchantsResponseSchema;
   },
   /**
-   * Issues a new current secret. Older secrets keep working until the grace period ends.
+   * Issues a new current secret of one API key (the primary key unless `api_key` names
+   * another). Older secrets of that key keep working until the grace period ends. A merchant's
+   * developer may not rotate the secret of a key that can withdraw (PERMISSION_DENIED).
    *
    * @generated from rpc payments.merchant.v1.MerchantService.RotateSecret
    */
@@ -1156,6 +1454,52 @@ export const MerchantService: GenService<{
     methodKind: "unary";
     input: typeof RotateSecretRequestSchema;
     output: typeof RotateSecretResponseSchema;
+  },
+  /**
+   * Issues another API key of the merchant, with the scopes asked and its first secret
+   * (returned only here). A merchant's developer may not create one that can withdraw.
+   *
+   * @generated from rpc payments.merchant.v1.MerchantService.CreateApiKey
+   */
+  createApiKey: {
+    methodKind: "unary";
+    input: typeof CreateApiKeyRequestSchema;
+    output: typeof CreateApiKeyResponseSchema;
+  },
+  /**
+   * The merchant's API keys, the primary key first, then the newest first (revoked ones too),
+   * with their secrets' metadata: never a secret value.
+   *
+   * @generated from rpc payments.merchant.v1.MerchantService.ListApiKeys
+   */
+  listApiKeys: {
+    methodKind: "unary";
+    input: typeof ListApiKeysRequestSchema;
+    output: typeof ListApiKeysResponseSchema;
+  },
+  /**
+   * Ends one API key now, with every secret of it: the gateway refuses it at once. The primary
+   * key cannot be revoked (PRIMARY_KEY, FAILED_PRECONDITION): it signs the merchant's
+   * callbacks. Revoking a revoked key changes nothing.
+   *
+   * @generated from rpc payments.merchant.v1.MerchantService.RevokeApiKey
+   */
+  revokeApiKey: {
+    methodKind: "unary";
+    input: typeof RevokeApiKeyRequestSchema;
+    output: typeof RevokeApiKeyResponseSchema;
+  },
+  /**
+   * Marks an API key that can withdraw as trusted for automatic payouts (its withdrawals skip
+   * the merchant's approval threshold), or takes the mark away. The merchant's owner (or an
+   * admin) only; audited.
+   *
+   * @generated from rpc payments.merchant.v1.MerchantService.SetApiKeyTrusted
+   */
+  setApiKeyTrusted: {
+    methodKind: "unary";
+    input: typeof SetApiKeyTrustedRequestSchema;
+    output: typeof SetApiKeyTrustedResponseSchema;
   },
   /**
    * Issues a new webhook secret (Standard Webhooks, `whsec_…`) that signs callbacks from
