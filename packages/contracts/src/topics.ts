@@ -41,6 +41,9 @@ export const WITHDRAWAL_STATUS_TOPICS = {
 } as const satisfies Readonly<Partial<Record<WithdrawalStatusName, string>>>;
 export type WithdrawalTopicStatus = keyof typeof WITHDRAWAL_STATUS_TOPICS;
 
+/** WithdrawalApproved (payout): a person of the merchant approved an API key's withdrawal that waited for the merchant's four-eyes. Internal: not a status change, so no callback. */
+export const WITHDRAWAL_APPROVED_TOPIC = "payout.v1.withdrawal_approved";
+
 /** The status a status-change topic announces, or undefined for any other topic. */
 export function topicStatus<Status extends string>(topics: Readonly<Record<Status, string>>, topic: string): Status | undefined {
   return (Object.keys(topics) as Status[]).find((status) => topics[status] === topic);

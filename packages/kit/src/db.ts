@@ -6,6 +6,7 @@ import type { Logger } from "./logger.js";
 import { Code } from "@connectrpc/connect";
 import { serviceError } from "./errors.js";
 import { SpanKind, withSpan } from "./tracing.js";
+import { offerBeforeCommit, settle, watchForChange, type ChangeWatch } from "./commit-hook.js";
 
 export type Db = Knex;
 export type Tx = Knex.Transaction;
@@ -123,7 +124,9 @@ export function openDatabase(options: DatabaseOptions): Knex {
 /**
  * Every `db.transaction(async (trx) => …)` of this database (the services' own, the kit's
  * `transactionWithRetry` and `claimTransaction`, each attempt) runs in a `db.transaction`
- * client span; queries inside it are not spanned one by one. A no-op with tracing off.
+ * client span; queries inside it are not spanned one by one. A no-op with tracing off. While the
+ * call has a commit participant (commit-hook.ts), one that changed something offers it the
+ * transaction once its function is done, before knex's COMMIT.
  */
 function traceTransactions(db: Knex): Knex {
   // `knex.transaction` is read-only: it forwards to its context's method, which is patched.
@@ -132,9 +135,31 @@ function traceTransactions(db: Knex): Knex {
   const system = clientConfig(db).client === "mysql2" ? "mysql" : "sqlite";
   target.transaction = function (this: unknown, ...args: unknown[]) {
     if (typeof args[0] !== "function") return original.apply(this, args);
-    return withSpan("db.transaction", { kind: SpanKind.CLIENT, attributes: { "db.system.name": system } }, () => original.apply(this, args) as Promise<unknown>);
+    const watch = watchForChange();
+    const run = () => (watch ? withParticipant(watch, db, (fn) => original.apply(this, [fn, ...args.slice(1)]), args[0] as TransactionBody) : (original.apply(this, args) as Promise<unknown>));
+    return withSpan("db.transaction", { kind: SpanKind.CLIENT, attributes: { "db.system.name": system } }, run);
   };
   return db;
+}
+
+type TransactionBody = (trx: Knex.Transaction) => Promise<unknown>;
+
+/** knex's transaction of `body`, watched for a change and offered to the participant before knex commits it. */
+async function withParticipant(watch: ChangeWatch, db: Knex, transaction: (body: TransactionBody) => unknown, body: TransactionBody): Promise<unknown> {
+  let took = false;
+  try {
+    const result = await (transaction(async (trx) => {
+      watch.follow(trx);
+      const value = await body(trx);
+      took = await offerBeforeCommit(watch, trx, db);
+      return value;
+    }) as Promise<unknown>);
+    settle(watch, took, true);
+    return result;
+  } catch (err) {
+    settle(watch, took, false);
+    throw err;
+  }
 }
 
 function databaseName(url: URL): string {
@@ -318,6 +343,8 @@ interface PooledConnection {
 
 /** The connection behind what runTransaction hands its function (read by hotQuery). */
 const BOUND_CONNECTION = Symbol("payments.boundConnection");
+/** The change watch of that transaction, when the call has a commit participant (read by hotQuery). */
+const BOUND_WATCH = Symbol("payments.boundWatch");
 
 /** Names hotQuery's callers build statements from: code's own, never a request's. */
 const SQL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -340,7 +367,10 @@ export function sqlName(name: string): string {
 export async function hotQuery(trx: Knex | Knex.Transaction, sql: string, bindings: readonly unknown[]): Promise<{ rows: Array<Record<string, unknown>>; changed: number }> {
   const connection = (trx as unknown as { [BOUND_CONNECTION]?: PooledConnection })[BOUND_CONNECTION];
   if (!connection) return resultOf(await trx.raw(sql, bindings as Knex.RawBinding[]), isMysql(trx));
-  return resultOf(await queryOn(trx, connection, sql, bindings), false);
+  const result = resultOf(await queryOn(trx, connection, sql, bindings), false);
+  const watch = (trx as unknown as { [BOUND_WATCH]?: ChangeWatch })[BOUND_WATCH];
+  if (watch && result.changed > 0) watch.changed = true;
+  return result;
 }
 
 /** Rows or the count of changed rows, from mysql2 (rows, or a header with affectedRows; knex's raw wraps either in [result, fields]) or better-sqlite3 (rows, or { changes }). */
@@ -392,8 +422,10 @@ export async function runTransaction<T>(db: Knex, fn: (trx: Knex.Transaction) =>
   return withSpan("db.transaction", { kind: SpanKind.CLIENT, attributes: { "db.system.name": "mysql" } }, async () => {
     const client = db.client as PoolClient;
     const connection = await client.acquireConnection();
-    const bound = boundTo(db, connection);
+    const watch = watchForChange();
+    const bound = boundTo(db, connection, watch);
     let open = false;
+    let took = false;
     try {
       const level = config?.isolationLevel;
       if (level) {
@@ -404,10 +436,13 @@ export async function runTransaction<T>(db: Knex, fn: (trx: Knex.Transaction) =>
       await queryOn(db, connection, "BEGIN");
       open = true;
       const result = await fn(bound.trx);
+      took = await offerBeforeCommit(watch, bound.trx, db);
       await queryOn(db, connection, "COMMIT");
       open = false;
+      settle(watch, took, true);
       return result;
     } catch (err) {
+      settle(watch, took, false);
       if (open) {
         try {
           await queryOn(db, connection, "ROLLBACK");
@@ -424,15 +459,21 @@ export async function runTransaction<T>(db: Knex, fn: (trx: Knex.Transaction) =>
   });
 }
 
-/** The database's builders bound to one connection, as a knex transaction is; unusable once `end` is called. */
-function boundTo(db: Knex, connection: PooledConnection): { trx: Knex.Transaction; end(): void } {
+/**
+ * The database's builders bound to one connection, as a knex transaction is; unusable once `end`
+ * is called. With a watch (the call has a commit participant), each statement's answer is
+ * followed for the transaction's first change.
+ */
+function boundTo(db: Knex, connection: PooledConnection, watch?: ChangeWatch): { trx: Knex.Transaction; end(): void } {
   let ended = false;
   const check = () => {
     if (ended) throw new Error("the transaction has ended: a query of it ran after its COMMIT or ROLLBACK");
   };
   const bind = <B>(built: B): B => {
-    const withConnection = built as { connection?: (c: unknown) => unknown };
-    return typeof withConnection.connection === "function" ? (withConnection.connection(connection) as B) : built;
+    const withConnection = built as { connection?: (c: unknown) => unknown; on?: unknown };
+    if (typeof withConnection.connection !== "function") return built;
+    if (watch && typeof withConnection.on === "function") watch.follow(built as unknown as Parameters<ChangeWatch["follow"]>[0]);
+    return withConnection.connection(connection) as B;
   };
   const call = (table?: unknown) => {
     check();
@@ -444,6 +485,7 @@ function boundTo(db: Knex, connection: PooledConnection): { trx: Knex.Transactio
       if (property === "fn") return db.fn;
       if (property === "isTransaction") return true;
       if (property === BOUND_CONNECTION) return ended ? undefined : connection;
+      if (property === BOUND_WATCH) return watch;
       if (property === "listenerCount" || property === "emit") return (db[property] as (...a: unknown[]) => unknown).bind(db);
       if (property === "transaction") {
         return () => {

@@ -4,6 +4,7 @@ export * from "./clock.js";
 export * from "./config.js";
 export * from "./cursor.js";
 export * from "./db.js";
+export * from "./commit-hook.js";
 export * from "./day-summary.js";
 export * from "./errors.js";
 export * from "./health.js";

@@ -31,7 +31,8 @@ export type DepositStatusChanged = Message<"payments.deposit.v1.DepositStatusCha
   eventId: string;
 
   /**
-   * The deposit after the change; its `sequence` orders changes of one deposit.
+   * The deposit after the change; its `sequence` orders changes of one deposit. A completed
+   * one carries who completed it (`completed_by`), which the payout service's credit records.
    *
    * @generated from field: payments.deposit.v1.Deposit deposit = 2;
    */

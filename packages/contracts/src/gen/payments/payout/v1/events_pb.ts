@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/payout/v1/events.proto.
  */
 export const file_payments_payout_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Ch9wYXltZW50cy9wYXlvdXQvdjEvZXZlbnRzLnByb3RvEhJwYXltZW50cy5wYXlvdXQudjEizwEKF1dpdGhkcmF3YWxTdGF0dXNDaGFuZ2VkEhAKCGV2ZW50X2lkGAEgASgJEjIKCndpdGhkcmF3YWwYAiABKAsyHi5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbBI9Cg9wcmV2aW91c19zdGF0dXMYAyABKA4yJC5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbFN0YXR1cxIvCgtvY2N1cnJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAilwEKFVRyYW5zZmVyUmV0dXJuQ2hhbmdlZBIQCghldmVudF9pZBgBIAEoCRI7Cg90cmFuc2Zlcl9yZXR1cm4YAiABKAsyIi5wYXltZW50cy5wYXlvdXQudjEuVHJhbnNmZXJSZXR1cm4SLwoLb2NjdXJyZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_google_protobuf_timestamp, file_payments_payout_v1_payout]);
+  fileDesc("Ch9wYXltZW50cy9wYXlvdXQvdjEvZXZlbnRzLnByb3RvEhJwYXltZW50cy5wYXlvdXQudjEizwEKF1dpdGhkcmF3YWxTdGF0dXNDaGFuZ2VkEhAKCGV2ZW50X2lkGAEgASgJEjIKCndpdGhkcmF3YWwYAiABKAsyHi5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbBI9Cg9wcmV2aW91c19zdGF0dXMYAyABKA4yJC5wYXltZW50cy5wYXlvdXQudjEuV2l0aGRyYXdhbFN0YXR1cxIvCgtvY2N1cnJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAilwEKFVRyYW5zZmVyUmV0dXJuQ2hhbmdlZBIQCghldmVudF9pZBgBIAEoCRI7Cg90cmFuc2Zlcl9yZXR1cm4YAiABKAsyIi5wYXltZW50cy5wYXlvdXQudjEuVHJhbnNmZXJSZXR1cm4SLwoLb2NjdXJyZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqABChJXaXRoZHJhd2FsQXBwcm92ZWQSEAoIZXZlbnRfaWQYASABKAkSMgoKd2l0aGRyYXdhbBgCIAEoCzIeLnBheW1lbnRzLnBheW91dC52MS5XaXRoZHJhd2FsEhMKC2FwcHJvdmVkX2J5GAMgASgJEi8KC29jY3VycmVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcGIGcHJvdG8z", [file_google_protobuf_timestamp, file_payments_payout_v1_payout]);
 
 /**
  * Published once for every status change after creation, on
@@ -88,4 +88,47 @@ export type TransferReturnChanged = Message<"payments.payout.v1.TransferReturnCh
  */
 export const TransferReturnChangedSchema: GenMessage<TransferReturnChanged> = /*@__PURE__*/
   messageDesc(file_payments_payout_v1_events, 1);
+
+/**
+ * Published when a person of the merchant approves a withdrawal that waited for the merchant's
+ * four-eyes, on `payout.v1.withdrawal_approved` (WITHDRAWAL_APPROVED_TOPIC in
+ * @payments/contracts), written to the outbox in the approval's transaction. Internal: the
+ * withdrawal's status did not change (it stays pending until the worker takes it), so no
+ * callback follows from it. A rejection or an expiry is the withdrawal's cancellation, on
+ * `…withdrawal_cancelled`.
+ *
+ * @generated from message payments.payout.v1.WithdrawalApproved
+ */
+export type WithdrawalApproved = Message<"payments.payout.v1.WithdrawalApproved"> & {
+  /**
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * The withdrawal after the approval.
+   *
+   * @generated from field: payments.payout.v1.Withdrawal withdrawal = 2;
+   */
+  withdrawal?: Withdrawal | undefined;
+
+  /**
+   * Who approved it, in words.
+   *
+   * @generated from field: string approved_by = 3;
+   */
+  approvedBy: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp occurred_at = 4;
+   */
+  occurredAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message payments.payout.v1.WithdrawalApproved.
+ * Use `create(WithdrawalApprovedSchema)` to create a new message.
+ */
+export const WithdrawalApprovedSchema: GenMessage<WithdrawalApproved> = /*@__PURE__*/
+  messageDesc(file_payments_payout_v1_events, 2);
 
