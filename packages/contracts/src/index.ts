@@ -9,6 +9,7 @@ import { file_payments_payout_v1_payout } from "./gen/payments/payout/v1/payout_
 import { file_payments_payout_v1_events } from "./gen/payments/payout/v1/events_pb.js";
 import { file_payments_callback_v1_callback } from "./gen/payments/callback/v1/callback_pb.js";
 import { file_payments_operator_v1_operator } from "./gen/payments/operator/v1/operator_pb.js";
+import { file_payments_operator_v1_events } from "./gen/payments/operator/v1/events_pb.js";
 
 /** Every payments proto file, for server reflection and event decoding. */
 export const paymentFiles: readonly GenFile[] = [
@@ -22,6 +23,7 @@ export const paymentFiles: readonly GenFile[] = [
   file_payments_payout_v1_events,
   file_payments_callback_v1_callback,
   file_payments_operator_v1_operator,
+  file_payments_operator_v1_events,
 ];
 
 export * from "./topics.js";

@@ -56,3 +56,18 @@ export const DEPOSIT_EVENTS = "deposit.v1.>";
 
 /** Every event the payout service publishes. */
 export const PAYOUT_EVENTS = "payout.v1.>";
+
+// ---------------------------------------------------------------- the audit's head
+
+/**
+ * AuditHead (operator.v1, events.proto): each service's audit chain head, published at least
+ * every minute on a subject of its own (`operator.v1.audit_head.<service>`), so the last one of
+ * each service is one lookup (JetStream's last message by subject). Nobody consumes it: a
+ * verifier (`pnpm cli audit verify`) reads it to find a cut tail.
+ */
+export function auditHeadTopic(service: string): string {
+  return `operator.v1.audit_head.${service}`;
+}
+
+/** Every service's AuditHead. */
+export const AUDIT_HEAD_TOPICS = "operator.v1.audit_head.*";

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payments/operator/v1/operator.proto.
  */
 export const file_payments_operator_v1_operator: GenFile = /*@__PURE__*/
-  fileDesc("CiNwYXltZW50cy9vcGVyYXRvci92MS9vcGVyYXRvci5wcm90bxIUcGF5bWVudHMub3BlcmF0b3IudjEi9QIKC0F1ZGl0UmVjb3JkEgoKAmlkGAEgASgJEiYKAmF0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhY3RvchgDIAEoCRISCgphY3Rvcl9raW5kGAQgASgJEgwKBHJvbGUYBSABKAkSCwoDcnBjGAYgASgJEhIKCnRhcmdldF9pZHMYByADKAkSDgoGcmVhc29uGAggASgJEg8KB291dGNvbWUYCSABKAkSEwoLYXBwcm92YWxfaWQYCiABKAkSFAoMcmVxdWVzdF9qc29uGAsgASgJEhIKCmFmdGVyX2pzb24YDCABKAkSEgoKcmVxdWVzdF9pZBgNIAEoCRIQCgh0cmFjZV9pZBgOIAEoCRIPCgdzZXJ2aWNlGA8gASgJEg0KBW1ha2VyGBAgASgJEhMKC2JlZm9yZV9qc29uGBEgASgJEhAKCHdvcmtsb2FkGBIgASgJEhMKC21lcmNoYW50X2lkGBMgASgJIs4BChdMaXN0QXVkaXRSZWNvcmRzUmVxdWVzdBINCgVhY3RvchgBIAEoCRIRCgl0YXJnZXRfaWQYAiABKAkSLgoFc2luY2UYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESLgoFdW50aWwYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAGIAQESDQoFbGltaXQYBSABKAUSDgoGY3Vyc29yGAYgASgJQggKBl9zaW5jZUIICgZfdW50aWwiYwoYTGlzdEF1ZGl0UmVjb3Jkc1Jlc3BvbnNlEjIKB3JlY29yZHMYASADKAsyIS5wYXltZW50cy5vcGVyYXRvci52MS5BdWRpdFJlY29yZBITCgtuZXh0X2N1cnNvchgCIAEoCSLPAwoIQXBwcm92YWwSCgoCaWQYASABKAkSDwoHc2VydmljZRgCIAEoCRILCgNycGMYAyABKAkSDwoHc3VtbWFyeRgEIAEoCRIOCgZyZWFzb24YBSABKAkSDQoFbWFrZXIYBiABKAkSEgoKbWFrZXJfcm9sZRgHIAEoCRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0CgZzdGF0dXMYCiABKA4yJC5wYXltZW50cy5vcGVyYXRvci52MS5BcHByb3ZhbFN0YXR1cxISCgpkZWNpZGVkX2J5GAsgASgJEjMKCmRlY2lkZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESFQoNZGVjaXNpb25fbm90ZRgNIAEoCRIPCgdvdXRjb21lGA4gASgJEhQKDHJlcXVlc3RfanNvbhgPIAEoCRIVCg1yZXNwb25zZV9qc29uGBAgASgJEhIKCnRhcmdldF9pZHMYESADKAlCDQoLX2RlY2lkZWRfYXQiawoUTGlzdEFwcHJvdmFsc1JlcXVlc3QSNAoGc3RhdHVzGAEgASgOMiQucGF5bWVudHMub3BlcmF0b3IudjEuQXBwcm92YWxTdGF0dXMSDQoFbGltaXQYAiABKAUSDgoGY3Vyc29yGAMgASgJIl8KFUxpc3RBcHByb3ZhbHNSZXNwb25zZRIxCglhcHByb3ZhbHMYASADKAsyHi5wYXltZW50cy5vcGVyYXRvci52MS5BcHByb3ZhbBITCgtuZXh0X2N1cnNvchgCIAEoCSIgChJHZXRBcHByb3ZhbFJlcXVlc3QSCgoCaWQYASABKAkiRwoTR2V0QXBwcm92YWxSZXNwb25zZRIwCghhcHByb3ZhbBgBIAEoCzIeLnBheW1lbnRzLm9wZXJhdG9yLnYxLkFwcHJvdmFsIioKDkFwcHJvdmVSZXF1ZXN0EgoKAmlkGAEgASgJEgwKBG5vdGUYAiABKAkiUwoPQXBwcm92ZVJlc3BvbnNlEjAKCGFwcHJvdmFsGAEgASgLMh4ucGF5bWVudHMub3BlcmF0b3IudjEuQXBwcm92YWwSDgoGYW5zd2VyGAIgASgMIisKDVJlamVjdFJlcXVlc3QSCgoCaWQYASABKAkSDgoGcmVhc29uGAIgASgJIkIKDlJlamVjdFJlc3BvbnNlEjAKCGFwcHJvdmFsGAEgASgLMh4ucGF5bWVudHMub3BlcmF0b3IudjEuQXBwcm92YWwqpwEKDkFwcHJvdmFsU3RhdHVzEh8KG0FQUFJPVkFMX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF0FQUFJPVkFMX1NUQVRVU19QRU5ESU5HEAESHAoYQVBQUk9WQUxfU1RBVFVTX0FQUFJPVkVEEAISHAoYQVBQUk9WQUxfU1RBVFVTX1JFSkVDVEVEEAMSGwoXQVBQUk9WQUxfU1RBVFVTX0VYUElSRUQQBDKGAQoMQXVkaXRTZXJ2aWNlEnYKEExpc3RBdWRpdFJlY29yZHMSLS5wYXltZW50cy5vcGVyYXRvci52MS5MaXN0QXVkaXRSZWNvcmRzUmVxdWVzdBouLnBheW1lbnRzLm9wZXJhdG9yLnYxLkxpc3RBdWRpdFJlY29yZHNSZXNwb25zZSIDkAIBMpYDCg9BcHByb3ZhbFNlcnZpY2USbQoNTGlzdEFwcHJvdmFscxIqLnBheW1lbnRzLm9wZXJhdG9yLnYxLkxpc3RBcHByb3ZhbHNSZXF1ZXN0GisucGF5bWVudHMub3BlcmF0b3IudjEuTGlzdEFwcHJvdmFsc1Jlc3BvbnNlIgOQAgESZwoLR2V0QXBwcm92YWwSKC5wYXltZW50cy5vcGVyYXRvci52MS5HZXRBcHByb3ZhbFJlcXVlc3QaKS5wYXltZW50cy5vcGVyYXRvci52MS5HZXRBcHByb3ZhbFJlc3BvbnNlIgOQAgESVgoHQXBwcm92ZRIkLnBheW1lbnRzLm9wZXJhdG9yLnYxLkFwcHJvdmVSZXF1ZXN0GiUucGF5bWVudHMub3BlcmF0b3IudjEuQXBwcm92ZVJlc3BvbnNlElMKBlJlamVjdBIjLnBheW1lbnRzLm9wZXJhdG9yLnYxLlJlamVjdFJlcXVlc3QaJC5wYXltZW50cy5vcGVyYXRvci52MS5SZWplY3RSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CiNwYXltZW50cy9vcGVyYXRvci92MS9vcGVyYXRvci5wcm90bxIUcGF5bWVudHMub3BlcmF0b3IudjEimgMKC0F1ZGl0UmVjb3JkEgoKAmlkGAEgASgJEiYKAmF0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhY3RvchgDIAEoCRISCgphY3Rvcl9raW5kGAQgASgJEgwKBHJvbGUYBSABKAkSCwoDcnBjGAYgASgJEhIKCnRhcmdldF9pZHMYByADKAkSDgoGcmVhc29uGAggASgJEg8KB291dGNvbWUYCSABKAkSEwoLYXBwcm92YWxfaWQYCiABKAkSFAoMcmVxdWVzdF9qc29uGAsgASgJEhIKCmFmdGVyX2pzb24YDCABKAkSEgoKcmVxdWVzdF9pZBgNIAEoCRIQCgh0cmFjZV9pZBgOIAEoCRIPCgdzZXJ2aWNlGA8gASgJEg0KBW1ha2VyGBAgASgJEhMKC2JlZm9yZV9qc29uGBEgASgJEhAKCHdvcmtsb2FkGBIgASgJEhMKC21lcmNoYW50X2lkGBMgASgJEhYKDmFuc3dlcl9vdXRjb21lGBQgASgJEgsKA3NlcRgVIAEoAyI5ChVMaXN0QXVkaXRDaGFpblJlcXVlc3QSEQoJYWZ0ZXJfc2VxGAEgASgDEg0KBWxpbWl0GAIgASgFItwECg1BdWRpdENoYWluUm93EgsKA3NlcRgBIAEoAxIKCgJpZBgCIAEoCRISCgpjcmVhdGVkX2F0GAMgASgDEg0KBWFjdG9yGAQgASgJEhIKCmFjdG9yX2tpbmQYBSABKAkSDAoEcm9sZRgGIAEoCRIPCgdzZXJ2aWNlGAcgASgJEgsKA3JwYxgIIAEoCRIPCgd0YXJnZXRzGAkgASgJEg4KBnJlYXNvbhgKIAEoCRIPCgdvdXRjb21lGAsgASgJEhgKC2FwcHJvdmFsX2lkGAwgASgJSACIAQESEgoFbWFrZXIYDSABKAlIAYgBARIZCgxyZXF1ZXN0X2pzb24YDiABKAlIAogBARIYCgtiZWZvcmVfanNvbhgPIAEoCUgDiAEBEhcKCmFmdGVyX2pzb24YECABKAlIBIgBARIXCgpyZXF1ZXN0X2lkGBEgASgJSAWIAQESFQoIdHJhY2VfaWQYEiABKAlIBogBARIYCgttZXJjaGFudF9pZBgTIAEoCUgHiAEBEhUKCHdvcmtsb2FkGBQgASgJSAiIAQESEAoDanRpGBUgASgJSAmIAQESEQoJcHJldl9oYXNoGBYgASgJEhAKCHJvd19oYXNoGBcgASgJQg4KDF9hcHByb3ZhbF9pZEIICgZfbWFrZXJCDwoNX3JlcXVlc3RfanNvbkIOCgxfYmVmb3JlX2pzb25CDQoLX2FmdGVyX2pzb25CDQoLX3JlcXVlc3RfaWRCCwoJX3RyYWNlX2lkQg4KDF9tZXJjaGFudF9pZEILCglfd29ya2xvYWRCBgoEX2p0aSIrCg5BdWRpdENoYWluSGVhZBILCgNzZXEYASABKAMSDAoEaGFzaBgCIAEoCSKXAQoWTGlzdEF1ZGl0Q2hhaW5SZXNwb25zZRIxCgRyb3dzGAEgAygLMiMucGF5bWVudHMub3BlcmF0b3IudjEuQXVkaXRDaGFpblJvdxIyCgRoZWFkGAIgASgLMiQucGF5bWVudHMub3BlcmF0b3IudjEuQXVkaXRDaGFpbkhlYWQSFgoOdW5jaGFpbmVkX3Jvd3MYAyABKAMizgEKF0xpc3RBdWRpdFJlY29yZHNSZXF1ZXN0Eg0KBWFjdG9yGAEgASgJEhEKCXRhcmdldF9pZBgCIAEoCRIuCgVzaW5jZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIuCgV1bnRpbBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARINCgVsaW1pdBgFIAEoBRIOCgZjdXJzb3IYBiABKAlCCAoGX3NpbmNlQggKBl91bnRpbCJjChhMaXN0QXVkaXRSZWNvcmRzUmVzcG9uc2USMgoHcmVjb3JkcxgBIAMoCzIhLnBheW1lbnRzLm9wZXJhdG9yLnYxLkF1ZGl0UmVjb3JkEhMKC25leHRfY3Vyc29yGAIgASgJIs8DCghBcHByb3ZhbBIKCgJpZBgBIAEoCRIPCgdzZXJ2aWNlGAIgASgJEgsKA3JwYxgDIAEoCRIPCgdzdW1tYXJ5GAQgASgJEg4KBnJlYXNvbhgFIAEoCRINCgVtYWtlchgGIAEoCRISCgptYWtlcl9yb2xlGAcgASgJEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKBnN0YXR1cxgKIAEoDjIkLnBheW1lbnRzLm9wZXJhdG9yLnYxLkFwcHJvdmFsU3RhdHVzEhIKCmRlY2lkZWRfYnkYCyABKAkSMwoKZGVjaWRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIVCg1kZWNpc2lvbl9ub3RlGA0gASgJEg8KB291dGNvbWUYDiABKAkSFAoMcmVxdWVzdF9qc29uGA8gASgJEhUKDXJlc3BvbnNlX2pzb24YECABKAkSEgoKdGFyZ2V0X2lkcxgRIAMoCUINCgtfZGVjaWRlZF9hdCJrChRMaXN0QXBwcm92YWxzUmVxdWVzdBI0CgZzdGF0dXMYASABKA4yJC5wYXltZW50cy5vcGVyYXRvci52MS5BcHByb3ZhbFN0YXR1cxINCgVsaW1pdBgCIAEoBRIOCgZjdXJzb3IYAyABKAkiXwoVTGlzdEFwcHJvdmFsc1Jlc3BvbnNlEjEKCWFwcHJvdmFscxgBIAMoCzIeLnBheW1lbnRzLm9wZXJhdG9yLnYxLkFwcHJvdmFsEhMKC25leHRfY3Vyc29yGAIgASgJIiAKEkdldEFwcHJvdmFsUmVxdWVzdBIKCgJpZBgBIAEoCSJHChNHZXRBcHByb3ZhbFJlc3BvbnNlEjAKCGFwcHJvdmFsGAEgASgLMh4ucGF5bWVudHMub3BlcmF0b3IudjEuQXBwcm92YWwiKgoOQXBwcm92ZVJlcXVlc3QSCgoCaWQYASABKAkSDAoEbm90ZRgCIAEoCSJTCg9BcHByb3ZlUmVzcG9uc2USMAoIYXBwcm92YWwYASABKAsyHi5wYXltZW50cy5vcGVyYXRvci52MS5BcHByb3ZhbBIOCgZhbnN3ZXIYAiABKAwiKwoNUmVqZWN0UmVxdWVzdBIKCgJpZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiQgoOUmVqZWN0UmVzcG9uc2USMAoIYXBwcm92YWwYASABKAsyHi5wYXltZW50cy5vcGVyYXRvci52MS5BcHByb3ZhbCqnAQoOQXBwcm92YWxTdGF0dXMSHwobQVBQUk9WQUxfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXQVBQUk9WQUxfU1RBVFVTX1BFTkRJTkcQARIcChhBUFBST1ZBTF9TVEFUVVNfQVBQUk9WRUQQAhIcChhBUFBST1ZBTF9TVEFUVVNfUkVKRUNURUQQAxIbChdBUFBST1ZBTF9TVEFUVVNfRVhQSVJFRBAEMvgBCgxBdWRpdFNlcnZpY2USdgoQTGlzdEF1ZGl0UmVjb3JkcxItLnBheW1lbnRzLm9wZXJhdG9yLnYxLkxpc3RBdWRpdFJlY29yZHNSZXF1ZXN0Gi4ucGF5bWVudHMub3BlcmF0b3IudjEuTGlzdEF1ZGl0UmVjb3Jkc1Jlc3BvbnNlIgOQAgEScAoOTGlzdEF1ZGl0Q2hhaW4SKy5wYXltZW50cy5vcGVyYXRvci52MS5MaXN0QXVkaXRDaGFpblJlcXVlc3QaLC5wYXltZW50cy5vcGVyYXRvci52MS5MaXN0QXVkaXRDaGFpblJlc3BvbnNlIgOQAgEylgMKD0FwcHJvdmFsU2VydmljZRJtCg1MaXN0QXBwcm92YWxzEioucGF5bWVudHMub3BlcmF0b3IudjEuTGlzdEFwcHJvdmFsc1JlcXVlc3QaKy5wYXltZW50cy5vcGVyYXRvci52MS5MaXN0QXBwcm92YWxzUmVzcG9uc2UiA5ACARJnCgtHZXRBcHByb3ZhbBIoLnBheW1lbnRzLm9wZXJhdG9yLnYxLkdldEFwcHJvdmFsUmVxdWVzdBopLnBheW1lbnRzLm9wZXJhdG9yLnYxLkdldEFwcHJvdmFsUmVzcG9uc2UiA5ACARJWCgdBcHByb3ZlEiQucGF5bWVudHMub3BlcmF0b3IudjEuQXBwcm92ZVJlcXVlc3QaJS5wYXltZW50cy5vcGVyYXRvci52MS5BcHByb3ZlUmVzcG9uc2USUwoGUmVqZWN0EiMucGF5bWVudHMub3BlcmF0b3IudjEuUmVqZWN0UmVxdWVzdBokLnBheW1lbnRzLm9wZXJhdG9yLnYxLlJlamVjdFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message payments.operator.v1.AuditRecord
@@ -133,6 +133,22 @@ export type AuditRecord = Message<"payments.operator.v1.AuditRecord"> & {
    * @generated from field: string merchant_id = 19;
    */
   merchantId: string;
+
+  /**
+   * How the call ended for its caller, when that differs from `outcome`: `outcome` is what the
+   * audit's chain holds (`ok`: the change committed with this record), and a call that failed
+   * after its change had committed says here how (INTERNAL, …). Empty otherwise.
+   *
+   * @generated from field: string answer_outcome = 20;
+   */
+  answerOutcome: string;
+
+  /**
+   * The record's place in the service's hash chain (1, 2, …); 0 for a record outside it.
+   *
+   * @generated from field: int64 seq = 21;
+   */
+  seq: bigint;
 };
 
 /**
@@ -141,6 +157,224 @@ export type AuditRecord = Message<"payments.operator.v1.AuditRecord"> & {
  */
 export const AuditRecordSchema: GenMessage<AuditRecord> = /*@__PURE__*/
   messageDesc(file_payments_operator_v1_operator, 0);
+
+/**
+ * @generated from message payments.operator.v1.ListAuditChainRequest
+ */
+export type ListAuditChainRequest = Message<"payments.operator.v1.ListAuditChainRequest"> & {
+  /**
+   * The rows after this seq (0: from the first).
+   *
+   * @generated from field: int64 after_seq = 1;
+   */
+  afterSeq: bigint;
+
+  /**
+   * 1..1000; 500 when 0.
+   *
+   * @generated from field: int32 limit = 2;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message payments.operator.v1.ListAuditChainRequest.
+ * Use `create(ListAuditChainRequestSchema)` to create a new message.
+ */
+export const ListAuditChainRequestSchema: GenMessage<ListAuditChainRequest> = /*@__PURE__*/
+  messageDesc(file_payments_operator_v1_operator, 1);
+
+/**
+ * One row of the chain: every field its hash covers, as stored (unset: NULL in the database).
+ * row_hash = SHA-256 of the canonical encoding of these fields and prev_hash (@payments/access
+ * audit-chain.ts); prev_hash is the row_hash of the row before (64 zeros for the first).
+ *
+ * @generated from message payments.operator.v1.AuditChainRow
+ */
+export type AuditChainRow = Message<"payments.operator.v1.AuditChainRow"> & {
+  /**
+   * @generated from field: int64 seq = 1;
+   */
+  seq: bigint;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * Milliseconds since the epoch, as stored.
+   *
+   * @generated from field: int64 created_at = 3;
+   */
+  createdAt: bigint;
+
+  /**
+   * @generated from field: string actor = 4;
+   */
+  actor: string;
+
+  /**
+   * @generated from field: string actor_kind = 5;
+   */
+  actorKind: string;
+
+  /**
+   * @generated from field: string role = 6;
+   */
+  role: string;
+
+  /**
+   * @generated from field: string service = 7;
+   */
+  service: string;
+
+  /**
+   * @generated from field: string rpc = 8;
+   */
+  rpc: string;
+
+  /**
+   * The target ids as the stored JSON text.
+   *
+   * @generated from field: string targets = 9;
+   */
+  targets: string;
+
+  /**
+   * @generated from field: string reason = 10;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: string outcome = 11;
+   */
+  outcome: string;
+
+  /**
+   * @generated from field: optional string approval_id = 12;
+   */
+  approvalId?: string | undefined;
+
+  /**
+   * @generated from field: optional string maker = 13;
+   */
+  maker?: string | undefined;
+
+  /**
+   * @generated from field: optional string request_json = 14;
+   */
+  requestJson?: string | undefined;
+
+  /**
+   * @generated from field: optional string before_json = 15;
+   */
+  beforeJson?: string | undefined;
+
+  /**
+   * @generated from field: optional string after_json = 16;
+   */
+  afterJson?: string | undefined;
+
+  /**
+   * @generated from field: optional string request_id = 17;
+   */
+  requestId?: string | undefined;
+
+  /**
+   * @generated from field: optional string trace_id = 18;
+   */
+  traceId?: string | undefined;
+
+  /**
+   * @generated from field: optional string merchant_id = 19;
+   */
+  merchantId?: string | undefined;
+
+  /**
+   * @generated from field: optional string workload = 20;
+   */
+  workload?: string | undefined;
+
+  /**
+   * The id of the person's assertion a mutating call was accepted with (each is accepted once).
+   *
+   * @generated from field: optional string jti = 21;
+   */
+  jti?: string | undefined;
+
+  /**
+   * @generated from field: string prev_hash = 22;
+   */
+  prevHash: string;
+
+  /**
+   * @generated from field: string row_hash = 23;
+   */
+  rowHash: string;
+};
+
+/**
+ * Describes the message payments.operator.v1.AuditChainRow.
+ * Use `create(AuditChainRowSchema)` to create a new message.
+ */
+export const AuditChainRowSchema: GenMessage<AuditChainRow> = /*@__PURE__*/
+  messageDesc(file_payments_operator_v1_operator, 2);
+
+/**
+ * The chain's head: the seq and row_hash of its last row (0 and 64 zeros when empty).
+ *
+ * @generated from message payments.operator.v1.AuditChainHead
+ */
+export type AuditChainHead = Message<"payments.operator.v1.AuditChainHead"> & {
+  /**
+   * @generated from field: int64 seq = 1;
+   */
+  seq: bigint;
+
+  /**
+   * @generated from field: string hash = 2;
+   */
+  hash: string;
+};
+
+/**
+ * Describes the message payments.operator.v1.AuditChainHead.
+ * Use `create(AuditChainHeadSchema)` to create a new message.
+ */
+export const AuditChainHeadSchema: GenMessage<AuditChainHead> = /*@__PURE__*/
+  messageDesc(file_payments_operator_v1_operator, 3);
+
+/**
+ * @generated from message payments.operator.v1.ListAuditChainResponse
+ */
+export type ListAuditChainResponse = Message<"payments.operator.v1.ListAuditChainResponse"> & {
+  /**
+   * @generated from field: repeated payments.operator.v1.AuditChainRow rows = 1;
+   */
+  rows: AuditChainRow[];
+
+  /**
+   * The head as the database holds it, in the same snapshot as `rows`.
+   *
+   * @generated from field: payments.operator.v1.AuditChainHead head = 2;
+   */
+  head?: AuditChainHead | undefined;
+
+  /**
+   * Rows that carry no seq (appended outside the chain); counted on the first page only.
+   *
+   * @generated from field: int64 unchained_rows = 3;
+   */
+  unchainedRows: bigint;
+};
+
+/**
+ * Describes the message payments.operator.v1.ListAuditChainResponse.
+ * Use `create(ListAuditChainResponseSchema)` to create a new message.
+ */
+export const ListAuditChainResponseSchema: GenMessage<ListAuditChainResponse> = /*@__PURE__*/
+  messageDesc(file_payments_operator_v1_operator, 4);
 
 /**
  * @generated from message payments.operator.v1.ListAuditRecordsRequest
@@ -184,7 +418,7 @@ export type ListAuditRecordsRequest = Message<"payments.operator.v1.ListAuditRec
  * Use `create(ListAuditRecordsRequestSchema)` to create a new message.
  */
 export const ListAuditRecordsRequestSchema: GenMessage<ListAuditRecordsRequest> = /*@__PURE__*/
-  messageDesc(file_payments_operator_v1_operator, 1);
+  messageDesc(file_payments_operator_v1_operator, 5);
 
 /**
  * @generated from message payments.operator.v1.ListAuditRecordsResponse
@@ -206,7 +440,7 @@ export type ListAuditRecordsResponse = Message<"payments.operator.v1.ListAuditRe
  * Use `create(ListAuditRecordsResponseSchema)` to create a new message.
  */
 export const ListAuditRecordsResponseSchema: GenMessage<ListAuditRecordsResponse> = /*@__PURE__*/
-  messageDesc(file_payments_operator_v1_operator, 2);
+  messageDesc(file_payments_operator_v1_operator, 6);
 
 /**
  * @generated from message payments.operator.v1.Approval
@@ -311,7 +545,7 @@ export type Approval = Message<"payments.operator.v1.Approval"> & {
  * Use `create(ApprovalSchema)` to create a new message.
  */
 export const ApprovalSchema: GenMessage<Approval> = /*@__PURE__*/
-  messageDesc(file_payments_operator_v1_operator, 3);
+  messageDesc(file_payments_operator_v1_operator, 7);
 
 /**
  * @generated from message payments.operator.v1.ListApprovalsRequest
@@ -338,7 +572,7 @@ export type ListApprovalsRequest = Message<"payments.operator.v1.ListApprovalsRe
  * Use `create(ListApprovalsRequestSchema)` to create a new message.
  */
 export const ListApprovalsRequestSchema: GenMessage<ListApprovalsRequest> = /*@__PURE__*/
-  messageDesc(file_payments_operator_v1_operator, 4);
+  messageDesc(file_payments_operator_v1_operator, 8);
 
 /**
  * @generated from message payments.operator.v1.ListApprovalsResponse
@@ -360,7 +594,7 @@ export type ListApprovalsResponse = Message<"payments.operator.v1.ListApprovalsR
  * Use `create(ListApprovalsResponseSchema)` to create a new message.
  */
 export const ListApprovalsResponseSchema: GenMessage<ListApprovalsResponse> = /*@__PURE__*/
-  messageDesc(file_payments_operator_v1_operator, 5);
+  messageDesc(file_payments_operator_v1_operator, 9);
 
 /**
  * @generated from message payments.operator.v1.GetApprovalRequest
@@ -377,7 +611,7 @@ export type GetApprovalRequest = Message<"payments.operator.v1.GetApprovalReques
  * Use `create(GetApprovalRequestSchema)` to create a new message.
  */
 export const GetApprovalRequestSchema: GenMessage<GetApprovalRequest> = /*@__PURE__*/
-  messageDesc(file_payments_operator_v1_operator, 6);
+  messageDesc(file_payments_operator_v1_operator, 10);
 
 /**
  * @generated from message payments.operator.v1.GetApprovalResponse
@@ -394,7 +628,7 @@ export type GetApprovalResponse = Message<"payments.operator.v1.GetApprovalRespo
  * Use `create(GetApprovalResponseSchema)` to create a new message.
  */
 export const GetApprovalResponseSchema: GenMessage<GetApprovalResponse> = /*@__PURE__*/
-  messageDesc(file_payments_operator_v1_operator, 7);
+  messageDesc(file_payments_operator_v1_operator, 11);
 
 /**
  * @generated from message payments.operator.v1.ApproveRequest
@@ -416,7 +650,7 @@ export type ApproveRequest = Message<"payments.operator.v1.ApproveRequest"> & {
  * Use `create(ApproveRequestSchema)` to create a new message.
  */
 export const ApproveRequestSchema: GenMessage<ApproveRequest> = /*@__PURE__*/
-  messageDesc(file_payments_operator_v1_operator, 8);
+  messageDesc(file_payments_operator_v1_operator, 12);
 
 /**
  * @generated from message payments.operator.v1.ApproveResponse
@@ -443,7 +677,7 @@ export type ApproveResponse = Message<"payments.operator.v1.ApproveResponse"> & 
  * Use `create(ApproveResponseSchema)` to create a new message.
  */
 export const ApproveResponseSchema: GenMessage<ApproveResponse> = /*@__PURE__*/
-  messageDesc(file_payments_operator_v1_operator, 9);
+  messageDesc(file_payments_operator_v1_operator, 13);
 
 /**
  * @generated from message payments.operator.v1.RejectRequest
@@ -465,7 +699,7 @@ export type RejectRequest = Message<"payments.operator.v1.RejectRequest"> & {
  * Use `create(RejectRequestSchema)` to create a new message.
  */
 export const RejectRequestSchema: GenMessage<RejectRequest> = /*@__PURE__*/
-  messageDesc(file_payments_operator_v1_operator, 10);
+  messageDesc(file_payments_operator_v1_operator, 14);
 
 /**
  * @generated from message payments.operator.v1.RejectResponse
@@ -482,7 +716,7 @@ export type RejectResponse = Message<"payments.operator.v1.RejectResponse"> & {
  * Use `create(RejectResponseSchema)` to create a new message.
  */
 export const RejectResponseSchema: GenMessage<RejectResponse> = /*@__PURE__*/
-  messageDesc(file_payments_operator_v1_operator, 11);
+  messageDesc(file_payments_operator_v1_operator, 15);
 
 /**
  * @generated from enum payments.operator.v1.ApprovalStatus
@@ -540,6 +774,18 @@ export const AuditService: GenService<{
     methodKind: "unary";
     input: typeof ListAuditRecordsRequestSchema;
     output: typeof ListAuditRecordsResponseSchema;
+  },
+  /**
+   * The service's audit as its hash chain, oldest first (by seq), every hashed field exactly as
+   * stored, with the chain's head read in the same snapshot: what `pnpm cli audit verify`
+   * recomputes and checks. An operator of any role (viewer and up) reads it.
+   *
+   * @generated from rpc payments.operator.v1.AuditService.ListAuditChain
+   */
+  listAuditChain: {
+    methodKind: "unary";
+    input: typeof ListAuditChainRequestSchema;
+    output: typeof ListAuditChainResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_payments_operator_v1_operator, 0);
