@@ -11,6 +11,8 @@ import { parseResolveWithheldCredit } from "./routes/resolve-withheld-credit.js"
 
 /**
  * Who may call each RPC (README, "Operators: roles and approvals", and "Workload identities").
+ * An API key's withdrawal above the merchant's threshold waits for a person of the merchant
+ * (approveWithdrawal, rejectWithdrawal), unless its owner trusted the key for automatic payouts.
  * The gateway creates, reads and cancels withdrawals and reads balances and statements for a
  * merchant (its API key's scopes); a person creates a withdrawal only through the console (an
  * operator) or the merchant dashboard (a merchant's user); the merchant service raises the mode
@@ -85,6 +87,12 @@ export function payoutAccess(ctx: PayoutContext): ServiceAccess[] {
       // Only the merchant service, on a sandbox/live switch it is making.
       raiseModeFence: { workloads: ["merchant"] },
       lowerModeFence: { workloads: ["merchant"] },
+      // The merchant's own four-eyes on its API keys' withdrawals (src/withdrawal-approval.ts):
+      // its owners and finance users decide; no API key (not even one that can withdraw), no
+      // developer or viewer, and none of our operators. Operators may see what waits.
+      listWithdrawalApprovals: { role: "viewer", merchant: { roles: ["owner", "finance"] } },
+      approveWithdrawal: { merchant: { roles: ["owner", "finance"] } },
+      rejectWithdrawal: { merchant: { roles: ["owner", "finance"] }, reason: (req) => req.reason },
     }),
   ];
 }

@@ -54,6 +54,10 @@ export const payoutConfigSchema = z.object({
   MERCHANT_CACHE_TTL: envVar.duration("30s"),
   /** How long the bank catalog's bank ids are kept when no CatalogChanged event drops them first; 0: asked on every withdrawal that names a bank. */
   CATALOG_CACHE_TTL: envVar.duration("30s"),
+  /** How long an API key's withdrawal above the merchant's approval threshold waits for a second person of the merchant before it is cancelled (APPROVAL_EXPIRED). */
+  WITHDRAWAL_APPROVAL_TTL: envVar.duration("24h").refine((ms) => ms >= 1000, "must be at least 1s"),
+  /** How often the expiry job looks for approvals that lapsed. */
+  WITHDRAWAL_APPROVAL_EXPIRY_INTERVAL: envVar.duration("10s").refine((ms) => ms >= 100, "must be at least 100ms"),
 });
 export type PayoutConfig = z.infer<typeof payoutConfigSchema>;
 

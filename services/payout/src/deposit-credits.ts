@@ -114,6 +114,8 @@ export async function creditDeposits(ctx: PayoutContext, events: readonly Deposi
             transactionId: deposit.id,
             // Kept for statements: the deposit service has it, and a statement must not ask it per line.
             processId: deposit.processId,
+            // Who completed the deposit (the transfer's reporter, or the operator), carried in its event.
+            ...(deposit.completedBy ? { actor: deposit.completedBy } : {}),
           });
           outcomes.set(deposit.id, "credited");
         }

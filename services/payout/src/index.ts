@@ -14,6 +14,7 @@ import { createSandboxConnector } from "./sandbox-connector.js";
 import { startTransferReturnRequests } from "./transfer-return-requests.js";
 import { startPayoutWorker } from "./worker.js";
 import { payoutAccess } from "./access.js";
+import { startApprovalExpiryJob } from "./withdrawal-approval-moves.js";
 
 export interface PayoutModuleOptions {
   /** Sandbox merchants' withdrawals; default the sandbox connector (SANDBOX_PAYOUT_DELAY). */
@@ -56,6 +57,8 @@ export function createPayoutModule(options: PayoutModuleOptions = {}): ServiceMo
     async start(ctx) {
       // The watch first: the credit consumer may look a merchant up at once.
       const jobs: Stoppable[] = [await ctx.merchantCache.watchMerchantChanges(ctx.bus), await watchCatalogChanges(ctx), await startDepositCredits(ctx), await startTransferReturnRequests(ctx)];
+      // Every replica, worker or not: an approval nobody decided must end, its money released.
+      jobs.push(startApprovalExpiryJob(ctx));
       if (ctx.config.PAYOUT_WORKER) jobs.push(startPayoutWorker(ctx));
       return jobs;
     },
@@ -72,3 +75,4 @@ export { SANDBOX_OUTCOMES, createSandboxConnector } from "./sandbox-connector.js
 export { WITHDRAWAL_TOPICS, withdrawalTopic } from "./withdrawal-moves.js";
 export { migrations } from "./migrations/index.js";
 export { startPayoutWorker } from "./worker.js";
+export { expireWithdrawalApprovals } from "./withdrawal-approval-moves.js";

@@ -23,6 +23,8 @@ export interface LedgerPosting {
   /** The merchant's process id of a deposit, kept with its credit for statements (withdrawals are joined instead). */
   processId?: string;
   reason?: string;
+  /** Who made the money move, in words (LedgerEntry.actor): a credit's deposit completer, an adjustment's operator. */
+  actor?: string;
 }
 
 export interface LedgerEntryRow {
@@ -37,6 +39,8 @@ export interface LedgerEntryRow {
   reason: string | null;
   /** Deposit credits posted since 20261126020000_ledger_process_id; null otherwise. */
   process_id?: string | null;
+  /** Who made the move; null for entries posted before issue 32. */
+  actor?: string | null;
   created_at: number;
 }
 
@@ -213,6 +217,8 @@ export async function postLocked(trx: Knex.Transaction, now: number, postings: r
       transaction_id: posting.transactionId,
       reason: posting.reason ?? null,
       ...(posting.processId === undefined ? {} : { process_id: posting.processId }),
+      // The column holds 500 characters; a longer name is cut rather than refusing the money move.
+      actor: posting.actor ? posting.actor.slice(0, 500) : null,
       created_at: now,
     }),
   );

@@ -4,6 +4,8 @@ import { Code } from "@connectrpc/connect";
 import {
   BalanceSchema,
   LedgerEntrySchema,
+  WithdrawalApprovalSchema,
+  WithdrawalApprovalState,
   WithdrawalSchema,
   type Balance,
   type LedgerEntry,
@@ -14,6 +16,7 @@ import { withdrawalStatusFromProto, withdrawalStatusToProto } from "@payments/co
 import { forUpdate, serviceError } from "@payments/kit";
 import type { Knex } from "knex";
 import type { BalanceRow, LedgerEntryRow } from "./ledger.js";
+import { isApprovalState, type ApprovalColumn, type ApprovalStateName } from "./withdrawal-approval.js";
 import { isWithdrawalStatus, type WithdrawalStatusName } from "./withdrawal-state.js";
 
 /** The payout tables' rows and their protobuf messages. BIGINT columns come back as numbers. */
@@ -42,6 +45,45 @@ export interface WithdrawalRow {
   created_at: number;
   updated_at: number;
   completed_at: number | null;
+  /** Who created it, in words (callerAttribution); null before issue 32. */
+  created_by?: string | null;
+  /** The merchant's API key, when the gateway asked for it. */
+  api_key_id?: string | null;
+  /** The merchant's four-eyes on it (src/withdrawal-approval.ts); null: none needed. */
+  approval?: string | null;
+  approval_expires_at?: number | null;
+  approval_decided_by?: string | null;
+  approval_decided_at?: number | null;
+  approval_note?: string | null;
+}
+
+/** The approval column of a row; a stored value the rules do not know throws (a bug, never a guess). */
+export function rowApproval(row: Pick<WithdrawalRow, "id" | "approval">): ApprovalColumn {
+  const value = row.approval ?? null;
+  if (value !== null && !isApprovalState(value)) throw new Error(`withdrawal ${row.id} has an unknown approval ${value}`);
+  return value;
+}
+
+const APPROVAL_TO_PROTO: Readonly<Record<ApprovalStateName, WithdrawalApprovalState>> = {
+  awaiting: WithdrawalApprovalState.AWAITING,
+  approved: WithdrawalApprovalState.APPROVED,
+  rejected: WithdrawalApprovalState.REJECTED,
+  expired: WithdrawalApprovalState.EXPIRED,
+  cancelled: WithdrawalApprovalState.CANCELLED,
+  trusted_key: WithdrawalApprovalState.TRUSTED_KEY,
+};
+
+function approvalFromRow(row: WithdrawalRow) {
+  const state = rowApproval(row);
+  if (state === null) return undefined;
+  const time = (ms: number | null | undefined) => (ms === null || ms === undefined ? undefined : timestampFromMs(Number(ms)));
+  return create(WithdrawalApprovalSchema, {
+    state: APPROVAL_TO_PROTO[state],
+    expiresAt: time(row.approval_expires_at),
+    decidedBy: row.approval_decided_by ?? "",
+    decidedAt: time(row.approval_decided_at),
+    note: row.approval_note ?? "",
+  });
 }
 
 // The `status` column stores the public names of @payments/contracts/statuses.
@@ -86,6 +128,9 @@ export function withdrawalFromRow(row: WithdrawalRow): Withdrawal {
     awaitingOperator: isAwaitingOperator(row),
     bankReference: row.bank_reference ?? "",
     sandbox: Boolean(row.sandbox),
+    createdBy: row.created_by ?? "",
+    apiKeyId: row.api_key_id ?? "",
+    approval: approvalFromRow(row),
   });
 }
 
@@ -104,6 +149,7 @@ export function ledgerEntryFromRow(row: LedgerEntryRow): LedgerEntry {
     transactionId: row.transaction_id,
     reason: row.reason ?? "",
     createdAt: timestampFromMs(Number(row.created_at)),
+    actor: row.actor ?? "",
   });
 }
 

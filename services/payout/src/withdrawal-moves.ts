@@ -5,7 +5,8 @@ import { WithdrawalStatusChangedSchema } from "@payments/contracts/payout";
 import { applyStateMove, heldUnderLock, recordEvents, serviceError, type Clock, type StateEvent, type StateTable } from "@payments/kit";
 import type { Knex } from "knex";
 import { post, postMany, type LedgerPosting } from "./ledger.js";
-import { getWithdrawalRow, rowStatus, statusToProto, withdrawalFromRow, type WithdrawalRow } from "./store.js";
+import { getWithdrawalRow, rowApproval, rowStatus, statusToProto, withdrawalFromRow, type WithdrawalRow } from "./store.js";
+import { approvalAfterCancel } from "./withdrawal-approval.js";
 import { decideWithdrawalMove, type BalanceEffect, type WithdrawalMove, type WithdrawalMoveOutcome, type WithdrawalStatusName } from "./withdrawal-state.js";
 
 /** The subject (under the bus prefix) a status change is published on (@payments/contracts' WITHDRAWAL_STATUS_TOPICS). No move leads to pending. */
@@ -25,8 +26,13 @@ export interface WithdrawalMoveRequest {
   failureReason?: string;
   /** A repeat of a move that already happened returns the withdrawal instead of refusing (cancel). */
   idempotent?: boolean;
-  /** Extra columns to set with the move (the worker's bookkeeping). */
-  patch?: Partial<Pick<WithdrawalRow, "dispatched_at" | "dispatch_attempts" | "bank_reference" | "awaiting_operator">>;
+  /**
+   * Extra columns to set with the move: the worker's bookkeeping, or the merchant's four-eyes
+   * deciding (a rejection or an expiry is a cancel that also records the approval's end).
+   */
+  patch?: Partial<Pick<WithdrawalRow, "dispatched_at" | "dispatch_attempts" | "bank_reference" | "awaiting_operator" | "approval" | "approval_decided_by" | "approval_decided_at" | "approval_note">>;
+  /** Who makes the move, in words, recorded on its ledger entry (a release or a settlement). */
+  actor?: string;
 }
 
 export interface WithdrawalMoveResult {
@@ -45,14 +51,19 @@ const WITHDRAWALS: StateTable<WithdrawalRow, WithdrawalStatusName> = { name: "wi
  */
 export async function moveWithdrawal(trx: Knex.Transaction, clock: Clock, request: WithdrawalMoveRequest): Promise<WithdrawalMoveResult> {
   const current = await getWithdrawalRow(trx, { withdrawalId: request.withdrawalId, merchantId: request.merchantId }, { lock: true });
+  return moveLockedWithdrawal(trx, clock, current, request);
+}
+
+/** `moveWithdrawal` for a row the caller has read under its lock in `trx` (and decided something on). */
+export async function moveLockedWithdrawal(trx: Knex.Transaction, clock: Clock, current: WithdrawalRow, request: WithdrawalMoveRequest): Promise<WithdrawalMoveResult> {
   const result = await applyStateMove(trx, clock, {
     table: WITHDRAWALS,
     row: current,
     move: request.move,
     decide: (from, move) => decideWithdrawalMove(from, move, { idempotent: request.idempotent }),
-    patch: (moved, now) => movePatch(request, moved, now),
+    patch: (moved, now) => movePatch(current, request, moved, now),
     effects: async (_moved, { effect }) => {
-      const posting = effectPosting(current, effect);
+      const posting = effectPosting(current, effect, request.actor);
       if (posting) await post(trx, clock, posting);
       return getWithdrawalRow(trx, { withdrawalId: current.id });
     },
@@ -64,18 +75,27 @@ export async function moveWithdrawal(trx: Knex.Transaction, clock: Clock, reques
 
 type Moved = Extract<WithdrawalMoveOutcome, { kind: "moved" }>;
 
-/** The columns a move sets besides status and sequence. */
-function movePatch(request: WithdrawalMoveRequest, moved: Moved, now: number): Partial<WithdrawalRow> {
+/**
+ * The columns a move sets besides status and sequence. A cancel may carry a failure reason (the
+ * merchant's four-eyes: APPROVAL_REJECTED, APPROVAL_EXPIRED); any other cancel of a withdrawal
+ * whose approval waited ends that approval undecided.
+ */
+function movePatch(current: WithdrawalRow, request: WithdrawalMoveRequest, moved: Moved, now: number): Partial<WithdrawalRow> {
   const patch: Partial<WithdrawalRow> = { ...request.patch, updated_at: now };
   if (moved.to !== "processing") patch.completed_at = now;
   if (request.move === "fail") patch.failure_reason = request.failureReason || "FAILED";
+  if (request.move === "cancel") {
+    if (request.failureReason) patch.failure_reason = request.failureReason;
+    const approval = rowApproval(current);
+    if (patch.approval === undefined && approvalAfterCancel(approval) !== approval) patch.approval = approvalAfterCancel(approval);
+  }
   return patch;
 }
 
 /** A move's balance effect as a ledger entry: release on fail/cancel, settle on complete, none on start. */
-function effectPosting(row: WithdrawalRow, effect: BalanceEffect): LedgerPosting | undefined {
+function effectPosting(row: WithdrawalRow, effect: BalanceEffect, actor: string | undefined): LedgerPosting | undefined {
   const amount = Number(row.amount);
-  const base = { merchantId: row.merchant_id, currency: row.currency, transactionId: row.id };
+  const base = { merchantId: row.merchant_id, currency: row.currency, transactionId: row.id, ...(actor ? { actor } : {}) };
   if (effect === "release") return { ...base, kind: "withdrawal_release", availableDelta: amount, heldDelta: -amount };
   if (effect === "settle") return { ...base, kind: "withdrawal_settle", availableDelta: 0, heldDelta: -amount };
   return undefined;
@@ -114,7 +134,7 @@ export async function moveLockedWithdrawals(trx: Knex.Transaction, clock: Clock,
   const now = clock.now().getTime();
   const results: LockedMoveResult[] = [];
   const groups = new Map<string, { from: string; patch: Partial<WithdrawalRow>; ids: string[] }>();
-  const moved: Array<{ row: WithdrawalRow; decision: Moved; before: WithdrawalRow }> = [];
+  const moved: Array<{ row: WithdrawalRow; decision: Moved; before: WithdrawalRow; actor: string | undefined }> = [];
   for (const { row, request } of moves) {
     if (request.withdrawalId !== row.id || (request.merchantId !== undefined && request.merchantId !== row.merchant_id)) {
       throw new Error(`moveLockedWithdrawals: withdrawal ${row.id} was given a move of ${request.withdrawalId}`);
@@ -128,13 +148,13 @@ export async function moveLockedWithdrawals(trx: Knex.Transaction, clock: Clock,
       results.push({ refused: serviceError(Code.FailedPrecondition, "INVALID_TRANSACTION_STATE", decision.message, { details: { status: decision.status } }) });
       continue;
     }
-    const patch: Partial<WithdrawalRow> = { ...movePatch(request, decision, now), status: decision.to };
+    const patch: Partial<WithdrawalRow> = { ...movePatch(row, request, decision, now), status: decision.to };
     const key = JSON.stringify([row.status, Object.entries(patch).sort(([a], [b]) => (a < b ? -1 : 1))]);
     const group = groups.get(key) ?? { from: row.status, patch, ids: [] };
     group.ids.push(row.id);
     groups.set(key, group);
     const after: WithdrawalRow = { ...row, ...patch, sequence: Number(row.sequence) + 1 };
-    moved.push({ row: after, decision, before: row });
+    moved.push({ row: after, decision, before: row, actor: request.actor });
     results.push({ row: after, moved: true });
   }
   for (const { from, patch, ids } of groups.values()) {
@@ -147,7 +167,7 @@ export async function moveLockedWithdrawals(trx: Knex.Transaction, clock: Clock,
   await postMany(
     trx,
     clock,
-    moved.flatMap(({ before, decision }) => effectPosting(before, decision.effect) ?? []),
+    moved.flatMap(({ before, decision, actor }) => effectPosting(before, decision.effect, actor) ?? []),
   );
   await recordEvents(
     trx,

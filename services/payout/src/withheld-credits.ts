@@ -162,6 +162,8 @@ export interface WithheldResolution {
   decision: WithheldDecision;
   actor: string;
   reason: string;
+  /** Who decides in words (callerAttribution: the operator, maker and approver, and their workload), for a credit's ledger entry. */
+  attribution?: string;
 }
 
 /**
@@ -191,6 +193,7 @@ export async function resolveWithheld(trx: Knex.Transaction, clock: Clock, resol
           processId: current.process_id,
           // Who, short enough for the entry's 500 characters; the why stays on the record.
           reason: `withheld credit ${current.id} credited by ${resolution.actor}`,
+          actor: resolution.attribution ?? resolution.actor,
         });
         // The consumer never credits a withheld deposit and never withholds a credited one, so a
         // credit here means someone posted one by hand: refuse rather than call the record credited

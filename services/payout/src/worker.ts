@@ -3,7 +3,8 @@ import { claimTransaction, createBatcher, errorInfo, forUpdate, forUpdateSkipLoc
 import type { Knex } from "knex";
 import type { BankConnector, PayoutInstruction, PayoutResult } from "./bank-connector.js";
 import type { PayoutContext } from "./context.js";
-import { rowStatus, type WithdrawalRow } from "./store.js";
+import { rowApproval, rowStatus, type WithdrawalRow } from "./store.js";
+import { isSendable } from "./withdrawal-approval.js";
 import { startTransferReturnWorker } from "./transfer-return-worker.js";
 import { moveLockedWithdrawals, moveWithdrawal, type LockedMove } from "./withdrawal-moves.js";
 
@@ -66,6 +67,18 @@ export async function claimOverdueWithdrawals(ctx: PayoutContext, limit: number)
 }
 
 /**
+ * The pending withdrawals the worker may send: all but those waiting for the merchant's own
+ * four-eyes (isSendable, src/withdrawal-approval.ts). An approval moves one out of the wait
+ * under its row lock, so a claim either sees it waiting (and leaves it), is held back by the
+ * approver's lock (SKIP LOCKED: the next claim takes it), or sees it approved.
+ */
+function sendable(query: Knex.QueryBuilder): Knex.QueryBuilder {
+  return query.where({ status: "pending" }).where((q) => {
+    q.whereNull("approval").orWhereNot({ approval: "awaiting" });
+  });
+}
+
+/**
  * Moves up to `limit` pending withdrawals, oldest first, to processing for their first send, in
  * one transaction: the claim is one `FOR UPDATE SKIP LOCKED` read of the rows, their start moves
  * one conditional UPDATE and their `withdrawal_processing` events one insert into the outbox
@@ -75,7 +88,9 @@ export async function claimPendingWithdrawals(ctx: PayoutContext, limit: number)
   if (limit <= 0) return [];
   const claimed = await claimTransaction(ctx.db, async (trx) => {
     const now = ctx.clock.now().getTime();
-    const due = (await forUpdateSkipLocked(trx, trx("withdrawals").select("*").where({ status: "pending" }).orderBy("created_at").orderBy("id").limit(limit))) as WithdrawalRow[];
+    const locked = (await forUpdateSkipLocked(trx, sendable(trx("withdrawals").select("*")).orderBy("created_at").orderBy("id").limit(limit))) as WithdrawalRow[];
+    // The query's rule, said once more by the pure one on the rows as locked.
+    const due = locked.filter((row) => isSendable(rowApproval(row)));
     const moves = await moveLockedWithdrawals(
       trx,
       ctx.clock,
@@ -112,10 +127,15 @@ export interface AnswerChange {
   move: "complete" | "fail";
   failureReason?: string;
   patch?: { bank_reference: string };
+  /** Who makes the move (the ledger entry's actor). */
+  actor?: string;
 }
 
 /** The move a bank's final answer makes, applied by the caller's state machine inside `trx`. */
 export type AnswerMove = (trx: Knex.Transaction, change: AnswerChange) => Promise<unknown>;
+
+/** Who settles or releases a withdrawal on the bank's answer, as its ledger entry records it. */
+export const BANK_ANSWER_ACTOR = "payout worker: the bank connector's answer";
 
 function answerChange(result: Exclude<PayoutResult, { outcome: "accepted" }>): AnswerChange {
   const bankReference = clip(result.bankReference);
@@ -123,6 +143,7 @@ function answerChange(result: Exclude<PayoutResult, { outcome: "accepted" }>): A
     move: result.outcome === "completed" ? "complete" : "fail",
     failureReason: result.outcome === "failed" ? (clip(result.reason) ?? "FAILED") : undefined,
     patch: bankReference ? { bank_reference: bankReference } : undefined,
+    actor: BANK_ANSWER_ACTOR,
   };
 }
 
@@ -370,7 +391,7 @@ export function startPayoutWorker(ctx: PayoutContext): Stoppable {
   };
 
   const pending = async () => {
-    const row = await ctx.db("withdrawals").where({ status: "pending" }).count({ n: "*" }).first<{ n?: number | string } | undefined>();
+    const row = await sendable(ctx.db("withdrawals")).count({ n: "*" }).first<{ n?: number | string } | undefined>();
     return Number(row?.n ?? 0);
   };
   // Claims every PAYOUT_WORKER_INTERVAL and when a send ends after a full claim; while claims
@@ -386,7 +407,7 @@ export function startPayoutWorker(ctx: PayoutContext): Stoppable {
     run: claim,
   });
   // The withdrawals waiting for the worker to send them, counted at most every few seconds when scraped.
-  const stopSampling = ctx.metrics.sampleGauge("payout_worker_backlog", "Withdrawals waiting for the payout worker to send them (status pending)", [], async () => [
+  const stopSampling = ctx.metrics.sampleGauge("payout_worker_backlog", "Withdrawals waiting for the payout worker to send them (pending, not waiting for the merchant's approval)", [], async () => [
     { labels: {}, value: await pending() },
   ]);
 

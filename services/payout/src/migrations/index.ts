@@ -6,6 +6,7 @@ import { ledgerProcessIdMigration } from "./20261126020000_ledger_process_id.js"
 import { withheldCreditsMigration } from "./20261127010000_withheld_credits.js";
 import { modeFencesMigration } from "./20261128010000_mode_fences.js";
 import { listFiltersMigration } from "./20261129010000_list_filters.js";
+import { attributionAndApprovalsMigration } from "./20261223010000_attribution_and_approvals.js";
 
 /** In the order they apply. */
-export const migrations: readonly Migration[] = [payoutsMigration, withdrawalSandboxMigration, transferReturnsMigration, ledgerProcessIdMigration, withheldCreditsMigration, modeFencesMigration, listFiltersMigration];
+export const migrations: readonly Migration[] = [payoutsMigration, withdrawalSandboxMigration, transferReturnsMigration, ledgerProcessIdMigration, withheldCreditsMigration, modeFencesMigration, listFiltersMigration, attributionAndApprovalsMigration];

@@ -1,5 +1,6 @@
 import type { PayoutService } from "@payments/contracts/payout";
 import { newId, parseRequest, transactionWithRetry, type Rpc } from "@payments/kit";
+import { callerAttribution } from "@payments/access";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { balanceRow, post } from "../ledger.js";
@@ -34,6 +35,8 @@ export function adjustBalance(ctx: PayoutContext): Rpc<typeof PayoutService, "ad
       const input = parseRequest(request, req);
       // An operator's typo must not open a balance for a merchant that does not exist.
       await requireMerchant(ctx, input.merchantId);
+      // Who, in words: the operator (for a live merchant maker and approver) and the workload that carried them.
+      const actor = callerAttribution("payout");
       const { entry, balance } = await transactionWithRetry(ctx.db, async (trx) => {
         const posted = await post(trx, ctx.clock, {
           merchantId: input.merchantId,
@@ -43,6 +46,7 @@ export function adjustBalance(ctx: PayoutContext): Rpc<typeof PayoutService, "ad
           heldDelta: 0,
           transactionId: newId("adj"),
           reason: input.reason,
+          actor,
         });
         if (!posted) throw new Error("a fresh adjustment id was already posted");
         return { entry: posted, balance: await balanceRow(trx, input.merchantId, input.currency) };

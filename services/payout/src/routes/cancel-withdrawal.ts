@@ -1,5 +1,6 @@
 import type { PayoutService } from "@payments/contracts/payout";
 import { parseRequest, type Rpc } from "@payments/kit";
+import { callerAttribution } from "@payments/access";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { merchantScope, scopeFields, withdrawalId } from "../requests.js";
@@ -18,7 +19,7 @@ export function cancelWithdrawal(ctx: PayoutContext): Rpc<typeof PayoutService, 
     async cancelWithdrawal(req) {
       const input = parseRequest(request, req);
       const merchantId = merchantScope(input);
-      const result = await ctx.db.transaction((trx) => moveWithdrawal(trx, ctx.clock, { withdrawalId: input.withdrawalId, merchantId, move: "cancel", idempotent: true }));
+      const result = await ctx.db.transaction((trx) => moveWithdrawal(trx, ctx.clock, { withdrawalId: input.withdrawalId, merchantId, move: "cancel", idempotent: true, actor: callerAttribution("payout") }));
       if (result.moved) {
         ctx.outbox.nudge();
         ctx.logger.info({ withdrawalId: input.withdrawalId, merchantId: result.row.merchant_id, byOperator: merchantId === undefined }, "withdrawal cancelled");

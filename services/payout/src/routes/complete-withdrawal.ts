@@ -1,5 +1,6 @@
 import type { PayoutService } from "@payments/contracts/payout";
 import { parseRequest, type Rpc } from "@payments/kit";
+import { callerAttribution } from "@payments/access";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { requireOperatorDecidable } from "../operator-decision.js";
@@ -21,7 +22,7 @@ export function completeWithdrawal(ctx: PayoutContext): Rpc<typeof PayoutService
       const input = parseRequest(request, req);
       const { result, previousReference } = await ctx.db.transaction(async (trx) => {
         const before = await requireOperatorDecidable(trx, ctx, input.withdrawalId);
-        const moved = await moveWithdrawal(trx, ctx.clock, { withdrawalId: input.withdrawalId, move: "complete", patch: { bank_reference: input.bankReference } });
+        const moved = await moveWithdrawal(trx, ctx.clock, { withdrawalId: input.withdrawalId, move: "complete", patch: { bank_reference: input.bankReference }, actor: callerAttribution("payout") });
         return { result: moved, previousReference: before.bank_reference };
       });
       ctx.outbox.nudge();

@@ -2,6 +2,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { PayoutService } from "@payments/contracts/payout";
 import type { PayoutContext } from "../context.js";
 import { adjustBalance } from "./adjust-balance.js";
+import { approveWithdrawal } from "./approve-withdrawal.js";
 import { cancelWithdrawal } from "./cancel-withdrawal.js";
 import { checkLedger } from "./check-ledger.js";
 import { completeTransferReturn } from "./complete-transfer-return.js";
@@ -15,11 +16,13 @@ import { getStatement } from "./get-statement.js";
 import { getWithdrawal } from "./get-withdrawal.js";
 import { listLedgerEntries } from "./list-ledger-entries.js";
 import { listTransferReturns } from "./list-transfer-returns.js";
+import { listWithdrawalApprovals } from "./list-withdrawal-approvals.js";
 import { listWithdrawals } from "./list-withdrawals.js";
 import { summarizeWithdrawals } from "./summarize-withdrawals.js";
 import { listWithheldCredits } from "./list-withheld-credits.js";
 import { lowerModeFenceRoute } from "./lower-mode-fence.js";
 import { raiseModeFenceRoute } from "./raise-mode-fence.js";
+import { rejectWithdrawal } from "./reject-withdrawal.js";
 import { resolveWithheldCredit } from "./resolve-withheld-credit.js";
 
 export function routes(router: ConnectRouter, ctx: PayoutContext): void {
@@ -44,5 +47,8 @@ export function routes(router: ConnectRouter, ctx: PayoutContext): void {
     ...resolveWithheldCredit(ctx),
     ...raiseModeFenceRoute(ctx),
     ...lowerModeFenceRoute(ctx),
+    ...listWithdrawalApprovals(ctx),
+    ...approveWithdrawal(ctx),
+    ...rejectWithdrawal(ctx),
   });
 }

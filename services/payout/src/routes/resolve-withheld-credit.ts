@@ -1,6 +1,6 @@
 import type { PayoutService, ResolveWithheldCreditRequest } from "@payments/contracts/payout";
 import { parseRequest, type Rpc, transactionWithRetry, validationError } from "@payments/kit";
-import { actingName } from "@payments/access";
+import { actingName, callerAttribution } from "@payments/access";
 import { z } from "zod";
 import type { PayoutContext } from "../context.js";
 import { identifier, text } from "../requests.js";
@@ -42,7 +42,7 @@ export function resolveWithheldCredit(ctx: PayoutContext): Rpc<typeof PayoutServ
     async resolveWithheldCredit(req) {
       const { input, decision } = parseResolveWithheldCredit(req);
       const actor = actingName(input.actor).slice(0, 100);
-      const row = await transactionWithRetry(ctx.db, (trx) => resolveWithheld(trx, ctx.clock, { id: input.id, decision, actor, reason: input.reason }));
+      const row = await transactionWithRetry(ctx.db, (trx) => resolveWithheld(trx, ctx.clock, { id: input.id, decision, actor, reason: input.reason, attribution: callerAttribution(actor) }));
       ctx.logger.info(
         { withheldCreditId: row.id, depositId: row.deposit_id, merchantId: row.merchant_id, amount: Number(row.amount), decision, actor },
         decision === "credit" ? "withheld credit credited by an operator" : "withheld credit dismissed by an operator",
