@@ -27,6 +27,8 @@ export interface MoveRequest {
   transferId?: string;
   /** complete: how that transfer was matched (kept with the deposit for operators). */
   match?: { by: string; score: number; reasons: readonly string[] };
+  /** complete: who completed it, in words (the paying transfer's reporter, or the operator). */
+  completedBy?: string;
   /** A repeat of a move that already happened returns the deposit instead of refusing (cancel). */
   idempotent?: boolean;
 }
@@ -76,6 +78,7 @@ async function applyMove(trx: Knex.Transaction, clock: Clock, current: DepositRo
       if (request.move === "complete" || request.move === "complete_late") {
         patch.amount = request.amount ?? current.requested_amount;
         if (request.transferId !== undefined) patch.transfer_id = request.transferId;
+        if (request.completedBy) patch.completed_by = request.completedBy.slice(0, 500);
       }
       if (request.move === "complete_late") patch.late_payment = true;
       if (request.match) {

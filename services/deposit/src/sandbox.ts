@@ -37,6 +37,8 @@ export interface SimulatedTransfer {
   amount: number;
   senderName: string;
   bankTransactionId: string;
+  /** Who simulates it, in words: the merchant's API key or user, an operator, or the checkout page. */
+  reportedBy: string;
 }
 
 /**
@@ -60,6 +62,7 @@ export async function paySandboxDeposit(ctx: DepositContext, row: DepositRow, tr
     reference: row.reference,
     bankTransactionId: transfer.bankTransactionId,
     source: "sandbox",
+    reportedBy: transfer.reportedBy,
   });
   if (outcome.deposit?.id === row.id) return { ...outcome, deposit: outcome.deposit };
   // Another amount under a merchant's `review` rule: the transfer waits, attached to this

@@ -36,8 +36,8 @@ export function countTransfer(counts: TransferCounts, outcome: RecordedTransfer 
   else counts.unmatched++;
 }
 
-/** The record as the service reports a transfer: the statement's free text is the description it matches on. */
-export function reportOf(record: IncomingTransferRecord, source: string) {
+/** The record as the service reports a transfer: the statement's free text is the description it matches on; `reportedBy` says who brought it. */
+export function reportOf(record: IncomingTransferRecord, source: string, reportedBy: string) {
   return {
     iban: record.receivingIban,
     amount: record.amount,
@@ -49,6 +49,7 @@ export function reportOf(record: IncomingTransferRecord, source: string) {
     senderIban: record.senderIban,
     ...(record.formerIds ? { formerIds: record.formerIds } : {}),
     source,
+    reportedBy,
   };
 }
 
@@ -81,7 +82,7 @@ async function requireOurAccounts(ctx: DepositContext, parsed: ParseResult, file
  * nothing, so importing the same file twice, or the two files of a split statement, has each
  * transaction's effect once, and a file whose import failed half-way is simply imported again.
  */
-export async function importStatement(ctx: DepositContext, format: string, content: Uint8Array, fileName = ""): Promise<ImportCounts> {
+export async function importStatement(ctx: DepositContext, format: string, content: Uint8Array, fileName = "", importedBy = "deposit"): Promise<ImportCounts> {
   const adapter = STATEMENT_FORMATS[format.toLowerCase()];
   if (!adapter) throw validationError("format", `format: must be one of ${Object.keys(STATEMENT_FORMATS).join(", ")}`);
   if (content.length === 0) throw validationError("content", "content: the statement is empty");
@@ -96,7 +97,7 @@ export async function importStatement(ctx: DepositContext, format: string, conte
   const started = performance.now();
   const outcomes = await recordTransfers(
     ctx,
-    parsed.records.map((record) => reportOf(record, adapter.name)),
+    parsed.records.map((record) => reportOf(record, adapter.name, fileName ? `${importedBy}, statement ${fileName}` : importedBy)),
   );
   const counts: ImportCounts = { imported: 0, matched: 0, unmatched: 0, review: 0, returned: 0, duplicates: 0, skipped: parsed.skipped.map(skippedLine) };
   for (const outcome of outcomes) countTransfer(counts, outcome);

@@ -61,6 +61,8 @@ export interface DepositRow {
   created_at: number;
   updated_at: number;
   completed_at: number | null;
+  /** Who completed it, in words: the paying transfer's reporter, or the operator (migration 20261223000000). */
+  completed_by?: string | null;
 }
 
 export interface TransferRow {
@@ -92,6 +94,8 @@ export interface TransferRow {
   resolution: string | null;
   /** Returns asked for so far; the next one is attempt return_attempts + 1 (migration 20261126000000). */
   return_attempts?: number;
+  /** Who reported it, in words (migration 20261223000000). */
+  reported_by?: string | null;
 }
 
 /** What was done to a transfer: who (an operator's name, "rules" or "payout"), when, why. */
@@ -152,6 +156,7 @@ export function depositFromRow(row: DepositRow): Deposit {
     matchScore: row.match_score == null ? 0 : Number(row.match_score),
     matchReasons: parseJsonList<string>(row.match_reasons),
     returnUrl: row.return_url ?? "",
+    completedBy: row.completed_by ?? "",
   });
 }
 
@@ -187,6 +192,7 @@ export function transferFromRow(row: TransferRow, actions: readonly TransferActi
     resolvedBy: row.resolved_by ?? "",
     resolvedAt: row.resolved_at == null ? undefined : timestampFromMs(Number(row.resolved_at)),
     resolution: row.resolution ?? "",
+    reportedBy: row.reported_by ?? "",
     actions: actions.map((a) =>
       create(TransferActionSchema, { action: a.action, actor: a.actor, reason: a.reason, depositId: a.deposit_id ?? "", at: timestampFromMs(Number(a.at)) }),
     ),

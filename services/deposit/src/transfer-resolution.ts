@@ -33,7 +33,7 @@ export async function giveTransferToDeposit(
   transfer: TransferRow,
   depositId: string,
   decider: Decider,
-  options: { amount?: number; move?: "match" | "complete"; transferSandbox: boolean },
+  options: { amount?: number; move?: "match" | "complete"; transferSandbox: boolean; /** Who completes the deposit, in words (the operator deciding). */ completedBy?: string },
 ): Promise<MoveResult> {
   const move = options.move ?? "match";
   const deposit = await getDepositRow(trx, { depositId }, { lock: true });
@@ -58,6 +58,7 @@ export async function giveTransferToDeposit(
     amount: options.amount ?? Number(transfer.amount),
     transferId: transfer.id,
     match: { by: "operator", score: 1, reasons: [`${move === "complete" ? "completed" : "matched"} by ${decider.actor}: ${decider.reason}`] },
+    completedBy: options.completedBy ?? decider.actor,
   });
 }
 

@@ -26,6 +26,11 @@ export interface TransferReport {
   source?: string;
   /** Ids an older adapter gave this line (IncomingTransferRecord.formerIds): the same line if amount and value date agree too. */
   formerIds?: readonly string[];
+  /**
+   * Who reports it, in words (callerAttribution of the call, or the feed or directory that
+   * brought it): kept on the transfer, and on the deposit it completes as its completer.
+   */
+  reportedBy?: string;
 }
 
 /** What recording one transfer did. */
@@ -206,6 +211,7 @@ function newTransferRow(ctx: DepositContext, report: TransferReport): Omit<Trans
     resolved_at: null,
     resolution: null,
     return_attempts: 0,
+    reported_by: report.reportedBy ? report.reportedBy.slice(0, 500) : null,
   };
 }
 
@@ -251,6 +257,8 @@ export async function recordTransferIn(trx: Knex.Transaction, ctx: DepositContex
       amount: report.amount,
       transferId: transfer.id,
       match: { by: match.by, score: match.score, reasons: match.reasons },
+      // Completed by the money's arrival: whoever reported it completed the deposit.
+      ...(row.reported_by ? { completedBy: row.reported_by } : {}),
     });
     if (moved === "stale") throw new StaleMatch();
     return { transfer, deposit: moved.row };

@@ -251,7 +251,8 @@ export async function scanBankFeedDir(ctx: DepositContext, dir: string, state: D
         counts.waiting++;
         continue;
       }
-      const result = await importStatement(ctx, format, claimedContent, name);
+      // The watched directory is the reporter (no caller: a job of this service read the file).
+      const result = await importStatement(ctx, format, claimedContent, name, `bank feed directory ${dir}`);
       await fileAway(ctx, claimed, imported, `${when}-${name}`, dir);
       counts.files++;
       counts.imported += result.imported;

@@ -149,9 +149,11 @@ export async function handleFeedPush(ctx: DepositContext, feeds: FeedSecrets, re
  */
 export async function applyFeedBody(ctx: DepositContext, feedId: string, parsed: ParseResult): Promise<FeedCounts> {
   const source = `feed:${feedId}`;
+  // The feed proved itself with its own secret (no workload identity on this route): it is the reporter.
+  const reportedBy = `bank feed ${feedId} (signed push to ${BANK_FEED_PATH}${feedId})`;
   const outcomes = await recordTransfers(
     ctx,
-    parsed.records.map((r) => reportOf(r, source)),
+    parsed.records.map((r) => reportOf(r, source, reportedBy)),
   );
   const counts: FeedCounts = { imported: 0, matched: 0, unmatched: 0, review: 0, returned: 0, duplicates: parsed.skipped.length };
   for (const outcome of outcomes) countTransfer(counts, outcome);

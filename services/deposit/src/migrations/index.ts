@@ -6,6 +6,7 @@ import { returnUrlMigration } from "./20261127000000_return_url.js";
 import { modeFencesMigration } from "./20261128000000_mode_fences.js";
 import { listFiltersMigration } from "./20261129000000_list_filters.js";
 import { merchantNameSearchMigration } from "./20261217000000_merchant_name_search.js";
+import { attributionMigration } from "./20261223000000_attribution.js";
 
 /** In the order they apply. */
-export const migrations: readonly Migration[] = [depositsMigration, reconciliationMigration, transferReturnAttemptsMigration, returnUrlMigration, modeFencesMigration, listFiltersMigration, merchantNameSearchMigration];
+export const migrations: readonly Migration[] = [depositsMigration, reconciliationMigration, transferReturnAttemptsMigration, returnUrlMigration, modeFencesMigration, listFiltersMigration, merchantNameSearchMigration, attributionMigration];

@@ -1,7 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import type { DepositService } from "@payments/contracts/deposit";
 import { formatMajor, forUpdate, parseRequest, readCommitted, type Rpc, serviceError, transactionWithRetry, validationError } from "@payments/kit";
-import { actingName } from "@payments/access";
+import { actingName, callerAttribution } from "@payments/access";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { moveDeposit } from "../deposit-moves.js";
@@ -28,8 +28,10 @@ export function confirmDeposit(ctx: DepositContext): Rpc<typeof DepositService, 
       const input = parseConfirmDeposit(req);
       // With a transfer: which kind of money it is, asked before the transaction.
       const transferSandbox = input.transferId === "" ? false : await transferOnSandboxAccount(ctx, input.transferId);
+      // The operator completes it (maker and approver, when a second one approved), with the workload that carried them.
+      const completedBy = callerAttribution("operator");
       const result = await transactionWithRetry(ctx.db, async (trx) => {
-        if (input.transferId === "") return moveDeposit(trx, ctx.clock, { depositId: input.depositId, move: "complete", amount: input.amount });
+        if (input.transferId === "") return moveDeposit(trx, ctx.clock, { depositId: input.depositId, move: "complete", amount: input.amount, completedBy });
         const transfer = (await forUpdate(trx, trx("incoming_transfers").where({ id: input.transferId }).first())) as TransferRow | undefined;
         if (!transfer) throw validationError("transfer_id", `transfer_id: no incoming transfer ${input.transferId}`);
         if (transfer.deposit_id !== null) {
@@ -42,7 +44,7 @@ export function confirmDeposit(ctx: DepositContext): Rpc<typeof DepositService, 
         if (input.amount !== undefined && input.amount !== Number(transfer.amount)) {
           throw validationError("amount", `amount: with a transfer the deposit is credited what it brought (${transfer.amount}, ${formatMajor(transfer.amount, transfer.currency)}); leave amount out`);
         }
-        const moved = await giveTransferToDeposit(trx, ctx, transfer, input.depositId, { actor: actingName("operator").slice(0, 100), reason: "confirmed with this transfer" }, { transferSandbox });
+        const moved = await giveTransferToDeposit(trx, ctx, transfer, input.depositId, { actor: actingName("operator").slice(0, 100), reason: "confirmed with this transfer" }, { transferSandbox, completedBy });
         return moved;
       }, { config: readCommitted(ctx.db) });
       ctx.outbox.nudge();

@@ -1,5 +1,6 @@
 import type { DepositService } from "@payments/contracts/deposit";
 import { parseRequest, type Rpc } from "@payments/kit";
+import { callerAttribution } from "@payments/access";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { amount, currency, iban, text } from "../requests.js";
@@ -21,7 +22,10 @@ export function reportTransfer(ctx: DepositContext): Rpc<typeof DepositService, 
   return {
     async reportTransfer(req) {
       const input = parseRequest(request, req);
-      const outcome = await recordTransfer(ctx, { ...input, valueDate: input.valueDate || undefined, senderIban: input.senderIban || undefined, source: "api" });
+      // Who reports it, from the call's verified scope (a bank integration's identity, or an
+      // operator and the workload carrying them): a string, no query, on the hot path.
+      const reportedBy = callerAttribution("deposit");
+      const outcome = await recordTransfer(ctx, { ...input, valueDate: input.valueDate || undefined, senderIban: input.senderIban || undefined, source: "api", reportedBy });
       return {
         transfer: transferFromRow(outcome.transfer),
         deposit: outcome.deposit && depositFromRow(outcome.deposit),

@@ -1,7 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import type { DepositService, ResolveTransferRequest } from "@payments/contracts/deposit";
 import { parseRequest, readCommitted, type Rpc, serviceError, transactionWithRetry, validationError } from "@payments/kit";
-import { actingName } from "@payments/access";
+import { actingName, callerAttribution } from "@payments/access";
 import { z } from "zod";
 import { isSandboxAccount } from "../account-kind.js";
 import type { DepositContext } from "../context.js";
@@ -58,6 +58,7 @@ export function resolveTransfer(ctx: DepositContext): Rpc<typeof DepositService,
     async resolveTransfer(req) {
       const { input, choice } = parseResolveTransfer(req);
       const decider = { actor: actingName(input.actor).slice(0, 100), reason: input.reason };
+      const completedBy = callerAttribution(decider.actor);
       // Which kind of money it is, asked before the transaction (no call while rows are locked).
       const transferSandbox = choice.case === "refuse" ? false : await isSandboxAccount(ctx, (await findTransfer(ctx.db, input.transferId)).iban);
       const deposit = await transactionWithRetry(
@@ -82,9 +83,9 @@ export function resolveTransfer(ctx: DepositContext): Rpc<typeof DepositService,
               if (transfer.status !== "review" || !transfer.review_deposit_id) {
                 throw serviceError(Code.FailedPrecondition, "TRANSFER_NOT_OPEN", `transfer ${transfer.id} waits on no deposit; match it to one instead`, { details: { status: transfer.status } });
               }
-              return (await giveTransferToDeposit(trx, ctx, transfer, transfer.review_deposit_id, decider, { move: "complete", transferSandbox })).row;
+              return (await giveTransferToDeposit(trx, ctx, transfer, transfer.review_deposit_id, decider, { move: "complete", transferSandbox, completedBy })).row;
             case "match":
-              return (await giveTransferToDeposit(trx, ctx, transfer, choice.depositId, decider, { move: "match", transferSandbox })).row;
+              return (await giveTransferToDeposit(trx, ctx, transfer, choice.depositId, decider, { move: "match", transferSandbox, completedBy })).row;
           }
         },
         { config: readCommitted(ctx.db) },

@@ -1,5 +1,6 @@
 import type { DepositService } from "@payments/contracts/deposit";
 import { merchantScope, merchantScopeFields, parseRequest, type Rpc } from "@payments/kit";
+import { callerAttribution } from "@payments/access";
 import { z } from "zod";
 import type { DepositContext } from "../context.js";
 import { amount, depositId, text } from "../requests.js";
@@ -33,6 +34,8 @@ export function sandboxPayDeposit(ctx: DepositContext): Rpc<typeof DepositServic
         amount: input.amount ?? Number(row.requested_amount),
         senderName: input.senderName ?? row.customer_name,
         bankTransactionId: `${SANDBOX_TRANSFER_PREFIX}${row.id}`,
+        // The merchant's API key (its CI), the merchant's user, or an operator.
+        reportedBy: `sandbox pay helper: ${callerAttribution("deposit")}`,
       });
       ctx.logger.info({ depositId: row.id, amount: outcome.transfer.amount }, "sandbox deposit paid by the merchant's pay helper");
       return { deposit: depositFromRow(outcome.deposit), transfer: transferFromRow(outcome.transfer) };

@@ -1,5 +1,6 @@
 import type { DepositService } from "@payments/contracts/deposit";
 import type { Rpc } from "@payments/kit";
+import { callerAttribution } from "@payments/access";
 import type { DepositContext } from "../context.js";
 import { depositForToken } from "../checkout.js";
 import { paySandboxDeposit, requireSandbox } from "../sandbox.js";
@@ -20,6 +21,8 @@ export function simulatePayment(ctx: DepositContext): Rpc<typeof DepositService,
         amount: Number(row.requested_amount),
         senderName: row.customer_name,
         bankTransactionId: `SIM-${row.id}`,
+        // The customer pressed the checkout's button; the gateway serves that page.
+        reportedBy: `checkout "simulate payment" via ${callerAttribution("deposit")}`,
       });
       return { deposit: depositFromRow(outcome.deposit) };
     },
