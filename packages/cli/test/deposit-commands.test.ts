@@ -302,6 +302,24 @@ test("transfer report to the assigned IBAN with the deposit's reference in the d
   t.regex(human.stdout, new RegExp(`^Matched: deposit ${other.id} \\(reference ${other.reference}\\) is now completed with 30000 kuruş \\(300\\.00 TRY\\) received\\.`));
 });
 
+test("who moved the money: deposit show names the completer and transfer show the reporter — a bank integration's identity, or the operator who confirmed it through the CLI", async (t) => {
+  const viaBank = await createDeposit(12000n);
+  const bankIntegration = createServiceClient(DepositService, url, { operator: null, workload: "bank-integration/test-bank" });
+  const reported = await bankIntegration.reportTransfer({ iban: viaBank.assignedAccount!.iban, amount: 12000n, senderName: "Ayşe Yılmaz", reference: viaBank.reference, bankTransactionId: "BTX-WHO-1" });
+  t.is(reported.deposit?.completedBy, "spiffe://payments.local/bank-integration/test-bank");
+  const deposit = await depositCli(["deposit", "show", viaBank.id]);
+  t.regex(deposit.stdout, /completed by\s+spiffe:\/\/payments\.local\/bank-integration\/test-bank\n/);
+  const transfer = await depositCli(["transfer", "show", reported.transfer!.id]);
+  t.is(transfer.code, 0, transfer.stderr);
+  t.regex(transfer.stdout, /reported by\s+spiffe:\/\/payments\.local\/bank-integration\/test-bank\n/);
+
+  const byHand = await createDeposit(13000n);
+  t.notRegex((await depositCli(["deposit", "show", byHand.id])).stdout, /completed by/, "a pending deposit has no completer");
+  t.is((await depositCli(["deposit", "confirm", byHand.id])).code, 0);
+  t.regex((await depositCli(["deposit", "show", byHand.id])).stdout, /completed by\s+cli-test via spiffe:\/\/payments\.local\/cli\n/);
+  t.is(((await showJson(byHand.id)) as DepositJson & { completedBy?: string }).completedBy, "cli-test via spiffe://payments.local/cli");
+});
+
 test("transfer report with the same --bank-tx-id again is a duplicate report and changes nothing", async (t) => {
   const created = await createDeposit(40000n);
   const iban = created.assignedAccount!.iban;

@@ -1,4 +1,4 @@
-import { createServiceClient, eventuallyValue, turkishIban } from "@payments/testing";
+import { createServiceClient, eventuallyValue, testMerchantUser, testMerchantVoice, turkishIban } from "@payments/testing";
 // The CLI has no runtime dependency on the services; the tests start the real ones, which @payments/testing gives them.
 import { startInProcess } from "@payments/testing/services";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
@@ -424,6 +424,33 @@ test("withdrawal show prints ids, status, amount in kuruş and TRY, recipient, I
   t.is(missing.code, 1);
   t.is(missing.stdout, "");
   t.regex(missing.stderr, /^error: TRANSACTION_NOT_FOUND: /);
+});
+
+test("withdrawal show says who asked and where the merchant's approval stands: an API key's withdrawal above the threshold awaits, then approved by whom; the list says it waits", async (t) => {
+  const merchantId = await newMerchant("Attributed Shop");
+  await fund(merchantId, 20000n);
+  await createServiceClient(MerchantService, url, { operator: testMerchantUser(merchantId, "owner"), approver: null }).setWithdrawalApproval({ threshold: 1000n });
+  const key = createServiceClient(PayoutService, url, { operator: null, merchant: testMerchantVoice(merchantId, { keyId: "pk_test_cli" }) });
+  const { withdrawal } = await key.createWithdrawal({ merchantId, processId: "api-1", amount: 5000n, accountName: "Ayşe Yılmaz", iban: STAYS_PROCESSING_IBAN, userId: "u1", userName: "ayse", name: "Ayşe Yılmaz" });
+  const waiting = await payoutCli(["withdrawal", "show", withdrawal!.id]);
+  t.is(waiting.code, 0, waiting.stderr);
+  t.regex(waiting.stdout, /status\s+pending\n/);
+  t.regex(waiting.stdout, /merchant's approval\s+awaiting a second person of the merchant .* until \d{4}-\d\d-\d\dT/);
+  t.regex(waiting.stdout, new RegExp(`created by\\s+API key pk_test_cli of ${merchantId} via spiffe://payments\\.local/gateway\n`));
+  t.regex(waiting.stdout, /API key\s+pk_test_cli\n/);
+  const listed = await payoutCli(["withdrawal", "list", "--merchant", merchantId]);
+  t.regex(listed.stdout, /pending \(awaiting the merchant's approval\)/);
+
+  await createServiceClient(PayoutService, url, { operator: testMerchantUser(merchantId, "finance", "fatma@shop.example"), approver: null }).approveWithdrawal({ withdrawalId: withdrawal!.id });
+  const approved = await payoutCli(["withdrawal", "show", withdrawal!.id]);
+  t.regex(approved.stdout, new RegExp(`merchant's approval\\s+approved by fatma@shop\\.example of ${merchantId} via spiffe://payments\\.local/console at \\d{4}-`));
+  const json = await showJson(withdrawal!.id);
+  t.like(json, { createdBy: `API key pk_test_cli of ${merchantId} via spiffe://payments.local/gateway`, apiKeyId: "pk_test_cli" });
+
+  // A person's withdrawal names the person and the workload that carried them; no approval line.
+  const byOperator = await payoutCli(["withdrawal", "show", (await createWithdrawal(merchantId, 500n)).id]);
+  t.regex(byOperator.stdout, /created by\s+test-admin@example\.com via spiffe:\/\/payments\.local\/console\n/);
+  t.notRegex(byOperator.stdout, /merchant's approval|API key/);
 });
 
 test("withdrawal list filters by merchant and status, newest first, and pages with --cursor", async (t) => {

@@ -59,6 +59,8 @@ export function printDeposit(out: Output, deposit: Deposit): void {
   if (deposit.metadataJson) fields.push(["metadata", deposit.metadataJson]);
   fields.push(["created", formatTime(deposit.createdAt)], ["expires", formatTime(deposit.expiresAt)], ["updated", formatTime(deposit.updatedAt)]);
   if (deposit.completedAt) fields.push(["final since", formatTime(deposit.completedAt)]);
+  // Who completed it (the paying transfer's reporter, or the operator): recorded since issue 32.
+  if (deposit.completedBy) fields.push(["completed by", deposit.completedBy]);
   out.fields(fields);
 }
 

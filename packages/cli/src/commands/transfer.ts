@@ -109,6 +109,8 @@ function printTransfer(out: Output, transfer: IncomingTransfer): void {
   if (transfer.valueDate) fields.push(["value date", transfer.valueDate]);
   if (transfer.source) fields.push(["source", transfer.source]);
   fields.push(["reported", formatTime(transfer.reportedAt)]);
+  // Who reported it: the bank integration, feed or directory, or the person and their workload (issue 32).
+  if (transfer.reportedBy) fields.push(["reported by", transfer.reportedBy]);
   if (transfer.depositId) fields.push(["deposit", transfer.depositId]);
   else if (transfer.status === TransferStatus.REVIEW) fields.push(["in review", transfer.unmatchedReason || "yes"]);
   else fields.push(["unmatched", transfer.unmatchedReason || "yes"]);

@@ -8,6 +8,7 @@ import {
   FailWithdrawalResponseSchema,
   GetWithdrawalResponseSchema,
   ListWithdrawalsResponseSchema,
+  WithdrawalApprovalState,
   WithdrawalStatus,
   type Withdrawal,
 } from "@payments/contracts/payout";
@@ -41,9 +42,35 @@ export function withdrawalStatusLabel(status: WithdrawalStatus): string {
 
 /** The status as a table shows it: with the failure reason, or who it waits for. */
 function statusCell(withdrawal: Withdrawal): string {
-  if (withdrawal.status === WithdrawalStatus.FAILED && withdrawal.failureReason) return `failed (${withdrawal.failureReason})`;
+  if ((withdrawal.status === WithdrawalStatus.FAILED || withdrawal.status === WithdrawalStatus.CANCELLED) && withdrawal.failureReason) {
+    return `${withdrawalStatusLabel(withdrawal.status)} (${withdrawal.failureReason})`;
+  }
   if (withdrawal.awaitingOperator) return "processing (awaiting operator)";
+  if (withdrawal.status === WithdrawalStatus.PENDING && withdrawal.approval?.state === WithdrawalApprovalState.AWAITING) return "pending (awaiting the merchant's approval)";
   return withdrawalStatusLabel(withdrawal.status);
+}
+
+/** Where the merchant's own four-eyes on an API key's withdrawal stands, in words; undefined when none was needed. */
+export function approvalLabel(withdrawal: Withdrawal): string | undefined {
+  const approval = withdrawal.approval;
+  if (!approval) return undefined;
+  const decided = `by ${approval.decidedBy || "—"} at ${formatTime(approval.decidedAt)}`;
+  switch (approval.state) {
+    case WithdrawalApprovalState.AWAITING:
+      return `awaiting a second person of the merchant (owner or finance, on the merchant dashboard) until ${formatTime(approval.expiresAt)}; the worker does not send it before`;
+    case WithdrawalApprovalState.APPROVED:
+      return `approved ${decided}`;
+    case WithdrawalApprovalState.REJECTED:
+      return `rejected ${decided}${approval.note ? `: ${approval.note}` : ""}`;
+    case WithdrawalApprovalState.EXPIRED:
+      return `expired at ${formatTime(approval.decidedAt)}: nobody of the merchant decided it in time`;
+    case WithdrawalApprovalState.CANCELLED:
+      return "cancelled while it waited: nobody decided it";
+    case WithdrawalApprovalState.TRUSTED_KEY:
+      return "not asked: above the merchant's threshold, but the API key is trusted for automatic payouts";
+    default:
+      return "unknown";
+  }
 }
 
 function kindLabel(withdrawal: Withdrawal): string {
@@ -67,6 +94,9 @@ export function printWithdrawal(out: Output, withdrawal: Withdrawal): void {
     fields.push(["awaiting operator", withdrawal.awaitingOperator ? "yes: pay it in the bank, then `withdrawal complete` or `withdrawal fail`" : yesNo(false)]);
   }
   if (withdrawal.status === WithdrawalStatus.FAILED) fields.push(["failure reason", withdrawal.failureReason || "—"]);
+  if (withdrawal.status === WithdrawalStatus.CANCELLED && withdrawal.failureReason) fields.push(["cancelled because", withdrawal.failureReason]);
+  const approval = approvalLabel(withdrawal);
+  if (approval) fields.push(["merchant's approval", approval]);
   fields.push(
     ["amount", formatMoney(withdrawal.amount, withdrawal.currency)],
     ["recipient", withdrawal.accountName],
@@ -74,7 +104,11 @@ export function printWithdrawal(out: Output, withdrawal: Withdrawal): void {
     ["bank", withdrawal.bankId || "none named"],
   );
   if (withdrawal.bankReference) fields.push(["bank reference", withdrawal.bankReference]);
-  fields.push(["customer", customerLabel(withdrawal)], ["created", formatTime(withdrawal.createdAt)], ["updated", formatTime(withdrawal.updatedAt)]);
+  fields.push(["customer", customerLabel(withdrawal)], ["created", formatTime(withdrawal.createdAt)]);
+  // Who asked for it (issue 32): the person and their workload, or the API key and the gateway.
+  if (withdrawal.createdBy) fields.push(["created by", withdrawal.createdBy]);
+  if (withdrawal.apiKeyId) fields.push(["API key", withdrawal.apiKeyId]);
+  fields.push(["updated", formatTime(withdrawal.updatedAt)]);
   if (withdrawal.completedAt) fields.push(["final since", formatTime(withdrawal.completedAt)]);
   out.fields(fields);
 }
