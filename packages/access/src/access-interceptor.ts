@@ -1,7 +1,7 @@
 import type { KeyObject } from "node:crypto";
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor, type UnaryRequest, type StreamRequest } from "@connectrpc/connect";
-import { ERROR_REASON_KEY, serviceError, type Clock, type Logger } from "@payments/kit";
+import { ERROR_REASON_KEY, serviceError, withCommitParticipant, withoutCommitParticipant, type Clock, type Logger } from "@payments/kit";
 import {
   isMutating,
   merchantRolesFor,
@@ -17,8 +17,9 @@ import {
 import { approvedRunScope, callScope, type ApprovedRun, type CallScope } from "./call-scope.js";
 import { requestApproval } from "./approvals.js";
 import { speakForNoMerchant } from "./outgoing-identity.js";
-import { AssertionError, isMerchantUser, OPERATOR_ASSERTION_HEADER, roleAtLeast, verifyAssertion, type ActorIdentity, type MerchantUserIdentity, type OperatorIdentity } from "./operator-assertion.js";
-import { recordAudit, type AuditEntry } from "./operator-audit.js";
+import { AssertionError, isMerchantUser, OPERATOR_ASSERTION_HEADER, roleAtLeast, verifyAssertionWithId, type ActorIdentity, type MerchantUserIdentity, type OperatorIdentity } from "./operator-assertion.js";
+import { answerJson, appendAudit, assertionUsed, isReplayedAssertion, recordAnswer, recordAuditAlone, withoutJti, type AuditEntry } from "./operator-audit.js";
+import { assertionReplayed, CallAudit } from "./audit-participant.js";
 import {
   isWorkload,
   MERCHANT_USER_CARRIERS,
@@ -80,7 +81,11 @@ interface Gate {
  */
 export function accessInterceptor(options: AccessInterceptorOptions): Interceptor {
   const { registry, workloads, publicKey, clock, logger } = options;
-  return (next) => async (req) => {
+  // No audit row of an outer call (an audited handler calling another module in process) rides
+  // with this call's changes: each call's row is its own (audit.run).
+  return (next) => (req) => withoutCommitParticipant(() => check(next, req));
+
+  async function check(next: Parameters<Interceptor>[0], req: UnaryRequest | StreamRequest): ReturnType<ReturnType<Interceptor>> {
     const entry = registry.entryOf(req.service, req.method);
     if (!entry) return next(req);
     const { module, access } = entry;
@@ -123,20 +128,31 @@ export function accessInterceptor(options: AccessInterceptorOptions): Intercepto
         // The hot path: a workload's own call (a bank report, the deposit service reading a merchant) carries nothing more.
         return runHandler(scope, next, req);
       }
-      return audited(audit, { actor: "", workload: workload.id }, () => runHandler(scope, next, req));
+      return audit.run({ actor: "", workload: workload.id }, () => runHandler(scope, next, req));
     }
 
     // 3. A person, carried by a workload that carries people of their kind.
     let actor: ActorIdentity;
+    let jti: string | undefined;
     try {
       if (!publicKey) throw new AssertionError("this service has no OPERATOR_ASSERTION_PUBLIC_KEY: it accepts no person's assertion");
-      actor = await verifyAssertion(publicKey, token, module.name, clock.now());
+      ({ actor, jti } = await verifyAssertionWithId(publicKey, token, module.name, clock.now()));
+      // An approved request runs with its approver's assertion, spent on the Approve step (which recorded it).
+      if (approved || !isMutating(req.method)) jti = undefined;
+      else if (!jti) throw new AssertionError("the operator assertion has no id (jti): a call that changes anything needs one, used once");
     } catch (err) {
       if (!(err instanceof AssertionError)) throw err;
       await audit.refused({ actor: "", workload: workload.id, outcome: "UNAUTHENTICATED" });
       throw unauthenticated(err.message);
     }
     const who = { actor: actor.subject, actorKind: actor.kind, role: actor.role, workload: workload.id, ...(isMerchantUser(actor) ? { merchantId: actor.merchantId } : {}) };
+    // A mutating call's assertion is accepted once: a second use is refused before anything runs
+    // (and, racing the first, by the audit's unique jti when its change commits).
+    if (jti && (await assertionUsed(module.db, jti))) {
+      await audit.refused({ ...who, outcome: "ASSERTION_REPLAYED" });
+      throw assertionReplayed();
+    }
+    const spent = jti ? { jti } : {};
     const carriers = access.people ?? (isMerchantUser(actor) ? MERCHANT_USER_CARRIERS : OPERATOR_CARRIERS);
     const carried = isWorkload(workload, carriers) && isWorkload(workload, isMerchantUser(actor) ? MERCHANT_USER_CARRIERS : OPERATOR_CARRIERS);
     const extra = approved ? { approvalId: approved.approvalId, maker: approved.maker } : {};
@@ -146,34 +162,24 @@ export function accessInterceptor(options: AccessInterceptorOptions): Intercepto
         ? await merchantGate(access, req.method, message, actor)
         : operatorGate(access, req.method, message, actor);
     if (gate.refused) {
-      await audit.refused({ ...who, outcome: gate.refused.metadata.get(ERROR_REASON_KEY) ?? "PERMISSION_DENIED" });
+      await audit.refused({ ...who, ...spent, outcome: gate.refused.metadata.get(ERROR_REASON_KEY) ?? "PERMISSION_DENIED" });
       throw gate.refused;
     }
-    let before: unknown;
-    let approvalId: string | undefined;
-    try {
-      if (gate.approval && !approved && message !== undefined) {
+    if (gate.approval && !approved && message !== undefined) {
+      let need: ApprovalNeed | undefined;
+      try {
         await access.validate?.(message);
-        const need = await gate.approval(message);
-        if (need) {
-          approvalId = await requestApproval(module.db, clock, {
-            service: module.name,
-            rpc,
-            method: req.method,
-            message,
-            summary: need.summary,
-            reason: access.reason?.(message) ?? "",
-            targets: targetsOf(access, message).filter((t): t is string => typeof t === "string" && t !== ""),
-            maker: actor,
-          });
-          const by = isMerchantUser(actor) ? "a second user of the merchant" : "a second operator";
-          throw serviceError(Code.FailedPrecondition, "APPROVAL_REQUIRED", `${by} must approve this: approval ${approvalId} (${need.summary})`, {
-            details: { approvalId },
-          });
-        }
+        need = await gate.approval(message);
+      } catch (err) {
+        // Refused by a rule (its lookup failed) or invalid: audited all the same.
+        await audit.refused({ ...who, ...spent, outcome: reasonOf(err) });
+        throw err;
       }
-      if (access.before && message !== undefined) before = await access.before(message).catch(() => undefined);
-      const scope: CallScope = { workload, operator: actor, ...(approved ? { approved } : {}) };
+      if (need) await askApproval(entry, req, rpc, message, actor, need, audit, { ...who, ...spent }, options);
+    }
+    const before = access.before && message !== undefined ? await access.before(message).catch(() => undefined) : undefined;
+    const scope: CallScope = { workload, operator: actor, ...(approved ? { approved } : {}) };
+    return audit.run({ ...who, ...extra, ...spent, before }, async () => {
       const res = await runHandler(scope, next, req);
       const after = res.stream ? undefined : res.message;
       if (gate.merchantId !== undefined && after !== undefined && namesAnotherMerchant(after, gate.merchantId)) {
@@ -181,14 +187,58 @@ export function accessInterceptor(options: AccessInterceptorOptions): Intercepto
         logger.error({ rpc, merchantId: gate.merchantId }, "a merchant user's call answered with another merchant's data: withheld");
         throw notFound();
       }
-      await audit.done({ ...who, ...extra, outcome: "ok", before }, after);
       return res;
-    } catch (err) {
-      // Refused by a rule (its lookup failed), waiting for approval, or failed: audited all the same.
-      await audit.done({ ...who, ...extra, ...(approvalId ? { approvalId } : {}), outcome: reasonOf(err), before });
+    });
+  }
+}
+
+/**
+ * Stores the request for a second person's approval, its audit row (APPROVAL_REQUIRED, with the
+ * maker's assertion spent) in the same transaction, and refuses the call with the approval's id.
+ * The same request of the same person already waiting gets that approval back, audited again.
+ */
+async function askApproval(
+  entry: AccessEntry,
+  req: UnaryRequest | StreamRequest,
+  rpc: string,
+  message: unknown,
+  actor: ActorIdentity,
+  need: ApprovalNeed,
+  audit: Auditor,
+  who: Omit<AuditPart, "outcome">,
+  options: AccessInterceptorOptions,
+): Promise<never> {
+  const { module, access } = entry;
+  const outcome = "APPROVAL_REQUIRED";
+  let asked: { id: string; created: boolean };
+  try {
+    asked = await requestApproval(
+      module.db,
+      options.clock,
+      {
+        service: module.name,
+        rpc,
+        method: req.method,
+        message,
+        summary: need.summary,
+        reason: access.reason?.(message) ?? "",
+        targets: targetsOf(access, message).filter((t): t is string => typeof t === "string" && t !== ""),
+        maker: actor,
+      },
+      (trx, approvalId) => appendAudit(trx, options.clock, audit.entryOf({ ...who, approvalId, outcome })),
+    );
+  } catch (err) {
+    if (!isReplayedAssertion(err)) {
+      await audit.refused({ ...who, outcome: reasonOf(err) });
       throw err;
     }
-  };
+    // A racing call spent the assertion first: nothing was stored.
+    await audit.refused({ ...withoutJti(who), outcome: "ASSERTION_REPLAYED" });
+    throw assertionReplayed();
+  }
+  if (!asked.created) await audit.refused({ ...who, approvalId: asked.id, outcome });
+  const by = isMerchantUser(actor) ? "a second user of the merchant" : "a second operator";
+  throw serviceError(Code.FailedPrecondition, outcome, `${by} must approve this: approval ${asked.id} (${need.summary})`, { details: { approvalId: asked.id } });
 }
 
 /**
@@ -208,42 +258,70 @@ const NOTHING_READ = new Set(["NOT_FOUND", "MERCHANT_NOT_FOUND", "API_KEY_NOT_FO
 type AuditPart = Omit<AuditEntry, "service" | "rpc" | "targets" | "reason" | "request">;
 
 interface Auditor {
-  /** A refused call: recorded when the RPC changes anything (or is always audited). */
+  /** The row `part` makes of this call (request, targets and reason added; `made`: what it answered, whose ids are targets too). */
+  entryOf(part: AuditPart, made?: unknown): AuditEntry;
+  /** A call refused (or failed) with nothing changed: recorded now, in a transaction of its own, when the RPC is audited. */
   refused(part: AuditPart): Promise<void>;
-  /** A call that ran (or failed running): the same rule. */
-  done(part: AuditPart, answer?: unknown): Promise<void>;
+  /**
+   * Runs `call`, recorded when the RPC is audited: its row in the transaction that commits its
+   * change (CallAudit) and its answer beside it, or, when no transaction committed one, the row
+   * with its outcome and answer once it ended. A second use of its assertion, found when its
+   * change would commit, is answered ASSERTION_REPLAYED, with the change rolled back.
+   */
+  run<T extends { stream: boolean; message?: unknown }>(part: Omit<AuditPart, "outcome">, call: () => Promise<T>): Promise<T>;
 }
 
 function auditor(entry: AccessEntry, req: UnaryRequest | StreamRequest, rpc: string, message: unknown, options: AccessInterceptorOptions): Auditor {
   const { module, access } = entry;
+  const { clock, logger } = options;
   const mutating = isMutating(req.method);
+  const audited = mutating || access.audit === "always";
   // A read audited always (a secret read): recorded when it read one, or was refused; a lookup that found nothing read nothing.
-  const recorded = (part: AuditPart) => mutating || (access.audit === "always" && !NOTHING_READ.has(part.outcome));
-  const write = (part: AuditPart, made: unknown = undefined): Promise<void> =>
-    recorded(part)
-      ? recordAudit(module.db, options.clock, options.logger, {
-          service: module.name,
-          rpc,
-          targets: [...(message !== undefined ? targetsOf(access, message) : []), ...madeIds(made)],
-          reason: message !== undefined ? (access.reason?.(message) ?? "") : "",
-          request: message !== undefined ? { schema: req.method.input, message } : undefined,
-          ...(made !== undefined ? { after: { schema: req.method.output, message: made } } : {}),
-          ...part,
-        })
-      : Promise.resolve();
-  return { refused: (part) => write(part), done: (part, answer) => write(part, answer) };
-}
-
-/** Runs `call`, recording its outcome (a workload's own call to an RPC audited always). */
-async function audited<T extends { stream: boolean; message?: unknown }>(audit: Auditor, who: Omit<AuditPart, "outcome">, call: () => Promise<T>): Promise<T> {
-  try {
-    const res = await call();
-    await audit.done({ ...who, outcome: "ok" }, res.stream ? undefined : res.message);
-    return res;
-  } catch (err) {
-    await audit.done({ ...who, outcome: reasonOf(err) });
-    throw err;
-  }
+  const recorded = (outcome: string) => mutating || (access.audit === "always" && !NOTHING_READ.has(outcome));
+  const entryOf = (part: AuditPart, made: unknown = undefined): AuditEntry => ({
+    service: module.name,
+    rpc,
+    targets: [...(message !== undefined ? targetsOf(access, message) : []), ...madeIds(made)],
+    reason: message !== undefined ? (access.reason?.(message) ?? "") : "",
+    request: message !== undefined ? { schema: req.method.input, message } : undefined,
+    ...(made !== undefined ? { after: { schema: req.method.output, message: made } } : {}),
+    ...part,
+  });
+  const alone = (part: AuditPart, made?: unknown) => recordAuditAlone(module.db, clock, logger, entryOf(part, made));
+  return {
+    entryOf,
+    async refused(part) {
+      if (!recorded(part.outcome)) return;
+      // The assertion was spent by a racing call after the check: the refusal is recorded as the replay it is.
+      if ((await alone(part)).replayed) throw assertionReplayed();
+    },
+    async run<T extends { stream: boolean; message?: unknown }>(part: Omit<AuditPart, "outcome">, call: () => Promise<T>): Promise<T> {
+      if (!audited) return call();
+      const row = new CallAudit(module.db, clock, () => entryOf({ ...part, outcome: "ok" }));
+      let res: T | undefined;
+      let failed = false;
+      let error: unknown;
+      try {
+        res = await withCommitParticipant(row, call);
+      } catch (err) {
+        failed = true;
+        error = err;
+      }
+      const committed = row.close();
+      if (row.replayed) [failed, error] = [true, assertionReplayed()];
+      const outcome = failed ? reasonOf(error) : "ok";
+      const made = res && !res.stream ? res.message : undefined;
+      if (committed) {
+        await recordAnswer(module.db, clock, logger, committed, outcome, answerJson(made !== undefined ? { schema: req.method.output, message: made } : undefined));
+      } else if (recorded(outcome)) {
+        // A replayed assertion's refusal is recorded without the jti its first use holds.
+        const written = await alone({ ...(row.replayed ? withoutJti(part) : part), outcome }, made);
+        if (written.replayed) [failed, error] = [true, assertionReplayed()];
+      }
+      if (failed) throw error;
+      return res as T;
+    },
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { fromBinary, toBinary, type DescMessage, type DescMethod, type MessageShape } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import type { Knex } from "knex";
-import { type Clock, decodeCursor, type Migration, newestFirstPage, newId, serviceError } from "@payments/kit";
+import { type Clock, decodeCursor, type Migration, newestFirstPage, newId, serviceError, transactionWithRetry } from "@payments/kit";
 import { isMerchantUser, type ActorIdentity } from "./operator-assertion.js";
 import type { ApprovalStatusName } from "@payments/contracts/statuses";
 import { auditJson } from "./operator-audit.js";
@@ -93,27 +93,41 @@ export interface ApprovalRequest {
 }
 
 /**
- * Stores the request as a pending approval, changing nothing else; its id. The same person asking
- * the same thing again while it waits (a form sent twice) gets the waiting approval's id, not a
- * second one that a colleague might approve as well.
+ * Stores the request as a pending approval, changing nothing else, and `audit`s it in the same
+ * transaction (its audit row commits with it, or neither does); its id, `created`. The same person
+ * asking the same thing again while it waits (a form sent twice) gets the waiting approval's id
+ * (`created: false`, nothing written), not a second one that a colleague might approve as well.
  */
-export async function requestApproval(db: Knex, clock: Clock, request: ApprovalRequest): Promise<string> {
-  const id = newId("apr");
-  const now = clock.now().getTime();
+export async function requestApproval(
+  db: Knex,
+  clock: Clock,
+  request: ApprovalRequest,
+  audit: (trx: Knex.Transaction, approvalId: string) => Promise<unknown> = () => Promise.resolve(),
+): Promise<{ id: string; created: boolean }> {
   const schema = request.method.input;
   const message = request.message as MessageShape<DescMessage>;
   const requestJson = auditJson(schema, message);
   const merchantId = isMerchantUser(request.maker) ? request.maker.merchantId : null;
-  const waiting: Array<Pick<ApprovalRow, "id" | "request_json">> = await db(APPROVALS_TABLE)
-    .where({ service: request.service, rpc: request.rpc, maker: request.maker.subject, status: "pending" })
-    .where((q) => {
-      void (merchantId === null ? q.whereNull("merchant_id") : q.where({ merchant_id: merchantId }));
-    })
-    .where("expires_at", ">", now)
-    .select("id", "request_json");
-  const same = waiting.find((row) => row.request_json === requestJson);
-  if (same) return same.id;
-  await db(APPROVALS_TABLE).insert({
+  return transactionWithRetry(db, async (trx) => {
+    const id = newId("apr");
+    const now = clock.now().getTime();
+    const waiting: Array<Pick<ApprovalRow, "id" | "request_json">> = await trx(APPROVALS_TABLE)
+      .where({ service: request.service, rpc: request.rpc, maker: request.maker.subject, status: "pending" })
+      .where((q) => {
+        void (merchantId === null ? q.whereNull("merchant_id") : q.where({ merchant_id: merchantId }));
+      })
+      .where("expires_at", ">", now)
+      .select("id", "request_json");
+    const same = waiting.find((row) => row.request_json === requestJson);
+    if (same) return { id: same.id, created: false };
+    await storeApproval(trx, id, now, request, schema, message, requestJson);
+    await audit(trx, id);
+    return { id, created: true };
+  });
+}
+
+async function storeApproval(trx: Knex.Transaction, id: string, now: number, request: ApprovalRequest, schema: DescMessage, message: MessageShape<DescMessage>, requestJson: string): Promise<void> {
+  await trx(APPROVALS_TABLE).insert({
     id,
     created_at: now,
     expires_at: now + APPROVAL_TTL_MS,
@@ -130,7 +144,6 @@ export async function requestApproval(db: Knex, clock: Clock, request: ApprovalR
     status: "pending",
     ...(isMerchantUser(request.maker) ? { merchant_id: request.maker.merchantId } : {}),
   });
-  return id;
 }
 
 export async function findApproval(db: Knex, id: string): Promise<ApprovalRow | undefined> {
@@ -144,7 +157,8 @@ export function storedRequest(row: ApprovalRow, method: DescMethod): MessageShap
 
 /**
  * Takes a pending, unexpired approval for running, once: a conditional UPDATE, so two approvers
- * (or one, twice) can never run it twice. false when it was not pending any more.
+ * (or one, twice) can never run it twice. false when it was not pending any more. `db` is the
+ * transaction that records the decision in the audit too (operator-services.ts).
  */
 export async function claimApproval(db: Knex, clock: Clock, id: string, approver: ActorIdentity, note: string): Promise<boolean> {
   const now = clock.now().getTime();

@@ -21,7 +21,8 @@ import { accessInterceptor } from "./access-interceptor.js";
 import { AccessRegistry, type ServiceAccess } from "./access-table.js";
 import { approvalsMigration } from "./approvals.js";
 import { loadAssertionPublicKey } from "./operator-assertion.js";
-import { APPEND_ONLY_TABLES, auditMigration, auditWorkloadMigration, merchantScopeMigration } from "./operator-audit.js";
+import { APPEND_ONLY_TABLES, auditChainMigration, auditMigration, auditWorkloadMigration, merchantScopeMigration } from "./audit-migrations.js";
+import { auditHeadConfigSchema, startAuditHeadPublisher } from "./audit-head.js";
 import { operatorRoutes } from "./operator-services.js";
 import { localIdentity, signedIdentity, workloadIdentityInterceptor } from "./outgoing-identity.js";
 import {
@@ -38,7 +39,7 @@ import {
 } from "./workload-identity.js";
 
 /** The tables the access layer keeps in every service's database. */
-export const accessMigrations = [auditMigration, approvalsMigration, merchantScopeMigration, auditWorkloadMigration] as const;
+export const accessMigrations = [auditMigration, approvalsMigration, merchantScopeMigration, auditWorkloadMigration, auditChainMigration] as const;
 
 /** Settings of who calls, on every process that calls or serves an internal API (README, "Workload identities"). */
 export const workloadConfigSchema = z.object({
@@ -55,7 +56,7 @@ export const workloadConfigSchema = z.object({
   WORKLOAD_TRUST_BUNDLE: z.string().optional(),
 });
 
-const guardConfigSchema = workloadConfigSchema.extend({
+const guardConfigSchema = workloadConfigSchema.merge(auditHeadConfigSchema).extend({
   /**
    * The console's Ed25519 public key (PEM text, or a PEM file's path) that people's assertions
    * are verified against. Unset: every person's call is refused (UNAUTHENTICATED).
@@ -113,8 +114,8 @@ export interface AccessGuardOptions {
 /**
  * The access layer as the kit's CallGuard: every call a service serves is checked against its
  * module's table (accessInterceptor: workload identity, then person or merchant key), every call a
- * module makes carries its own identity, and every service serves the audit and approval services
- * of the modules it hosts.
+ * module makes carries its own identity, every service serves the audit and approval services
+ * of the modules it hosts, and publishes each one's audit head (AUDIT_HEAD_INTERVAL).
  */
 export function accessGuard(options: AccessGuardOptions = {}): (setup: GuardSetup) => CallGuard {
   return ({ env, clock, mode, modules }) => {
@@ -158,6 +159,11 @@ export function accessGuard(options: AccessGuardOptions = {}): (setup: GuardSetu
           routes: (router) => operatorRoutes(router, { registry, workloads: verifier, publicKey, clock, logger, transport: localTransport }),
           services: [AuditService, ApprovalService],
         };
+      },
+      start({ modules: hosted, logger, bus }) {
+        return hosted.map((module) =>
+          startAuditHeadPublisher({ service: module.name, db: module.db, bus, clock, logger: logger.child({ component: module.name }), intervalMs: config.AUDIT_HEAD_INTERVAL }),
+        );
       },
     };
   };

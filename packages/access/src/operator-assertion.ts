@@ -145,11 +145,22 @@ export async function signAssertion(privateKey: KeyObject, claims: AssertionClai
     .sign(privateKey);
 }
 
+/** The longest assertion id (`jti`) a service records. */
+const MAX_JTI_LENGTH = 100;
+
 /**
  * The identity in a valid assertion for `audience`, or AssertionError: a bad signature, another
  * issuer or audience, expired, a person's that lives longer than 60 s, a role that is not one.
  */
 export async function verifyAssertion(publicKey: KeyObject, token: string, audience: string, now: Date = new Date()): Promise<ActorIdentity> {
+  return (await verifyAssertionWithId(publicKey, token, audience, now)).actor;
+}
+
+/**
+ * verifyAssertion, with the assertion's id (`jti`, undefined when it names none): a service
+ * accepts an assertion for one mutating call only, recording its id with the call's audit row.
+ */
+export async function verifyAssertionWithId(publicKey: KeyObject, token: string, audience: string, now: Date = new Date()): Promise<{ actor: ActorIdentity; jti: string | undefined }> {
   const { errors: joseErrors, jwtVerify } = await jose();
   let payload;
   try {
@@ -166,7 +177,8 @@ export async function verifyAssertion(publicKey: KeyObject, token: string, audie
     if (err instanceof joseErrors.JWTClaimValidationFailed) throw new AssertionError(`the operator assertion is not valid here (${err.claim})`);
     throw new AssertionError("the operator assertion is not valid");
   }
-  const { sub, role, kind, name, iat, exp, aud, merchant_id: merchantId } = payload as Record<string, unknown>;
+  const { sub, role, kind, name, iat, exp, aud, jti, merchant_id: merchantId } = payload as Record<string, unknown>;
+  if (jti !== undefined && (typeof jti !== "string" || jti === "" || jti.length > MAX_JTI_LENGTH)) throw new AssertionError("the operator assertion's id (jti) is not one");
   // One assertion, one service: an assertion naming several could be replayed at each of them.
   if (Array.isArray(aud) && aud.length !== 1) throw new AssertionError("the operator assertion names more than one audience");
   if (typeof sub !== "string" || sub === "") throw new AssertionError("the operator assertion names no subject");
@@ -184,8 +196,9 @@ export async function verifyAssertion(publicKey: KeyObject, token: string, audie
   const display = typeof name === "string" && name !== "" ? name : sub;
   // One canonical subject: `ALICE@…` is `alice@…`, for the maker check and the audit alike.
   const subject = canonicalSubject(sub);
-  if (forMerchant) return { subject, name: display, role: role as MerchantRole, kind, merchantId };
-  return { subject, name: display, role: role as OperatorRole, kind };
+  const id = typeof jti === "string" ? jti : undefined;
+  if (forMerchant) return { actor: { subject, name: display, role: role as MerchantRole, kind, merchantId }, jti: id };
+  return { actor: { subject, name: display, role: role as OperatorRole, kind }, jti: id };
 }
 
 /**

@@ -2,112 +2,19 @@ import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { toJson } from "@bufbuild/protobuf";
 import { trace } from "@opentelemetry/api";
 import type { Knex } from "knex";
-import { type Clock, currentRequestId, decodeCursor, encodeCursor, isMysql, type Logger, type Migration, newId } from "@payments/kit";
+import { type Clock, currentRequestId, hotQuery, isMysql, isUniqueViolation, type Logger, newId, transactionWithRetry, withoutCommitParticipant } from "@payments/kit";
+import { auditRowHash, type ChainedFields } from "./audit-chain.js";
+import { ANSWERS_TABLE, AUDIT_TABLE, HEAD_TABLE, TARGETS_TABLE } from "./audit-migrations.js";
 
-export const AUDIT_TABLE = "operator_audit";
-export const TARGETS_TABLE = "operator_audit_targets";
-/** The tables nobody may change or remove a row of: the service's own database user only reads and appends to them. */
-export const APPEND_ONLY_TABLES: readonly string[] = [AUDIT_TABLE, TARGETS_TABLE];
-
-/**
- * The operators' audit: one row per operator call to a mutating RPC (refused or done) and per
- * approval step, in the database of the service that did it. Append-only: no code path updates
- * or deletes a row, and the database refuses it too (triggers), so a bug or a hand at the SQL
- * prompt leaves a trace by failing rather than by rewriting history.
- */
-export const auditMigration: Migration = {
-  name: "00000000000010_operator_audit",
-  async up(db) {
-    await db.schema.createTable(AUDIT_TABLE, (t) => {
-      t.string("id", 40).primary();
-      t.bigInteger("created_at").notNullable();
-      t.string("actor", 320).notNullable();
-      t.string("actor_kind", 16).notNullable();
-      t.string("role", 16).notNullable();
-      t.string("service", 40).notNullable();
-      t.string("rpc", 200).notNullable();
-      t.text("targets").notNullable();
-      t.string("reason", 1000).notNullable();
-      t.string("outcome", 80).notNullable();
-      t.string("approval_id", 40).nullable();
-      t.string("maker", 320).nullable();
-      t.text("request_json").nullable();
-      t.text("before_json").nullable();
-      t.text("after_json").nullable();
-      t.string("request_id", 128).nullable();
-      t.string("trace_id", 32).nullable();
-      t.index(["created_at", "id"], "operator_audit_time");
-      t.index(["actor", "created_at", "id"], "operator_audit_actor");
-    });
-    await db.schema.createTable(TARGETS_TABLE, (t) => {
-      t.string("target_id", 200).notNullable();
-      t.bigInteger("created_at").notNullable();
-      t.string("audit_id", 40).notNullable();
-      t.primary(["target_id", "created_at", "audit_id"]);
-    });
-    for (const table of [AUDIT_TABLE, TARGETS_TABLE]) {
-      for (const op of ["UPDATE", "DELETE"]) {
-        const name = `${table}_no_${op.toLowerCase()}`;
-        if (isMysql(db)) {
-          await db.raw(`CREATE TRIGGER ${name} BEFORE ${op} ON ${table} FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '${table} is append-only'`);
-        } else {
-          await db.raw(`CREATE TRIGGER ${name} BEFORE ${op} ON ${table} BEGIN SELECT RAISE(ABORT, '${table} is append-only'); END`);
-        }
-      }
-    }
-  },
-  async down(db) {
-    await db.schema.dropTable(TARGETS_TABLE);
-    await db.schema.dropTable(AUDIT_TABLE);
-  },
-};
-
-/**
- * Issue 24: a merchant's own users act through the same services. Their audit rows and their
- * approvals carry the merchant, so the merchant reads its own trail (on an index) and only a
- * second user of the same merchant decides its approvals.
- */
-export const merchantScopeMigration: Migration = {
-  name: "00000000000012_operator_merchant_scope",
-  async up(db) {
-    await db.schema.alterTable(AUDIT_TABLE, (t) => {
-      t.string("merchant_id", 40).nullable();
-      t.index(["merchant_id", "created_at", "id"], "operator_audit_merchant");
-    });
-    await db.schema.alterTable("operator_approvals", (t) => {
-      t.string("merchant_id", 40).nullable();
-      t.index(["merchant_id", "status", "created_at", "id"], "operator_approvals_merchant");
-    });
-  },
-  async down(db) {
-    await db.schema.alterTable("operator_approvals", (t) => {
-      t.dropIndex(["merchant_id", "status", "created_at", "id"], "operator_approvals_merchant");
-      t.dropColumn("merchant_id");
-    });
-    await db.schema.alterTable(AUDIT_TABLE, (t) => {
-      t.dropIndex(["merchant_id", "created_at", "id"], "operator_audit_merchant");
-      t.dropColumn("merchant_id");
-    });
-  },
-};
-
-/** Issue 32: every audit row names the workload the call came through (its SPIFFE ID). */
-export const auditWorkloadMigration: Migration = {
-  name: "00000000000013_audit_workload",
-  async up(db) {
-    await db.schema.alterTable(AUDIT_TABLE, (t) => {
-      t.string("workload", 300).nullable();
-    });
-  },
-  async down(db) {
-    await db.schema.alterTable(AUDIT_TABLE, (t) => {
-      t.dropColumn("workload");
-    });
-  },
-};
+// Writing the audit: one row per audited call (a person's call to a mutating RPC, refused or
+// done; a read audited always) and per approval step, appended to the service's hash chain
+// (audit-chain.ts) under the lock of its head, in the transaction of the change it records
+// whenever there is one (the interceptor's commit participant, audit-participant.ts).
 
 const SECRET_FIELD = /secret|password|token|privateKey|totp/i;
 const LONG_TEXT = 2000;
+/** A JSON text the audit keeps at most (MySQL's TEXT holds 65,535 bytes): a longer one is replaced by its size, never cut into something else. */
+const MAX_JSON_BYTES = 60_000;
 
 /** A message as JSON for the audit: secrets left out, long texts (a statement file) cut to their size. */
 export function auditJson<D extends DescMessage>(schema: D, message: MessageShape<D>): string {
@@ -154,11 +61,34 @@ export interface AuditEntry {
   request?: { schema: DescMessage; message: unknown } | undefined;
   before?: unknown;
   after?: { schema: DescMessage; message: unknown } | undefined;
+  /** The id of the person's assertion a mutating call came with: recorded once (a unique index), so it is accepted once. */
+  jti?: string;
 }
 
 function traceId(): string | undefined {
   const ctx = trace.getActiveSpan()?.spanContext();
   return ctx && ctx.traceId !== "00000000000000000000000000000000" ? ctx.traceId : undefined;
+}
+
+/** Lone UTF-16 surrogates, which no database column stores as they are. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * `value` as its column stores it, so what is hashed is what the database gives back: lone
+ * surrogates replaced (U+FFFD), cut to `max` UTF-16 units without splitting a pair.
+ */
+export function storedText(value: string, max: number): string {
+  const text = value.replace(LONE_SURROGATE, "\uFFFD");
+  if (text.length <= max) return text;
+  const cut = /[\uD800-\uDBFF]/.test(text[max - 1] ?? "") ? max - 1 : max;
+  return text.slice(0, cut);
+}
+
+function storedJson(text: string | null): string | null {
+  if (text === null) return null;
+  const json = storedText(text, Number.MAX_SAFE_INTEGER);
+  const bytes = Buffer.byteLength(json, "utf8");
+  return bytes > MAX_JSON_BYTES ? JSON.stringify({ omitted: `${bytes} bytes` }) : json;
 }
 
 function jsonOf(part: { schema: DescMessage; message: unknown } | undefined): string | null {
@@ -170,45 +100,6 @@ function jsonOf(part: { schema: DescMessage; message: unknown } | undefined): st
   }
 }
 
-/**
- * Appends one audit row. A failure to write it is logged at error level and does not undo or
- * fail the call: the change it records has committed already, and an operator told "failed"
- * would try it again.
- */
-export async function recordAudit(db: Knex, clock: Clock, logger: Logger, entry: AuditEntry): Promise<void> {
-  const id = newId("aud");
-  const createdAt = clock.now().getTime();
-  const targets = [...new Set(entry.targets.filter((t): t is string => typeof t === "string" && t !== ""))].map((t) => t.slice(0, 200));
-  try {
-    await db.transaction(async (trx) => {
-      await trx(AUDIT_TABLE).insert({
-        id,
-        created_at: createdAt,
-        actor: entry.actor.slice(0, 320),
-        actor_kind: entry.actorKind ?? "",
-        role: entry.role ?? "",
-        service: entry.service,
-        rpc: entry.rpc,
-        targets: JSON.stringify(targets),
-        reason: entry.reason.slice(0, 1000),
-        outcome: entry.outcome.slice(0, 80),
-        approval_id: entry.approvalId ?? null,
-        maker: entry.maker ?? null,
-        request_json: jsonOf(entry.request),
-        before_json: entry.before === undefined ? null : safeJson(entry.before),
-        after_json: jsonOf(entry.after),
-        request_id: currentRequestId() ?? null,
-        trace_id: traceId() ?? null,
-        ...(entry.merchantId ? { merchant_id: entry.merchantId } : {}),
-        ...(entry.workload ? { workload: entry.workload.slice(0, 300) } : {}),
-      });
-      if (targets.length > 0) await trx(TARGETS_TABLE).insert(targets.map((target_id) => ({ target_id, created_at: createdAt, audit_id: id })));
-    });
-  } catch (err) {
-    logger.error({ err, audit: { rpc: entry.rpc, actor: entry.actor, outcome: entry.outcome } }, "could not record an operator action in the audit");
-  }
-}
-
 function safeJson(value: unknown): string | null {
   try {
     return JSON.stringify(redact(value));
@@ -217,64 +108,135 @@ function safeJson(value: unknown): string | null {
   }
 }
 
-export interface AuditRow {
-  id: string;
-  created_at: number | string;
-  actor: string;
-  actor_kind: string;
-  role: string;
-  service: string;
-  rpc: string;
-  targets: string;
-  reason: string;
-  outcome: string;
-  approval_id: string | null;
-  maker: string | null;
-  request_json: string | null;
-  before_json: string | null;
-  after_json: string | null;
-  request_id: string | null;
-  trace_id: string | null;
-  merchant_id?: string | null;
-  workload?: string | null;
+/** The answer of a call as the audit keeps it (JSON, secrets left out), or null. */
+export function answerJson(after: AuditEntry["after"]): string | null {
+  return storedJson(jsonOf(after));
 }
 
-export interface AuditQuery {
-  actor?: string;
-  /** Only the actions of this merchant's own users (a merchant user's view of its trail). */
-  merchantId?: string;
-  targetId?: string;
-  since?: number;
-  until?: number;
-  limit: number;
-  cursor?: string;
+type StoredRow = Omit<ChainedFields, "seq" | "prev_hash">;
+
+/** The row an entry becomes, every text as its column stores it. Columns a database may lack (the console's `workload`) are left out when empty. */
+function storedRow(clock: Clock, entry: AuditEntry): { row: StoredRow; targets: string[] } {
+  const targets = [...new Set(entry.targets.filter((t): t is string => typeof t === "string" && t !== ""))].map((t) => storedText(t, 200));
+  const row: StoredRow = {
+    id: newId("aud"),
+    created_at: clock.now().getTime(),
+    actor: storedText(entry.actor, 320),
+    actor_kind: storedText(entry.actorKind ?? "", 16),
+    role: storedText(entry.role ?? "", 16),
+    service: storedText(entry.service, 40),
+    rpc: storedText(entry.rpc, 200),
+    targets: JSON.stringify(targets),
+    reason: storedText(entry.reason, 1000),
+    outcome: storedText(entry.outcome, 80),
+    approval_id: entry.approvalId ? storedText(entry.approvalId, 40) : null,
+    maker: entry.maker ? storedText(entry.maker, 320) : null,
+    request_json: storedJson(jsonOf(entry.request)),
+    before_json: entry.before === undefined ? null : storedJson(safeJson(entry.before)),
+    after_json: answerJson(entry.after),
+    request_id: storedText(currentRequestId() ?? "", 128) || null,
+    trace_id: traceId() ?? null,
+    ...(entry.merchantId ? { merchant_id: storedText(entry.merchantId, 40) } : {}),
+    ...(entry.workload ? { workload: storedText(entry.workload, 300) } : {}),
+    ...(entry.jti ? { jti: storedText(entry.jti, 100) } : {}),
+  };
+  return { row, targets };
 }
 
-/** Newest first, paged by (created_at, id) on an index: by target through the targets table's key, by actor on its index. */
-export async function listAudit(db: Knex, query: AuditQuery): Promise<{ rows: AuditRow[]; nextCursor: string } | "bad-cursor"> {
-  const after = query.cursor ? decodeCursor(query.cursor) : undefined;
-  if (query.cursor && !after) return "bad-cursor";
-  const q = db(AUDIT_TABLE).select(`${AUDIT_TABLE}.*`);
-  if (query.targetId) {
-    // The page walks the targets table's (target_id, created_at, audit_id) key, joined to the rows.
-    q.join(TARGETS_TABLE, `${TARGETS_TABLE}.audit_id`, `${AUDIT_TABLE}.id`).where(`${TARGETS_TABLE}.target_id`, query.targetId);
+/**
+ * The chain's head, locked until `trx` ends (FOR UPDATE on MySQL; SQLite has one writer): the
+ * appends of concurrent transactions line up here, each in the order it commits.
+ */
+async function lockHead(trx: Knex.Transaction): Promise<{ seq: number; hash: string }> {
+  const { rows } = await hotQuery(trx, `SELECT seq, hash FROM ${HEAD_TABLE} WHERE id = 1${isMysql(trx) ? " FOR UPDATE" : ""}`, []);
+  const head = rows[0];
+  if (!head) throw new Error(`the audit has no head row (${HEAD_TABLE}): the migration 00000000000014_audit_chain has not run`);
+  return { seq: Number(head.seq), hash: String(head.hash) };
+}
+
+/**
+ * Appends one row to the chain in `trx`, the transaction of the change it records: it commits
+ * with the change or not at all. Throws what the database says (the change then rolls back):
+ * a duplicate `jti` is a replayed assertion (isReplayedAssertion). The row's id.
+ */
+export async function appendAudit(trx: Knex.Transaction, clock: Clock, entry: AuditEntry): Promise<string> {
+  const { row, targets } = storedRow(clock, entry);
+  const head = await lockHead(trx);
+  const linked = { ...row, seq: head.seq + 1, prev_hash: head.hash };
+  const rowHash = auditRowHash(linked);
+  await trx(AUDIT_TABLE).insert({ ...linked, row_hash: rowHash });
+  if (targets.length > 0) await trx(TARGETS_TABLE).insert(targets.map((target_id) => ({ target_id, created_at: row.created_at, audit_id: row.id })));
+  await hotQuery(trx, `UPDATE ${HEAD_TABLE} SET seq = ?, hash = ? WHERE id = 1`, [linked.seq, rowHash]);
+  return row.id;
+}
+
+/** Whether `err` is the audit's unique index on `jti` refusing a second row: the assertion was used already. */
+export function isReplayedAssertion(err: unknown): boolean {
+  return isUniqueViolation(err) && /jti/.test((err as Error).message);
+}
+
+/** Whether a mutating call was accepted already with the assertion `jti` (its row is in the audit). */
+export async function assertionUsed(db: Knex, jti: string): Promise<boolean> {
+  const { rows } = await hotQuery(db, `SELECT 1 AS used FROM ${AUDIT_TABLE} WHERE jti = ? LIMIT 1`, [storedText(jti, 100)]);
+  return rows.length > 0;
+}
+
+/** `entry` without its assertion's id: the row of a refusal whose assertion another call spent. */
+export function withoutJti<T extends { jti?: string | undefined }>(entry: T): Omit<T, "jti"> {
+  const copy = { ...entry };
+  delete copy.jti;
+  return copy;
+}
+
+function isTransaction(db: Knex): db is Knex.Transaction {
+  return (db as { isTransaction?: unknown }).isTransaction === true;
+}
+
+/**
+ * Appends one audit row. In a transaction (`trx`), the row is part of it: it commits with the
+ * caller's change, and a failure to write it throws (the change must not commit unrecorded).
+ * Given the database, in a transaction of its own: a failure is logged at error level and does
+ * not fail the caller, whose outcome it only records.
+ */
+export async function recordAudit(db: Knex, clock: Clock, logger: Logger, entry: AuditEntry): Promise<void> {
+  if (isTransaction(db)) {
+    await appendAudit(db, clock, entry);
+    return;
   }
-  if (query.actor) q.where(`${AUDIT_TABLE}.actor`, query.actor);
-  if (query.merchantId) q.where(`${AUDIT_TABLE}.merchant_id`, query.merchantId);
-  if (query.since !== undefined) q.where(`${AUDIT_TABLE}.created_at`, ">=", query.since);
-  if (query.until !== undefined) q.where(`${AUDIT_TABLE}.created_at`, "<", query.until);
-  // Qualified: with the targets joined, created_at is in both tables.
-  const at = query.targetId ? `${TARGETS_TABLE}.created_at` : `${AUDIT_TABLE}.created_at`;
-  const id = query.targetId ? `${TARGETS_TABLE}.audit_id` : `${AUDIT_TABLE}.id`;
-  if (after) {
-    q.where((w) => {
-      w.where(at, "<", after.createdAt).orWhere((w2) => {
-        w2.where(at, after.createdAt).where(id, "<", after.id);
-      });
-    });
+  await recordAuditAlone(db, clock, logger, entry);
+}
+
+/**
+ * recordAudit in a transaction of its own (what the interceptor writes for a call that committed
+ * no change). Its row's id, or undefined when it could not be written (logged); `replayed` when
+ * its `jti` was recorded already (a racing second use of the assertion): the row is then written
+ * without it, as ASSERTION_REPLAYED.
+ */
+export async function recordAuditAlone(db: Knex, clock: Clock, logger: Logger, entry: AuditEntry): Promise<{ id?: string; replayed: boolean }> {
+  // Its own transaction never carries another call's row (nor this one's, a second time).
+  const append = (e: AuditEntry) => withoutCommitParticipant(() => transactionWithRetry(db, (trx) => appendAudit(trx, clock, e)));
+  try {
+    try {
+      return { id: await append(entry), replayed: false };
+    } catch (err) {
+      if (!entry.jti || !isReplayedAssertion(err)) throw err;
+      return { id: await append({ ...withoutJti(entry), outcome: "ASSERTION_REPLAYED" }), replayed: true };
+    }
+  } catch (err) {
+    logger.error({ err, audit: { rpc: entry.rpc, actor: entry.actor, outcome: entry.outcome } }, "could not record an operator action in the audit");
+    return { replayed: false };
   }
-  const rows = (await q.orderBy([{ column: at, order: "desc" }, { column: id, order: "desc" }]).limit(query.limit + 1)) as AuditRow[];
-  const page = rows.slice(0, query.limit);
-  const last = page.at(-1);
-  return { rows: page, nextCursor: rows.length > query.limit && last ? encodeCursor({ createdAt: Number(last.created_at), id: last.id }) : "" };
+}
+
+/**
+ * What a call answered, for its row written with its change before the answer was known: the
+ * answer (JSON, secrets left out) and how the call ended for its caller. Append-only beside the
+ * chain (not hashed: the change is, and this is what the caller was told). A failure is logged.
+ */
+export async function recordAnswer(db: Knex, clock: Clock, logger: Logger, auditId: string, outcome: string, afterJson: string | null): Promise<void> {
+  try {
+    await db(ANSWERS_TABLE).insert({ audit_id: auditId, created_at: clock.now().getTime(), outcome: storedText(outcome, 80), after_json: afterJson });
+  } catch (err) {
+    logger.error({ err, audit: { id: auditId, outcome } }, "could not record a call's answer in the audit");
+  }
 }

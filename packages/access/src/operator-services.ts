@@ -8,13 +8,14 @@ import {
   type AuditRecord,
 } from "@payments/contracts/operator";
 import { approvalStatusFromProto, approvalStatusToProto } from "@payments/contracts/statuses";
-import { type Clock, ERROR_REASON_KEY, type Logger, serviceError } from "@payments/kit";
+import { type Clock, ERROR_REASON_KEY, type Logger, serviceError, transactionWithRetry } from "@payments/kit";
+import type { Knex } from "knex";
 import {
   AssertionError,
   isMerchantUser,
   OPERATOR_ASSERTION_HEADER,
   roleAtLeast,
-  verifyAssertion,
+  verifyAssertionWithId,
   type ActorIdentity,
   type MerchantRole,
   type OperatorRole,
@@ -22,7 +23,9 @@ import {
 import { ANY_MERCHANT_ROLE, hostedModule, merchantRolesFor, neededRole, type AccessEntry, type AccessModule, type AccessRegistry } from "./access-table.js";
 import { runApproved } from "./call-scope.js";
 import { isWorkload, MERCHANT_USER_CARRIERS, OPERATOR_CARRIERS, WORKLOAD_HEADER, WorkloadIdentityError, type WorkloadIdentity, type WorkloadVerifier } from "./workload-identity.js";
-import { auditJson, listAudit, recordAudit, type AuditRow } from "./operator-audit.js";
+import { appendAudit, assertionUsed, auditJson, isReplayedAssertion, recordAuditAlone, withoutJti, type AuditEntry } from "./operator-audit.js";
+import { auditChainPage, listAudit, MAX_CHAIN_PAGE, type AuditRow } from "./audit-read.js";
+import { assertionReplayed } from "./audit-participant.js";
 import {
   approvalState,
   claimApproval,
@@ -99,7 +102,8 @@ export function auditRecordOf(row: AuditRow): AuditRecord {
     outcome: row.outcome,
     approvalId: row.approval_id ?? "",
     requestJson: row.request_json ?? "",
-    afterJson: row.after_json ?? "",
+    // Written with its change before the call answered: the answer was recorded beside the row.
+    afterJson: row.after_json ?? row.answer_after_json ?? "",
     requestId: row.request_id ?? "",
     traceId: row.trace_id ?? "",
     service: row.service,
@@ -107,6 +111,8 @@ export function auditRecordOf(row: AuditRow): AuditRecord {
     beforeJson: row.before_json ?? "",
     workload: row.workload ?? "",
     merchantId: row.merchant_id ?? "",
+    answerOutcome: row.answer_outcome && row.answer_outcome !== row.outcome ? row.answer_outcome : "",
+    seq: BigInt(row.seq ?? 0),
   };
 }
 
@@ -127,7 +133,7 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
     context: HandlerContext,
     needed: OperatorRole,
     merchantRoles: readonly MerchantRole[],
-  ): Promise<{ module: AccessModule; operator: ActorIdentity; workload: WorkloadIdentity }> {
+  ): Promise<{ module: AccessModule; operator: ActorIdentity; workload: WorkloadIdentity; jti: string | undefined }> {
     const module = hostedModule(registry, context.requestHeader);
     let workload: WorkloadIdentity;
     try {
@@ -141,9 +147,10 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
     const token = context.requestHeader.get(OPERATOR_ASSERTION_HEADER);
     if (!token) throw serviceError(Code.Unauthenticated, "UNAUTHENTICATED", `this needs a signed operator assertion (${OPERATOR_ASSERTION_HEADER})`);
     let operator: ActorIdentity;
+    let jti: string | undefined;
     try {
       if (!publicKey) throw new AssertionError("this service has no OPERATOR_ASSERTION_PUBLIC_KEY: it accepts no operator's assertion");
-      operator = await verifyAssertion(publicKey, token, module.name, clock.now());
+      ({ actor: operator, jti } = await verifyAssertionWithId(publicKey, token, module.name, clock.now()));
     } catch (err) {
       if (err instanceof AssertionError) throw serviceError(Code.Unauthenticated, "UNAUTHENTICATED", err.message);
       throw err;
@@ -155,7 +162,20 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
     if (isMerchantUser(operator)) {
       if (!merchantRoles.includes(operator.role)) throw serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `this is not open to the ${operator.role} role`);
     } else if (!roleAtLeast(operator.role, needed)) throw serviceError(Code.PermissionDenied, "PERMISSION_DENIED", `this needs the ${needed} role`);
-    return { module, operator, workload };
+    return { module, operator, workload, jti };
+  }
+
+  /**
+   * A decision's assertion, spent once as any mutating call's: one without an id, or one that a
+   * call was accepted with already, is refused (UNAUTHENTICATED), the refusal audited.
+   */
+  async function spend(module: AccessModule, operator: ActorIdentity, rpc: string, row: ApprovalRow, jti: string | undefined, note: string): Promise<string> {
+    if (!jti) throw serviceError(Code.Unauthenticated, "UNAUTHENTICATED", "the operator assertion has no id (jti): a call that changes anything needs one, used once");
+    if (await assertionUsed(module.db, jti)) {
+      await recordAuditAlone(module.db, clock, logger, decisionEntry(module, operator, rpc, row, "ASSERTION_REPLAYED", note));
+      throw assertionReplayed();
+    }
+    return jti;
   }
 
   /** Whether `actor` may decide (approve, or reject when not its maker) an approval of `entry`'s RPC for this request. */
@@ -181,8 +201,8 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
     return { row, entry };
   }
 
-  async function decisionAudit(module: AccessModule, operator: ActorIdentity, rpc: string, row: ApprovalRow, outcome: string, note: string): Promise<void> {
-    await recordAudit(module.db, clock, logger, {
+  function decisionEntry(module: AccessModule, operator: ActorIdentity, rpc: string, row: ApprovalRow, outcome: string, note: string, jti?: string): AuditEntry {
+    return {
       service: module.name,
       rpc,
       actor: operator.subject,
@@ -194,10 +214,45 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
       outcome,
       approvalId: row.id,
       maker: row.maker,
-    });
+      ...(jti ? { jti } : {}),
+    };
+  }
+
+  /** A decision refused with nothing changed, audited on its own (its assertion spent); a racing second use of the assertion is refused as such. */
+  async function refuseDecision(module: AccessModule, operator: ActorIdentity, rpc: string, row: ApprovalRow, err: ConnectError, note: string, jti: string): Promise<never> {
+    const written = await recordAuditAlone(module.db, clock, logger, decisionEntry(module, operator, rpc, row, err.metadata.get(ERROR_REASON_KEY) ?? "REFUSED", note, jti));
+    throw written.replayed ? assertionReplayed() : err;
+  }
+
+  /**
+   * A decision and its audit row in one transaction: `change` (the conditional UPDATE that claims
+   * or rejects a pending approval) and, when it took, the row, with the decider's assertion spent
+   * (its unique jti the backstop of a racing second use: the decision then rolls back). false when
+   * the approval was not pending any more (nothing written).
+   */
+  async function decide(module: AccessModule, entry: AuditEntry, change: (trx: Knex.Transaction) => Promise<boolean>): Promise<boolean> {
+    try {
+      return await transactionWithRetry(module.db, async (trx) => {
+        if (!(await change(trx))) return false;
+        await appendAudit(trx, clock, entry);
+        return true;
+      });
+    } catch (err) {
+      if (!isReplayedAssertion(err)) throw err;
+      await recordAuditAlone(module.db, clock, logger, { ...withoutJti(entry), outcome: "ASSERTION_REPLAYED" });
+      throw assertionReplayed();
+    }
   }
 
   router.service(AuditService, {
+    async listAuditChain(req, context) {
+      // Operators' alone: the chain is the whole service's audit, every merchant's rows in it.
+      const { module } = await authorize(context, "viewer", []);
+      if (req.afterSeq < 0n) throw serviceError(Code.InvalidArgument, "VALIDATION_ERROR", "after_seq must be 0 or more", { field: "after_seq" });
+      if (req.limit < 0 || req.limit > MAX_CHAIN_PAGE) throw serviceError(Code.InvalidArgument, "VALIDATION_ERROR", `limit must be 0..${MAX_CHAIN_PAGE}`, { field: "limit" });
+      return auditChainPage(module.db, Number(req.afterSeq), req.limit === 0 ? 500 : req.limit);
+    },
+
     async listAuditRecords(req, context) {
       // A merchant's trail is its owner's to read.
       const { module, operator } = await authorize(context, "viewer", ["owner"]);
@@ -236,23 +291,21 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
     },
 
     async approve(req, context) {
-      const { module, operator, workload } = await authorize(context, "viewer", ANY_MERCHANT_ROLE);
+      const { module, operator, workload, jti: token } = await authorize(context, "viewer", ANY_MERCHANT_ROLE);
       const rpc = "payments.operator.v1.ApprovalService/Approve";
       const { row, entry } = await pendingApproval(module, req.id, operator);
-      const refuse = async (err: ConnectError): Promise<never> => {
-        await decisionAudit(module, operator, rpc, row, err.metadata.get(ERROR_REASON_KEY) ?? "REFUSED", req.note);
-        throw err;
-      };
+      const jti = await spend(module, operator, rpc, row, token, req.note);
+      const refuse = (err: ConnectError): Promise<never> => refuseDecision(module, operator, rpc, row, err, req.note, jti);
       if (row.maker === operator.subject) {
         const must = isMerchantUser(operator) ? "the user who asked for it cannot approve it: another user of the merchant must" : "the operator who asked for it cannot approve it: another operator must";
         await refuse(serviceError(Code.PermissionDenied, "MAKER_CANNOT_APPROVE", must));
       }
       const denied = mayDecide(operator, row, entry, "approving");
       if (denied) await refuse(denied);
-      if (!(await claimApproval(module.db, clock, row.id, operator, req.note))) {
+      // The claim and its audit row commit together: an approval is never run unrecorded.
+      if (!(await decide(module, decisionEntry(module, operator, rpc, row, "ok", req.note, jti), (trx) => claimApproval(trx, clock, row.id, operator, req.note)))) {
         await refuse(serviceError(Code.FailedPrecondition, "APPROVAL_NOT_PENDING", `approval ${row.id} is ${approvalState(row, clock.now().getTime())}, not pending`));
       }
-      await decisionAudit(module, operator, rpc, row, "ok", req.note);
       // Run the stored request through this process's own handlers and interceptors, as the
       // approver (the assertion they came with) with the approval let past: audited there too.
       const message = storedRequest(row, entry.method);
@@ -282,20 +335,18 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
     },
 
     async reject(req, context) {
-      const { module, operator } = await authorize(context, "viewer", ANY_MERCHANT_ROLE);
+      const { module, operator, jti: token } = await authorize(context, "viewer", ANY_MERCHANT_ROLE);
       const rpc = "payments.operator.v1.ApprovalService/Reject";
       const { row, entry } = await pendingApproval(module, req.id, operator);
       if (!req.reason.trim()) throw serviceError(Code.InvalidArgument, "VALIDATION_ERROR", "reason is required", { field: "reason" });
+      const jti = await spend(module, operator, rpc, row, token, req.reason);
       const denied = row.maker === operator.subject ? undefined : mayDecide(operator, row, entry, "rejecting");
-      if (denied) {
-        await decisionAudit(module, operator, rpc, row, denied.metadata.get(ERROR_REASON_KEY) ?? "PERMISSION_DENIED", req.reason);
-        throw denied;
+      if (denied) await refuseDecision(module, operator, rpc, row, denied, req.reason, jti);
+      // The rejection and its audit row commit together.
+      if (!(await decide(module, decisionEntry(module, operator, rpc, row, "ok", req.reason, jti), (trx) => rejectApproval(trx, clock, row.id, operator, req.reason)))) {
+        const notPending = serviceError(Code.FailedPrecondition, "APPROVAL_NOT_PENDING", `approval ${row.id} is ${approvalState(row, clock.now().getTime())}, not pending`);
+        await refuseDecision(module, operator, rpc, row, notPending, req.reason, jti);
       }
-      if (!(await rejectApproval(module.db, clock, row.id, operator, req.reason))) {
-        await decisionAudit(module, operator, rpc, row, "APPROVAL_NOT_PENDING", req.reason);
-        throw serviceError(Code.FailedPrecondition, "APPROVAL_NOT_PENDING", `approval ${row.id} is ${approvalState(row, clock.now().getTime())}, not pending`);
-      }
-      await decisionAudit(module, operator, rpc, row, "ok", req.reason);
       const done = await findApproval(module.db, row.id);
       return { approval: approvalMessage(done ?? row, clock.now().getTime()) };
     },

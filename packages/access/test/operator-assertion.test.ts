@@ -3,8 +3,9 @@ import { SignJWT } from "jose";
 import type { Knex } from "knex";
 import {
   AssertionError,
+  accessMigrations,
+  ANSWERS_TABLE,
   AUDIT_TABLE,
-  auditMigration,
   createAssertionSigner,
   generateAssertionKeyPair,
   isMerchantUser,
@@ -15,6 +16,7 @@ import {
   roleAtLeast,
   signAssertion,
   verifyAssertion,
+  verifyAssertionWithId,
 } from "../src/index.js";
 import { createLogger, ensureDatabase, migrate, openDatabase } from "@payments/kit";
 import { createTestDatabase, manualClock } from "@payments/testing";
@@ -72,6 +74,21 @@ test("a person's assertion cannot be signed for longer than 60 s; a service acco
   t.regex((await t.throwsAsync(verifyAssertion(publicKey, forService, "deposit", now), { instanceOf: AssertionError })).message, /at most 60 s/);
 });
 
+test("an assertion's id (jti) comes with its identity, for the services to accept it for one change; a malformed one is refused", async (t) => {
+  const token = await signAssertion(privateKey, { ...ayse, audience: "payout" }, now);
+  const { actor, jti } = await verifyAssertionWithId(publicKey, token, "payout", now);
+  t.is(actor.subject, "ayse@example.com");
+  t.regex(jti ?? "", /^asr_/);
+  const other = await verifyAssertionWithId(publicKey, await signAssertion(privateKey, { ...ayse, audience: "payout" }, now), "payout", now);
+  t.not(other.jti, jti, "every assertion has an id of its own");
+  const claims = (jti: unknown) =>
+    new SignJWT({ role: "admin", kind: "human", ...(jti === undefined ? {} : { jti: jti as string }) }).setProtectedHeader({ alg: "EdDSA" }).setIssuer("payments-console").setSubject("x").setAudience("payout").setIssuedAt(now.getTime() / 1000).setExpirationTime(now.getTime() / 1000 + 30).sign(privateKey);
+  t.is((await verifyAssertionWithId(publicKey, await claims(undefined), "payout", now)).jti, undefined, "none named: the services refuse it for a change");
+  for (const bad of ["", 7, "x".repeat(101)]) {
+    t.regex((await t.throwsAsync(verifyAssertionWithId(publicKey, await claims(bad), "payout", now), { instanceOf: AssertionError })).message, /jti/, String(bad));
+  }
+});
+
 test("an assertion naming more than one audience is refused by each of them", async (t) => {
   const token = await signAssertion(privateKey, { ...ayse, audience: ["payout", "deposit"] }, now);
   for (const audience of ["payout", "deposit"]) {
@@ -117,7 +134,7 @@ for (const dialect of ["mysql", "sqlite"] as const) {
       db = openDatabase({ sqliteFile: ":memory:" });
     }
     try {
-      await migrate(db, [auditMigration]);
+      await migrate(db, accessMigrations);
       const clock = manualClock(now);
       const logger = createLogger({ service: "test", level: "silent" });
       for (let i = 0; i < 3; i++) {
@@ -127,6 +144,9 @@ for (const dialect of ["mysql", "sqlite"] as const) {
       await t.throwsAsync(db(AUDIT_TABLE).update({ outcome: "changed" }), { any: true, message: /append-only/ });
       await t.throwsAsync(db(AUDIT_TABLE).delete(), { any: true, message: /append-only/ });
       await t.throwsAsync(db(`${AUDIT_TABLE}_targets`).delete(), { any: true, message: /append-only/ });
+      await db(ANSWERS_TABLE).insert({ audit_id: "aud_x", created_at: 1, outcome: "ok", after_json: null });
+      await t.throwsAsync(db(ANSWERS_TABLE).update({ outcome: "changed" }), { any: true, message: /append-only/ });
+      await t.throwsAsync(db(ANSWERS_TABLE).delete(), { any: true, message: /append-only/ });
       const first = await listAudit(db, { targetId: "mer_1", limit: 2 });
       if (first === "bad-cursor") return t.fail();
       t.deepEqual(first.rows.map((r) => r.reason), ["r2", "r1"]);

@@ -1,6 +1,6 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { type RunningServices } from "@payments/kit";
-import { AUDIT_TABLE } from "@payments/access";
+import { AUDIT_TABLES } from "@payments/access";
 import { SERVICE_NAMES, serviceModule, type ServiceName } from "./in-process.js";
 import { createServiceClient, type TestClientOptions } from "./operators.js";
 
@@ -39,7 +39,7 @@ export async function sqliteRows(running: RunningServices, module: string, keep:
   const tables = await knex.raw<Array<{ name: string }>>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
   const parts: string[] = [];
   for (const { name } of tables) {
-    if (name === AUDIT_TABLE || name === `${AUDIT_TABLE}_targets` || name.startsWith("knex_")) continue;
+    if (AUDIT_TABLES.includes(name) || name.startsWith("knex_")) continue;
     const rows = (await knex(name).select()).map((r) => JSON.stringify(r, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString("hex") : v)));
     parts.push(name, ...rows.filter(keep));
   }
