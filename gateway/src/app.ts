@@ -18,6 +18,8 @@ import { authenticate } from "./middleware/authenticate.js";
 import { clientIp } from "./middleware/client-ip.js";
 import { errorHandler } from "./middleware/error-handler.js";
 import { ipAllowlist } from "./middleware/ip-allowlist.js";
+import { keyScope } from "./middleware/key-scope.js";
+import { EVERY_SCOPE, scopeMask } from "./key-scopes.js";
 import { ipRateLimit } from "./middleware/ip-rate-limit.js";
 import { metricsEndpoint } from "./middleware/metrics-endpoint.js";
 import { jsonBody } from "./middleware/json-body.js";
@@ -127,12 +129,16 @@ export function createApp(deps: GatewayDeps): Koa<GatewayState> {
   const jsonParser = jsonBody();
   const optionalJsonParser = jsonBody({ optional: true });
 
-  /** A signed merchant request: 429 (failed-auth budget) → 413 → 401 → 403 → 429 → 415/400, then the handler. */
-  const merchantChain = (route: Route): RouteHandler[] => [
+  /**
+   * A signed merchant request: 429 (failed-auth budget) → 413 → 401 → 403 IP → 403 scope → 429 →
+   * 415/400, then the handler. A route every key may call (the bank list) has no scope step at all.
+   */
+  const merchantChain = (route: Route & { access: "merchant" }): RouteHandler[] => [
     failureLimiter,
     bodyReader,
     authenticator,
     ipAllowlist({ trustedProxies, requireAllowList: route.requireAllowList ?? false }),
+    ...(scopeMask(route.scopes) === EVERY_SCOPE ? [] : [keyScope(route.scopes)]),
     limiter,
     route.body === "none" ? optionalJsonParser : jsonParser,
   ];

@@ -3,9 +3,10 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, type Client } from "@connectrpc/connect";
 import { MERCHANT_CHANGED_TOPIC } from "@payments/contracts";
 import { MerchantChangedSchema, MerchantStatus, type GetCredentialsResponse, type MerchantService } from "@payments/contracts/merchant";
-import { API_KEY_SCOPES, type ApiKeyScope } from "@payments/access";
+import { isApiKeyScope, type ApiKeyScope, type MerchantVoice } from "@payments/access";
 import { errorInfo, type Clock, type EventBus, type Logger, type Subscription } from "@payments/kit";
 import { parseAllowList, type IpRange } from "./ip-rule.js";
+import { scopeMask } from "./key-scopes.js";
 
 /** Named once, in @payments/contracts; re-exported for this package's tests. */
 export { MERCHANT_CHANGED_TOPIC };
@@ -25,8 +26,12 @@ export interface MerchantCredentials {
   rateLimitBurst?: number;
   /** What the key may do: the gateway refuses a route outside them, and the services refuse a call outside them again. */
   scopes: readonly ApiKeyScope[];
+  /** `scopes` as bits (key-scopes.ts), for the route check. */
+  scopeMask: number;
   /** Trusted by the owner for automatic payouts: the merchant's approval threshold does not hold its withdrawals. */
   trusted: boolean;
+  /** What every service call of a request signed with this key says for the merchant: made once per cached entry, not per request. */
+  voice: MerchantVoice;
 }
 
 /** The secrets that verify at `now`: a rotated-out one stops at its expiry even while cached. */
@@ -56,6 +61,8 @@ interface Entry {
 }
 
 function toCredentials(apiKey: string, res: GetCredentialsResponse): MerchantCredentials {
+  // A scope this gateway does not know grants nothing; none at all (a merchant service older than scoped keys) admits nothing but what every key may do.
+  const scopes = Object.freeze(res.scopes.filter(isApiKeyScope));
   return {
     merchantId: res.merchantId,
     apiKey,
@@ -66,9 +73,10 @@ function toCredentials(apiKey: string, res: GetCredentialsResponse): MerchantCre
     allowList: parseAllowList(res.allowedIps),
     ...(res.rateLimitPerSecond !== undefined ? { rateLimitPerSecond: res.rateLimitPerSecond } : {}),
     ...(res.rateLimitBurst !== undefined ? { rateLimitBurst: res.rateLimitBurst } : {}),
-    // Every key carries all three until the merchant service issues scoped keys.
-    scopes: API_KEY_SCOPES,
-    trusted: false,
+    scopes,
+    scopeMask: scopeMask(scopes),
+    trusted: res.trusted,
+    voice: Object.freeze({ merchantId: res.merchantId, keyId: apiKey, scopes, trusted: res.trusted }),
   };
 }
 

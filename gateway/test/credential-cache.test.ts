@@ -149,3 +149,17 @@ test("a TTL of 0 turns caching off", async (t) => {
   await cache.get("pk_x");
   t.is(merchants.calls.length, 4);
 });
+
+test("a key's scopes and trusted mark are kept with its credentials, with the voice and the scope bits made once per entry", async (t) => {
+  const { cache } = setup({ pk_pay: { merchantId: "m_a", scopes: ["withdrawals", "read"], trusted: true }, pk_odd: { merchantId: "m_a", scopes: ["deposits", "refunds"] } });
+  const first = (await cache.get("pk_pay"))!;
+  t.deepEqual(first.scopes, ["withdrawals", "read"]);
+  t.true(first.trusted);
+  t.deepEqual(first.voice, { merchantId: "m_a", keyId: "pk_pay", scopes: ["withdrawals", "read"], trusted: true });
+  t.is(first.scopeMask, 0b101);
+  t.true(Object.isFrozen(first.voice), "shared by every request: nobody may change it");
+  t.is((await cache.get("pk_pay"))!.voice, first.voice, "the same object on every request");
+  const odd = (await cache.get("pk_odd"))!;
+  t.deepEqual(odd.scopes, ["deposits"], "a scope this gateway does not know grants nothing");
+  t.false(odd.trusted);
+});

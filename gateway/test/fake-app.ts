@@ -6,6 +6,7 @@ import { CallbackService } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService, MerchantStatus } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
+import { API_KEY_SCOPES } from "@payments/access";
 import { createLogger, createMetrics, serviceError, type Metrics } from "@payments/kit";
 import { manualClock } from "@payments/testing";
 import { createApp } from "../src/app.js";
@@ -22,6 +23,10 @@ export interface FakeMerchant extends Credentials {
   rateLimitBurst?: number;
   /** A sandbox merchant (default: live). */
   sandbox?: boolean;
+  /** The key's scopes (default every scope). */
+  scopes?: readonly string[];
+  /** The key is trusted for automatic payouts (default not). */
+  trusted?: boolean;
 }
 
 export interface FakeApp {
@@ -70,6 +75,8 @@ export async function startFakeApp(
           secrets: [{ secret: merchant.apiSecret }],
           allowedIps: merchant.allowedIps ?? [],
           sandbox: merchant.sandbox ?? false,
+          scopes: [...(merchant.scopes ?? API_KEY_SCOPES)],
+          trusted: merchant.trusted ?? false,
           ...(merchant.rateLimitPerSecond !== undefined ? { rateLimitPerSecond: merchant.rateLimitPerSecond } : {}),
           ...(merchant.rateLimitBurst !== undefined ? { rateLimitBurst: merchant.rateLimitBurst } : {}),
         };

@@ -13,6 +13,7 @@ import { DepositService } from "@payments/contracts/deposit";
 import { Health } from "@payments/contracts/health";
 import { MerchantChangedSchema, MerchantService, MerchantStatus, type MerchantChanged } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
+import { API_KEY_SCOPES } from "@payments/access";
 import { createLogger, createMetrics, type RunningServices } from "@payments/kit";
 import { createServiceClient, eventually, manualClock, TEST_OPERATOR_ENV } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
@@ -104,6 +105,7 @@ test.before(async () => {
         method: "POST",
         path: "/v1/echo",
         access: "merchant",
+        scopes: API_KEY_SCOPES,
         handler: (ctx) => {
           ctx.status = 201;
           ctx.body = success({ received: ctx.state.body }, clock);

@@ -43,7 +43,7 @@ export function authenticate(options: { credentials: CredentialCache; clock: Clo
     }
 
     ctx.state.merchant = merchant;
-    // Every service call this request makes speaks for this merchant, with this key's scopes, signed by the gateway.
-    await speakForMerchant({ merchantId: merchant.merchantId, keyId: merchant.apiKey, scopes: merchant.scopes, trusted: merchant.trusted }, next);
+    // Every service call this request makes speaks for this merchant, with this key's scopes and trusted mark, signed by the gateway.
+    await speakForMerchant(merchant.voice, next);
   };
 }

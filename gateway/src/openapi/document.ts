@@ -5,6 +5,7 @@ import { EVENT_ID, REQUEST_ID, callbackBodyExample } from "./examples.js";
 import { componentSchemas, inputSchema, outputSchema, type JsonSchema } from "./json-schema.js";
 import { ERROR_MEANINGS, MERCHANT_ERRORS, OPERATIONS, PATH_ID, type ErrorCodes, type OperationSpec } from "./operations.js";
 import { COMPONENT_SCHEMAS, failureEnvelope, successEnvelope, type ComponentName } from "./schemas.js";
+import { EVERY_SCOPE, scopeMask, scopeWords } from "../key-scopes.js";
 
 /** The OpenAPI document as JSON. Plain objects: the tests and `pnpm openapi` read it as such. */
 export type OpenApiDocument = Record<string, unknown> & {
@@ -26,7 +27,9 @@ const SIGNING = `Every merchant request carries three headers: \`X-API-Key\` (yo
 - the path with its query string exactly as sent (\`/v1/deposit?processId=order-1\`);
 - the body bytes exactly as sent (sign what you send, never a re-serialised copy); the empty string when there is none (GET).
 
-The timestamp must be within 300 seconds of the server's time, either way. Checks run in this order, and the first failure answers: MISSING_API_KEY, INVALID_API_KEY, MISSING_TIMESTAMP, MISSING_SIGNATURE, TIMESTAMP_EXPIRED, INVALID_SIGNATURE (all 401), then IP_NOT_WHITELISTED (403) and RATE_LIMITED (429). During a secret rotation the old secret keeps working for a grace period. Keep the secret on your server.`;
+The timestamp must be within 300 seconds of the server's time, either way. Checks run in this order, and the first failure answers: MISSING_API_KEY, INVALID_API_KEY, MISSING_TIMESTAMP, MISSING_SIGNATURE, TIMESTAMP_EXPIRED, INVALID_SIGNATURE (all 401), then IP_NOT_WHITELISTED (403), INSUFFICIENT_SCOPE (403) and RATE_LIMITED (429). During a secret rotation the old secret keeps working for a grace period. Keep the secret on your server.
+
+**Scopes.** Each API key has scopes, chosen when it is made: \`read\` (transactions, balance, statement, callback events), \`deposits\` (create, read and cancel deposits; the sandbox helpers), \`withdrawals\` (create, read and cancel withdrawals; the balance). Every key may read the bank list. Each operation names the scopes that admit it (its \`security\`: any one of them); a key without one is answered 403 INSUFFICIENT_SCOPE and nothing is called. Give each system the narrowest key it needs: a shop's checkout a \`deposits\` key, a payouts server a \`withdrawals\` key.`;
 
 /** The callback's headers, for the webhook: both signatures of decisions.md and Standard Webhooks. */
 const CALLBACK_HEADERS: readonly { name: string; description: string; schema: JsonSchema; example: string }[] = [
@@ -55,10 +58,15 @@ function errorDescription(codes: readonly string[]): string {
   return codes.map((code) => `- \`${code}\`: ${ERROR_MEANINGS[code] ?? code}`).join("\n");
 }
 
-/** Each status's codes: MERCHANT_ERRORS with the operation's own added, in status order. */
-export function operationErrors(op: Pick<OperationSpec, "errors">): ErrorCodes {
+/** Whether some API key cannot call the operation (its scopes are not every scope). */
+function scoped(op: Pick<OperationSpec, "scopes">): boolean {
+  return scopeMask(op.scopes) !== EVERY_SCOPE;
+}
+
+/** Each status's codes: MERCHANT_ERRORS with the operation's own added (and INSUFFICIENT_SCOPE where a key may lack its scope), in status order. */
+export function operationErrors(op: Pick<OperationSpec, "errors" | "scopes">): ErrorCodes {
   const merged: Record<number, string[]> = {};
-  for (const source of [MERCHANT_ERRORS, op.errors]) {
+  for (const source of [MERCHANT_ERRORS, scoped(op) ? { 403: ["INSUFFICIENT_SCOPE"] } : {}, op.errors]) {
     for (const [status, codes] of Object.entries(source)) (merged[Number(status)] ??= []).push(...codes.filter((c) => !merged[Number(status)]?.includes(c)));
   }
   return Object.fromEntries(Object.entries(merged).sort(([a], [b]) => Number(a) - Number(b)));
@@ -91,9 +99,15 @@ function sameCodes(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((code, i) => code === b[i]);
 }
 
-/** `Error<status>`: the failure response of each status every merchant operation has, with just the common codes. */
+/** The 403 of an operation some keys may not call: the common codes and INSUFFICIENT_SCOPE, one shared response. */
+const SCOPED_403: readonly string[] = [...(MERCHANT_ERRORS[403] ?? []), "INSUFFICIENT_SCOPE"];
+
+/** `Error<status>`: the failure response of each status every merchant operation has, with just the common codes; `Error403Scoped` with INSUFFICIENT_SCOPE too. */
 function commonErrorResponses(): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(MERCHANT_ERRORS).map(([status, codes]) => [`Error${status}`, errorResponse(Number(status), codes)]));
+  return {
+    ...Object.fromEntries(Object.entries(MERCHANT_ERRORS).map(([status, codes]) => [`Error${status}`, errorResponse(Number(status), codes)])),
+    Error403Scoped: errorResponse(403, SCOPED_403),
+  };
 }
 
 function parameters(op: OperationSpec): Record<string, unknown>[] {
@@ -157,13 +171,21 @@ function operation(op: OperationSpec): Record<string, unknown> {
   for (const [status, codes] of Object.entries(operationErrors(op))) {
     // A status whose codes are just the common ones shares one response object.
     const common = MERCHANT_ERRORS[Number(status)];
-    responses[status] = common && sameCodes(common, codes) ? ref("responses", `Error${status}`) : errorResponse(Number(status), codes);
+    responses[status] =
+      common && sameCodes(common, codes)
+        ? ref("responses", `Error${status}`)
+        : status === "403" && sameCodes(SCOPED_403, codes)
+          ? ref("responses", "Error403Scoped")
+          : errorResponse(Number(status), codes);
   }
+  const needs = scoped(op) ? `Needs an API key with the ${scopeWords(op.scopes.map((s) => `\`${s}\``), "or")} scope.` : "Any API key may call it.";
   return {
     operationId: op.operationId,
     tags: [op.tag],
     summary: op.summary,
-    description: op.description,
+    description: `${op.description}\n\n${needs}`,
+    // Alternatives: a key with any one of the scopes (OpenAPI 3.1 lets an apiKey requirement name the roles it needs).
+    ...(scoped(op) ? { security: op.scopes.map((scope) => ({ ApiKey: [scope], Timestamp: [], Signature: [] })) } : {}),
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(op.body
       ? {
@@ -257,7 +279,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
       schemas: componentSchemas({ ...COMPONENT_SCHEMAS, ...envelopeSchemas() }),
       responses: commonErrorResponses(),
       securitySchemes: {
-        ApiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: `Your API key.\n\n${SIGNING}` },
+        ApiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: `Your API key. An operation's security names the key scopes that admit it (\`read\`, \`deposits\`, \`withdrawals\`).\n\n${SIGNING}` },
         Timestamp: { type: "apiKey", in: "header", name: "X-Timestamp", description: "Unix time in seconds, as a string, within 300 s of the server's time. Part of the signed message." },
         Signature: {
           type: "apiKey",

@@ -18,6 +18,7 @@ import {
 import type { JsonSchema } from "./json-schema.js";
 import type { OperationSpec } from "./operations.js";
 import { NOT_AN_ID } from "./operations-texts.js";
+import { SCOPES } from "../key-scopes.js";
 
 const EVENT_ID_PARAM = {
   description: `The event id (\`evt_\` and 22 URL-safe characters): a callback's \`X-Event-Id\` (or \`webhook-id\`), or an \`id\` from GET /v1/events. ${NOT_AN_ID}`,
@@ -59,6 +60,7 @@ export const BANK_OPERATIONS: readonly OperationSpec[] = [
     method: "get",
     path: "/v1/available-banks",
     operationId: "listAvailableBanks",
+    scopes: SCOPES.anyKey,
     tag: "Banks",
     summary: "List the banks open to you",
     description:
@@ -74,6 +76,7 @@ export const ACCOUNT_OPERATIONS: readonly OperationSpec[] = [
     method: "get",
     path: "/v1/balance",
     operationId: "getBalance",
+    scopes: SCOPES.readWithdrawals,
     tag: "Balance",
     summary: "Get your balance",
     description: "Per currency: `available` (what a withdrawal can take) and `held` (by withdrawals not yet final), in the smallest currency unit.",
@@ -84,6 +87,7 @@ export const ACCOUNT_OPERATIONS: readonly OperationSpec[] = [
     method: "get",
     path: "/v1/statement",
     operationId: "getStatement",
+    scopes: SCOPES.read,
     tag: "Balance",
     summary: "Get your statement",
     description: `Your ledger of one currency over whole UTC days, for your accounts: the opening balance, every movement with the balance after it, and the closing balance. The balance is the money you own, \`available + held\` of GET /v1/balance: money held for a withdrawal is yours until the withdrawal completes, so a hold and a release have amount 0 (their \`availableChange\` and \`heldChange\` show the move) and the withdrawal's debit is when it leaves. openingBalance plus every amount is closingBalance, exactly.
@@ -119,6 +123,7 @@ export const ACCOUNT_OPERATIONS: readonly OperationSpec[] = [
     method: "get",
     path: "/v1/transactions",
     operationId: "listTransactions",
+    scopes: SCOPES.read,
     tag: "Transactions",
     summary: "List your transactions",
     description: "Deposits and withdrawals, newest first, a page at a time. Unknown parameters are ignored; a known one given twice is a VALIDATION_ERROR.",
@@ -145,6 +150,7 @@ export const ACCOUNT_OPERATIONS: readonly OperationSpec[] = [
     method: "get",
     path: "/v1/events",
     operationId: "listEvents",
+    scopes: SCOPES.read,
     tag: "Events",
     summary: "List your callback events",
     description: "The callbacks sent to you (or being sent), newest first, with every delivery attempt.",
@@ -165,6 +171,7 @@ export const ACCOUNT_OPERATIONS: readonly OperationSpec[] = [
     method: "get",
     path: "/v1/events/{eventId}",
     operationId: "getEvent",
+    scopes: SCOPES.read,
     tag: "Events",
     summary: "Get a callback event",
     description: "One callback event, its body and its delivery attempts.",
@@ -176,6 +183,7 @@ export const ACCOUNT_OPERATIONS: readonly OperationSpec[] = [
     method: "post",
     path: "/v1/events/{eventId}/redeliver",
     operationId: "redeliverEvent",
+    scopes: SCOPES.read,
     tag: "Events",
     summary: "Send a callback again",
     description: "Queues the event for a new delivery now, whatever its delivery status (delivered and failed events come back `pending`). The body sent is the same, with the same id. No body is needed.",

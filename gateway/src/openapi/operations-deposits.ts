@@ -5,6 +5,7 @@ import { sandboxPayBody } from "../routes/sandbox.js";
 import { completedDepositExample, DEPOSIT_ID, depositExample, ZIRAAT_BANK_ID } from "./examples.js";
 import type { OperationSpec } from "./operations.js";
 import { CURRENCY, NOT_AN_ID, PROCESS_ID_RULE, TEXT } from "./operations-texts.js";
+import { SCOPES } from "../key-scopes.js";
 
 const DEPOSIT_ID_PARAM = { description: `The deposit's \`transactionId\` as the gateway returned it (\`dep_\` and 22 URL-safe characters). ${NOT_AN_ID}`, example: DEPOSIT_ID };
 
@@ -14,6 +15,7 @@ export const DEPOSIT_OPERATIONS: readonly OperationSpec[] = [
     method: "post",
     path: "/v1/deposit",
     operationId: "createDeposit",
+    scopes: SCOPES.deposits,
     tag: "Deposits",
     summary: "Create a deposit",
     description:
@@ -42,6 +44,7 @@ export const DEPOSIT_OPERATIONS: readonly OperationSpec[] = [
     method: "get",
     path: "/v1/deposit",
     operationId: "getDepositByProcessId",
+    scopes: SCOPES.readDeposits,
     tag: "Deposits",
     summary: "Get a deposit by your processId",
     description: "The deposit you created with this `processId`.",
@@ -53,6 +56,7 @@ export const DEPOSIT_OPERATIONS: readonly OperationSpec[] = [
     method: "get",
     path: "/v1/deposit/{transactionId}",
     operationId: "getDeposit",
+    scopes: SCOPES.readDeposits,
     tag: "Deposits",
     summary: "Get a deposit",
     description: "The deposit with this `transactionId`.",
@@ -64,6 +68,7 @@ export const DEPOSIT_OPERATIONS: readonly OperationSpec[] = [
     method: "post",
     path: "/v1/deposit/{transactionId}/cancel",
     operationId: "cancelDeposit",
+    scopes: SCOPES.deposits,
     tag: "Deposits",
     summary: "Cancel a pending deposit",
     description:
@@ -80,6 +85,7 @@ export const SANDBOX_OPERATIONS: readonly OperationSpec[] = [
     method: "post",
     path: "/v1/sandbox/deposit/{transactionId}/pay",
     operationId: "sandboxPayDeposit",
+    scopes: SCOPES.deposits,
     tag: "Sandbox",
     summary: "Pay a sandbox deposit",
     description:
@@ -101,6 +107,7 @@ export const SANDBOX_OPERATIONS: readonly OperationSpec[] = [
     method: "post",
     path: "/v1/sandbox/deposit/{transactionId}/expire",
     operationId: "sandboxExpireDeposit",
+    scopes: SCOPES.deposits,
     tag: "Sandbox",
     summary: "Expire a sandbox deposit now",
     description: "Sandbox merchants only: the expiry job's move, now, for a `pending` deposit (a `deposit.expired` callback follows). No body is needed.",

@@ -3,6 +3,7 @@ import { byProcessIdQuery as withdrawalByProcessId, createWithdrawalBody } from 
 import { AKBANK_BANK_ID, RECIPIENT_IBAN, WITHDRAWAL_ID, withdrawalExample } from "./examples.js";
 import type { OperationSpec } from "./operations.js";
 import { CURRENCY, NOT_AN_ID, PROCESS_ID_RULE, TEXT } from "./operations-texts.js";
+import { SCOPES } from "../key-scopes.js";
 
 const WITHDRAWAL_ID_PARAM = { description: `The withdrawal's \`transactionId\` as the gateway returned it (\`wdr_\` and 22 URL-safe characters). ${NOT_AN_ID}`, example: WITHDRAWAL_ID };
 
@@ -12,6 +13,7 @@ export const WITHDRAWAL_OPERATIONS: readonly OperationSpec[] = [
     method: "post",
     path: "/v1/withdraw",
     operationId: "createWithdrawal",
+    scopes: SCOPES.withdrawals,
     tag: "Withdrawals",
     summary: "Create a withdrawal",
     description:
@@ -40,6 +42,7 @@ export const WITHDRAWAL_OPERATIONS: readonly OperationSpec[] = [
     method: "get",
     path: "/v1/withdraw",
     operationId: "getWithdrawalByProcessId",
+    scopes: SCOPES.readWithdrawals,
     tag: "Withdrawals",
     summary: "Get a withdrawal by your processId",
     description: "The withdrawal you created with this `processId`.",
@@ -51,6 +54,7 @@ export const WITHDRAWAL_OPERATIONS: readonly OperationSpec[] = [
     method: "get",
     path: "/v1/withdraw/{transactionId}",
     operationId: "getWithdrawal",
+    scopes: SCOPES.readWithdrawals,
     tag: "Withdrawals",
     summary: "Get a withdrawal",
     description: "The withdrawal with this `transactionId`.",
@@ -62,6 +66,7 @@ export const WITHDRAWAL_OPERATIONS: readonly OperationSpec[] = [
     method: "post",
     path: "/v1/withdraw/{transactionId}/cancel",
     operationId: "cancelWithdrawal",
+    scopes: SCOPES.withdrawals,
     tag: "Withdrawals",
     summary: "Cancel a pending withdrawal",
     description:

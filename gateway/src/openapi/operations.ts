@@ -1,3 +1,4 @@
+import type { ApiKeyScope } from "@payments/access";
 import { z } from "zod";
 import { ID_MAX, SAFE_CHARACTERS } from "../routes/route.js";
 import type { JsonSchema } from "./json-schema.js";
@@ -15,6 +16,8 @@ export interface OperationSpec {
   /** OpenAPI path template, `/v1/deposit/{transactionId}`. */
   path: string;
   operationId: string;
+  /** The API key scopes that admit it, any one of them (the route's, key-scopes.ts SCOPES). */
+  scopes: readonly ApiKeyScope[];
   tag: string;
   summary: string;
   description: string;
@@ -85,6 +88,8 @@ export const ERROR_MEANINGS: Readonly<Record<string, string>> = {
   TIMESTAMP_EXPIRED: "X-Timestamp is not whole Unix seconds within 300 s of the server's time",
   INVALID_SIGNATURE: "The signature matches none of your active API secrets",
   IP_NOT_WHITELISTED: "The caller's IP is not on your allow-list (withdrawals also refuse every IP while the list is empty)",
+  INSUFFICIENT_SCOPE:
+    "The API key the request is signed with lacks the scope this operation needs (the message names it; see the operation's security): nothing was called or changed. Use a key with that scope, made on the merchant dashboard's Developers page",
   SANDBOX_ONLY: "Sandbox helpers work for sandbox merchants and their deposits only",
   TRANSACTION_NOT_FOUND: "You have no transaction of this kind with this id (or processId)",
   EVENT_NOT_FOUND: "You have no callback event with this id",

@@ -3,6 +3,7 @@ import type { AvailableBank, BankCatalogService, ListAvailableBanksResponse } fr
 import type { Clock } from "@payments/kit";
 import { successJson } from "../envelope.js";
 import { authenticatedMerchant, type Route } from "./route.js";
+import { SCOPES } from "../key-scopes.js";
 
 /** A bank entry of api.md; `logo` is absent on the FAST entry only. */
 export interface PublicBank {
@@ -53,6 +54,8 @@ export function availableBanks(deps: { bankCatalog: Pick<Client<typeof BankCatal
       method: "GET",
       path: "/v1/available-banks",
       access: "merchant",
+      // Any key: the bank list is what every integration starts with.
+      scopes: SCOPES.anyKey,
       handler: async (ctx) => {
         const merchant = authenticatedMerchant(ctx);
         // FAST is offered only when an account of the merchant's kind (sandbox or live) takes it.

@@ -7,6 +7,7 @@ import { success } from "../envelope.js";
 import { callAboutTransaction, callService } from "../errors.js";
 import type { RouteContext } from "../state.js";
 import { authenticatedMerchantId, amountField, missing, optionalBankId, optionalString, parseInput, processIdField, processIdQueryValue, requiredText, type Route } from "./route.js";
+import { SCOPES } from "../key-scopes.js";
 
 type Deposits = Pick<Client<typeof DepositService>, "createDeposit" | "getDeposit" | "cancelDeposit">;
 
@@ -87,6 +88,7 @@ export function deposits(deps: { deposits: Deposits; clock: Clock; publicBaseUrl
       method: "POST",
       path: "/v1/deposit",
       access: "merchant",
+      scopes: SCOPES.deposits,
       handler: async (ctx) => {
         const body = parseInput(createDepositBody, ctx.state.body, "body");
         const res = await callService(
@@ -109,6 +111,7 @@ export function deposits(deps: { deposits: Deposits; clock: Clock; publicBaseUrl
       method: "GET",
       path: "/v1/deposit",
       access: "merchant",
+      scopes: SCOPES.readDeposits,
       handler: async (ctx) => {
         const { processId } = parseInput(byProcessIdQuery, ctx.query, "query");
         const res = await callService(deps.deposits.getDeposit({ merchantId: authenticatedMerchantId(ctx), key: { case: "processId", value: processId } }), {
@@ -121,6 +124,7 @@ export function deposits(deps: { deposits: Deposits; clock: Clock; publicBaseUrl
       method: "GET",
       path: "/v1/deposit/:transactionId",
       access: "merchant",
+      scopes: SCOPES.readDeposits,
       handler: async (ctx) => {
         const transactionId = ctx.params.transactionId ?? "";
         const res = await callAboutTransaction(deps.deposits.getDeposit({ merchantId: authenticatedMerchantId(ctx), key: { case: "depositId", value: transactionId } }), {
@@ -135,6 +139,7 @@ export function deposits(deps: { deposits: Deposits; clock: Clock; publicBaseUrl
       method: "POST",
       path: "/v1/deposit/:transactionId/cancel",
       access: "merchant",
+      scopes: SCOPES.deposits,
       body: "none",
       handler: async (ctx) => {
         const transactionId = ctx.params.transactionId ?? "";

@@ -7,6 +7,7 @@ import { success } from "../envelope.js";
 import { ApiError, callAboutPathId, callService } from "../errors.js";
 import type { RouteContext } from "../state.js";
 import { authenticatedMerchantId, ID_MAX, optionalQueryValue, pageLimit, parseInput, queryValue, type Route } from "./route.js";
+import { SCOPES } from "../key-scopes.js";
 
 type Callbacks = Pick<Client<typeof CallbackService>, "getEvent" | "listEvents" | "redeliverEvent">;
 
@@ -67,6 +68,7 @@ export function events(deps: { callbacks: Callbacks; clock: Clock }): Route[] {
       method: "GET",
       path: "/v1/events",
       access: "merchant",
+      scopes: SCOPES.read,
       handler: async (ctx) => {
         const query = parseInput(listQuery, ctx.query, "query");
         const res = await callService(
@@ -87,6 +89,7 @@ export function events(deps: { callbacks: Callbacks; clock: Clock }): Route[] {
       method: "GET",
       path: "/v1/events/:eventId",
       access: "merchant",
+      scopes: SCOPES.read,
       handler: async (ctx) => {
         const eventId = ctx.params.eventId ?? "";
         answer(ctx, await callAboutPathId(deps.callbacks.getEvent({ merchantId: authenticatedMerchantId(ctx), eventId }), aboutEvent));
@@ -96,6 +99,7 @@ export function events(deps: { callbacks: Callbacks; clock: Clock }): Route[] {
       method: "POST",
       path: "/v1/events/:eventId/redeliver",
       access: "merchant",
+      scopes: SCOPES.read,
       // Like a cancel: nothing to send, so an empty body is fine whatever its Content-Type.
       body: "none",
       handler: async (ctx) => {

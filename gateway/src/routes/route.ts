@@ -1,15 +1,27 @@
+import type { ApiKeyScope } from "@payments/access";
 import { processIdOf } from "@payments/records";
 import { z } from "zod";
 import { validationFailure, type Problem } from "../errors.js";
 import type { RouteContext, RouteHandler } from "../state.js";
 
 /** One endpoint; app.ts puts the right middleware in front of it. */
-export interface Route {
+export type Route = RouteBase & (MerchantAccess | { access: "public" });
+
+/** "merchant": a signed request (body, authentication, IP, the key's scope, rate limit, JSON). */
+interface MerchantAccess {
+  access: "merchant";
+  /**
+   * The API key scopes that admit it, any one of them (403 INSUFFICIENT_SCOPE otherwise). The
+   * same as the access tables of the services it calls say for the gateway speaking for a
+   * merchant (`apiKey.scopes`), and as the OpenAPI document says (its test holds all three).
+   */
+  scopes: readonly ApiKeyScope[];
+}
+
+interface RouteBase {
   method: "GET" | "POST";
   /** @koa/router pattern. */
   path: string;
-  /** "merchant": signed request (body, authentication, IP, rate limit, JSON). "public": none of it. */
-  access: "merchant" | "public";
   /** Refuse callers outside the merchant's allow-list even when that list is empty (withdrawals). */
   requireAllowList?: boolean;
   /**

@@ -8,6 +8,7 @@ import { ApiError, callAboutTransaction } from "../errors.js";
 import type { RouteContext } from "../state.js";
 import { DEPOSIT_FIELDS } from "./deposits.js";
 import { amountField, authenticatedMerchant, optionalText, parseInput, type Route } from "./route.js";
+import { SCOPES } from "../key-scopes.js";
 
 type SandboxDeposits = Pick<Client<typeof DepositService>, "sandboxPayDeposit" | "sandboxExpireDeposit">;
 
@@ -68,6 +69,7 @@ export function sandbox(deps: { deposits: SandboxDeposits; clock: Clock; publicB
       method: "POST",
       path: "/v1/sandbox/deposit/:transactionId/pay",
       access: "merchant",
+      scopes: SCOPES.deposits,
       // An empty body is accepted (the defaults apply); a non-empty one must be a JSON object.
       body: "none",
       handler: async (ctx) => {
@@ -88,6 +90,7 @@ export function sandbox(deps: { deposits: SandboxDeposits; clock: Clock; publicB
       method: "POST",
       path: "/v1/sandbox/deposit/:transactionId/expire",
       access: "merchant",
+      scopes: SCOPES.deposits,
       body: "none",
       handler: async (ctx) => {
         const merchantId = requireSandboxMerchant(ctx);

@@ -9,6 +9,7 @@ import { successJson } from "../envelope.js";
 import { callService, validationFailure } from "../errors.js";
 import { authenticatedMerchantId, optionalQueryValue, parseInput, queryValue, type Route } from "./route.js";
 import { openStatementSheet, STATEMENT_WORKBOOK_OPTIONS, statementCsvHead, statementCsvRows, statementCsvTail, writeStatementSheet } from "./statement-files.js";
+import { SCOPES } from "../key-scopes.js";
 
 export { openStatementSheet, STATEMENT_WORKBOOK_OPTIONS, STATEMENT_ZIP_BUFFER_BYTES, statementCsv, writeStatementSheet } from "./statement-files.js";
 
@@ -97,6 +98,7 @@ export function statement(deps: { payouts: Pick<Client<typeof PayoutService>, "g
       method: "GET",
       path: "/v1/statement",
       access: "merchant",
+      scopes: SCOPES.read,
       handler: async (ctx) => {
         const query = parseInput(statementQuery, ctx.query, "query");
         const period = statementPeriod(query.from, query.to);

@@ -18,6 +18,7 @@ import { z } from "zod";
 import { success } from "../envelope.js";
 import { callService, validationFailure } from "../errors.js";
 import { authenticatedMerchantId, optionalQueryValue, pageLimit, parseInput, type Route } from "./route.js";
+import { SCOPES } from "../key-scopes.js";
 
 export const TRANSACTION_TYPES = ["deposit", "withdrawal"] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
@@ -240,6 +241,7 @@ export function transactions(deps: {
       method: "GET",
       path: "/v1/transactions",
       access: "merchant",
+      scopes: SCOPES.read,
       handler: async (ctx) => {
         const query = parseInput(listQuery, ctx.query, "query");
         const type = query.type as TransactionType | undefined;

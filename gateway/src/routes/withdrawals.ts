@@ -7,6 +7,7 @@ import { success } from "../envelope.js";
 import { callAboutTransaction, callService } from "../errors.js";
 import type { RouteContext } from "../state.js";
 import { authenticatedMerchantId, parseInput, processIdQueryValue, type Route } from "./route.js";
+import { SCOPES } from "../key-scopes.js";
 
 type Payouts = Pick<Client<typeof PayoutService>, "createWithdrawal" | "getWithdrawal" | "cancelWithdrawal" | "getBalances">;
 
@@ -33,6 +34,7 @@ export function withdrawals(deps: { payouts: Payouts; clock: Clock }): Route[] {
       method: "POST",
       path: "/v1/withdraw",
       access: "merchant",
+      scopes: SCOPES.withdrawals,
       // Money leaves: only from a listed IP, and an empty list refuses every caller (decisions.md).
       requireAllowList: true,
       handler: async (ctx) => {
@@ -45,6 +47,7 @@ export function withdrawals(deps: { payouts: Payouts; clock: Clock }): Route[] {
       method: "GET",
       path: "/v1/withdraw",
       access: "merchant",
+      scopes: SCOPES.readWithdrawals,
       handler: async (ctx) => {
         const { processId } = parseInput(byProcessIdQuery, ctx.query, "query");
         const res = await callService(deps.payouts.getWithdrawal({ merchantId: authenticatedMerchantId(ctx), key: { case: "processId", value: processId } }), {
@@ -57,6 +60,7 @@ export function withdrawals(deps: { payouts: Payouts; clock: Clock }): Route[] {
       method: "GET",
       path: "/v1/withdraw/:transactionId",
       access: "merchant",
+      scopes: SCOPES.readWithdrawals,
       handler: async (ctx) => {
         const transactionId = ctx.params.transactionId ?? "";
         const res = await callAboutTransaction(deps.payouts.getWithdrawal({ merchantId: authenticatedMerchantId(ctx), key: { case: "withdrawalId", value: transactionId } }), {
@@ -71,6 +75,7 @@ export function withdrawals(deps: { payouts: Payouts; clock: Clock }): Route[] {
       method: "POST",
       path: "/v1/withdraw/:transactionId/cancel",
       access: "merchant",
+      scopes: SCOPES.withdrawals,
       body: "none",
       handler: async (ctx) => {
         const transactionId = ctx.params.transactionId ?? "";
@@ -83,6 +88,8 @@ export function withdrawals(deps: { payouts: Payouts; clock: Clock }): Route[] {
       method: "GET",
       path: "/v1/balance",
       access: "merchant",
+      // A payouts key reads what it may pay out, as the payout service's table allows.
+      scopes: SCOPES.readWithdrawals,
       handler: async (ctx) => {
         const res = await callService(deps.payouts.getBalances({ merchantId: authenticatedMerchantId(ctx) }));
         ctx.body = success({ balances: res.balances.map(balanceRecord) }, deps.clock);
