@@ -4,8 +4,8 @@ import { join } from "node:path";
 import type { Transport } from "@connectrpc/connect";
 import type Koa from "koa";
 import type { Knex } from "knex";
-import { ConfigError, createLogger, createMetrics, deriveDatabaseUrl, ensureDatabase, listenHttp, closeHttp, localHttpUrl, loadClientTls, openDatabase, prepareDatabase, systemClock, type Clock, type Env, type Logger, type Metrics } from "@payments/kit";
-import { loadAssertionPrivateKey, signedIdentity, workloadSignerFromEnv, type AssertionSigner, type CallerIdentity } from "@payments/access";
+import { assertMigrationSettings, ConfigError, createLogger, createMetrics, deriveDatabaseUrl, ensureDatabase, listenHttp, closeHttp, localHttpUrl, loadClientTls, migrationUrlFor, openDatabase, prepareDatabase, systemClock, type Clock, type Env, type Logger, type Metrics } from "@payments/kit";
+import { APPEND_ONLY_TABLES, loadAssertionPrivateKey, signedIdentity, workloadSignerFromEnv, type AssertionSigner, type CallerIdentity } from "@payments/access";
 import { createApp } from "./app.js";
 import { createAssertionIssuer } from "./auth/assertions.js";
 import type { Operator } from "./auth/operators.js";
@@ -120,9 +120,12 @@ export async function createConsole(options: StartConsoleOptions = {}): Promise<
   if (!totpKey && options.split) logger.warn("CONSOLE_TOTP_KEY is not set: operators' TOTP secrets are stored unsealed");
 
   const url = databaseUrlOf(config, options.split ?? false);
+  assertMigrationSettings(config, config.CONSOLE_DATABASE_URL ?? config.DATABASE_URL);
+  // With MIGRATE_DATABASE_URL its user creates, migrates and grants; DATABASE_URL's only serves (kit prepareDatabase).
+  const migrateUrl = migrationUrlFor(config, url);
   let db: Knex;
   if (url) {
-    await ensureDatabase(url);
+    if (config.MIGRATE_ON_START && !migrateUrl) await ensureDatabase(url);
     db = openDatabase({ url, poolMax: config.DATABASE_POOL_MAX, logger });
   } else {
     db = openDatabase({ sqliteFile: join(config.DATA_DIR, "console.sqlite"), logger });
@@ -130,7 +133,7 @@ export async function createConsole(options: StartConsoleOptions = {}): Promise<
   let migrated = false;
   let serving = { listening: () => true, draining: () => false };
   try {
-    const applied = await prepareDatabase(db, consoleMigrations, { config, logger });
+    const applied = await prepareDatabase(db, consoleMigrations, { config, logger, migrateUrl, appendOnlyTables: APPEND_ONLY_TABLES });
     if (applied.length > 0) logger.info({ migrations: applied }, "migrated");
     migrated = true;
   } catch (err) {

@@ -179,7 +179,7 @@ export function runService(module: AnyServiceModule): Promise<void> {
   return kitRunService(module, { guard: accessGuard() });
 }
 
-/** kit's migrate command, with the access layer's tables (audit, approvals) in every database. */
+/** kit's migrate command, with the access layer's tables (audit, approvals) in every database, and the audit append-only in the runtime user's grants. */
 export function runMigrateCommand(modules: readonly AnyServiceModule[], argv: readonly string[], options: MigrateCommandOptions = {}): Promise<number> {
-  return kitRunMigrateCommand(modules, argv, { ...options, guard: { migrations: accessMigrations } });
+  return kitRunMigrateCommand(modules, argv, { ...options, guard: { migrations: accessMigrations, appendOnlyTables: APPEND_ONLY_TABLES } });
 }

@@ -1,8 +1,11 @@
 import type { Knex } from "knex";
 import { z } from "zod";
-import { envVar } from "./config.js";
-import { isRetryableConflict, isUniqueViolation, type Migration } from "./db.js";
+import { ConfigError, envVar } from "./config.js";
+import { applyGrants, assertGranteeUsable, formatGrantee, parseGrantee, type Grantee } from "./database-grants.js";
+import { ensureDatabase, isRetryableConflict, isUniqueViolation, openDatabase, withServerConnection, type Migration } from "./db.js";
 import type { Logger } from "./logger.js";
+
+export { formatGrantee, parseGrantee, type Grantee } from "./database-grants.js";
 
 /** knex's bookkeeping tables: applied migrations, and the one-row lock every migrating process takes. */
 export const MIGRATIONS_TABLE = "knex_migrations";
@@ -17,6 +20,22 @@ export const migrationConfigSchema = z.object({
   MIGRATE_ON_START: envVar.flag(true),
   /** How long a start (or `migrate`) waits for the migration lock, or (MIGRATE_ON_START=0) for pending migrations to be applied. */
   MIGRATION_LOCK_TIMEOUT: envVar.duration("60s"),
+  /**
+   * The user that creates the database and migrates it (its DDL), on the same server and database
+   * as DATABASE_URL (a URL naming no database takes DATABASE_URL's). Set, DATABASE_URL's user only
+   * serves: it needs no CREATE, ALTER, DROP, INDEX or TRIGGER right, and cannot change the audit.
+   */
+  MIGRATE_DATABASE_URL: envVar.url(["mysql"]).optional(),
+  /** The runtime user (`'name'@'host'`) the migrating user grants each table to after every migration (database-grants.ts). */
+  MIGRATE_GRANT_TO: z
+    .string()
+    .optional()
+    .transform((text, ctx): Grantee | undefined => {
+      if (text === undefined) return undefined;
+      const grantee = parseGrantee(text);
+      if (!grantee) ctx.addIssue({ code: "custom", message: `"${text}" is not a database user: write 'name'@'host' ('name' alone is 'name'@'%')` });
+      return grantee;
+    }),
 });
 export type MigrationConfig = z.infer<typeof migrationConfigSchema>;
 
@@ -36,6 +55,42 @@ export class PendingMigrationsError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The database a mysql:// URL names ("" when none). */
+export function databaseNameOf(url: string): string {
+  return decodeURIComponent(new URL(url).pathname.slice(1));
+}
+
+/**
+ * The settings of who migrates, checked before anything opens: MIGRATE_DATABASE_URL and
+ * MIGRATE_GRANT_TO need a MySQL database (SQLite has no users; the audit's hash chain is what
+ * shows tampering there), and MIGRATE_DATABASE_URL names the database of `configured` (the
+ * process's DATABASE_URL, as given) or none: migrating one database while serving another would
+ * start a service on tables nobody migrated.
+ */
+export function assertMigrationSettings(config: Pick<MigrationConfig, "MIGRATE_DATABASE_URL" | "MIGRATE_GRANT_TO">, configured: string | undefined): void {
+  const problems: string[] = [];
+  if (!configured) {
+    if (config.MIGRATE_DATABASE_URL) problems.push("MIGRATE_DATABASE_URL: needs a MySQL DATABASE_URL (SQLite has no database users)");
+    if (config.MIGRATE_GRANT_TO) problems.push("MIGRATE_GRANT_TO: needs a MySQL DATABASE_URL (SQLite has no database users)");
+  } else if (config.MIGRATE_DATABASE_URL) {
+    const named = databaseNameOf(config.MIGRATE_DATABASE_URL);
+    const served = databaseNameOf(configured);
+    if (named && named !== served) problems.push(`MIGRATE_DATABASE_URL: names the database "${named}", but DATABASE_URL names "${served}": name the same one, or none`);
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
+}
+
+/**
+ * MIGRATE_DATABASE_URL's user and server on the database `runtimeUrl` names (the all-in-one's
+ * derived `<db>_<service>` included); undefined when it is not set.
+ */
+export function migrationUrlFor(config: Pick<MigrationConfig, "MIGRATE_DATABASE_URL">, runtimeUrl: string | undefined): string | undefined {
+  if (!config.MIGRATE_DATABASE_URL || !runtimeUrl) return undefined;
+  const url = new URL(config.MIGRATE_DATABASE_URL);
+  url.pathname = new URL(runtimeUrl).pathname;
+  return url.toString();
 }
 
 export interface MigrateOptions {
@@ -201,6 +256,11 @@ export async function migrate(db: Knex, migrations: readonly Migration[], option
       return applied;
     } catch (err) {
       if (!isMigrationLocked(err)) throw err;
+      // Said once, even when the first try already took the whole timeout (a slow start): the log shows what it waited for.
+      if (!logged) {
+        logged = true;
+        options.logger?.warn({ timeoutMs }, "waiting for the migration lock held by another process");
+      }
       const left = deadline - Date.now();
       if (left <= 0) {
         throw new MigrationLockTimeoutError(
@@ -209,39 +269,120 @@ export async function migrate(db: Knex, migrations: readonly Migration[], option
             `if a long migration is running, raise MIGRATION_LOCK_TIMEOUT`,
         );
       }
-      if (!logged) {
-        logged = true;
-        options.logger?.warn({ timeoutMs }, "waiting for the migration lock held by another process");
-      }
       await sleep(Math.min(left, delay + Math.floor(Math.random() * delay * 0.5)));
       delay = Math.min(delay * 2, 1_000);
     }
   }
 }
 
+/** knex's bookkeeping tables are the migrating user's: the runtime user only reads them (to wait for the migrate job). */
+export const RUNTIME_READ_ONLY_TABLES: readonly string[] = [MIGRATIONS_TABLE, MIGRATIONS_LOCK_TABLE];
+
+/** Who the migrating user grants the runtime tables to, after migrating. */
+export interface GrantOptions {
+  /** MIGRATE_GRANT_TO (or `migrate up --grant-to`): unset, no grant is made. */
+  grantee?: Grantee;
+  /** The tables the runtime user only reads and appends to (CallGuard.appendOnlyTables): its grants on them leave out UPDATE and DELETE. */
+  appendOnlyTables?: readonly string[];
+}
+
 /**
- * What a start does with its database. MIGRATE_ON_START=1: migrate (waiting for the lock).
- * MIGRATE_ON_START=0 (a migrate job applies them): wait, up to MIGRATION_LOCK_TIMEOUT, until
- * no migration is pending, then fail with a PendingMigrationsError naming them. Returns
- * the names applied here.
+ * Migrates `db` (the database `database`), then gives the grantee its grants on every table as
+ * they now are. The grantee is checked first unless the caller did (`checked`): a refused one
+ * changes nothing.
  */
-export async function prepareDatabase(
-  db: Knex,
-  migrations: readonly Migration[],
-  options: { config: MigrationConfig; logger?: Logger },
-): Promise<string[]> {
-  const { MIGRATE_ON_START, MIGRATION_LOCK_TIMEOUT } = options.config;
-  if (MIGRATE_ON_START) return migrate(db, migrations, { lockTimeoutMs: MIGRATION_LOCK_TIMEOUT, logger: options.logger });
+async function migrateAndGrant(db: Knex, database: string, migrations: readonly Migration[], options: MigrateOptions & GrantOptions & { checked?: boolean }): Promise<{ applied: string[]; granted: number }> {
+  const { grantee, logger } = options;
+  if (grantee && !options.checked) await assertGranteeUsable(db, database, grantee, (message) => logger?.warn(message));
+  const applied = await migrate(db, migrations, options);
+  if (!grantee) return { applied, granted: 0 };
+  const statements = await applyGrants(db, database, grantee, { appendOnlyTables: options.appendOnlyTables ?? [], readOnlyTables: RUNTIME_READ_ONLY_TABLES });
+  logger?.info({ grantee: formatGrantee(grantee), database, statements: statements.length }, "granted the runtime user its tables");
+  return { applied, granted: statements.length };
+}
+
+/**
+ * As the user of `url` (MIGRATE_DATABASE_URL, or the migrate command's): creates the database if
+ * missing, migrates it, then grants the runtime user its tables. The grantee is checked on the
+ * server before the database is even created, so a refused one changes nothing.
+ */
+export async function migrateDatabaseAt(url: string, migrations: readonly Migration[], options: MigrateOptions & GrantOptions = {}): Promise<{ applied: string[]; granted: number }> {
+  const database = databaseNameOf(url);
+  const { grantee, logger } = options;
+  if (grantee) await withServerConnection(url, (server) => assertGranteeUsable(server, database, grantee, (message) => logger?.warn(message)));
+  await ensureDatabase(url);
+  const migrator = openDatabase({ url, logger });
+  try {
+    return await migrateAndGrant(migrator, database, migrations, { ...options, checked: true });
+  } finally {
+    await migrator.destroy();
+  }
+}
+
+export interface PrepareOptions {
+  config: MigrationConfig;
+  logger?: Logger;
+  /**
+   * MIGRATE_DATABASE_URL on this database (migrationUrlFor): with MIGRATE_ON_START=1 the database
+   * is created if missing, migrated and granted by that user, and `db` (the runtime user) only serves.
+   */
+  migrateUrl?: string;
+  /** CallGuard.appendOnlyTables (GrantOptions). */
+  appendOnlyTables?: readonly string[];
+}
+
+/**
+ * What a start does with its database. MIGRATE_ON_START=1: migrate (waiting for the lock), as
+ * the user of `options.migrateUrl` when given, else as `db`'s; then, with MIGRATE_GRANT_TO, grant
+ * the runtime user its tables (the grantee is checked before anything changes).
+ * MIGRATE_ON_START=0 (a migrate job applies them): wait, up to MIGRATION_LOCK_TIMEOUT, until no
+ * migration is pending, then fail with a PendingMigrationsError naming them. Returns the names
+ * applied here.
+ */
+export async function prepareDatabase(db: Knex, migrations: readonly Migration[], options: PrepareOptions): Promise<string[]> {
+  const { config, logger, migrateUrl } = options;
+  if (!config.MIGRATE_ON_START) return waitForMigrations(db, migrations, options);
+  const grantee = config.MIGRATE_GRANT_TO;
+  const migrateOptions = { lockTimeoutMs: config.MIGRATION_LOCK_TIMEOUT, logger, grantee, appendOnlyTables: options.appendOnlyTables };
+  if (!migrateUrl) return (await migrateAndGrant(db, grantee ? await currentDatabase(db) : "", migrations, migrateOptions)).applied;
+  const { applied } = await migrateDatabaseAt(migrateUrl, migrations, migrateOptions);
+  if (!grantee && applied.length > 0) {
+    logger?.warn({ applied }, "MIGRATE_GRANT_TO is not set: the runtime user gets no grants on the tables these migrations created (`migrate grants` prints them)");
+  }
+  return applied;
+}
+
+async function currentDatabase(db: Knex): Promise<string> {
+  const [rows] = (await db.raw("SELECT DATABASE() AS name")) as [Array<{ name: string }>];
+  return rows[0]!.name;
+}
+
+/**
+ * A database not created yet, or not granted to the runtime user yet (the migrate job creates it,
+ * migrates, then grants): the same as every migration pending, for a start that waits for the job.
+ */
+function notMigratedYet(err: unknown): boolean {
+  return ["ER_BAD_DB_ERROR", "ER_DBACCESS_DENIED_ERROR", "ER_TABLEACCESS_DENIED_ERROR"].includes(errorCode(err) ?? "");
+}
+
+/** MIGRATE_ON_START=0: reads knex_migrations (nothing else, nothing written) until none of `migrations` is pending. */
+async function waitForMigrations(db: Knex, migrations: readonly Migration[], options: PrepareOptions): Promise<string[]> {
+  const { MIGRATION_LOCK_TIMEOUT } = options.config;
   const deadline = Date.now() + MIGRATION_LOCK_TIMEOUT;
   let delay = 100;
   let logged = false;
   for (;;) {
-    const pending = await pendingMigrations(db, migrations);
+    let why = "";
+    const pending = await pendingMigrations(db, migrations).catch((err: unknown) => {
+      if (!notMigratedYet(err)) throw err;
+      why = ` (${(err as Error).message})`;
+      return sortMigrations(migrations).map((m) => m.name);
+    });
     if (pending.length === 0) return [];
     const left = deadline - Date.now();
     if (left <= 0) {
       throw new PendingMigrationsError(
-        `${pending.length} migration(s) not applied (${pending.join(", ")}) after waiting MIGRATION_LOCK_TIMEOUT=${formatMs(MIGRATION_LOCK_TIMEOUT)}: ` +
+        `${pending.length} migration(s) not applied (${pending.join(", ")})${why} after waiting MIGRATION_LOCK_TIMEOUT=${formatMs(MIGRATION_LOCK_TIMEOUT)}: ` +
           "MIGRATE_ON_START=0, so this process does not migrate. Run the service's `migrate` command (the migrate job) first, or set MIGRATE_ON_START=1",
         pending,
       );

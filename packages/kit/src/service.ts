@@ -8,7 +8,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { createServiceClient, type TransportOptions } from "./clients.js";
 import { assertInternalBoundary, envVar, loadConfig, type Env } from "./config.js";
 import { deriveDatabaseUrl, ensureDatabase, isDatabaseUnavailable, openDatabase, type Migration } from "./db.js";
-import { migrationConfigSchema, prepareDatabase } from "./migrations.js";
+import { assertMigrationSettings, migrationConfigSchema, migrationUrlFor, prepareDatabase } from "./migrations.js";
 import { internalClientTlsSchema, internalServerTlsSchema, loadClientTls, loadServerTls } from "./internal-tls.js";
 import { createLogger, logStartupFailure, type Logger } from "./logger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
@@ -148,7 +148,7 @@ export const baseConfigSchema = z.object({
   SHUTDOWN_GRACE: envVar.duration("10s"),
   /** Connections each service keeps to its MySQL database at most. */
   DATABASE_POOL_MAX: envVar.int(10, 1),
-  /** MIGRATE_ON_START, MIGRATION_LOCK_TIMEOUT (migrations.ts). */
+  /** MIGRATE_ON_START, MIGRATION_LOCK_TIMEOUT, MIGRATE_DATABASE_URL, MIGRATE_GRANT_TO (migrations.ts). */
   ...migrationConfigSchema.shape,
 });
 export type BaseConfig = z.infer<typeof baseConfigSchema>;
@@ -243,6 +243,7 @@ export async function startServices(modules: readonly AnyServiceModule[], option
   const env = options.env ?? process.env;
   const config = loadConfig(baseConfigSchema, env);
   assertInternalBoundary(config);
+  assertMigrationSettings(config, config.DATABASE_URL);
   const serverTls = loadServerTls(env);
   // Made from the environment here, so a bad setting of its own is reported like any other.
   const guard = typeof options.guard === "function" ? options.guard({ env, clock: options.clock ?? systemClock, mode: options.mode, modules: modules.map((m) => m.name) }) : options.guard;
@@ -286,16 +287,21 @@ export async function startServices(modules: readonly AnyServiceModule[], option
     for (const module of modules) {
       const log = logger.child({ component: module.name });
       let db: Knex;
+      let migrateUrl: string | undefined;
       if (config.DATABASE_URL) {
         const url = options.mode === "all-in-one" ? deriveDatabaseUrl(config.DATABASE_URL, module.name) : config.DATABASE_URL;
-        await untilDatabaseAnswers(log, "creating it if missing", () => ensureDatabase(url));
+        migrateUrl = migrationUrlFor(config, url);
+        // The runtime user creates nothing: with MIGRATE_DATABASE_URL its user does (prepareDatabase), and a start that does not migrate waits for the job.
+        if (config.MIGRATE_ON_START && !migrateUrl) await untilDatabaseAnswers(log, "creating it if missing", () => ensureDatabase(url));
         db = openDatabase({ url, poolMax: config.DATABASE_POOL_MAX, logger: log, readCommitted: module.readCommitted });
       } else {
         db = openDatabase({ sqliteFile: join(config.DATA_DIR, `${module.name}.sqlite`), logger: log });
       }
       dbs.push(db);
       server.readiness.add(`database:${module.name}`, databaseCheck(db));
-      const applied = await untilDatabaseAnswers(log, "migrating", () => prepareDatabase(db, serviceMigrations(module, guard?.migrations), { config, logger: log }));
+      const applied = await untilDatabaseAnswers(log, "migrating", () =>
+        prepareDatabase(db, serviceMigrations(module, guard?.migrations), { config, logger: log, migrateUrl, appendOnlyTables: guard?.appendOnlyTables }),
+      );
       if (applied.length > 0) log.info({ migrations: applied }, "migrated");
       const outbox = startOutboxRelay({ db, bus, clock, logger: log, metrics, service: module.name });
       jobs.push(outbox);
