@@ -1,5 +1,7 @@
 import test from "ava";
+import { PayoutService, WithdrawalApprovalState, WithdrawalStatus } from "@payments/contracts/payout";
 import { statementCsv, statementRecord } from "@payments/records";
+import { createServiceClient, eventually, testMerchantVoice } from "@payments/testing";
 import { csrfOf, type Browser } from "./harness.js";
 import { newMerchant, signedInMerchantUser } from "./merchant-harness.js";
 import { startStack, type Stack } from "./service-harness.js";
@@ -199,4 +201,66 @@ test("another merchant's approval id is not found, and nothing is decided", asyn
   const res = await financeB.post(`/merchant/money/approvals/${approvalId}/approve`, { _csrf: csrfOf(pageB.html) });
   t.is(res.status, 404, res.html);
   t.is((await withdrawals(merchantA)).length, 0);
+});
+
+test("an API key's withdrawal above the threshold waits on the Money page for owner or finance: holder, IBAN, key and the amount as the language writes it; approve sends it, reject cancels it and releases the amount", async (t) => {
+  const merchantId = await fundedMerchant(60_000);
+  await stack.merchants.setWithdrawalApproval({ merchantId, threshold: 10_000n });
+  // The gateway speaking for an API key that is not trusted for automatic payouts.
+  const key = createServiceClient(PayoutService, stack.services.server.url, { operator: null, merchant: testMerchantVoice(merchantId, { keyId: "pk_test_money" }) });
+  const create = async (processId: string, amount: bigint) =>
+    (await key.createWithdrawal({ merchantId, processId, amount, iban: IBAN, accountName: "Ayşe Yılmaz", userId: "u1", userName: "ayse", name: "Ayşe Yılmaz" })).withdrawal!;
+  const first = await create("api-money-1", 2_257_450n);
+  const second = await create("api-money-2", 500_000n);
+  const finance = await signedInMerchantUser(stack, merchantId, "finance@money-api.test", "finance");
+
+  const tr = await finance.get("/merchant/money?lang=tr");
+  t.is(tr.status, 200, tr.html);
+  t.regex(tr.html, /Onay bekleyen API çekimleri/);
+  t.regex(tr.html, /₺22\.574,50/, "the amount as Türkiye writes it");
+  const en = await finance.get("/merchant/money?lang=en");
+  t.regex(en.html, /TRY\s22,574\.50/, "and as the English page writes it");
+  t.regex(en.html, /Ayşe Yılmaz<br><small>TR330006100519786457841326<\/small>/, "the holder's name before the IBAN");
+  t.regex(en.html, /<code>pk_test_money<\/code>/, "the key that asked");
+  t.regex(en.html, new RegExp(`/merchant/money/api-withdrawals/${first.id}/approve`));
+  t.regex(en.html, new RegExp(`/merchant/money/api-withdrawals/${second.id}/reject`));
+
+  const approved = await finance.post(`/merchant/money/api-withdrawals/${first.id}/approve`, { _csrf: csrfOf(en.html) });
+  t.is(approved.status, 303, approved.html);
+  t.regex(approved.location ?? "", new RegExp(`apiDecided=${first.id}&apiOutcome=approved#api-approvals`));
+  t.regex((await finance.get(`${approved.location!.replace(/#.*$/, "")}&lang=en`)).html, /Approved: the withdrawal .* will be sent/);
+  await eventually(async () => (await withdrawals(merchantId)).find((w) => w.id === first.id)?.status === WithdrawalStatus.COMPLETED, "the approved withdrawal is sent and completed");
+
+  const owner = await signedInMerchantUser(stack, merchantId, "owner@money-api.test", "owner");
+  const rejected = await owner.post(`/merchant/money/api-withdrawals/${second.id}/reject`, { _csrf: csrfOf((await owner.get("/merchant/money")).html), reason: "not our customer" });
+  t.is(rejected.status, 303, rejected.html);
+  const cancelled = (await withdrawals(merchantId)).find((w) => w.id === second.id)!;
+  t.like(cancelled, { status: WithdrawalStatus.CANCELLED, failureReason: "APPROVAL_REJECTED" });
+  t.like(cancelled.approval, { note: "not our customer" });
+  const balance = (await stack.payouts.getBalances({ merchantId })).balances.find((b) => b.currency === "TRY");
+  t.like(balance, { held: 0n, available: 6_000_000n - 2_257_450n }, "the rejected amount is back, the approved one paid");
+  t.regex((await owner.get("/merchant/money?lang=en")).html, /No API withdrawal waits for approval/);
+});
+
+test("who cannot decide an API withdrawal on the Money page: a developer or a viewer (403, nothing changes), another merchant's finance user (404), a made-up decision (404)", async (t) => {
+  const merchantId = await fundedMerchant(1000);
+  const other = await fundedMerchant(10);
+  await stack.merchants.setWithdrawalApproval({ merchantId, threshold: 100n });
+  const key = createServiceClient(PayoutService, stack.services.server.url, { operator: null, merchant: testMerchantVoice(merchantId) });
+  const { withdrawal } = await key.createWithdrawal({ merchantId, processId: "api-guard-1", amount: 50_000n, iban: IBAN, accountName: "Ayşe Yılmaz", userId: "u1", userName: "ayse", name: "Ayşe Yılmaz" });
+  const id = withdrawal!.id;
+  for (const role of ["developer", "viewer"] as const) {
+    const user = await signedInMerchantUser(stack, merchantId, `${role}@money-api-guard.test`, role);
+    const csrf = csrfOf((await user.get("/merchant/developers")).html);
+    t.is((await user.post(`/merchant/money/api-withdrawals/${id}/approve`, { _csrf: csrf })).status, 403, role);
+    t.is((await user.post(`/merchant/money/api-withdrawals/${id}/reject`, { _csrf: csrf })).status, 403, role);
+  }
+  const stranger = await signedInMerchantUser(stack, other, "finance@money-api-other.test", "finance");
+  const strangerPage = await stranger.get("/merchant/money");
+  t.notRegex(strangerPage.html, new RegExp(id));
+  t.is((await stranger.post(`/merchant/money/api-withdrawals/${id}/approve`, { _csrf: csrfOf(strangerPage.html) })).status, 404);
+  t.is((await stranger.post(`/merchant/money/api-withdrawals/${id}/send`, { _csrf: csrfOf(strangerPage.html) })).status, 404);
+  const still = (await withdrawals(merchantId)).find((w) => w.id === id)!;
+  t.like(still, { status: WithdrawalStatus.PENDING });
+  t.like(still.approval, { state: WithdrawalApprovalState.AWAITING });
 });

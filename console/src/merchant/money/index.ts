@@ -28,6 +28,7 @@ import { cursorParam, ID_PATTERN, linkTo, minorUnits, money, seeOther, timeOf } 
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { changeThenSeeOther, merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, merchantRoute, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
+import { apiApprovalRoutes, apiApprovalsSection, waitingApiWithdrawals } from "./api-approvals.js";
 import { moneyTexts } from "./texts.js";
 
 /** Who works with the merchant's money: the statement, withdrawals and their approvals. */
@@ -236,12 +237,13 @@ export function merchantMoneyPages(deps: ConsoleContext): ConsoleRoute[] {
     const period = "field" in ask.period ? undefined : ask.period;
     // Only the bank list waits for the merchant (its kind picks the banks); the rest is asked at once.
     const merchantAsked = orAlert(who, async () => (await who.client(MerchantService).getMerchant({ merchantId })).merchant);
-    const [merchant, balances, statement, banks, approvals] = await Promise.all([
+    const [merchant, balances, statement, banks, approvals, apiWaiting] = await Promise.all([
       merchantAsked,
       orAlert(who, async () => (await payouts.getBalances({ merchantId })).balances),
       period ? orAlert(who, () => payouts.getStatement({ merchantId, currency: "", fromMs: BigInt(period.startMs), toMs: BigInt(period.endMs), limit: STATEMENT_PAGE_LINES, cursor })) : Promise.resolve(undefined),
       merchantAsked.then((m) => orAlert(who, async () => (await who.client(BankCatalogService).listAvailableBanks({ merchantId, sandbox: isHtml(m) ? false : (m?.sandbox ?? false) })).banks)),
       orAlert(who, async () => (await who.client(ApprovalService, "payout").listApprovals({ status: ApprovalStatus.PENDING, limit: 50 })).approvals),
+      orAlert(who, () => waitingApiWithdrawals(who)),
     ]);
     if (!period && status === 200) status = 400;
     const statementResult = !period || statement === undefined ? undefined : isHtml(statement) ? { error: statement } : { record: statementRecord(statement, period.from, period.to), next: statement.nextCursor, cursor };
@@ -271,6 +273,7 @@ export function merchantMoneyPages(deps: ConsoleContext): ConsoleRoute[] {
 ${statementSection(t, ask, statementResult)}
 ${withdrawSection(who, t, isHtml(banks) ? [] : banks, withdrawState)}
 ${approvalsSection(who, t, approvals, approvalsBanner)}
+${apiApprovalsSection(who, apiWaiting, ctx.query)}
 ${isHtml(merchant) ? merchant : thresholdSection(who, t, merchant, state.threshold ?? {})}`,
       },
       status,
@@ -379,6 +382,7 @@ ${isHtml(merchant) ? merchant : thresholdSection(who, t, merchant, state.thresho
         return merchantRefusal(ctx, who, err, { title: t("approvals.title"), active: "money" });
       }
     }),
+    ...apiApprovalRoutes(deps),
     merchantRoute(deps, { method: "POST", path: "/merchant/money/threshold", roles: ["owner"] }, async (ctx, who) => {
       const t = textsOf(who);
       const value = String(ctx.state.form?.threshold ?? "").trim();
