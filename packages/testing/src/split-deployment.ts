@@ -4,7 +4,7 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { type Env, type Logger, type RunningServices, type ServiceModule } from "@payments/kit";
 import { startServices } from "@payments/access";
 import { createServiceClient, TEST_OPERATOR_ENV } from "./operators.js";
-import { createTestDatabase, type TestDatabase } from "./databases.js";
+import { createLeastPrivilegeDatabase, type LeastPrivilegeDatabase } from "./databases.js";
 import { SERVICE_NAMES, serviceModule, serviceUrlVariable, type ServiceName } from "./in-process.js";
 import { deleteTestStream, jetStreamTestEnv, type JetStreamTestEnv } from "./jetstream.js";
 import { addTestReceivingAccounts } from "./receiving-accounts.js";
@@ -43,8 +43,11 @@ export interface SplitDeployment {
   /** The stream and subject prefix of this deployment (for a gateway, or an observer of its events). */
   js: JetStreamTestEnv;
   token: string;
-  /** Each service's database. */
-  databases: Partial<Record<ServiceName, TestDatabase>>;
+  /**
+   * Each service's database: `url` is root's (inspect tables with it), `runtime` the user the
+   * service serves with, which holds only the grants its migrate step gave it (no DDL).
+   */
+  databases: Partial<Record<ServiceName, LeastPrivilegeDatabase>>;
   /** A running service (throws when it was not started). */
   service(name: ServiceName): RunningServices;
   url(name: ServiceName): string;
@@ -58,14 +61,18 @@ export interface SplitDeployment {
 
 /**
  * Each service alone, as `docker compose` runs them: its own settings, its own MySQL database,
- * events over JetStream only, the peers it calls at their `<NAME>_SERVICE_URL`.
+ * events over JetStream only, the peers it calls at their `<NAME>_SERVICE_URL`. Each serves as a
+ * least-privilege runtime user of its own (DATABASE_URL), which cannot even create its database:
+ * root creates and migrates it and grants the runtime user its tables (MIGRATE_DATABASE_URL,
+ * MIGRATE_GRANT_TO), as production's migrate step does, so every suite on it proves the services
+ * work without DDL rights and with the audit append-only.
  */
 export async function startSplitDeployment(options: SplitDeploymentOptions): Promise<SplitDeployment> {
   const js = { ...jetStreamTestEnv(), ...(options.natsUrl ? { NATS_URL: options.natsUrl } : {}) };
   const running = new Map<ServiceName, RunningServices>();
   const envs = new Map<ServiceName, Env>();
   const databases: SplitDeployment["databases"] = {};
-  const created = await Promise.all(options.services.map(() => createTestDatabase()));
+  const created = await Promise.all(options.services.map(() => createLeastPrivilegeDatabase()));
   options.services.forEach((name, i) => (databases[name] = created[i]));
   const service = (name: ServiceName) => {
     const found = running.get(name);
@@ -91,10 +98,12 @@ export async function startSplitDeployment(options: SplitDeploymentOptions): Pro
   const peerUrls = (peers: readonly ServiceName[] | undefined) => Object.fromEntries((peers ?? []).filter((p) => running.has(p)).map((p) => [serviceUrlVariable(p), service(p).server.url]));
   try {
     for (const name of options.services) {
-      const env: Env = { GRPC_PORT: "0", LOG_LEVEL: "warn", ...TEST_OPERATOR_ENV, ...js, INTERNAL_API_TOKEN: options.token, ...options.common, DATABASE_URL: databases[name]!.url, ...peerUrls(PEERS[name]), ...options.env?.[name] };
+      const env: Env = { GRPC_PORT: "0", LOG_LEVEL: "warn", ...TEST_OPERATOR_ENV, ...js, INTERNAL_API_TOKEN: options.token, ...options.common, ...databases[name]!.env, ...peerUrls(PEERS[name]), ...options.env?.[name] };
       envs.set(name, env);
       const module = options.modules?.[name] ?? serviceModule(name);
-      running.set(name, await startServices([module], { mode: "split", env, logger: options.logger?.(name) }));
+      const started = await startServices([module], { mode: "split", env, logger: options.logger?.(name) });
+      running.set(name, started);
+      if (env.DATABASE_URL === databases[name]!.env.DATABASE_URL) await assertServesAsRuntimeUser(started, name, databases[name]!);
       if (name === "bank-catalog" && options.receivingAccounts) await addTestReceivingAccounts(deployment.client(BankCatalogService, "bank-catalog"));
     }
     // Filled in once they listen: the services read these when they first need them.
@@ -104,4 +113,12 @@ export async function startSplitDeployment(options: SplitDeploymentOptions): Pro
     throw err;
   }
   return deployment;
+}
+
+/** The harness's own check that a suite on it runs with least privilege: the service's database connections are its runtime user's. */
+async function assertServesAsRuntimeUser(started: RunningServices, name: ServiceName, database: LeastPrivilegeDatabase): Promise<void> {
+  const db = started.contexts.get(name)?.db;
+  const [rows] = db ? ((await db.raw("SELECT CURRENT_USER() AS who")) as [Array<{ who: string }>]) : [[]];
+  const who = rows[0]?.who;
+  if (who !== `${database.runtime.user}@%`) throw new Error(`startSplitDeployment: ${name} serves as ${who ?? "nobody"}, not its least-privilege runtime user ${database.runtime.grantee}`);
 }
