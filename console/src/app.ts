@@ -3,6 +3,7 @@ import Router from "@koa/router";
 import { cliRoutes } from "./api/cli.js";
 import { operatorRoutes } from "./api/operators.js";
 import { merchantUserRoutes } from "./api/merchant-users.js";
+import { auditChainRoutes } from "./api/audit-chain.js";
 import type { ConsoleContext } from "./context.js";
 import { accessLog } from "./middleware/access-log.js";
 import { adminAuth, cliAuth } from "./middleware/bearer-auth.js";
@@ -46,7 +47,7 @@ export interface CreateAppOptions {
 
 /** The built-in areas; a new area adds its `pages/<area>/index.ts` factory here. */
 function builtInRoutes(deps: ConsoleContext): ConsoleRoute[] {
-  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(deps), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...depositPages(deps), ...withdrawalPages(deps), ...eventPages(deps), ...merchantInvitePages(deps), ...merchantPages(deps), ...accountPages(deps), ...bankPages(deps), ...cliRoutes(deps), ...operatorRoutes(deps), ...merchantUserRoutes(deps), ...merchantRoutes(deps)];
+  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(deps), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...depositPages(deps), ...withdrawalPages(deps), ...eventPages(deps), ...merchantInvitePages(deps), ...merchantPages(deps), ...accountPages(deps), ...bankPages(deps), ...cliRoutes(deps), ...auditChainRoutes(deps), ...operatorRoutes(deps), ...merchantUserRoutes(deps), ...merchantRoutes(deps)];
 }
 
 /**

@@ -191,14 +191,16 @@ export class ChainWalk {
     if (head && head.seq < end.seq) {
       return verdict({ kind: "unchained", seq: head.seq + 1n, message: `${missingRun(head.seq + 1n, end.seq)} appended past the chain's head (${head.seq}): written outside the audit's lock` });
     }
+    // Measured against the highest head ever published: a lower one published since the cut hides nothing.
+    const top = this.published.reduce<PublishedHead | undefined>((high, head) => (!high || head.seq > high.seq ? head : high), undefined);
+    if (top && top.seq > end.seq) {
+      return verdict({
+        kind: "cut",
+        seq: end.seq + 1n,
+        message: `${missingRun(end.seq + 1n, top.seq)} missing: the chain ends at row ${end.seq}, but its head was at ${top.seq} (${top.source}): a cut tail`,
+      });
+    }
     for (const published of this.published) {
-      if (published.seq > end.seq) {
-        return verdict({
-          kind: "cut",
-          seq: end.seq + 1n,
-          message: `${missingRun(end.seq + 1n, published.seq)} missing: the chain ends at row ${end.seq}, but its head was at ${published.seq} (${published.source}): a cut tail`,
-        });
-      }
       const hash = published.seq === 0n ? GENESIS_HASH : this.watched.get(published.seq);
       if (hash !== published.hash) {
         return verdict({ kind: "altered", seq: published.seq, message: `row ${published.seq} was altered: its hash is not the one published (${published.source})` });

@@ -125,6 +125,9 @@ test("a cut tail: the head row says more rows than there are, or (the head set b
   const verdict = walk(cut, published).finish(headOf(cut));
   t.like(verdict.problem, { kind: "cut", seq: 5n });
   t.regex(verdict.problem!.message, /rows 5–6 are missing.*published 2026-12-01T10:00:00Z/);
+  // The highest head published counts, whichever order they come in (a lower one was published since the cut).
+  const since = [{ seq: 4n, hash: rows[3]!.row_hash, source: "published later" }, ...published];
+  t.regex(walk(cut, since).finish(headOf(cut)).problem!.message, /rows 5–6 are missing/);
   // A published head the chain still reaches, with that very hash, is good; another hash is an altered row.
   t.is(walk(rows, published).finish(headOf(rows)).problem, undefined);
   t.is(walk(rows, [{ seq: 3n, hash: rows[2]!.row_hash, source: "--head" }]).finish(headOf(rows)).problem, undefined);

@@ -7,14 +7,16 @@ import { SERVICES, type ServiceName } from "../clients.js";
 import type { CommandContext } from "../context.js";
 import { formatTime } from "../output.js";
 import { fromEachService, parseServiceName } from "./approval.js";
+import { registerAuditVerifyCommand } from "./audit-verify.js";
 
 // The operators' audit: each service records every operator call to a mutating RPC (refused or
-// done) and every approval step. `audit list` reads them across the services, newest first.
+// done) and every approval step. `audit list` reads them across the services, newest first;
+// `audit verify` checks each service's hash chain (audit-verify.ts).
 
 export function registerAuditCommands(program: Command, ctx: CommandContext): void {
-  program
-    .command("audit")
-    .description("the operators' audit trail across the services")
+  const audit = program.command("audit").description("the operators' audit trail across the services, and its verification");
+  registerAuditVerifyCommand(audit, ctx);
+  audit
     .command("list")
     .description("audit records newest first: who did what, to which ids, why, and how it ended")
     .option("--actor <subject>", "only this operator's (their email, or a service account's name)", parseRequiredText)
