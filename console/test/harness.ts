@@ -88,11 +88,11 @@ export class Browser {
     return { status: res.status, location: res.headers.get("location"), html: await res.text(), headers: res.headers };
   }
 
-  async post(path: string, form: Record<string, string>): Promise<{ status: number; location: string | null; html: string; headers: Headers }> {
+  async post(path: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<{ status: number; location: string | null; html: string; headers: Headers }> {
     const res = await fetch(`${this.c.url}${path}`, {
       method: "POST",
       redirect: "manual",
-      headers: { ...this.header(), "content-type": "application/x-www-form-urlencoded" },
+      headers: { ...this.header(), "content-type": "application/x-www-form-urlencoded", ...headers },
       body: new URLSearchParams(form).toString(),
     });
     this.remember(res);

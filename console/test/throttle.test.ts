@@ -28,7 +28,9 @@ test("after 20 failed sign-ins from one IP, over any accounts, that IP is refuse
   t.is((await api(c, "POST", "/api/cli/sessions", { body: { email, password } })).status, 429);
 });
 
-test("a successful sign-in clears the account's failures", async (t) => {
+// The owner's own typos at their address: a success there clears that (account, address) count and
+// makes the address known, where the account-wide count (other places' guesses) no longer locks them.
+test("a successful sign-in clears the account's failures at that address", async (t) => {
   const c = await testConsole(t);
   const { email, password } = await operatorWithPassword(c, { email: "a@example.com", role: "viewer" });
   for (let round = 0; round < 3; round++) {

@@ -22,7 +22,7 @@ const assertionSchema = z.object({
 
 const REFUSAL_CODES: Record<SignInRefusal, [number, string, string]> = {
   invalid: [401, "INVALID_CREDENTIALS", "the email or password is not right, or the account is disabled"],
-  throttled: [429, "THROTTLED", "too many failed sign-ins; try again later"],
+  throttled: [429, "THROTTLED", "too many failed sign-ins; try again later, or now with the password and a current authenticator code (--totp) if the account has two-step verification"],
   totp_required: [401, "TOTP_REQUIRED", "this account needs its authenticator code (totp)"],
   totp_invalid: [401, "TOTP_INVALID", "the authenticator code is not valid"],
   totp_enrolment_required: [403, "TOTP_ENROLMENT_REQUIRED", "this account must enrol two-step verification in the console (browser) first"],

@@ -41,27 +41,33 @@ export interface AccountSource<A extends SignInAccount> {
 
 export type AccountSignInResult<A> = { ok: true; account: A } | { ok: false; reason: SignInRefusal; retryAfterMs?: number };
 
+type SignInInput = { email: string; password: string; totp?: string | undefined; ip: string; channel: "browser" | "cli" };
+
+/** The valid, unused TOTP step `code` is of `account`, or why not. */
+function codeStep(ctx: ConsoleContext, account: SignInAccount & { totpSecret: string }, code: string): number | "bad_totp" | "totp_replayed" {
+  const step = totpStep(ctx.totp.open(account.totpSecret), code, ctx.clock.now());
+  if (step === undefined) return "bad_totp";
+  if (account.totpLastStep !== null && step <= account.totpLastStep) return "totp_replayed";
+  return step;
+}
+
 /**
  * Checks an email, a password and (when the account has enrolled) a TOTP code, for the sign-in
- * pages and the CLI alike: throttled per account and per IP, every outcome recorded. The CLI
+ * pages and the CLI alike: throttled (auth/sign-in-throttle.ts), every outcome recorded. The CLI
  * cannot enrol, so an account that must have TOTP and has none is refused there until it
  * enrols in the browser; the browser lets it in to the enrolment page only.
+ *
+ * While the throttle locks an attempt out, it is judged apart (lockedSignIn): guessing goes on
+ * answering 429, but the account's owner with the password and a current code still gets in.
  */
-export async function signInWith<A extends SignInAccount>(
-  ctx: ConsoleContext,
-  input: { email: string; password: string; totp?: string | undefined; ip: string; channel: "browser" | "cli" },
-  source: AccountSource<A>,
-): Promise<AccountSignInResult<A>> {
+export async function signInWith<A extends SignInAccount>(ctx: ConsoleContext, input: SignInInput, source: AccountSource<A>): Promise<AccountSignInResult<A>> {
   const email = normaliseEmail(input.email);
   const key = source.throttleKey(email);
   const base = { channel: input.channel, email, ip: input.ip };
-  const retryAfterMs = await ctx.throttle.retryAfter(key, input.ip);
-  if (retryAfterMs !== undefined) {
-    await recordSignInEvent(ctx.db, { ...base, event: "sign_in_throttled" }, nowMs(ctx));
-    return { ok: false, reason: "throttled", retryAfterMs };
-  }
+  const retryAfterMs = ctx.throttle.check(key, input.ip, nowMs(ctx));
+  if (retryAfterMs !== undefined) return lockedSignIn(ctx, input, source, retryAfterMs);
   const fail = async (reason: SignInRefusal, why: string, account?: A, counts = true): Promise<AccountSignInResult<A>> => {
-    if (counts) await ctx.throttle.failed(key, input.ip);
+    if (counts) ctx.throttle.failed(key, input.ip, nowMs(ctx));
     await recordSignInEvent(ctx.db, { ...base, event: "sign_in_failed", ...(account ? source.eventOwner(account) : {}), reason: why }, nowMs(ctx));
     return { ok: false, reason };
   };
@@ -77,23 +83,53 @@ export async function signInWith<A extends SignInAccount>(
   if (account.totpSecret !== null) {
     // The password was right: asking for the code is not a failed guess.
     if (!input.totp) return fail("totp_required", "totp_missing", account, false);
-    step = totpStep(ctx.totp.open(account.totpSecret), input.totp, ctx.clock.now());
-    if (step === undefined) return fail("totp_invalid", "bad_totp", account);
-    if (account.totpLastStep !== null && step <= account.totpLastStep) return fail("totp_invalid", "totp_replayed", account);
+    const checked = codeStep(ctx, { ...account, totpSecret: account.totpSecret }, input.totp);
+    if (typeof checked !== "number") return fail("totp_invalid", checked, account);
+    step = checked;
   } else if (input.channel === "cli" && source.cliNeedsEnrolment(account)) {
     return fail("totp_enrolment_required", "totp_not_enrolled", account, false);
   }
+  return signedIn(ctx, input, source, account, step);
+}
 
+async function signedIn<A extends SignInAccount>(ctx: ConsoleContext, input: SignInInput, source: AccountSource<A>, account: A, step: number | undefined): Promise<AccountSignInResult<A>> {
   const now = nowMs(ctx);
   await source.update(account.id, {
     lastSignInAt: now,
     ...(step !== undefined ? { totpLastStep: step } : {}),
     // Raised cost parameters reach each account at its next sign-in, the only time the password is known.
-    ...(needsRehash(account.passwordHash) ? { passwordHash: await hashPassword(input.password) } : {}),
+    ...(account.passwordHash !== null && needsRehash(account.passwordHash) ? { passwordHash: await hashPassword(input.password) } : {}),
   });
-  await ctx.throttle.succeeded(key);
-  await recordSignInEvent(ctx.db, { ...base, event: "sign_in", ...source.eventOwner(account) }, now);
+  ctx.throttle.succeeded(source.throttleKey(account.email), input.ip, now);
+  await recordSignInEvent(ctx.db, { channel: input.channel, email: account.email, ip: input.ip, event: "sign_in", ...source.eventOwner(account) }, now);
   return { ok: true, account: { ...account, lastSignInAt: now } };
+}
+
+/**
+ * An attempt the throttle locks out. Only the account's own second factor opens a lock: an
+ * attempt carrying a TOTP code for an account that has TOTP has the code checked first (an HMAC:
+ * cheap, and a wrong one says nothing of the password), then, for a valid unused code, the
+ * password (one scrypt round). Everything else (no code, no TOTP on the account, an unknown
+ * email, a wrong or used code, a wrong password, a disabled account) answers the same 429 and
+ * counts as a failure, and no scrypt runs for an attempt that cannot succeed, so a flood costs
+ * the console no more than its lookups. A party without the code cannot keep the owner out;
+ * one holding the password can only guess codes, each a refusal.
+ */
+async function lockedSignIn<A extends SignInAccount>(ctx: ConsoleContext, input: SignInInput, source: AccountSource<A>, retryAfterMs: number): Promise<AccountSignInResult<A>> {
+  const email = normaliseEmail(input.email);
+  const refuse = async (why: string, account?: A): Promise<AccountSignInResult<A>> => {
+    ctx.throttle.failed(source.throttleKey(email), input.ip, nowMs(ctx));
+    await recordSignInEvent(ctx.db, { channel: input.channel, email, ip: input.ip, event: "sign_in_throttled", ...(account ? source.eventOwner(account) : {}), reason: why }, nowMs(ctx));
+    return { ok: false, reason: "throttled", retryAfterMs };
+  };
+  if (!input.totp) return refuse("locked");
+  const account = await source.find(email);
+  if (!account || account.totpSecret === null) return refuse("locked", account);
+  const step = codeStep(ctx, { ...account, totpSecret: account.totpSecret }, input.totp);
+  if (typeof step !== "number") return refuse(step, account);
+  if (!account.passwordHash || !(await verifyPassword(input.password, account.passwordHash))) return refuse("bad_password", account);
+  if (account.disabled) return refuse("disabled", account);
+  return signedIn(ctx, input, source, account, step);
 }
 
 /** An operator's sign-in (the sign-in page, the CLI's session API). */
