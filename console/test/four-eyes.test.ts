@@ -93,7 +93,7 @@ test("a request not approved within 24 hours expires and can no longer be approv
   t.is(((await api(c, "GET", "/api/approvals?status=expired", { token: reader })).body.approvals as unknown[]).length, 1);
 });
 
-test("disabling an operator ends their sessions at once; enabling lets them sign in again; the admin API refuses non-admins", async (t) => {
+test("disabling an operator ends their sessions at once; enabling, approved by a second admin, lets them sign in again; the admin API refuses non-admins", async (t) => {
   const c = await testConsole(t);
   const admin = await firstAdmin(c);
   const ops = await operatorWithPassword(c, { email: "ops@example.com", role: "operator" });
@@ -106,7 +106,11 @@ test("disabling an operator ends their sessions at once; enabling lets them sign
   t.is(((await c.console.context.db("sessions").where({ operator_id: ((await c.console.context.db("operators").where({ email: ops.email }).first()) as { id: string }).id }).count({ n: "*" }).first()) as { n: number }).n, 0);
   t.is((await api(c, "POST", "/api/cli/sessions", { body: ops })).status, 401);
 
-  t.is((await api(c, "POST", path(ops.email, "enable"), { token: admin })).status, 200);
+  // Enabling gives access back: it waits for a second admin.
+  const enable = await api(c, "POST", path(ops.email, "enable"), { token: admin });
+  t.is(enable.status, 202);
+  t.is((await api(c, "POST", "/api/cli/sessions", { body: ops })).status, 401, "still disabled");
+  t.is((await api(c, "POST", `/api/approvals/${(enable.body.approval as { id: string }).id}/approve`, { token: await serviceAdminToken(c, "second-bot") })).status, 200);
   t.is((await api(c, "POST", "/api/cli/sessions", { body: ops })).status, 201);
 
   const listed = await api(c, "GET", "/api/operators?limit=1", { token: admin });

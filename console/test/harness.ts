@@ -114,13 +114,40 @@ export function csrfOf(html: string): string {
   return match[1];
 }
 
-/** An operator created through the admin API (bootstrap token) who has set a password through the one-time link. */
+/**
+ * What a change of the admin API did: the answer's own body (done at once: bootstrap), or, when it
+ * waits for a second admin (202), the answer of its approval by another service admin
+ * (`second-bot`, the key holder's second account), who is the one its link is handed to.
+ */
+export async function doneOf(c: TestConsole, answer: JsonAnswer, approver = "second-bot"): Promise<Record<string, unknown>> {
+  if (answer.status === 201 || answer.status === 200) return answer.body;
+  if (answer.status !== 202) throw new Error(`${answer.status} ${JSON.stringify(answer.body)}`);
+  const approved = await api(c, "POST", `/api/approvals/${(answer.body.approval as { id: string }).id}/approve`, { token: await serviceAdminToken(c, approver) });
+  if (approved.status !== 200) throw new Error(`approve: ${approved.status} ${JSON.stringify(approved.body)}`);
+  return approved.body;
+}
+
+/** The one-time link a change of the admin API made (doneOf). */
+export async function linkOf(c: TestConsole, answer: JsonAnswer, approver = "second-bot"): Promise<string> {
+  return ((await doneOf(c, answer, approver)).link as { url: string }).url;
+}
+
+/**
+ * An operator created through the admin API (bootstrap token; approved by a second service admin
+ * once an admin exists) who has set a password through the one-time link.
+ */
 export async function operatorWithPassword(c: TestConsole, input: { email: string; role: OperatorRole; password?: string; adminToken?: string }): Promise<{ email: string; password: string }> {
   const password = input.password ?? "correct horse battery staple";
   const token = input.adminToken ?? (await serviceAdminToken(c));
   const created = await api(c, "POST", "/api/operators", { token, body: { email: input.email, displayName: input.email.split("@")[0], role: input.role } });
-  if (created.status !== 201) throw new Error(`create ${input.email}: ${created.status} ${JSON.stringify(created.body)}`);
-  await setPasswordThroughLink(c, (created.body.link as { url: string }).url, password);
+  let url: string;
+  try {
+    url = await linkOf(c, created);
+  } catch (err) {
+    throw new Error(`create ${input.email}: ${(err as Error).message}`, { cause: err });
+  }
+  const set = await setPasswordThroughLink(c, url, password);
+  if (set.status !== 303) throw new Error(`set password of ${input.email}: ${set.status}`);
   return { email: input.email, password };
 }
 

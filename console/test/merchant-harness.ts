@@ -1,22 +1,25 @@
 import type { MerchantRole } from "@payments/access";
-import { api, Browser, csrfOf, serviceAdminToken } from "./harness.js";
+import { api, Browser, csrfOf, doneOf, serviceAdminToken } from "./harness.js";
 import { PASSWORD, type Stack } from "./service-harness.js";
 
 export { PASSWORD };
 
 /**
  * A merchant user of `merchantId` made through the real invite path: the admin API with a
- * service admin's token, then the one-time link sets PASSWORD. Returns the user's id.
+ * service admin's token (approved by a second service admin once an admin exists), then the
+ * one-time link sets PASSWORD. Returns the user's id.
  */
 export async function merchantUserAccount(stack: Stack, merchantId: string, email: string, role: MerchantRole): Promise<{ id: string; email: string }> {
   const invited = await api(stack.c, "POST", `/api/merchants/${encodeURIComponent(merchantId)}/users`, {
     token: await serviceAdminToken(stack.c, "bootstrap-bot"),
     body: { email, displayName: email.split("@")[0], role },
   });
-  if (invited.status !== 201) throw new Error(`invite ${email}: ${invited.status} ${JSON.stringify(invited.body)}`);
-  const set = await setMerchantPassword(stack, (invited.body.link as { url: string }).url, PASSWORD);
+  const done = await doneOf(stack.c, invited).catch((err: Error) => {
+    throw new Error(`invite ${email}: ${err.message}`, { cause: err });
+  });
+  const set = await setMerchantPassword(stack, (done.link as { url: string }).url, PASSWORD);
   if (set.status !== 303) throw new Error(`set password of ${email}: ${set.status}`);
-  return { id: (invited.body.user as { id: string }).id, email };
+  return { id: (done.user as { id: string }).id, email };
 }
 
 /** Opens a merchant user's one-time link in a fresh browser and sets `password`. */

@@ -13,7 +13,7 @@ import type { OperatorRole } from "@payments/access";
 import { createServiceClient, TEST_OPERATOR_PRIVATE_KEY_PEM, TEST_WORKLOAD_ENV, type ManualClock } from "@payments/testing";
 import { startInProcess } from "@payments/testing/services";
 import { startConsole } from "../src/index.js";
-import { api, Browser, csrfOf, serviceAdminToken, setPasswordThroughLink, signedInBrowser, type TestConsole } from "./harness.js";
+import { api, Browser, csrfOf, linkOf, serviceAdminToken, setPasswordThroughLink, signedInBrowser, type TestConsole } from "./harness.js";
 
 /** The wall clock, as the services read it (assertions are checked against their clock), with the ManualClock shape the harness takes. */
 function liveClock(): ManualClock {
@@ -78,19 +78,12 @@ export async function startStack(options: { consoleEnv?: Record<string, string>;
 export const PASSWORD = "correct horse battery staple";
 
 /**
- * An account of `role` made through the console's admin API (a finance or admin account is
- * approved by a second service admin, as four-eyes asks) with its password set through the link.
+ * An account of `role` made through the console's admin API (approved by a second service admin
+ * once an admin exists, as four-eyes asks) with its password set through the link.
  */
 export async function operatorAccount(c: TestConsole, email: string, role: OperatorRole): Promise<void> {
   const created = await api(c, "POST", "/api/operators", { token: await serviceAdminToken(c, "bootstrap-bot"), body: { email, displayName: email.split("@")[0], role } });
-  let link: { url: string } | undefined;
-  if (created.status === 201) link = created.body.link as { url: string };
-  else if (created.status === 202) {
-    const approved = await api(c, "POST", `/api/approvals/${(created.body.approval as { id: string }).id}/approve`, { token: await serviceAdminToken(c, "second-bot") });
-    if (approved.status !== 200) throw new Error(`approve ${email}: ${approved.status} ${JSON.stringify(approved.body)}`);
-    link = approved.body.link as { url: string };
-  } else throw new Error(`create ${email}: ${created.status} ${JSON.stringify(created.body)}`);
-  const set = await setPasswordThroughLink(c, link.url, PASSWORD);
+  const set = await setPasswordThroughLink(c, await linkOf(c, created), PASSWORD);
   if (set.status !== 303) throw new Error(`set password of ${email}: ${set.status}`);
 }
 

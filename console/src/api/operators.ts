@@ -1,9 +1,11 @@
 import { z } from "zod";
-import { OPERATOR_ROLES, recordAudit } from "@payments/access";
-import { publicApproval } from "../auth/approvals.js";
-import { approveChange, createOperator, disableOperator, enableOperator, rejectChange, resetOperator, setOperatorRole, type ChangeOutcome } from "../auth/operator-admin.js";
+import { OPERATOR_ROLES } from "@payments/access";
+import { approveChange, rejectChange } from "../auth/approval-decisions.js";
+import { recordStep } from "../auth/console-audit.js";
+import { listApprovals, publicApproval } from "../auth/approvals.js";
+import { createOperator, disableOperator, enableOperator, resetOperator, setOperatorRole, type ChangeOutcome } from "../auth/operator-admin.js";
+import { publicMerchantUser } from "../auth/merchant-users.js";
 import { listOperators, publicOperator } from "../auth/operators.js";
-import { listApprovals } from "../auth/approvals.js";
 import { nowMs, type ConsoleContext } from "../context.js";
 import { badRequest, ConsoleError } from "../errors.js";
 import type { ConsoleRoute } from "../route.js";
@@ -18,25 +20,43 @@ const createSchema = z.object({
 const roleSchema = z.object({ role: z.enum(OPERATOR_ROLES) });
 const resetSchema = z.object({ clearTotp: z.boolean().optional() });
 
-function actorOf(ctx: ConsoleContextKoa) {
+export function actorOf(ctx: ConsoleContextKoa) {
   const actor = ctx.state.actor;
   if (!actor) throw new ConsoleError(401, "UNAUTHENTICATED", "no admin");
   return actor;
 }
 
-/** 201/200 with the account (and its one-time link), or 202 with the approval it now waits for. */
-function answer(ctx: ConsoleContextKoa, outcome: ChangeOutcome, created = false): void {
+/**
+ * 201/200 with the account (and its one-time link, for whoever is to hand it over), or 202 with
+ * the approval it now waits for (no link: the admin who asked never gets one).
+ */
+export function answerChange(ctx: ConsoleContextKoa, outcome: ChangeOutcome, created = false): void {
   if (outcome.status === "pending_approval") {
     ctx.status = 202;
     ctx.body = { status: "pending_approval", approval: publicApproval(outcome.approval) };
     return;
   }
   ctx.status = created ? 201 : 200;
+  // A link is a password to be: never kept by a cache on the way.
+  if (outcome.link) ctx.set("Cache-Control", "no-store");
   ctx.body = {
     status: "done",
-    operator: publicOperator(outcome.operator),
+    ...("operator" in outcome ? { operator: publicOperator(outcome.operator) } : { user: publicMerchantUser(outcome.user) }),
     ...(outcome.link ? { link: { url: outcome.link.url, expiresAt: new Date(outcome.link.expiresAt).toISOString() } } : {}),
   };
+}
+
+/**
+ * The request's JSON body as `schema` says; a body refused here (400, 415) is a refused step of
+ * `action` and is audited as such, as the change itself audits its own refusals.
+ */
+export async function auditedBody<S extends z.ZodType>(deps: ConsoleContext, ctx: ConsoleContextKoa, action: string, targets: string[], schema: S): Promise<z.infer<S>> {
+  try {
+    return jsonBody(ctx, schema);
+  } catch (err) {
+    if (err instanceof ConsoleError) await recordStep(deps, deps.db, { actor: actorOf(ctx), action, targets }, err.code);
+    throw err;
+  }
 }
 
 /** A page of the list: `limit` (1-200, default 50) and `after`, the cursor the previous page gave. */
@@ -51,48 +71,23 @@ function pageOf(ctx: ConsoleContextKoa): { limit: number; after?: { createdAt: n
 }
 
 /**
- * Every change of an operator account and every approval step, done or refused, appended to the
- * console's audit (the kit's table, as each service keeps its own): who, as what role, which
- * account or approval, and how it ended (`ok`, `APPROVAL_REQUIRED`, or the refusal's code).
+ * The admin API the CLI's `operator …` commands call (adminAuth in front of each). Every change
+ * and every approval step, done or refused, is in the console's audit (auth/console-audit.ts),
+ * written with the change.
  */
-function audited(deps: ConsoleContext, action: string, targets: (ctx: ConsoleContextKoa) => string[], handler: ConsoleRoute["handler"]): ConsoleRoute["handler"] {
-  return async (ctx, next) => {
-    const record = (outcome: string) =>
-      recordAudit(deps.db, deps.clock, deps.logger, {
-        service: "console",
-        rpc: `console/${action}`,
-        actor: ctx.state.actor?.subject ?? "",
-        actorKind: ctx.state.actor?.kind ?? "",
-        role: ctx.state.actor?.role ?? "",
-        targets: targets(ctx),
-        reason: "",
-        outcome,
-      });
-    try {
-      await handler(ctx, next);
-    } catch (err) {
-      await record(err instanceof ConsoleError ? err.code : "INTERNAL");
-      throw err;
-    }
-    await record(ctx.status === 202 ? "APPROVAL_REQUIRED" : "ok");
-  };
-}
-
-/** The admin API the CLI's `operator …` commands call (adminAuth in front of each). */
 export function operatorRoutes(deps: ConsoleContext): ConsoleRoute[] {
   const email = (ctx: ConsoleContextKoa) => decodeURIComponent((ctx.params as Record<string, string>).email ?? "");
-  const bodyEmail = (ctx: ConsoleContextKoa) => {
-    const body = ctx.state.json as { email?: unknown } | undefined;
-    return typeof body?.email === "string" ? [body.email.toLowerCase()] : [];
-  };
-  const byEmail = (ctx: ConsoleContextKoa) => [email(ctx)];
-  const byId = (ctx: ConsoleContextKoa) => [(ctx.params as Record<string, string>).id ?? ""];
+  const id = (ctx: ConsoleContextKoa) => (ctx.params as Record<string, string>).id ?? "";
   return [
     {
       method: "POST",
       path: "/api/operators",
       access: "admin",
-      handler: audited(deps, "CreateOperator", bodyEmail, async (ctx) => answer(ctx, await createOperator(deps, actorOf(ctx), jsonBody(ctx, createSchema)), true)),
+      handler: async (ctx) => {
+        const body = ctx.state.json as { email?: unknown } | undefined;
+        const input = await auditedBody(deps, ctx, "CreateOperator", typeof body?.email === "string" ? [body.email.toLowerCase()] : [], createSchema);
+        answerChange(ctx, await createOperator(deps, actorOf(ctx), input), true);
+      },
     },
     {
       method: "GET",
@@ -113,32 +108,31 @@ export function operatorRoutes(deps: ConsoleContext): ConsoleRoute[] {
       method: "POST",
       path: "/api/operators/:email/disable",
       access: "admin",
-      handler: audited(deps, "DisableOperator", byEmail, async (ctx) => {
-        ctx.body = { status: "done", operator: publicOperator(await disableOperator(deps, actorOf(ctx), email(ctx))) };
-      }),
+      handler: async (ctx) => answerChange(ctx, await disableOperator(deps, actorOf(ctx), email(ctx))),
     },
     {
       method: "POST",
       path: "/api/operators/:email/enable",
       access: "admin",
-      handler: audited(deps, "EnableOperator", byEmail, async (ctx) => {
-        ctx.body = { status: "done", operator: publicOperator(await enableOperator(deps, actorOf(ctx), email(ctx))) };
-      }),
+      handler: async (ctx) => answerChange(ctx, await enableOperator(deps, actorOf(ctx), email(ctx))),
     },
     {
       method: "POST",
       path: "/api/operators/:email/role",
       access: "admin",
-      handler: audited(deps, "SetOperatorRole", byEmail, async (ctx) => answer(ctx, await setOperatorRole(deps, actorOf(ctx), email(ctx), jsonBody(ctx, roleSchema).role))),
+      handler: async (ctx) => {
+        const { role } = await auditedBody(deps, ctx, "SetOperatorRole", [email(ctx)], roleSchema);
+        answerChange(ctx, await setOperatorRole(deps, actorOf(ctx), email(ctx), role));
+      },
     },
     {
       method: "POST",
       path: "/api/operators/:email/reset",
       access: "admin",
-      handler: audited(deps, "ResetOperator", byEmail, async (ctx) => {
-        const { operator, link } = await resetOperator(deps, actorOf(ctx), email(ctx), { clearTotp: jsonBody(ctx, resetSchema).clearTotp === true });
-        ctx.body = { status: "done", operator: publicOperator(operator), link: { url: link.url, expiresAt: new Date(link.expiresAt).toISOString() } };
-      }),
+      handler: async (ctx) => {
+        const { clearTotp } = await auditedBody(deps, ctx, "ResetOperator", [email(ctx)], resetSchema);
+        answerChange(ctx, await resetOperator(deps, actorOf(ctx), email(ctx), { clearTotp: clearTotp === true }));
+      },
     },
     {
       method: "GET",
@@ -159,19 +153,19 @@ export function operatorRoutes(deps: ConsoleContext): ConsoleRoute[] {
       method: "POST",
       path: "/api/approvals/:id/approve",
       access: "admin",
-      handler: audited(deps, "ApproveChange", byId, async (ctx) => {
-        const { approval, outcome } = await approveChange(deps, actorOf(ctx), ctx.params.id ?? "");
-        answer(ctx, outcome);
+      handler: async (ctx) => {
+        const { approval, outcome } = await approveChange(deps, actorOf(ctx), id(ctx));
+        answerChange(ctx, outcome);
         ctx.body = { ...(ctx.body as Record<string, unknown>), approval: publicApproval(approval) };
-      }),
+      },
     },
     {
       method: "POST",
       path: "/api/approvals/:id/reject",
       access: "admin",
-      handler: audited(deps, "RejectChange", byId, async (ctx) => {
-        ctx.body = { status: "done", approval: publicApproval(await rejectChange(deps, actorOf(ctx), ctx.params.id ?? "")) };
-      }),
+      handler: async (ctx) => {
+        ctx.body = { status: "done", approval: publicApproval(await rejectChange(deps, actorOf(ctx), id(ctx))) };
+      },
     },
   ];
 }

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { canonicalSubject } from "@payments/access";
 
 /*
  * What the console's two kinds of account share in storage: an operator (`operators`,
@@ -45,9 +46,13 @@ export interface AccountFields<R extends string> {
 /** What may change on an account row. */
 export type AccountPatch<R extends string> = Partial<{ role: R; disabled: boolean; passwordHash: string; totpSecret: string | null; totpLastStep: number | null; lastSignInAt: number }>;
 
-/** Emails compare case-insensitively everywhere in the console, so they are stored lower-cased. */
+/**
+ * Emails are stored and compared as the services compare assertion subjects (canonicalSubject:
+ * trimmed, NFKC, case-folded), so one person has one spelling everywhere: in the accounts, in
+ * the maker check of four-eyes and in the audit.
+ */
 export function normaliseEmail(email: string): string {
-  return email.trim().toLowerCase();
+  return canonicalSubject(email);
 }
 
 /** A plausible address: something@something.tld, no spaces, at most 254 characters (RFC 5321's path limit). */

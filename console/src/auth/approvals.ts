@@ -1,13 +1,25 @@
 import type { Knex } from "knex";
 import { newId } from "@payments/kit";
+import { canonicalSubject } from "@payments/access";
+import { countEnabledAdmins } from "./operators.js";
 
-/** Changes to accounts that wait for a second admin. */
-export type ApprovalAction = "create_operator" | "set_role";
+/**
+ * Changes that wait for a second admin: each hands someone an account's access (a new account,
+ * a raised role, an enabled account, a one-time link that sets its password), so one admin
+ * alone could otherwise become two people.
+ */
+export const APPROVAL_ACTIONS = ["create_operator", "set_role", "enable_operator", "reset_operator", "invite_merchant_user", "reset_merchant_user"] as const;
+export type ApprovalAction = (typeof APPROVAL_ACTIONS)[number];
 export type ApprovalStatus = "pending" | "approved" | "rejected" | "expired";
+
+export function isApprovalAction(value: string): value is ApprovalAction {
+  return (APPROVAL_ACTIONS as readonly string[]).includes(value);
+}
 
 export interface Approval {
   id: string;
-  action: ApprovalAction;
+  /** An ApprovalAction; what a newer console wrote and this one does not know stays as written: listed, never applied. */
+  action: string;
   payload: Record<string, unknown>;
   targetEmail: string;
   requestedBy: string;
@@ -36,7 +48,7 @@ function fromRow(row: ApprovalRow, now: number): Approval {
   const stored = row.status === "approved" || row.status === "rejected" ? row.status : "pending";
   return {
     id: row.id,
-    action: row.action === "set_role" ? "set_role" : "create_operator",
+    action: row.action,
     payload: JSON.parse(row.payload) as Record<string, unknown>,
     targetEmail: row.target_email,
     requestedBy: row.requested_by,
@@ -46,6 +58,23 @@ function fromRow(row: ApprovalRow, now: number): Approval {
     decidedBy: row.decided_by,
     decidedAt: row.decided_at === null ? null : Number(row.decided_at),
   };
+}
+
+/**
+ * Whether two names are one person: the maker check. Compared as the services compare assertion
+ * subjects (trimmed, NFKC, case-folded), so `ALICE@…` never approves `alice@…`'s request.
+ */
+export function samePerson(a: string, b: string): boolean {
+  return canonicalSubject(a) === canonicalSubject(b);
+}
+
+/**
+ * Whether a change waits for a second admin. Always, but at bootstrap: while no enabled human
+ * admin exists nobody could approve, and whoever passes the admin check then holds the console's
+ * signing key (a service account's token minted with it), which could sign anything anyway.
+ */
+export async function needsSecondAdmin(db: Knex): Promise<boolean> {
+  return (await countEnabledAdmins(db)) > 0;
 }
 
 export function publicApproval(approval: Approval): Record<string, unknown> {
@@ -63,6 +92,7 @@ export function publicApproval(approval: Approval): Record<string, unknown> {
   };
 }
 
+/** Stores a pending request, in `db` (the transaction that also audits it); the maker is kept canonical. */
 export async function requestApproval(
   db: Knex,
   input: { action: ApprovalAction; payload: Record<string, unknown>; targetEmail: string; requestedBy: string; now: number; ttlMs: number },
@@ -72,7 +102,7 @@ export async function requestApproval(
     action: input.action,
     payload: JSON.stringify(input.payload),
     target_email: input.targetEmail,
-    requested_by: input.requestedBy,
+    requested_by: canonicalSubject(input.requestedBy),
     requested_at: input.now,
     expires_at: input.now + input.ttlMs,
     status: "pending",
@@ -105,6 +135,6 @@ export async function decideApproval(trx: Knex, id: string, decision: "approved"
   const changed = await trx("operator_approvals")
     .where({ id, status: "pending" })
     .andWhere("expires_at", ">", now)
-    .update({ status: decision, decided_by: decidedBy, decided_at: now });
+    .update({ status: decision, decided_by: canonicalSubject(decidedBy), decided_at: now });
   return changed === 1;
 }

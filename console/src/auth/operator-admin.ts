@@ -1,9 +1,11 @@
 import type { Knex } from "knex";
 import { isUniqueViolation } from "@payments/kit";
-import { roleAtLeast, type OperatorIdentity, type OperatorRole } from "@payments/access";
+import { isOperatorRole, roleAtLeast, type OperatorIdentity, type OperatorRole } from "@payments/access";
 import { nowMs, type ConsoleContext } from "../context.js";
 import { badRequest, conflict, ConsoleError, forbidden, notFound } from "../errors.js";
-import { decideApproval, findApproval, requestApproval, type Approval } from "./approvals.js";
+import { needsSecondAdmin, requestApproval, samePerson, type Approval, type ApprovalAction } from "./approvals.js";
+import { auditedChange, type StepResult } from "./console-audit.js";
+import type { MerchantUser } from "./merchant-users.js";
 import { countEnabledAdmins, findOperatorByEmail, insertOperator, isEmail, normaliseEmail, updateOperator, type Operator } from "./operators.js";
 import { deleteSessionsOf } from "./sessions.js";
 import { createSignInLink, type LinkPurpose } from "./sign-in-links.js";
@@ -11,17 +13,20 @@ import { createSignInLink, type LinkPurpose } from "./sign-in-links.js";
 /** Who asks for a change: a signed-in admin (CLI session) or the holder of an admin assertion. */
 export type Actor = OperatorIdentity;
 
-/** Roles a change to needs a second admin (four-eyes): they move money or grant access. */
-const GUARDED_ROLES: ReadonlySet<OperatorRole> = new Set(["finance", "admin"]);
-
 /** A one-time link to hand to the operator: where they set their password. */
 export interface SignInLinkOut {
   url: string;
   expiresAt: number;
 }
 
+/**
+ * What a change of an account did: done at once (with the one-time link, for whoever is to hand
+ * it over: the admin who made the change, or the second admin who approved it), or stored as a
+ * request that waits for a second admin (and no link: the maker never holds one).
+ */
 export type ChangeOutcome =
   | { status: "done"; operator: Operator; link?: SignInLinkOut }
+  | { status: "done"; user: MerchantUser; link?: SignInLinkOut }
   | { status: "pending_approval"; approval: Approval };
 
 export function signInLinkUrl(ctx: Pick<ConsoleContext, "publicUrl">, token: string): string {
@@ -33,20 +38,24 @@ async function issueLink(ctx: ConsoleContext, db: Knex, operator: Operator, purp
   return { url: signInLinkUrl(ctx, token), expiresAt };
 }
 
-/**
- * Whether a change to a guarded role waits for a second admin. Always, except for the very first
- * admin: with no enabled admin account yet there is nobody to approve, and whoever holds an admin
- * assertion then holds the signing key (a service token minted with it) and could do anything anyway.
- */
-async function needsSecondAdmin(ctx: ConsoleContext, role: OperatorRole): Promise<boolean> {
-  if (!GUARDED_ROLES.has(role)) return false;
-  return (await countEnabledAdmins(ctx.db)) > 0;
-}
-
-async function existing(ctx: ConsoleContext, email: string): Promise<Operator> {
-  const operator = await findOperatorByEmail(ctx.db, email);
+async function existing(db: Knex, email: string): Promise<Operator> {
+  const operator = await findOperatorByEmail(db, email);
   if (!operator) throw notFound(`no operator ${normaliseEmail(email)}`);
   return operator;
+}
+
+/**
+ * Stores the change as a request for a second admin, in the transaction that audits it
+ * (`APPROVAL_REQUIRED`, with the approval's id).
+ */
+export async function askSecondAdmin(
+  ctx: ConsoleContext,
+  trx: Knex,
+  actor: Actor,
+  ask: { action: ApprovalAction; payload: Record<string, unknown>; targetEmail: string },
+): Promise<StepResult<{ status: "pending_approval"; approval: Approval }>> {
+  const approval = await requestApproval(trx, { ...ask, requestedBy: actor.subject, now: nowMs(ctx), ttlMs: ctx.config.CONSOLE_APPROVAL_TTL });
+  return { result: { status: "pending_approval", approval }, outcome: "APPROVAL_REQUIRED", step: { approvalId: approval.id } };
 }
 
 export interface CreateOperatorInput {
@@ -55,141 +64,130 @@ export interface CreateOperatorInput {
   role: OperatorRole;
 }
 
-function checkedNewOperator(input: CreateOperatorInput): CreateOperatorInput {
-  const email = normaliseEmail(input.email);
+function checkedNewOperator(input: { email?: unknown; displayName?: unknown; role?: unknown }): CreateOperatorInput {
+  const email = normaliseEmail(typeof input.email === "string" ? input.email : "");
   if (!isEmail(email)) throw badRequest("INVALID_EMAIL", "email must be an email address");
-  const displayName = input.displayName.trim();
+  const displayName = typeof input.displayName === "string" ? input.displayName.trim() : "";
   if (displayName.length === 0 || displayName.length > 200) throw badRequest("INVALID_NAME", "display name must be 1 to 200 characters");
+  if (typeof input.role !== "string" || !isOperatorRole(input.role)) throw badRequest("INVALID_ROLE", "role must be an operator role");
   return { email, displayName, role: input.role };
 }
 
-async function applyCreate(ctx: ConsoleContext, input: CreateOperatorInput, createdBy: string): Promise<ChangeOutcome> {
-  return ctx.db.transaction(async (trx) => {
-    let operator: Operator;
-    try {
-      operator = await insertOperator(trx, { ...input, createdBy }, nowMs(ctx));
-    } catch (err) {
-      if (isUniqueViolation(err)) throw conflict("OPERATOR_EXISTS", `an operator ${input.email} exists already`);
-      throw err;
-    }
-    return { status: "done", operator, link: await issueLink(ctx, trx, operator, "create", createdBy) };
-  });
+/** The account and its link, in `trx`: the link is for `linkFor`, who hands it over. */
+async function insertWithLink(ctx: ConsoleContext, trx: Knex, input: CreateOperatorInput, createdBy: string, linkFor: string): Promise<ChangeOutcome> {
+  let operator: Operator;
+  try {
+    operator = await insertOperator(trx, { ...input, createdBy }, nowMs(ctx));
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict("OPERATOR_EXISTS", `an operator ${input.email} exists already`);
+    throw err;
+  }
+  return { status: "done", operator, link: await issueLink(ctx, trx, operator, "create", linkFor) };
 }
 
-/** A new account and its one-time link; a finance or admin account waits for a second admin. */
+/** A new account of any role waits for a second admin, who gets its one-time link (bootstrap aside: approvals.ts). */
 export async function createOperator(ctx: ConsoleContext, actor: Actor, input: CreateOperatorInput): Promise<ChangeOutcome> {
-  const checked = checkedNewOperator(input);
-  if (await findOperatorByEmail(ctx.db, checked.email)) throw conflict("OPERATOR_EXISTS", `an operator ${checked.email} exists already`);
-  if (await needsSecondAdmin(ctx, checked.role)) {
-    const approval = await requestApproval(ctx.db, {
-      action: "create_operator",
-      payload: { ...checked },
-      targetEmail: checked.email,
-      requestedBy: actor.subject,
-      now: nowMs(ctx),
-      ttlMs: ctx.config.CONSOLE_APPROVAL_TTL,
-    });
-    return { status: "pending_approval", approval };
-  }
-  return applyCreate(ctx, checked, actor.subject);
-}
-
-/** Raising someone to finance or admin waits for a second admin; any other change is made at once. */
-export async function setOperatorRole(ctx: ConsoleContext, actor: Actor, email: string, role: OperatorRole): Promise<ChangeOutcome> {
-  const operator = await existing(ctx, email);
-  if (operator.role === role) return { status: "done", operator };
-  const raises = !roleAtLeast(operator.role, role);
-  if (raises && (await needsSecondAdmin(ctx, role))) {
-    const approval = await requestApproval(ctx.db, {
-      action: "set_role",
-      payload: { email: operator.email, from: operator.role, role },
-      targetEmail: operator.email,
-      requestedBy: actor.subject,
-      now: nowMs(ctx),
-      ttlMs: ctx.config.CONSOLE_APPROVAL_TTL,
-    });
-    return { status: "pending_approval", approval };
-  }
-  if (operator.role === "admin" && !operator.disabled) await keepOneAdmin(ctx);
-  await updateOperator(ctx.db, operator.id, { role });
-  return { status: "done", operator: { ...operator, role } };
+  return auditedChange<ChangeOutcome>(ctx, { actor, action: "CreateOperator", targets: [normaliseEmail(input.email)] }, async (trx) => {
+    const checked = checkedNewOperator(input);
+    if (await findOperatorByEmail(trx, checked.email)) throw conflict("OPERATOR_EXISTS", `an operator ${checked.email} exists already`);
+    const reason = `${checked.email} as ${checked.role}`;
+    if (await needsSecondAdmin(trx)) return { ...(await askSecondAdmin(ctx, trx, actor, { action: "create_operator", payload: { ...checked }, targetEmail: checked.email })), reason };
+    return { result: await insertWithLink(ctx, trx, checked, actor.subject, actor.subject), reason };
+  });
 }
 
 /** The last enabled admin is never demoted or disabled: nobody could manage accounts afterwards. */
-async function keepOneAdmin(ctx: ConsoleContext): Promise<void> {
-  if ((await countEnabledAdmins(ctx.db)) <= 1) throw conflict("LAST_ADMIN", "this is the last enabled admin: make another admin first");
+async function keepOneAdmin(trx: Knex): Promise<void> {
+  if ((await countEnabledAdmins(trx)) <= 1) throw conflict("LAST_ADMIN", "this is the last enabled admin: make another admin first");
 }
 
-/** Disabling ends every session of the account at once (browser and CLI). */
-export async function disableOperator(ctx: ConsoleContext, actor: Actor, email: string): Promise<Operator> {
-  const operator = await existing(ctx, email);
-  if (operator.email === actor.subject) throw forbidden("OWN_ACCOUNT", "you cannot disable your own account");
-  if (!operator.disabled && operator.role === "admin") await keepOneAdmin(ctx);
-  await ctx.db.transaction(async (trx) => {
+/** Raising any role waits for a second admin; lowering one is done at once (it only takes access away). */
+export async function setOperatorRole(ctx: ConsoleContext, actor: Actor, email: string, role: OperatorRole): Promise<ChangeOutcome> {
+  return auditedChange<ChangeOutcome>(ctx, { actor, action: "SetOperatorRole", targets: [normaliseEmail(email)] }, async (trx) => {
+    const operator = await existing(trx, email);
+    const reason = `${operator.role} to ${role}`;
+    if (operator.role === role) return { result: { status: "done", operator }, reason };
+    if (!roleAtLeast(operator.role, role) && (await needsSecondAdmin(trx))) {
+      return { ...(await askSecondAdmin(ctx, trx, actor, { action: "set_role", payload: { email: operator.email, from: operator.role, role }, targetEmail: operator.email })), reason };
+    }
+    if (operator.role === "admin" && !operator.disabled) await keepOneAdmin(trx);
+    await updateOperator(trx, operator.id, { role });
+    return { result: { status: "done", operator: { ...operator, role } }, reason };
+  });
+}
+
+/** Disabling ends every session of the account at once (browser and CLI); it takes access away, so one admin may. */
+export async function disableOperator(ctx: ConsoleContext, actor: Actor, email: string): Promise<ChangeOutcome> {
+  return auditedChange<ChangeOutcome>(ctx, { actor, action: "DisableOperator", targets: [normaliseEmail(email)] }, async (trx) => {
+    const operator = await existing(trx, email);
+    if (samePerson(operator.email, actor.subject)) throw forbidden("OWN_ACCOUNT", "you cannot disable your own account");
+    if (!operator.disabled && operator.role === "admin") await keepOneAdmin(trx);
     await updateOperator(trx, operator.id, { disabled: true });
     await deleteSessionsOf(trx, operator.id);
+    return { result: { status: "done", operator: { ...operator, disabled: true } } };
   });
-  ctx.logger.info({ operator: operator.email, by: actor.subject }, "operator disabled");
-  return { ...operator, disabled: true };
 }
 
-export async function enableOperator(ctx: ConsoleContext, actor: Actor, email: string): Promise<Operator> {
-  const operator = await existing(ctx, email);
-  await updateOperator(ctx.db, operator.id, { disabled: false });
-  ctx.logger.info({ operator: operator.email, by: actor.subject }, "operator enabled");
-  return { ...operator, disabled: false };
+/** Enabling gives an account its access back: it waits for a second admin. */
+export async function enableOperator(ctx: ConsoleContext, actor: Actor, email: string): Promise<ChangeOutcome> {
+  return auditedChange<ChangeOutcome>(ctx, { actor, action: "EnableOperator", targets: [normaliseEmail(email)] }, async (trx) => {
+    const operator = await existing(trx, email);
+    if (!operator.disabled) return { result: { status: "done", operator } };
+    if (await needsSecondAdmin(trx)) return askSecondAdmin(ctx, trx, actor, { action: "enable_operator", payload: { email: operator.email }, targetEmail: operator.email });
+    return { result: await applyEnable(trx, operator) };
+  });
+}
+
+/** Enabled with no session carried over: any left from before the account was disabled ends. */
+async function applyEnable(trx: Knex, operator: Operator): Promise<ChangeOutcome> {
+  await updateOperator(trx, operator.id, { disabled: false });
+  await deleteSessionsOf(trx, operator.id);
+  return { status: "done", operator: { ...operator, disabled: false } };
 }
 
 /**
  * A new one-time link (earlier ones stop working) and every session ended; with `clearTotp` the
- * second factor too (a lost phone), so the operator enrols again after setting a password.
+ * second factor too (a lost phone). Whoever holds the link can take the account over, so it waits
+ * for a second admin, who gets the link; an admin alone would otherwise sign in as anyone.
  */
-export async function resetOperator(ctx: ConsoleContext, actor: Actor, email: string, options: { clearTotp?: boolean } = {}): Promise<{ operator: Operator; link: SignInLinkOut }> {
-  const operator = await existing(ctx, email);
-  return ctx.db.transaction(async (trx) => {
-    await deleteSessionsOf(trx, operator.id);
-    if (options.clearTotp) await updateOperator(trx, operator.id, { totpSecret: null, totpLastStep: null });
-    const link = await issueLink(ctx, trx, operator, "reset", actor.subject);
-    return { operator: options.clearTotp ? { ...operator, totpSecret: null } : operator, link };
+export async function resetOperator(ctx: ConsoleContext, actor: Actor, email: string, options: { clearTotp?: boolean } = {}): Promise<ChangeOutcome> {
+  return auditedChange<ChangeOutcome>(ctx, { actor, action: "ResetOperator", targets: [normaliseEmail(email)] }, async (trx) => {
+    const operator = await existing(trx, email);
+    const clearTotp = options.clearTotp === true;
+    const reason = clearTotp ? "new sign-in link, TOTP cleared" : "new sign-in link";
+    if (await needsSecondAdmin(trx)) return { ...(await askSecondAdmin(ctx, trx, actor, { action: "reset_operator", payload: { email: operator.email, clearTotp }, targetEmail: operator.email })), reason };
+    return { result: await applyReset(ctx, trx, operator, clearTotp, actor.subject), reason };
   });
 }
 
-/** A second admin says yes: the change is applied exactly as it was asked. Never by whoever asked. */
-export async function approveChange(ctx: ConsoleContext, actor: Actor, id: string): Promise<{ approval: Approval; outcome: ChangeOutcome }> {
-  const approval = await pendingApproval(ctx, id);
-  if (approval.requestedBy === actor.subject) throw forbidden("OWN_REQUEST", "the admin who asked for a change cannot approve it: another admin must");
-  // Decided first: of two approvals at once only one applies the change.
-  if (!(await decideApproval(ctx.db, id, "approved", actor.subject, nowMs(ctx)))) throw conflict("APPROVAL_NOT_PENDING", "this request is no longer waiting for approval");
-  const decided: Approval = { ...approval, status: "approved", decidedBy: actor.subject, decidedAt: nowMs(ctx) };
-  const payload = approval.payload as Record<string, string>;
-  let outcome: ChangeOutcome;
-  if (approval.action === "create_operator") {
-    outcome = await applyCreate(ctx, checkedNewOperator({ email: payload.email ?? "", displayName: payload.displayName ?? "", role: guardedRole(payload.role) }), approval.requestedBy);
-  } else {
-    const operator = await existing(ctx, approval.targetEmail);
-    const role = guardedRole(payload.role);
-    await updateOperator(ctx.db, operator.id, { role });
-    outcome = { status: "done", operator: { ...operator, role } };
+async function applyReset(ctx: ConsoleContext, trx: Knex, operator: Operator, clearTotp: boolean, linkFor: string): Promise<ChangeOutcome> {
+  await deleteSessionsOf(trx, operator.id);
+  if (clearTotp) await updateOperator(trx, operator.id, { totpSecret: null, totpLastStep: null });
+  const link = await issueLink(ctx, trx, operator, "reset", linkFor);
+  return { status: "done", operator: clearTotp ? { ...operator, totpSecret: null, totpLastStep: null } : operator, link };
+}
+
+/**
+ * Applies an approved change to an operator account as it was asked, in the approval's
+ * transaction; a link it makes is the approver's to hand over, never the maker's.
+ */
+export async function applyOperatorChange(ctx: ConsoleContext, trx: Knex, approval: Approval, approver: Actor): Promise<ChangeOutcome> {
+  const payload = approval.payload;
+  switch (approval.action) {
+    case "create_operator":
+      return insertWithLink(ctx, trx, checkedNewOperator(payload), approval.requestedBy, approver.subject);
+    case "set_role": {
+      const operator = await existing(trx, approval.targetEmail);
+      const role = payload.role;
+      if (typeof role !== "string" || !isOperatorRole(role)) throw new ConsoleError(500, "INTERNAL_ERROR", "an approval names a role that is not one");
+      await updateOperator(trx, operator.id, { role });
+      return { status: "done", operator: { ...operator, role } };
+    }
+    case "enable_operator":
+      return applyEnable(trx, await existing(trx, approval.targetEmail));
+    case "reset_operator":
+      return applyReset(ctx, trx, await existing(trx, approval.targetEmail), payload.clearTotp === true, approver.subject);
+    default:
+      throw conflict("UNKNOWN_CHANGE", `this console cannot apply a ${approval.action} request`);
   }
-  ctx.logger.info({ approval: id, action: approval.action, target: approval.targetEmail, by: actor.subject }, "change approved");
-  return { approval: decided, outcome };
-}
-
-/** Another admin says no; the admin who asked may withdraw it the same way. */
-export async function rejectChange(ctx: ConsoleContext, actor: Actor, id: string): Promise<Approval> {
-  const approval = await pendingApproval(ctx, id);
-  if (!(await decideApproval(ctx.db, id, "rejected", actor.subject, nowMs(ctx)))) throw conflict("APPROVAL_NOT_PENDING", "this request is no longer waiting for approval");
-  return { ...approval, status: "rejected", decidedBy: actor.subject, decidedAt: nowMs(ctx) };
-}
-
-async function pendingApproval(ctx: ConsoleContext, id: string): Promise<Approval> {
-  const approval = await findApproval(ctx.db, id, nowMs(ctx));
-  if (!approval) throw notFound(`no approval ${id}`);
-  if (approval.status !== "pending") throw conflict("APPROVAL_NOT_PENDING", `this request is ${approval.status}`);
-  return approval;
-}
-
-function guardedRole(value: string | undefined): OperatorRole {
-  if (value === "finance" || value === "admin") return value;
-  throw new ConsoleError(500, "INTERNAL_ERROR", "an approval names a role it cannot");
 }

@@ -24,7 +24,7 @@ export async function createSignInLink(
 ): Promise<{ token: string; expiresAt: number }> {
   const { secret, hash } = newSecret();
   const expiresAt = input.now + input.ttlMs;
-  await db.transaction(async (trx) => {
+  const write = async (trx: Knex) => {
     await trx(store.table).where({ [store.owner]: input.operatorId }).whereNull("used_at").update({ used_at: input.now });
     await trx(store.table).insert({
       token_hash: hash,
@@ -35,7 +35,11 @@ export async function createSignInLink(
       expires_at: expiresAt,
       used_at: null,
     });
-  });
+  };
+  // Within the caller's transaction (the change that makes the link, with its audit row) as it
+  // is: the kit's retried transactions take no transaction inside them.
+  if ((db as { isTransaction?: boolean }).isTransaction === true) await write(db);
+  else await db.transaction(write);
   return { token: secret, expiresAt };
 }
 

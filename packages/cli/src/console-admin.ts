@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { CommandContext } from "./context.js";
+import type { Output } from "./output.js";
 import { consoleCall } from "./console-session.js";
 import { UsageError } from "./errors.js";
 import { consoleAdminCredential } from "./operator-signer.js";
@@ -37,4 +38,28 @@ export function consoleAdminCaller(ctx: CommandContext): ConsoleAdminCall {
     const { url, token } = await consoleAdminCredential(options.actor, io.env);
     return (await consoleCall(url, method, route, { token, ...(body !== undefined ? { body } : {}) })).body;
   };
+}
+
+/** A change of the console's admin API that waits for a second admin, as the console answers it (202). */
+export interface ConsoleApprovalOut {
+  id: string;
+  action: string;
+  targetEmail: string;
+  change: Record<string, unknown>;
+  requestedBy: string;
+  expiresAt: string;
+  status: string;
+}
+
+/**
+ * Says so when the console stored the change as a request for a second admin (202
+ * `pending_approval`): its id and how another admin approves it. No link is printed then: the
+ * one-time link goes to the approver. False when the change was done.
+ */
+export function printedPendingApproval(out: Output, body: Record<string, unknown>): boolean {
+  if (body.status !== "pending_approval") return false;
+  const approval = body.approval as ConsoleApprovalOut;
+  out.line(`Waiting for a second admin: approval ${approval.id} (${approval.action} ${approval.targetEmail}), until ${approval.expiresAt}.`);
+  out.line(`Another admin runs: operator approve ${approval.id} (the one-time link is printed to them)`);
+  return true;
 }

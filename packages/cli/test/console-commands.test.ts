@@ -89,21 +89,48 @@ test("operator token mints a service account's token for the console alone, whic
   t.is((await cli(["operator", "token", "--name", "x", "--role", "admin", "--ttl", "91d"], { ...env, OPERATOR_ASSERTION_PRIVATE_KEY: privateKeyPem })).code, 2);
 });
 
-test("operator set-role to admin waits for a second admin, and operator approve by another admin applies it", async (t) => {
-  const { env, bootstrap, running } = await setup(t);
+test("once an admin exists, operator create, set-role (raising), enable and reset wait for a second admin; the maker cannot approve; operator approve by another admin applies each and prints the link to them", async (t) => {
+  const { env, bootstrap, running, privateKeyPem } = await setup(t);
   const first = await cli(["operator", "create", "--email", "first@example.com", "--name", "First", "--role", "admin", "--json"], { ...env, PAYMENTS_OPERATOR_TOKEN: bootstrap });
   await setPassword((singleJson(first.stdout) as { link: { url: string } }).link.url, "first admin password");
-  await cli(["operator", "create", "--email", "ops@example.com", "--name", "Ops", "--role", "viewer"], { ...env, PAYMENTS_OPERATOR_TOKEN: bootstrap });
   t.is((await cli(["login", "--email", "first@example.com", "--password", "first admin password"], env)).code, 0);
-  const asked = await cli(["operator", "set-role", "--email", "ops@example.com", "--role", "admin"], env);
+  const second = await signAssertion(loadAssertionPrivateKey(privateKeyPem), { subject: "second-admin", name: "second-admin", role: "admin", kind: "service", audience: "console", ttlSeconds: 600 });
+  const approveAs = (token: string | undefined, id: string) => cli(["operator", "approve", id], token ? { ...env, PAYMENTS_OPERATOR_TOKEN: token } : env);
+  const idOf = (stdout: string) => /approval (apr_\S+)/.exec(stdout)?.[1] ?? "";
+
+  // Create: waits; no link for the maker; the maker cannot approve; the second admin gets the link.
+  const asked = await cli(["operator", "create", "--email", "ops@example.com", "--name", "Ops", "--role", "viewer"], env);
   t.is(asked.code, 0, asked.stderr);
-  const id = /approval (apr_\S+)/.exec(asked.stdout)?.[1] ?? "";
-  t.regex(id, /^apr_/);
-  const own = await cli(["operator", "approve", id], env);
+  t.regex(asked.stdout, /Waiting for a second admin: approval apr_\S+ \(create_operator ops@example\.com\)/);
+  t.notRegex(asked.stdout, /set-password/);
+  const own = await approveAs(undefined, idOf(asked.stdout));
   t.is(own.code, 1);
   t.regex(own.stderr, /OWN_REQUEST/);
-  const other = await cli(["operator", "approve", id], { ...env, PAYMENTS_OPERATOR_TOKEN: bootstrap });
-  t.is(other.code, 0, other.stderr);
-  const row = (await running.context.db("operators").where({ email: "ops@example.com" }).first()) as { role: string };
-  t.is(row.role, "admin");
+  const made = await approveAs(second, idOf(asked.stdout));
+  t.is(made.code, 0, made.stderr);
+  t.regex(made.stdout, /ops@example\.com: viewer\.\nOne-time link \(hand it to the operator; it works once, until [^)]+\):\n\S+\/set-password\?token=/);
+
+  // Raising a role, by any step: waits, then applied by the other admin.
+  const raise = await cli(["operator", "set-role", "--email", "ops@example.com", "--role", "support"], env);
+  t.regex(raise.stdout, /Waiting for a second admin/);
+  const row = () => running.context.db("operators").where({ email: "ops@example.com" }).first() as Promise<{ role: string; disabled: number | boolean }>;
+  t.is((await row()).role, "viewer");
+  t.is((await approveAs(second, idOf(raise.stdout))).code, 0);
+  t.is((await row()).role, "support");
+
+  // Disabling is one admin's; enabling again waits.
+  t.is((await cli(["operator", "disable", "--email", "ops@example.com"], env)).code, 0);
+  const enable = await cli(["operator", "enable", "--email", "ops@example.com"], env);
+  t.regex(enable.stdout, /Waiting for a second admin: approval apr_\S+ \(enable_operator ops@example\.com\)/);
+  t.truthy((await row()).disabled);
+  t.is((await approveAs(second, idOf(enable.stdout))).code, 0);
+  t.falsy((await row()).disabled);
+
+  // A reset: the new link is the approver's.
+  const reset = await cli(["operator", "reset", "--email", "ops@example.com"], env);
+  t.notRegex(reset.stdout, /set-password/);
+  const resetDone = await approveAs(second, idOf(reset.stdout));
+  t.regex(resetDone.stdout, /set-password\?token=/);
+  const pending = await cli(["operator", "approvals", "--json"], env);
+  t.deepEqual((singleJson(pending.stdout) as { approvals: unknown[] }).approvals, []);
 });

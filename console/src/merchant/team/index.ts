@@ -165,7 +165,7 @@ export function merchantTeamPages(deps: ConsoleContext): ConsoleRoute[] {
       const userId = userIdOf(ctx);
       if (!userId) return merchantNotFound(ctx, who, "team");
       try {
-        const { user, link } = await resetMerchantUser(deps, merchantIdentityOf(who.user), who.user.merchantId, userId, { clearTotp: ctx.state.form?.clearTotp === "1" });
+        const { user, link } = await resetMerchantUser(deps, merchantIdentityOf(who.user), userId, { clearTotp: ctx.state.form?.clearTotp === "1" });
         // The link is shown once, on this answer (no-store, as the invitation's).
         await teamPage(deps, ctx, who, { reset: { email: user.email, link } });
       } catch (err) {

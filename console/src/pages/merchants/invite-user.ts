@@ -1,6 +1,6 @@
 import { MerchantService } from "@payments/contracts/merchant";
 import { isMerchantRole, MERCHANT_ROLES, roleAtLeast } from "@payments/access";
-import { inviteMerchantUser } from "../../auth/merchant-team.js";
+import { operatorInvitesMerchantUser } from "../../auth/merchant-team.js";
 import { identityOf } from "../../auth/operators.js";
 import type { ConsoleContext } from "../../context.js";
 import { ConsoleError } from "../../errors.js";
@@ -53,9 +53,15 @@ export function merchantInvitePages(deps: ConsoleContext): ConsoleRoute[] {
         const role = form.role;
         if (!isMerchantRole(role)) return page(alert("role: one of owner, developer, finance, viewer") ?? html``, 400);
         try {
-          const { user, link } = await inviteMerchantUser(deps, identityOf(who.operator), { merchantId: id, email: (form.email ?? "").slice(0, 254), displayName: (form.displayName ?? "").slice(0, 200), role });
+          const outcome = await operatorInvitesMerchantUser(deps, identityOf(who.operator), { merchantId: id, email: (form.email ?? "").slice(0, 254), displayName: (form.displayName ?? "").slice(0, 200), role });
+          if (outcome.status === "pending_approval") {
+            // The link goes to the second admin who approves, never to the one who asked.
+            const approval = outcome.approval;
+            return page(html`<div class="notice" role="status"><p>${t("operator.invite.waiting", { email: approval.targetEmail, merchant: name })}</p><p><a href="${`/approvals/console/${approval.id}`}">${who.t("call.approvalLink", { id: approval.id })}</a></p></div>`, 202);
+          }
+          if (!("user" in outcome) || !outcome.link) throw new Error("an invite answered no user or link");
           ctx.set("Cache-Control", "no-store");
-          page(html`<div class="notice" role="status"><p>${t("operator.invite.done", { email: user.email, merchant: name, until: formatTime(new Date(link.expiresAt), who.lang) })}</p><p><code id="invite-link">${link.url}</code></p></div>`, 201);
+          page(html`<div class="notice" role="status"><p>${t("operator.invite.done", { email: outcome.user.email, merchant: name, until: formatTime(new Date(outcome.link.expiresAt), who.lang) })}</p><p><code id="invite-link">${outcome.link.url}</code></p></div>`, 201);
         } catch (err) {
           if (!(err instanceof ConsoleError)) throw err;
           page(alert(err.message) ?? html``, err.status);

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { isMerchantRole, MERCHANT_ROLES, type MerchantRole } from "@payments/access";
 import type { CommandContext } from "../context.js";
-import { consoleAdminCaller, roleParser, type ConsoleAccountOut } from "../console-admin.js";
+import { consoleAdminCaller, printedPendingApproval, roleParser, type ConsoleAccountOut } from "../console-admin.js";
 
 const parseMerchantRole = roleParser(MERCHANT_ROLES, isMerchantRole);
 
@@ -18,7 +18,7 @@ export function registerMerchantUserCommands(merchant: Command, ctx: CommandCont
 
   user
     .command("invite")
-    .description("invite someone of the merchant to its dashboard and print their one-time set-password link")
+    .description("invite someone of the merchant to its dashboard: it waits for a second admin, whose approval prints their one-time set-password link")
     .requiredOption("--merchant <id>", "the merchant id")
     .requiredOption("--email <email>", "the user's email (their sign-in name)")
     .requiredOption("--role <role>", MERCHANT_ROLES.join(" | "), parseMerchantRole)
@@ -27,6 +27,7 @@ export function registerMerchantUserCommands(merchant: Command, ctx: CommandCont
       const body = await call(cmd, "POST", usersPath(opts.merchant), { email: opts.email, role: opts.role, ...(opts.name ? { displayName: opts.name } : {}) });
       const { out } = ctx.session(cmd);
       if (out.json) return out.data(body);
+      if (printedPendingApproval(out, body)) return;
       const invited = body.user as ConsoleAccountOut;
       const link = body.link as { url: string; expiresAt: string };
       out.line(`${invited.email}: ${invited.role} of ${opts.merchant}.`);
@@ -36,7 +37,7 @@ export function registerMerchantUserCommands(merchant: Command, ctx: CommandCont
 
   user
     .command("reset")
-    .description("give a merchant user a new one-time sign-in link (set a new password) and end their sessions")
+    .description("give a merchant user a new one-time sign-in link (set a new password) and end their sessions: it waits for a second admin, whose approval prints the link")
     .requiredOption("--merchant <id>", "the merchant id")
     .requiredOption("--user <id>", "the user's id (as `merchant user list` shows it)")
     .option("--clear-totp", "also turn the user's two-step verification off (a lost authenticator)")
@@ -44,6 +45,7 @@ export function registerMerchantUserCommands(merchant: Command, ctx: CommandCont
       const body = await call(cmd, "POST", `${usersPath(opts.merchant)}/${encodeURIComponent(opts.user)}/reset`, opts.clearTotp ? { clearTotp: true } : {});
       const { out } = ctx.session(cmd);
       if (out.json) return out.data(body);
+      if (printedPendingApproval(out, body)) return;
       const reset = body.user as ConsoleAccountOut;
       const link = body.link as { url: string; expiresAt: string };
       out.line(`${reset.email} of ${opts.merchant}: signed out everywhere${opts.clearTotp ? ", two-step verification off" : ""}.`);

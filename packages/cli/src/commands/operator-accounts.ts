@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { parseDuration } from "@payments/kit";
 import { CONSOLE_ASSERTION_AUDIENCE, loadAssertionPrivateKey, MAX_SERVICE_TOKEN_TTL_SECONDS, OPERATOR_ROLES, signAssertion, isOperatorRole, type OperatorRole } from "@payments/access";
 import type { CommandContext } from "../context.js";
-import { consoleAdminCaller, roleParser, type ConsoleAccountOut } from "../console-admin.js";
+import { consoleAdminCaller, printedPendingApproval, roleParser, type ConsoleAccountOut, type ConsoleApprovalOut } from "../console-admin.js";
 import { UsageError } from "../errors.js";
 
 /**
@@ -13,16 +13,6 @@ export const SERVICE_TOKEN_AUDIENCE = CONSOLE_ASSERTION_AUDIENCE;
 
 const parseRole = roleParser(OPERATOR_ROLES, isOperatorRole);
 
-interface ApprovalOut {
-  id: string;
-  action: string;
-  targetEmail: string;
-  change: Record<string, unknown>;
-  requestedBy: string;
-  expiresAt: string;
-  status: string;
-}
-
 const path = (email: string, action: string) => `/api/operators/${encodeURIComponent(email)}/${action}`;
 
 /**
@@ -32,21 +22,22 @@ const path = (email: string, action: string) => `/api/operators/${encodeURICompo
 export function registerOperatorAccountCommands(program: Command, ctx: CommandContext): void {
   const operator = program.command("operator").description("console accounts of operators (admin), their approvals, and service-account tokens");
 
-  /** Prints what a change did: done (with the one-time link to hand over) or waiting for a second admin. */
+  /**
+   * Prints what a change did: done (with the one-time link to hand over: to the admin who made it
+   * alone at bootstrap, or to the second admin who approved it) or waiting for a second admin.
+   */
   const report = (cmd: Command, body: Record<string, unknown>) => {
     const { out } = ctx.session(cmd);
     if (out.json) return out.data(body);
-    if (body.status === "pending_approval") {
-      const approval = body.approval as ApprovalOut;
-      out.line(`Waiting for a second admin: approval ${approval.id} (${approval.action} ${approval.targetEmail}), until ${approval.expiresAt}.`);
-      out.line(`Another admin runs: operator approve ${approval.id}`);
-      return;
-    }
+    if (printedPendingApproval(out, body)) return;
     const account = body.operator as ConsoleAccountOut | undefined;
     if (account) out.line(`${account.email}: ${account.role}${account.disabled ? ", disabled" : ""}.`);
+    // An approved invite or reset of a merchant's user answers the user.
+    const user = body.user as (ConsoleAccountOut & { merchantId: string }) | undefined;
+    if (user) out.line(`${user.email}: ${user.role} of ${user.merchantId}.`);
     const link = body.link as { url: string; expiresAt: string } | undefined;
     if (link) {
-      out.line(`One-time link (hand it to the operator; it works once, until ${link.expiresAt}):`);
+      out.line(`One-time link (hand it to ${user ? "the user" : "the operator"}; it works once, until ${link.expiresAt}):`);
       out.line(link.url);
     }
   };
@@ -55,7 +46,7 @@ export function registerOperatorAccountCommands(program: Command, ctx: CommandCo
 
   operator
     .command("create")
-    .description("create an account and print its one-time set-password link; finance and admin wait for a second admin")
+    .description("create an account: it waits for a second admin, whose approval prints its one-time set-password link (only the very first admin is made at once)")
     .requiredOption("--email <email>", "the operator's email (their sign-in name)")
     .requiredOption("--name <display name>", "the name shown in the console and the audit trail")
     .requiredOption("--role <role>", OPERATOR_ROLES.join(" | "), parseRole)
@@ -80,7 +71,7 @@ export function registerOperatorAccountCommands(program: Command, ctx: CommandCo
 
   for (const [name, description] of [
     ["disable", "disable an account: its sessions end at once"],
-    ["enable", "enable a disabled account again"],
+    ["enable", "enable a disabled account again: it waits for a second admin"],
   ] as const) {
     operator
       .command(name)
@@ -91,14 +82,14 @@ export function registerOperatorAccountCommands(program: Command, ctx: CommandCo
 
   operator
     .command("set-role")
-    .description("change an account's role; raising to finance or admin waits for a second admin")
+    .description("change an account's role: lowering is done at once, raising waits for a second admin")
     .requiredOption("--email <email>", "the operator's email")
     .requiredOption("--role <role>", OPERATOR_ROLES.join(" | "), parseRole)
     .action(async (opts: { email: string; role: OperatorRole }, cmd: Command) => report(cmd, await call(cmd, "POST", path(opts.email, "role"), { role: opts.role })));
 
   operator
     .command("reset")
-    .description("end an account's sessions and print a new one-time link to set a password (earlier links stop working)")
+    .description("a new one-time link to set a password (earlier links stop working) and the account's sessions ended: it waits for a second admin, whose approval prints the link")
     .requiredOption("--email <email>", "the operator's email")
     .option("--clear-totp", "also remove their authenticator (a lost phone): they enrol again")
     .action(async (opts: { email: string; clearTotp?: boolean }, cmd: Command) => report(cmd, await call(cmd, "POST", path(opts.email, "reset"), { clearTotp: opts.clearTotp === true })));
@@ -111,14 +102,14 @@ export function registerOperatorAccountCommands(program: Command, ctx: CommandCo
       const body = await call(cmd, "GET", `/api/approvals?status=${encodeURIComponent(opts.status)}`);
       const { out } = ctx.session(cmd);
       if (out.json) return out.data(body);
-      const rows = (body.approvals as ApprovalOut[]).map((a) => [a.id, a.action, a.targetEmail, JSON.stringify(a.change), a.requestedBy, a.status, a.expiresAt]);
+      const rows = (body.approvals as ConsoleApprovalOut[]).map((a) => [a.id, a.action, a.targetEmail, JSON.stringify(a.change), a.requestedBy, a.status, a.expiresAt]);
       out.table(["ID", "ACTION", "ACCOUNT", "CHANGE", "ASKED BY", "STATUS", "EXPIRES"], rows, "Nothing waits for approval.");
     });
 
   for (const decision of ["approve", "reject"] as const) {
     operator
       .command(`${decision} <id>`)
-      .description(decision === "approve" ? "approve another admin's change: it is applied as asked" : "reject a change (the admin who asked may withdraw it this way)")
+      .description(decision === "approve" ? "approve another admin's change: it is applied as asked, and a one-time link it makes is printed to you, to hand over" : "reject a change (the admin who asked may withdraw it this way)")
       .action(async (id: string, _opts: unknown, cmd: Command) => report(cmd, await call(cmd, "POST", `/api/approvals/${encodeURIComponent(id)}/${decision}`)));
   }
 
