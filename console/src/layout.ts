@@ -16,6 +16,7 @@ main { max-width: 72rem; margin: 2rem auto; padding: 0 1.5rem; }
 nav.areas ul { flex-wrap: wrap; }
 nav.areas a[aria-current="page"] { font-weight: 700; text-decoration-thickness: 3px; }
 table { border-collapse: collapse; width: 100%; background: #fff; margin: 1rem 0; }
+.table-scroll { overflow-x: auto; max-width: 100%; }
 caption { text-align: left; font-weight: 600; padding: .5rem 0; }
 th, td { border: 1px solid #d0d5dd; padding: .4rem .6rem; text-align: left; vertical-align: top; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -47,6 +48,7 @@ header button { margin: 0; background: transparent; border: 1px solid #fff; }
 .alert { border-left: 4px solid #b42318; background: #fef3f2; padding: .75rem 1rem; }
 .notice { border-left: 4px solid #1f3a5f; background: #eff4ff; padding: .75rem 1rem; }
 code { word-break: break-all; }
+h1, h2, dd { overflow-wrap: anywhere; }
 `);
 
 export interface PageOptions {

@@ -94,22 +94,49 @@ test("another merchant's user id is 404 and nothing changes", async (t) => {
   t.notRegex((await owner.get("/merchant/team/audit")).html, /victim@four\.test/, "nor in this merchant's trail");
 });
 
-test("an operator admin invites from the merchant's page in the operator console", async (t) => {
+test("an operator admin invites from the merchant's page in the operator console: it waits for a second admin, who gets the link on the approvals page; the maker never does", async (t) => {
   const merchantId = await newMerchant(stack, { name: "From Ops" });
   const admin = await signedInAs(stack.c, "admin@five.test", "admin");
-  const page = await admin.get(`/merchants/${merchantId}`);
+  const page = await admin.get(`/merchants/${merchantId}?lang=en`);
   t.regex(page.html, new RegExp(`action="/merchants/${merchantId}/users/invite"`));
-  const res = await admin.post(`/merchants/${merchantId}/users/invite`, { _csrf: csrfOf(page.html), email: "boss@five.test", role: "owner" });
-  t.is(res.status, 201);
-  const link = /<code id="invite-link">([^<]+)<\/code>/.exec(res.html)?.[1];
+  const res = await admin.post(`/merchants/${merchantId}/users/invite?lang=en`, { _csrf: csrfOf(page.html), email: "boss@five.test", role: "owner" });
+  t.is(res.status, 202);
+  t.regex(res.html, /Inviting boss@five\.test to From Ops&#39;s dashboard waits for a second admin/);
+  t.notRegex(res.html, /set-password/, "no link for the admin who asked");
+  const approvalId = /href="\/approvals\/console\/(apr_[^"]+)"/.exec(res.html)?.[1];
+  if (!approvalId) throw new Error("no link to the approval");
+
+  // The maker sees it waiting for someone else, and cannot approve it by replaying the form.
+  const own = await admin.get(`/approvals/console/${approvalId}?lang=en`);
+  t.regex(own.html, /You asked for this: it waits for someone else to approve it\./);
+  t.notRegex(own.html, new RegExp(`/approvals/console/${approvalId}/approve`));
+  const replay = await admin.post(`/approvals/console/${approvalId}/approve?lang=en`, { _csrf: csrfOf(own.html) });
+  t.is(replay.status, 403);
+  t.notRegex(replay.html, /set-password/);
+
+  // A second admin finds it in the inbox, named by the merchant's name, and approves: the link is theirs, once.
+  const second = await signedInAs(stack.c, "admin2@five.test", "admin");
+  const inbox = await second.get("/approvals?lang=en");
+  t.regex(inbox.html, new RegExp(`href="/approvals/console/${approvalId}"`));
+  t.regex(inbox.html, /Invite boss@five\.test to From Ops \(mer_[^)]+\)&#39;s dashboard, role owner/);
+  const detail = await second.get(`/approvals/console/${approvalId}?lang=en`);
+  const approved = await second.post(`/approvals/console/${approvalId}/approve?lang=en`, { _csrf: csrfOf(detail.html) });
+  t.is(approved.status, 200);
+  t.is(approved.headers.get("cache-control"), "no-store");
+  const link = /<code id="sign-in-link">([^<]+)<\/code>/.exec(approved.html)?.[1];
+  t.truthy(link);
+  t.notRegex((await second.get(`/approvals/console/${approvalId}?lang=en`)).html, /set-password/, "shown once");
   t.is((await setMerchantPassword(stack, link!.replace(/&amp;/g, "&"), "a long enough password")).status, 303);
   const signedIn = await merchantSignIn(stack, "boss@five.test", "a long enough password");
   t.is(signedIn.status, 303);
-  t.regex((await signedIn.browser.get("/merchant/team/audit")).html, /admin@five\.test/);
+  const trail = (await signedIn.browser.get("/merchant/team/audit")).html;
+  t.regex(trail, /admin@five\.test/);
+  t.regex(trail, /admin2@five\.test/);
   // An unknown merchant is refused; a viewer operator is not offered the form and cannot post it.
   t.is((await admin.post("/merchants/mer_nope/users/invite", { _csrf: csrfOf(page.html), email: "x@five.test", role: "owner" })).status, 404);
   const viewer = await signedInAs(stack.c, "viewer@five.test", "viewer");
   const viewerPage = await viewer.get(`/merchants/${merchantId}`);
   t.notRegex(viewerPage.html, /users\/invite/);
   t.is((await viewer.post(`/merchants/${merchantId}/users/invite`, { _csrf: csrfOf(viewerPage.html), email: "y@five.test", role: "owner" })).status, 403);
+  t.is((await viewer.get(`/approvals/console/${approvalId}`)).status, 403, "the console's approvals are an admin's");
 });

@@ -100,3 +100,41 @@ test.serial("a viewer sees merchants without settings; an operator's change is r
   t.is(after.displayName, before.displayName);
   t.deepEqual(after.secrets.map((s) => s.id), before.secrets.map((s) => s.id));
 });
+
+test.serial("a live merchant asked for on the page waits for a second admin; the maker cannot approve it; the approver is shown its key and secrets once (no-store), and nothing keeps them", async (t) => {
+  const maker = await signedInAs(stack.c, "admin-live@example.com", "admin");
+  const asked = await postFrom(maker, "/merchants?lang=en", "/merchants", { name: "Canlı Dükkan", displayName: "", callbackUrl: "", allowedIps: "", kind: "live" });
+  t.is(asked.status, 303);
+  const approvalId = new URL(asked.location!, stack.c.url).searchParams.get("approval");
+  if (!approvalId) throw new Error(`no approval in ${asked.location}`);
+  const waiting = await maker.get(`${asked.location!}&lang=en`);
+  t.regex(waiting.html, /A live merchant waits for a second admin: whoever approves it is shown its API key, API secret and webhook secret, once\./);
+  t.true(waiting.html.includes(`href="/approvals/merchant/${approvalId}"`));
+  const named = async () => (await stack.merchants.listMerchants({ pageSize: 100 })).merchants.filter((m) => m.name === "Canlı Dükkan");
+  t.deepEqual(await named(), [], "not made yet");
+
+  // The maker is refused (the service's rule), and shown nothing secret.
+  const own = await postFrom(maker, `/approvals/merchant/${approvalId}?lang=en`, `/approvals/merchant/${approvalId}/approve`, { note: "me" });
+  t.is(own.status, 403);
+  t.deepEqual(await named(), []);
+
+  const second = await signedInAs(stack.c, "admin-live-2@example.com", "admin");
+  const approved = await postFrom(second, `/approvals/merchant/${approvalId}?lang=en`, `/approvals/merchant/${approvalId}/approve?lang=en`, { note: "checked the contract" });
+  t.is(approved.status, 200);
+  t.is(approved.headers.get("cache-control"), "no-store");
+  t.regex(approved.html, /the live merchant is made\. Its secrets are shown to you alone, now, and never again/);
+  const id = secretOf(approved.html, "Merchant id")!;
+  const apiKey = secretOf(approved.html, "API key")!;
+  const apiSecret = secretOf(approved.html, "API secret")!;
+  const webhookSecret = secretOf(approved.html, "Webhook secret")!;
+  t.true(webhookSecret.startsWith("whsec_"));
+  const made = await merchantOf(id);
+  t.false(made.sandbox);
+  t.is(made.apiKey, apiKey);
+  // Never again: not on the approval's page (its stored answer has them left out), nor the merchant's.
+  for (const path of [`/approvals/merchant/${approvalId}?lang=en`, `/merchants/${id}?lang=en`]) {
+    const again = await second.get(path);
+    t.is(again.status, 200);
+    for (const secret of [apiSecret, webhookSecret]) t.false(again.html.includes(secret), path);
+  }
+});

@@ -127,6 +127,11 @@ export function waitingForApproval(who: SignedIn, service: string, approvalId: s
   return html`<div class="notice" role="status">${who.t("call.approvalWaiting")} <a href="${`/approvals/${service}/${approvalId}`}">${who.t("call.approvalLink", { id: approvalId })}</a></div>`;
 }
 
+/** A wide table that scrolls sideways inside its own box on a phone (390 px) rather than widening the page. */
+export function scrollingTable(label: string, table: SafeHtml): SafeHtml {
+  return html`<div class="table-scroll" role="region" aria-label="${label}" tabindex="0">${table}</div>`;
+}
+
 /** Money in the smallest unit, as an operator reads it: "1234.50 TRY". */
 export function money(amount: bigint | number, currency: string): string {
   return formatMajor(amount, currency);

@@ -1,15 +1,23 @@
+import { fromBinary } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { CreateMerchantResponseSchema, MerchantService } from "@payments/contracts/merchant";
 import { ApprovalService, ApprovalStatus, type Approval } from "@payments/contracts/operator";
 import { APPROVAL_STATUSES, approvalStatusFromProto, approvalStatusToProto, isApprovalStatusName } from "@payments/contracts/statuses";
+import { samePerson } from "../../auth/approvals.js";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ServiceName } from "../../service-clients.js";
 import type { ConsoleContextKoa, RouteContext } from "../../state.js";
-import { csrfField, cursorParam, isServiceName, refusalOf, SERVICES, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage } from "../operator-call.js";
+import { createdMerchantSecrets, secretPage } from "../merchants/index.js";
+import { accountApprovalPages, accountApprovalsSection } from "./console-approvals.js";
+import { csrfField, cursorParam, isServiceName, refusalOf, scrollingTable, SERVICES, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage } from "../operator-call.js";
 
 const PAGE_SIZE = 50;
+
+/** The RPC whose approved run answers secrets, given to the approver once: a live merchant's creation. */
+const CREATE_MERCHANT = `${MerchantService.typeName}/${MerchantService.method.createMerchant.name}`;
 const APPROVAL_ID = /^[A-Za-z0-9_-]{1,80}$/;
 
 /** The list's status filter: one status, or every one (`all`); pending when the query names neither. */
@@ -46,7 +54,7 @@ function listPage(who: SignedIn, status: StatusFilter, approvals: Approval[], mo
 <td><a href="${link(a)}">${a.id}</a></td>
 <td>${a.service}</td>
 <td>${a.summary}</td>
-<td>${a.maker}${a.maker === who.operator.email ? html` (${who.t("approvals.you")})` : null}</td>
+<td>${a.maker}${samePerson(a.maker, who.operator.email) ? html` (${who.t("approvals.you")})` : null}</td>
 <td>${timeOf(a.createdAt, who.lang)}</td>
 <td>${timeOf(a.expiresAt, who.lang)}</td>
 <td>${statusText(who, a.status)}</td>
@@ -57,9 +65,12 @@ ${failures.map((f) => alert(`${f.service}: ${f.refusal.message}`))}
 ${
   approvals.length === 0
     ? html`<p>${who.t("approvals.empty")}</p>`
-    : html`<table><caption>${who.t("approvals.caption")}</caption>
+    : scrollingTable(
+        who.t("approvals.caption"),
+        html`<table><caption>${who.t("approvals.caption")}</caption>
 <thead><tr><th scope="col">${who.t("approvals.id")}</th><th scope="col">${who.t("approvals.service")}</th><th scope="col">${who.t("approvals.summary")}</th><th scope="col">${who.t("approvals.maker")}</th><th scope="col">${who.t("approvals.created")}</th><th scope="col">${who.t("approvals.expires")}</th><th scope="col">${who.t("approvals.status")}</th></tr></thead>
-<tbody>${rows}</tbody></table>`
+<tbody>${rows}</tbody></table>`,
+      )
 }
 ${more.length > 0 ? html`<nav aria-label="${who.t("pager.label")}"><ul>${more.map((m) => html`<li><a href="${`/approvals?status=${status}&service=${m.service}&cursor=${encodeURIComponent(m.cursor)}`}">${who.t("approvals.more", { service: m.service })}</a></li>`)}</ul></nav>` : null}`;
 }
@@ -72,7 +83,7 @@ interface DetailState {
 
 function detailPage(who: SignedIn, a: Approval, state: DetailState, banner: SafeHtml | null): SafeHtml {
   const pending = a.status === ApprovalStatus.PENDING;
-  const own = a.maker === who.operator.email;
+  const own = samePerson(a.maker, who.operator.email);
   const value = (d: "approve" | "reject", name: string) => (state.decision === d ? (state.form?.[name] ?? "") : "");
   const fieldError = (d: "approve" | "reject", name: string) => (state.decision === d && state.refusal?.field === name ? state.refusal.message : undefined);
   const action = (d: "approve" | "reject") => `/approvals/${a.service}/${a.id}/${d}`;
@@ -141,8 +152,16 @@ export function approvalPages(deps: ConsoleContext): ConsoleRoute[] {
       const form = ctx.state.form ?? {};
       const client = who.client(ApprovalService, found.service);
       try {
-        if (decision === "approve") await client.approve({ id: found.id, note: (form.note ?? "").trim() });
-        else await client.reject({ id: found.id, reason: (form.reason ?? "").trim() });
+        if (decision === "approve") {
+          const { approval, answer } = await client.approve({ id: found.id, note: (form.note ?? "").trim() });
+          // A live merchant made by this approval: its secrets reach this approver here, once, and
+          // are kept nowhere (the service stored its answer with them left out).
+          const made = approval?.outcome === "ok" && approval.rpc === CREATE_MERCHANT && answer.length > 0 ? fromBinary(CreateMerchantResponseSchema, answer) : undefined;
+          if (made?.merchant) {
+            const m = made.merchant;
+            return secretPage(ctx, who, who.t("merchants.created", { name: m.name }), m, createdMerchantSecrets(m, made.apiSecret, made.webhookSecret), 200, notice(who.t("approval.done.merchant")));
+          }
+        } else await client.reject({ id: found.id, reason: (form.reason ?? "").trim() });
       } catch (err) {
         const refusal = refusalOf(err, who.t);
         return show(ctx, who, found.service, found.id, { refusal, decision, form }, null, refusal.status);
@@ -153,6 +172,8 @@ export function approvalPages(deps: ConsoleContext): ConsoleRoute[] {
   });
 
   return [
+    // The console's own (`/approvals/console/:id`) before the services' `/approvals/:service/:id`.
+    ...accountApprovalPages(deps),
     {
       method: "GET",
       path: "/approvals",
@@ -176,7 +197,9 @@ export function approvalPages(deps: ConsoleContext): ConsoleRoute[] {
         const more = answers.filter((a) => a.next).map((a) => ({ service: a.service, cursor: a.next ?? "" }));
         const failures = answers.flatMap((a) => (a.refusal ? [{ service: a.service, refusal: a.refusal }] : []));
         const worst = failures.length === answers.length ? (failures[0]?.refusal.status ?? 200) : 200;
-        workPage(ctx, who, { title: only ? who.t("approvals.titleOf", { service: only }) : who.t("approvals.title"), body: listPage(who, status, approvals, more, failures) }, worst);
+        // An admin also sees the console's own account changes (only on the page of every service).
+        const accounts = only ? null : await accountApprovalsSection(deps, who, status);
+        workPage(ctx, who, { title: only ? who.t("approvals.titleOf", { service: only }) : who.t("approvals.title"), body: html`${listPage(who, status, approvals, more, failures)}${accounts}` }, worst);
       },
     },
     {

@@ -7,7 +7,7 @@ import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { inviteUserForm } from "./invite-user.js";
-import { csrfField, cursorParam, ID_PATTERN, linkTo, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, isOneOf, waitingForApproval } from "../operator-call.js";
+import { csrfField, cursorParam, ID_PATTERN, linkTo, refusalOf, scrollingTable, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, isOneOf, waitingForApproval } from "../operator-call.js";
 
 const PAGE_SIZE = 50;
 
@@ -127,14 +127,14 @@ function facts(who: SignedIn, m: Merchant): SafeHtml {
 }
 
 /** A page that shows a secret: once, never cached, never again (the service keeps only what verifies it). */
-function secretPage(ctx: ConsoleContextKoa, who: SignedIn, title: string, m: Merchant, secrets: Array<[TextKey, string]>, status = 200): void {
+export function secretPage(ctx: ConsoleContextKoa, who: SignedIn, title: string, m: Merchant, secrets: Array<[TextKey, string]>, status = 200, banner: SafeHtml | null = null): void {
   ctx.set("Cache-Control", "no-store");
   workPage(
     ctx,
     who,
     {
       title,
-      body: html`<div class="notice" role="status">${who.t("merchant.secretOnce")}</div>
+      body: html`${banner}<div class="notice" role="status">${who.t("merchant.secretOnce")}</div>
 <dl class="facts card">${secrets.map(([key, value]) => html`<dt>${who.t(key)}</dt><dd><code>${value}</code></dd>`)}</dl>
 <p><a href="${`/merchants/${m.id}`}">${who.t("merchant.toMerchant", { name: m.name })}</a></p>`,
     },
@@ -148,6 +148,21 @@ function optionalCount(text: string | undefined): number | undefined | "bad" {
   return /^\d{1,9}$/.test(trimmed) ? Number(trimmed) : "bad";
 }
 
+/** What a merchant's creation shows, once: its id, API key, API secret and webhook secret. */
+export function createdMerchantSecrets(m: Merchant, apiSecret: string, webhookSecret: string): Array<[TextKey, string]> {
+  return [
+    ["merchant.id", m.id],
+    ["merchant.apiKey", m.apiKey],
+    ["merchant.apiSecret", apiSecret],
+    ["merchant.webhookSecret", webhookSecret],
+  ];
+}
+
+/** The answer to a live merchant asked for: it waits for a second admin, who is shown its secrets on approving. */
+function liveMerchantWaiting(who: SignedIn, approvalId: string): SafeHtml {
+  return html`<div class="notice" role="status">${who.t("merchants.liveWaiting")} <a href="${`/approvals/merchant/${approvalId}`}">${who.t("call.approvalLink", { id: approvalId })}</a></div>`;
+}
+
 /**
  * Merchants: the list (paged by the service's token), creating one (its API key, secret and
  * webhook secret shown once, on the answer's page), and one merchant with the admin's settings
@@ -155,7 +170,7 @@ function optionalCount(text: string | undefined): number | undefined | "bad" {
  * admin (a switch to live).
  */
 export function merchantPages(deps: ConsoleContext): ConsoleRoute[] {
-  const showList = async (ctx: ConsoleContextKoa, who: SignedIn, form: Record<string, string>, refusal?: Refusal, status = 200) => {
+  const showList = async (ctx: ConsoleContextKoa, who: SignedIn, form: Record<string, string>, refusal?: Refusal, status = 200, banner: SafeHtml | null = null) => {
     const cursor = cursorParam(ctx.query.cursor);
     let list: SafeHtml;
     try {
@@ -163,16 +178,19 @@ export function merchantPages(deps: ConsoleContext): ConsoleRoute[] {
       list =
         res.merchants.length === 0
           ? html`<p>${who.t("list.empty")}</p>`
-          : html`<table><caption>${who.t("merchants.caption")}</caption>
+          : html`${scrollingTable(
+              who.t("merchants.caption"),
+              html`<table><caption>${who.t("merchants.caption")}</caption>
 <thead><tr><th scope="col">${who.t("merchant.id")}</th><th scope="col">${who.t("merchant.name")}</th><th scope="col">${who.t("list.status")}</th><th scope="col">${who.t("deposit.kind")}</th><th scope="col">${who.t("merchant.callbackUrl")}</th><th scope="col">${who.t("list.created")}</th></tr></thead>
-<tbody>${res.merchants.map((m) => html`<tr><td><a href="${`/merchants/${m.id}`}">${m.id}</a></td><td>${m.name}</td><td>${statusText(who, m)}</td><td>${m.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</td><td>${m.callbackUrl || "—"}</td><td>${timeOf(m.createdAt, who.lang)}</td></tr>`)}</tbody></table>
+<tbody>${res.merchants.map((m) => html`<tr><td><a href="${`/merchants/${m.id}`}">${m.id}</a></td><td>${m.name}</td><td>${statusText(who, m)}</td><td>${m.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</td><td>${m.callbackUrl || "—"}</td><td>${timeOf(m.createdAt, who.lang)}</td></tr>`)}</tbody></table>`,
+            )}
 <nav aria-label="${who.t("pager.label")}"><ul>${cursor ? html`<li><a href="/merchants">${who.t("pager.first")}</a></li>` : null}${res.nextPageToken ? html`<li><a href="${linkTo("/merchants", { cursor: res.nextPageToken })}" rel="next">${who.t("pager.next")}</a></li>` : null}</ul></nav>`;
     } catch (err) {
       const r = refusalOf(err, who.t);
       list = alert(r.message) ?? html``;
       if (status === 200) status = r.status;
     }
-    workPage(ctx, who, { title: who.t("merchants.title"), body: html`${refusal ? alert(refusal.message) : null}${list}${createForm(who, form, refusal)}` }, status);
+    workPage(ctx, who, { title: who.t("merchants.title"), body: html`${banner}${refusal ? alert(refusal.message) : null}${list}${createForm(who, form, refusal)}` }, status);
   };
 
   const showDetail = async (ctx: ConsoleContextKoa, who: SignedIn, id: string, state: DetailState, banner: SafeHtml | null, status = 200) => {
@@ -205,7 +223,12 @@ ${inviteUserForm(who, m.id)}`,
       method: "GET",
       path: "/merchants",
       access: "operator",
-      handler: async (ctx) => showList(ctx, signedIn(deps, ctx), {}),
+      handler: async (ctx) => {
+        const who = signedIn(deps, ctx);
+        // After a live merchant was asked for (POST /merchants): it waits for a second admin.
+        const approval = cursorParam(ctx.query.approval);
+        await showList(ctx, who, {}, undefined, 200, approval ? liveMerchantWaiting(who, approval) : null);
+      },
     },
     {
       method: "POST",
@@ -219,12 +242,7 @@ ${inviteUserForm(who, m.id)}`,
         try {
           const res = await who.client(MerchantService).createMerchant({ name, displayName: (form.displayName ?? "").trim(), callbackUrl: (form.callbackUrl ?? "").trim(), allowedIps: ipList(form.allowedIps ?? ""), sandbox: form.kind !== "live" });
           const m = res.merchant!;
-          secretPage(ctx, who, who.t("merchants.created", { name: m.name }), m, [
-            ["merchant.id", m.id],
-            ["merchant.apiKey", m.apiKey],
-            ["merchant.apiSecret", res.apiSecret],
-            ["merchant.webhookSecret", res.webhookSecret],
-          ], 201);
+          secretPage(ctx, who, who.t("merchants.created", { name: m.name }), m, createdMerchantSecrets(m, res.apiSecret, res.webhookSecret), 201);
         } catch (err) {
           const refusal = refusalOf(err, who.t);
           if (refusal.approvalId) return seeOther(ctx, linkTo("/merchants", { approval: refusal.approvalId }));
