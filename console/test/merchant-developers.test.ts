@@ -36,34 +36,40 @@ async function pendingDeposit(merchantId: string, n: number) {
   return deposit!;
 }
 
-test("a developer creates a new API secret: shown once on a no-store answer, never on the page again; the old one is revoked", async (t) => {
+test("the owner rotates the primary key's secret on its page: shown once on a no-store answer, never on the page again; the old one is revoked; a developer rotates the webhook secret", async (t) => {
   const merchantId = await newMerchant(stack);
-  const dev = await signedInMerchantUser(stack, merchantId, "dev@dev-secrets.test", "developer");
+  const owner = await signedInMerchantUser(stack, merchantId, "owner@dev-secrets.test", "owner");
   const before = (await stack.merchants.getMerchant({ merchantId })).merchant!;
   const oldSecret = before.secrets[0]!.id;
-  const page = await dev.get("/merchant/developers?lang=en");
+  const page = await owner.get("/merchant/developers?lang=en");
   t.is(page.status, 200);
   t.regex(page.html, new RegExp(before.apiKey));
-  const rotated = await dev.post("/merchant/developers/rotate-secret", { _csrf: csrfOf(page.html), grace: "3600" });
+  t.regex(page.html, /Primary key/);
+  const keyPage = await owner.get(`/merchant/developers/keys/${before.apiKey}?lang=en`);
+  t.is(keyPage.status, 200);
+  t.regex(keyPage.html, /its secret also signs your callbacks/);
+  const rotated = await owner.post(`/merchant/developers/keys/${before.apiKey}/rotate-secret`, { _csrf: csrfOf(page.html), grace: "3600" });
   t.is(rotated.status, 200, rotated.html);
   t.is(rotated.headers.get("cache-control"), "no-store");
-  const secret = /<dd><code>([^<]+)<\/code><\/dd>/.exec(rotated.html)?.[1];
+  const secret = /<dd><code>(sk_[^<]+)<\/code><\/dd>/.exec(rotated.html)?.[1];
   t.truthy(secret);
   t.regex(rotated.html, /shown only this once/);
   const after = (await stack.merchants.getMerchant({ merchantId })).merchant!;
   t.is(after.secrets.length, 2);
   t.truthy(after.secrets.find((s) => s.id === oldSecret)?.expiresAt, "the old one has a grace period");
-  t.notRegex((await dev.get("/merchant/developers")).html, new RegExp(secret!.replace(/[^A-Za-z0-9]/g, ".")));
+  t.notRegex((await owner.get("/merchant/developers")).html, new RegExp(secret!.replace(/[^A-Za-z0-9]/g, ".")));
+  t.notRegex((await owner.get(`/merchant/developers/keys/${before.apiKey}`)).html, new RegExp(secret!.replace(/[^A-Za-z0-9]/g, ".")));
 
   // A grace period that is not offered is refused, nothing rotated.
-  t.is((await dev.post("/merchant/developers/rotate-secret", { _csrf: csrfOf(page.html), grace: "999" })).status, 400);
+  t.is((await owner.post(`/merchant/developers/keys/${before.apiKey}/rotate-secret`, { _csrf: csrfOf(page.html), grace: "999" })).status, 400);
   t.is((await stack.merchants.getMerchant({ merchantId })).merchant!.secrets.length, 2);
 
-  const revoked = await dev.post(`/merchant/developers/secrets/${oldSecret}/revoke`, { _csrf: csrfOf(page.html) });
+  const revoked = await owner.post(`/merchant/developers/secrets/${oldSecret}/revoke`, { _csrf: csrfOf(page.html) });
   t.is(revoked.status, 200, revoked.html);
   t.false((await stack.merchants.getMerchant({ merchantId })).merchant!.secrets.find((s) => s.id === oldSecret)!.valid);
 
-  const webhook = await dev.post("/merchant/developers/rotate-webhook-secret", { _csrf: csrfOf(page.html), grace: "0" });
+  const dev = await signedInMerchantUser(stack, merchantId, "dev@dev-secrets.test", "developer");
+  const webhook = await dev.post("/merchant/developers/rotate-webhook-secret", { _csrf: csrfOf((await dev.get("/merchant/developers")).html), grace: "0" });
   t.is(webhook.status, 200);
   t.is(webhook.headers.get("cache-control"), "no-store");
   t.regex(webhook.html, /whsec_/);
@@ -145,24 +151,29 @@ test("a live merchant's page says the sandbox tools are sandbox-only, and the se
   t.is((await stack.deposits.getDeposit({ merchantId, key: { case: "depositId", value: deposit.id } })).deposit!.status, DepositStatus.PENDING);
 });
 
-test("a viewer and finance see the page read-only and cannot act by replay; no CSRF token is 403", async (t) => {
+test("a viewer sees the page read-only, finance manages keys but not the settings; neither acts on settings by replay; no CSRF token is 403", async (t) => {
   const merchantId = await newMerchant(stack);
   const viewer = await signedInMerchantUser(stack, merchantId, "viewer@dev-roles.test", "viewer");
   const finance = await signedInMerchantUser(stack, merchantId, "finance@dev-roles.test", "finance");
   const dev = await signedInMerchantUser(stack, merchantId, "dev@dev-roles.test", "developer");
-  for (const who of [viewer, finance]) {
-    const page = await who.get("/merchant/developers?lang=en");
+  const viewerPage = await viewer.get("/merchant/developers?lang=en");
+  t.regex(viewerPage.html, /owners and developers change it/);
+  t.notRegex(viewerPage.html, /action="\/merchant\/developers\/keys"/, "no key form for a viewer");
+  const financePage = await finance.get("/merchant/developers?lang=en");
+  t.regex(financePage.html, /You manage API keys here/);
+  t.regex(financePage.html, /action="\/merchant\/developers\/keys"/);
+  for (const [who, page] of [[viewer, viewerPage], [finance, financePage]] as const) {
     t.is(page.status, 200);
-    t.regex(page.html, /owners and developers change it/);
-    t.notRegex(page.html, /action="\/merchant\/developers\/rotate-secret"/);
     const csrf = csrfOf(page.html);
-    t.is((await who.post("/merchant/developers/rotate-secret", { _csrf: csrf, grace: "0" })).status, 403);
     t.is((await who.post("/merchant/developers/callback-url", { _csrf: csrf, callbackUrl: "https://evil.example/" })).status, 403);
     t.is((await who.post("/merchant/developers/allowed-ips", { _csrf: csrf, allowedIps: "0.0.0.0/0" })).status, 403);
   }
+  t.is((await viewer.post("/merchant/developers/rotate-secret", { _csrf: csrfOf(viewerPage.html), grace: "0" })).status, 403);
+  t.is((await viewer.post("/merchant/developers/keys", { _csrf: csrfOf(viewerPage.html), label: "v", scope_read: "1" })).status, 403);
   t.is((await dev.post("/merchant/developers/callback-url", { callbackUrl: "https://evil.example/" })).status, 403);
   const m = (await stack.merchants.getMerchant({ merchantId })).merchant!;
   t.is(m.secrets.length, 1);
   t.is(m.callbackUrl, "");
   t.deepEqual(m.allowedIps, []);
+  t.is((await stack.merchants.listApiKeys({ merchantId })).keys.length, 1, "no key was made");
 });

@@ -1,24 +1,27 @@
 import { CallbackService, TransactionType, type CallbackEvent, type SendTestEventResponse } from "@payments/contracts/callback";
 import { DepositService } from "@payments/contracts/deposit";
-import { MerchantService, type Merchant } from "@payments/contracts/merchant";
+import { MerchantService, type ApiKey, type Merchant } from "@payments/contracts/merchant";
 import { deliveryStatusName, deliveryStatusToProto, depositStatusName, isDeliveryStatusName } from "@payments/contracts/statuses";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
 import { alert, field, notice } from "../../layout.js";
 import { cursorParam, ID_PATTERN, linkTo, minorUnits, seeOther, timeOf } from "../../pages/operator-call.js";
+import type { MerchantRole } from "@payments/access";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa, RouteContext } from "../../state.js";
 import { merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, signedInMerchant, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
+import { findKey, KEY_ROLES, keyRoutes, keysSection, keyTextsOf, showKey } from "./keys.js";
+import { developerTextsOf as textsOf, graceOf, graceSelect, secretPage, type DeveloperT as T } from "./page-parts.js";
 import { developerTexts } from "./texts.js";
 
-/** Who changes the merchant's integration; finance and viewers see the page read-only (the services refuse them anyway). */
+/**
+ * Who changes the merchant's integration settings (IPs, callback URL, webhook secret, test event,
+ * sandbox tools); finance and viewers see them read-only (the services refuse them anyway). API
+ * keys are managed by owners, developers and finance users (keys.ts).
+ */
 const ACTING_ROLES = ["owner", "developer"] as const;
-/** The grace periods offered when a secret is rotated, in seconds. */
-const GRACE_PERIODS = ["0", "3600", "86400", "604800"] as const;
 const EVENTS_PAGE = 50;
 
-type T = (key: Parameters<typeof developerTexts>[1], params?: Record<string, string | number>) => string;
-const textsOf = (who: MerchantSignedIn): T => (key, params) => developerTexts(who.lang, key, params);
 const acts = (who: MerchantSignedIn) => (ACTING_ROLES as readonly string[]).includes(who.user.role);
 
 /** Lines or commas: the allowed IPs and CIDRs as typed (the merchant service normalises and validates them). */
@@ -29,31 +32,9 @@ function ipList(text: string): string[] {
     .filter(Boolean);
 }
 
-function graceSelect(t: T, id: string): SafeHtml {
-  return html`<label for="${id}">${t("grace.label")}</label><select id="${id}" name="grace">${GRACE_PERIODS.map((g) => html`<option value="${g}"${g === "86400" ? html` selected` : null}>${t(`grace.${g}`)}</option>`)}</select>`;
-}
-
-function graceOf(value: unknown): number | undefined {
-  return typeof value === "string" && (GRACE_PERIODS as readonly string[]).includes(value) ? Number(value) : undefined;
-}
-
-function keySection(who: MerchantSignedIn, t: T, m: Merchant): SafeHtml {
-  const canAct = acts(who);
-  return html`<section aria-labelledby="h-key"><h2 id="h-key">${t("key.title")}</h2>
-<dl class="facts card"><dt>${t("key.key")}</dt><dd><code>${m.apiKey}</code></dd><dt>${t("key.kind")}</dt><dd>${m.sandbox ? t("key.sandbox") : t("key.live")}</dd></dl>
-${tableScroll(
-  t("secrets.caption"),
-  html`<table><caption>${t("secrets.caption")}</caption><thead><tr><th scope="col">${t("secrets.id")}</th><th scope="col">${t("secrets.created")}</th><th scope="col">${t("secrets.expires")}</th><th scope="col">${t("secrets.valid")}</th>${canAct ? html`<th scope="col"><span class="skip">${t("secrets.revoke")}</span></th>` : null}</tr></thead>
-<tbody>${m.secrets.map(
-    (s) => html`<tr><td><code>${s.id}</code></td><td>${timeOf(s.createdAt, who.lang)}</td><td>${timeOf(s.expiresAt, who.lang) ?? "—"}</td><td>${s.valid ? t("secrets.yes") : t("secrets.no")}</td>${
-      canAct
-        ? html`<td>${s.valid ? html`<form method="post" action="${`/merchant/developers/secrets/${s.id}/revoke`}" class="inline">${merchantCsrfField(who)}<button type="submit" aria-label="${`${t("secrets.revoke")} ${s.id}`}">${t("secrets.revoke")}</button></form>` : null}</td>`
-        : null
-    }</tr>`,
-  )}</tbody></table>`,
-)}
-${canAct ? html`<form method="post" action="/merchant/developers/rotate-secret" class="card"><h3>${t("secrets.new")}</h3>${merchantCsrfField(who)}<p class="hint">${t("secrets.newHint")}</p>${graceSelect(t, "grace-secret")}<button type="submit">${t("secrets.new")}</button></form>` : null}
-</section>`;
+/** Whether the merchant's keys move test money or real money. */
+function kindFact(t: T, m: Merchant): SafeHtml {
+  return html`<dl class="facts card"><dt>${t("key.kind")}</dt><dd>${m.sandbox ? t("key.sandbox") : t("key.live")}</dd></dl>`;
 }
 
 function settingsSection(who: MerchantSignedIn, t: T, m: Merchant, form: Record<string, string>, errors: Record<string, string>): SafeHtml {
@@ -114,22 +95,30 @@ interface PageState {
   result?: SafeHtml | null;
   form?: Record<string, string>;
   errors?: Record<string, string>;
+  /** The create-a-key form as posted, and what is wrong with it. */
+  keyForm?: Record<string, string>;
+  keyErrors?: Record<string, string>;
 }
 
 /**
- * The Developers page (`/merchant/developers`): the API key and its secrets (a new one with a
- * grace period, shown once on a no-store answer; revoke one), the IP allow-list, the callback
+ * The Developers page (`/merchant/developers`): the API keys (keys.ts: each key's scopes, trusted
+ * mark and secrets; a new key; one key's page), the IP allow-list, the callback
  * URL, the webhook secret, a test event with the receiver's answer, the event log
  * (`/merchant/developers/events`) and, for a sandbox merchant, paying or expiring a deposit.
- * Owners and developers act; finance and viewers see it read-only (and are refused by the
- * route and by the services if they post anyway).
+ * Owners and developers change the settings, and finance users manage API keys; the others see
+ * it read-only (and are refused by the route and by the services if they post anyway).
  */
 export function merchantDeveloperPages(deps: ConsoleContext): ConsoleRoute[] {
   const show = async (ctx: ConsoleContextKoa, who: MerchantSignedIn, state: PageState, status = 200) => {
     const t = textsOf(who);
     let m: Merchant | undefined;
+    let keys: ApiKey[];
     try {
-      m = (await who.client(MerchantService).getMerchant({ merchantId: who.user.merchantId })).merchant;
+      // Asked together: neither waits for the other.
+      const merchants = who.client(MerchantService);
+      const [got, listed] = await Promise.all([merchants.getMerchant({ merchantId: who.user.merchantId }), merchants.listApiKeys({ merchantId: who.user.merchantId })]);
+      m = got.merchant;
+      keys = listed.keys;
     } catch (err) {
       return merchantRefusal(ctx, who, err, { title: t("title"), active: "developers" });
     }
@@ -143,8 +132,8 @@ export function merchantDeveloperPages(deps: ConsoleContext): ConsoleRoute[] {
       {
         title: t("title"),
         active: "developers",
-        body: html`${banner}${acts(who) ? null : html`<p class="notice">${t("readOnly")}</p>`}${state.result ?? null}
-${keySection(who, t, m)}
+        body: html`${banner}${acts(who) ? null : html`<p class="notice">${(KEY_ROLES as readonly string[]).includes(who.user.role) ? t("readOnlySettings") : t("readOnly")}</p>`}${state.result ?? null}
+${keysSection(who, keys, kindFact(t, m), { ...(state.keyForm ? { form: state.keyForm } : {}), ...(state.keyErrors ? { errors: state.keyErrors } : {}) })}
 ${settingsSection(who, t, m, form, errors)}
 <p><a href="/merchant/developers/events">${t("events.link")}</a></p>
 ${sandboxSection(who, t, m, form, errors)}`,
@@ -153,23 +142,12 @@ ${sandboxSection(who, t, m, form, errors)}`,
     );
   };
 
-  /** A secret on its only showing: never stored by a cache, never shown again. */
-  const secretPage = (ctx: ConsoleContextKoa, who: MerchantSignedIn, label: string, secret: string) => {
-    const t = textsOf(who);
-    ctx.set("Cache-Control", "no-store");
-    merchantPage(ctx, who, {
-      title: label,
-      active: "developers",
-      body: html`<div class="notice" role="status">${t("secret.once")}</div><dl class="facts card"><dt>${label}</dt><dd><code>${secret}</code></dd></dl><p><a href="/merchant/developers">${t("secret.back")}</a></p>`,
-    });
-  };
-
-  /** A change by an owner or developer: the service's refusal as the page shows it; a validation refusal next to its field. */
-  const change = (path: string, run: (ctx: RouteContext, who: MerchantSignedIn, t: T) => Promise<void>): ConsoleRoute => ({
+  /** A change by an owner or developer (or who `roles` names): the service's refusal as the page shows it; a validation refusal next to its field. */
+  const change = (path: string, run: (ctx: RouteContext, who: MerchantSignedIn, t: T) => Promise<void>, roles: readonly MerchantRole[] = ACTING_ROLES): ConsoleRoute => ({
     method: "POST",
     path,
     access: "merchant",
-    merchantRoles: ACTING_ROLES,
+    merchantRoles: roles,
     handler: async (ctx) => {
       const who = signedInMerchant(deps, ctx);
       const t = textsOf(who);
@@ -190,24 +168,37 @@ ${sandboxSection(who, t, m, form, errors)}`,
       access: "merchant",
       handler: async (ctx) => show(ctx, signedInMerchant(deps, ctx), {}),
     },
-    change("/merchant/developers/rotate-secret", async (ctx, who, t) => {
-      const grace = graceOf(ctx.state.form?.grace);
-      if (grace === undefined) return show(ctx, who, { banner: alert(t("grace.bad")) }, 400);
-      const res = await who.client(MerchantService).rotateSecret({ merchantId: who.user.merchantId, gracePeriodSeconds: grace });
-      secretPage(ctx, who, t("secret.api"), res.apiSecret);
-    }),
+    // The primary key's secret (the form before keys had scopes): the service refuses it to a developer, since the primary key can withdraw.
+    change(
+      "/merchant/developers/rotate-secret",
+      async (ctx, who, t) => {
+        const grace = graceOf(ctx.state.form?.grace);
+        if (grace === undefined) return show(ctx, who, { banner: alert(t("grace.bad")) }, 400);
+        const res = await who.client(MerchantService).rotateSecret({ merchantId: who.user.merchantId, gracePeriodSeconds: grace });
+        secretPage(ctx, who, t("secret.api"), [[keyTextsOf(who)("keys.key"), res.key?.id ?? ""], [t("secret.api"), res.apiSecret]]);
+      },
+      KEY_ROLES,
+    ),
     change("/merchant/developers/rotate-webhook-secret", async (ctx, who, t) => {
       const grace = graceOf(ctx.state.form?.grace);
       if (grace === undefined) return show(ctx, who, { banner: alert(t("grace.bad")) }, 400);
       const res = await who.client(MerchantService).rotateWebhookSecret({ merchantId: who.user.merchantId, gracePeriodSeconds: grace });
-      secretPage(ctx, who, t("secret.webhook"), res.webhookSecret);
+      secretPage(ctx, who, t("secret.webhook"), [[t("secret.webhook"), res.webhookSecret]]);
     }),
-    change("/merchant/developers/secrets/:secretId/revoke", async (ctx, who, t) => {
-      const secretId = ctx.params.secretId ?? "";
-      if (!ID_PATTERN.test(secretId)) return merchantNotFound(ctx, who, "developers");
-      await who.client(MerchantService).revokeSecret({ merchantId: who.user.merchantId, secretId });
-      await show(ctx, who, { banner: notice(t("secrets.revoked", { id: secretId })) });
-    }),
+    // Any key's secret (the service refuses a developer one of a key that can withdraw); the answer is the key's page.
+    change(
+      "/merchant/developers/secrets/:secretId/revoke",
+      async (ctx, who, t) => {
+        const secretId = ctx.params.secretId ?? "";
+        if (!ID_PATTERN.test(secretId)) return merchantNotFound(ctx, who, "developers");
+        const res = await who.client(MerchantService).revokeSecret({ merchantId: who.user.merchantId, secretId });
+        const key = res.key ?? (res.merchant ? await findKey(who, res.merchant.apiKey) : undefined);
+        const banner = notice(t("secrets.revoked", { id: secretId }));
+        return key ? showKey(ctx, who, key, { banner }) : show(ctx, who, { banner });
+      },
+      KEY_ROLES,
+    ),
+    ...keyRoutes(deps, show),
     change("/merchant/developers/allowed-ips", async (ctx, who) => {
       await who.client(MerchantService).setAllowedIps({ merchantId: who.user.merchantId, allowedIps: ipList(String(ctx.state.form?.allowedIps ?? "")) });
       seeOther(ctx, "/merchant/developers?done=saved");

@@ -1,12 +1,11 @@
 import { defineTexts } from "../texts.js";
 
-/** The Developers page: API key and secrets, IPs, callback URL, webhook secret, test event, event log, sandbox tools. */
+/** The Developers page: IPs, callback URL, webhook secret, test event, event log, sandbox tools. */
 export const developerTexts = defineTexts(
   {
     title: "Developers",
-    readOnly: "Your role sees this page; owners and developers change it.",
-    "key.title": "API key",
-    "key.key": "API key",
+    readOnly: "Your role sees this page; owners and developers change it, and finance users manage its API keys.",
+    readOnlySettings: "You manage API keys here; owners and developers change the other settings.",
     "key.kind": "Kind",
     "key.sandbox": "sandbox",
     "key.live": "live",
@@ -90,9 +89,8 @@ export const developerTexts = defineTexts(
   },
   {
     title: "Geliştiriciler",
-    readOnly: "Rolünüz bu sayfayı görebilir; değişiklikleri sahipler ve geliştiriciler yapar.",
-    "key.title": "API anahtarı",
-    "key.key": "API anahtarı",
+    readOnly: "Rolünüz bu sayfayı görebilir; değişiklikleri sahipler ve geliştiriciler yapar, API anahtarlarını finans kullanıcıları da yönetir.",
+    readOnlySettings: "API anahtarlarını burada yönetirsiniz; diğer ayarları sahipler ve geliştiriciler değiştirir.",
     "key.kind": "Tür",
     "key.sandbox": "sandbox",
     "key.live": "canlı",
