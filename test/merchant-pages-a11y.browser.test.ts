@@ -60,6 +60,8 @@ test.before(async () => {
     "/merchant/money",
     "/merchant/developers",
     "/merchant/developers/events",
+    // One API key's page (issue 32): the primary key, with its secrets, rotation and the owner's trust form.
+    `/merchant/developers/keys/${(await stack.merchants.getMerchant({ merchantId })).merchant!.apiKey}`,
     "/merchant/team",
     "/merchant/team/audit",
     "/merchant/totp",
