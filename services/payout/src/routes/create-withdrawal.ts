@@ -117,12 +117,17 @@ export function createWithdrawal(ctx: PayoutContext): Rpc<typeof PayoutService, 
       const processKey = { merchantId: input.merchantId, processId: input.processId };
       const existing = await findWithdrawalRow(ctx.db, processKey);
       if (existing) throw duplicate(existing);
-      // The merchant's kind now decides, for good, which connector the withdrawal goes to.
-      let fresh = false;
-      let merchant = await requireMerchant(ctx, input.merchantId);
+      // The merchant's kind now decides, for good, which connector the withdrawal goes to. For
+      // an API key's withdrawal the merchant's approval threshold decides too (whether it waits,
+      // or goes marked as a trusted key's), so the merchant is asked afresh, as the access layer
+      // does for a person's withdrawal: a threshold its owner set a moment ago applies though its
+      // MerchantChanged has not reached this replica's cache yet (issue 32; one GetMerchant per
+      // API withdrawal).
+      const key = currentMerchantKey();
+      let fresh = key !== undefined;
+      let merchant = await requireMerchant(ctx, input.merchantId, { fresh });
       if (input.bankId !== "") await requireKnownBank(ctx, input.bankId);
 
-      const key = currentMerchantKey();
       const row = newWithdrawalRow(input, ctx.clock.now().getTime(), merchant.sandbox, key);
       try {
         // The mode fence first (a shared lock on the merchant's fence row, kit
