@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Code } from "@connectrpc/connect";
 import { MerchantService } from "@payments/contracts/merchant";
 import { AuditService } from "@payments/contracts/operator";
-import { serviceError, transactionWithRetry, type BaseContext, type RunningServices, type ServiceModule } from "@payments/kit";
+import { serviceError, transactionWithRetry, type BaseContext, type Logger, type RunningServices, type ServiceModule } from "@payments/kit";
 import { createServiceClient, createTestDatabase, testOperator } from "@payments/testing";
 import type { Knex } from "knex";
 import { chainedRowOf, ChainWalk, defineAccess, startServices, type AccessRules, type ChainVerdict, type PublishedHead } from "../src/index.js";
@@ -159,13 +159,14 @@ export interface WidgetService {
 }
 
 /** The widget service on MariaDB (a database of its own) or SQLite, split mode, with the test operators' key. */
-export async function startWidgetService(dialect: "mysql" | "sqlite", env: Record<string, string> = {}): Promise<WidgetService> {
+export async function startWidgetService(dialect: "mysql" | "sqlite", env: Record<string, string> = {}, logger?: Logger): Promise<WidgetService> {
   const database = dialect === "mysql" ? await createTestDatabase() : undefined;
   const dir = dialect === "sqlite" ? mkdtempSync(join(tmpdir(), "audit-widgets-")) : undefined;
   const { TEST_OPERATOR_ENV } = await import("@payments/testing");
   const running = await startServices([widgetModule()], {
     mode: "split",
     env: { ...TEST_OPERATOR_ENV, GRPC_PORT: "0", LOG_LEVEL: "fatal", ...(database ? { DATABASE_URL: database.url } : { DATA_DIR: dir! }), ...env },
+    ...(logger ? { logger } : {}),
   });
   return {
     running,

@@ -74,7 +74,7 @@ export interface ChangeWatch {
   readonly participant: CommitParticipant;
   changed: boolean;
   /** Listens on a knex builder, raw or transaction for the answers of its statements. */
-  follow(emitter: { on(event: "query-response", listener: (response: unknown, query: { sql?: string }) => void): unknown }): void;
+  follow(emitter: { on(event: "query-response", listener: (response: unknown, query: { sql?: string } | undefined) => void): unknown }): void;
 }
 
 /** A watch for the transaction about to begin, when the current call has a participant; undefined otherwise (nothing is watched). */
