@@ -1,5 +1,6 @@
 import test from "ava";
 import { listAudit } from "@payments/access";
+import { samePerson } from "../src/auth/approvals.js";
 import { api, cliToken, operatorWithPassword, serviceAdminToken, setPasswordThroughLink, testConsole, type JsonAnswer, type TestConsole } from "./harness.js";
 
 // Four-eyes between people (issue 32): once an admin exists, no account change that hands someone
@@ -95,6 +96,9 @@ test("the maker under another spelling is still the maker: upper case, surroundi
   const byBot = await api(c, "POST", "/api/operators", { token: await serviceAdminToken(c, "Deploy-Bot"), body: { email: "ops2@example.com", displayName: "Ops 2", role: "viewer" } });
   t.is((await approve(c, approvalId(byBot), await serviceAdminToken(c, "deploy-bot"))).status, 403);
   t.is((await approve(c, approvalId(byBot), maker)).status, 200, "another person approves");
+  // The maker check itself, whatever spelling reaches it (a row stored before names were canonical).
+  t.true(samePerson(" ＡＬＩＣＥ@Example.com", "alice@example.com"));
+  t.false(samePerson("alice@example.com", "alice2@example.com"));
   // Accounts are stored in the same one spelling.
   const spelled = await api(c, "POST", "/api/operators", { token: maker, body: { email: " ＯＰＳ３@Example.COM ", displayName: "Ops 3", role: "viewer" } });
   t.is((spelled.body.approval as { targetEmail: string }).targetEmail, "ops3@example.com");
