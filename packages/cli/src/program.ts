@@ -13,6 +13,7 @@ import { registerLimitCommands } from "./commands/limit.js";
 import { registerLoginCommands } from "./commands/login.js";
 import { registerMerchantCommands } from "./commands/merchant.js";
 import { registerMerchantUserCommands } from "./commands/merchant-users.js";
+import { registerMerchantKeyCommands } from "./commands/merchant-keys.js";
 import { registerOperatorAccountCommands } from "./commands/operator-accounts.js";
 import { registerReconcileCommand } from "./commands/reconcile.js";
 import { registerRequestCommand } from "./commands/request.js";
@@ -64,6 +65,7 @@ export function buildProgram(io: Io): Command {
   registerMerchantCommands(program, ctx);
   const merchant = program.commands.find((c) => c.name() === "merchant");
   if (merchant) registerMerchantUserCommands(merchant, ctx);
+  if (merchant) registerMerchantKeyCommands(merchant, ctx);
   registerBankCommands(program, ctx);
   registerFastCommands(program, ctx);
   registerLimitCommands(program, ctx);
