@@ -7,7 +7,8 @@ import { DepositService } from "@payments/contracts/deposit";
 import { MerchantService } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import { generateAssertionKeyPair, type OperatorIdentity } from "@payments/access";
-import { freePort, startMariadbServer, startNatsServer, type OwnMariadbServer, type OwnNatsServer } from "@payments/testing";
+import { withServerConnection } from "@payments/kit";
+import { createTestDatabaseUser, freePort, startMariadbServer, startNatsServer, type OwnMariadbServer, type OwnNatsServer, type TestDatabaseUser } from "@payments/testing";
 import { Balancer } from "./balancer.js";
 import { operatorSigner, RunWorkloads, serviceClient } from "./identities.js";
 import { compiledEntry, Replica, repoRoot } from "./processes.js";
@@ -52,7 +53,10 @@ export interface Deployment {
   balancers: Record<Component, Balancer>;
   gatewayUrl: string;
   serviceUrl(name: ServiceName): string;
+  /** A service's database as root (the run's checks read it); its replicas serve as `runtimeUsers[name]`. */
   databaseUrl(name: ServiceName): string;
+  /** Each service's least-privilege runtime user: its tables' grants only (the audit append-only), no DDL. */
+  runtimeUsers: Record<ServiceName, TestDatabaseUser>;
   clients: {
     merchants: Client<typeof MerchantService>;
     bankCatalog: Client<typeof BankCatalogService>;
@@ -73,7 +77,9 @@ export interface Deployment {
  * gateways, each behind a round-robin balancer; a MariaDB and a JetStream server of the
  * run's own, which the fault schedule restarts. Every process has its deployable's workload key
  * (WORKLOAD_KEY) and believes the run's trust bundle (WORKLOAD_TRUST_BUNDLE); the harness calls
- * with keys of its own (HARNESS_WORKLOADS).
+ * with keys of its own (HARNESS_WORKLOADS). Each service serves as a database user of its own that
+ * holds only its tables' grants (no DDL, the audit append-only): its replicas create, migrate and
+ * grant as root at start (MIGRATE_DATABASE_URL, MIGRATE_GRANT_TO), as production's migrate step does.
  */
 export async function startDeployment(options: { logDir: string; bankUrl: string; log: (msg: string) => void }): Promise<Deployment> {
   const [mariadb, nats] = await Promise.all([startMariadbServer(), startNatsServer()]);
@@ -102,6 +108,9 @@ export async function startDeployment(options: { logDir: string; bankUrl: string
   const serviceUrl = (name: ServiceName) => `http://127.0.0.1:${lbPorts[name]}`;
   const gatewayUrl = `http://127.0.0.1:${lbPorts.gateway}`;
   const databaseUrl = (name: ServiceName) => mariadb.url(`chaos_${name.replace(/-/g, "_")}`);
+  const runtimeUsers = {} as Record<ServiceName, TestDatabaseUser>;
+  for (const name of SERVICES) runtimeUsers[name] = await createTestDatabaseUser(databaseUrl(name), `chaos_${name.replace(/-/g, "_")}_`);
+  const databaseEnv = (name: ServiceName) => ({ DATABASE_URL: runtimeUsers[name].urlFor(databaseUrl(name)), MIGRATE_DATABASE_URL: databaseUrl(name), MIGRATE_GRANT_TO: runtimeUsers[name].grantee });
   const urls = {
     MERCHANT_SERVICE_URL: serviceUrl("merchant"),
     BANK_CATALOG_SERVICE_URL: serviceUrl("bank-catalog"),
@@ -158,7 +167,7 @@ export async function startDeployment(options: { logDir: string; bankUrl: string
           `${name}-${i}`,
           port,
           entry(name),
-          { ...base, ...workloads.envOf(name), ...own[name], DATABASE_URL: databaseUrl(name), GRPC_HOST: "127.0.0.1", GRPC_PORT: String(port) },
+          { ...base, ...workloads.envOf(name), ...own[name], ...databaseEnv(name), GRPC_HOST: "127.0.0.1", GRPC_PORT: String(port) },
           join(options.logDir, `${name}-${i}.log`),
         ),
     );
@@ -182,6 +191,7 @@ export async function startDeployment(options: { logDir: string; bankUrl: string
     gatewayUrl,
     serviceUrl,
     databaseUrl,
+    runtimeUsers,
     operatorKey: operatorKeys.privateKeyPem,
     workloads,
     clients: {
@@ -216,10 +226,21 @@ export async function startDeployment(options: { logDir: string; bankUrl: string
     for (const gateway of replicas.gateway) gateway.start();
     await Promise.all(replicas.gateway.map((gateway) => gateway.ready(120_000)));
     options.log(`all ${allReplicas().length} processes ready; gateway at ${gatewayUrl}`);
+    for (const name of SERVICES) await assertAuditAppendOnly(databaseUrl(name), runtimeUsers[name], name);
+    options.log("each service serves as its own database user, which may only read and append to its audit");
   } catch (err) {
     deployment.killNow();
     await deployment.stop().catch(() => undefined);
     throw err;
   }
   return deployment;
+}
+
+/** What the replicas' migrate step granted: on the audit, the service's runtime user holds SELECT and INSERT, nothing more. */
+async function assertAuditAppendOnly(rootUrl: string, runtime: TestDatabaseUser, name: ServiceName): Promise<void> {
+  const held = await withServerConnection(rootUrl, (server) =>
+    server("information_schema.TABLE_PRIVILEGES").where({ GRANTEE: runtime.grantee, TABLE_SCHEMA: new URL(rootUrl).pathname.slice(1), TABLE_NAME: "operator_audit" }).select<Array<{ PRIVILEGE_TYPE: string }>>("PRIVILEGE_TYPE"),
+  );
+  const privileges = held.map((h) => h.PRIVILEGE_TYPE).sort().join(", ");
+  if (privileges !== "INSERT, SELECT") throw new Error(`${name}'s runtime user ${runtime.grantee} holds [${privileges}] on operator_audit, not [INSERT, SELECT]`);
 }
