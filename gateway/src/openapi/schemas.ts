@@ -81,7 +81,7 @@ export const withdrawalSchema = z
     userId: z.string(),
     userName: z.string(),
     name: z.string(),
-    failureReason: z.string().nullable().describe("A code such as ACCOUNT_CLOSED when failed; null otherwise"),
+    failureReason: z.string().nullable().describe("A code such as ACCOUNT_CLOSED when failed; APPROVAL_REJECTED or APPROVAL_EXPIRED when cancelled by the merchant's own approval of an API key's withdrawal; null otherwise"),
     sequence: count,
     createdAt: time,
     updatedAt: time,

@@ -167,7 +167,7 @@ export interface WithdrawalRecord {
   userId: string;
   userName: string;
   name: string;
-  /** A code such as ACCOUNT_CLOSED when failed; null otherwise. */
+  /** A code such as ACCOUNT_CLOSED when failed; APPROVAL_REJECTED or APPROVAL_EXPIRED when cancelled by the merchant's own approval of an API key's withdrawal; null otherwise. */
   failureReason: string | null;
   sequence: number;
   createdAt: string;

@@ -14,6 +14,8 @@ export interface paths {
         /**
          * List the banks open to you
          * @description The banks available for your account with your per-bank minimum and maximum amounts, plus a single FAST entry when FAST is available. Use a bank's `_id` as `bankCode` of a deposit (or `FAST`). The list changes rarely: cache it and refresh it every few hours.
+         *
+         *     Any API key may call it.
          */
         get: operations["listAvailableBanks"];
         put?: never;
@@ -34,12 +36,16 @@ export interface paths {
         /**
          * Get a deposit by your processId
          * @description The deposit you created with this `processId`.
+         *
+         *     Needs an API key with the `read` or `deposits` scope.
          */
         get: operations["getDepositByProcessId"];
         put?: never;
         /**
          * Create a deposit
          * @description Creates a pending deposit and assigns a receiving account. Redirect the customer to `checkoutUrl`; the final status arrives by callback. The deposit expires 30 minutes after creation (`expiresAt`). Unknown fields are ignored.
+         *
+         *     Needs an API key with the `deposits` scope.
          */
         post: operations["createDeposit"];
         delete?: never;
@@ -58,6 +64,8 @@ export interface paths {
         /**
          * Get a deposit
          * @description The deposit with this `transactionId`.
+         *
+         *     Needs an API key with the `read` or `deposits` scope.
          */
         get: operations["getDeposit"];
         put?: never;
@@ -80,6 +88,8 @@ export interface paths {
         /**
          * Cancel a pending deposit
          * @description Moves a `pending` deposit to `cancelled` (a `deposit.cancelled` callback follows). No body is needed; any body sent must be a JSON object and is ignored. Cancelling a cancelled deposit answers 200 with it unchanged; any other final status is 409.
+         *
+         *     Needs an API key with the `deposits` scope.
          */
         post: operations["cancelDeposit"];
         delete?: never;
@@ -98,12 +108,16 @@ export interface paths {
         /**
          * Get a withdrawal by your processId
          * @description The withdrawal you created with this `processId`.
+         *
+         *     Needs an API key with the `read` or `withdrawals` scope.
          */
         get: operations["getWithdrawalByProcessId"];
         put?: never;
         /**
          * Create a withdrawal
          * @description Sends money from your available balance to a recipient's IBAN: the amount is held at once, and the withdrawal moves `pending` → `processing` → `completed` or `failed` (callbacks on each change). Only from an IP on your allow-list; an empty list refuses every caller. Unknown fields are ignored.
+         *
+         *     Needs an API key with the `withdrawals` scope.
          */
         post: operations["createWithdrawal"];
         delete?: never;
@@ -122,6 +136,8 @@ export interface paths {
         /**
          * Get a withdrawal
          * @description The withdrawal with this `transactionId`.
+         *
+         *     Needs an API key with the `read` or `withdrawals` scope.
          */
         get: operations["getWithdrawal"];
         put?: never;
@@ -144,6 +160,8 @@ export interface paths {
         /**
          * Cancel a pending withdrawal
          * @description Moves a `pending` withdrawal to `cancelled` and returns the held amount to the balance. No body is needed; any body sent must be a JSON object and is ignored. A repeated cancel answers 200 unchanged; once processing has started it is 409.
+         *
+         *     Needs an API key with the `withdrawals` scope.
          */
         post: operations["cancelWithdrawal"];
         delete?: never;
@@ -162,6 +180,8 @@ export interface paths {
         /**
          * Get your balance
          * @description Per currency: `available` (what a withdrawal can take) and `held` (by withdrawals not yet final), in the smallest currency unit.
+         *
+         *     Needs an API key with the `read` or `withdrawals` scope.
          */
         get: operations["getBalance"];
         put?: never;
@@ -184,6 +204,8 @@ export interface paths {
          * @description Your ledger of one currency over whole UTC days, for your accounts: the opening balance, every movement with the balance after it, and the closing balance. The balance is the money you own, `available + held` of GET /v1/balance: money held for a withdrawal is yours until the withdrawal completes, so a hold and a release have amount 0 (their `availableChange` and `heldChange` show the move) and the withdrawal's debit is when it leaves. openingBalance plus every amount is closingBalance, exactly.
          *
          *     `from` and `to` are dates (YYYY-MM-DD), both included: the statement covers [from 00:00 UTC, the day after to 00:00 UTC), at most 366 days. A statement has no size limit: it is sent as it is read (chunked), however many movements the range holds; should the gateway fail once the response has begun, it breaks the connection off rather than end the document, so a JSON statement that parses, or a CSV one that ends with its closing_balance row, is whole. `format=csv` answers the same statement as `text/csv` (UTF-8, CRLF, RFC 4180) to download: a header row, an opening row, one row per movement and a closing row, each amount in the smallest unit and with two decimals; a text value starting with = + - @ gets a leading apostrophe so a spreadsheet never runs it. The file starts with a UTF-8 byte-order mark (U+FEFF), so Excel reads it as UTF-8. `format=xlsx` answers the same rows as an Excel workbook: one sheet, a bold frozen header row, times as date cells in UTC, amounts as numbers (the smallest unit, and the currency with two decimals shown), ids and kinds as text. `locale` is the language of a file: `en` (default) as above; `tr` gives Turkish headers and, for CSV, `;` between cells and a decimal comma (`1500,50`, no thousands separator), as Excel set to Turkish reads it; times (ISO 8601 UTC) and kinds (`opening_balance`, `deposit_credit`, …) are the same in both. The JSON is the same whatever the locale. Errors are JSON whatever the format.
+         *
+         *     Needs an API key with the `read` scope.
          */
         get: operations["getStatement"];
         put?: never;
@@ -204,6 +226,8 @@ export interface paths {
         /**
          * List your transactions
          * @description Deposits and withdrawals, newest first, a page at a time. Unknown parameters are ignored; a known one given twice is a VALIDATION_ERROR.
+         *
+         *     Needs an API key with the `read` scope.
          */
         get: operations["listTransactions"];
         put?: never;
@@ -224,6 +248,8 @@ export interface paths {
         /**
          * List your callback events
          * @description The callbacks sent to you (or being sent), newest first, with every delivery attempt.
+         *
+         *     Needs an API key with the `read` scope.
          */
         get: operations["listEvents"];
         put?: never;
@@ -244,6 +270,8 @@ export interface paths {
         /**
          * Get a callback event
          * @description One callback event, its body and its delivery attempts.
+         *
+         *     Needs an API key with the `read` scope.
          */
         get: operations["getEvent"];
         put?: never;
@@ -266,6 +294,8 @@ export interface paths {
         /**
          * Send a callback again
          * @description Queues the event for a new delivery now, whatever its delivery status (delivered and failed events come back `pending`). The body sent is the same, with the same id. No body is needed.
+         *
+         *     Needs an API key with the `read` scope.
          */
         post: operations["redeliverEvent"];
         delete?: never;
@@ -286,6 +316,8 @@ export interface paths {
         /**
          * Pay a sandbox deposit
          * @description Sandbox merchants only: reports an incoming transfer matching the deposit, through the same path as a real bank's report, so the deposit completes and its callback is sent. The body is optional: without `amount` the transfer is of the deposit's amount; without `senderName` it comes from the deposit's customer.
+         *
+         *     Needs an API key with the `deposits` scope.
          */
         post: operations["sandboxPayDeposit"];
         delete?: never;
@@ -306,6 +338,8 @@ export interface paths {
         /**
          * Expire a sandbox deposit now
          * @description Sandbox merchants only: the expiry job's move, now, for a `pending` deposit (a `deposit.expired` callback follows). No body is needed.
+         *
+         *     Needs an API key with the `deposits` scope.
          */
         post: operations["sandboxExpireDeposit"];
         delete?: never;
@@ -468,7 +502,7 @@ export interface components {
             userId: string;
             userName: string;
             name: string;
-            /** @description A code such as ACCOUNT_CLOSED when failed; null otherwise */
+            /** @description A code such as ACCOUNT_CLOSED when failed; APPROVAL_REJECTED or APPROVAL_EXPIRED when cancelled by the merchant's own approval of an API key's withdrawal; null otherwise */
             failureReason: string | null;
             sequence: number;
             /**
@@ -1076,6 +1110,43 @@ export interface components {
                 };
             };
         };
+        /**
+         * @description - `IP_NOT_WHITELISTED`: The caller's IP is not on your allow-list (withdrawals also refuse every IP while the list is empty)
+         *     - `INSUFFICIENT_SCOPE`: The API key the request is signed with lacks the scope this operation needs (the message names it; see the operation's security): nothing was called or changed. Use a key with that scope, made on the merchant dashboard's Developers page
+         */
+        Error403Scoped: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "IP_NOT_WHITELISTED",
+                 *         "message": "The caller's IP is not on your allow-list (withdrawals also refuse every IP while the list is empty)"
+                 *       },
+                 *       "timestamp": 1795342864
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "IP_NOT_WHITELISTED" | "INSUFFICIENT_SCOPE";
+                        message: string;
+                        /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
+                        details?: {
+                            [key: string]: string;
+                        };
+                    };
+                    /** @description Unix time in seconds of the response */
+                    timestamp: number;
+                };
+            };
+        };
     };
     parameters: never;
     requestBodies: never;
@@ -1228,7 +1299,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403Scoped"];
             /** @description - `TRANSACTION_NOT_FOUND`: You have no transaction of this kind with this id (or processId) */
             404: {
                 headers: {
@@ -1416,7 +1487,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403Scoped"];
             405: components["responses"]["Error405"];
             408: components["responses"]["Error408"];
             /** @description - `MERCHANT_MODE_CHANGING`: Your account is switching between sandbox and live (it takes seconds at most); nothing was created, retry shortly */
@@ -1527,7 +1598,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403Scoped"];
             /** @description - `TRANSACTION_NOT_FOUND`: You have no transaction of this kind with this id (or processId) */
             404: {
                 headers: {
@@ -1638,7 +1709,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403Scoped"];
             /** @description - `TRANSACTION_NOT_FOUND`: You have no transaction of this kind with this id (or processId) */
             404: {
                 headers: {
@@ -1770,7 +1841,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403Scoped"];
             /** @description - `TRANSACTION_NOT_FOUND`: You have no transaction of this kind with this id (or processId) */
             404: {
                 headers: {
@@ -1935,7 +2006,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403Scoped"];
             405: components["responses"]["Error405"];
             408: components["responses"]["Error408"];
             /** @description - `MERCHANT_MODE_CHANGING`: Your account is switching between sandbox and live (it takes seconds at most); nothing was created, retry shortly */
@@ -2033,7 +2104,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403Scoped"];
             /** @description - `TRANSACTION_NOT_FOUND`: You have no transaction of this kind with this id (or processId) */
             404: {
                 headers: {
@@ -2131,7 +2202,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403Scoped"];
             /** @description - `TRANSACTION_NOT_FOUND`: You have no transaction of this kind with this id (or processId) */
             404: {
                 headers: {
@@ -2247,7 +2318,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403Scoped"];
             405: components["responses"]["Error405"];
             408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
@@ -2348,7 +2419,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403Scoped"];
             405: components["responses"]["Error405"];
             408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
@@ -2456,7 +2527,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403Scoped"];
             405: components["responses"]["Error405"];
             408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
@@ -2563,7 +2634,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403Scoped"];
             405: components["responses"]["Error405"];
             408: components["responses"]["Error408"];
             413: components["responses"]["Error413"];
@@ -2659,7 +2730,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403Scoped"];
             /** @description - `EVENT_NOT_FOUND`: You have no callback event with this id */
             404: {
                 headers: {
@@ -2789,7 +2860,7 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
-            403: components["responses"]["Error403"];
+            403: components["responses"]["Error403Scoped"];
             /** @description - `EVENT_NOT_FOUND`: You have no callback event with this id */
             404: {
                 headers: {
@@ -2917,6 +2988,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             /**
              * @description - `IP_NOT_WHITELISTED`: The caller's IP is not on your allow-list (withdrawals also refuse every IP while the list is empty)
+             *     - `INSUFFICIENT_SCOPE`: The API key the request is signed with lacks the scope this operation needs (the message names it; see the operation's security): nothing was called or changed. Use a key with that scope, made on the merchant dashboard's Developers page
              *     - `SANDBOX_ONLY`: Sandbox helpers work for sandbox merchants and their deposits only
              */
             403: {
@@ -2940,7 +3012,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "IP_NOT_WHITELISTED" | "SANDBOX_ONLY";
+                            code: "IP_NOT_WHITELISTED" | "INSUFFICIENT_SCOPE" | "SANDBOX_ONLY";
                             message: string;
                             /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
                             details?: {
@@ -3098,6 +3170,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             /**
              * @description - `IP_NOT_WHITELISTED`: The caller's IP is not on your allow-list (withdrawals also refuse every IP while the list is empty)
+             *     - `INSUFFICIENT_SCOPE`: The API key the request is signed with lacks the scope this operation needs (the message names it; see the operation's security): nothing was called or changed. Use a key with that scope, made on the merchant dashboard's Developers page
              *     - `SANDBOX_ONLY`: Sandbox helpers work for sandbox merchants and their deposits only
              */
             403: {
@@ -3121,7 +3194,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "IP_NOT_WHITELISTED" | "SANDBOX_ONLY";
+                            code: "IP_NOT_WHITELISTED" | "INSUFFICIENT_SCOPE" | "SANDBOX_ONLY";
                             message: string;
                             /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
                             details?: {
