@@ -45,6 +45,8 @@ test("every workload's key is mounted into its own container only, and the trust
     t.is(compose.secrets[`workload-${name}`]?.file, `./identities/${name}.key`, `${name}'s key is the one identity init writes`);
     t.is(service.environment?.WORKLOAD_KEY, KEY, `${name}: WORKLOAD_KEY is the mounted secret`);
     if (name in SERVICES) {
+      t.regex(service.environment?.OPERATOR_ASSERTION_PUBLIC_KEY ?? "", /^\$\{OPERATOR_ASSERTION_PUBLIC_KEY:\?/, `${name} believes people's assertions signed with the console's key, which .env must give`);
+      t.false("OPERATOR_ASSERTION_PRIVATE_KEY" in (service.environment ?? {}), `${name} cannot sign for a person`);
       t.deepEqual(service.configs, [{ source: "trust-bundle", target: BUNDLE }], `${name} mounts the trust bundle`);
       t.is(service.environment?.WORKLOAD_TRUST_BUNDLE, BUNDLE, name);
     }

@@ -145,6 +145,8 @@ test("each service and caller mounts its own workload key, read-only and readabl
       t.is(env.get("WORKLOAD_KEY")?.value, `${KEY_DIR}/workload.key`, `${name}: WORKLOAD_KEY is the mounted file`);
       const bundle = pod.volumes!.find((v) => v.configMap?.name === "payments-trust-bundle");
       if (SERVICES.includes(name)) {
+        t.deepEqual(env.get("OPERATOR_ASSERTION_PUBLIC_KEY")?.valueFrom, { secretKeyRef: { name: "payments-secrets", key: "operator-assertion-public-key" } }, `${name} believes people's assertions signed with the console's key`);
+        t.false(env.has("OPERATOR_ASSERTION_PRIVATE_KEY"), `${name} cannot sign for a person`);
         t.truthy(bundle, `${name} mounts the trust bundle`);
         t.like(container?.volumeMounts?.find((m) => m.name === bundle?.name), { mountPath: BUNDLE_DIR, readOnly: true }, name);
         t.is(env.get("WORKLOAD_TRUST_BUNDLE")?.value, `${BUNDLE_DIR}/trust-bundle.json`, `${name}: WORKLOAD_TRUST_BUNDLE is the mounted file`);
