@@ -18,7 +18,7 @@ import { approvedRunScope, callScope, type ApprovedRun, type CallScope } from ".
 import { requestApproval } from "./approvals.js";
 import { speakForNoMerchant } from "./outgoing-identity.js";
 import { AssertionError, isMerchantUser, OPERATOR_ASSERTION_HEADER, roleAtLeast, verifyAssertionWithId, type ActorIdentity, type MerchantUserIdentity, type OperatorIdentity } from "./operator-assertion.js";
-import { answerJson, appendAudit, assertionUsed, isReplayedAssertion, recordAnswer, recordAuditAlone, withoutJti, type AuditEntry } from "./operator-audit.js";
+import { answerJson, appendAudit, assertionUsed, isReplayedAssertion, madeIds, recordAnswer, recordAuditAlone, withoutJti, type AuditEntry } from "./operator-audit.js";
 import { assertionReplayed, CallAudit } from "./audit-participant.js";
 import {
   isWorkload,
@@ -56,12 +56,6 @@ function denied(message: string): ConnectError {
 
 function unauthenticated(message: string): ConnectError {
   return serviceError(Code.Unauthenticated, "UNAUTHENTICATED", message);
-}
-
-/** The ids of what a call answered (`{ merchant: { id } }`): a thing it created is found in the audit by its new id. */
-function madeIds(response: unknown): string[] {
-  if (!response || typeof response !== "object") return [];
-  return Object.values(response).flatMap((v) => (v && typeof v === "object" && typeof (v as { id?: unknown }).id === "string" ? [(v as { id: string }).id] : []));
 }
 
 /** Whether a call may go on, and what it must do first (a four-eyes check). */
@@ -312,7 +306,9 @@ function auditor(entry: AccessEntry, req: UnaryRequest | StreamRequest, rpc: str
       const outcome = failed ? reasonOf(error) : "ok";
       const made = res && !res.stream ? res.message : undefined;
       if (committed) {
-        await recordAnswer(module.db, clock, logger, committed, outcome, answerJson(made !== undefined ? { schema: req.method.output, message: made } : undefined));
+        const known = new Set(message !== undefined ? targetsOf(access, message) : []);
+        const madeTargets = madeIds(made).filter((id) => !known.has(id));
+        await recordAnswer(module.db, clock, logger, committed, outcome, answerJson(made !== undefined ? { schema: req.method.output, message: made } : undefined), madeTargets);
       } else if (recorded(outcome)) {
         // A replayed assertion's refusal is recorded without the jti its first use holds.
         const written = await alone({ ...(row.replayed ? withoutJti(part) : part), outcome }, made);

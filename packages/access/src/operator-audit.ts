@@ -233,9 +233,33 @@ export async function recordAuditAlone(db: Knex, clock: Clock, logger: Logger, e
  * answer (JSON, secrets left out) and how the call ended for its caller. Append-only beside the
  * chain (not hashed: the change is, and this is what the caller was told). A failure is logged.
  */
-export async function recordAnswer(db: Knex, clock: Clock, logger: Logger, auditId: string, outcome: string, afterJson: string | null): Promise<void> {
+/** The ids of what a call answered (`{ merchant: { id } }`): a thing it created is found in the audit by its new id. */
+export function madeIds(response: unknown): string[] {
+  if (!response || typeof response !== "object") return [];
+  return Object.values(response).flatMap((v) => (v && typeof v === "object" && typeof (v as { id?: unknown }).id === "string" ? [(v as { id: string }).id] : []));
+}
+
+/** A row's targets with what its answer, recorded after it, says the call made (auditRecordOf). */
+export function targetsWithAnswer(targets: readonly string[], answerJson: string | null | undefined): string[] {
+  if (!answerJson) return [...targets];
+  let answer: unknown;
+  try {
+    answer = JSON.parse(answerJson);
+  } catch {
+    return [...targets];
+  }
+  return [...new Set([...targets, ...madeIds(answer)])];
+}
+
+export async function recordAnswer(db: Knex, clock: Clock, logger: Logger, auditId: string, outcome: string, afterJson: string | null, madeTargets: readonly string[] = []): Promise<void> {
   try {
     await db(ANSWERS_TABLE).insert({ audit_id: auditId, created_at: clock.now().getTime(), outcome: storedText(outcome, 80), after_json: afterJson });
+    // What the call made (a new merchant's id) is known only from its answer, after its row
+    // committed with its change: it is indexed beside the row's own targets, at the row's time.
+    if (madeTargets.length > 0) {
+      const row = await db(AUDIT_TABLE).where({ id: auditId }).first<{ created_at: number | string } | undefined>("created_at");
+      if (row) await db(TARGETS_TABLE).insert([...new Set(madeTargets)].map((target_id) => ({ target_id: storedText(target_id, 200), created_at: Number(row.created_at), audit_id: auditId })));
+    }
   } catch (err) {
     logger.error({ err, audit: { id: auditId, outcome } }, "could not record a call's answer in the audit");
   }

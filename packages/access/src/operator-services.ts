@@ -23,7 +23,7 @@ import {
 import { ANY_MERCHANT_ROLE, hostedModule, merchantRolesFor, neededRole, type AccessEntry, type AccessModule, type AccessRegistry } from "./access-table.js";
 import { runApproved } from "./call-scope.js";
 import { isWorkload, MERCHANT_USER_CARRIERS, OPERATOR_CARRIERS, WORKLOAD_HEADER, WorkloadIdentityError, type WorkloadIdentity, type WorkloadVerifier } from "./workload-identity.js";
-import { appendAudit, assertionUsed, auditJson, isReplayedAssertion, recordAuditAlone, withoutJti, type AuditEntry } from "./operator-audit.js";
+import { appendAudit, assertionUsed, auditJson, isReplayedAssertion, recordAuditAlone, targetsWithAnswer, withoutJti, type AuditEntry } from "./operator-audit.js";
 import { auditChainPage, listAudit, MAX_CHAIN_PAGE, type AuditRow } from "./audit-read.js";
 import { assertionReplayed } from "./audit-participant.js";
 import {
@@ -97,7 +97,8 @@ export function auditRecordOf(row: AuditRow): AuditRecord {
     actorKind: row.actor_kind,
     role: row.role,
     rpc: row.rpc,
-    targetIds: parseTargets(row.targets),
+    // A row written with its change before the call answered: what it made is in its answer.
+    targetIds: row.after_json ? parseTargets(row.targets) : targetsWithAnswer(parseTargets(row.targets), row.answer_after_json),
     reason: row.reason,
     outcome: row.outcome,
     approvalId: row.approval_id ?? "",
