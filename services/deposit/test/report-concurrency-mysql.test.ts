@@ -21,6 +21,8 @@ const nats = jetStreamTestEnv();
 let running: RunningServices | undefined;
 let replica: RunningServices | undefined;
 let clients: Array<ReturnType<typeof createServiceClient<typeof DepositService>>>;
+/** The bank integration's calls, as production's reports come: no person behind them, so no audit row to chain. */
+let reporters: Array<ReturnType<typeof createServiceClient<typeof DepositService>>>;
 let merchantId: string;
 /** A bank with exactly one active sandbox account: all its deposits land on that account. */
 let bankId: string;
@@ -34,6 +36,7 @@ test.before(async () => {
     env: { ...TEST_OPERATOR_ENV, ...common, DATABASE_URL: deriveDatabaseUrl(database.url, "deposit"), MERCHANT_SERVICE_URL: running.server.url, BANK_CATALOG_SERVICE_URL: running.server.url },
   });
   clients = [createServiceClient(DepositService, running.server.url), createServiceClient(DepositService, replica.server.url)];
+  reporters = [running, replica].map((r) => createServiceClient(DepositService, r.server.url, { operator: null, workload: "bank-integration/test-bank" }));
   const catalog = createServiceClient(BankCatalogService, running.server.url);
   await addTestReceivingAccounts(catalog);
   const { accounts } = await catalog.listReceivingAccounts({ sandbox: true });
@@ -78,7 +81,7 @@ async function failures(calls: Array<Promise<unknown>>): Promise<string[]> {
 test.serial("300 reports at once into one account, from two replicas, each paying its own deposit: none fails, each deposit completed once by its transfer", async (t) => {
   const made = await pendingDeposits(300, (i) => 10_000n + BigInt(i));
   const calls = made.map((d, i) =>
-    clients[i % 2]!.reportTransfer({ iban, amount: d.requestedAmount, senderName: "AYSE YILMAZ", reference: `havale ${d.reference}`, bankTransactionId: `BUSY-${d.id}` }),
+    reporters[i % 2]!.reportTransfer({ iban, amount: d.requestedAmount, senderName: "AYSE YILMAZ", reference: `havale ${d.reference}`, bankTransactionId: `BUSY-${d.id}` }),
   );
   t.deepEqual(await failures(calls), []);
   const rows = await db()("deposits").whereIn("id", made.map((d) => d.id)).select<Array<Record<string, unknown>>>("id", "status", "transfer_id", "sequence", "amount", "requested_amount");
@@ -97,7 +100,7 @@ test.serial("reports racing their own duplicates and a statement import of the s
   const statement = [":20:RACE1", `:25:${iban}`, ":28C:00001/001", ":60F:C261121TRY0,00", ...made.map(line), `:62F:C261122TRY${total / 100},00`, "-"].join("\n");
   const ctx = running!.contexts.get("deposit") as DepositContext;
   const report = (d: Deposit, i: number) =>
-    clients[i % 2]!.reportTransfer({ iban, amount: d.requestedAmount, senderName: "AYSE YILMAZ", reference: `ODEME ${d.reference}`, bankTransactionId: `RACE-${d.id.slice(-10)}` });
+    reporters[i % 2]!.reportTransfer({ iban, amount: d.requestedAmount, senderName: "AYSE YILMAZ", reference: `ODEME ${d.reference}`, bankTransactionId: `RACE-${d.id.slice(-10)}` });
   const calls: Array<Promise<unknown>> = [];
   for (const [i, d] of made.entries()) calls.push(report(d, i), report(d, i + 1));
   calls.push(importStatement(ctx, "mt940", new TextEncoder().encode(statement), "race.sta"));
@@ -116,7 +119,7 @@ test.serial("reports racing their own duplicates and a statement import of the s
 test.serial("two transfers for one deposit at once: exactly one completes it, the other waits in suspense, never a second completion", async (t) => {
   for (let round = 0; round < 10; round++) {
     const [d] = await pendingDeposits(1, () => 77_700n);
-    const both = await Promise.all([0, 1].map((k) => clients[k]!.reportTransfer({ iban, amount: 77_700n, senderName: "AYSE YILMAZ", reference: d!.reference, bankTransactionId: `TWICE-${round}-${k}` })));
+    const both = await Promise.all([0, 1].map((k) => reporters[k]!.reportTransfer({ iban, amount: 77_700n, senderName: "AYSE YILMAZ", reference: d!.reference, bankTransactionId: `TWICE-${round}-${k}` })));
     const completed = both.filter((r) => r.deposit?.id === d!.id && r.transfer?.status === TransferStatus.MATCHED);
     t.is(completed.length, 1, `round ${round}: one completion`);
     const other = both.find((r) => r !== completed[0])!;
