@@ -312,7 +312,13 @@ export abstract class JetStreamConnection {
     for (const w of this.waiters) w.reject(new Closed());
     this.waiters.clear();
     for (const wake of [...this.sleepers]) wake();
-    await this.nc?.drain().catch(() => undefined);
+    const nc = this.nc;
+    if (nc && !nc.isClosed()) {
+      // Drained when connected; closed in any case: a drain while NATS is away gives up without
+      // closing, and the client's reconnect loop would keep the process alive for ever.
+      await nc.drain().catch(() => undefined);
+      if (!nc.isClosed()) await nc.close().catch(() => undefined);
+    }
     await Promise.allSettled([...this.running]);
   }
 }
