@@ -451,10 +451,12 @@ test("no response ever carries a stack trace", async (t) => {
 
 // ---------------------------------------------------------------- health
 
-test("/healthz is 200 while both services serve and 503 once one is stopped", async (t) => {
+// Serial, with a health timeout a busy process keeps: beside the file's concurrent tests, a catalog
+// just started could miss 500 ms and read as unreachable while it serves.
+test.serial("/healthz is 200 while both services serve and 503 once one is stopped", async (t) => {
   const catalog = await startInProcess(["bank-catalog"], { env: servicesEnv(tempDir()), clock });
   const lonely = await startGateway({
-    env: { ...TEST_OPERATOR_ENV, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", HEALTH_TIMEOUT: "500ms", RPC_TIMEOUT: "1s" },
+    env: { ...TEST_OPERATOR_ENV, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", HEALTH_TIMEOUT: "3s", RPC_TIMEOUT: "1s" },
     bus: must(running, "the services").bus,
     clock,
     merchantUrl: must(running, "the services").server.url,
