@@ -307,6 +307,7 @@ export abstract class JetStreamConnection {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    const wasConnected = this.connected;
     this.setDisconnected();
     this.connectedListeners.clear();
     for (const w of this.waiters) w.reject(new Closed());
@@ -314,11 +315,22 @@ export abstract class JetStreamConnection {
     for (const wake of [...this.sleepers]) wake();
     const nc = this.nc;
     if (nc && !nc.isClosed()) {
-      // Drained when connected; closed in any case: a drain while NATS is away gives up without
-      // closing, and the client's reconnect loop would keep the process alive for ever.
-      await nc.drain().catch(() => undefined);
+      // Drained when connected (for at most DRAIN_LIMIT_MS), closed in any case: a drain while
+      // NATS is away waits for a reconnection that may never come, or gives up without closing,
+      // and the client's reconnect loop would keep a stopped process alive for ever.
+      if (wasConnected) await boundedDrain(nc);
       if (!nc.isClosed()) await nc.close().catch(() => undefined);
     }
     await Promise.allSettled([...this.running]);
   }
+}
+
+/** How long closing waits for the connection's drain before it closes it anyway. */
+const DRAIN_LIMIT_MS = 2_000;
+
+async function boundedDrain(nc: NatsConnection): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_LIMIT_MS)));
+  await Promise.race([nc.drain().catch(() => undefined), limit]);
+  clearTimeout(timer);
 }
