@@ -1,3 +1,4 @@
+import { modeMiddleware } from "./shared/mode.js";
 import Koa from "koa";
 import Router from "@koa/router";
 import { cliRoutes } from "./api/cli.js";
@@ -132,6 +133,7 @@ export function createApp(deps: ConsoleContext, options: CreateAppOptions = {}):
   app.use(metricsEndpoint({ metrics: deps.metrics, token: deps.config.METRICS_TOKEN }));
   app.use(clientIp({ trustedProxies: deps.config.TRUSTED_PROXIES }));
   app.use(language({ secure: deps.secureCookies }));
+  app.use(modeMiddleware({ secure: deps.secureCookies }));
   app.use(readBody({ limit: deps.config.BODY_LIMIT, uploadPaths }));
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -1,5 +1,6 @@
 import { html, trusted, type HtmlValue, type SafeHtml } from "./html.js";
 import { LANGUAGES, text, type Language, type TextKey } from "./i18n.js";
+import { modeSwitch, sandboxBanner } from "./shared/mode.js";
 import type { ConsoleContextKoa } from "./state.js";
 
 /** The console's one stylesheet, inline under the response's nonce (nothing is fetched from anywhere); the merchant layout adds its own rules after it. */
@@ -48,6 +49,8 @@ header button { margin: 0; background: transparent; border: 1px solid #fff; }
 .alert { border-left: 4px solid #b42318; background: #fef3f2; padding: .75rem 1rem; }
 .notice { border-left: 4px solid #1f3a5f; background: #eff4ff; padding: .75rem 1rem; }
 code { word-break: break-all; }
+.mode-switch a[aria-current="true"] { font-weight: 700; text-decoration-thickness: 3px; }
+.sandbox-band { margin: 0; padding: .4rem 1.5rem; background: #fef0c7; color: #7a2e0e; font-weight: 600; }
 h1, h2, dd { overflow-wrap: anywhere; }
 `);
 
@@ -126,7 +129,8 @@ export function htmlDocument(ctx: ConsoleContextKoa, options: DocumentOptions): 
 </head>
 <body>
 <a class="skip" href="#main">${options.shellText("nav.skip")}</a>
-<header><strong>${appTitle}</strong>${options.signedIn}${languageLinks(ctx, lang, options.shellText("nav.language"))}</header>
+<header><strong>${appTitle}</strong>${options.signedIn}${options.signedIn ? modeSwitch(ctx, lang) : null}${languageLinks(ctx, lang, options.shellText("nav.language"))}</header>
+${options.signedIn ? sandboxBanner(ctx, lang) : null}
 <main id="main" tabindex="-1">
 <h1>${options.title}</h1>
 ${options.body}

@@ -5,6 +5,7 @@ import type { Operator } from "./auth/operators.js";
 import type { Actor } from "./auth/operator-admin.js";
 import type { Session } from "./auth/sessions.js";
 import type { Language } from "./i18n.js";
+import type { Mode } from "./shared/mode.js";
 import type { UploadedFile } from "./middleware/read-multipart.js";
 
 /** What the middleware chain learns about a request, in the order it learns it. */
@@ -15,6 +16,8 @@ export interface ConsoleState {
   clientIp: string;
   /** The language pages answer in (language). */
   lang: Language;
+  /** Live or sandbox: what lists, figures and charts show (shared/mode.ts). */
+  mode: Mode;
   /** The route pattern that matched, for logs and metrics. */
   route?: string;
   /** A form body's fields (read-body). */

@@ -21,7 +21,7 @@ test.serial("a viewer sees the open transfers oldest first with the reason, scor
   t.is(page.status, 200);
   t.regex(page.html, /<caption>Open transfers, oldest first<\/caption>/);
   t.true(page.html.includes(`href="/transfers/${short.id}"`));
-  t.true(page.html.includes("490.00 TRY"));
+  t.true(page.html.includes("TRY\u00a0490.00"));
   t.true(page.html.includes("In review"));
 
   const detail = await viewer.get(`/transfers/${short.id}`);

@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from "../html.js";
-import type { TextKey } from "../i18n.js";
+import type { Language, TextKey } from "../i18n.js";
 import { field } from "../layout.js";
 import type { ConsoleContextKoa } from "../state.js";
 import { minorUnits, queryText, type SignedIn } from "./operator-call.js";
@@ -45,9 +45,9 @@ export interface SearchField {
  * The amount filter in kuruş, typed in lira ("250" or "250,50"): undefined when empty, "bad"
  * when it is not an amount (the form says so on the field; the service judges the rest).
  */
-export function amountOf(f: Filters): bigint | "bad" | undefined {
+export function amountOf(f: Filters, lang: Language): bigint | "bad" | undefined {
   if (!f.amount) return undefined;
-  const amount = minorUnits(f.amount);
+  const amount = minorUnits(f.amount, lang);
   return amount === undefined || amount === 0n ? "bad" : amount;
 }
 

@@ -1,7 +1,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
-import { errorInfo, formatMajor } from "@payments/kit";
+import { errorInfo } from "@payments/kit";
 import type { Operator } from "../auth/operators.js";
 import type { Session } from "../auth/sessions.js";
 import type { ConsoleContext } from "../context.js";
@@ -9,6 +9,7 @@ import { ConsoleError } from "../errors.js";
 import { html, type SafeHtml } from "../html.js";
 import { text, type Language, type TextKey } from "../i18n.js";
 import { alert, renderPage } from "../layout.js";
+import { formatMoney, formatTime, parseMoney } from "../shared/format.js";
 import type { ServiceName } from "../service-clients.js";
 import type { ConsoleContextKoa } from "../state.js";
 
@@ -132,17 +133,12 @@ export function scrollingTable(label: string, table: SafeHtml): SafeHtml {
   return html`<div class="table-scroll" role="region" aria-label="${label}" tabindex="0">${table}</div>`;
 }
 
-/** Money in the smallest unit, as an operator reads it: "1234.50 TRY". */
-export function money(amount: bigint | number, currency: string): string {
-  return formatMajor(amount, currency);
+/** Money in the smallest unit as the page's language writes it (`₺1.234,50`, `TRY 1,234.50`): shared/format.ts. */
+export function money(amount: bigint | number, currency: string, lang: Language): string {
+  return formatMoney(amount, currency, lang);
 }
 
-/** The console shows times in Türkiye's time, the banks' and the operators' clock. */
-const TIME_ZONE = "Europe/Istanbul";
-
-export function formatTime(at: Date, lang: Language): string {
-  return new Intl.DateTimeFormat(lang === "tr" ? "tr-TR" : "en-GB", { timeZone: TIME_ZONE, dateStyle: "medium", timeStyle: "medium" }).format(at);
-}
+export { formatTime };
 
 /** A `<time>` with the machine-readable instant; nothing when unset. */
 export function timeOf(at: Timestamp | undefined, lang: Language): SafeHtml | null {
@@ -186,16 +182,9 @@ export function dayAfter(value: string): Date | undefined {
   return start ? new Date(start.getTime() + 86_400_000) : undefined;
 }
 
-/**
- * An amount an operator typed in the currency's main unit ("1234.50", "1234,5", "1.234,50" is
- * refused: one separator only) as the smallest unit, exactly; undefined when it is not one.
- */
-export function minorUnits(text: string, digits = 2): bigint | undefined {
-  const match = /^(\d{1,15})(?:[.,](\d+))?$/.exec(text.trim());
-  if (!match) return undefined;
-  const fraction = match[2] ?? "";
-  if (fraction.length > digits) return undefined;
-  return BigInt(match[1] ?? "0") * 10n ** BigInt(digits) + BigInt(fraction.padEnd(digits, "0") || "0");
+/** An amount a person typed in lira, Türkiye's way or the English way (`1.250,75`, `1250,75`, `1250.75`), as kuruş; undefined when it is not one (shared/format.ts `parseMoney`). */
+export function minorUnits(text: string, lang: Language): bigint | undefined {
+  return parseMoney(text, lang);
 }
 
 /** A path with its query (empty values left out). */

@@ -215,7 +215,7 @@ ${sandboxSection(who, t, m, form, errors)}`,
       const form = ctx.state.form ?? {};
       const depositId = depositIdOf(form.depositId);
       const amountText = String(form.amount ?? "").trim();
-      const amount = amountText === "" ? undefined : minorUnits(amountText);
+      const amount = amountText === "" ? undefined : minorUnits(amountText, who.lang);
       const errors: Record<string, string> = {};
       if (!depositId) errors.payDeposit = t("sandbox.badId");
       if (amountText !== "" && (amount === undefined || amount <= 0n)) errors.amount = t("sandbox.badAmount");

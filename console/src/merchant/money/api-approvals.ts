@@ -2,6 +2,7 @@ import { PayoutService, type Withdrawal } from "@payments/contracts/payout";
 import type { ConsoleContext } from "../../context.js";
 import { html, SafeHtml } from "../../html.js";
 import { notice } from "../../layout.js";
+import { formatMoney } from "../../shared/format.js";
 import { ID_PATTERN, linkTo, seeOther, timeOf } from "../../pages/operator-call.js";
 import type { ConsoleRoute } from "../../route.js";
 import { merchantCsrfField, merchantNotFound, merchantRefusal, merchantRoute, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
@@ -23,12 +24,9 @@ export const API_APPROVALS_SHOWN = 50;
 
 type T = (key: Parameters<typeof moneyTexts>[1], params?: Record<string, string | number>) => string;
 
-/** Kuruş as Türkiye and the English page write money: ₺22.574,50 and TRY 22,574.50 (exact: the digits go in as a decimal string). */
+/** Kuruş as Türkiye and the English page write money: ₺22.574,50 and TRY 22,574.50 (shared/format.ts). */
 export function moneyIn(lang: MerchantSignedIn["lang"], kurus: bigint, currency: string): string {
-  const negative = kurus < 0n;
-  const abs = negative ? -kurus : kurus;
-  const major = `${negative ? "-" : ""}${abs / 100n}.${String(abs % 100n).padStart(2, "0")}`;
-  return new Intl.NumberFormat(lang === "tr" ? "tr-TR" : "en-GB", { style: "currency", currency }).format(major as Intl.StringNumericLiteral);
+  return formatMoney(kurus, currency, lang);
 }
 
 /** The waiting withdrawals for the page (a refusal is shown in the section's place). */

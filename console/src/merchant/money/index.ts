@@ -1,3 +1,5 @@
+import type { Language } from "../../i18n.js";
+import { formatMajorPlain } from "../../shared/format.js";
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -88,7 +90,7 @@ function movementLink(m: StatementMovement): SafeHtml | string {
   return m.transactionId;
 }
 
-function statementSection(t: T, ask: StatementAsk, result: { record: StatementRecord; next: string; cursor: string } | { error: SafeHtml } | undefined): SafeHtml {
+function statementSection(t: T, lang: Language, ask: StatementAsk, result: { record: StatementRecord; next: string; cursor: string } | { error: SafeHtml } | undefined): SafeHtml {
   const problem = "field" in ask.period ? ask.period : undefined;
   const err = (name: "from" | "to") => (problem?.field === name ? problem.problem : undefined);
   const form = html`<form method="get" action="/merchant/money" class="filters" aria-labelledby="h-statement">
@@ -102,9 +104,9 @@ ${field({ id: "statement-to", name: "to", label: t("statement.to"), type: "date"
     const cur = record.currency;
     const csv = (locale: FileLocale) => linkTo("/merchant/statement.csv", { from: record.from, to: record.to, locale });
     content = html`<dl class="facts card">
-<dt>${t("statement.opening")}</dt><dd>${money(record.openingBalance, cur)}</dd>
-<dt>${t("statement.closing")}</dt><dd>${money(record.closingBalance, cur)}</dd>
-<dt>${t("statement.net")}</dt><dd>${money(record.closingBalance - record.openingBalance, cur)}</dd>
+<dt>${t("statement.opening")}</dt><dd>${money(record.openingBalance, cur, lang)}</dd>
+<dt>${t("statement.closing")}</dt><dd>${money(record.closingBalance, cur, lang)}</dd>
+<dt>${t("statement.net")}</dt><dd>${money(record.closingBalance - record.openingBalance, cur, lang)}</dd>
 </dl>
 <p><a href="${csv("en")}" download>${t("statement.csv")}</a> · <a href="${csv("tr")}" download>${t("statement.csvTr")}</a></p>
 ${
@@ -116,7 +118,7 @@ ${
 <thead><tr><th scope="col">${t("statement.time")}</th><th scope="col">${t("statement.kind")}</th><th scope="col" class="num">${t("statement.amount")}</th><th scope="col" class="num">${t("statement.balanceAfter")}</th><th scope="col">${t("statement.transaction")}</th><th scope="col">${t("statement.processId")}</th></tr></thead>
 <tbody>${record.movements.map(
           (m) =>
-            html`<tr><td><time datetime="${m.at}">${m.at.replace("T", " ").slice(0, 19)}</time></td><td>${kindText(t, m.kind)}</td><td class="num">${money(m.amount, cur)}</td><td class="num">${money(m.balanceAfter, cur)}</td><td>${movementLink(m)}</td><td>${m.processId ?? "—"}</td></tr>`,
+            html`<tr><td><time datetime="${m.at}">${m.at.replace("T", " ").slice(0, 19)}</time></td><td>${kindText(t, m.kind)}</td><td class="num">${money(m.amount, cur, lang)}</td><td class="num">${money(m.balanceAfter, cur, lang)}</td><td>${movementLink(m)}</td><td>${m.processId ?? "—"}</td></tr>`,
         )}</tbody></table>`,
       )
 }
@@ -170,29 +172,23 @@ function approvalsSection(who: MerchantSignedIn, t: T, approvals: readonly Appro
 function thresholdSection(who: MerchantSignedIn, t: T, merchant: Merchant | undefined, state: { value?: string; error?: string; banner?: SafeHtml | null }): SafeHtml | null {
   if (!merchant) return null;
   const threshold = merchant.withdrawalApprovalThreshold;
-  const current = html`<p>${threshold === undefined ? t("threshold.none") : t("threshold.current", { amount: money(threshold, "TRY") })}</p>`;
+  const current = html`<p>${threshold === undefined ? t("threshold.none") : t("threshold.current", { amount: money(threshold, "TRY", who.lang) })}</p>`;
   const form =
     who.user.role === "owner"
       ? html`<form method="post" action="/merchant/money/threshold" class="card">${merchantCsrfField(who)}
-${field({ id: "threshold-amount", name: "threshold", label: t("threshold.amount"), inputmode: "numeric", value: state.value ?? (threshold === undefined ? "" : liraText(threshold)), hint: t("threshold.hint"), error: state.error })}
+${field({ id: "threshold-amount", name: "threshold", label: t("threshold.amount"), inputmode: "numeric", value: state.value ?? (threshold === undefined ? "" : formatMajorPlain(threshold, who.lang)), hint: t("threshold.hint"), error: state.error })}
 <button type="submit">${t("threshold.submit")}</button></form>`
       : null;
   return html`<section aria-labelledby="h-threshold"><h2 id="h-threshold">${t("threshold.title")}</h2>${state.banner ?? null}${current}${form}</section>`;
 }
 
-/** Kuruş as the lira a form shows ("1500.50"). */
-function liraText(kurus: bigint): string {
-  const whole = kurus / 100n;
-  const cents = kurus % 100n;
-  return cents === 0n ? String(whole) : `${whole}.${String(cents).padStart(2, "0")}`;
-}
 
-function balancesTable(t: T, balances: readonly Balance[]): SafeHtml | null {
+function balancesTable(t: T, lang: Language, balances: readonly Balance[]): SafeHtml | null {
   if (balances.length === 0) return null;
   return tableScroll(
     t("balance.caption"),
     html`<table><caption>${t("balance.caption")}</caption><thead><tr><th scope="col">${t("balance.currency")}</th><th scope="col" class="num">${t("balance.available")}</th><th scope="col" class="num">${t("balance.held")}</th></tr></thead>
-<tbody>${balances.map((b) => html`<tr><td>${b.currency}</td><td class="num">${money(b.available, b.currency)}</td><td class="num">${money(b.held, b.currency)}</td></tr>`)}</tbody></table>`,
+<tbody>${balances.map((b) => html`<tr><td>${b.currency}</td><td class="num">${money(b.available, b.currency, lang)}</td><td class="num">${money(b.held, b.currency, lang)}</td></tr>`)}</tbody></table>`,
   );
 }
 
@@ -269,8 +265,8 @@ export function merchantMoneyPages(deps: ConsoleContext): ConsoleRoute[] {
       {
         title: t("title"),
         active: "money",
-        body: html`${isHtml(balances) ? balances : balancesTable(t, balances)}
-${statementSection(t, ask, statementResult)}
+        body: html`${isHtml(balances) ? balances : balancesTable(t, who.lang, balances)}
+${statementSection(t, who.lang, ask, statementResult)}
 ${withdrawSection(who, t, isHtml(banks) ? [] : banks, withdrawState)}
 ${approvalsSection(who, t, approvals, approvalsBanner)}
 ${apiApprovalsSection(who, apiWaiting, ctx.query)}
@@ -320,7 +316,7 @@ ${isHtml(merchant) ? merchant : thresholdSection(who, t, merchant, state.thresho
       const form = ctx.state.form ?? {};
       const token = form.formToken ?? "";
       if (!FORM_TOKEN.test(token)) return show(ctx, who, { withdraw: { form: { ...form, formToken: "" }, message: alert(t("withdraw.badToken")) } }, 400);
-      const amount = minorUnits(form.amount ?? "");
+      const amount = minorUnits(form.amount ?? "", who.lang);
       const errors: Record<string, string> = {};
       if (amount === undefined || amount <= 0n || amount > BigInt(Number.MAX_SAFE_INTEGER)) errors.amount = t("withdraw.badAmount");
       // The API's own body schema: the same shapes, lengths and characters as POST /v1/withdraw.
@@ -386,7 +382,7 @@ ${isHtml(merchant) ? merchant : thresholdSection(who, t, merchant, state.thresho
     merchantRoute(deps, { method: "POST", path: "/merchant/money/threshold", roles: ["owner"] }, async (ctx, who) => {
       const t = textsOf(who);
       const value = String(ctx.state.form?.threshold ?? "").trim();
-      const threshold = value === "" ? undefined : minorUnits(value);
+      const threshold = value === "" ? undefined : minorUnits(value, who.lang);
       if (value !== "" && (threshold === undefined || threshold <= 0n)) return show(ctx, who, { threshold: { value, error: t("withdraw.badAmount") } }, 400);
       const change = () => who.client(MerchantService).setWithdrawalApproval({ merchantId: who.user.merchantId, ...(threshold !== undefined ? { threshold } : {}) });
       const refused = (err: unknown) => merchantRefusal(ctx, who, err, { title: t("threshold.title"), active: "money" });

@@ -15,7 +15,8 @@ import {
   withdrawalStatusFromProto,
   withdrawalStatusToProto,
 } from "@payments/contracts/statuses";
-import { errorInfo, formatMajor } from "@payments/kit";
+import { errorInfo } from "@payments/kit";
+import { formatMoney as formatMajor } from "../../shared/format.js";
 import { type MerchantRole } from "@payments/access";
 import { CSV_BOM, CSV_DIALECTS, csvCell, csvLines, csvNumber, kurusToLira, type CsvDialect, type FileLocale } from "@payments/records";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -93,10 +94,10 @@ interface Checked {
   amount?: bigint | undefined;
 }
 
-function check(f: PaymentFilters): Checked {
+function check(f: PaymentFilters, lang: Language): Checked {
   const from = f.from ? dayStart(f.from) : undefined;
   const to = f.to ? dayAfter(f.to) : undefined;
-  const amount = f.amount ? minorUnits(f.amount) : undefined;
+  const amount = f.amount ? minorUnits(f.amount, lang) : undefined;
   const invalid = new Set<string>();
   if (f.from && !from) invalid.add("from");
   if (f.to && !to) invalid.add("to");
@@ -163,7 +164,7 @@ function depositsTable(t: T, lang: Language, rows: Deposit[]): SafeHtml {
 <thead><tr><th scope="col">${t("col.id")}</th><th scope="col">${t("col.processId")}</th><th scope="col">${t("col.created")}</th><th scope="col">${t("col.status")}</th><th scope="col" class="num">${t("col.amount")}</th><th scope="col">${t("col.customer")}</th><th scope="col">${t("col.reference")}</th><th scope="col">${t("col.mode")}</th></tr></thead>
 <tbody>${rows.map(
       (d) =>
-        html`<tr><td><a href="${`/merchant/deposits/${d.id}`}">${d.id}</a></td><td>${d.processId}</td><td>${timeOf(d.createdAt, lang)}</td><td>${depositStatus(t, d.status)}</td><td class="num">${formatMajor(d.amount, d.currency)}</td><td>${d.customer ? `${d.customer.name} (${d.customer.id || "—"})` : "—"}</td><td><code>${d.reference}</code></td><td>${mode(t, d.sandbox)}</td></tr>`,
+        html`<tr><td><a href="${`/merchant/deposits/${d.id}`}">${d.id}</a></td><td>${d.processId}</td><td>${timeOf(d.createdAt, lang)}</td><td>${depositStatus(t, d.status)}</td><td class="num">${formatMajor(d.amount, d.currency, lang)}</td><td>${d.customer ? `${d.customer.name} (${d.customer.id || "—"})` : "—"}</td><td><code>${d.reference}</code></td><td>${mode(t, d.sandbox)}</td></tr>`,
     )}</tbody></table>`,
   );
 }
@@ -176,7 +177,7 @@ function withdrawalsTable(t: T, lang: Language, rows: Withdrawal[]): SafeHtml {
 <thead><tr><th scope="col">${t("col.id")}</th><th scope="col">${t("col.processId")}</th><th scope="col">${t("col.created")}</th><th scope="col">${t("col.status")}</th><th scope="col" class="num">${t("col.amount")}</th><th scope="col">${t("col.holder")}</th><th scope="col">IBAN</th><th scope="col">${t("col.mode")}</th></tr></thead>
 <tbody>${rows.map(
       (w) =>
-        html`<tr><td><a href="${`/merchant/withdrawals/${w.id}`}">${w.id}</a></td><td>${w.processId}</td><td>${timeOf(w.createdAt, lang)}</td><td>${withdrawalStatus(t, w)}</td><td class="num">${formatMajor(w.amount, w.currency)}</td><td>${w.accountName}</td><td><code>${w.iban}</code></td><td>${mode(t, w.sandbox)}</td></tr>`,
+        html`<tr><td><a href="${`/merchant/withdrawals/${w.id}`}">${w.id}</a></td><td>${w.processId}</td><td>${timeOf(w.createdAt, lang)}</td><td>${withdrawalStatus(t, w)}</td><td class="num">${formatMajor(w.amount, w.currency, lang)}</td><td>${w.accountName}</td><td><code>${w.iban}</code></td><td>${mode(t, w.sandbox)}</td></tr>`,
     )}</tbody></table>`,
   );
 }
@@ -342,8 +343,8 @@ export function merchantPaymentPages(deps: ConsoleContext): ConsoleRoute[] {
         facts = html`<dl class="facts card">
 <dt>${t("col.status")}</dt><dd>${depositStatus(t, d.status)}</dd>
 <dt>${t("col.processId")}</dt><dd>${d.processId}</dd>
-<dt>${t("col.amount")}</dt><dd>${formatMajor(d.amount, d.currency)}</dd>
-<dt>${t("detail.requested")}</dt><dd>${formatMajor(d.requestedAmount, d.currency)}</dd>
+<dt>${t("col.amount")}</dt><dd>${formatMajor(d.amount, d.currency, lang)}</dd>
+<dt>${t("detail.requested")}</dt><dd>${formatMajor(d.requestedAmount, d.currency, lang)}</dd>
 <dt>${t("col.reference")}</dt><dd><code>${d.reference}</code></dd>
 <dt>${t("col.customer")}</dt><dd>${d.customer ? `${d.customer.name} (${d.customer.id || "—"})` : "—"}</dd>
 <dt>${t("detail.customerUsername")}</dt><dd>${d.customer?.username || "—"}</dd>
@@ -354,7 +355,7 @@ export function merchantPaymentPages(deps: ConsoleContext): ConsoleRoute[] {
 <dt>${t("detail.expires")}</dt><dd>${timeOf(d.expiresAt, lang) ?? "—"}</dd>
 <dt>${t("detail.final")}</dt><dd>${timeOf(d.completedAt, lang) ?? "—"}</dd>
 </dl>`;
-        entries = [{ at: d.createdAt, what: t("timeline.created"), detail: formatMajor(d.requestedAmount, d.currency) }];
+        entries = [{ at: d.createdAt, what: t("timeline.created"), detail: formatMajor(d.requestedAmount, d.currency, lang) }];
         if (d.completedAt) entries.push({ at: d.completedAt, what: t("timeline.finished", { status: depositStatus(t, d.status) }) });
       } else {
         const w = (await who.client(PayoutService).getWithdrawal({ merchantId, key: { case: "withdrawalId", value: id } })).withdrawal;
@@ -362,7 +363,7 @@ export function merchantPaymentPages(deps: ConsoleContext): ConsoleRoute[] {
         facts = html`<dl class="facts card">
 <dt>${t("col.status")}</dt><dd>${withdrawalStatus(t, w)}</dd>
 <dt>${t("col.processId")}</dt><dd>${w.processId}</dd>
-<dt>${t("col.amount")}</dt><dd>${formatMajor(w.amount, w.currency)}</dd>
+<dt>${t("col.amount")}</dt><dd>${formatMajor(w.amount, w.currency, lang)}</dd>
 <dt>${t("col.holder")}</dt><dd>${w.accountName}</dd>
 <dt>${t("detail.iban")}</dt><dd><code>${w.iban}</code></dd>
 <dt>${t("detail.user")}</dt><dd>${w.name || w.userName || w.userId ? `${w.name || "—"} (${w.userName || "—"}, ${w.userId || "—"})` : "—"}</dd>
@@ -371,7 +372,7 @@ export function merchantPaymentPages(deps: ConsoleContext): ConsoleRoute[] {
 <dt>${t("col.created")}</dt><dd>${timeOf(w.createdAt, lang)}</dd>
 <dt>${t("detail.final")}</dt><dd>${timeOf(w.completedAt, lang) ?? "—"}</dd>
 </dl>`;
-        entries = [{ at: w.createdAt, what: t("timeline.created"), detail: formatMajor(w.amount, w.currency) }];
+        entries = [{ at: w.createdAt, what: t("timeline.created"), detail: formatMajor(w.amount, w.currency, lang) }];
         if (w.completedAt) entries.push({ at: w.completedAt, what: t("timeline.finished", { status: withdrawalStatus(t, w) }) });
       }
     } catch (err) {
@@ -401,7 +402,7 @@ ${callbackSection(t, lang, who, back, events)}`,
         const lang = who.lang;
         const t = textsOf(lang);
         const f = filtersOf(ctx.query);
-        const c = check(f);
+        const c = check(f, who.lang);
         const cursor = cursorParam(ctx.query.cursor);
         const csvLinks = CSV_ROLES.includes(who.user.role)
           ? html`<p><a href="${`/merchant/payments.csv?${paramsOf(f).toString()}`}" download>${t("list.csv")}</a> · <a href="${`/merchant/payments.csv?${paramsOf(f, { locale: "tr" }).toString()}`}" download>${t("list.csvTr")}</a></p>`
@@ -450,7 +451,7 @@ ${callbackSection(t, lang, who, back, events)}`,
         const who = signedInMerchant(deps, ctx);
         const t = textsOf(who.lang);
         const f = filtersOf(ctx.query);
-        const c = check(f);
+        const c = check(f, who.lang);
         const locale: FileLocale = ctx.query.locale === "tr" ? "tr" : "en";
         const dialect = CSV_DIALECTS[locale];
         const header = (keys: readonly Key[]) => csvLines([keys.map((k) => csvCell(paymentTexts(locale, k), dialect))], dialect);

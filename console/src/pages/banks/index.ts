@@ -3,7 +3,7 @@ import { majorUnits } from "@payments/kit";
 import { roleAtLeast } from "@payments/access";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
-import type { TextKey } from "../../i18n.js";
+import type { Language, TextKey } from "../../i18n.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
@@ -13,10 +13,10 @@ import { csrfField, ID_PATTERN, minorUnits, money, queryText, refusalOf, seeOthe
 type Form = Record<string, string>;
 
 /** An amount field in lira, as the bank catalog's limits are read; empty when not given. */
-function amountOf(form: Form, name: string): bigint | undefined | "bad" {
+function amountOf(form: Form, name: string, lang: Language): bigint | undefined | "bad" {
   const text = (form[name] ?? "").trim();
   if (!text) return undefined;
-  return minorUnits(text) ?? "bad";
+  return minorUnits(text, lang) ?? "bad";
 }
 
 function bankFields(who: SignedIn, prefix: string, values: Form, refusal: Refusal | undefined, creating: boolean): SafeHtml {
@@ -33,7 +33,7 @@ function fastForm(who: SignedIn, settings: FastSettings | undefined, form: Form 
   const current: Form = form ?? { enabled: settings?.enabled ? "1" : "", min: settings ? majorUnits(settings.minAmount) : "", max: settings ? majorUnits(settings.maxAmount) : "" };
   const err = (...names: string[]) => (refusal?.field && names.includes(refusal.field) ? refusal.message : undefined);
   const facts = settings
-    ? html`<p>${settings.enabled ? who.t("banks.fastOn") : who.t("banks.fastOff")} · ${money(settings.minAmount, "TRY")} – ${money(settings.maxAmount, "TRY")}</p>`
+    ? html`<p>${settings.enabled ? who.t("banks.fastOn") : who.t("banks.fastOff")} · ${money(settings.minAmount, "TRY", who.lang)} – ${money(settings.maxAmount, "TRY", who.lang)}</p>`
     : null;
   if (!roleAtLeast(who.operator.role, "admin")) return html`<h2>${who.t("banks.fast")}</h2>${facts}`;
   return html`<h2>${who.t("banks.fast")}</h2>${facts}<form method="post" action="/banks/fast" class="card" aria-labelledby="h-fast">
@@ -48,7 +48,7 @@ function bankTable(who: SignedIn, banks: Bank[]): SafeHtml {
   if (banks.length === 0) return html`<p>${who.t("list.empty")}</p>`;
   return html`<table><caption>${who.t("banks.caption")}</caption>
 <thead><tr><th scope="col">${who.t("banks.name")}</th><th scope="col">${who.t("banks.code")}</th><th scope="col">${who.t("list.status")}</th><th scope="col" class="num">${who.t("banks.min")}</th><th scope="col" class="num">${who.t("banks.max")}</th><th scope="col">${who.t("banks.updated")}</th></tr></thead>
-<tbody>${banks.map((b) => html`<tr><th scope="row"><a href="${`/banks/${b.id}`}">${b.name}</a></th><td>${b.code}</td><td class="${b.active ? "ok" : "bad"}">${b.active ? who.t("accounts.isActive") : who.t("accounts.isInactive")}</td><td class="num">${money(b.minAmount, "TRY")}</td><td class="num">${money(b.maxAmount, "TRY")}</td><td>${timeOf(b.updatedAt, who.lang)}</td></tr>`)}</tbody></table>`;
+<tbody>${banks.map((b) => html`<tr><th scope="row"><a href="${`/banks/${b.id}`}">${b.name}</a></th><td>${b.code}</td><td class="${b.active ? "ok" : "bad"}">${b.active ? who.t("accounts.isActive") : who.t("accounts.isInactive")}</td><td class="num">${money(b.minAmount, "TRY", who.lang)}</td><td class="num">${money(b.maxAmount, "TRY", who.lang)}</td><td>${timeOf(b.updatedAt, who.lang)}</td></tr>`)}</tbody></table>`;
 }
 
 const DONE: Record<string, TextKey> = { created: "banks.done.created", saved: "merchant.saved", fast: "banks.done.fast" };
@@ -105,7 +105,7 @@ ${bankFields(who, "create", state.create ?? { active: "1" }, state.create ? stat
       {
         title: who.t("banks.bankTitle", { name: b.name }),
         body: html`${banner}${state.refusal ? alert(state.refusal.message) : null}<p><a href="/banks">${who.t("banks.back")}</a> · <a href="${`/accounts?bank=${encodeURIComponent(b.id)}`}">${who.t("nav.accounts")}</a></p>
-<dl class="facts card"><dt>${who.t("banks.code")}</dt><dd>${b.code}</dd><dt>${who.t("list.status")}</dt><dd>${b.active ? who.t("accounts.isActive") : who.t("accounts.isInactive")}</dd><dt>${who.t("banks.min")}</dt><dd>${money(b.minAmount, "TRY")}</dd><dt>${who.t("banks.max")}</dt><dd>${money(b.maxAmount, "TRY")}</dd><dt>${who.t("banks.logo")}</dt><dd>${b.logoUrl ? html`<code>${b.logoUrl}</code>` : "—"}</dd></dl>
+<dl class="facts card"><dt>${who.t("banks.code")}</dt><dd>${b.code}</dd><dt>${who.t("list.status")}</dt><dd>${b.active ? who.t("accounts.isActive") : who.t("accounts.isInactive")}</dd><dt>${who.t("banks.min")}</dt><dd>${money(b.minAmount, "TRY", who.lang)}</dd><dt>${who.t("banks.max")}</dt><dd>${money(b.maxAmount, "TRY", who.lang)}</dd><dt>${who.t("banks.logo")}</dt><dd>${b.logoUrl ? html`<code>${b.logoUrl}</code>` : "—"}</dd></dl>
 ${
   roleAtLeast(who.operator.role, "admin")
     ? html`<form method="post" action="${`/banks/${b.id}`}" class="card" aria-labelledby="h-update-bank"><h2 id="h-update-bank">${who.t("banks.update")}</h2>${csrfField(who)}
@@ -136,8 +136,8 @@ ${bankFields(who, "update", values, state.refusal, false)}
       handler: async (ctx) => {
         const who = signedIn(deps, ctx);
         const form = ctx.state.form ?? {};
-        const min = amountOf(form, "min");
-        const max = amountOf(form, "max");
+        const min = amountOf(form, "min", who.lang);
+        const max = amountOf(form, "max", who.lang);
         if (min === "bad" || max === "bad") return showList(ctx, who, null, { create: form, refusal: invalid(who, min === "bad" ? "min" : "max") }, 400);
         try {
           await who.client(BankCatalogService).createBank({ name: (form.name ?? "").trim(), code: (form.code ?? "").trim(), logoUrl: (form.logoUrl ?? "").trim(), minAmount: min ?? 0n, maxAmount: max ?? 0n, active: form.active === "1" });
@@ -155,8 +155,8 @@ ${bankFields(who, "update", values, state.refusal, false)}
       handler: async (ctx) => {
         const who = signedIn(deps, ctx);
         const form = ctx.state.form ?? {};
-        const min = amountOf(form, "min");
-        const max = amountOf(form, "max");
+        const min = amountOf(form, "min", who.lang);
+        const max = amountOf(form, "max", who.lang);
         if (min === "bad" || max === "bad") return showList(ctx, who, null, { fast: form, refusal: invalid(who, min === "bad" ? "min" : "max") }, 400);
         try {
           await who.client(BankCatalogService).updateFastSettings({ enabled: form.enabled === "1", ...(min !== undefined ? { minAmount: min } : {}), ...(max !== undefined ? { maxAmount: max } : {}) });
@@ -187,8 +187,8 @@ ${bankFields(who, "update", values, state.refusal, false)}
         const id = ctx.params.id ?? "";
         const form = ctx.state.form ?? {};
         if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
-        const min = amountOf(form, "min");
-        const max = amountOf(form, "max");
+        const min = amountOf(form, "min", who.lang);
+        const max = amountOf(form, "max", who.lang);
         if (min === "bad" || max === "bad") return showBank(ctx, who, id, null, { form, refusal: invalid(who, min === "bad" ? "min" : "max") }, 400);
         const name = (form.name ?? "").trim();
         try {

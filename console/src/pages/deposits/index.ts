@@ -37,7 +37,7 @@ function table(who: SignedIn, deposits: Deposit[]): SafeHtml {
   return html`<table><caption>${who.t("deposits.caption")}</caption>
 <thead><tr><th scope="col">${who.t("deposit.id")}</th><th scope="col">${who.t("list.merchant")}</th><th scope="col">${who.t("deposit.processId")}</th><th scope="col">${who.t("list.created")}</th><th scope="col">${who.t("list.status")}</th><th scope="col" class="num">${who.t("transfer.amount")}</th><th scope="col">${who.t("deposit.customer")}</th><th scope="col">${who.t("deposit.kind")}</th></tr></thead>
 <tbody>${deposits.map(
-    (d) => html`<tr><td><a href="${`/deposits/${d.id}`}">${d.id}</a></td><td>${d.merchantId}</td><td>${d.processId}</td><td>${timeOf(d.createdAt, who.lang)}</td><td>${depositStatusText(who, d.status)}</td><td class="num">${money(d.amount, d.currency)}</td><td>${d.customer?.name || "—"}</td><td>${d.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</td></tr>`,
+    (d) => html`<tr><td><a href="${`/deposits/${d.id}`}">${d.id}</a></td><td>${d.merchantId}</td><td>${d.processId}</td><td>${timeOf(d.createdAt, who.lang)}</td><td>${depositStatusText(who, d.status)}</td><td class="num">${money(d.amount, d.currency, who.lang)}</td><td>${d.customer?.name || "—"}</td><td>${d.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</td></tr>`,
   )}</tbody></table>`;
 }
 
@@ -73,7 +73,7 @@ function actions(who: SignedIn, d: Deposit, state: DetailState): SafeHtml | null
   return html`<h2>${who.t("deposit.decide")}</h2><div class="actions">
 <form method="post" action="${`/deposits/${d.id}/confirm`}" class="card" aria-labelledby="h-confirm">
 <h3 id="h-confirm">${who.t("deposit.confirm")}</h3>${csrfField(who)}
-${field({ id: "confirm-amount", name: "amount", label: who.t("deposit.confirmAmount"), value: value("confirm", "amount"), hint: who.t("deposit.confirmAmountHint", { amount: money(d.requestedAmount, d.currency) }), error: err("confirm", "amount"), inputmode: "numeric" })}
+${field({ id: "confirm-amount", name: "amount", label: who.t("deposit.confirmAmount"), value: value("confirm", "amount"), hint: who.t("deposit.confirmAmountHint", { amount: money(d.requestedAmount, d.currency, who.lang) }), error: err("confirm", "amount"), inputmode: "numeric" })}
 ${field({ id: "confirm-transfer", name: "transferId", label: who.t("deposit.transferId"), value: value("confirm", "transferId"), hint: who.t("deposit.transferIdHint"), error: err("confirm", "transfer_id") })}
 <button type="submit">${who.t("deposit.confirm")}</button>
 </form>
@@ -88,7 +88,7 @@ function transfersSection(who: SignedIn, transfers: IncomingTransfer[]): SafeHtm
   if (transfers.length === 0) return html`<h2>${who.t("deposit.paidBy")}</h2><p>${who.t("deposit.noTransfer")}</p>`;
   return html`<h2>${who.t("deposit.paidBy")}</h2><table><caption>${who.t("deposit.paidByCaption")}</caption>
 <thead><tr><th scope="col">${who.t("transfer.id")}</th><th scope="col">${who.t("transfer.reportedAt")}</th><th scope="col">${who.t("transfer.status")}</th><th scope="col" class="num">${who.t("transfer.amount")}</th><th scope="col">${who.t("transfer.sender")}</th><th scope="col">${who.t("transfer.reference")}</th></tr></thead>
-<tbody>${transfers.map((tr) => html`<tr><td><a href="${`/transfers/${tr.id}`}">${tr.id}</a></td><td>${timeOf(tr.reportedAt, who.lang)}</td><td>${transferStatusText(who, tr.status)}</td><td class="num">${money(tr.amount, tr.currency)}</td><td>${tr.senderName || "—"}</td><td>${tr.reference || "—"}</td></tr>`)}</tbody></table>`;
+<tbody>${transfers.map((tr) => html`<tr><td><a href="${`/transfers/${tr.id}`}">${tr.id}</a></td><td>${timeOf(tr.reportedAt, who.lang)}</td><td>${transferStatusText(who, tr.status)}</td><td class="num">${money(tr.amount, tr.currency, who.lang)}</td><td>${tr.senderName || "—"}</td><td>${tr.reference || "—"}</td></tr>`)}</tbody></table>`;
 }
 
 /**
@@ -115,8 +115,8 @@ export function depositPages(deps: ConsoleContext): ConsoleRoute[] {
     const transfers = (
       await Promise.all(transferIds.map((transferId) => who.client(DepositService).getTransfer({ transferId }).then((r) => r.transfer, () => undefined)))
     ).filter((t): t is IncomingTransfer => t !== undefined && t.depositId === id);
-    const entries: TimelineEntry[] = [{ at: deposit.createdAt, what: who.t("history.created"), detail: money(deposit.requestedAmount, deposit.currency) }, ...eventEntries(who, events), ...auditEntries(audit)];
-    for (const tr of transfers) entries.push({ at: tr.reportedAt, what: who.t("history.transferReported", { id: tr.id }), detail: money(tr.amount, tr.currency) });
+    const entries: TimelineEntry[] = [{ at: deposit.createdAt, what: who.t("history.created"), detail: money(deposit.requestedAmount, deposit.currency, who.lang) }, ...eventEntries(who, events), ...auditEntries(audit)];
+    for (const tr of transfers) entries.push({ at: tr.reportedAt, what: who.t("history.transferReported", { id: tr.id }), detail: money(tr.amount, tr.currency, who.lang) });
     if (deposit.completedAt && (!Array.isArray(events) || events.length === 0)) entries.push({ at: deposit.completedAt, what: depositStatusText(who, deposit.status) });
     const d = deposit;
     const generalError = state.refusal && !state.refusal.approvalId ? alert(state.refusal.message) : null;
@@ -131,8 +131,8 @@ export function depositPages(deps: ConsoleContext): ConsoleRoute[] {
 <dt>${who.t("list.merchant")}</dt><dd><a href="${`/merchants/${d.merchantId}`}">${d.merchantId}</a></dd>
 <dt>${who.t("deposit.processId")}</dt><dd>${d.processId}</dd>
 <dt>${who.t("deposit.kind")}</dt><dd>${d.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</dd>
-<dt>${who.t("transfer.amount")}</dt><dd>${money(d.amount, d.currency)}</dd>
-<dt>${who.t("deposit.requested")}</dt><dd>${money(d.requestedAmount, d.currency)}</dd>
+<dt>${who.t("transfer.amount")}</dt><dd>${money(d.amount, d.currency, who.lang)}</dd>
+<dt>${who.t("deposit.requested")}</dt><dd>${money(d.requestedAmount, d.currency, who.lang)}</dd>
 <dt>${who.t("deposit.reference")}</dt><dd><code>${d.reference}</code></dd>
 <dt>${who.t("deposit.customer")}</dt><dd>${d.customer ? `${d.customer.name} (${d.customer.username || "—"}, ${d.customer.id || "—"})` : "—"}</dd>
 <dt>${who.t("transfer.receivingIban")}</dt><dd>${d.assignedAccount ? html`<code>${d.assignedAccount.iban}</code> · ${d.assignedAccount.bankName}` : "—"}</dd>
@@ -164,7 +164,7 @@ ${callbacksSection(who, events)}`,
       try {
         if (action === "confirm") {
           const amountText = (form.amount ?? "").trim();
-          const amount = amountText ? minorUnits(amountText) : undefined;
+          const amount = amountText ? minorUnits(amountText, who.lang) : undefined;
           if (amountText && amount === undefined) return await invalid("amount", "deposit.badAmount");
           const transferId = (form.transferId ?? "").trim();
           if (transferId && !ID_PATTERN.test(transferId)) return await invalid("transfer_id", "deposit.badTransfer");
@@ -194,7 +194,7 @@ ${callbacksSection(who, events)}`,
         const cursor = cursorParam(ctx.query.cursor);
         const from = f.from ? dayStart(f.from) : undefined;
         const to = f.to ? dayAfter(f.to) : undefined;
-        const amount = amountOf(f);
+        const amount = amountOf(f, who.lang);
         const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : "", amount === "bad" ? "amount" : ""].filter(Boolean));
         const form = filterForm(who, "/deposits", f, DEPOSIT_STATUSES, (s) => who.t(`deposit.status.${s}`), invalid, SEARCH);
         const page = (body: SafeHtml, status = 200) => workPage(ctx, who, { title: who.t("deposits.title"), body: html`<p>${who.t("deposits.intro")}</p>${form}${body}` }, status);

@@ -118,7 +118,7 @@ function volumeChart(who: SignedIn, id: string, title: string, days: MerchantDay
   const bars = shown.map((d, i) => {
     const width = Math.max(2, Math.round((Number(d.volume) / Number(max)) * 360));
     const y = i * row + 4;
-    return html`<g><text x="0" y="${y + 17}" font-size="12" fill="#1a1a1a">${d.merchantId.slice(0, 24)}</text><rect x="190" y="${y}" width="${width}" height="20" fill="#1f3a5f"></rect><text x="${196 + width}" y="${y + 15}" font-size="12" fill="#1a1a1a">${money(d.volume, d.currency)}</text></g>`;
+    return html`<g><text x="0" y="${y + 17}" font-size="12" fill="#1a1a1a">${d.merchantId.slice(0, 24)}</text><rect x="190" y="${y}" width="${width}" height="20" fill="#1f3a5f"></rect><text x="${196 + width}" y="${y + 15}" font-size="12" fill="#1a1a1a">${money(d.volume, d.currency, who.lang)}</text></g>`;
   });
   return html`<figure><svg role="img" aria-labelledby="${`${id}-title`}" viewBox="0 0 720 ${height}" width="100%" preserveAspectRatio="xMinYMin meet"><title id="${`${id}-title`}">${title}</title>${bars}</svg><figcaption class="hint">${who.t("home.chartNote")}</figcaption></figure>`;
 }
@@ -127,7 +127,7 @@ function dayTable(who: SignedIn, caption: string, days: MerchantDay[], complete:
   if (days.length === 0) return html`<p>${who.t("home.nothingToday")}</p>`;
   return html`<table><caption>${caption}${complete ? null : html` (${who.t("home.partial", { n: DAY_READ_PAGES * DAY_PAGE })})`}</caption>
 <thead><tr><th scope="col">${who.t("reconciliation.merchant")}</th><th scope="col" class="num">${who.t("home.count")}</th><th scope="col" class="num">${who.t("home.volume")}</th><th scope="col" class="num">${who.t("home.successRate")}</th></tr></thead>
-<tbody>${days.map((d) => html`<tr><th scope="row">${d.merchantId}</th><td class="num">${d.count}</td><td class="num">${money(d.volume, d.currency)}</td><td class="num">${d.final > 0 ? `${Math.round((d.completed / d.final) * 100)}%` : "—"}</td></tr>`)}</tbody></table>`;
+<tbody>${days.map((d) => html`<tr><th scope="row">${d.merchantId}</th><td class="num">${d.count}</td><td class="num">${money(d.volume, d.currency, who.lang)}</td><td class="num">${d.final > 0 ? `${Math.round((d.completed / d.final) * 100)}%` : "—"}</td></tr>`)}</tbody></table>`;
 }
 
 /**

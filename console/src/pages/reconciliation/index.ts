@@ -20,7 +20,7 @@ function accountsTable(who: SignedIn, rec: GetReconciliationResponse): SafeHtml 
 <thead><tr><th scope="col">${who.t("transfer.receivingIban")}</th><th scope="col" class="num">${who.t("reconciliation.received")}</th><th scope="col" class="num">${who.t("reconciliation.credited")}</th><th scope="col" class="num">${who.t("reconciliation.suspense")}</th><th scope="col" class="num">${who.t("reconciliation.returned")}</th><th scope="col" class="num">${who.t("reconciliation.difference")}</th><th scope="col">${who.t("reconciliation.state")}</th></tr></thead>
 <tbody>${rec.accounts.map((a) => {
     const balanced = a.difference === 0n && a.discrepancies.length === 0;
-    return html`<tr><th scope="row"><code>${a.iban}</code></th><td class="num">${money(a.received, a.currency)}</td><td class="num">${money(a.credited, a.currency)}</td><td class="num">${money(a.suspense, a.currency)}</td><td class="num">${money(a.returned, a.currency)}</td><td class="num">${money(a.difference, a.currency)}</td>
+    return html`<tr><th scope="row"><code>${a.iban}</code></th><td class="num">${money(a.received, a.currency, who.lang)}</td><td class="num">${money(a.credited, a.currency, who.lang)}</td><td class="num">${money(a.suspense, a.currency, who.lang)}</td><td class="num">${money(a.returned, a.currency, who.lang)}</td><td class="num">${money(a.difference, a.currency, who.lang)}</td>
 <td class="${balanced ? "ok" : "bad"}">${balanced ? who.t("reconciliation.balanced") : who.t("reconciliation.unbalanced")}${a.discrepancies.length > 0 ? html`<ul>${a.discrepancies.map((d) => html`<li>${d}</li>`)}</ul>` : null}</td></tr>`;
   })}</tbody></table>`;
 }
@@ -34,7 +34,7 @@ function ledgerSection(who: SignedIn, ledger: CheckLedgerResponse | Refusal): Sa
 ${
   unbalanced.length > 0
     ? html`<table><caption>${who.t("reconciliation.ledgerCaption")}</caption><thead><tr><th scope="col">${who.t("reconciliation.merchant")}</th><th scope="col" class="num">${who.t("reconciliation.available")}</th><th scope="col" class="num">${who.t("reconciliation.ledgerAvailable")}</th><th scope="col" class="num">${who.t("reconciliation.held")}</th><th scope="col" class="num">${who.t("reconciliation.ledgerHeld")}</th></tr></thead>
-<tbody>${unbalanced.map((m) => html`<tr><th scope="row">${m.merchantId}</th><td class="num">${money(m.available, m.currency)}</td><td class="num">${money(m.ledgerAvailable, m.currency)}</td><td class="num">${money(m.held, m.currency)}</td><td class="num">${money(m.ledgerHeld, m.currency)}</td></tr>`)}</tbody></table>`
+<tbody>${unbalanced.map((m) => html`<tr><th scope="row">${m.merchantId}</th><td class="num">${money(m.available, m.currency, who.lang)}</td><td class="num">${money(m.ledgerAvailable, m.currency, who.lang)}</td><td class="num">${money(m.held, m.currency, who.lang)}</td><td class="num">${money(m.ledgerHeld, m.currency, who.lang)}</td></tr>`)}</tbody></table>`
     : null
 }
 ${ledger.discrepancies.length > 0 ? html`<ul>${ledger.discrepancies.map((d) => html`<li>${d}</li>`)}</ul>` : null}

@@ -38,7 +38,7 @@ function queue(who: SignedIn, transfers: IncomingTransfer[], cursor: string, nex
 <td><a href="${`/transfers/${tr.id}`}">${tr.id}</a></td>
 <td>${timeOf(tr.reportedAt, who.lang)}<br><span class="hint">${ageOf(tr.reportedAt, now, who.t)}</span></td>
 <td>${statusText(who, tr.status)}</td>
-<td class="num">${money(tr.amount, tr.currency)}</td>
+<td class="num">${money(tr.amount, tr.currency, who.lang)}</td>
 <td>${tr.senderName || "—"}</td>
 <td>${tr.reference || "—"}</td>
 <td>${tr.unmatchedReason || "—"}</td>
@@ -133,7 +133,7 @@ ${field({ id: "return-name", name: "recipientName", label: who.t("transfer.recip
 <p><a href="/transfers">${who.t("transfers.back")}</a></p>
 <dl class="facts card">
 <dt>${who.t("transfer.status")}</dt><dd>${statusText(who, transfer.status)}${transfer.late ? html` (${who.t("transfer.late")})` : null}</dd>
-<dt>${who.t("transfer.amount")}</dt><dd>${money(transfer.amount, transfer.currency)}</dd>
+<dt>${who.t("transfer.amount")}</dt><dd>${money(transfer.amount, transfer.currency, who.lang)}</dd>
 <dt>${who.t("transfer.receivingIban")}</dt><dd><code>${transfer.iban}</code></dd>
 <dt>${who.t("transfer.sender")}</dt><dd>${transfer.senderName || who.t("transfer.noSender")}</dd>
 <dt>${who.t("transfer.senderIban")}</dt><dd>${transfer.senderIban ? html`<code>${transfer.senderIban}</code>` : "—"}</dd>

@@ -67,7 +67,7 @@ function table(who: SignedIn, withdrawals: Withdrawal[], caption: string): SafeH
   return html`<table><caption>${caption}</caption>
 <thead><tr><th scope="col">${who.t("withdrawal.id")}</th><th scope="col">${who.t("list.merchant")}</th><th scope="col">${who.t("deposit.processId")}</th><th scope="col">${who.t("list.created")}</th><th scope="col">${who.t("list.status")}</th><th scope="col" class="num">${who.t("transfer.amount")}</th><th scope="col">${who.t("withdrawal.recipient")}</th><th scope="col">IBAN</th><th scope="col">${who.t("deposit.kind")}</th></tr></thead>
 <tbody>${withdrawals.map(
-    (w) => html`<tr><td><a href="${`/withdrawals/${w.id}`}">${w.id}</a></td><td>${w.merchantId}</td><td>${w.processId}</td><td>${timeOf(w.createdAt, who.lang)}</td><td>${statusText(who, w)}</td><td class="num">${money(w.amount, w.currency)}</td><td>${w.accountName}</td><td><code>${w.iban}</code></td><td>${w.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</td></tr>`,
+    (w) => html`<tr><td><a href="${`/withdrawals/${w.id}`}">${w.id}</a></td><td>${w.merchantId}</td><td>${w.processId}</td><td>${timeOf(w.createdAt, who.lang)}</td><td>${statusText(who, w)}</td><td class="num">${money(w.amount, w.currency, who.lang)}</td><td>${w.accountName}</td><td><code>${w.iban}</code></td><td>${w.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</td></tr>`,
   )}</tbody></table>`;
 }
 
@@ -102,7 +102,7 @@ export function withdrawalPages(deps: ConsoleContext): ConsoleRoute[] {
     }
     if (!w) return workPage(ctx, who, { title, body: alert(who.t("call.notFound", { detail: id })) ?? html`` }, 404);
     const [events, audit] = await Promise.all([eventsOf(who, id), auditOf(who, "payout", id)]);
-    const entries: TimelineEntry[] = [{ at: w.createdAt, what: who.t("history.created"), detail: money(w.amount, w.currency) }, ...eventEntries(who, events), ...auditEntries(audit)];
+    const entries: TimelineEntry[] = [{ at: w.createdAt, what: who.t("history.created"), detail: money(w.amount, w.currency, who.lang) }, ...eventEntries(who, events), ...auditEntries(audit)];
     if (w.completedAt && (!Array.isArray(events) || events.length === 0)) entries.push({ at: w.completedAt, what: statusText(who, w) });
     const forms = decideForms(who, w, `/withdrawals/${w.id}`, state);
     const generalError = state.refusal && !state.refusal.approvalId ? alert(state.refusal.message) : null;
@@ -117,7 +117,7 @@ export function withdrawalPages(deps: ConsoleContext): ConsoleRoute[] {
 <dt>${who.t("list.merchant")}</dt><dd><a href="${`/merchants/${w.merchantId}`}">${w.merchantId}</a></dd>
 <dt>${who.t("deposit.processId")}</dt><dd>${w.processId}</dd>
 <dt>${who.t("deposit.kind")}</dt><dd>${w.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</dd>
-<dt>${who.t("transfer.amount")}</dt><dd>${money(w.amount, w.currency)}</dd>
+<dt>${who.t("transfer.amount")}</dt><dd>${money(w.amount, w.currency, who.lang)}</dd>
 <dt>${who.t("withdrawal.recipient")}</dt><dd>${w.accountName}</dd>
 <dt>IBAN</dt><dd><code>${w.iban}</code></dd>
 <dt>${who.t("withdrawal.bank")}</dt><dd>${w.bankId || "—"}</dd>
@@ -142,7 +142,7 @@ ${callbacksSection(who, events)}`,
       const generalError = state.refusal && !state.refusal.approvalId ? alert(state.refusal.message) : null;
       const items = res.withdrawals.map((w) => {
         const forms = decideForms(who, w, "/withdrawals/awaiting", state);
-        return html`<section class="card" aria-labelledby="${`q-${w.id}`}"><h2 id="${`q-${w.id}`}"><a href="${`/withdrawals/${w.id}`}">${w.id}</a> · ${money(w.amount, w.currency)}</h2>
+        return html`<section class="card" aria-labelledby="${`q-${w.id}`}"><h2 id="${`q-${w.id}`}"><a href="${`/withdrawals/${w.id}`}">${w.id}</a> · ${money(w.amount, w.currency, who.lang)}</h2>
 <p>${w.accountName} · <code>${w.iban}</code> · ${w.merchantId} · ${w.sandbox ? who.t("kind.sandbox") : who.t("kind.live")} · ${timeOf(w.createdAt, who.lang)} (${ageOf(w.createdAt, now, who.t)})</p>
 ${forms ? html`<div class="actions">${forms}</div>` : null}</section>`;
       });
@@ -209,7 +209,7 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
         const cursor = cursorParam(ctx.query.cursor);
         const from = f.from ? dayStart(f.from) : undefined;
         const to = f.to ? dayAfter(f.to) : undefined;
-        const amount = amountOf(f);
+        const amount = amountOf(f, who.lang);
         const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : "", amount === "bad" ? "amount" : ""].filter(Boolean));
         const label = (s: WithdrawalStatusName) => who.t(`withdrawal.status.${s}`);
         const form = filterForm(who, "/withdrawals", f, WITHDRAWAL_STATUSES, label, invalid, SEARCH);
