@@ -34,8 +34,8 @@ test.after.always(async () => {
 type ListInit = MessageInitShape<typeof ListDepositsRequestSchema>;
 let sequence = 0;
 
-async function merchant(url: string): Promise<string> {
-  return (await createServiceClient(MerchantService, url).createMerchant({ name: `Filters Shop ${++sequence}`, sandbox: true })).merchant!.id;
+async function merchant(url: string, sandbox = true): Promise<string> {
+  return (await createServiceClient(MerchantService, url).createMerchant({ name: `Filters Shop ${++sequence}`, sandbox })).merchant!.id;
 }
 
 async function deposit(url: string, merchantId: string, amount: bigint, customer: { id: string; name: string }): Promise<Deposit> {
@@ -117,6 +117,31 @@ test.serial("a filtered list pages through the cursor without skipping or repeat
   }
 });
 
+test.serial("sandbox narrows the list to sandbox or live deposits, alone, with a merchant and other filters, through the cursor; unset gives both", async (t) => {
+  const url = running!.server.url;
+  const play = await merchant(url, true);
+  const real = await merchant(url, false);
+  const sandboxed: Deposit[] = [];
+  const live: Deposit[] = [];
+  for (let i = 0; i < 3; i++) {
+    sandboxed.push(await deposit(url, play, 44_400n, { id: "mode", name: "Elif Şahin" }));
+    live.push(await deposit(url, real, 44_400n, { id: "mode", name: "Elif Şahin" }));
+  }
+  t.true(sandboxed.every((d) => d.sandbox) && live.every((d) => !d.sandbox));
+  const mine = (ids: string[]) => ids.filter((id) => [...sandboxed, ...live].some((d) => d.id === id));
+  // Across merchants, a page of one at a time: neither skips nor repeats inside the mode.
+  t.deepEqual(mine(await allIds(url, { allMerchants: true, sandbox: true, amount: 44_400n }, 1)), newestFirst(...sandboxed));
+  t.deepEqual(mine(await allIds(url, { allMerchants: true, sandbox: false, amount: 44_400n }, 1)), newestFirst(...live));
+  t.deepEqual(mine(await allIds(url, { allMerchants: true, sandbox: false }, 2)), newestFirst(...live), "no other filter");
+  t.deepEqual(mine(await allIds(url, { allMerchants: true, amount: 44_400n }, 2)), newestFirst(...sandboxed.flatMap((d, i) => [d, live[i]!])), "unset: both, as before");
+  // One merchant's list (its own index), by name (its name index) and with a status.
+  t.deepEqual(await allIds(url, { merchantId: play, sandbox: true }, 1), newestFirst(...sandboxed));
+  t.deepEqual(await allIds(url, { merchantId: play, sandbox: false }), [], "a sandbox merchant has no live deposits");
+  t.deepEqual(await allIds(url, { merchantId: real, sandbox: false, customerName: "Elif" }, 1), newestFirst(...live));
+  t.deepEqual(await allIds(url, { merchantId: real, sandbox: true, customerName: "Elif" }), []);
+  t.deepEqual(await allIds(url, { merchantId: real, sandbox: false, status: DepositStatus.PENDING, customerId: "mode" }, 2), newestFirst(...live));
+});
+
 test.serial("a filter's invalid value is VALIDATION_ERROR naming its field", async (t) => {
   const deposits = createServiceClient(DepositService, running!.server.url);
   const cases: Array<[ListInit, string]> = [
@@ -161,6 +186,11 @@ test.serial("on MySQL (utf8mb4_bin) every filter runs and finds the same deposit
     t.deepEqual(await allIds(url, { merchantId: shop, amount: 12_345n }, 1), newestFirst(a1, b1));
     const iban = a1.assignedAccount!.iban;
     t.deepEqual(await allIds(url, { allMerchants: true, accountIban: iban.toLowerCase(), customerId: "m-a" }), newestFirst(...[a1, a2].filter((d) => d.assignedAccount?.iban === iban)));
+    // The sandbox filter on the merchant's forced indexes (its list and its name index), paged.
+    t.deepEqual(await allIds(url, { merchantId: shop, sandbox: true }, 1), newestFirst(a1, b1, a2));
+    t.deepEqual(await allIds(url, { merchantId: shop, sandbox: true, customerName: "Ayşe" }, 1), newestFirst(a1, a2));
+    t.deepEqual(await allIds(url, { merchantId: shop, sandbox: false }), []);
+    t.deepEqual(await allIds(url, { allMerchants: true, sandbox: false, customerId: "m-a" }), []);
   } finally {
     await mysql.stop();
     await database.drop();

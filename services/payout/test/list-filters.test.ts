@@ -31,8 +31,8 @@ let sequence = 0;
 const IBAN_A = bankIban("00062", 4711);
 const IBAN_B = bankIban("00064", 4712);
 
-async function merchant(url: string): Promise<string> {
-  const merchantId = (await createServiceClient(MerchantService, url).createMerchant({ name: `Filters Shop ${++sequence}`, sandbox: true })).merchant!.id;
+async function merchant(url: string, sandbox = true): Promise<string> {
+  const merchantId = (await createServiceClient(MerchantService, url).createMerchant({ name: `Filters Shop ${++sequence}`, sandbox })).merchant!.id;
   await createServiceClient(PayoutService, url).adjustBalance({ merchantId, amount: 10_000_000n, reason: "test funding" });
   return merchantId;
 }
@@ -108,6 +108,26 @@ test.serial("a filtered list pages through the cursor without skipping or repeat
   for (const filter of [{ amount: 33_300n }, { iban: IBAN_A }, { holderName: "Meh" }] satisfies ListInit[]) {
     t.deepEqual(await allIds(url, { merchantId: shop, ...filter }, 2), newestFirst(...wanted), JSON.stringify(filter, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v)));
   }
+});
+
+test.serial("sandbox narrows the list to sandbox or live withdrawals, across merchants and for one, through the cursor; unset gives both", async (t) => {
+  const url = running!.server.url;
+  const play = await merchant(url, true);
+  const real = await merchant(url, false);
+  const sandboxed: Withdrawal[] = [];
+  const live: Withdrawal[] = [];
+  for (let i = 0; i < 3; i++) {
+    sandboxed.push(await withdrawal(url, play, 55_500n, "Deniz Ak", IBAN_A));
+    live.push(await withdrawal(url, real, 55_500n, "Deniz Ak", IBAN_A));
+  }
+  t.true(sandboxed.every((w) => w.sandbox) && live.every((w) => !w.sandbox));
+  const mine = (ids: string[]) => ids.filter((id) => [...sandboxed, ...live].some((w) => w.id === id));
+  t.deepEqual(mine(await allIds(url, { allMerchants: true, sandbox: true, amount: 55_500n }, 1)), newestFirst(...sandboxed));
+  t.deepEqual(mine(await allIds(url, { allMerchants: true, sandbox: false }, 2)), newestFirst(...live));
+  t.deepEqual(mine(await allIds(url, { allMerchants: true, amount: 55_500n }, 2)), newestFirst(...sandboxed.flatMap((w, i) => [w, live[i]!])), "unset: both");
+  t.deepEqual(await allIds(url, { merchantId: real, sandbox: false, holderName: "Deniz" }, 1), newestFirst(...live));
+  t.deepEqual(await allIds(url, { merchantId: real, sandbox: true }), []);
+  t.deepEqual(await allIds(url, { merchantId: play, sandbox: true, status: WithdrawalStatus.PENDING }, 2), newestFirst(...sandboxed));
 });
 
 test.serial("a filter's invalid value is VALIDATION_ERROR naming its field", async (t) => {

@@ -27,6 +27,8 @@ const request = z.object({
   customerName: filterText(200),
   accountIban: ibanFilter,
   amount: amountFilter,
+  // Unset: both, as before the field existed.
+  sandbox: z.boolean().optional(),
 });
 
 /**
@@ -49,6 +51,7 @@ export function listDeposits(ctx: DepositContext): Rpc<typeof DepositService, "l
     if (input.customerName !== "") whereStartsWith(ctx.db, query, "customer_name", input.customerName);
     if (input.accountIban !== "") query.where({ account_iban: input.accountIban });
     if (input.amount !== undefined) query.where({ amount: input.amount });
+    if (input.sandbox !== undefined) query.where({ sandbox: input.sandbox });
     return query;
   };
   /** `deposits`, with the index named on MySQL (SQLite picks well and has no such hint). */
