@@ -15,7 +15,7 @@ import {
   type RpcAccess,
 } from "./access-table.js";
 import { approvedRunScope, callScope, type ApprovedRun, type CallScope } from "./call-scope.js";
-import { requestApproval } from "./approvals.js";
+import { requestApproval, type ApprovalAsked } from "./approvals.js";
 import { speakForNoMerchant } from "./outgoing-identity.js";
 import { AssertionError, isMerchantUser, OPERATOR_ASSERTION_HEADER, roleAtLeast, verifyAssertionWithId, type ActorIdentity, type MerchantUserIdentity, type OperatorIdentity } from "./operator-assertion.js";
 import { answerJson, appendAudit, assertionUsed, isReplayedAssertion, madeIds, recordAnswer, recordAuditAlone, withoutJti, type AuditEntry } from "./operator-audit.js";
@@ -189,7 +189,7 @@ export function accessInterceptor(options: AccessInterceptorOptions): Intercepto
 /**
  * Stores the request for a second person's approval, its audit row (APPROVAL_REQUIRED, with the
  * maker's assertion spent) in the same transaction, and refuses the call with the approval's id.
- * The same request of the same person already waiting gets that approval back, audited again.
+ * The same request already waiting (anyone's: sameRequestKey) gets that approval back, audited again, and names its maker.
  */
 async function askApproval(
   entry: AccessEntry,
@@ -204,7 +204,7 @@ async function askApproval(
 ): Promise<never> {
   const { module, access } = entry;
   const outcome = "APPROVAL_REQUIRED";
-  let asked: { id: string; created: boolean };
+  let asked: ApprovalAsked;
   try {
     asked = await requestApproval(
       module.db,
@@ -232,7 +232,12 @@ async function askApproval(
   }
   if (!asked.created) await audit.refused({ ...who, approvalId: asked.id, outcome });
   const by = isMerchantUser(actor) ? "a second user of the merchant" : "a second operator";
-  throw serviceError(Code.FailedPrecondition, outcome, `${by} must approve this: approval ${asked.id} (${need.summary})`, { details: { approvalId: asked.id } });
+  if (asked.created) throw serviceError(Code.FailedPrecondition, outcome, `${by} must approve this: approval ${asked.id} (${need.summary})`, { details: { approvalId: asked.id } });
+  // The same request waits already (sameRequestKey): this ask is that approval, and says whose it is.
+  const whose = asked.maker === actor.subject ? "you asked for it" : `${asked.maker} asked for it`;
+  throw serviceError(Code.FailedPrecondition, outcome, `this already waits for approval ${asked.id} (${whose} at ${new Date(asked.createdAt).toISOString()}): ${by} must approve it (${need.summary})`, {
+    details: { approvalId: asked.id, alreadyWaiting: "true", maker: asked.maker },
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { fromBinary, toBinary, type DescMessage, type DescMethod, type MessageShape } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import type { Knex } from "knex";
-import { type Clock, decodeCursor, type Migration, newestFirstPage, newId, serviceError, transactionWithRetry } from "@payments/kit";
+import { type Clock, decodeCursor, forUpdate, type Migration, newestFirstPage, newId, serviceError, transactionWithRetry } from "@payments/kit";
 import { isMerchantUser, type ActorIdentity } from "./operator-assertion.js";
 import type { ApprovalStatusName } from "@payments/contracts/statuses";
 import { auditJson } from "./operator-audit.js";
@@ -93,36 +93,80 @@ export interface ApprovalRequest {
 }
 
 /**
+ * The fields of a request that are words, not the request: the reason a maker typed, a note, the
+ * `actor` name the services ignore (the verified subject is recorded). Two asks that differ only
+ * in these are the same request.
+ */
+export const FREE_TEXT_FIELDS: readonly string[] = ["reason", "note", "actor"];
+
+/**
+ * What makes two asks the same request: the request's JSON (as stored, secrets left out) without
+ * its free-text fields, keys in a fixed order. Per RPC this is everything that changes what the
+ * run does: a transfer matched to deposit A and the same transfer matched to deposit B are two
+ * requests (two targets), an adjustment of 500.00 and one of 700.00 are two, a withdrawal's
+ * process id makes it a withdrawal of its own (two submits of one form are one, two forms two);
+ * the same match, return, adjustment, merchant or account asked twice is one, whoever asks and
+ * whatever reason they type.
+ */
+export function sameRequestKey(requestJson: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(requestJson);
+  } catch {
+    return requestJson;
+  }
+  if (!value || typeof value !== "object" || Array.isArray(value)) return requestJson;
+  const kept = Object.entries(value as Record<string, unknown>).filter(([key]) => !FREE_TEXT_FIELDS.includes(key));
+  return JSON.stringify(Object.fromEntries(kept.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+}
+
+/** What an ask ended as: its approval's id, whether this ask stored it, and who asked for it first. */
+export interface ApprovalAsked {
+  id: string;
+  created: boolean;
+  /** The maker of the waiting approval (this ask's own maker when `created`). */
+  maker: string;
+  /** When it was asked (ms). */
+  createdAt: number;
+}
+
+/**
  * Stores the request as a pending approval, changing nothing else, and `audit`s it in the same
- * transaction (its audit row commits with it, or neither does); its id, `created`. The same person
- * asking the same thing again while it waits (a form sent twice) gets the waiting approval's id
- * (`created: false`, nothing written), not a second one that a colleague might approve as well.
+ * transaction (its audit row commits with it, or neither does); its id, `created`. The same
+ * request asked again while one waits, by anyone (sameRequestKey: the reason they typed aside),
+ * gets the waiting approval (`created: false`, nothing written, its maker named), not a second one
+ * that another operator might approve as well, running the same thing twice. Scoped as deciding
+ * is: operators' asks meet operators' approvals, a merchant's users' their own merchant's.
  */
 export async function requestApproval(
   db: Knex,
   clock: Clock,
   request: ApprovalRequest,
   audit: (trx: Knex.Transaction, approvalId: string) => Promise<unknown> = () => Promise.resolve(),
-): Promise<{ id: string; created: boolean }> {
+): Promise<ApprovalAsked> {
   const schema = request.method.input;
   const message = request.message as MessageShape<DescMessage>;
   const requestJson = auditJson(schema, message);
+  const key = sameRequestKey(requestJson);
   const merchantId = isMerchantUser(request.maker) ? request.maker.merchantId : null;
   return transactionWithRetry(db, async (trx) => {
     const id = newId("apr");
     const now = clock.now().getTime();
-    const waiting: Array<Pick<ApprovalRow, "id" | "request_json">> = await trx(APPROVALS_TABLE)
-      .where({ service: request.service, rpc: request.rpc, maker: request.maker.subject, status: "pending" })
+    // Locked (MySQL): two asks at once serialise here (the loser of the gap locks retries and finds the winner's).
+    const query = trx(APPROVALS_TABLE)
+      .where({ service: request.service, rpc: request.rpc, status: "pending" })
       .where((q) => {
         void (merchantId === null ? q.whereNull("merchant_id") : q.where({ merchant_id: merchantId }));
       })
       .where("expires_at", ">", now)
-      .select("id", "request_json");
-    const same = waiting.find((row) => row.request_json === requestJson);
-    if (same) return { id: same.id, created: false };
+      .orderBy([{ column: "created_at" }, { column: "id" }])
+      .select("id", "request_json", "maker", "created_at");
+    const waiting = (await forUpdate(trx, query)) as Array<Pick<ApprovalRow, "id" | "request_json" | "maker" | "created_at">>;
+    const same = waiting.find((row) => sameRequestKey(row.request_json) === key);
+    if (same) return { id: same.id, created: false, maker: same.maker, createdAt: Number(same.created_at) };
     await storeApproval(trx, id, now, request, schema, message, requestJson);
     await audit(trx, id);
-    return { id, created: true };
+    return { id, created: true, maker: request.maker.subject, createdAt: now };
   });
 }
 
@@ -187,10 +231,28 @@ export async function rejectApproval(db: Knex, clock: Clock, id: string, rejecte
   return changed === 1;
 }
 
+/** Whether an approval's stored targets name `targetId` (one of them, exactly). */
+export function namesTarget(row: Pick<ApprovalRow, "targets">, targetId: string): boolean {
+  try {
+    const value: unknown = JSON.parse(row.targets);
+    return Array.isArray(value) && value.includes(targetId);
+  } catch {
+    return false;
+  }
+}
+
 export async function listApprovals(
   db: Knex,
   clock: Clock,
-  query: { state?: ApprovalState; limit: number; cursor?: string; /** A merchant's approvals, or null: the operators' own. */ merchantId: string | null },
+  query: {
+    state?: ApprovalState;
+    limit: number;
+    cursor?: string;
+    /** A merchant's approvals, or null: the operators' own. */
+    merchantId: string | null;
+    /** Only those about this id (a transfer, a deposit, a merchant…): one of their targets, exactly. */
+    targetId?: string;
+  },
 ): Promise<{ rows: ApprovalRow[]; nextCursor: string }> {
   const after = query.cursor ? decodeCursor(query.cursor) : undefined;
   if (query.cursor && !after) throw serviceError(Code.InvalidArgument, "VALIDATION_ERROR", "cursor is not one this service issued", { field: "cursor" });
@@ -201,5 +263,9 @@ export async function listApprovals(
   if (query.state === "pending") q.where({ status: "pending" }).where("expires_at", ">", now);
   else if (query.state === "expired") q.where({ status: "pending" }).where("expires_at", "<=", now);
   else if (query.state) q.where({ status: query.state });
-  return newestFirstPage<ApprovalRow>(q, { limit: query.limit, ...(after ? { after } : {}) });
+  // The targets are a JSON array of strings: the id as JSON writes it, quotes and all, is one whole element.
+  if (query.targetId) q.whereRaw("targets like ? escape '!'", [`%${JSON.stringify(query.targetId).replace(/[!%_]/g, "!$&")}%`]);
+  const page = await newestFirstPage<ApprovalRow>(q, { limit: query.limit, ...(after ? { after } : {}) });
+  const targetId = query.targetId;
+  return targetId ? { ...page, rows: page.rows.filter((row) => namesTarget(row, targetId)) } : page;
 }

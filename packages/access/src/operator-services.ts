@@ -279,6 +279,7 @@ export function operatorRoutes(router: ConnectRouter, options: OperatorServicesO
         ...(state ? { state } : {}),
         limit: limitOf(req.limit),
         ...(req.cursor ? { cursor: req.cursor } : {}),
+        ...(req.targetId ? { targetId: req.targetId } : {}),
         merchantId: isMerchantUser(operator) ? operator.merchantId : null,
       });
       const now = clock.now().getTime();
