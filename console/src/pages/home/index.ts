@@ -3,7 +3,7 @@ import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { CallbackService, DeliveryStatus } from "@payments/contracts/callback";
 import { DepositService, DepositStatus } from "@payments/contracts/deposit";
 import { ApprovalService, ApprovalStatus } from "@payments/contracts/operator";
-import { PayoutService, WithdrawalStatus } from "@payments/contracts/payout";
+import { PayoutService, WithdrawalStatus, WithheldCreditStatus } from "@payments/contracts/payout";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
 import type { TextKey } from "../../i18n.js";
@@ -66,6 +66,14 @@ async function queues(who: SignedIn): Promise<Queue[]> {
     queue(who, "home.queue.withdrawals", "/withdrawals/awaiting", async () => {
       const page = await who.client(PayoutService).listWithdrawals({ allMerchants: true, awaitingOperator: true, limit: 100 });
       return { stamps: page.withdrawals.map((w) => w.createdAt), more: page.nextCursor !== "" };
+    }),
+    queue(who, "home.queue.transferReturns", "/transfer-returns", async () => {
+      const page = await who.client(PayoutService).listTransferReturns({ awaitingOperator: true, limit: 100 });
+      return { stamps: page.transferReturns.map((r) => r.createdAt), more: page.nextCursor !== "" };
+    }),
+    queue(who, "home.queue.withheldCredits", "/withheld-credits", async () => {
+      const page = await who.client(PayoutService).listWithheldCredits({ status: WithheldCreditStatus.OPEN, limit: 100 });
+      return { stamps: page.credits.map((c) => c.createdAt), more: page.nextCursor !== "" };
     }),
     queue(who, "home.queue.callbacks", "/events?delivery=failed", async () => {
       const page = await who.client(CallbackService).listEvents({ allMerchants: true, deliveryStatus: DeliveryStatus.FAILED, limit: 100 });
