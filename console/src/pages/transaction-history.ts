@@ -1,14 +1,16 @@
-import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { CallbackService, DeliveryStatus, type CallbackEvent } from "@payments/contracts/callback";
 import { AuditService, type AuditRecord } from "@payments/contracts/operator";
 import { deliveryStatusFromProto } from "@payments/contracts/statuses";
 import { html, type SafeHtml } from "../html.js";
+import type { Language } from "../i18n.js";
 import { alert } from "../layout.js";
 import type { ServiceName } from "../service-clients.js";
+import { eventTypeText, statusText } from "../shared/service-texts.js";
+import { auditEntries as sharedAuditEntries, eventEntries as sharedEventEntries, timelineSection as sharedTimeline, type TimelineEntry } from "../shared/timeline.js";
 import { refusalOf, timeOf, type Refusal, type SignedIn } from "./operator-call.js";
 
 export function deliveryText(who: SignedIn, status: DeliveryStatus): string {
-  return who.t(`event.delivery.${deliveryStatusFromProto(status) ?? "unknown"}`);
+  return statusText(who.lang, "delivery", deliveryStatusFromProto(status) ?? "unknown");
 }
 
 /** Every callback event of one transaction (at most a page of 100: a transaction has a handful of status changes). */
@@ -35,7 +37,7 @@ export function attemptsTable(who: SignedIn, event: CallbackEvent): SafeHtml {
   return html`<table><caption>${who.t("event.attemptsOf", { id: event.id })}</caption>
 <thead><tr><th scope="col" class="num">#</th><th scope="col">${who.t("event.attemptedAt")}</th><th scope="col">${who.t("event.url")}</th><th scope="col" class="num">${who.t("event.statusCode")}</th><th scope="col" class="num">${who.t("event.latency")}</th><th scope="col">${who.t("event.outcome")}</th><th scope="col">${who.t("event.answer")}</th></tr></thead>
 <tbody>${event.attempts.map(
-    (a) => html`<tr><td class="num">${a.number}</td><td>${timeOf(a.attemptedAt, who.lang)}</td><td>${a.url ? html`<code>${a.url}</code>` : "—"}</td><td class="num">${a.statusCode || "—"}</td><td class="num">${a.latencyMs} ms</td><td class="${a.outcome === "delivered" ? "ok" : a.outcome === "failed" ? "bad" : ""}">${a.outcome}</td><td>${a.error || "—"}</td></tr>`,
+    (a) => html`<tr><td class="num">${a.number}</td><td>${timeOf(a.attemptedAt, who.lang)}</td><td>${a.url ? html`<code>${a.url}</code>` : "—"}</td><td class="num">${a.statusCode || "—"}</td><td class="num">${a.latencyMs} ms</td><td class="${a.outcome === "delivered" ? "ok" : a.outcome === "failed" ? "bad" : ""}">${statusText(who.lang, "attempt", a.outcome)}</td><td>${a.error || "—"}</td></tr>`,
   )}</tbody></table>`;
 }
 
@@ -46,44 +48,27 @@ export function callbacksSection(who: SignedIn, events: CallbackEvent[] | Refusa
   if (events.length === 0) return html`${heading}<p>${who.t("history.noCallbacks")}</p>`;
   return html`${heading}${events.map(
     (e) => html`<section aria-labelledby="${`ev-${e.id}`}" class="card">
-<h3 id="${`ev-${e.id}`}"><a href="${`/events/${e.id}`}">${e.type}</a> · ${deliveryText(who, e.deliveryStatus)}</h3>
+<h3 id="${`ev-${e.id}`}"><a href="${`/events/${e.id}`}">${eventTypeText(who.lang, e.type)}</a> · ${deliveryText(who, e.deliveryStatus)}</h3>
 <p>${who.t("event.changedAt")}: ${timeOf(e.createdAt, who.lang)}${e.deliveredAt ? html` · ${who.t("event.deliveredAt")}: ${timeOf(e.deliveredAt, who.lang)}` : null}${e.nextAttemptAt ? html` · ${who.t("event.nextAttempt")}: ${timeOf(e.nextAttemptAt, who.lang)}` : null}</p>
 ${attemptsTable(who, e)}
 </section>`,
   )}`;
 }
 
-export interface TimelineEntry {
-  at: Timestamp | undefined;
-  what: string;
-  by?: string | undefined;
-  detail?: SafeHtml | string | undefined;
-}
+export type { TimelineEntry };
 
-/** Oldest first: the status changes (from the callback events), the operators' actions (from the audit), and what the record itself dates. */
+/** The shared timeline (shared/timeline.ts), with the operators' "by" column and a line when the audit could not be read. */
 export function timelineSection(who: SignedIn, entries: TimelineEntry[], auditRefusal: Refusal | undefined): SafeHtml {
-  const ms = (e: TimelineEntry) => (e.at ? timestampDate(e.at).getTime() : 0);
-  const sorted = [...entries].sort((a, b) => ms(a) - ms(b));
-  return html`<h2>${who.t("history.timeline")}</h2>
-${auditRefusal ? html`<p class="bad">${who.t("history.auditUnavailable", { detail: auditRefusal.message })}</p>` : null}
-<table><caption>${who.t("history.timelineCaption")}</caption>
-<thead><tr><th scope="col">${who.t("history.when")}</th><th scope="col">${who.t("history.what")}</th><th scope="col">${who.t("history.by")}</th><th scope="col">${who.t("history.detail")}</th></tr></thead>
-<tbody>${sorted.map((e) => html`<tr><td>${timeOf(e.at, who.lang) ?? "—"}</td><td>${e.what}</td><td>${e.by || "—"}</td><td>${e.detail ?? "—"}</td></tr>`)}</tbody></table>`;
+  const note = auditRefusal ? html`<p class="bad">${who.t("history.auditUnavailable", { detail: auditRefusal.message })}</p>` : null;
+  return sharedTimeline(who.lang, entries, { withBy: true, note });
 }
 
 /** Timeline lines of the status changes merchants were told of. */
 export function eventEntries(who: SignedIn, events: CallbackEvent[] | Refusal): TimelineEntry[] {
-  if (!Array.isArray(events)) return [];
-  return events.map((e) => ({ at: e.createdAt, what: who.t("history.statusChange", { type: e.type, sequence: String(e.sequence) }), detail: deliveryText(who, e.deliveryStatus) }));
+  return Array.isArray(events) ? sharedEventEntries(who.lang, events) : [];
 }
 
-/** Timeline lines of what operators did (refused attempts too: the audit keeps them). */
-export function auditEntries(records: AuditRecord[] | Refusal): TimelineEntry[] {
-  if (!Array.isArray(records)) return [];
-  return records.map((r) => ({
-    at: r.at,
-    what: r.rpc.slice(r.rpc.lastIndexOf("/") + 1),
-    by: r.maker ? `${r.actor} (${r.maker})` : r.actor,
-    detail: html`<span class="${r.outcome === "ok" ? "ok" : "bad"}">${r.outcome}</span>${r.reason ? html` · ${r.reason}` : null}${r.approvalId ? html` · <a href="${`/approvals/${r.service}/${r.approvalId}`}">${r.approvalId}</a>` : null}`,
-  }));
+/** Timeline lines of what operators did (refused attempts too: the audit keeps them), in the page's language. */
+export function auditEntries(records: AuditRecord[] | Refusal, lang: Language): TimelineEntry[] {
+  return Array.isArray(records) ? sharedAuditEntries(lang, records) : [];
 }

@@ -30,6 +30,8 @@ import { cursorParam, dayAfter, dayStart, ID_PATTERN, minorUnits, queryText, tim
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, signedInMerchant, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
+import { codeText, eventTypeText, statusText } from "../../shared/service-texts.js";
+import { createdEntry, eventEntries, finishedEntry, timelineSection, type TimelineEntry } from "../../shared/timeline.js";
 import { paymentTexts } from "./texts.js";
 
 type Key = Parameters<typeof paymentTexts>[1];
@@ -149,9 +151,9 @@ function depositStatus(t: T, status: DepositStatus): string {
   return t(`deposit.status.${depositStatusFromProto(status) ?? "unknown"}`);
 }
 
-function withdrawalStatus(t: T, w: Withdrawal): string {
+function withdrawalStatus(t: T, w: Withdrawal, lang: Language): string {
   const name = t(`withdrawal.status.${withdrawalStatusFromProto(w.status) ?? "unknown"}`);
-  return w.status === WithdrawalStatus.FAILED && w.failureReason ? `${name} (${w.failureReason})` : name;
+  return w.status === WithdrawalStatus.FAILED && w.failureReason ? `${name} (${codeText(lang, w.failureReason)})` : name;
 }
 
 const mode = (t: T, sandbox: boolean) => (sandbox ? t("mode.sandbox") : t("mode.live"));
@@ -177,7 +179,7 @@ function withdrawalsTable(t: T, lang: Language, rows: Withdrawal[]): SafeHtml {
 <thead><tr><th scope="col">${t("col.id")}</th><th scope="col">${t("col.processId")}</th><th scope="col">${t("col.created")}</th><th scope="col">${t("col.status")}</th><th scope="col" class="num">${t("col.amount")}</th><th scope="col">${t("col.holder")}</th><th scope="col">IBAN</th><th scope="col">${t("col.mode")}</th></tr></thead>
 <tbody>${rows.map(
       (w) =>
-        html`<tr><td><a href="${`/merchant/withdrawals/${w.id}`}">${w.id}</a></td><td>${w.processId}</td><td>${timeOf(w.createdAt, lang)}</td><td>${withdrawalStatus(t, w)}</td><td class="num">${formatMajor(w.amount, w.currency, lang)}</td><td>${w.accountName}</td><td><code>${w.iban}</code></td><td>${mode(t, w.sandbox)}</td></tr>`,
+        html`<tr><td><a href="${`/merchant/withdrawals/${w.id}`}">${w.id}</a></td><td>${w.processId}</td><td>${timeOf(w.createdAt, lang)}</td><td>${withdrawalStatus(t, w, lang)}</td><td class="num">${formatMajor(w.amount, w.currency, lang)}</td><td>${w.accountName}</td><td><code>${w.iban}</code></td><td>${mode(t, w.sandbox)}</td></tr>`,
     )}</tbody></table>`,
   );
 }
@@ -224,33 +226,16 @@ function callbackSection(t: T, lang: Language, who: MerchantSignedIn, back: stri
 <thead><tr><th scope="col" class="num">${t("callbacks.number")}</th><th scope="col">${t("callbacks.at")}</th><th scope="col">${t("callbacks.url")}</th><th scope="col" class="num">${t("callbacks.statusCode")}</th><th scope="col" class="num">${t("callbacks.latency")}</th><th scope="col">${t("callbacks.outcome")}</th><th scope="col">${t("callbacks.answer")}</th></tr></thead>
 <tbody>${e.attempts.map(
               (a) =>
-                html`<tr><td class="num">${a.number}</td><td>${timeOf(a.attemptedAt, lang)}</td><td>${a.url ? html`<code>${a.url}</code>` : "—"}</td><td class="num">${a.statusCode || "—"}</td><td class="num">${a.latencyMs} ms</td><td class="${a.outcome === "delivered" ? "ok" : a.outcome === "failed" ? "bad" : ""}">${a.outcome}</td><td>${a.error || "—"}</td></tr>`,
+                html`<tr><td class="num">${a.number}</td><td>${timeOf(a.attemptedAt, lang)}</td><td>${a.url ? html`<code>${a.url}</code>` : "—"}</td><td class="num">${a.statusCode || "—"}</td><td class="num">${a.latencyMs} ms</td><td class="${a.outcome === "delivered" ? "ok" : a.outcome === "failed" ? "bad" : ""}">${statusText(lang, "attempt", a.outcome)}</td><td>${a.error || "—"}</td></tr>`,
             )}</tbody></table>`,
           );
-    return html`<section class="card" aria-labelledby="${`ev-${e.id}`}"><h3 id="${`ev-${e.id}`}">${e.type} · ${delivery}</h3>
+    return html`<section class="card" aria-labelledby="${`ev-${e.id}`}"><h3 id="${`ev-${e.id}`}">${eventTypeText(lang, e.type)} · ${delivery}</h3>
 <p>${t("callbacks.changedAt")}: ${timeOf(e.createdAt, lang)}${e.deliveredAt ? html` · ${t("callbacks.deliveredAt")}: ${timeOf(e.deliveredAt, lang)}` : null}${e.nextAttemptAt ? html` · ${t("callbacks.nextAttempt")}: ${timeOf(e.nextAttemptAt, lang)}` : null}</p>
 ${attempts}
 <details><summary>${t("callbacks.body")}</summary><pre>${e.bodyJson}</pre></details>
 ${canRedeliver ? html`<form method="post" action="${`/merchant/events/${e.id}/redeliver`}">${merchantCsrfField(who)}<input type="hidden" name="back" value="${back}"><button type="submit" aria-describedby="${`ev-${e.id}`}">${t("callbacks.redeliver")}</button></form>` : null}
 </section>`;
   })}</section>`;
-}
-
-interface TimelineEntry {
-  at: Timestamp | undefined;
-  what: string;
-  detail?: string;
-}
-
-function timelineSection(t: T, lang: Language, entries: TimelineEntry[]): SafeHtml {
-  const ms = (e: TimelineEntry) => (e.at ? timestampDate(e.at).getTime() : 0);
-  const sorted = [...entries].sort((a, b) => ms(a) - ms(b));
-  return html`<section aria-labelledby="h-timeline"><h2 id="h-timeline">${t("timeline.title")}</h2>${tableScroll(
-    t("timeline.caption"),
-    html`<table><caption>${t("timeline.caption")}</caption>
-<thead><tr><th scope="col">${t("timeline.when")}</th><th scope="col">${t("timeline.what")}</th><th scope="col">${t("timeline.detail")}</th></tr></thead>
-<tbody>${sorted.map((e) => html`<tr><td>${timeOf(e.at, lang) ?? "—"}</td><td>${e.what}</td><td>${e.detail ?? "—"}</td></tr>`)}</tbody></table>`,
-  )}</section>`;
 }
 
 /** Every callback event of one payment (a payment has a handful: one per status change), or why not. */
@@ -263,11 +248,6 @@ async function eventsOf(who: MerchantSignedIn, transactionId: string): Promise<C
   }
 }
 
-function eventEntries(t: T, events: CallbackEvent[] | string): TimelineEntry[] {
-  if (typeof events === "string") return [];
-  return events.map((e) => ({ at: e.createdAt, what: t("timeline.change", { type: e.type, sequence: String(e.sequence) }), detail: t(`delivery.${deliveryStatusFromProto(e.deliveryStatus) ?? "unknown"}`) }));
-}
-
 /** Where a redelivery returns: a payment's own page, never anything else. */
 function backOf(value: string | undefined): string {
   return typeof value === "string" && /^\/merchant\/(deposits|withdrawals)\/[A-Za-z0-9_-]{1,80}$/.test(value) ? value : "/merchant/payments";
@@ -278,7 +258,7 @@ const DEPOSIT_COLUMNS: ReadonlyArray<[Key, (d: Deposit, x: CsvDialect) => string
   ["csv.id", (d) => csvCell(d.id)],
   ["csv.processId", (d, x) => csvCell(d.processId, x)],
   ["csv.created", (d) => iso(d.createdAt)],
-  ["csv.status", (d) => depositStatusFromProto(d.status) ?? ""],
+  ["csv.status", (d, x) => csvStatus("deposit", depositStatusFromProto(d.status), x)],
   ["csv.amount", (d, x) => csvNumber(kurusToLira(d.amount), x)],
   ["csv.requested", (d, x) => csvNumber(kurusToLira(d.requestedAmount), x)],
   ["csv.currency", (d) => csvCell(d.currency)],
@@ -288,14 +268,14 @@ const DEPOSIT_COLUMNS: ReadonlyArray<[Key, (d: Deposit, x: CsvDialect) => string
   ["csv.reference", (d) => csvCell(d.reference)],
   ["csv.failure", (d, x) => csvCell(d.failureReason, x)],
   ["csv.completed", (d) => iso(d.completedAt)],
-  ["csv.sandbox", (d) => (d.sandbox ? "true" : "false")],
+  ["csv.sandbox", (d, x) => csvYesNo(d.sandbox, x)],
 ];
 
 const WITHDRAWAL_COLUMNS: ReadonlyArray<[Key, (w: Withdrawal, x: CsvDialect) => string]> = [
   ["csv.id", (w) => csvCell(w.id)],
   ["csv.processId", (w, x) => csvCell(w.processId, x)],
   ["csv.created", (w) => iso(w.createdAt)],
-  ["csv.status", (w) => withdrawalStatusFromProto(w.status) ?? ""],
+  ["csv.status", (w, x) => csvStatus("withdrawal", withdrawalStatusFromProto(w.status), x)],
   ["csv.amount", (w, x) => csvNumber(kurusToLira(w.amount), x)],
   ["csv.currency", (w) => csvCell(w.currency)],
   ["csv.holder", (w, x) => csvCell(w.accountName, x)],
@@ -304,10 +284,21 @@ const WITHDRAWAL_COLUMNS: ReadonlyArray<[Key, (w: Withdrawal, x: CsvDialect) => 
   ["csv.userName", (w, x) => csvCell(w.userName, x)],
   ["csv.name", (w, x) => csvCell(w.name, x)],
   ["csv.bankReference", (w, x) => csvCell(w.bankReference, x)],
-  ["csv.failure", (w, x) => csvCell(w.failureReason, x)],
+  ["csv.failure", (w, x) => csvCell(w.failureReason && x === CSV_DIALECTS.tr ? codeText("tr", w.failureReason) : w.failureReason, x)],
   ["csv.completed", (w) => iso(w.completedAt)],
-  ["csv.sandbox", (w) => (w.sandbox ? "true" : "false")],
+  ["csv.sandbox", (w, x) => csvYesNo(w.sandbox, x)],
 ];
+
+/** A status in the CSV: its public code in the English file (as it always was), in words in the Turkish one. */
+function csvStatus(kind: "deposit" | "withdrawal", status: string | undefined, x: CsvDialect): string {
+  if (!status) return "";
+  return x === CSV_DIALECTS.tr ? csvCell(statusText("tr", kind, status), x) : status;
+}
+
+function csvYesNo(value: boolean, x: CsvDialect): string {
+  if (x === CSV_DIALECTS.tr) return value ? "evet" : "hayır";
+  return value ? "true" : "false";
+}
 
 function iso(at: Timestamp | undefined): string {
   return at ? timestampDate(at).toISOString() : "";
@@ -355,13 +346,13 @@ export function merchantPaymentPages(deps: ConsoleContext): ConsoleRoute[] {
 <dt>${t("detail.expires")}</dt><dd>${timeOf(d.expiresAt, lang) ?? "—"}</dd>
 <dt>${t("detail.final")}</dt><dd>${timeOf(d.completedAt, lang) ?? "—"}</dd>
 </dl>`;
-        entries = [{ at: d.createdAt, what: t("timeline.created"), detail: formatMajor(d.requestedAmount, d.currency, lang) }];
-        if (d.completedAt) entries.push({ at: d.completedAt, what: t("timeline.finished", { status: depositStatus(t, d.status) }) });
+        entries = [createdEntry(lang, d.createdAt, formatMajor(d.requestedAmount, d.currency, lang))];
+        if (d.completedAt) entries.push(finishedEntry(lang, d.completedAt, "deposit", depositStatusFromProto(d.status) ?? "unknown", d.failureReason || undefined));
       } else {
         const w = (await who.client(PayoutService).getWithdrawal({ merchantId, key: { case: "withdrawalId", value: id } })).withdrawal;
         if (!w) return merchantNotFound(ctx, who, "payments");
         facts = html`<dl class="facts card">
-<dt>${t("col.status")}</dt><dd>${withdrawalStatus(t, w)}</dd>
+<dt>${t("col.status")}</dt><dd>${withdrawalStatus(t, w, lang)}</dd>
 <dt>${t("col.processId")}</dt><dd>${w.processId}</dd>
 <dt>${t("col.amount")}</dt><dd>${formatMajor(w.amount, w.currency, lang)}</dd>
 <dt>${t("col.holder")}</dt><dd>${w.accountName}</dd>
@@ -372,8 +363,8 @@ export function merchantPaymentPages(deps: ConsoleContext): ConsoleRoute[] {
 <dt>${t("col.created")}</dt><dd>${timeOf(w.createdAt, lang)}</dd>
 <dt>${t("detail.final")}</dt><dd>${timeOf(w.completedAt, lang) ?? "—"}</dd>
 </dl>`;
-        entries = [{ at: w.createdAt, what: t("timeline.created"), detail: formatMajor(w.amount, w.currency, lang) }];
-        if (w.completedAt) entries.push({ at: w.completedAt, what: t("timeline.finished", { status: withdrawalStatus(t, w) }) });
+        entries = [createdEntry(lang, w.createdAt, formatMajor(w.amount, w.currency, lang))];
+        if (w.completedAt) entries.push(finishedEntry(lang, w.completedAt, "withdrawal", withdrawalStatusFromProto(w.status) ?? "unknown", w.failureReason ? codeText(lang, w.failureReason) : undefined));
       }
     } catch (err) {
       if (err instanceof ConnectError && (err.code === Code.NotFound || err.code === Code.InvalidArgument)) return merchantNotFound(ctx, who, "payments");
@@ -387,7 +378,7 @@ export function merchantPaymentPages(deps: ConsoleContext): ConsoleRoute[] {
       active: "payments",
       body: html`${redelivered ? notice(t("callbacks.redelivered", { id: redelivered })) : null}<p><a href="${`/merchant/payments?kind=${kind}`}">${t("detail.back")}</a></p>
 ${facts}
-${timelineSection(t, lang, [...entries, ...eventEntries(t, events)])}
+${timelineSection(lang, [...entries, ...(typeof events === "string" ? [] : eventEntries(lang, events))])}
 ${callbackSection(t, lang, who, back, events)}`,
     });
   };

@@ -115,7 +115,7 @@ export function depositPages(deps: ConsoleContext): ConsoleRoute[] {
     const transfers = (
       await Promise.all(transferIds.map((transferId) => who.client(DepositService).getTransfer({ transferId }).then((r) => r.transfer, () => undefined)))
     ).filter((t): t is IncomingTransfer => t !== undefined && t.depositId === id);
-    const entries: TimelineEntry[] = [{ at: deposit.createdAt, what: who.t("history.created"), detail: money(deposit.requestedAmount, deposit.currency, who.lang) }, ...eventEntries(who, events), ...auditEntries(audit)];
+    const entries: TimelineEntry[] = [{ at: deposit.createdAt, what: who.t("history.created"), detail: money(deposit.requestedAmount, deposit.currency, who.lang) }, ...eventEntries(who, events), ...auditEntries(audit, who.lang)];
     for (const tr of transfers) entries.push({ at: tr.reportedAt, what: who.t("history.transferReported", { id: tr.id }), detail: money(tr.amount, tr.currency, who.lang) });
     if (deposit.completedAt && (!Array.isArray(events) || events.length === 0)) entries.push({ at: deposit.completedAt, what: depositStatusText(who, deposit.status) });
     const d = deposit;

@@ -102,7 +102,7 @@ export function withdrawalPages(deps: ConsoleContext): ConsoleRoute[] {
     }
     if (!w) return workPage(ctx, who, { title, body: alert(who.t("call.notFound", { detail: id })) ?? html`` }, 404);
     const [events, audit] = await Promise.all([eventsOf(who, id), auditOf(who, "payout", id)]);
-    const entries: TimelineEntry[] = [{ at: w.createdAt, what: who.t("history.created"), detail: money(w.amount, w.currency, who.lang) }, ...eventEntries(who, events), ...auditEntries(audit)];
+    const entries: TimelineEntry[] = [{ at: w.createdAt, what: who.t("history.created"), detail: money(w.amount, w.currency, who.lang) }, ...eventEntries(who, events), ...auditEntries(audit, who.lang)];
     if (w.completedAt && (!Array.isArray(events) || events.length === 0)) entries.push({ at: w.completedAt, what: statusText(who, w) });
     const forms = decideForms(who, w, `/withdrawals/${w.id}`, state);
     const generalError = state.refusal && !state.refusal.approvalId ? alert(state.refusal.message) : null;
