@@ -58,7 +58,7 @@ test.serial("an approved live return waiting for an operator is in the queue and
   t.true((await viewer.get(`/transfer-returns/${r.transferId}?lang=tr`)).html.includes("1. deneme: ₺1.234,50, alıcı KEMAL ŞAHİN"));
 
   const home = await viewer.get("/?lang=en");
-  t.regex(home.html, /<a href="\/transfer-returns">Transfer returns awaiting an operator<\/a><\/th>\s*<td class="num">[1-9]\d*\+?<\/td>/);
+  t.regex(home.html, /<a href="\/transfer-returns">Transfer returns awaiting an operator<\/a><\/th>\s*<td[^>]*class="num">[1-9]\d*\+?<\/td>/);
   const homeTr = await viewer.get("/?lang=tr");
   t.true(homeTr.html.includes("Operatör bekleyen havale iadeleri"));
 
@@ -77,7 +77,7 @@ test.serial("finance marks one as paid with the bank's reference and another as 
 
   const empty = await postFrom(finance, page, `/transfer-returns/${paid.transferId}/${paid.id}/complete`, { bankReference: "  " });
   t.is(empty.status, 400);
-  t.true(empty.html.includes("Give the bank&#39;s reference.") || empty.html.includes("Give the bank's reference."));
+  t.true(empty.html.includes("Give the bank&#39;s reference."));
   t.true(empty.html.includes('aria-invalid="true"'));
   t.is((await returnOf(paid)).status, TransferReturnStatus.PROCESSING);
 
