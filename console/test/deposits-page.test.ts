@@ -15,7 +15,7 @@ const statusOf = async (id: string) => (await stack.deposits.getDeposit({ allMer
 test.serial("a viewer sees the deposits listed and filtered, finds one by id and by process id, and its page with the timeline and no action", async (t) => {
   const deposit = await merchantDeposit(stack, { sandbox: true });
   const viewer = await signedInAs(stack.c, "viewer-dep@example.com", "viewer");
-  const list = await viewer.get("/deposits?lang=en");
+  const list = await viewer.get("/deposits?lang=en&mode=sandbox");
   t.is(list.status, 200);
   t.true(list.html.includes(`href="/deposits/${deposit.id}"`));
   t.regex(list.html, /<caption>Deposits, newest first<\/caption>/);
@@ -60,6 +60,43 @@ test.serial("a viewer sees the deposits listed and filtered, finds one by id and
   const tr = await viewer.get(`/deposits/${deposit.id}?lang=tr`);
   t.true(tr.html.includes("Zaman çizelgesi"));
   t.true(tr.html.includes("Bekliyor"));
+});
+
+const nameOf = async (merchantId: string) => (await stack.merchants.getMerchant({ merchantId })).merchant!.name;
+
+test.serial("names first: the merchant's name beside its id, a select of merchants by name that filters, and live or sandbox deposits by the mode, never both", async (t) => {
+  const live = await merchantDeposit(stack);
+  const play = await merchantDeposit(stack, { sandbox: true });
+  const otherPlay = await merchantDeposit(stack, { sandbox: true });
+  const viewer = await signedInAs(stack.c, "viewer-dep-names@example.com", "viewer");
+  const has = (html: string, d: { id: string }) => html.includes(`href="/deposits/${d.id}"`);
+
+  const liveList = await viewer.get("/deposits?lang=en&mode=live");
+  t.true(has(liveList.html, live));
+  t.false(has(liveList.html, play) || has(liveList.html, otherPlay), "live mode shows no sandbox deposit");
+  const liveName = await nameOf(live.merchantId);
+  t.true(liveList.html.includes(`<a href="/merchants/${live.merchantId}">${liveName}</a> <small><code class="id">${live.merchantId}</code></small>`), "the name, with the id beside it");
+  t.regex(liveList.html, /<select[^>]* id="field-merchant" name="merchant"><option value="">Every merchant<\/option>/);
+  t.true(liveList.html.includes(`<option value="${play.merchantId}">${await nameOf(play.merchantId)} (${play.merchantId})</option>`));
+  t.regex(liveList.html, /<optgroup label="Live merchants">.*<optgroup label="Sandbox merchants">/s, "the mode's merchants first");
+  t.true(liveList.html.includes(`Ayşe Yılmaz <small><code class="id">c1</code></small>`), "the customer by name, the id beside it");
+
+  // The cookie remembers the mode: the filter form's own submission (no mode in it) stays in sandbox.
+  const sandboxList = await viewer.get("/deposits?mode=sandbox&lang=en");
+  t.true(has(sandboxList.html, play) && has(sandboxList.html, otherPlay));
+  t.false(has(sandboxList.html, live), "sandbox mode shows no live deposit");
+  t.regex(sandboxList.html, /<optgroup label="Sandbox merchants">.*<optgroup label="Live merchants">/s);
+  const chosen = await viewer.get(`/deposits?merchant=${play.merchantId}`);
+  t.true(has(chosen.html, play));
+  t.false(has(chosen.html, otherPlay), "the select filters by the merchant chosen");
+  t.true(chosen.html.includes(`<option value="${play.merchantId}" selected>`));
+  t.false(has((await viewer.get(`/deposits?merchant=${live.merchantId}`)).html, live), "a live merchant's deposit is not in sandbox mode");
+
+  const tr = await viewer.get("/deposits?lang=tr&mode=live");
+  t.true(tr.html.includes("Tüm üye işyerleri") && tr.html.includes("Canlı üye işyerleri"));
+  const detail = await viewer.get(`/deposits/${live.id}?lang=en`);
+  t.true(detail.html.includes(`<a href="/merchants/${live.merchantId}">${liveName}</a>`), "the deposit's page names its merchant");
+  t.true(detail.html.includes(`<code class="id">${live.assignedAccount!.iban}</code>`) && detail.html.includes(live.assignedAccount!.bankName));
 });
 
 test.serial("an operator confirms a deposit: 303 to its page, the deposit service has it completed and the timeline shows who did it", async (t) => {

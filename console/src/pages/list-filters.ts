@@ -1,6 +1,7 @@
 import { html, type SafeHtml } from "../html.js";
 import type { Language, TextKey } from "../i18n.js";
 import { field } from "../layout.js";
+import { merchantSelect, type Names } from "../shared/directory.js";
 import type { ConsoleContextKoa } from "../state.js";
 import { minorUnits, queryText, type SignedIn } from "./operator-call.js";
 
@@ -53,15 +54,21 @@ export function amountOf(f: Filters, lang: Language): bigint | "bad" | undefined
 
 const INVALID_TEXT: Partial<Record<string, TextKey>> = { from: "list.badDay", to: "list.badDay", amount: "list.badAmount" };
 
-/** The filter form: the fields ListDeposits and ListWithdrawals offer, and a search by id or process id. */
-export function filterForm<S extends string>(who: SignedIn, path: string, f: Filters, statuses: readonly S[], statusLabel: (s: S) => string, invalid: Set<string>, search: readonly SearchField[] = []): SafeHtml {
+/** Who the list is for: the names of its merchant choice, and the mode shown (its merchants first). */
+export interface ListScope {
+  names: Names;
+  sandbox: boolean;
+}
+
+/** The filter form: the fields ListDeposits and ListWithdrawals offer (the merchant chosen by name), and a search by id or process id. */
+export function filterForm<S extends string>(who: SignedIn, scope: ListScope, path: string, f: Filters, statuses: readonly S[], statusLabel: (s: S) => string, invalid: Set<string>, search: readonly SearchField[] = []): SafeHtml {
   const bad = (name: string) => {
     const key = invalid.has(name) ? INVALID_TEXT[name] : undefined;
     return key ? who.t(key) : undefined;
   };
   return html`<form method="get" action="${path}" class="filters" role="search" aria-label="${who.t("list.search")}">
 <div>${field({ name: "q", label: who.t("list.q"), type: "search", value: f.q, hint: who.t("list.qHint") })}</div>
-<div>${field({ name: "merchant", label: who.t("list.merchant"), type: "search", value: f.merchant, hint: who.t("list.merchantHint") })}</div>
+<div>${merchantSelect(scope.names, { id: "field-merchant", name: "merchant", label: who.t("list.merchant"), value: f.merchant, lang: who.lang, sandboxFirst: scope.sandbox })}</div>
 <div><label for="field-status">${who.t("list.status")}</label>
 <select id="field-status" name="status"><option value="">${who.t("list.anyStatus")}</option>${statuses.map((s) => html`<option value="${s}"${s === f.status ? html` selected` : null}>${statusLabel(s)}</option>`)}</select></div>
 <div>${field({ name: "from", label: who.t("list.from"), type: "date", value: f.from, error: bad("from") })}</div>

@@ -7,9 +7,12 @@ import { html, type SafeHtml } from "../../html.js";
 import type { TextKey } from "../../i18n.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
+import { formsUnlessWaiting } from "../approvals/waiting.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { cursorParam, dayAfter, dayStart, ID_PATTERN, minorUnits, money, pager, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, csrfField, notFoundPage, refusalAlert, isOneOf, waitingForApproval } from "../operator-call.js";
 import { amountOf, filterForm, filtersOf, type Filters, type SearchField } from "../list-filters.js";
+import { merchantNamed, named, Names } from "../../shared/directory.js";
+import { sandboxFilter } from "../../shared/mode.js";
 import { auditEntries, auditOf, callbacksSection, eventEntries, eventsOf, timelineSection, type TimelineEntry } from "../transaction-history.js";
 import { statusText as transferStatusText } from "../transfers/index.js";
 
@@ -32,12 +35,12 @@ export function depositStatusText(who: SignedIn, status: DepositStatus): string 
   return who.t(`deposit.status.${depositStatusFromProto(status) ?? "unknown"}`);
 }
 
-function table(who: SignedIn, deposits: Deposit[]): SafeHtml {
+function table(who: SignedIn, names: Names, deposits: Deposit[]): SafeHtml {
   if (deposits.length === 0) return html`<p>${who.t("list.empty")}</p>`;
   return html`<table><caption>${who.t("deposits.caption")}</caption>
 <thead><tr><th scope="col">${who.t("deposit.id")}</th><th scope="col">${who.t("list.merchant")}</th><th scope="col">${who.t("deposit.processId")}</th><th scope="col">${who.t("list.created")}</th><th scope="col">${who.t("list.status")}</th><th scope="col" class="num">${who.t("transfer.amount")}</th><th scope="col">${who.t("deposit.customer")}</th><th scope="col">${who.t("deposit.kind")}</th></tr></thead>
 <tbody>${deposits.map(
-    (d) => html`<tr><td><a href="${`/deposits/${d.id}`}">${d.id}</a></td><td>${d.merchantId}</td><td>${d.processId}</td><td>${timeOf(d.createdAt, who.lang)}</td><td>${depositStatusText(who, d.status)}</td><td class="num">${money(d.amount, d.currency, who.lang)}</td><td>${d.customer?.name || "—"}</td><td>${d.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</td></tr>`,
+    (d) => html`<tr><td><a href="${`/deposits/${d.id}`}">${d.id}</a></td><td>${merchantNamed(names, d.merchantId)}</td><td>${d.processId}</td><td>${timeOf(d.createdAt, who.lang)}</td><td>${depositStatusText(who, d.status)}</td><td class="num">${money(d.amount, d.currency, who.lang)}</td><td>${d.customer ? named(d.customer.name, d.customer.id) : "—"}</td><td>${d.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</td></tr>`,
   )}</tbody></table>`;
 }
 
@@ -55,6 +58,32 @@ async function findOne(who: SignedIn, f: Filters): Promise<Deposit[] | Refusal> 
   } catch (err) {
     const refusal = refusalOf(err, who.t);
     return refusal.status === 404 || refusal.status === 400 ? [] : refusal;
+  }
+}
+
+/** One page of ListDeposits with the form's filters, of the mode shown (sandbox or live). */
+async function listPage(
+  who: SignedIn,
+  f: Filters,
+  o: { sandbox: boolean; from: Date | undefined; to: Date | undefined; amount: bigint | "bad" | undefined; cursor: string },
+): Promise<{ deposits: Deposit[]; nextCursor: string } | Refusal> {
+  try {
+    return await who.client(DepositService).listDeposits({
+      ...(f.merchant ? { merchantId: f.merchant } : { allMerchants: true }),
+      status: isDepositStatusName(f.status) ? depositStatusToProto(f.status) : DepositStatus.UNSPECIFIED,
+      ...(o.from ? { createdFrom: timestampFromDate(o.from) } : {}),
+      ...(o.to ? { createdTo: timestampFromDate(o.to) } : {}),
+      reference: f.reference,
+      customerId: f.customer,
+      customerName: f.name,
+      accountIban: f.iban,
+      ...(typeof o.amount === "bigint" ? { amount: o.amount } : {}),
+      sandbox: o.sandbox,
+      limit: PAGE_SIZE,
+      cursor: o.cursor,
+    });
+  } catch (err) {
+    return refusalOf(err, who.t);
   }
 }
 
@@ -109,7 +138,7 @@ export function depositPages(deps: ConsoleContext): ConsoleRoute[] {
       return workPage(ctx, who, { title, body: html`${alert(refusal.message)}<p><a href="/deposits">${who.t("deposits.back")}</a></p>` }, refusal.status);
     }
     if (!deposit) return workPage(ctx, who, { title, body: alert(who.t("call.notFound", { detail: id })) ?? html`` }, 404);
-    const [events, audit] = await Promise.all([eventsOf(who, id), auditOf(who, "deposit", id)]);
+    const [events, audit, names] = await Promise.all([eventsOf(who, id), auditOf(who, "deposit", id), Names.of(deps, who).then((n) => n.ensure({ merchants: [deposit.merchantId] }))]);
     // The deposit names no transfer: the ones operators tied to it are in the audit (trf_… targets).
     const transferIds = Array.isArray(audit) ? [...new Set(audit.flatMap((r) => (r.outcome === "ok" ? r.targetIds.filter((t) => t.startsWith("trf_")) : [])))] : [];
     const transfers = (
@@ -128,21 +157,21 @@ export function depositPages(deps: ConsoleContext): ConsoleRoute[] {
         body: html`${banner}${generalError}<p><a href="/deposits">${who.t("deposits.back")}</a></p>
 <dl class="facts card">
 <dt>${who.t("list.status")}</dt><dd>${depositStatusText(who, d.status)}${d.latePayment ? html` (${who.t("transfer.late")})` : null}</dd>
-<dt>${who.t("list.merchant")}</dt><dd><a href="${`/merchants/${d.merchantId}`}">${d.merchantId}</a></dd>
+<dt>${who.t("list.merchant")}</dt><dd>${merchantNamed(names, d.merchantId)}</dd>
 <dt>${who.t("deposit.processId")}</dt><dd>${d.processId}</dd>
 <dt>${who.t("deposit.kind")}</dt><dd>${d.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</dd>
 <dt>${who.t("transfer.amount")}</dt><dd>${money(d.amount, d.currency, who.lang)}</dd>
 <dt>${who.t("deposit.requested")}</dt><dd>${money(d.requestedAmount, d.currency, who.lang)}</dd>
 <dt>${who.t("deposit.reference")}</dt><dd><code>${d.reference}</code></dd>
-<dt>${who.t("deposit.customer")}</dt><dd>${d.customer ? `${d.customer.name} (${d.customer.username || "—"}, ${d.customer.id || "—"})` : "—"}</dd>
-<dt>${who.t("transfer.receivingIban")}</dt><dd>${d.assignedAccount ? html`<code>${d.assignedAccount.iban}</code> · ${d.assignedAccount.bankName}` : "—"}</dd>
+<dt>${who.t("deposit.customer")}</dt><dd>${d.customer ? html`${named(d.customer.name, d.customer.id)}${d.customer.username ? html` · ${d.customer.username}` : null}` : "—"}</dd>
+<dt>${who.t("transfer.receivingIban")}</dt><dd>${d.assignedAccount ? html`${d.assignedAccount.accountName || names.account(d.assignedAccount.iban)?.accountName || ""} · ${d.assignedAccount.bankName} <small><code class="id">${d.assignedAccount.iban}</code></small>` : "—"}</dd>
 <dt>${who.t("transfer.score")}</dt><dd>${d.matchBy ? `${d.matchBy} ${d.matchScore.toFixed(2)} (${d.matchReasons.join(", ")})` : "—"}</dd>
 <dt>${who.t("deposit.failureReason")}</dt><dd>${d.failureReason || "—"}</dd>
 <dt>${who.t("list.created")}</dt><dd>${timeOf(d.createdAt, who.lang)}</dd>
 <dt>${who.t("deposit.expires")}</dt><dd>${timeOf(d.expiresAt, who.lang) ?? "—"}</dd>
 <dt>${who.t("deposit.final")}</dt><dd>${timeOf(d.completedAt, who.lang) ?? "—"}</dd>
 </dl>
-${actions(who, d, state)}
+${await formsUnlessWaiting(who, ["deposit"], d.id, actions(who, d, state))}
 ${timelineSection(who, entries, Array.isArray(audit) ? undefined : audit)}
 ${transfersSection(who, transfers)}
 ${callbacksSection(who, events)}`,
@@ -191,38 +220,22 @@ ${callbacksSection(who, events)}`,
       handler: async (ctx) => {
         const who = signedIn(deps, ctx);
         const f = filtersOf(ctx);
-        const cursor = cursorParam(ctx.query.cursor);
+        const sandbox = sandboxFilter(ctx.state.mode);
         const from = f.from ? dayStart(f.from) : undefined;
         const to = f.to ? dayAfter(f.to) : undefined;
         const amount = amountOf(f, who.lang);
         const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : "", amount === "bad" ? "amount" : ""].filter(Boolean));
-        const form = filterForm(who, "/deposits", f, DEPOSIT_STATUSES, (s) => who.t(`deposit.status.${s}`), invalid, SEARCH);
+        const listing: Promise<Deposit[] | Refusal | { deposits: Deposit[]; nextCursor: string }> =
+          invalid.size > 0 ? Promise.resolve([]) : f.q ? findOne(who, f) : listPage(who, f, { sandbox, from, to, amount, cursor: cursorParam(ctx.query.cursor) });
+        const [names, found] = await Promise.all([Names.of(deps, who), listing]);
+        const deposits = "message" in found ? [] : Array.isArray(found) ? found : found.deposits;
+        await names.ensure({ merchants: [f.merchant, ...deposits.map((d) => d.merchantId)] });
+        const form = filterForm(who, { names, sandbox }, "/deposits", f, DEPOSIT_STATUSES, (s) => who.t(`deposit.status.${s}`), invalid, SEARCH);
         const page = (body: SafeHtml, status = 200) => workPage(ctx, who, { title: who.t("deposits.title"), body: html`<p>${who.t("deposits.intro")}</p>${form}${body}` }, status);
         if (invalid.size > 0) return page(html``, 400);
-        if (f.q) {
-          const found = await findOne(who, f);
-          if (!Array.isArray(found)) return page(alert(found.message) ?? html``, found.status);
-          return page(html`${found.length === 0 && !f.merchant ? html`<p class="hint">${who.t("list.processIdNeedsMerchant")}</p>` : null}${table(who, found)}`);
-        }
-        try {
-          const res = await who.client(DepositService).listDeposits({
-            ...(f.merchant ? { merchantId: f.merchant } : { allMerchants: true }),
-            status: isDepositStatusName(f.status) ? depositStatusToProto(f.status) : DepositStatus.UNSPECIFIED,
-            ...(from ? { createdFrom: timestampFromDate(from) } : {}),
-            ...(to ? { createdTo: timestampFromDate(to) } : {}),
-            reference: f.reference,
-            customerId: f.customer,
-            customerName: f.name,
-            accountIban: f.iban,
-            ...(typeof amount === "bigint" ? { amount } : {}),
-            limit: PAGE_SIZE,
-            cursor,
-          });
-          page(html`${table(who, res.deposits)}${pager(who, "/deposits", { ...f }, cursor, res.nextCursor)}`);
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          page(refusalAlert(refusal), refusal.status);
-        }
+        if ("message" in found) return page(refusalAlert(found), found.status);
+        if (Array.isArray(found)) return page(html`${found.length === 0 && !f.merchant ? html`<p class="hint">${who.t("list.processIdNeedsMerchant")}</p>` : null}${table(who, names, found)}`);
+        page(html`${table(who, names, deposits)}${pager(who, "/deposits", { ...f }, cursorParam(ctx.query.cursor), found.nextCursor)}`);
       },
     },
     {

@@ -9,9 +9,12 @@ import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
+import { formsUnlessWaiting } from "../approvals/waiting.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { ageOf, csrfField, cursorParam, dayAfter, dayStart, ID_PATTERN, money, pager, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, refusalAlert, isOneOf, waitingForApproval } from "../operator-call.js";
-import { amountOf, filterForm, filtersOf, type SearchField } from "../list-filters.js";
+import { amountOf, filterForm, filtersOf, type Filters, type SearchField } from "../list-filters.js";
+import { bankNamed, merchantNamed, named, Names } from "../../shared/directory.js";
+import { sandboxFilter } from "../../shared/mode.js";
 import { auditEntries, auditOf, callbacksSection, eventEntries, eventsOf, timelineSection, type TimelineEntry } from "../transaction-history.js";
 
 const PAGE_SIZE = 50;
@@ -62,13 +65,52 @@ ${field({ id: `fail-reason-${w.id}`, name: "reason", label: who.t("withdrawal.fa
 <button type="submit">${who.t("withdrawal.fail")}</button></form>`;
 }
 
-function table(who: SignedIn, withdrawals: Withdrawal[], caption: string): SafeHtml {
+function table(who: SignedIn, names: Names, withdrawals: Withdrawal[], caption: string): SafeHtml {
   if (withdrawals.length === 0) return html`<p>${who.t("list.empty")}</p>`;
   return html`<table><caption>${caption}</caption>
 <thead><tr><th scope="col">${who.t("withdrawal.id")}</th><th scope="col">${who.t("list.merchant")}</th><th scope="col">${who.t("deposit.processId")}</th><th scope="col">${who.t("list.created")}</th><th scope="col">${who.t("list.status")}</th><th scope="col" class="num">${who.t("transfer.amount")}</th><th scope="col">${who.t("withdrawal.recipient")}</th><th scope="col">IBAN</th><th scope="col">${who.t("deposit.kind")}</th></tr></thead>
 <tbody>${withdrawals.map(
-    (w) => html`<tr><td><a href="${`/withdrawals/${w.id}`}">${w.id}</a></td><td>${w.merchantId}</td><td>${w.processId}</td><td>${timeOf(w.createdAt, who.lang)}</td><td>${statusText(who, w)}</td><td class="num">${money(w.amount, w.currency, who.lang)}</td><td>${w.accountName}</td><td><code>${w.iban}</code></td><td>${w.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</td></tr>`,
+    (w) => html`<tr><td><a href="${`/withdrawals/${w.id}`}">${w.id}</a></td><td>${merchantNamed(names, w.merchantId)}</td><td>${w.processId}</td><td>${timeOf(w.createdAt, who.lang)}</td><td>${statusText(who, w)}</td><td class="num">${money(w.amount, w.currency, who.lang)}</td><td>${w.accountName}</td><td><code>${w.iban}</code></td><td>${w.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</td></tr>`,
   )}</tbody></table>`;
+}
+
+type Found = { withdrawals: Withdrawal[]; nextCursor: string } | Refusal;
+
+/** The search by id, or by process id with the merchant: one withdrawal or none. */
+async function findOne(who: SignedIn, f: Filters): Promise<Found> {
+  const payouts = who.client(PayoutService);
+  const lookups = [() => payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: f.q } })];
+  if (f.merchant) lookups.push(() => payouts.getWithdrawal({ merchantId: f.merchant, key: { case: "processId", value: f.q } }));
+  for (const lookup of lookups) {
+    try {
+      const found = (await lookup()).withdrawal;
+      if (found) return { withdrawals: [found], nextCursor: "" };
+    } catch (err) {
+      const refusal = refusalOf(err, who.t);
+      if (refusal.status !== 404 && refusal.status !== 400) return refusal;
+    }
+  }
+  return { withdrawals: [], nextCursor: "" };
+}
+
+/** One page of ListWithdrawals with the form's filters, of the mode shown (sandbox or live). */
+async function listPage(who: SignedIn, f: Filters, o: { sandbox: boolean; from: Date | undefined; to: Date | undefined; amount: bigint | "bad" | undefined; cursor: string }): Promise<Found> {
+  try {
+    return await who.client(PayoutService).listWithdrawals({
+      ...(f.merchant ? { merchantId: f.merchant } : { allMerchants: true }),
+      status: isWithdrawalStatusName(f.status) ? withdrawalStatusToProto(f.status) : WithdrawalStatus.UNSPECIFIED,
+      ...(o.from ? { createdFrom: timestampFromDate(o.from) } : {}),
+      ...(o.to ? { createdTo: timestampFromDate(o.to) } : {}),
+      iban: f.iban,
+      holderName: f.name,
+      ...(typeof o.amount === "bigint" ? { amount: o.amount } : {}),
+      sandbox: o.sandbox,
+      limit: PAGE_SIZE,
+      cursor: o.cursor,
+    });
+  } catch (err) {
+    return refusalOf(err, who.t);
+  }
 }
 
 interface DetailState {
@@ -101,10 +143,12 @@ export function withdrawalPages(deps: ConsoleContext): ConsoleRoute[] {
       return workPage(ctx, who, { title, body: html`${alert(refusal.message)}<p><a href="/withdrawals">${who.t("withdrawals.back")}</a></p>` }, refusal.status);
     }
     if (!w) return workPage(ctx, who, { title, body: alert(who.t("call.notFound", { detail: id })) ?? html`` }, 404);
-    const [events, audit] = await Promise.all([eventsOf(who, id), auditOf(who, "payout", id)]);
+    const merchantId = w.merchantId;
+    const [events, audit, names] = await Promise.all([eventsOf(who, id), auditOf(who, "payout", id), Names.of(deps, who).then((n) => n.ensure({ merchants: [merchantId] }))]);
     const entries: TimelineEntry[] = [{ at: w.createdAt, what: who.t("history.created"), detail: money(w.amount, w.currency, who.lang) }, ...eventEntries(who, events), ...auditEntries(audit, who.lang)];
     if (w.completedAt && (!Array.isArray(events) || events.length === 0)) entries.push({ at: w.completedAt, what: statusText(who, w) });
-    const forms = decideForms(who, w, `/withdrawals/${w.id}`, state);
+    // While an approval waits for this withdrawal, it stands where the decision forms would.
+    const forms = await formsUnlessWaiting(who, ["payout"], w.id, decideForms(who, w, `/withdrawals/${w.id}`, state));
     const generalError = state.refusal && !state.refusal.approvalId ? alert(state.refusal.message) : null;
     workPage(
       ctx,
@@ -114,15 +158,15 @@ export function withdrawalPages(deps: ConsoleContext): ConsoleRoute[] {
         body: html`${banner}${generalError}<p><a href="/withdrawals">${who.t("withdrawals.back")}</a> · <a href="/withdrawals/awaiting">${who.t("withdrawals.queue")}</a></p>
 <dl class="facts card">
 <dt>${who.t("list.status")}</dt><dd>${statusText(who, w)}</dd>
-<dt>${who.t("list.merchant")}</dt><dd><a href="${`/merchants/${w.merchantId}`}">${w.merchantId}</a></dd>
+<dt>${who.t("list.merchant")}</dt><dd>${merchantNamed(names, w.merchantId)}</dd>
 <dt>${who.t("deposit.processId")}</dt><dd>${w.processId}</dd>
 <dt>${who.t("deposit.kind")}</dt><dd>${w.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</dd>
 <dt>${who.t("transfer.amount")}</dt><dd>${money(w.amount, w.currency, who.lang)}</dd>
 <dt>${who.t("withdrawal.recipient")}</dt><dd>${w.accountName}</dd>
 <dt>IBAN</dt><dd><code>${w.iban}</code></dd>
-<dt>${who.t("withdrawal.bank")}</dt><dd>${w.bankId || "—"}</dd>
+<dt>${who.t("withdrawal.bank")}</dt><dd>${bankNamed(names, w.bankId)}</dd>
 <dt>${who.t("withdrawal.bankReference")}</dt><dd>${w.bankReference || "—"}</dd>
-<dt>${who.t("deposit.customer")}</dt><dd>${w.name || w.userName || w.userId ? `${w.name || "—"} (${w.userName || "—"}, ${w.userId || "—"})` : "—"}</dd>
+<dt>${who.t("deposit.customer")}</dt><dd>${w.name || w.userName || w.userId ? html`${named(w.name || w.userName, w.userId)}${w.userName && w.name ? html` · ${w.userName}` : null}` : "—"}</dd>
 <dt>${who.t("list.created")}</dt><dd>${timeOf(w.createdAt, who.lang)}</dd>
 <dt>${who.t("deposit.final")}</dt><dd>${timeOf(w.completedAt, who.lang) ?? "—"}</dd>
 </dl>
@@ -138,12 +182,16 @@ ${callbacksSection(who, events)}`,
     const title = who.t("withdrawals.queue");
     const now = deps.clock.now();
     try {
-      const res = await who.client(PayoutService).listWithdrawals({ allMerchants: true, awaitingOperator: true, limit: PAGE_SIZE, cursor });
+      const [res, names] = await Promise.all([
+        who.client(PayoutService).listWithdrawals({ allMerchants: true, awaitingOperator: true, sandbox: sandboxFilter(ctx.state.mode), limit: PAGE_SIZE, cursor }),
+        Names.of(deps, who),
+      ]);
+      await names.ensure({ merchants: res.withdrawals.map((w) => w.merchantId) });
       const generalError = state.refusal && !state.refusal.approvalId ? alert(state.refusal.message) : null;
       const items = res.withdrawals.map((w) => {
         const forms = decideForms(who, w, "/withdrawals/awaiting", state);
         return html`<section class="card" aria-labelledby="${`q-${w.id}`}"><h2 id="${`q-${w.id}`}"><a href="${`/withdrawals/${w.id}`}">${w.id}</a> · ${money(w.amount, w.currency, who.lang)}</h2>
-<p>${w.accountName} · <code>${w.iban}</code> · ${w.merchantId} · ${w.sandbox ? who.t("kind.sandbox") : who.t("kind.live")} · ${timeOf(w.createdAt, who.lang)} (${ageOf(w.createdAt, now, who.t)})</p>
+<p>${w.accountName} · <code>${w.iban}</code> · ${merchantNamed(names, w.merchantId)} · ${w.sandbox ? who.t("kind.sandbox") : who.t("kind.live")} · ${timeOf(w.createdAt, who.lang)} (${ageOf(w.createdAt, now, who.t)})</p>
 ${forms ? html`<div class="actions">${forms}</div>` : null}</section>`;
       });
       workPage(
@@ -206,48 +254,23 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
       handler: async (ctx) => {
         const who = signedIn(deps, ctx);
         const f = filtersOf(ctx);
+        const sandbox = sandboxFilter(ctx.state.mode);
         const cursor = cursorParam(ctx.query.cursor);
         const from = f.from ? dayStart(f.from) : undefined;
         const to = f.to ? dayAfter(f.to) : undefined;
         const amount = amountOf(f, who.lang);
         const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : "", amount === "bad" ? "amount" : ""].filter(Boolean));
+        const listing = invalid.size > 0 ? Promise.resolve(undefined) : f.q ? findOne(who, f) : listPage(who, f, { sandbox, from, to, amount, cursor });
+        const [names, found] = await Promise.all([Names.of(deps, who), listing]);
+        await names.ensure({ merchants: [f.merchant, ...(found && "withdrawals" in found ? found.withdrawals.map((w) => w.merchantId) : [])] });
         const label = (s: WithdrawalStatusName) => who.t(`withdrawal.status.${s}`);
-        const form = filterForm(who, "/withdrawals", f, WITHDRAWAL_STATUSES, label, invalid, SEARCH);
+        const form = filterForm(who, { names, sandbox }, "/withdrawals", f, WITHDRAWAL_STATUSES, label, invalid, SEARCH);
         const page = (body: SafeHtml, status = 200) =>
           workPage(ctx, who, { title: who.t("withdrawals.title"), body: html`<p>${who.t("withdrawals.intro")} <a href="/withdrawals/awaiting">${who.t("withdrawals.queue")}</a></p>${form}${body}` }, status);
-        if (invalid.size > 0) return page(html``, 400);
-        const payouts = who.client(PayoutService);
-        if (f.q) {
-          const lookups = [() => payouts.getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: f.q } })];
-          if (f.merchant) lookups.push(() => payouts.getWithdrawal({ merchantId: f.merchant, key: { case: "processId", value: f.q } }));
-          for (const lookup of lookups) {
-            try {
-              const found = (await lookup()).withdrawal;
-              if (found) return page(table(who, [found], who.t("withdrawals.caption")));
-            } catch (err) {
-              const refusal = refusalOf(err, who.t);
-              if (refusal.status !== 404 && refusal.status !== 400) return page(refusalAlert(refusal), refusal.status);
-            }
-          }
-          return page(html`${f.merchant ? null : html`<p class="hint">${who.t("list.processIdNeedsMerchant")}</p>`}<p>${who.t("list.empty")}</p>`);
-        }
-        try {
-          const res = await payouts.listWithdrawals({
-            ...(f.merchant ? { merchantId: f.merchant } : { allMerchants: true }),
-            status: isWithdrawalStatusName(f.status) ? withdrawalStatusToProto(f.status) : WithdrawalStatus.UNSPECIFIED,
-            ...(from ? { createdFrom: timestampFromDate(from) } : {}),
-            ...(to ? { createdTo: timestampFromDate(to) } : {}),
-            iban: f.iban,
-            holderName: f.name,
-            ...(typeof amount === "bigint" ? { amount } : {}),
-            limit: PAGE_SIZE,
-            cursor,
-          });
-          page(html`${table(who, res.withdrawals, who.t("withdrawals.caption"))}${pager(who, "/withdrawals", { ...f }, cursor, res.nextCursor)}`);
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          page(refusalAlert(refusal), refusal.status);
-        }
+        if (!found) return page(html``, 400);
+        if ("message" in found) return page(refusalAlert(found), found.status);
+        if (f.q && found.withdrawals.length === 0) return page(html`${f.merchant ? null : html`<p class="hint">${who.t("list.processIdNeedsMerchant")}</p>`}<p>${who.t("list.empty")}</p>`);
+        page(html`${table(who, names, found.withdrawals, who.t("withdrawals.caption"))}${f.q ? null : pager(who, "/withdrawals", { ...f }, cursor, found.nextCursor)}`);
       },
     },
     {
