@@ -10,8 +10,9 @@ import { ConfigError, createServiceClient, ERROR_REASON_KEY, loadClientTls, type
 import { operatorAssertionInterceptor, workloadIdentityInterceptor, type AssertionSigner, type CallerIdentity } from "@payments/access";
 import { carriesPeople, operatorSigner, workloadIdentity } from "./operator-signer.js";
 import { CommandFailed, UnreachableError, UsageError } from "./errors.js";
+import { localGrpcUrl } from "./local-addresses.js";
 
-/** Where `pnpm start` serves every internal service. */
+/** Where `pnpm start` serves every internal service unless GRPC_PORT says otherwise. */
 export const DEFAULT_GRPC_URL = "http://127.0.0.1:9090";
 const CALL_TIMEOUT_MS = 10_000;
 
@@ -60,7 +61,7 @@ function nonEmpty(value: string | undefined): string | undefined {
 /**
  * --grpc-url (typed now, so it wins) > MERCHANT_SERVICE_URL / BANK_CATALOG_SERVICE_URL /
  * DEPOSIT_SERVICE_URL / PAYOUT_SERVICE_URL / CALLBACK_SENDER_SERVICE_URL (split deployments) >
- * GRPC_URL > the all-in-one default.
+ * GRPC_URL > the all-in-one's address: 127.0.0.1 on GRPC_PORT (its setting, 9090 unless set).
  */
 export function resolveEndpoints(flags: { grpcUrl?: string; actor?: string }, env: Readonly<Record<string, string | undefined>>): Endpoints {
   const pick = (variable: string): string => {
@@ -69,7 +70,7 @@ export function resolveEndpoints(flags: { grpcUrl?: string; actor?: string }, en
     if (specific) return checkedUrl(specific, variable);
     const shared = nonEmpty(env.GRPC_URL);
     if (shared) return checkedUrl(shared, "GRPC_URL");
-    return DEFAULT_GRPC_URL;
+    return localGrpcUrl(env);
   };
   const endpoints: Endpoints = {
     merchant: pick("MERCHANT_SERVICE_URL"),

@@ -3,10 +3,11 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import type { AssertionSigner } from "@payments/access";
 import { CommandFailed, UnreachableError, UsageError } from "./errors.js";
+import { localConsoleUrl } from "./local-addresses.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** Where `pnpm start` (and a local console) serves the console. */
+/** Where `pnpm start` (and a local console) serves the console unless CONSOLE_PORT says otherwise. */
 export const DEFAULT_CONSOLE_URL = "http://127.0.0.1:8081";
 
 /** Refresh an assertion this long before it expires, so a call never carries one about to lapse. */
@@ -21,8 +22,9 @@ export interface CachedSession {
   role: string;
 }
 
+/** CONSOLE_URL, else the all-in-one's console: 127.0.0.1 on CONSOLE_PORT (8081 unless set). */
 export function consoleUrl(env: Env): string {
-  const value = env.CONSOLE_URL?.trim() || DEFAULT_CONSOLE_URL;
+  const value = env.CONSOLE_URL?.trim() || localConsoleUrl(env);
   let parsed: URL;
   try {
     parsed = new URL(value);

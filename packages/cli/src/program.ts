@@ -27,7 +27,7 @@ import type { Io } from "./io.js";
 
 const ENVIRONMENT_HELP = `
 Environment:
-  GRPC_URL                     internal API of every service (default ${DEFAULT_GRPC_URL}, as \`pnpm start\` serves it)
+  GRPC_URL                     internal API of every service (default http://127.0.0.1:$GRPC_PORT, ${DEFAULT_GRPC_URL} when GRPC_PORT is unset, as \`pnpm start\` serves it)
   MERCHANT_SERVICE_URL         merchant service, for split deployments (default: GRPC_URL)
   BANK_CATALOG_SERVICE_URL     bank-catalog service, for split deployments (default: GRPC_URL)
   DEPOSIT_SERVICE_URL          deposit service, for split deployments (default: GRPC_URL)
@@ -38,8 +38,9 @@ Environment:
                                default <DATA_DIR>/workloads/cli.key, which \`pnpm start\` makes (DATA_DIR default ./var)
   WORKLOAD_ID                  the SPIFFE ID WORKLOAD_KEY is for, when not spiffe://<WORKLOAD_TRUST_DOMAIN>/cli (a bank integration's own)
   WORKLOAD_TRUST_DOMAIN        the SPIFFE trust domain (default payments.local)
-  GATEWAY_URL                  merchant API used by \`request\` (default http://localhost:8080)
-  CONSOLE_URL                  console used by \`login\` and \`operator\` (default http://127.0.0.1:8081)
+  GATEWAY_URL                  merchant API used by \`request\` (default http://localhost:$PORT, http://localhost:8080 when PORT is unset)
+  CONSOLE_URL                  console used by \`login\` and \`operator\` (default http://127.0.0.1:$CONSOLE_PORT, http://127.0.0.1:8081 when CONSOLE_PORT is unset)
+  PORT, GRPC_PORT, CONSOLE_PORT  the all-in-one's own settings: set in the shell that ran \`pnpm start\`, the defaults above follow them
   XDG_CONFIG_HOME              where \`login\` caches its session: $XDG_CONFIG_HOME/payments/session.json (default ~/.config)
   PAYMENTS_OPERATOR_TOKEN      a service account's token (\`operator token\`), exchanged at CONSOLE_URL for a 60-second assertion per call
   OPERATOR_ASSERTION_PRIVATE_KEY  the signing key, only for \`operator token\`

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { signedHeaders } from "@payments/signing";
 import type { CommandContext } from "../context.js";
 import { CommandFailed, UnreachableError, UsageError } from "../errors.js";
+import { localGatewayUrl } from "../local-addresses.js";
 
 export const DEFAULT_GATEWAY_URL = "http://localhost:8080";
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -65,7 +66,7 @@ export function registerRequestCommand(program: Command, ctx: CommandContext): v
     .option("--data <json>", "request body, sent byte for byte (and signed as such)")
     .option("--api-key <key>", "the merchant's API key (default: $PAYMENTS_API_KEY)")
     .option("--api-secret <secret>", "the merchant's API secret (default: $PAYMENTS_API_SECRET)")
-    .option("--base-url <url>", `gateway address (default: $GATEWAY_URL or ${DEFAULT_GATEWAY_URL})`)
+    .option("--base-url <url>", `gateway address (default: $GATEWAY_URL, else http://localhost:$PORT, ${DEFAULT_GATEWAY_URL} when PORT is unset)`)
     .addHelpText(
       "after",
       `
@@ -81,7 +82,7 @@ Exits 1 when the response status is not 2xx.`,
       const apiKey = opts.apiKey ?? io.env.PAYMENTS_API_KEY;
       const apiSecret = opts.apiSecret ?? io.env.PAYMENTS_API_SECRET;
       if (!apiKey || !apiSecret) throw new UsageError("give the merchant's credentials: --api-key and --api-secret (or PAYMENTS_API_KEY and PAYMENTS_API_SECRET)");
-      const baseUrl = opts.baseUrl ?? (io.env.GATEWAY_URL || DEFAULT_GATEWAY_URL);
+      const baseUrl = opts.baseUrl ?? (io.env.GATEWAY_URL?.trim() || localGatewayUrl(io.env));
       const { url, init } = signedRequest({ method, path, data: opts.data, baseUrl, apiKey, apiSecret });
 
       let response: Response;
