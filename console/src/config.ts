@@ -73,8 +73,29 @@ export const consoleConfigSchema = z.object({
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   SHUTDOWN_GRACE: envVar.duration("10s"),
   LOG_LEVEL: envVar.logLevel(),
+  /**
+   * Where one-time links (invitations, resets) are mailed from: `smtp://user:pass@host:587`
+   * (STARTTLS when the server offers it) or `smtps://user:pass@host:465`. Unset: no mail, the
+   * links are shown on screen to whoever hands them over.
+   */
+  SMTP_URL: envVar.url(["smtp", "smtps"]).optional(),
+  /** The sender of those mails, `payments@example.com` or `Payments <payments@example.com>`: required with SMTP_URL. */
+  MAIL_FROM: z
+    .string()
+    .trim()
+    .refine(isMailFrom, "expected an address, e.g. payments@example.com or Payments <payments@example.com>")
+    .optional(),
   ...migrationConfigSchema.shape,
+}).superRefine((config, ctx) => {
+  if (config.SMTP_URL && !config.MAIL_FROM) ctx.addIssue({ code: "custom", path: ["MAIL_FROM"], message: "required when SMTP_URL is set: the address the console's mail is sent from" });
 });
+
+/** `a@b.example` or `Name <a@b.example>`, on one line (nothing that could start another header). */
+export function isMailFrom(text: string): boolean {
+  if (/[\r\n]/.test(text)) return false;
+  const named = /^[^<>"]*<([^<>]+)>$/.exec(text);
+  return /^[^\s@<>",;]+@[^\s@<>",;]+\.[^\s@<>",;]+$/.test(named ? named[1]! : text);
+}
 
 export type ConsoleConfig = z.infer<typeof consoleConfigSchema>;
 

@@ -6,6 +6,7 @@ import type { SessionLimits } from "./auth/sessions.js";
 import type { SignInThrottle } from "./auth/sign-in-throttle.js";
 import type { TotpSealer } from "./auth/totp.js";
 import type { ConsoleConfig } from "./config.js";
+import type { Mailer } from "./mail/mailer.js";
 import type { ServiceDirectory } from "./service-clients.js";
 
 /** What routes, pages and the auth rules get: the console's database, settings and helpers. */
@@ -27,6 +28,8 @@ export interface ConsoleContext {
   /** Where operators reach the console: the start of every link it hands out. */
   publicUrl: string;
   secureCookies: boolean;
+  /** Sends one-time links by mail (SMTP_URL); undefined: they are shown on screen to whoever hands them over. */
+  mailer: Mailer | undefined;
 }
 
 /** Milliseconds now, from the injected clock. */

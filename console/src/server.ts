@@ -14,6 +14,7 @@ import { SignInThrottle } from "./auth/sign-in-throttle.js";
 import { totpSealer } from "./auth/totp.js";
 import { keyBytes, loadConsoleConfig, secureCookies, type ConsoleConfig } from "./config.js";
 import type { ConsoleContext } from "./context.js";
+import { mailerFromConfig, type Mailer } from "./mail/mailer.js";
 import { consoleMigrations } from "./migrations/index.js";
 import type { ConsoleRoute } from "./route.js";
 import { probes } from "./routes/health.js";
@@ -49,6 +50,8 @@ export interface StartConsoleOptions {
   split?: boolean;
   /** Pages and endpoints beyond the built-in ones (later areas, tests). */
   routes?: ConsoleRoute[];
+  /** What mails one-time links, overriding SMTP_URL/MAIL_FROM (closed with the console). */
+  mailer?: Mailer;
 }
 
 /** The console built but not listening: its Koa app, for a server of the caller's (or a test's). */
@@ -171,6 +174,7 @@ export async function createConsole(options: StartConsoleOptions = {}): Promise<
     privateKey,
     publicUrl: config.CONSOLE_PUBLIC_URL ?? `http://localhost:${config.CONSOLE_PORT}`,
     secureCookies: secureCookies(config),
+    mailer: options.mailer ?? mailerFromConfig(config),
   };
 
   const readiness = { listening: () => serving.listening(), draining: () => serving.draining(), migrated: () => migrated };
@@ -195,6 +199,7 @@ export async function createConsole(options: StartConsoleOptions = {}): Promise<
     },
     close() {
       clearInterval(sweep);
+      context.mailer?.close();
       return (closing ??= db.destroy());
     },
   };

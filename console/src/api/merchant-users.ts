@@ -7,7 +7,7 @@ import { notFound } from "../errors.js";
 import { ID_PATTERN } from "../pages/operator-call.js";
 import type { ConsoleRoute } from "../route.js";
 import type { ConsoleContextKoa } from "../state.js";
-import { actorOf, answerChange, auditedBody } from "./operators.js";
+import { actorOf, answerChange, auditedBody, mailedByActor } from "./operators.js";
 
 const inviteSchema = z.object({
   email: z.string().min(3).max(254),
@@ -46,7 +46,8 @@ export function merchantUserRoutes(deps: ConsoleContext): ConsoleRoute[] {
         const merchantId = merchantIdOf(ctx);
         const input = await auditedBody(deps, ctx, "InviteMerchantUser", [merchantId], inviteSchema);
         await checkMerchantFor(deps, actorOf(ctx), merchantId);
-        answerChange(ctx, await operatorInvitesMerchantUser(deps, actorOf(ctx), { merchantId, ...input }), true);
+        const outcome = await operatorInvitesMerchantUser(deps, actorOf(ctx), { merchantId, ...input });
+        answerChange(ctx, outcome, true, await mailedByActor(deps, ctx, outcome, "create"));
       },
     },
     {
@@ -66,7 +67,8 @@ export function merchantUserRoutes(deps: ConsoleContext): ConsoleRoute[] {
         const merchantId = merchantIdOf(ctx);
         const userId = userIdOf(ctx);
         const { clearTotp } = await auditedBody(deps, ctx, "ResetMerchantUser", [merchantId, userId], resetSchema);
-        answerChange(ctx, await operatorResetsMerchantUser(deps, actorOf(ctx), merchantId, userId, { clearTotp: clearTotp === true }));
+        const outcome = await operatorResetsMerchantUser(deps, actorOf(ctx), merchantId, userId, { clearTotp: clearTotp === true });
+        answerChange(ctx, outcome, false, await mailedByActor(deps, ctx, outcome, "reset"));
       },
     },
   ];

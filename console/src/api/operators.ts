@@ -6,6 +6,7 @@ import { listApprovals, publicApproval } from "../auth/approvals.js";
 import { createOperator, disableOperator, enableOperator, resetOperator, setOperatorRole, type ChangeOutcome } from "../auth/operator-admin.js";
 import { publicMerchantUser } from "../auth/merchant-users.js";
 import { listOperators, publicOperator } from "../auth/operators.js";
+import { mailChangeLink, makerLabel, personLabel, purposeOfAction, type LinkDelivery } from "../mail/deliver.js";
 import { nowMs, type ConsoleContext } from "../context.js";
 import { badRequest, ConsoleError } from "../errors.js";
 import type { ConsoleRoute } from "../route.js";
@@ -28,22 +29,32 @@ export function actorOf(ctx: ConsoleContextKoa) {
 
 /**
  * 201/200 with the account (and its one-time link, for whoever is to hand it over), or 202 with
- * the approval it now waits for (no link: the admin who asked never gets one).
+ * the approval it now waits for (no link: the admin who asked never gets one). A link that was
+ * mailed (`delivery`) is not in the answer, only `mail: { status: "sent", to }`; one whose mail
+ * failed is, with `mail: { status: "failed", to }`.
  */
-export function answerChange(ctx: ConsoleContextKoa, outcome: ChangeOutcome, created = false): void {
+export function answerChange(ctx: ConsoleContextKoa, outcome: ChangeOutcome, created = false, delivery: LinkDelivery = { status: "shown" }): void {
   if (outcome.status === "pending_approval") {
     ctx.status = 202;
     ctx.body = { status: "pending_approval", approval: publicApproval(outcome.approval) };
     return;
   }
   ctx.status = created ? 201 : 200;
+  const link = delivery.status === "sent" ? undefined : outcome.link;
   // A link is a password to be: never kept by a cache on the way.
-  if (outcome.link) ctx.set("Cache-Control", "no-store");
+  if (link) ctx.set("Cache-Control", "no-store");
   ctx.body = {
     status: "done",
     ...("operator" in outcome ? { operator: publicOperator(outcome.operator) } : { user: publicMerchantUser(outcome.user) }),
-    ...(outcome.link ? { link: { url: outcome.link.url, expiresAt: new Date(outcome.link.expiresAt).toISOString() } } : {}),
+    ...(link ? { link: { url: link.url, expiresAt: new Date(link.expiresAt).toISOString() } } : {}),
+    ...(delivery.status === "shown" ? {} : { mail: { status: delivery.status, to: delivery.to } }),
   };
+}
+
+/** Mails the link a change of the admin API made (mail/deliver.ts), in the caller's language, from the admin who made it. */
+export function mailedByActor(deps: ConsoleContext, ctx: ConsoleContextKoa, outcome: ChangeOutcome, purpose: "create" | "reset"): Promise<LinkDelivery> {
+  const actor = actorOf(ctx);
+  return mailChangeLink(deps, actor, outcome, { lang: ctx.state.lang, purpose, by: personLabel(actor.name, actor.subject) });
 }
 
 /**
@@ -86,7 +97,8 @@ export function operatorRoutes(deps: ConsoleContext): ConsoleRoute[] {
       handler: async (ctx) => {
         const body = ctx.state.json as { email?: unknown } | undefined;
         const input = await auditedBody(deps, ctx, "CreateOperator", typeof body?.email === "string" ? [body.email.toLowerCase()] : [], createSchema);
-        answerChange(ctx, await createOperator(deps, actorOf(ctx), input), true);
+        const outcome = await createOperator(deps, actorOf(ctx), input);
+        answerChange(ctx, outcome, true, await mailedByActor(deps, ctx, outcome, "create"));
       },
     },
     {
@@ -131,7 +143,8 @@ export function operatorRoutes(deps: ConsoleContext): ConsoleRoute[] {
       access: "admin",
       handler: async (ctx) => {
         const { clearTotp } = await auditedBody(deps, ctx, "ResetOperator", [email(ctx)], resetSchema);
-        answerChange(ctx, await resetOperator(deps, actorOf(ctx), email(ctx), { clearTotp: clearTotp === true }));
+        const outcome = await resetOperator(deps, actorOf(ctx), email(ctx), { clearTotp: clearTotp === true });
+        answerChange(ctx, outcome, false, await mailedByActor(deps, ctx, outcome, "reset"));
       },
     },
     {
@@ -155,7 +168,9 @@ export function operatorRoutes(deps: ConsoleContext): ConsoleRoute[] {
       access: "admin",
       handler: async (ctx) => {
         const { approval, outcome } = await approveChange(deps, actorOf(ctx), id(ctx));
-        answerChange(ctx, outcome);
+        // The mail says who asked for the change: the approver only lets it through.
+        const by = deps.mailer ? await makerLabel(deps.db, approval.requestedBy) : approval.requestedBy;
+        answerChange(ctx, outcome, false, await mailChangeLink(deps, actorOf(ctx), outcome, { lang: ctx.state.lang, purpose: purposeOfAction(approval.action), by }));
         ctx.body = { ...(ctx.body as Record<string, unknown>), approval: publicApproval(approval) };
       },
     },

@@ -8,6 +8,8 @@ import type { ConsoleContext } from "../../context.js";
 import { ConsoleError } from "../../errors.js";
 import { html, type SafeHtml } from "../../html.js";
 import { alert, field, notice } from "../../layout.js";
+import { deliverOutcome, personLabel, type LinkDelivery } from "../../mail/deliver.js";
+import { linkNotice } from "../../mail/notice.js";
 import { formatTime, ID_PATTERN, SERVICES } from "../../pages/operator-call.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
@@ -26,8 +28,8 @@ function roleSelect(who: MerchantSignedIn, id: string, selected: MerchantRole): 
 }
 
 interface TeamView {
-  invited?: { email: string; link: SignInLinkOut };
-  reset?: { email: string; link: SignInLinkOut };
+  invited?: { email: string; link: SignInLinkOut; delivery: LinkDelivery };
+  reset?: { email: string; link: SignInLinkOut; delivery: LinkDelivery };
   error?: string;
   form?: { email?: string; displayName?: string; role?: string };
 }
@@ -46,11 +48,12 @@ async function teamPage(deps: ConsoleContext, ctx: ConsoleContextKoa, who: Merch
     return html`<tr><td>${user.displayName}</td><td>${user.email}</td><td>${roleName(who.lang, user.role)}</td><td>${user.lastSignInAt === null ? t("never") : formatTime(new Date(user.lastSignInAt), who.lang)}</td><td>${user.passwordHash ? t("yes") : t("no")}</td>${owner ? html`<td>${actions}</td>` : null}</tr>`;
   });
   const table = html`<table><caption>${t("list.caption")}</caption><thead><tr><th scope="col">${t("col.name")}</th><th scope="col">${t("col.email")}</th><th scope="col">${t("col.role")}</th><th scope="col">${t("col.lastSignIn")}</th><th scope="col">${t("col.password")}</th>${owner ? html`<th scope="col">${t("col.actions")}</th>` : null}</tr></thead><tbody>${rows}</tbody></table>`;
+  // Mailed (SMTP_URL): the page names the address, never the link; else the link is shown once, here.
   const invited = view.invited
-    ? html`<div class="notice" role="status"><p>${t("invite.done", { email: view.invited.email, until: formatTime(new Date(view.invited.link.expiresAt), who.lang) })}</p><p><code id="invite-link">${view.invited.link.url}</code></p></div>`
+    ? linkNotice(who.lang, view.invited.delivery, view.invited.link, { codeId: "invite-link", shown: html`<div class="notice" role="status"><p>${t("invite.done", { email: view.invited.email, until: formatTime(new Date(view.invited.link.expiresAt), who.lang) })}</p><p><code id="invite-link">${view.invited.link.url}</code></p></div>` })
     : null;
   const reset = view.reset
-    ? html`<div class="notice" role="status"><p>${t("reset.done", { email: view.reset.email, until: formatTime(new Date(view.reset.link.expiresAt), who.lang) })}</p><p><code id="reset-link">${view.reset.link.url}</code></p></div>`
+    ? linkNotice(who.lang, view.reset.delivery, view.reset.link, { codeId: "reset-link", shown: html`<div class="notice" role="status"><p>${t("reset.done", { email: view.reset.email, until: formatTime(new Date(view.reset.link.expiresAt), who.lang) })}</p><p><code id="reset-link">${view.reset.link.url}</code></p></div>` })
     : null;
   const inviteForm = owner
     ? html`<section class="card" aria-labelledby="invite-title"><h2 id="invite-title">${t("invite.title")}</h2>
@@ -141,7 +144,8 @@ export function merchantTeamPages(deps: ConsoleContext): ConsoleRoute[] {
       if (!isMerchantRole(input.role)) return teamPage(deps, ctx, who, { error: "role: one of owner, developer, finance, viewer", form: input }, 400);
       try {
         const { user, link } = await inviteMerchantUser(deps, merchantIdentityOf(who.user), { merchantId: who.user.merchantId, email: input.email, displayName: input.displayName, role: input.role });
-        await teamPage(deps, ctx, who, { invited: { email: user.email, link } }, 201);
+        const delivery = await deliverOutcome(deps, { status: "done", user, link }, { lang: who.lang, purpose: "create", by: personLabel(who.user.displayName, who.user.email), merchant: who.merchantName });
+        await teamPage(deps, ctx, who, { invited: { email: user.email, link, delivery } }, 201);
       } catch (err) {
         await refused(deps, ctx, who, err, input);
       }
@@ -167,7 +171,8 @@ export function merchantTeamPages(deps: ConsoleContext): ConsoleRoute[] {
       try {
         const { user, link } = await resetMerchantUser(deps, merchantIdentityOf(who.user), userId, { clearTotp: ctx.state.form?.clearTotp === "1" });
         // The link is shown once, on this answer (no-store, as the invitation's).
-        await teamPage(deps, ctx, who, { reset: { email: user.email, link } });
+        const delivery = await deliverOutcome(deps, { status: "done", user, link }, { lang: who.lang, purpose: "reset", by: personLabel(who.user.displayName, who.user.email), merchant: who.merchantName });
+        await teamPage(deps, ctx, who, { reset: { email: user.email, link, delivery } });
       } catch (err) {
         await refused(deps, ctx, who, err);
       }

@@ -7,6 +7,8 @@ import { nowMs, type ConsoleContext } from "../../context.js";
 import { ConsoleError } from "../../errors.js";
 import { html, type SafeHtml } from "../../html.js";
 import { alert, notice } from "../../layout.js";
+import { mailChangeLink, makerLabel, purposeOfAction } from "../../mail/deliver.js";
+import { linkNotice } from "../../mail/notice.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { csrfField, formatTime, ID_PATTERN, notFoundPage, scrollingTable, seeOther, signedIn, workPage, type SignedIn } from "../operator-call.js";
@@ -155,13 +157,15 @@ export function accountApprovalPages(deps: ConsoleContext): ConsoleRoute[] {
           await rejectChange(deps, identityOf(who.operator), id);
           return seeOther(ctx, `/approvals/console/${id}?done=reject`);
         }
-        const { outcome } = await approveChange(deps, identityOf(who.operator), id);
+        const { approval, outcome } = await approveChange(deps, identityOf(who.operator), id);
         if (outcome.status !== "done" || !outcome.link) return seeOther(ctx, `/approvals/console/${id}?done=approve`);
+        // With SMTP_URL the link goes to the person by mail, saying who asked for it, and is not shown here.
+        const delivery = await mailChangeLink(deps, identityOf(who.operator), outcome, { lang: who.lang, purpose: purposeOfAction(approval.action), by: await makerLabel(deps.db, approval.requestedBy) });
         // The link is this approver's to hand over: shown now, on an answer no cache keeps, and never again.
         const email = "operator" in outcome ? outcome.operator.email : outcome.user.email;
         ctx.set("Cache-Control", "no-store");
         const shown = html`<div class="notice" role="status"><p>${texts(who)("done")}</p><p>${texts(who)("linkOnce", { email, until: formatTime(new Date(outcome.link.expiresAt), who.lang) })}</p><p><code id="sign-in-link">${outcome.link.url}</code></p></div>`;
-        await show(ctx, who, id, shown);
+        await show(ctx, who, id, linkNotice(who.lang, delivery, outcome.link, { codeId: "sign-in-link", shown, lead: texts(who)("done") }));
       } catch (err) {
         if (!(err instanceof ConsoleError)) throw err;
         await show(ctx, who, id, null, err);

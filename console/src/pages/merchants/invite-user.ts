@@ -6,6 +6,8 @@ import type { ConsoleContext } from "../../context.js";
 import { ConsoleError } from "../../errors.js";
 import { html, type SafeHtml } from "../../html.js";
 import { alert, field } from "../../layout.js";
+import { deliverOutcome, personLabel } from "../../mail/deliver.js";
+import { linkNotice } from "../../mail/notice.js";
 import { roleName } from "../../merchant/layout.js";
 import { team } from "../../merchant/team/texts.js";
 import type { ConsoleRoute } from "../../route.js";
@@ -61,7 +63,9 @@ export function merchantInvitePages(deps: ConsoleContext): ConsoleRoute[] {
           }
           if (!("user" in outcome) || !outcome.link) throw new Error("an invite answered no user or link");
           ctx.set("Cache-Control", "no-store");
-          page(html`<div class="notice" role="status"><p>${t("operator.invite.done", { email: outcome.user.email, merchant: name, until: formatTime(new Date(outcome.link.expiresAt), who.lang) })}</p><p><code id="invite-link">${outcome.link.url}</code></p></div>`, 201);
+          const delivery = await deliverOutcome(deps, { ...outcome, link: outcome.link }, { lang: who.lang, purpose: "create", by: personLabel(who.operator.displayName, who.operator.email), merchant: name });
+          const shown = html`<div class="notice" role="status"><p>${t("operator.invite.done", { email: outcome.user.email, merchant: name, until: formatTime(new Date(outcome.link.expiresAt), who.lang) })}</p><p><code id="invite-link">${outcome.link.url}</code></p></div>`;
+          page(linkNotice(who.lang, delivery, outcome.link, { codeId: "invite-link", shown }), 201);
         } catch (err) {
           if (!(err instanceof ConsoleError)) throw err;
           page(alert(err.message) ?? html``, err.status);
