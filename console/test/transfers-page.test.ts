@@ -32,6 +32,35 @@ test.serial("a viewer sees the open transfers oldest first with the reason, scor
   t.true(tr.html.includes("İncelemede"));
 });
 
+test.serial("names first: the queue shows each transfer's merchant, receiving account and bank by name, and only the mode's transfers", async (t) => {
+  const live = await merchantDeposit(stack);
+  const liveShort = await reportTo(stack, live, 40_000n, `odeme ${live.reference}`);
+  const play = await merchantDeposit(stack, { sandbox: true });
+  const playShort = await reportTo(stack, play, 30_000n, `odeme ${play.reference}`);
+  const merchantName = (await stack.merchants.getMerchant({ merchantId: live.merchantId })).merchant!.name;
+  const account = live.assignedAccount!;
+  const viewer = await signedInAs(stack.c, "viewer-q-names@example.com", "viewer");
+  const has = (html: string, id: string) => html.includes(`href="/transfers/${id}"`);
+
+  const liveQueue = await viewer.get("/transfers?lang=en&mode=live");
+  t.true(has(liveQueue.html, liveShort.id));
+  t.false(has(liveQueue.html, playShort.id), "a sandbox transfer is not in live mode");
+  t.regex(liveQueue.html, /<th scope="col">Merchant<\/th><th scope="col">Receiving account<\/th><th scope="col">Bank<\/th>/);
+  t.true(liveQueue.html.includes(`<a href="/merchants/${live.merchantId}">${merchantName}</a> <small><code class="id">${live.merchantId}</code></small>`), "the merchant of the deposit in review, by name");
+  t.true(liveQueue.html.includes(`${account.accountName} · ${account.bankName} <small><code class="id">${account.iban}</code></small>`), "the receiving account by name and bank");
+  t.true(liveQueue.html.includes(`${account.bankName} <small><code class="id">${account.bankId}</code></small>`), "the bank by name");
+  t.regex(liveQueue.html, /\d+ transfers of this page are sandbox money/);
+
+  const sandboxQueue = await viewer.get("/transfers?mode=sandbox&lang=tr");
+  t.true(has(sandboxQueue.html, playShort.id));
+  t.false(has(sandboxQueue.html, liveShort.id), "a live transfer is not in sandbox mode");
+  t.regex(sandboxQueue.html, /havale canlı para ve burada gösterilmiyor/);
+
+  const detail = await viewer.get(`/transfers/${liveShort.id}?lang=en`);
+  t.true(detail.html.includes(`<a href="/merchants/${live.merchantId}">${merchantName}</a>`), "the transfer's page names its merchant");
+  t.true(detail.html.includes(`<dt>Receiving account</dt><dd>${account.accountName} · ${account.bankName}`));
+});
+
 test.serial("an operator completes a short payment in review: the page says so and the deposit service has it matched", async (t) => {
   const deposit = await merchantDeposit(stack, { sandbox: true });
   const short = await reportTo(stack, deposit, 49_000n, `odeme ${deposit.reference}`);
@@ -42,7 +71,7 @@ test.serial("an operator completes a short payment in review: the page says so a
   t.is(await statusOf(short.id), TransferStatus.MATCHED);
   const after = await operator.get(res.location + "&lang=en");
   t.true(after.html.includes("The deposit was completed."));
-  t.true(after.html.includes("ops-complete@example.com"), "the history names who decided");
+  t.true(after.html.includes("ops-complete <small><code class=\"id\">ops-complete@example.com</code></small>"), "the history names who decided, by name with the email beside it");
 });
 
 test.serial("a viewer replaying a decision gets the service's PERMISSION_DENIED with 403 and nothing changes", async (t) => {

@@ -9,9 +9,10 @@ import type { TextKey } from "../../i18n.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { ageOf, csrfField, cursorParam, money, refusalOf, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, refusalAlert, isOneOf, waitingForApproval } from "../operator-call.js";
+import { csrfField, cursorParam, money, refusalOf, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, isOneOf, waitingForApproval } from "../operator-call.js";
+import { accountNamed, actorNamed, merchantNamed, Names, transferSandbox } from "../../shared/directory.js";
+import { depositOf, merchantsOfDeposits, transferQueue } from "./queue.js";
 
-const PAGE_SIZE = 50;
 const TRANSFER_ID = /^[A-Za-z0-9_-]{1,80}$/;
 const DECISIONS = ["match", "complete", "refuse", "return"] as const;
 type Decision = (typeof DECISIONS)[number];
@@ -32,37 +33,13 @@ export function statusText(who: SignedIn, status: TransferStatus): string {
   return who.t(`transfer.status.${transferStatusFromProto(status) ?? "unknown"}`);
 }
 
-function queue(who: SignedIn, transfers: IncomingTransfer[], cursor: string, next: string, now: Date): SafeHtml {
-  const rows = transfers.map(
-    (tr) => html`<tr>
-<td><a href="${`/transfers/${tr.id}`}">${tr.id}</a></td>
-<td>${timeOf(tr.reportedAt, who.lang)}<br><span class="hint">${ageOf(tr.reportedAt, now, who.t)}</span></td>
-<td>${statusText(who, tr.status)}</td>
-<td class="num">${money(tr.amount, tr.currency, who.lang)}</td>
-<td>${tr.senderName || "—"}</td>
-<td>${tr.reference || "—"}</td>
-<td>${tr.unmatchedReason || "—"}</td>
-<td class="num">${tr.matchBy || tr.matchReasons.length > 0 ? tr.matchScore.toFixed(2) : "—"}</td>
-<td>${tr.matchReasons.length > 0 ? tr.matchReasons.join(", ") : "—"}</td>
-<td>${tr.candidates.length > 0 ? tr.candidates.map((c) => html`<span>${c.depositId} (${c.score.toFixed(2)})</span> `) : tr.reviewDepositId || "—"}</td>
-</tr>`,
-  );
-  const table =
-    transfers.length === 0
-      ? html`<p>${who.t("transfers.empty")}</p>`
-      : html`<table>
-<caption>${who.t("transfers.caption")}</caption>
-<thead><tr><th scope="col">${who.t("transfer.id")}</th><th scope="col">${who.t("transfer.reportedAt")}</th><th scope="col">${who.t("transfer.status")}</th><th scope="col" class="num">${who.t("transfer.amount")}</th><th scope="col">${who.t("transfer.sender")}</th><th scope="col">${who.t("transfer.reference")}</th><th scope="col">${who.t("transfer.reason")}</th><th scope="col" class="num">${who.t("transfer.score")}</th><th scope="col">${who.t("transfer.matchReasons")}</th><th scope="col">${who.t("transfer.candidates")}</th></tr></thead>
-<tbody>${rows}</tbody>
-</table>`;
-  const pager = html`<nav aria-label="${who.t("pager.label")}"><ul>${cursor ? html`<li><a href="/transfers">${who.t("pager.first")}</a></li>` : null}${next ? html`<li><a href="${`/transfers?cursor=${encodeURIComponent(next)}`}" rel="next">${who.t("pager.next")}</a></li>` : null}</ul></nav>`;
-  return html`<p>${who.t("transfers.intro")}</p>${table}${pager}`;
-}
-
 interface DetailState {
   refusal?: Refusal | undefined;
   decision?: Decision | undefined;
   form?: Record<string, string> | undefined;
+  /** Names of the transfer's merchant, account and the people who acted; the merchant of each deposit it names. */
+  names?: Names | undefined;
+  merchants?: Map<string, string> | undefined;
 }
 
 function reasonField(who: SignedIn, decision: Decision, state: DetailState): SafeHtml {
@@ -79,6 +56,17 @@ ${inner}
 ${reasonField(who, decision, state)}
 <button type="submit">${title}</button>
 </form>`;
+}
+
+/** The transfer's merchant (its deposit's), receiving account and bank by name, and its mode. */
+function factsByName(who: SignedIn, transfer: IncomingTransfer, state: DetailState): SafeHtml {
+  const names = state.names;
+  const merchantId = state.merchants?.get(depositOf(transfer));
+  if (!names) return html`<dt>${who.t("transfer.receivingIban")}</dt><dd><code>${transfer.iban}</code></dd>`;
+  const sandbox = transferSandbox(names, transfer);
+  return html`<dt>${who.t("list.merchant")}</dt><dd>${merchantId ? merchantNamed(names, merchantId) : "—"}</dd>
+<dt>${who.t("transfer.receivingIban")}</dt><dd>${accountNamed(names, transfer.iban)}</dd>
+<dt>${who.t("deposit.kind")}</dt><dd>${sandbox === undefined ? "—" : who.t(sandbox ? "kind.sandbox" : "kind.live")}</dd>`;
 }
 
 function detail(who: SignedIn, transfer: IncomingTransfer, state: DetailState, banner: SafeHtml | null): SafeHtml {
@@ -126,7 +114,7 @@ ${field({ id: "return-name", name: "recipientName", label: who.t("transfer.recip
   const actions =
     transfer.actions.length > 0
       ? html`<table><caption>${who.t("transfer.history")}</caption><thead><tr><th scope="col">${who.t("transfer.when")}</th><th scope="col">${who.t("transfer.action")}</th><th scope="col">${who.t("transfer.actor")}</th><th scope="col">${who.t("transfer.decisionReason")}</th><th scope="col">${who.t("transfer.depositId")}</th></tr></thead>
-<tbody>${transfer.actions.map((a) => html`<tr><td>${timeOf(a.at, who.lang)}</td><td>${a.action}</td><td>${a.actor}</td><td>${a.reason}</td><td>${a.depositId || "—"}</td></tr>`)}</tbody></table>`
+<tbody>${transfer.actions.map((a) => html`<tr><td>${timeOf(a.at, who.lang)}</td><td>${a.action}</td><td>${state.names ? actorNamed(state.names, a.actor) : a.actor}</td><td>${a.reason}</td><td>${a.depositId || "—"}</td></tr>`)}</tbody></table>`
       : null;
   const generalError = state.refusal && !state.refusal.approvalId ? alert(state.refusal.message) : null;
   return html`${banner}${generalError}
@@ -134,7 +122,7 @@ ${field({ id: "return-name", name: "recipientName", label: who.t("transfer.recip
 <dl class="facts card">
 <dt>${who.t("transfer.status")}</dt><dd>${statusText(who, transfer.status)}${transfer.late ? html` (${who.t("transfer.late")})` : null}</dd>
 <dt>${who.t("transfer.amount")}</dt><dd>${money(transfer.amount, transfer.currency, who.lang)}</dd>
-<dt>${who.t("transfer.receivingIban")}</dt><dd><code>${transfer.iban}</code></dd>
+${factsByName(who, transfer, state)}
 <dt>${who.t("transfer.sender")}</dt><dd>${transfer.senderName || who.t("transfer.noSender")}</dd>
 <dt>${who.t("transfer.senderIban")}</dt><dd>${transfer.senderIban ? html`<code>${transfer.senderIban}</code>` : "—"}</dd>
 <dt>${who.t("transfer.reference")}</dt><dd>${transfer.reference || "—"}</dd>
@@ -147,7 +135,7 @@ ${field({ id: "return-name", name: "recipientName", label: who.t("transfer.recip
 <dt>${who.t("transfer.matchReasons")}</dt><dd>${transfer.matchReasons.join(", ") || "—"}</dd>
 <dt>${who.t("transfer.reviewDeposit")}</dt><dd>${transfer.reviewDepositId || "—"}</dd>
 <dt>${who.t("transfer.deposit")}</dt><dd>${transfer.depositId || "—"}</dd>
-<dt>${who.t("transfer.resolution")}</dt><dd>${transfer.resolution ? html`${transfer.resolution} · ${transfer.resolvedBy} · ${timeOf(transfer.resolvedAt, who.lang)}` : "—"}</dd>
+<dt>${who.t("transfer.resolution")}</dt><dd>${transfer.resolution ? html`${transfer.resolution} · ${state.names ? actorNamed(state.names, transfer.resolvedBy) : transfer.resolvedBy} · ${timeOf(transfer.resolvedAt, who.lang)}` : "—"}</dd>
 </dl>
 ${candidates}
 ${actions}
@@ -190,6 +178,9 @@ export function transferPages(deps: ConsoleContext): ConsoleRoute[] {
       return workPage(ctx, who, { title: who.t("transfer.title", { id }), body: html`${alert(refusal.message)}<p><a href="/transfers">${who.t("transfers.back")}</a></p>` }, refusal.status);
     }
     if (!transfer) return workPage(ctx, who, { title: who.t("transfer.title", { id }), body: alert(who.t("call.notFound", { detail: id })) ?? html`` }, 404);
+    const about = transfer;
+    const [merchants, names] = await Promise.all([merchantsOfDeposits(deps, who, [depositOf(about)]), Names.of(deps, who)]);
+    state = { ...state, merchants, names: await names.ensure({ merchants: merchants.values(), ibans: [about.iban], actors: [about.resolvedBy, ...about.actions.map((a) => a.actor)] }) };
     workPage(ctx, who, { title: who.t("transfer.title", { id }), body: detail(who, transfer, state, banner) }, status);
   };
 
@@ -198,17 +189,7 @@ export function transferPages(deps: ConsoleContext): ConsoleRoute[] {
       method: "GET",
       path: "/transfers",
       access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const cursor = cursorParam(ctx.query.cursor);
-        try {
-          const page = await who.client(DepositService).listUnmatchedTransfers({ includeReview: true, limit: PAGE_SIZE, cursor });
-          workPage(ctx, who, { title: who.t("transfers.title"), body: queue(who, page.transfers, cursor, page.nextCursor, deps.clock.now()) });
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          workPage(ctx, who, { title: who.t("transfers.title"), body: refusalAlert(refusal) }, refusal.status);
-        }
-      },
+      handler: (ctx) => transferQueue(deps, ctx),
     },
     {
       method: "GET",
