@@ -7,6 +7,7 @@ import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { inviteUserForm } from "./invite-user.js";
+import { balanceTexts } from "../../operator/balances/texts.js";
 import { csrfField, cursorParam, ID_PATTERN, linkTo, refusalOf, scrollingTable, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, isOneOf, waitingForApproval } from "../operator-call.js";
 
 const PAGE_SIZE = 50;
@@ -209,7 +210,7 @@ export function merchantPages(deps: ConsoleContext): ConsoleRoute[] {
       {
         title: who.t("merchant.title", { name: m.name }),
         body: html`${banner}${state.refusal && !state.refusal.approvalId ? alert(state.refusal.message) : null}
-<p><a href="/merchants">${who.t("merchants.back")}</a> · <a href="${linkTo("/deposits", { merchant: m.id })}">${who.t("nav.deposits")}</a> · <a href="${linkTo("/withdrawals", { merchant: m.id })}">${who.t("nav.withdrawals")}</a> · <a href="${linkTo("/events", { merchant: m.id })}">${who.t("nav.events")}</a></p>
+<p><a href="/merchants">${who.t("merchants.back")}</a> · <a href="${linkTo("/deposits", { merchant: m.id })}">${who.t("nav.deposits")}</a> · <a href="${linkTo("/withdrawals", { merchant: m.id })}">${who.t("nav.withdrawals")}</a> · <a href="${linkTo("/events", { merchant: m.id })}">${who.t("nav.events")}</a> · <a href="${`/merchants/${m.id}/balance`}">${balanceTexts(who.lang, "link")}</a></p>
 ${facts(who, m)}
 ${adminForms(who, m, state)}
 ${inviteUserForm(who, m.id)}`,
