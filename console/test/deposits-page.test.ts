@@ -108,7 +108,8 @@ test.serial("an operator confirms a deposit: 303 to its page, the deposit servic
   t.is(await statusOf(deposit.id), DepositStatus.COMPLETED);
   const after = await operator.get(`${res.location!}&lang=en`);
   t.true(after.html.includes("The deposit was confirmed."));
-  t.true(after.html.includes("ConfirmDeposit") && after.html.includes("ops-dep@example.com"), "the audit's line in the timeline");
+  t.true(after.html.includes("Deposit confirmed") && after.html.includes("ops-dep@example.com"), "the audit's line in the timeline, the action in words");
+  t.false(after.html.includes("ConfirmDeposit"), "never the RPC's name");
 });
 
 test.serial("an operator rejects a deposit with a reason; without one the field says so and nothing changes", async (t) => {

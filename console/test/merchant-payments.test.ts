@@ -195,7 +195,12 @@ test("the CSV of a filtered list: owner and finance, every page, header, BOM, li
   const filtered = await finance.get("/merchant/payments.csv?kind=deposits&customerName=Ay%C5%9Fe&locale=tr");
   const trLines = filtered.html.trimEnd().split("\r\n");
   t.is(trLines.length, 66);
-  t.regex(trLines[0]!, /^kimlik;islem_numarasi;/);
+  // Turkish headers with Turkish letters, Turkish status values; the English file above is as it always was.
+  t.is(trLines[0], "Kimlik;İşlem numarası;Oluşturulma zamanı (UTC);Durum;Tutar;İstenen tutar;Para birimi;Müşteri kimliği;Müşteri adı;Müşteri kullanıcı adı;Referans;Başarısızlık nedeni;Sonuçlanma zamanı (UTC);Test");
+  t.is(trLines[1]!.split(";")[3], "bekliyor");
+  t.regex(trLines[1]!.split(";")[13]!, /^(evet|hayır)$/);
+  t.is(lines[1]!.split(",")[3], "pending");
+  t.regex(lines[1]!.split(",")[13]!, /^(true|false)$/);
   t.regex(trLines[1]!.split(";")[4]!, /^\d+,\d{2}$/);
 
   t.is((await viewer.get("/merchant/payments.csv?kind=deposits")).status, 403);

@@ -88,7 +88,8 @@ test.serial("an operator completes one from the queue with the bank's reference 
   t.is(await statusOf(failed.id), WithdrawalStatus.FAILED);
   const shown = await operator.get(`/withdrawals/${done.id}?lang=en`);
   t.true(shown.html.includes("AKB-2026-0001"));
-  t.true(shown.html.includes("CompleteWithdrawal"), "the timeline has the operator's action");
+  t.true(shown.html.includes("Withdrawal completed"), "the timeline has the operator's action, in words");
+  t.false(shown.html.includes("CompleteWithdrawal"), "never the RPC's name");
 });
 
 test.serial("a viewer replaying a completion gets the service's 403 and the withdrawal stays processing; a post without the CSRF token is refused", async (t) => {

@@ -13,6 +13,7 @@ import {
   isWithdrawalStatusName,
   withdrawalStatusToProto,
 } from "@payments/contracts/statuses";
+import { failureCodeOf } from "@payments/records";
 
 // Parsers for option and argument values. They throw commander's InvalidArgumentError, so a
 // bad value is reported like any other usage error (exit 2) before a service is called.
@@ -97,6 +98,13 @@ export function parseRequiredText(value: string): string {
   const text = value.trim();
   if (text === "") throw new InvalidArgumentError("must not be empty.");
   return text;
+}
+
+/** A withdrawal's failure reason code (`withdrawal fail --reason`): upper-cased; anything else names the accepted codes. */
+export function parseFailureCode(value: string): string {
+  const result = failureCodeOf(value);
+  if ("problem" in result) throw new InvalidArgumentError(`${result.problem}.`);
+  return result.code;
 }
 
 // The status names are @payments/contracts/statuses'; the CLI's own names for them stay.

@@ -404,6 +404,36 @@ test("withdrawal fail without --reason (or with an empty one) is a usage error (
   t.deepEqual(await tryBalance(merchantId), { currency: "TRY", available: 9000, held: 1000 });
 });
 
+test("withdrawal fail --reason takes a code: text is refused (exit 2) naming the accepted codes, nothing changes; lower case is the code upper-cased; --help lists them", async (t) => {
+  const merchantId = await newMerchant("Reason Code Shop");
+  await fund(merchantId, 10000n);
+  const processing = await processingWithdrawal(merchantId, 1000n);
+  for (const [reason, suggestion] of [
+    ["account closed", / \(did you mean ACCOUNT_CLOSED\?\)/],
+    ["name-mismatch", / \(did you mean NAME_MISMATCH\?\)/],
+    ["closed (by the bank)", /It is not a code\. /],
+    ["X".repeat(101), /It is 101 characters long\. /],
+  ] as const) {
+    const r = await payoutCli(["withdrawal", "fail", processing.id, "--reason", reason]);
+    t.is(r.code, 2, reason);
+    t.is(r.stdout, "");
+    t.regex(r.stderr, suggestion, reason);
+    t.regex(r.stderr, /A failure reason is one of ACCOUNT_NOT_FOUND, NAME_MISMATCH, ACCOUNT_CLOSED, or another code of letters, digits and underscores \(up to 100\)/, reason);
+  }
+  t.like(await showJson(processing.id), { status: "WITHDRAWAL_STATUS_PROCESSING", sequence: Number(processing.sequence) });
+  t.deepEqual(await tryBalance(merchantId), { currency: "TRY", available: 9000, held: 1000 });
+
+  // A bank's own code in lower case is that code.
+  const failed = await payoutCli(["withdrawal", "fail", processing.id, "--reason", " iban_blocked ", "--json"]);
+  t.is(failed.code, 0, failed.stderr);
+  t.like((singleJson(failed.stdout) as { withdrawal: WithdrawalJson }).withdrawal, { status: "WITHDRAWAL_STATUS_FAILED", failureReason: "IBAN_BLOCKED" });
+
+  const help = await cli(["withdrawal", "fail", "--help"]);
+  t.is(help.code, 0);
+  t.regex(help.stdout, /--reason <code>\s+the failure code the merchant's failureReason carries:\s+ACCOUNT_NOT_FOUND, NAME_MISMATCH,\s+ACCOUNT_CLOSED, or the\s+bank's own code/);
+  for (const code of ["ACCOUNT_NOT_FOUND", "NAME_MISMATCH", "ACCOUNT_CLOSED"]) t.regex(help.stdout, new RegExp(`^  ${code} +\\S`, "m"), code);
+});
+
 test("withdrawal show prints ids, status, amount in kuruş and TRY, recipient, IBAN and ISO 8601 times; an unknown id exits 1 with TRANSACTION_NOT_FOUND", async (t) => {
   const merchantId = await newMerchant("Shown Shop");
   await fund(merchantId, 20000n);

@@ -286,3 +286,4 @@ export * from "./csv.js";
 export * from "./xlsx.js";
 export * from "./statement.js";
 export * from "./input.js";
+export * from "./failure-codes.js";

@@ -25,8 +25,11 @@ import {
   type FileLocale,
   type XlsxColumn,
   type XlsxWorkbookWriter,
+  FAILURE_CODE_MAX,
+  WITHDRAWAL_FAILURE_CODES,
+  WITHDRAWAL_FAILURE_CODE_LIST,
 } from "@payments/records";
-import { WITHDRAWAL_STATUS_NAMES, parsePositiveAmount, parseRequiredText, parseWithdrawalStatus } from "../arguments.js";
+import { WITHDRAWAL_STATUS_NAMES, parseFailureCode, parsePositiveAmount, parseRequiredText, parseWithdrawalStatus } from "../arguments.js";
 import { UsageError } from "../errors.js";
 import type { PayoutClient } from "../clients.js";
 import type { CommandContext } from "../context.js";
@@ -211,6 +214,17 @@ function parseLocale(value: string): FileLocale {
   return locale;
 }
 
+/** `withdrawal fail --help`: the codes the reason takes, and when the command is refused. */
+const failCodesHelp = `
+Reason codes (the merchant's failureReason and its withdrawal.failed callback carry it):
+${Object.entries(WITHDRAWAL_FAILURE_CODES)
+  .map(([code, meaning]) => `  ${code.padEnd(18)} ${meaning}`)
+  .join("\n")}
+or another code of letters, digits and underscores (up to ${FAILURE_CODE_MAX}) as the bank gave it; lower case is upper-cased.
+Anything else (e.g. "account closed") is refused before any call (exit 2), naming these codes.
+
+Only a processing withdrawal can be failed; anything else fails with INVALID_TRANSACTION_STATE and changes nothing.`;
+
 export function registerWithdrawalCommands(program: Command, ctx: CommandContext): void {
   const withdrawal = program
     .command("withdrawal")
@@ -240,8 +254,8 @@ export function registerWithdrawalCommands(program: Command, ctx: CommandContext
     .command("fail")
     .description("fail a withdrawal awaiting an operator (processing → failed) with a reason code; the held amount returns to available")
     .argument("<transaction-id>", "the withdrawal's transaction id")
-    .requiredOption("--reason <code>", "the failure reason code the merchant sees: letters, digits and underscores, e.g. ACCOUNT_CLOSED, ACCOUNT_NOT_FOUND, NAME_MISMATCH", parseRequiredText)
-    .addHelpText("after", "\nOnly a processing withdrawal can be failed; anything else fails with INVALID_TRANSACTION_STATE and changes nothing.")
+    .requiredOption("--reason <code>", `the failure code the merchant's failureReason carries: ${WITHDRAWAL_FAILURE_CODE_LIST}, or the bank's own code`, parseFailureCode)
+    .addHelpText("after", failCodesHelp)
     .action(async (id: string, opts: { reason: string }, cmd: Command) => {
       const { out, payouts } = ctx.session(cmd);
       const res = await payouts.failWithdrawal({ withdrawalId: id, reason: opts.reason });
