@@ -1,0 +1,41 @@
+import { defineTexts } from "../texts.js";
+
+/** The Money page's statement lines: what each movement was, in words. */
+export const statementTexts = defineTexts(
+  {
+    "intro": "The same numbers as GET /v1/statement, with days as Türkiye counts them: from 00:00 of the first day to 24:00 of the last (Türkiye time), at most {max} days. The CSV covers the same period; its times are exact UTC instants.",
+    "col.what": "What",
+    "col.available": "Available",
+    "col.held": "Held",
+    "col.payment": "Payment",
+    "deposit.from": "from {name}",
+    "deposit.short": "Short payment: {received} received of {requested} requested.",
+    "deposit.over": "Paid more than asked: {received} received, {requested} requested.",
+    "hold.detail": "{amount} set aside from available into held for the withdrawal to {holder}; the balance does not change until it is paid.",
+    "hold.detailNoHolder": "{amount} set aside from available into held for the withdrawal; the balance does not change until it is paid.",
+    "release.detail": "{amount} given back from held to available: the withdrawal to {holder} was not paid.",
+    "release.detailNoHolder": "{amount} given back from held to available: the withdrawal was not paid.",
+    "debit.detail": "Paid to {holder}.",
+    "adjustment.reason": "Reason: {reason}",
+    "adjustment.noReason": "No reason was recorded.",
+    "change.none": "—",
+  },
+  {
+    "intro": "GET /v1/statement ile aynı rakamlar, günler Türkiye'deki gibi: ilk günün 00:00'ından son günün 24:00'üne (Türkiye saati), en çok {max} gün. CSV aynı dönemi kapsar; zamanları UTC olarak kesin anlardır.",
+    "col.what": "Ne",
+    "col.available": "Kullanılabilir",
+    "col.held": "Bloke",
+    "col.payment": "Ödeme",
+    "deposit.from": "gönderen: {name}",
+    "deposit.short": "Eksik ödeme: istenen {requested} yerine {received} geldi.",
+    "deposit.over": "İstenenden fazla ödeme: istenen {requested}, gelen {received}.",
+    "hold.detail": "{amount}, {holder} adına çekim için kullanılabilir bakiyeden blokeye alındı; ödenene kadar bakiye değişmez.",
+    "hold.detailNoHolder": "{amount}, çekim için kullanılabilir bakiyeden blokeye alındı; ödenene kadar bakiye değişmez.",
+    "release.detail": "{amount} blokeden kullanılabilir bakiyeye geri döndü: {holder} adına çekim ödenmedi.",
+    "release.detailNoHolder": "{amount} blokeden kullanılabilir bakiyeye geri döndü: çekim ödenmedi.",
+    "debit.detail": "{holder} adına ödendi.",
+    "adjustment.reason": "Neden: {reason}",
+    "adjustment.noReason": "Bir neden kaydedilmemiş.",
+    "change.none": "—",
+  },
+);
