@@ -45,6 +45,28 @@ test.serial("a viewer sees the callback events, filtered by merchant and deliver
   t.true(deposit.html.includes(`href="/events/${event.id}"`), "the deposit's page lists its callbacks");
 });
 
+test.serial("names first: each event's merchant by name with its mode now, a select of merchants by name that filters, also in the redelivery form", async (t) => {
+  const event = await completedEvent();
+  const other = await completedEvent();
+  const name = (await stack.merchants.getMerchant({ merchantId: event.merchantId })).merchant!.name;
+  const support = await signedInAs(stack.c, "support-ev-names@example.com", "support");
+  const all = await support.get("/events?lang=en");
+  t.true(all.html.includes(`<a href="/merchants/${event.merchantId}">${name}</a> <small><code class="id">${event.merchantId}</code></small>`));
+  t.regex(all.html, /<th scope="col">Merchant&#39;s mode now<\/th>/);
+  t.regex(all.html, new RegExp(`<code class="id">${event.merchantId}</code></small></td><td[^>]*>Sandbox</td>`), "the merchant's mode beside it");
+  t.regex(all.html, /<select[^>]* id="field-merchant" name="merchant"><option value="">Every merchant<\/option>/);
+  t.true(all.html.includes(`<option value="${event.merchantId}">${name} (${event.merchantId})</option>`));
+  t.regex(all.html, /<select[^>]* id="rf-merchant" name="merchant" required>/, "the redelivery names its merchant from the list too");
+
+  const chosen = await support.get(`/events?merchant=${event.merchantId}&lang=tr`);
+  t.true(chosen.html.includes(`href="/events/${event.id}"`));
+  t.false(chosen.html.includes(`href="/events/${other.id}"`), "the select filters by the merchant chosen");
+  t.true(chosen.html.includes(`<option value="${event.merchantId}" selected>`));
+  t.true(chosen.html.includes("Üye işyerinin şimdiki modu") && chosen.html.includes("Tüm üye işyerleri"));
+  const detail = await support.get(`/events/${event.id}?lang=en`);
+  t.true(detail.html.includes(`<a href="/merchants/${event.merchantId}">${name}</a>`), "the event's page names its merchant");
+});
+
 test.serial("support redelivers one event and a merchant's failed ones since a time", async (t) => {
   const event = await completedEvent();
   const support = await signedInAs(stack.c, "support-ev@example.com", "support");

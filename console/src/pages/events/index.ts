@@ -9,8 +9,21 @@ import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { csrfField, cursorParam, ID_PATTERN, linkTo, pager, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage } from "../operator-call.js";
 import { attemptsTable, deliveryText } from "../transaction-history.js";
+import { merchantNamed, merchantSelect, Names } from "../../shared/directory.js";
+import { sandboxFilter } from "../../shared/mode.js";
 
 const PAGE_SIZE = 50;
+
+/** An event carries no mode of its own: the list shows both, each with its merchant's mode now. */
+const TEXTS = {
+  en: { mode: "Merchant's mode now", modeNote: "Callbacks are not split by mode (an event does not say which it was): each shows its merchant's mode now." },
+  tr: { mode: "Üye işyerinin şimdiki modu", modeNote: "Bildirimler moda göre ayrılmaz (bir olay hangisi olduğunu söylemez): her biri üye işyerinin şimdiki modunu gösterir." },
+} as const;
+
+function modeCell(who: SignedIn, names: Names, merchantId: string): string {
+  const m = names.merchant(merchantId);
+  return m ? who.t(m.sandbox ? "kind.sandbox" : "kind.live") : "—";
+}
 
 /** `datetime-local` in Türkiye's time (UTC+3), as the page says. */
 function localTime(value: string): Date | undefined {
@@ -23,16 +36,25 @@ function transactionLink(e: CallbackEvent): string {
   return e.type.startsWith("withdrawal.") ? `/withdrawals/${e.transactionId}` : `/deposits/${e.transactionId}`;
 }
 
-function redeliverFailedForm(who: SignedIn, form: Record<string, string>, refusal?: Refusal): SafeHtml | null {
+function redeliverFailedForm(who: SignedIn, names: Names, sandbox: boolean, form: Record<string, string>, refusal?: Refusal): SafeHtml | null {
   if (!roleAtLeast(who.operator.role, "support")) return null;
   const err = (...names: string[]) => (refusal?.field && names.includes(refusal.field) ? refusal.message : undefined);
   return html`<form method="post" action="/events/redeliver-failed" class="card" aria-labelledby="h-redeliver-failed">
 <h2 id="h-redeliver-failed">${who.t("events.redeliverFailed")}</h2>${csrfField(who)}
 <p class="hint">${who.t("events.redeliverFailedHint")}</p>
-${field({ id: "rf-merchant", name: "merchant", label: who.t("list.merchant"), required: true, value: form.merchant ?? "", error: err("merchant_id", "merchant") })}
+${merchantSelect(names, { id: "rf-merchant", name: "merchant", label: who.t("list.merchant"), required: true, value: form.merchant ?? "", lang: who.lang, sandboxFirst: sandbox, error: err("merchant_id", "merchant") })}
 ${field({ id: "rf-since", name: "since", label: who.t("events.since"), type: "datetime-local", required: true, value: form.since ?? "", hint: who.t("audit.timeHint"), error: err("since") })}
 <button type="submit">${who.t("events.redeliverFailed")}</button>
 </form>`;
+}
+
+function eventsTable(who: SignedIn, names: Names, events: CallbackEvent[]): SafeHtml {
+  return html`<table><caption>${who.t("events.caption")}</caption>
+<thead><tr><th scope="col">${who.t("events.event")}</th><th scope="col">${who.t("events.type")}</th><th scope="col">${who.t("list.merchant")}</th><th scope="col">${TEXTS[who.lang].mode}</th><th scope="col">${who.t("events.transaction")}</th><th scope="col">${who.t("event.changedAt")}</th><th scope="col">${who.t("events.delivery")}</th><th scope="col" class="num">${who.t("events.attempts")}</th></tr></thead>
+<tbody>${events.map(
+    (e) =>
+      html`<tr><td><a href="${`/events/${e.id}`}">${e.id}</a></td><td>${e.type}</td><td>${merchantNamed(names, e.merchantId)}</td><td>${modeCell(who, names, e.merchantId)}</td><td><a href="${transactionLink(e)}">${e.transactionId}</a></td><td>${timeOf(e.createdAt, who.lang)}</td><td class="${e.deliveryStatus === DeliveryStatus.FAILED ? "bad" : e.deliveryStatus === DeliveryStatus.DELIVERED ? "ok" : ""}">${deliveryText(who, e.deliveryStatus)}</td><td class="num">${e.attempts.length}</td></tr>`,
+  )}</tbody></table>`;
 }
 
 /**
@@ -45,33 +67,31 @@ export function eventPages(deps: ConsoleContext): ConsoleRoute[] {
     const merchant = queryText(ctx.query.merchant, 80);
     const delivery = queryText(ctx.query.delivery, 20);
     const cursor = cursorParam(ctx.query.cursor);
-    const filters = html`<form method="get" action="/events" class="filters" role="search" aria-label="${who.t("list.search")}">
-<div>${field({ name: "merchant", label: who.t("list.merchant"), type: "search", value: merchant, hint: who.t("list.merchantHint") })}</div>
-<div><label for="field-delivery">${who.t("events.delivery")}</label>
-<select id="field-delivery" name="delivery"><option value="">${who.t("list.anyStatus")}</option>${DELIVERY_STATUSES.map((d) => html`<option value="${d}"${d === delivery ? html` selected` : null}>${who.t(`event.delivery.${d}`)}</option>`)}</select></div>
-<div><button type="submit">${who.t("list.searchButton")}</button></div></form>`;
-    let list: SafeHtml;
-    try {
-      const res = await who.client(CallbackService).listEvents({
+    const sandbox = sandboxFilter(ctx.state.mode);
+    const listing = who
+      .client(CallbackService)
+      .listEvents({
         ...(merchant ? { merchantId: merchant } : { allMerchants: true }),
         deliveryStatus: isDeliveryStatusName(delivery) ? deliveryStatusToProto(delivery) : DeliveryStatus.UNSPECIFIED,
         limit: PAGE_SIZE,
         cursor,
-      });
-      list =
-        res.events.length === 0
-          ? html`<p>${who.t("list.empty")}</p>`
-          : html`<table><caption>${who.t("events.caption")}</caption>
-<thead><tr><th scope="col">${who.t("events.event")}</th><th scope="col">${who.t("events.type")}</th><th scope="col">${who.t("list.merchant")}</th><th scope="col">${who.t("events.transaction")}</th><th scope="col">${who.t("event.changedAt")}</th><th scope="col">${who.t("events.delivery")}</th><th scope="col" class="num">${who.t("events.attempts")}</th></tr></thead>
-<tbody>${res.events.map(
-              (e) => html`<tr><td><a href="${`/events/${e.id}`}">${e.id}</a></td><td>${e.type}</td><td>${e.merchantId}</td><td><a href="${transactionLink(e)}">${e.transactionId}</a></td><td>${timeOf(e.createdAt, who.lang)}</td><td class="${e.deliveryStatus === DeliveryStatus.FAILED ? "bad" : e.deliveryStatus === DeliveryStatus.DELIVERED ? "ok" : ""}">${deliveryText(who, e.deliveryStatus)}</td><td class="num">${e.attempts.length}</td></tr>`,
-            )}</tbody></table>${pager(who, "/events", { merchant, delivery }, cursor, res.nextCursor)}`;
-    } catch (err) {
-      const r = refusalOf(err, who.t);
-      list = alert(r.message) ?? html``;
-      status = status === 200 ? r.status : status;
+      })
+      .catch((err: unknown) => refusalOf(err, who.t));
+    const [names, res] = await Promise.all([Names.of(deps, who), listing]);
+    await names.ensure({ merchants: [merchant, form.merchant ?? "", ...("events" in res ? res.events.map((e) => e.merchantId) : [])] });
+    const filters = html`<form method="get" action="/events" class="filters" role="search" aria-label="${who.t("list.search")}">
+<div>${merchantSelect(names, { id: "field-merchant", name: "merchant", label: who.t("list.merchant"), value: merchant, lang: who.lang, sandboxFirst: sandbox })}</div>
+<div><label for="field-delivery">${who.t("events.delivery")}</label>
+<select id="field-delivery" name="delivery"><option value="">${who.t("list.anyStatus")}</option>${DELIVERY_STATUSES.map((d) => html`<option value="${d}"${d === delivery ? html` selected` : null}>${who.t(`event.delivery.${d}`)}</option>`)}</select></div>
+<div><button type="submit">${who.t("list.searchButton")}</button></div></form>`;
+    let list: SafeHtml;
+    if ("message" in res) {
+      list = alert(res.message) ?? html``;
+      status = status === 200 ? res.status : status;
+    } else {
+      list = res.events.length === 0 ? html`<p>${who.t("list.empty")}</p>` : html`${eventsTable(who, names, res.events)}${pager(who, "/events", { merchant, delivery }, cursor, res.nextCursor)}`;
     }
-    workPage(ctx, who, { title: who.t("events.title"), body: html`${banner}${refusal ? alert(refusal.message) : null}<p>${who.t("events.intro")}</p>${filters}${list}${redeliverFailedForm(who, form, refusal)}` }, status);
+    workPage(ctx, who, { title: who.t("events.title"), body: html`${banner}${refusal ? alert(refusal.message) : null}<p>${who.t("events.intro")}</p>${filters}<p class="hint">${TEXTS[who.lang].modeNote}</p>${list}${redeliverFailedForm(who, names, sandbox, form, refusal)}` }, status);
   };
 
   const showEvent = async (ctx: ConsoleContextKoa, who: SignedIn, id: string, banner: SafeHtml | null, refusal?: Refusal, status = 200) => {
@@ -85,6 +105,7 @@ export function eventPages(deps: ConsoleContext): ConsoleRoute[] {
     }
     if (!event) return workPage(ctx, who, { title, body: alert(who.t("call.notFound", { detail: id })) ?? html`` }, 404);
     const e = event;
+    const names = await (await Names.of(deps, who)).ensure({ merchants: [e.merchantId] });
     const redeliver = roleAtLeast(who.operator.role, "support")
       ? html`<form method="post" action="${`/events/${e.id}/redeliver`}" class="card" aria-labelledby="h-redeliver"><h2 id="h-redeliver">${who.t("event.redeliver")}</h2>${csrfField(who)}<p class="hint">${who.t("event.redeliverHint")}</p><button type="submit">${who.t("event.redeliver")}</button></form>`
       : null;
@@ -96,7 +117,7 @@ export function eventPages(deps: ConsoleContext): ConsoleRoute[] {
         body: html`${banner}${refusal ? alert(refusal.message) : null}<p><a href="${linkTo("/events", { merchant: e.merchantId })}">${who.t("events.back")}</a></p>
 <dl class="facts card">
 <dt>${who.t("events.type")}</dt><dd>${e.type}</dd>
-<dt>${who.t("list.merchant")}</dt><dd><a href="${`/merchants/${e.merchantId}`}">${e.merchantId}</a></dd>
+<dt>${who.t("list.merchant")}</dt><dd>${merchantNamed(names, e.merchantId)} · ${modeCell(who, names, e.merchantId)}</dd>
 <dt>${who.t("events.transaction")}</dt><dd><a href="${transactionLink(e)}">${e.transactionId}</a> (#${String(e.sequence)})</dd>
 <dt>${who.t("events.delivery")}</dt><dd>${deliveryText(who, e.deliveryStatus)}</dd>
 <dt>${who.t("event.changedAt")}</dt><dd>${timeOf(e.createdAt, who.lang)}</dd>
