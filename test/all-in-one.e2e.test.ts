@@ -66,13 +66,21 @@ test.serial("pnpm start keeps a local admin key (0600) in its data directory: `p
   }
 });
 
-test.serial("pnpm start prints a ready line naming the gateway's bound address, a URL to open, and the internal address", (t) => {
+test.serial("pnpm start prints a ready line naming the gateway's bound address, a URL to open that answers, and the internal address", async (t) => {
   t.regex(gatewayUrl, /^http:\/\/.+:\d+$/);
   t.regex(grpcUrl, /^http:\/\/.+:\d+$/);
   const port = new URL(gatewayUrl).port;
   const ready = app.logLines.find((line) => line.includes('"msg":"ready'));
   // HOST defaults to 0.0.0.0: every interface, which is what the line must say.
-  t.truthy(ready?.includes(`ready: gateway listening on 0.0.0.0:${port} (open http://localhost:${port} in your browser)`), ready);
+  t.truthy(ready?.includes(`ready: gateway listening on 0.0.0.0:${port} (open http://localhost:${port}/docs in your browser: the API reference)`), ready);
+  // The address it names is the API reference, and the bare address leads there.
+  const named = /\(open (\S+) in your browser/.exec(ready ?? "")?.[1] ?? "";
+  const page = await fetch(named.replace("localhost", "127.0.0.1"));
+  t.is(page.status, 200, named);
+  t.regex(page.headers.get("content-type") ?? "", /^text\/html/);
+  const root = await fetch(`${gatewayUrl}/`, { redirect: "manual" });
+  t.is(root.status, 302);
+  t.is(root.headers.get("location"), "/docs");
 });
 
 /** A live merchant, made by two admins of this machine: the approver is shown its secrets, once (`approval approve --json` → merchant). */

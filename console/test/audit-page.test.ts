@@ -63,9 +63,11 @@ test("searching by actor and target narrows the view; the CSV has the same recor
   const byActor = await viewer.get("/audit?lang=en&actor=ops-audit%40example.com");
   t.is(byActor.status, 200);
   t.is(ids(byActor.html).length, 2, "the completion and the refused return");
-  t.true(byActor.html.includes("PERMISSION_DENIED"));
+  t.true(byActor.html.includes("Not allowed for this role"), "the refused return's outcome, in words");
+  t.false(byActor.html.includes("PERMISSION_DENIED"), "never the code itself");
   const byTarget = await viewer.get(`/audit?target=${transferId}`);
-  t.true(byTarget.html.includes("ResolveTransfer"));
+  t.true(byTarget.html.includes("Havale sonuçlandırıldı"), "the operation in Turkish (the default)");
+  t.false(byTarget.html.includes("ResolveTransfer"));
   const csv = await viewer.get("/audit.csv?actor=ops-audit%40example.com");
   t.is(csv.status, 200);
   t.regex(csv.headers.get("content-type") ?? "", /^text\/csv/);
@@ -82,7 +84,7 @@ test("an admin sees the console's own records (operator accounts and their four-
   const admin = await signedInAs(stack.c, "admin-audit@example.com", "admin");
   const page = await admin.get("/audit?lang=en&target=admin-audit%40example.com");
   t.is(page.status, 200);
-  t.true(page.html.includes("CreateOperator"), "the account's creation by the console's admin API");
+  t.true(page.html.includes("Operator account created"), "the account's creation by the console's admin API");
   const asViewer = await viewer.get("/audit?lang=en&target=admin-audit%40example.com");
-  t.false(asViewer.html.includes("CreateOperator"));
+  t.false(asViewer.html.includes("Operator account created"));
 });

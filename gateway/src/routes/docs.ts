@@ -33,7 +33,8 @@ function serveAsset(ctx: RouteContext, asset: DocsAsset): void {
 }
 
 /**
- * GET /docs: the API reference, Scalar rendering GET /openapi.json; and GET /docs/assets/:file,
+ * GET /: the address `pnpm start` names for a browser leads to the API reference (302 to
+ * /docs); nothing else lives at the root. And GET /docs: the API reference, Scalar rendering GET /openapi.json; and GET /docs/assets/:file,
  * the page's two scripts (Scalar's standalone bundle from the installed package, and the
  * few lines that mount it), named by content hash and cached for a year. Public, like the
  * checkout; nothing on the page comes from another origin, and its CSP makes sure of it.
@@ -45,6 +46,15 @@ export function docs(deps: { publicBaseUrl: string }): Route[] {
   const assets = async (): Promise<DocsAsset[]> => Promise.all([loadScalarBundle(), initAsset()]);
 
   return [
+    {
+      method: "GET",
+      path: "/",
+      access: "public",
+      handler: (ctx) => {
+        ctx.set("Cache-Control", "no-cache");
+        ctx.redirect(`${basePath}/docs`);
+      },
+    },
     {
       method: "GET",
       path: "/docs",
