@@ -65,8 +65,8 @@ test("searching by actor and target narrows the view; the CSV has the same recor
   t.is(ids(byActor.html).length, 2, "the completion and the refused return");
   t.true(byActor.html.includes("Not allowed for this role"), "the refused return's outcome, in words");
   t.false(byActor.html.includes("PERMISSION_DENIED"), "never the code itself");
-  const byTarget = await viewer.get(`/audit?target=${transferId}`);
-  t.true(byTarget.html.includes("Havale sonuçlandırıldı"), "the operation in Turkish (the default)");
+  const byTarget = await viewer.get(`/audit?lang=tr&target=${transferId}`);
+  t.true(byTarget.html.includes("Havale sonuçlandırıldı"), "the operation in Turkish");
   t.false(byTarget.html.includes("ResolveTransfer"));
   const csv = await viewer.get("/audit.csv?actor=ops-audit%40example.com");
   t.is(csv.status, 200);

@@ -1,6 +1,7 @@
 import test, { type ExecutionContext } from "ava";
 import { ConfigError } from "@payments/kit";
 import { loadConsoleConfig } from "../src/config.js";
+import { linkMail } from "../src/mail/messages.js";
 import { formatTime } from "../src/shared/format.js";
 import { checkEnvelope, FROM, linkIn, mailbox, type Mailbox } from "./mail-harness.js";
 import { api, Browser, csrfOf, doneOf, serviceAdminToken, setPasswordThroughLink, signedInBrowser, testConsole, type JsonAnswer, type TestConsole } from "./harness.js";
@@ -132,4 +133,28 @@ test("without SMTP_URL the link is shown on the approval page, as before mail, a
   if (!url) throw new Error("no link shown");
   t.is((await setPasswordThroughLink(c, url, PASSWORD)).status, 303);
   t.is((await setPasswordThroughLink(c, url, PASSWORD)).status, 410);
+});
+
+test("a mail's words: a name typed by anyone stays on one line and is escaped in the HTML; the expiry is in Türkiye's time", (t) => {
+  const mail = linkMail({
+    to: "eve@example.com",
+    name: "Eve\r\nBcc: all@example.com",
+    lang: "tr",
+    purpose: "create",
+    audience: "merchant",
+    merchant: "<b>Dükkân</b>",
+    by: "Mallory <script>",
+    url: "https://console.example/merchant/set-password?token=a&b",
+    expiresAt: Date.UTC(2026, 0, 1, 9),
+  });
+  t.is(mail.to, "eve@example.com");
+  t.is(mail.subject, "<b>Dükkân</b> üye işyeri paneline davet edildiniz");
+  t.is(mail.text.split("\n")[0], "Merhaba Eve Bcc: all@example.com,");
+  t.false(mail.text.includes("\r"));
+  t.true(mail.text.includes("1 Oca 2026 12:00:00 tarihine kadar (Türkiye saati)"));
+  t.false(mail.html.includes("<b>Dükkân"));
+  t.true(mail.html.includes("&lt;b&gt;Dükkân&lt;/b&gt;"));
+  t.false(mail.html.includes("<script>"));
+  t.true(mail.html.includes('<a href="https://console.example/merchant/set-password?token=a&amp;b"'));
+  t.true(mail.html.startsWith("<!doctype html>\n<html lang=\"tr\">"));
 });
