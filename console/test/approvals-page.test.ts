@@ -33,7 +33,7 @@ test.serial("a viewer sees the waiting approval in the inbox and its exact reque
   const inbox = await viewer.get("/approvals?lang=en");
   t.is(inbox.status, 200);
   t.true(inbox.html.includes(`href="/approvals/deposit/${approvalId}"`));
-  t.true(inbox.html.includes("<caption>Approvals across the services, newest first</caption>"));
+  t.true(inbox.html.includes("<caption>Everything that waits for a second person (the five services and the console&#39;s account changes), newest first</caption>"));
   const detail = await viewer.get(`/approvals/deposit/${approvalId}?lang=en`);
   t.is(detail.status, 200);
   t.true(detail.html.includes("The exact request"));
@@ -48,7 +48,7 @@ test.serial("a viewer sees the waiting approval in the inbox and its exact reque
 test.serial("the maker sees their own as waiting for someone else, and the service refuses their approval; no CSRF token, no decision", async (t) => {
   const { approvalId, transferId, status } = await askedReturn();
   const own = await maker.get(`/approvals/deposit/${approvalId}?lang=en`);
-  t.true(own.html.includes("You asked for this: it waits for someone else to approve it."));
+  t.true(own.html.includes("You asked for this. A second person must approve it; you may only withdraw it."));
   t.false(own.html.includes(`/approvals/deposit/${approvalId}/approve`));
   const forced = await postFrom(maker, `/approvals/deposit/${approvalId}`, `/approvals/deposit/${approvalId}/approve`, { note: "me again" });
   t.is(forced.status, 403);

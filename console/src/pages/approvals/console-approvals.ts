@@ -11,7 +11,8 @@ import { mailChangeLink, makerLabel, purposeOfAction } from "../../mail/deliver.
 import { linkNotice } from "../../mail/notice.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, formatTime, ID_PATTERN, notFoundPage, scrollingTable, seeOther, signedIn, workPage, type SignedIn } from "../operator-call.js";
+import { csrfField, formatTime, ID_PATTERN, notFoundPage, seeOther, signedIn, workPage, type SignedIn } from "../operator-call.js";
+import type { InboxItem } from "./inbox.js";
 import { accountApprovals, type AccountApprovalKey } from "./console-texts.js";
 
 const LIST_SIZE = 50;
@@ -68,37 +69,25 @@ function describe(who: SignedIn, a: Approval, names: Map<string, string>): strin
 function statusText(who: SignedIn, status: ApprovalStatus): string {
   return status === "pending" ? texts(who)("status.pending") : who.t(`approval.status.${status}`);
 }
-
 /**
- * The console's own approvals on the approvals page, for admins: account changes (auth/approvals.ts)
- * with the same status filter as the services' list. Empty for anyone else: only admins decide them.
+ * The console's own approvals in the approvals inbox, for admins: account changes (auth/approvals.ts)
+ * with the same status filter as the services'. None for anyone else: only admins decide them.
  */
-export async function accountApprovalsSection(deps: ConsoleContext, who: SignedIn, status: ApprovalStatus | "all"): Promise<SafeHtml | null> {
-  if (!roleAtLeast(who.operator.role, "admin")) return null;
-  const t = texts(who);
+export async function accountInboxItems(deps: ConsoleContext, who: SignedIn, status: ApprovalStatus | "all"): Promise<InboxItem[]> {
+  if (!roleAtLeast(who.operator.role, "admin")) return [];
   const approvals = await listApprovals(deps.db, { ...(status === "all" ? {} : { status }), now: nowMs(deps), limit: LIST_SIZE });
   const names = await merchantNames(who, approvals);
-  const rows = approvals.map(
-    (a) => html`<tr>
-<td><a href="${link(a)}">${a.id}</a></td>
-<td>${describe(who, a, names)}</td>
-<td>${a.requestedBy}${samePerson(a.requestedBy, who.operator.email) ? html` (${who.t("approvals.you")})` : null}</td>
-<td>${formatTime(new Date(a.requestedAt), who.lang)}</td>
-<td>${formatTime(new Date(a.expiresAt), who.lang)}</td>
-<td>${statusText(who, a.status)}</td>
-</tr>`,
-  );
-  return html`<h2 id="account-changes">${t("heading")}</h2><p class="hint">${t("hint")}</p>
-${
-  approvals.length === 0
-    ? html`<p>${t("empty")}</p>`
-    : scrollingTable(
-        t("caption"),
-        html`<table><caption>${t("caption")}</caption>
-<thead><tr><th scope="col">${who.t("approvals.id")}</th><th scope="col">${t("what")}</th><th scope="col">${who.t("approvals.maker")}</th><th scope="col">${who.t("approvals.created")}</th><th scope="col">${who.t("approvals.expires")}</th><th scope="col">${who.t("approvals.status")}</th></tr></thead>
-<tbody>${rows}</tbody></table>`,
-      )
-}`;
+  return approvals.map((a) => ({
+    id: a.id,
+    where: "console",
+    href: link(a),
+    what: describe(who, a, names),
+    maker: a.requestedBy,
+    own: samePerson(a.requestedBy, who.operator.email),
+    createdAt: new Date(a.requestedAt),
+    expiresAt: new Date(a.expiresAt),
+    status: a.status,
+  }));
 }
 
 function detailBody(who: SignedIn, a: Approval, names: Map<string, string>, banner: SafeHtml | null, refusal?: string): SafeHtml {

@@ -1,8 +1,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { CreateMerchantResponseSchema, MerchantService } from "@payments/contracts/merchant";
 import { ApprovalService, ApprovalStatus, type Approval } from "@payments/contracts/operator";
-import { APPROVAL_STATUSES, approvalStatusFromProto, approvalStatusToProto, isApprovalStatusName } from "@payments/contracts/statuses";
+import { APPROVAL_STATUSES, approvalStatusFromProto, isApprovalStatusName } from "@payments/contracts/statuses";
 import { samePerson } from "../../auth/approvals.js";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../html.js";
@@ -11,10 +10,12 @@ import type { ConsoleRoute } from "../../route.js";
 import type { ServiceName } from "../../service-clients.js";
 import type { ConsoleContextKoa, RouteContext } from "../../state.js";
 import { createdMerchantSecrets, secretPage } from "../merchants/index.js";
-import { accountApprovalPages, accountApprovalsSection } from "./console-approvals.js";
-import { csrfField, cursorParam, isServiceName, refusalOf, scrollingTable, SERVICES, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage } from "../operator-call.js";
-
-const PAGE_SIZE = 50;
+import { approvalText } from "../../shared/approval-texts.js";
+import { accountApprovalPages } from "./console-approvals.js";
+import { readInbox, type Inbox } from "./inbox.js";
+import { inboxTexts, type InboxKey } from "./inbox-texts.js";
+import { codeText } from "../../shared/service-texts.js";
+import { csrfField, cursorParam, formatTime, isServiceName, refusalOf, scrollingTable, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage } from "../operator-call.js";
 
 /** The RPC whose approved run answers secrets, given to the approver once: a live merchant's creation. */
 const CREATE_MERCHANT = `${MerchantService.typeName}/${MerchantService.method.createMerchant.name}`;
@@ -32,7 +33,9 @@ function statusText(who: SignedIn, status: ApprovalStatus): string {
   return who.t(`approval.status.${approvalStatusFromProto(status) ?? "unknown"}`);
 }
 
-const link = (a: Approval) => `/approvals/${a.service}/${a.id}`;
+function ti(who: SignedIn) {
+  return (key: InboxKey, params?: Record<string, string | number>) => inboxTexts(who.lang, key, params);
+}
 
 /** A stored request's JSON, indented for reading; as it is when it is not JSON. */
 function pretty(json: string): string {
@@ -43,42 +46,54 @@ function pretty(json: string): string {
   }
 }
 
-function listPage(who: SignedIn, status: StatusFilter, approvals: Approval[], more: Array<{ service: ServiceName; cursor: string }>, failures: Array<{ service: ServiceName; refusal: Refusal }>): SafeHtml {
+function listPage(who: SignedIn, status: StatusFilter, inbox: Inbox): SafeHtml {
+  const t = ti(who);
   const filter = html`<form method="get" action="/approvals" class="filters">
 <div><label for="field-status">${who.t("approvals.status")}</label>
 <select id="field-status" name="status">${STATUS_FILTERS.map((s) => html`<option value="${s}"${s === status ? html` selected` : null}>${who.t(`approvals.filter.${s}`)}</option>`)}</select></div>
 <button type="submit">${who.t("approvals.show")}</button>
 </form>`;
-  const rows = approvals.map(
+  const rows = inbox.items.map(
     (a) => html`<tr>
-<td><a href="${link(a)}">${a.id}</a></td>
-<td>${a.service}</td>
-<td>${a.summary}</td>
-<td>${a.maker}${samePerson(a.maker, who.operator.email) ? html` (${who.t("approvals.you")})` : null}</td>
-<td>${timeOf(a.createdAt, who.lang)}</td>
-<td>${timeOf(a.expiresAt, who.lang)}</td>
-<td>${statusText(who, a.status)}</td>
+<td><a href="${a.href}">${a.id}</a></td>
+<td>${t(`where.${a.where}`)}</td>
+<td>${a.what}</td>
+<td>${a.maker}${a.own ? html` (${who.t("approvals.you")})` : null}</td>
+<td><time datetime="${a.createdAt.toISOString()}">${formatTime(a.createdAt, who.lang)}</time></td>
+<td><time datetime="${a.expiresAt.toISOString()}">${formatTime(a.expiresAt, who.lang)}</time></td>
+<td>${who.t(`approval.status.${a.status}`)}</td>
 </tr>`,
   );
   return html`${filter}
-${failures.map((f) => alert(`${f.service}: ${f.refusal.message}`))}
+${inbox.failures.map((f) => alert(`${t(`where.${f.service}`)}: ${f.refusal.message}`))}
 ${
-  approvals.length === 0
+  inbox.items.length === 0
     ? html`<p>${who.t("approvals.empty")}</p>`
     : scrollingTable(
-        who.t("approvals.caption"),
-        html`<table><caption>${who.t("approvals.caption")}</caption>
-<thead><tr><th scope="col">${who.t("approvals.id")}</th><th scope="col">${who.t("approvals.service")}</th><th scope="col">${who.t("approvals.summary")}</th><th scope="col">${who.t("approvals.maker")}</th><th scope="col">${who.t("approvals.created")}</th><th scope="col">${who.t("approvals.expires")}</th><th scope="col">${who.t("approvals.status")}</th></tr></thead>
+        t("caption"),
+        html`<table><caption>${t("caption")}</caption>
+<thead><tr><th scope="col">${who.t("approvals.id")}</th><th scope="col">${t("where")}</th><th scope="col">${who.t("approvals.summary")}</th><th scope="col">${who.t("approvals.maker")}</th><th scope="col">${who.t("approvals.created")}</th><th scope="col">${who.t("approvals.expires")}</th><th scope="col">${who.t("approvals.status")}</th></tr></thead>
 <tbody>${rows}</tbody></table>`,
       )
 }
-${more.length > 0 ? html`<nav aria-label="${who.t("pager.label")}"><ul>${more.map((m) => html`<li><a href="${`/approvals?status=${status}&service=${m.service}&cursor=${encodeURIComponent(m.cursor)}`}">${who.t("approvals.more", { service: m.service })}</a></li>`)}</ul></nav>` : null}`;
+${inbox.more.length > 0 ? html`<nav aria-label="${who.t("pager.label")}"><ul>${inbox.more.map((m) => html`<li><a href="${`/approvals?status=${status}&service=${m.service}&cursor=${encodeURIComponent(m.cursor)}`}">${who.t("approvals.more", { service: t(`where.${m.service}`) })}</a></li>`)}</ul></nav>` : null}`;
+}
+
+/** After Approve: what the run really did, read from the approval's recorded outcome. */
+function approvedBanner(who: SignedIn, a: Approval): SafeHtml | null {
+  const t = ti(who);
+  if (a.status !== ApprovalStatus.APPROVED) return null;
+  if (a.outcome === "ok") return notice(t("ran", { what: approvalText(who.lang, a) }));
+  if (a.outcome === "running" || a.outcome === "") return notice(t("running"));
+  return alert(t("refused", { reason: codeText(who.lang, a.outcome) }));
 }
 
 interface DetailState {
   refusal?: Refusal | undefined;
   decision?: "approve" | "reject" | undefined;
   form?: Record<string, string> | undefined;
+  /** Just approved by this operator: say what the run did. */
+  approved?: boolean;
 }
 
 function detailPage(who: SignedIn, a: Approval, state: DetailState, banner: SafeHtml | null): SafeHtml {
@@ -89,7 +104,7 @@ function detailPage(who: SignedIn, a: Approval, state: DetailState, banner: Safe
   const action = (d: "approve" | "reject") => `/approvals/${a.service}/${a.id}/${d}`;
   // The approve button is not offered to the maker; the service refuses them anyway (MAKER_CANNOT_APPROVE).
   const approveForm = own
-    ? html`<p class="notice">${who.t("approval.ownWaiting")}</p>`
+    ? html`<p class="notice">${ti(who)("ownLine")}</p>`
     : html`<form method="post" action="${action("approve")}" class="card" aria-labelledby="h-approve">
 <h3 id="h-approve">${who.t("approval.approve")}</h3>${csrfField(who)}
 ${field({ id: "approve-note", name: "note", label: who.t("approval.note"), value: value("approve", "note"), hint: who.t("approval.noteHint") })}
@@ -98,11 +113,11 @@ ${field({ id: "approve-note", name: "note", label: who.t("approval.note"), value
 <h3 id="h-reject">${own ? who.t("approval.withdraw") : who.t("approval.reject")}</h3>${csrfField(who)}
 ${field({ id: "reject-reason", name: "reason", label: who.t("approval.reason"), required: true, value: value("reject", "reason"), error: fieldError("reject", "reason") })}
 <button type="submit">${own ? who.t("approval.withdraw") : who.t("approval.reject")}</button></form>`;
-  return html`${banner}${state.refusal ? alert(state.refusal.message) : null}
+  return html`${banner}${state.approved ? approvedBanner(who, a) : null}${state.refusal ? alert(state.refusal.message) : null}
 <p><a href="/approvals">${who.t("approvals.back")}</a></p>
 <dl class="facts card">
-<dt>${who.t("approvals.summary")}</dt><dd>${a.summary}</dd>
-<dt>${who.t("approvals.service")}</dt><dd>${a.service}</dd>
+<dt>${who.t("approvals.summary")}</dt><dd>${approvalText(who.lang, a)}</dd>
+<dt>${ti(who)("where")}</dt><dd>${isServiceName(a.service) ? ti(who)(`where.${a.service}`) : a.service}</dd>
 <dt>${who.t("approval.rpc")}</dt><dd><code>${a.rpc}</code></dd>
 <dt>${who.t("approval.reasonGiven")}</dt><dd>${a.reason || "—"}</dd>
 <dt>${who.t("approvals.maker")}</dt><dd>${a.maker} (${a.makerRole})</dd>
@@ -111,7 +126,7 @@ ${field({ id: "reject-reason", name: "reason", label: who.t("approval.reason"), 
 <dt>${who.t("approvals.status")}</dt><dd>${statusText(who, a.status)}</dd>
 <dt>${who.t("approval.targets")}</dt><dd>${a.targetIds.join(", ") || "—"}</dd>
 ${a.decidedBy ? html`<dt>${who.t("approval.decidedBy")}</dt><dd>${a.decidedBy} · ${timeOf(a.decidedAt, who.lang)}</dd><dt>${who.t("approval.decisionNote")}</dt><dd>${a.decisionNote || "—"}</dd>` : null}
-${a.outcome ? html`<dt>${who.t("approval.outcome")}</dt><dd class="${a.outcome === "ok" ? "ok" : "bad"}">${a.outcome === "ok" ? who.t("approval.outcomeOk") : a.outcome}</dd>` : null}
+${a.outcome ? html`<dt>${who.t("approval.outcome")}</dt><dd class="${a.outcome === "ok" ? "ok" : "bad"}">${a.outcome === "ok" ? who.t("approval.outcomeOk") : a.outcome === "running" ? ti(who)("running") : ti(who)("outcomeRefused", { reason: codeText(who.lang, a.outcome) })}</dd>` : null}
 </dl>
 <h2 id="request-json">${who.t("approval.request")}</h2>
 <pre aria-labelledby="request-json" tabindex="0"><code>${pretty(a.requestJson)}</code></pre>
@@ -183,23 +198,9 @@ export function approvalPages(deps: ConsoleContext): ConsoleRoute[] {
         const status = statusFilter(ctx.query.status);
         const only = isServiceName(ctx.query.service) ? ctx.query.service : undefined;
         const cursor = only ? cursorParam(ctx.query.cursor) : "";
-        const answers = await Promise.all(
-          (only ? [only] : SERVICES).map(async (service) => {
-            try {
-              const page = await who.client(ApprovalService, service).listApprovals({ status: status === "all" ? ApprovalStatus.UNSPECIFIED : approvalStatusToProto(status), limit: PAGE_SIZE, cursor });
-              return { service, approvals: page.approvals, next: page.nextCursor };
-            } catch (err) {
-              return { service, refusal: refusalOf(err, who.t) };
-            }
-          }),
-        );
-        const approvals = answers.flatMap((a) => a.approvals ?? []).sort((x, y) => (y.createdAt ? timestampDate(y.createdAt).getTime() : 0) - (x.createdAt ? timestampDate(x.createdAt).getTime() : 0));
-        const more = answers.filter((a) => a.next).map((a) => ({ service: a.service, cursor: a.next ?? "" }));
-        const failures = answers.flatMap((a) => (a.refusal ? [{ service: a.service, refusal: a.refusal }] : []));
-        const worst = failures.length === answers.length ? (failures[0]?.refusal.status ?? 200) : 200;
-        // An admin also sees the console's own account changes (only on the page of every service).
-        const accounts = only ? null : await accountApprovalsSection(deps, who, status);
-        workPage(ctx, who, { title: only ? who.t("approvals.titleOf", { service: only }) : who.t("approvals.title"), body: html`${listPage(who, status, approvals, more, failures)}${accounts}` }, worst);
+        const inbox = await readInbox(deps, who, status, only, cursor);
+        const title = only ? who.t("approvals.titleOf", { service: ti(who)(`where.${only}`) }) : who.t("approvals.title");
+        workPage(ctx, who, { title, body: listPage(who, status, inbox) }, inbox.worst);
       },
     },
     {
@@ -211,8 +212,8 @@ export function approvalPages(deps: ConsoleContext): ConsoleRoute[] {
         const found = target(ctx);
         if (!found) return notFoundPage(ctx, who);
         const done = ctx.query.done;
-        const banner = done === "approve" ? notice(who.t("approval.done.approve")) : done === "reject" ? notice(who.t("approval.done.reject")) : null;
-        await show(ctx, who, found.service, found.id, {}, banner);
+        // After Approve the banner is what the run did (the approval's recorded outcome), never a guess.
+        await show(ctx, who, found.service, found.id, { approved: done === "approve" }, done === "reject" ? notice(who.t("approval.done.reject")) : null);
       },
     },
     decide("approve"),

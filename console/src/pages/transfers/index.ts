@@ -9,6 +9,7 @@ import type { TextKey } from "../../i18n.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
+import { waitingFor, waitingNotice } from "../approvals/waiting.js";
 import { csrfField, cursorParam, money, refusalOf, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, isOneOf, waitingForApproval } from "../operator-call.js";
 import { accountNamed, actorNamed, merchantNamed, Names, transferSandbox } from "../../shared/directory.js";
 import { depositOf, merchantsOfDeposits, transferQueue } from "./queue.js";
@@ -40,6 +41,8 @@ interface DetailState {
   /** Names of the transfer's merchant, account and the people who acted; the merchant of each deposit it names. */
   names?: Names | undefined;
   merchants?: Map<string, string> | undefined;
+  /** The approvals that wait for this transfer: they stand where the decision forms would. */
+  waiting?: SafeHtml | undefined;
 }
 
 function reasonField(who: SignedIn, decision: Decision, state: DetailState): SafeHtml {
@@ -140,7 +143,9 @@ ${factsByName(who, transfer, state)}
 ${candidates}
 ${actions}
 ${
-  forms.length > 0
+  state.waiting
+    ? html`<h2>${who.t("transfer.decide")}</h2>${state.waiting}`
+    : forms.length > 0
     ? html`<h2>${who.t("transfer.decide")}</h2><div class="actions">${forms}</div>`
     : open
       ? html`<p>${who.t("transfer.noActions")}</p>`
@@ -181,7 +186,9 @@ export function transferPages(deps: ConsoleContext): ConsoleRoute[] {
     const about = transfer;
     const [merchants, names] = await Promise.all([merchantsOfDeposits(deps, who, [depositOf(about)]), Names.of(deps, who)]);
     state = { ...state, merchants, names: await names.ensure({ merchants: merchants.values(), ibans: [about.iban], actors: [about.resolvedBy, ...about.actions.map((a) => a.actor)] }) };
-    workPage(ctx, who, { title: who.t("transfer.title", { id }), body: detail(who, transfer, state, banner) }, status);
+    // A match, return or completion that waits for a second person (the deposit service's approval, or the payout service's return): no second decision meanwhile.
+    const waiting = await waitingFor(who, ["deposit", "payout"], id);
+    workPage(ctx, who, { title: who.t("transfer.title", { id }), body: detail(who, transfer, { ...state, ...(waiting.length > 0 ? { waiting: waitingNotice(who, waiting) } : {}) }, banner) }, status);
   };
 
   return [
