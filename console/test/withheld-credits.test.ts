@@ -88,6 +88,7 @@ test.serial("finance dismisses one with a reason; a missing reason or decision i
   const after = await finance.get(`${res.location!}&lang=tr`);
   t.true(after.html.includes("Kapatıldı: hiçbir alacak kaydedilmedi."));
   t.true(after.html.includes("it was test money"));
+  t.true(after.html.includes('fin-whc <small><code class="id">fin-whc@example.com</code></small>'), "who decided, by name first");
   t.is(await available(c.merchantId), 0n);
 });
 

@@ -8,6 +8,7 @@ import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { ageOf, csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, money, notFoundPage, pager, refusalAlert, refusalOf, scrollingTable, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn } from "../../pages/operator-call.js";
+import { actorNamed, Names } from "../../shared/directory.js";
 import { returnTexts, type ReturnTextKey } from "./texts.js";
 
 const PAGE_SIZE = 50;
@@ -42,13 +43,13 @@ function filterForm(t: T, chosen: Filter): SafeHtml {
 <button type="submit">${t("filter.show")}</button></form>`;
 }
 
-function listTable(who: SignedIn, t: T, returns: TransferReturn[], caption: string, now: Date): SafeHtml {
+function listTable(who: SignedIn, t: T, returns: TransferReturn[], caption: string, now: Date, names: Names): SafeHtml {
   return scrollingTable(
     caption,
     html`<table><caption>${caption}</caption>
 <thead><tr><th scope="col">${t("recipient")}</th><th scope="col" class="num">${t("amount")}</th><th scope="col">${t("iban")}</th><th scope="col">${t("status")}</th><th scope="col">${t("kind")}</th><th scope="col">${t("why")}</th><th scope="col">${t("askedBy")}</th><th scope="col">${t("created")}</th><th scope="col">${t("transfer")}</th></tr></thead>
 <tbody>${returns.map(
-      (r) => html`<tr><th scope="row"><a href="${`/transfer-returns/${r.transferId}`}">${r.recipientName || "—"}</a></th><td class="num">${money(r.amount, r.currency, who.lang)}</td><td><code>${r.iban}</code></td><td>${statusText(t, r)}</td><td>${r.sandbox ? t("sandbox") : t("live")}</td><td>${r.reason || "—"}</td><td>${r.actor || "—"}</td><td>${timeOf(r.createdAt, who.lang)} (${ageOf(r.createdAt, now, who.t)})</td><td><a href="${`/transfer-returns/${r.transferId}`}">${r.transferId}</a></td></tr>`,
+      (r) => html`<tr><th scope="row"><a href="${`/transfer-returns/${r.transferId}`}">${r.recipientName || "—"}</a></th><td class="num">${money(r.amount, r.currency, who.lang)}</td><td><code>${r.iban}</code></td><td>${statusText(t, r)}</td><td>${r.sandbox ? t("sandbox") : t("live")}</td><td>${r.reason || "—"}</td><td>${actorNamed(names, r.actor)}</td><td>${timeOf(r.createdAt, who.lang)} (${ageOf(r.createdAt, now, who.t)})</td><td><a href="${`/transfer-returns/${r.transferId}`}">${r.transferId}</a></td></tr>`,
     )}</tbody></table>`,
   );
 }
@@ -75,7 +76,7 @@ ${field({ id: `fail-reason-${r.id}`, name: "reason", label: t("fail.reason"), re
 <button type="submit">${t("fail.title")}</button></form></div>`;
 }
 
-function attemptCard(who: SignedIn, t: T, r: TransferReturn, state: DecideState): SafeHtml {
+function attemptCard(who: SignedIn, t: T, r: TransferReturn, state: DecideState, names: Names): SafeHtml {
   return html`<section class="card" aria-labelledby="${`h-${r.id}`}" id="${r.id}"><h2 id="${`h-${r.id}`}">${t("detail.attemptTitle", { n: r.attempt, amount: money(r.amount, r.currency, who.lang), name: r.recipientName || "—" })}</h2>
 <dl class="facts">
 <dt>${t("status")}</dt><dd>${statusText(t, r)}</dd>
@@ -84,7 +85,7 @@ function attemptCard(who: SignedIn, t: T, r: TransferReturn, state: DecideState)
 <dt>${t("amount")}</dt><dd>${money(r.amount, r.currency, who.lang)}</dd>
 <dt>${t("kind")}</dt><dd>${r.sandbox ? t("sandbox") : t("live")}</dd>
 <dt>${t("why")}</dt><dd>${r.reason || "—"}</dd>
-<dt>${t("askedBy")}</dt><dd>${r.actor || "—"}</dd>
+<dt>${t("askedBy")}</dt><dd>${actorNamed(names, r.actor)}</dd>
 <dt>${t("bankReference")}</dt><dd>${r.bankReference || "—"}</dd>
 <dt>${t("failureReason")}</dt><dd>${r.failureReason || "—"}</dd>
 <dt>${t("created")}</dt><dd>${timeOf(r.createdAt, who.lang)}</dd>
@@ -128,8 +129,9 @@ export function transferReturnPages(deps: ConsoleContext): ConsoleRoute[] {
       .getTransfer({ transferId })
       .then((res) => res.transfer)
       .catch(() => undefined);
+    const names = await Names.of(deps, who);
     const refused = state.refusal ? alert(state.refusal.message) : null;
-    workPage(ctx, who, { title, body: html`${banner}${refused}${links}<p>${t("detail.intro")}</p>${transferFacts(who, t, transfer)}${returns.map((r) => attemptCard(who, t, r, state))}` }, status);
+    workPage(ctx, who, { title, body: html`${banner}${refused}${links}<p>${t("detail.intro")}</p>${transferFacts(who, t, transfer)}${returns.map((r) => attemptCard(who, t, r, state, names))}` }, status);
   };
 
   const act = (action: Action): ConsoleRoute => ({
@@ -178,7 +180,7 @@ export function transferReturnPages(deps: ConsoleContext): ConsoleRoute[] {
           const res = await who.client(PayoutService).listTransferReturns({ status: statusFilter, awaitingOperator: chosen === "awaiting", limit: PAGE_SIZE, cursor });
           const caption = chosen === "awaiting" ? t("queueCaption") : t("caption");
           const empty = html`<p>${chosen === "awaiting" ? t("queueEmpty") : t("empty")}</p>`;
-          const table = res.transferReturns.length === 0 ? empty : listTable(who, t, res.transferReturns, caption, deps.clock.now());
+          const table = res.transferReturns.length === 0 ? empty : listTable(who, t, res.transferReturns, caption, deps.clock.now(), await Names.of(deps, who));
           page(html`${table}${pager(who, "/transfer-returns", { status: chosen }, cursor, res.nextCursor)}`);
         } catch (err) {
           const refusal = refusalOf(err, who.t);

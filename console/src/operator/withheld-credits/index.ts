@@ -7,7 +7,7 @@ import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, money, notFoundPage, pager, queryText, refusalAlert, refusalOf, scrollingTable, seeOther, signedIn, timeOf, waitingForApproval, workPage, type Refusal, type SignedIn } from "../../pages/operator-call.js";
-import { merchantCell, merchantNamesOf } from "../merchant-names.js";
+import { actorNamed, merchantNamed, Names } from "../../shared/directory.js";
 import { withheldTexts, type WithheldTextKey } from "./texts.js";
 
 const PAGE_SIZE = 50;
@@ -33,14 +33,14 @@ function filterForm(t: T, chosen: Filter, merchant: string, merchantError: strin
 <button type="submit">${t("filter.show")}</button></form>`;
 }
 
-function listTable(who: SignedIn, t: T, credits: WithheldCredit[], names: Map<string, string>): SafeHtml {
+function listTable(who: SignedIn, t: T, credits: WithheldCredit[], names: Names): SafeHtml {
   if (credits.length === 0) return html`<p>${t("empty")}</p>`;
   return scrollingTable(
     t("caption"),
     html`<table><caption>${t("caption")}</caption>
 <thead><tr><th scope="col">${t("merchant")}</th><th scope="col" class="num">${t("amount")}</th><th scope="col">${t("status")}</th><th scope="col">${t("why")}</th><th scope="col">${t("withheldAt")}</th><th scope="col">${t("decision")}</th><th scope="col">${t("deposit")}</th><th scope="col">${t("id")}</th></tr></thead>
 <tbody>${credits.map(
-      (c) => html`<tr><th scope="row">${merchantCell(names, c.merchantId)}</th><td class="num">${money(c.amount, c.currency, who.lang)}</td><td>${statusText(t, c)}</td><td>${c.reason || "—"}</td><td>${timeOf(c.createdAt, who.lang)}</td><td>${c.status === WithheldCreditStatus.OPEN ? "—" : `${c.resolvedBy || "—"}: ${c.resolution || "—"}`}</td><td><a href="${`/deposits/${c.depositId}`}">${c.processId || c.depositId}</a></td><td><a href="${detailPath(c)}">${c.id}</a></td></tr>`,
+      (c) => html`<tr><th scope="row">${merchantNamed(names, c.merchantId)}</th><td class="num">${money(c.amount, c.currency, who.lang)}</td><td>${statusText(t, c)}</td><td>${c.reason || "—"}</td><td>${timeOf(c.createdAt, who.lang)}</td><td>${c.status === WithheldCreditStatus.OPEN ? "—" : html`${actorNamed(names, c.resolvedBy)}: ${c.resolution || "—"}`}</td><td><a href="${`/deposits/${c.depositId}`}">${c.processId || c.depositId}</a></td><td><a href="${detailPath(c)}">${c.id}</a></td></tr>`,
     )}</tbody></table>`,
   );
 }
@@ -65,17 +65,17 @@ ${field({ id: "resolve-reason", name: "reason", label: t("resolve.reason"), requ
 <button type="submit">${t("resolve.submit")}</button></form>`;
 }
 
-function facts(who: SignedIn, t: T, c: WithheldCredit, names: Map<string, string>): SafeHtml {
+function facts(who: SignedIn, t: T, c: WithheldCredit, names: Names): SafeHtml {
   const open = c.status === WithheldCreditStatus.OPEN;
   return html`<dl class="facts card">
-<dt>${t("merchant")}</dt><dd>${merchantCell(names, c.merchantId)}</dd>
+<dt>${t("merchant")}</dt><dd>${merchantNamed(names, c.merchantId)}</dd>
 <dt>${t("amount")}</dt><dd>${money(c.amount, c.currency, who.lang)}</dd>
 <dt>${t("status")}</dt><dd>${statusText(t, c)}</dd>
 <dt>${t("deposit")}</dt><dd><a href="${`/deposits/${c.depositId}`}">${c.depositId}</a></dd>
 <dt>${t("processId")}</dt><dd>${c.processId || "—"}</dd>
 <dt>${t("why")}</dt><dd>${c.reason || "—"}</dd>
 <dt>${t("withheldAt")}</dt><dd>${timeOf(c.createdAt, who.lang)}</dd>
-${open ? null : html`<dt>${t("decidedBy")}</dt><dd>${c.resolvedBy || "—"}</dd><dt>${t("decidedWhy")}</dt><dd>${c.resolution || "—"}</dd><dt>${t("decidedAt")}</dt><dd>${timeOf(c.resolvedAt, who.lang) ?? "—"}</dd>`}
+${open ? null : html`<dt>${t("decidedBy")}</dt><dd>${actorNamed(names, c.resolvedBy)}</dd><dt>${t("decidedWhy")}</dt><dd>${c.resolution || "—"}</dd><dt>${t("decidedAt")}</dt><dd>${timeOf(c.resolvedAt, who.lang) ?? "—"}</dd>`}
 <dt>${t("inBalance")}</dt><dd>${t(open ? "inBalance.open" : c.status === WithheldCreditStatus.CREDITED ? "inBalance.credited" : "inBalance.dismissed")}</dd>
 </dl>`;
 }
@@ -110,7 +110,7 @@ export function withheldCreditPages(deps: ConsoleContext): ConsoleRoute[] {
       return workPage(ctx, who, { title, body: html`${refusalAlert(refusal)}${back}` }, refusal.status);
     }
     if (!credit) return workPage(ctx, who, { title, body: html`${alert(t("detail.notFound", { id }))}${back}` }, 404);
-    const names = await merchantNamesOf(who, [merchantId]);
+    const names = await (await Names.of(deps, who)).ensure({ merchants: [merchantId] });
     const refused = state.refusal ? alert(state.refusal.message) : null;
     workPage(ctx, who, { title, body: html`${banner}${refused}${back}${facts(who, t, credit, names)}${resolveForm(who, t, credit, state)}` }, status);
   };
@@ -132,7 +132,7 @@ export function withheldCreditPages(deps: ConsoleContext): ConsoleRoute[] {
         const cursor = cursorParam(ctx.query.cursor);
         try {
           const res = await who.client(PayoutService).listWithheldCredits({ merchantId: merchant, status: chosen === "all" ? WithheldCreditStatus.UNSPECIFIED : withheldCreditStatusToProto(chosen), limit: PAGE_SIZE, cursor });
-          const names = await merchantNamesOf(who, res.credits.map((c) => c.merchantId));
+          const names = await (await Names.of(deps, who)).ensure({ merchants: res.credits.map((c) => c.merchantId) });
           page(html`${listTable(who, t, res.credits, names)}${pager(who, "/withheld-credits", { status: chosen, merchant }, cursor, res.nextCursor)}`);
         } catch (err) {
           const refusal = refusalOf(err, who.t);
