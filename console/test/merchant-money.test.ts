@@ -208,7 +208,9 @@ test("above the owner's threshold a withdrawal waits; its maker cannot approve i
   t.is((await withdrawals(merchantId)).length, 1, "only the small one exists");
   const waiting = await maker.get(`${big.location!.replace(/#.*$/, "")}&lang=en`);
   t.regex(waiting.html, /waits for a second user/);
-  t.regex(waiting.html, new RegExp(`/merchant/money/approvals/${approvalId}/approve`));
+  // Nobody is offered Approve on their own request: the maker sees that a second user must.
+  t.notRegex(waiting.html, new RegExp(`/merchant/money/approvals/${approvalId}/approve`));
+  t.regex(waiting.html, /You asked for this: a second user of your company must approve it/);
 
   // The maker's own approval: the service refuses, and the page says so.
   const own = await maker.post(`/merchant/money/approvals/${approvalId}/approve`, { _csrf: csrfOf(waiting.html) });
@@ -216,7 +218,7 @@ test("above the owner's threshold a withdrawal waits; its maker cannot approve i
   t.is((await withdrawals(merchantId)).length, 1);
 
   const checkerPage = await checker.get("/merchant/money");
-  t.regex(checkerPage.html, new RegExp(approvalId!));
+  t.regex(checkerPage.html, new RegExp(`/merchant/money/approvals/${approvalId}/approve`));
   const approved = await checker.post(`/merchant/money/approvals/${approvalId}/approve`, { _csrf: csrfOf(checkerPage.html) });
   t.is(approved.status, 303, approved.html);
   t.regex(approved.location ?? "", /outcome=ok/);

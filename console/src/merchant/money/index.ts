@@ -4,6 +4,7 @@ import { ConnectError } from "@connectrpc/connect";
 import { MerchantService, type Merchant } from "@payments/contracts/merchant";
 import { ApprovalService, ApprovalStatus, type Approval } from "@payments/contracts/operator";
 import { PayoutService, type Balance } from "@payments/contracts/payout";
+import { samePerson } from "../../auth/approvals.js";
 import type { ConsoleContext } from "../../context.js";
 import { html, SafeHtml } from "../../html.js";
 import { alert, field, notice } from "../../layout.js";
@@ -38,7 +39,7 @@ function approvalsSection(who: MerchantSignedIn, t: T, approvals: readonly Appro
 <thead><tr><th scope="col">${t("approvals.id")}</th><th scope="col">${t("approvals.what")}</th><th scope="col">${t("approvals.maker")}</th><th scope="col">${t("approvals.created")}</th><th scope="col">${t("approvals.expires")}</th><th scope="col">${t("approvals.decide")}</th></tr></thead>
 <tbody>${approvals.map(
               (a) => html`<tr><td><code>${a.id}</code></td><td>${a.summary}</td><td>${a.maker}</td><td>${timeOf(a.createdAt, who.lang)}</td><td>${timeOf(a.expiresAt, who.lang)}</td>
-<td><form method="post" action="${`/merchant/money/approvals/${a.id}/approve`}" class="inline">${merchantCsrfField(who)}<button type="submit">${t("approvals.approve")}</button></form>
+<td>${samePerson(a.maker, who.user.email) ? html`<p>${t("approvals.own")}</p>` : html`<form method="post" action="${`/merchant/money/approvals/${a.id}/approve`}" class="inline">${merchantCsrfField(who)}<button type="submit">${t("approvals.approve")}</button></form>`}
 <form method="post" action="${`/merchant/money/approvals/${a.id}/reject`}">${merchantCsrfField(who)}<label for="${`reject-${a.id}`}">${t("approvals.reason")}</label><input id="${`reject-${a.id}`}" name="reason" maxlength="500"><button type="submit">${t("approvals.reject")}</button></form></td></tr>`,
             )}</tbody></table>`,
           )
