@@ -157,8 +157,10 @@ test("every operation documents every status the gateway can answer it with, and
       t.truthy(responses[status], `${op.operationId} documents ${status}`);
       if (responses[status]) for (const code of codes) t.true(codesOf(responses[status]).includes(code), `${op.operationId} ${status} ${code}`);
     }
-    // An id in the path can name nothing: 404 with the kind's code.
-    if (op.pathParams) t.deepEqual(codesOf(responses[404]!), [op.path.startsWith("/v1/events") ? "EVENT_NOT_FOUND" : "TRANSACTION_NOT_FOUND"], op.operationId);
+    // An id in the path can name nothing: 404 with the kind's code; an empty one before the path's end misses every route, NOT_FOUND.
+    const kindCode = op.path.startsWith("/v1/events") ? "EVENT_NOT_FOUND" : "TRANSACTION_NOT_FOUND";
+    if (op.pathParams) t.deepEqual(codesOf(responses[404]!), [kindCode, ...(/\}\//.test(op.path) ? ["NOT_FOUND"] : [])], op.operationId);
+    else if (responses[404]) t.false(codesOf(responses[404]).includes("NOT_FOUND"), `${op.operationId}: its own path always reaches its route`);
     // The 405 and 429 tell which methods, and how long to wait.
     const headersOf = (status: string) => {
       const response = responses[status] as { $ref?: string; headers?: Record<string, unknown> };

@@ -63,10 +63,22 @@ function scoped(op: Pick<OperationSpec, "scopes">): boolean {
   return scopeMask(op.scopes) !== EVERY_SCOPE;
 }
 
-/** Each status's codes: MERCHANT_ERRORS with the operation's own added (and INSUFFICIENT_SCOPE where a key may lack its scope), in status order. */
-export function operationErrors(op: Pick<OperationSpec, "errors" | "scopes">): ErrorCodes {
+/**
+ * Whether a request meant for the operation can miss every route: an id in the middle of its
+ * path that is empty (`/v1/events//redeliver`) leaves a path no endpoint has, 404 NOT_FOUND. An
+ * id at the end cannot: without it the path is its collection's (`/v1/deposit/`).
+ */
+function canMissItsRoute(op: Pick<OperationSpec, "path">): boolean {
+  return /\}\//.test(op.path);
+}
+
+/**
+ * Each status's codes: MERCHANT_ERRORS with the operation's own added (INSUFFICIENT_SCOPE where a
+ * key may lack its scope, NOT_FOUND where an empty id misses the route), in status order.
+ */
+export function operationErrors(op: Pick<OperationSpec, "errors" | "scopes" | "path">): ErrorCodes {
   const merged: Record<number, string[]> = {};
-  for (const source of [MERCHANT_ERRORS, scoped(op) ? { 403: ["INSUFFICIENT_SCOPE"] } : {}, op.errors]) {
+  for (const source of [MERCHANT_ERRORS, scoped(op) ? { 403: ["INSUFFICIENT_SCOPE"] } : {}, op.errors, canMissItsRoute(op) ? { 404: ["NOT_FOUND"] } : {}]) {
     for (const [status, codes] of Object.entries(source)) (merged[Number(status)] ??= []).push(...codes.filter((c) => !merged[Number(status)]?.includes(c)));
   }
   return Object.fromEntries(Object.entries(merged).sort(([a], [b]) => Number(a) - Number(b)));
@@ -102,13 +114,23 @@ function sameCodes(a: readonly string[], b: readonly string[]): boolean {
 /** The 403 of an operation some keys may not call: the common codes and INSUFFICIENT_SCOPE, one shared response. */
 const SCOPED_403: readonly string[] = [...(MERCHANT_ERRORS[403] ?? []), "INSUFFICIENT_SCOPE"];
 
-/** `Error<status>`: the failure response of each status every merchant operation has, with just the common codes; `Error403Scoped` with INSUFFICIENT_SCOPE too. */
+/**
+ * `Error<status>`: the failure response of each status every merchant operation has, with just the
+ * common codes; `Error403Scoped` with INSUFFICIENT_SCOPE too; `UnknownPath`, the 404 NOT_FOUND of
+ * a path no endpoint has (ERRORS_NOTE), which no operation can name.
+ */
 function commonErrorResponses(): Record<string, unknown> {
   return {
     ...Object.fromEntries(Object.entries(MERCHANT_ERRORS).map(([status, codes]) => [`Error${status}`, errorResponse(Number(status), codes)])),
     Error403Scoped: errorResponse(403, SCOPED_403),
+    UnknownPath: errorResponse(404, ["NOT_FOUND"]),
   };
 }
+
+/** The end of the document's description: the answer of a path no operation has, which OpenAPI cannot put on a path. */
+const ERRORS_NOTE = `## Errors
+
+Every failure is the envelope \`{ "success": false, "error": { "code", "message", "details"? }, "timestamp" }\`, with an \`X-Request-Id\` header; each operation lists its statuses and codes. A path no endpoint has (paths are case-sensitive, \`/V1/balance\` is not \`/v1/balance\`) answers **404 \`NOT_FOUND\`** in that envelope, for any method and before any authentication: the \`UnknownPath\` response under components. A known path with another method answers 405 \`METHOD_NOT_ALLOWED\` with \`Allow\`.`;
 
 function parameters(op: OperationSpec): Record<string, unknown>[] {
   const params: Record<string, unknown>[] = [];
@@ -258,7 +280,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
       title: "Payment gateway: merchant API",
       version: "1.0.0",
       summary: "Bank list, deposits, withdrawals, balance, transactions and callbacks for Turkish bank transfers.",
-      description: GETTING_STARTED,
+      description: `${GETTING_STARTED}\n${ERRORS_NOTE}`,
     },
     servers: [{ url: "/", description: "This gateway" }],
     security: [{ ApiKey: [], Timestamp: [], Signature: [] }],

@@ -95,7 +95,7 @@ export const ERROR_MEANINGS: Readonly<Record<string, string>> = {
   EVENT_NOT_FOUND: "You have no callback event with this id",
   INVALID_TRANSACTION_STATE: "The transaction's status does not allow this move; `error.details.status` is its status",
   MERCHANT_MODE_CHANGING: "Your account is switching between sandbox and live (it takes seconds at most); nothing was created, retry shortly",
-  NOT_FOUND: "No endpoint has this path (paths are case-sensitive)",
+  NOT_FOUND: "No endpoint has this path (paths are case-sensitive; an empty id, as in `/v1/events//redeliver`, leaves a path no endpoint has). Checked before authentication",
   METHOD_NOT_ALLOWED:
     "The path exists but not with this method (a GET of a POST-only path, a PUT, an OPTIONS): `Allow` lists the methods it takes. Checked before authentication. A client made from this document never sends one",
   REQUEST_TIMEOUT: "The request was not received completely within the server's timeouts; the connection is closed",

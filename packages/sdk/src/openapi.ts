@@ -1147,6 +1147,40 @@ export interface components {
                 };
             };
         };
+        /** @description - `NOT_FOUND`: No endpoint has this path (paths are case-sensitive; an empty id, as in `/v1/events//redeliver`, leaves a path no endpoint has). Checked before authentication */
+        UnknownPath: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "NOT_FOUND",
+                 *         "message": "No endpoint has this path (paths are case-sensitive; an empty id, as in `/v1/events//redeliver`, leaves a path no endpoint has). Checked before authentication"
+                 *       },
+                 *       "timestamp": 1795342864
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    success: false;
+                    error: {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                        message: string;
+                        /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
+                        details?: {
+                            [key: string]: string;
+                        };
+                    };
+                    /** @description Unix time in seconds of the response */
+                    timestamp: number;
+                };
+            };
+        };
     };
     parameters: never;
     requestBodies: never;
@@ -1710,7 +1744,10 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403Scoped"];
-            /** @description - `TRANSACTION_NOT_FOUND`: You have no transaction of this kind with this id (or processId) */
+            /**
+             * @description - `TRANSACTION_NOT_FOUND`: You have no transaction of this kind with this id (or processId)
+             *     - `NOT_FOUND`: No endpoint has this path (paths are case-sensitive; an empty id, as in `/v1/events//redeliver`, leaves a path no endpoint has). Checked before authentication
+             */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1732,7 +1769,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "TRANSACTION_NOT_FOUND";
+                            code: "TRANSACTION_NOT_FOUND" | "NOT_FOUND";
                             message: string;
                             /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
                             details?: {
@@ -2203,7 +2240,10 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403Scoped"];
-            /** @description - `TRANSACTION_NOT_FOUND`: You have no transaction of this kind with this id (or processId) */
+            /**
+             * @description - `TRANSACTION_NOT_FOUND`: You have no transaction of this kind with this id (or processId)
+             *     - `NOT_FOUND`: No endpoint has this path (paths are case-sensitive; an empty id, as in `/v1/events//redeliver`, leaves a path no endpoint has). Checked before authentication
+             */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2225,7 +2265,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "TRANSACTION_NOT_FOUND";
+                            code: "TRANSACTION_NOT_FOUND" | "NOT_FOUND";
                             message: string;
                             /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
                             details?: {
@@ -2861,7 +2901,10 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403Scoped"];
-            /** @description - `EVENT_NOT_FOUND`: You have no callback event with this id */
+            /**
+             * @description - `EVENT_NOT_FOUND`: You have no callback event with this id
+             *     - `NOT_FOUND`: No endpoint has this path (paths are case-sensitive; an empty id, as in `/v1/events//redeliver`, leaves a path no endpoint has). Checked before authentication
+             */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2883,7 +2926,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "EVENT_NOT_FOUND";
+                            code: "EVENT_NOT_FOUND" | "NOT_FOUND";
                             message: string;
                             /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
                             details?: {
@@ -3024,7 +3067,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `TRANSACTION_NOT_FOUND`: You have no transaction of this kind with this id (or processId) */
+            /**
+             * @description - `TRANSACTION_NOT_FOUND`: You have no transaction of this kind with this id (or processId)
+             *     - `NOT_FOUND`: No endpoint has this path (paths are case-sensitive; an empty id, as in `/v1/events//redeliver`, leaves a path no endpoint has). Checked before authentication
+             */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3046,7 +3092,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "TRANSACTION_NOT_FOUND";
+                            code: "TRANSACTION_NOT_FOUND" | "NOT_FOUND";
                             message: string;
                             /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
                             details?: {
@@ -3206,7 +3252,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description - `TRANSACTION_NOT_FOUND`: You have no transaction of this kind with this id (or processId) */
+            /**
+             * @description - `TRANSACTION_NOT_FOUND`: You have no transaction of this kind with this id (or processId)
+             *     - `NOT_FOUND`: No endpoint has this path (paths are case-sensitive; an empty id, as in `/v1/events//redeliver`, leaves a path no endpoint has). Checked before authentication
+             */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3228,7 +3277,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "TRANSACTION_NOT_FOUND";
+                            code: "TRANSACTION_NOT_FOUND" | "NOT_FOUND";
                             message: string;
                             /** @description Extra facts, e.g. transactionId of the existing transaction on DUPLICATE_TRANSACTION */
                             details?: {
