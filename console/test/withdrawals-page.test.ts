@@ -58,6 +58,46 @@ test.serial("a viewer sees the withdrawals, the queue awaiting an operator and o
   t.true(detail.html.includes("Zaman çizelgesi"));
 });
 
+/** A sandbox merchant paid by the sandbox helper, and a withdrawal it asked for (the sandbox connector pays it). */
+async function sandboxWithdrawal(): Promise<Withdrawal> {
+  const deposit = await merchantDeposit(stack, { sandbox: true });
+  await stack.deposits.sandboxPayDeposit({ allMerchants: true, depositId: deposit.id });
+  const merchantId = deposit.merchantId;
+  await eventually(async () => (await stack.payouts.getBalances({ merchantId })).balances.some((b) => b.available >= 10_000n), "the sandbox deposit credited");
+  const { withdrawal } = await stack.payouts.createWithdrawal({ merchantId, processId: `wd-${++n}`, amount: 10_000n, accountName: "Deniz Ak", iban: "TR330006100519786457841326", userId: "u2", userName: "deniz", name: "Deniz Ak" });
+  return withdrawal!;
+}
+
+test.serial("names first: the merchant's name beside its id, a select of merchants by name that filters, and live or sandbox withdrawals by the mode, never both", async (t) => {
+  const live = await awaitingWithdrawal();
+  const play = await sandboxWithdrawal();
+  const name = (await stack.merchants.getMerchant({ merchantId: live.merchantId })).merchant!.name;
+  const viewer = await signedInAs(stack.c, "viewer-wd-names@example.com", "viewer");
+  const has = (html: string, w: Withdrawal) => html.includes(`href="/withdrawals/${w.id}"`);
+
+  const liveList = await viewer.get("/withdrawals?lang=en&mode=live");
+  t.true(has(liveList.html, live));
+  t.false(has(liveList.html, play), "live mode shows no sandbox withdrawal");
+  t.true(liveList.html.includes(`<a href="/merchants/${live.merchantId}">${name}</a> <small><code class="id">${live.merchantId}</code></small>`));
+  t.regex(liveList.html, /<select[^>]* id="field-merchant" name="merchant"><option value="">Every merchant<\/option>/);
+  t.true(liveList.html.includes(`<option value="${live.merchantId}">${name} (${live.merchantId})</option>`));
+  const liveQueue = await viewer.get("/withdrawals/awaiting?lang=en");
+  t.true(has(liveQueue.html, live) && liveQueue.html.includes(`<a href="/merchants/${live.merchantId}">${name}</a>`), "the queue names the merchant");
+
+  const sandboxList = await viewer.get("/withdrawals?mode=sandbox");
+  t.true(has(sandboxList.html, play));
+  t.false(has(sandboxList.html, live), "sandbox mode shows no live withdrawal");
+  t.false(has((await viewer.get("/withdrawals/awaiting")).html, live), "nor the live queue");
+  const chosen = await viewer.get(`/withdrawals?merchant=${play.merchantId}&lang=tr`);
+  t.true(has(chosen.html, play));
+  t.true(chosen.html.includes(`<option value="${play.merchantId}" selected>`));
+  t.true(chosen.html.includes("Tüm üye işyerleri"));
+  t.false(has((await viewer.get(`/withdrawals?merchant=${live.merchantId}`)).html, live), "the live merchant's withdrawal stays out of sandbox mode");
+  const detail = await viewer.get(`/withdrawals/${live.id}?lang=en`);
+  t.true(detail.html.includes(`<a href="/merchants/${live.merchantId}">${name}</a>`), "the withdrawal's page names its merchant");
+  t.true(detail.html.includes(`Ayşe Yılmaz <small><code class="id">u1</code></small>`), "the customer by name, the id beside it");
+});
+
 test.serial("the queue's bank file is the CLI's bulk-payment CSV of the live ones, in English or Turkish, formula-looking names kept as text", async (t) => {
   const w = await awaitingWithdrawal(20_050n, "=HYPERLINK(1)");
   const viewer = await signedInAs(stack.c, "viewer-csv@example.com", "viewer");

@@ -90,11 +90,10 @@ async function readOperators(deps: ConsoleContext): Promise<Map<string, string>>
 
 async function read(deps: ConsoleContext, who: SignedIn): Promise<Snapshot> {
   const startedAt = deps.clock.now().getTime();
-  const catalog = who.client(BankCatalogService);
   const [merchants, accounts, banks, operators] = await Promise.all([
     soft(() => readMerchants(who)),
-    soft(() => catalog.listReceivingAccounts({})),
-    soft(() => catalog.listBanks({})),
+    soft(() => who.client(BankCatalogService).listReceivingAccounts({})),
+    soft(() => who.client(BankCatalogService).listBanks({})),
     soft(() => readOperators(deps)),
   ]);
   const bankNames = banks ? new Map(banks.banks.map((b) => [b.id, b.name])) : undefined;
@@ -153,9 +152,12 @@ export class Names {
   }
 
   /** Reads the directory again when one of these ids is unknown to a reading made before the page began (a merchant made since). */
-  async ensure(ids: { merchants?: Iterable<string>; ibans?: Iterable<string> }): Promise<this> {
+  async ensure(ids: { merchants?: Iterable<string>; ibans?: Iterable<string>; actors?: Iterable<string> }): Promise<this> {
     const s = this.snapshot;
-    const unknown = [...(ids.merchants ?? [])].some((id) => id && s.merchants && !s.merchants.has(id)) || [...(ids.ibans ?? [])].some((iban) => iban && s.accounts && !s.accounts.has(iban));
+    const unknown =
+      [...(ids.merchants ?? [])].some((id) => id && s.merchants && !s.merchants.has(id)) ||
+      [...(ids.ibans ?? [])].some((iban) => iban && s.accounts && !s.accounts.has(iban)) ||
+      [...(ids.actors ?? [])].some((actor) => actor.includes("@") && s.operators && !s.operators.has(actor.toLowerCase()));
     if (unknown && s.startedAt < this.askedAt) this.snapshot = await snapshotOf(this.deps, this.who, this.askedAt);
     return this;
   }
