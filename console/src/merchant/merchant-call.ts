@@ -8,7 +8,8 @@ import { ConsoleError } from "../errors.js";
 import { html, type SafeHtml } from "../html.js";
 import type { Language } from "../i18n.js";
 import { alert } from "../layout.js";
-import { seeOther } from "../pages/operator-call.js";
+import { refusalDetail, seeOther } from "../pages/operator-call.js";
+import { fieldText } from "../shared/service-texts.js";
 import type { ConsoleRoute } from "../route.js";
 import type { ServiceName } from "../service-clients.js";
 import type { ConsoleContextKoa, RouteContext } from "../state.js";
@@ -133,19 +134,21 @@ export function merchantRefusal(ctx: ConsoleContextKoa, who: MerchantSignedIn, e
   if (info.reason === "APPROVAL_REQUIRED") {
     return page(202, html`<div class="notice" role="status">${t("call.approvalRequired")} <a href="/merchant/money#approvals">${t("call.approvalLink")}</a></div>`);
   }
+  // Turkish pages: the code and field in Turkish, not the service's English sentence (refusalDetail).
+  const detail = refusalDetail(who.lang, { ...info, field: undefined });
   switch (info.code) {
     case Code.NotFound:
-      return refused(404, t("call.notFound", { detail: info.message }));
+      return refused(404, t("call.notFound", { detail }));
     case Code.PermissionDenied:
-      return refused(403, t("call.permissionDenied", { detail: info.message }));
+      return refused(403, t("call.permissionDenied", { detail }));
     case Code.Unauthenticated:
       return refused(401, t("call.unauthenticated"));
     case Code.InvalidArgument:
-      return refused(400, info.field ? t("call.invalidField", { field: info.field, detail: info.message }) : t("call.invalid", { detail: info.message }));
+      return refused(400, info.field ? t("call.invalidField", { field: who.lang === "en" ? info.field : fieldText(who.lang, info.field), detail }) : t("call.invalid", { detail }));
     case Code.FailedPrecondition:
     case Code.AlreadyExists:
     case Code.Aborted:
-      return refused(409, t("call.refused", { detail: info.message }));
+      return refused(409, t("call.refused", { detail }));
     case Code.Unavailable:
     case Code.DeadlineExceeded:
       return refused(503, t("call.unavailable"));

@@ -10,6 +10,7 @@ import { html, type SafeHtml } from "../html.js";
 import { text, type Language, type TextKey } from "../i18n.js";
 import { alert, renderPage } from "../layout.js";
 import { formatMoney, formatTime, parseMoney } from "../shared/format.js";
+import { codeText, fieldText } from "../shared/service-texts.js";
 import type { ServiceName } from "../service-clients.js";
 import type { ConsoleContextKoa } from "../state.js";
 
@@ -96,26 +97,43 @@ export function refusalOf(err: unknown, t: SignedIn["t"]): Refusal {
   if (info.reason === "APPROVAL_REQUIRED" && approvalId && APPROVAL_ID.test(approvalId)) {
     return { ...base, status: 202, approvalId, message: t("call.approvalRequired", { id: approvalId }) };
   }
+  const detail = refusalDetail(languageOf(t), info);
   switch (info.code) {
     case Code.PermissionDenied:
-      return { ...base, status: 403, message: t("call.permissionDenied", { detail: info.message }) };
+      return { ...base, status: 403, message: t("call.permissionDenied", { detail }) };
     case Code.Unauthenticated:
       return { ...base, status: 401, message: t("call.unauthenticated") };
     case Code.NotFound:
-      return { ...base, status: 404, message: t("call.notFound", { detail: info.message }) };
+      return { ...base, status: 404, message: t("call.notFound", { detail }) };
     case Code.InvalidArgument:
-      return { ...base, status: 400, message: t("call.invalid", { detail: info.message }) };
+      return { ...base, status: 400, message: t("call.invalid", { detail }) };
     case Code.FailedPrecondition:
     case Code.AlreadyExists:
     case Code.Aborted:
     case Code.OutOfRange:
-      return { ...base, status: 409, message: t("call.refused", { detail: info.message }) };
+      return { ...base, status: 409, message: t("call.refused", { detail }) };
     case Code.Unavailable:
     case Code.DeadlineExceeded:
       return { ...base, status: 503, message: t("call.unavailable") };
     default:
-      return { ...base, status: 502, message: t("call.failed", { detail: info.message }) };
+      return { ...base, status: 502, message: t("call.failed", { detail }) };
   }
+}
+
+/** The language a page's `t` speaks (refusalOf is handed `who.t` alone). */
+function languageOf(t: SignedIn["t"]): Language {
+  return t("call.unavailable") === text("tr", "call.unavailable") ? "tr" : "en";
+}
+
+/**
+ * What a refusal says after its opening words. English pages: the service's own detail, as it
+ * wrote it. Turkish pages: its code in Turkish (the service's reason, else the gRPC code), with
+ * the field it named; the service's English sentence is not shown.
+ */
+export function refusalDetail(lang: Language, info: { code: Code; reason?: string | undefined; field?: string | undefined; message: string }): string {
+  if (lang === "en") return info.message;
+  const words = codeText(lang, info.reason ?? Code[info.code]);
+  return info.field ? `${words} (${fieldText(lang, info.field)})` : words;
 }
 
 /** A refusal as the page shows it where the page's own content would be. */

@@ -71,6 +71,11 @@ export function waitingReasonText(lang: Language, text: string): string {
   return turkishReason(text) ?? `çevrilmemiş açıklama: “${text}”`;
 }
 
+/** A transfer action's reason: the service's own sentences in the page's language; an operator's own words as they wrote them. */
+export function actionReasonText(lang: Language, text: string): string {
+  return knowsReason(text) ? waitingReasonText(lang, text) : text;
+}
+
 const EVIDENCE: ReadonlyArray<[RegExp, Words]> = [
   [/^reference exact$/, () => "referans birebir"],
   [/^amount exact$/, () => "tutar birebir"],

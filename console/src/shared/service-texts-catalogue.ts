@@ -170,6 +170,7 @@ export const CODE_TEXTS: Readonly<Record<string, Pair>> = {
   SECRET_UNREADABLE: ["The secret cannot be read", "Gizli anahtar okunamıyor"],
   NO_CURRENT_SECRET: ["There is no current secret", "Geçerli bir gizli anahtar yok"],
   LAST_SECRET: ["The last secret cannot be revoked", "Son gizli anahtar iptal edilemez"],
+  PRIMARY_KEY: ["The merchant's primary API key cannot be revoked", "Üye işyerinin ana API anahtarı iptal edilemez"],
   NO_CALLBACK_URL: ["No callback URL is set", "Bildirim adresi ayarlanmamış"],
   SANDBOX_CHANGE_UNCHECKED: ["The sandbox or live switch could not be checked", "Test veya canlı geçişi denetlenemedi"],
   SANDBOX_CHANGE_REFUSED: ["The sandbox or live switch was refused", "Test veya canlı geçişi reddedildi"],

@@ -247,6 +247,21 @@ export function fieldText(lang: Language, field: string): string {
   return pair ? pick(lang, pair) : fallback(lang, "field", field);
 }
 
+const SERVICES: Readonly<Record<string, Pair>> = {
+  merchant: ["Merchants", "Üye işyerleri"],
+  "bank-catalog": ["Bank catalogue", "Banka kataloğu"],
+  deposit: ["Deposits", "Yatırımlar"],
+  payout: ["Payouts", "Ödemeler ve çekimler"],
+  "callback-sender": ["Callbacks", "Bildirimler"],
+  console: ["Console", "Konsol"],
+};
+
+/** A service (the audit's and the approvals' source) by what it keeps. */
+export function serviceText(lang: Language, service: string): string {
+  const pair = own(SERVICES, service);
+  return pair ? pick(lang, pair) : fallback(lang, "code", service);
+}
+
 /** A callback event's type (`deposit.completed`) as the status change it tells: "yatırım: tamamlandı". */
 export function eventTypeText(lang: Language, type: string): string {
   const [kind = "", status = ""] = type.split(".", 2);

@@ -8,6 +8,7 @@ import { alert, field } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { cursorParam, queryText, signedIn, timeOf, workPage, type SignedIn, refusalAlert } from "../operator-call.js";
+import { outcomeText, roleText, rpcText, serviceText } from "../../shared/service-texts.js";
 import { decodeCursor, mergedAuditPage, type AuditFilters } from "./merged-audit.js";
 
 const PAGE_SIZE = 50;
@@ -47,16 +48,17 @@ function filterForm(who: SignedIn, raw: Record<string, string>, invalid: string[
 <p class="hint">${who.t("audit.timeHint")}</p>`;
 }
 
+/** One audit row: the service, the role, the operation and the outcome in the page's language . */
 function recordRow(who: SignedIn, r: AuditRecord): SafeHtml {
-  const method = r.rpc.slice(r.rpc.lastIndexOf("/") + 1);
+  const lang = who.lang;
   return html`<tr>
-<td>${timeOf(r.at, who.lang)}</td>
-<td>${r.service}</td>
-<td>${r.actor || "—"}${r.role ? html` <span class="hint">(${r.role})</span>` : null}${r.maker ? html`<br><span class="hint">${who.t("audit.askedBy", { maker: r.maker })}</span>` : null}</td>
-<td><code>${method}</code></td>
+<td>${timeOf(r.at, lang)}</td>
+<td>${serviceText(lang, r.service)}</td>
+<td>${r.actor || "—"}${r.role ? html` <span class="hint">(${roleText(lang, r.role)})</span>` : null}${r.maker ? html`<br><span class="hint">${who.t("audit.askedBy", { maker: r.maker })}</span>` : null}</td>
+<td>${rpcText(lang, r.rpc)}</td>
 <td>${r.targetIds.join(", ")}</td>
 <td>${r.reason || "—"}</td>
-<td class="${r.outcome === "ok" ? "ok" : "bad"}">${r.outcome}</td>
+<td class="${r.outcome === "ok" ? "ok" : "bad"}">${outcomeText(lang, r.outcome)}</td>
 <td>${r.approvalId ? html`<a href="${`/approvals/${r.service}/${r.approvalId}`}">${r.approvalId}</a>` : "—"}</td>
 </tr>`;
 }
@@ -118,7 +120,7 @@ ${page.nextCursor ? html`<li><a rel="next" href="${`/audit${query(raw, { cursor:
 <li><a href="${`/audit.csv${query(raw)}`}" download>${who.t("audit.csv")}</a></li>
 </ul></nav>`;
         const status = page.failures.length === 5 ? (page.failures[0]?.refusal.status ?? 200) : 200;
-        workPage(ctx, who, { title, body: html`${filterForm(who, raw, [])}${page.failures.map((f) => alert(`${f.service}: ${f.refusal.message}`))}${table}${pager}` }, status);
+        workPage(ctx, who, { title, body: html`${filterForm(who, raw, [])}${page.failures.map((f) => alert(`${serviceText(who.lang, f.service)}: ${f.refusal.message}`))}${table}${pager}` }, status);
       },
     },
     {

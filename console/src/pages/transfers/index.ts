@@ -8,6 +8,8 @@ import { html, type SafeHtml } from "../../html.js";
 import type { TextKey } from "../../i18n.js";
 import { alert, field, notice } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
+import { actionReasonText, matchByText, matchReasonText, waitingReasonText } from "../../shared/match-reasons.js";
+import { statusText as serviceStatusText } from "../../shared/service-texts.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { waitingFor, waitingNotice } from "../approvals/waiting.js";
 import { csrfField, cursorParam, money, refusalOf, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, isOneOf, waitingForApproval } from "../operator-call.js";
@@ -112,12 +114,12 @@ ${field({ id: "return-name", name: "recipientName", label: who.t("transfer.recip
   const candidates =
     transfer.candidates.length > 0
       ? html`<table><caption>${who.t("transfer.candidates")}</caption><thead><tr><th scope="col">${who.t("transfer.depositId")}</th><th scope="col" class="num">${who.t("transfer.score")}</th><th scope="col">${who.t("transfer.matchReasons")}</th></tr></thead>
-<tbody>${transfer.candidates.map((c) => html`<tr><td><code>${c.depositId}</code></td><td class="num">${c.score.toFixed(2)}</td><td>${c.reasons.join(", ")}</td></tr>`)}</tbody></table>`
+<tbody>${transfer.candidates.map((c) => html`<tr><td><code>${c.depositId}</code></td><td class="num">${c.score.toFixed(2)}</td><td>${c.reasons.map((r) => matchReasonText(who.lang, r)).join(", ")}</td></tr>`)}</tbody></table>`
       : null;
   const actions =
     transfer.actions.length > 0
       ? html`<table><caption>${who.t("transfer.history")}</caption><thead><tr><th scope="col">${who.t("transfer.when")}</th><th scope="col">${who.t("transfer.action")}</th><th scope="col">${who.t("transfer.actor")}</th><th scope="col">${who.t("transfer.decisionReason")}</th><th scope="col">${who.t("transfer.depositId")}</th></tr></thead>
-<tbody>${transfer.actions.map((a) => html`<tr><td>${timeOf(a.at, who.lang)}</td><td>${a.action}</td><td>${state.names ? actorNamed(state.names, a.actor) : a.actor}</td><td>${a.reason}</td><td>${a.depositId || "—"}</td></tr>`)}</tbody></table>`
+<tbody>${transfer.actions.map((a) => html`<tr><td>${timeOf(a.at, who.lang)}</td><td>${serviceStatusText(who.lang, "transferAction", a.action)}</td><td>${state.names ? actorNamed(state.names, a.actor) : a.actor}</td><td>${actionReasonText(who.lang, a.reason)}</td><td>${a.depositId || "—"}</td></tr>`)}</tbody></table>`
       : null;
   const generalError = state.refusal && !state.refusal.approvalId ? alert(state.refusal.message) : null;
   return html`${banner}${generalError}
@@ -133,9 +135,9 @@ ${factsByName(who, transfer, state)}
 <dt>${who.t("transfer.reportedAt")}</dt><dd>${timeOf(transfer.reportedAt, who.lang)}</dd>
 <dt>${who.t("transfer.valueDate")}</dt><dd>${transfer.valueDate || "—"}</dd>
 <dt>${who.t("transfer.source")}</dt><dd>${transfer.source || "—"}</dd>
-<dt>${who.t("transfer.reason")}</dt><dd>${transfer.unmatchedReason || "—"}</dd>
-<dt>${who.t("transfer.score")}</dt><dd>${transfer.matchBy ? html`${transfer.matchBy} ${transfer.matchScore.toFixed(2)}` : "—"}</dd>
-<dt>${who.t("transfer.matchReasons")}</dt><dd>${transfer.matchReasons.join(", ") || "—"}</dd>
+<dt>${who.t("transfer.reason")}</dt><dd>${waitingReasonText(who.lang, transfer.unmatchedReason) || "—"}</dd>
+<dt>${who.t("transfer.score")}</dt><dd>${transfer.matchBy ? html`${matchByText(who.lang, transfer.matchBy)} ${transfer.matchScore.toFixed(2)}` : "—"}</dd>
+<dt>${who.t("transfer.matchReasons")}</dt><dd>${transfer.matchReasons.map((r) => matchReasonText(who.lang, r)).join(", ") || "—"}</dd>
 <dt>${who.t("transfer.reviewDeposit")}</dt><dd>${transfer.reviewDepositId || "—"}</dd>
 <dt>${who.t("transfer.deposit")}</dt><dd>${transfer.depositId || "—"}</dd>
 <dt>${who.t("transfer.resolution")}</dt><dd>${transfer.resolution ? html`${transfer.resolution} · ${state.names ? actorNamed(state.names, transfer.resolvedBy) : transfer.resolvedBy} · ${timeOf(transfer.resolvedAt, who.lang)}` : "—"}</dd>
