@@ -16,8 +16,8 @@ test.before(async () => {
   stack = await startStack({ consoleEnv: box.env });
 });
 test.after.always(async () => {
-  await stack?.stop();
-  await box?.close();
+  await stack.stop();
+  await box.close();
 });
 
 /** An operator admin made through the admin API (approved by a second service admin once one exists), the link read from their mail, signed in. */

@@ -52,6 +52,21 @@ export interface ConsoleApprovalOut {
 }
 
 /**
+ * The one-time link a done change answered, to hand to `holder`; or, when the console mailed it
+ * (its SMTP_URL), whom it went to: the link is then in that mail only. A mail the server refused
+ * is said so, and the console answers the link to hand over.
+ */
+export function printLink(out: Output, body: Record<string, unknown>, holder: string, intro = "One-time link"): void {
+  const mail = body.mail as { status: string; to: string } | undefined;
+  if (mail?.status === "sent") out.line(`The one-time link was mailed to ${mail.to}.`);
+  if (mail?.status === "failed") out.line(`Mailing the one-time link to ${mail.to} failed: hand it over yourself.`);
+  const link = body.link as { url: string; expiresAt: string } | undefined;
+  if (!link) return;
+  out.line(`${intro} (hand it to ${holder}; it works once, until ${link.expiresAt}):`);
+  out.line(link.url);
+}
+
+/**
  * Says so when the console stored the change as a request for a second admin (202
  * `pending_approval`): its id and how another admin approves it. No link is printed then: the
  * one-time link goes to the approver. False when the change was done.

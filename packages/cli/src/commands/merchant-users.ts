@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { isMerchantRole, MERCHANT_ROLES, type MerchantRole } from "@payments/access";
 import type { CommandContext } from "../context.js";
-import { consoleAdminCaller, printedPendingApproval, roleParser, type ConsoleAccountOut } from "../console-admin.js";
+import { consoleAdminCaller, printedPendingApproval, printLink, roleParser, type ConsoleAccountOut } from "../console-admin.js";
 
 const parseMerchantRole = roleParser(MERCHANT_ROLES, isMerchantRole);
 
@@ -29,10 +29,8 @@ export function registerMerchantUserCommands(merchant: Command, ctx: CommandCont
       if (out.json) return out.data(body);
       if (printedPendingApproval(out, body)) return;
       const invited = body.user as ConsoleAccountOut;
-      const link = body.link as { url: string; expiresAt: string };
       out.line(`${invited.email}: ${invited.role} of ${opts.merchant}.`);
-      out.line(`One-time link (hand it to the user; it works once, until ${link.expiresAt}):`);
-      out.line(link.url);
+      printLink(out, body, "the user");
     });
 
   user
@@ -47,10 +45,8 @@ export function registerMerchantUserCommands(merchant: Command, ctx: CommandCont
       if (out.json) return out.data(body);
       if (printedPendingApproval(out, body)) return;
       const reset = body.user as ConsoleAccountOut;
-      const link = body.link as { url: string; expiresAt: string };
       out.line(`${reset.email} of ${opts.merchant}: signed out everywhere${opts.clearTotp ? ", two-step verification off" : ""}.`);
-      out.line(`New one-time link (hand it to the user; it works once, until ${link.expiresAt}):`);
-      out.line(link.url);
+      printLink(out, body, "the user", "New one-time link");
     });
 
   user

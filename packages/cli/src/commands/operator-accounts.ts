@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { parseDuration } from "@payments/kit";
 import { CONSOLE_ASSERTION_AUDIENCE, loadAssertionPrivateKey, MAX_SERVICE_TOKEN_TTL_SECONDS, OPERATOR_ROLES, signAssertion, isOperatorRole, type OperatorRole } from "@payments/access";
 import type { CommandContext } from "../context.js";
-import { consoleAdminCaller, printedPendingApproval, roleParser, type ConsoleAccountOut, type ConsoleApprovalOut } from "../console-admin.js";
+import { consoleAdminCaller, printedPendingApproval, printLink, roleParser, type ConsoleAccountOut, type ConsoleApprovalOut } from "../console-admin.js";
 import { UsageError } from "../errors.js";
 
 /**
@@ -35,11 +35,7 @@ export function registerOperatorAccountCommands(program: Command, ctx: CommandCo
     // An approved invite or reset of a merchant's user answers the user.
     const user = body.user as (ConsoleAccountOut & { merchantId: string }) | undefined;
     if (user) out.line(`${user.email}: ${user.role} of ${user.merchantId}.`);
-    const link = body.link as { url: string; expiresAt: string } | undefined;
-    if (link) {
-      out.line(`One-time link (hand it to ${user ? "the user" : "the operator"}; it works once, until ${link.expiresAt}):`);
-      out.line(link.url);
-    }
+    printLink(out, body, user ? "the user" : "the operator");
   };
 
   const call = consoleAdminCaller(ctx);
