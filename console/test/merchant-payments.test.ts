@@ -3,9 +3,10 @@ import type { AddressInfo } from "node:net";
 import test from "ava";
 import type { CallbackEvent } from "@payments/contracts/callback";
 import { bankIban } from "@payments/testing";
-import { csrfOf } from "./harness.js";
-import { newMerchant, signedInMerchantUser } from "./merchant-harness.js";
-import { startStack, type Stack } from "./service-harness.js";
+import { UnderpaymentRule } from "@payments/contracts/merchant";
+import { csrfOf, type Browser } from "./harness.js";
+import { newMerchant, signedInMerchantUser as signedInUser } from "./merchant-harness.js";
+import { merchantDeposit, startStack, type Stack } from "./service-harness.js";
 
 // The merchant dashboard's Payments (issue 24): the lists and their filters, one payment with its
 // timeline and every callback attempt, send again (owner, developer), the CSV (owner, finance),
@@ -31,6 +32,13 @@ test.after.always(async () => {
   await stack.stop();
   await new Promise((resolve) => receiver.close(resolve));
 });
+
+/** A merchant user signed in, looking at sandbox data (the tests' merchants are sandbox ones unless told). */
+async function signedInMerchantUser(...args: Parameters<typeof signedInUser>): Promise<Browser> {
+  const browser = await signedInUser(...args);
+  await browser.get("/merchant?mode=sandbox");
+  return browser;
+}
 
 let n = 0;
 async function deposit(merchantId: string, amount: bigint, name: string, pay = false): Promise<{ id: string; processId: string; reference: string }> {
@@ -206,4 +214,54 @@ test("the CSV of a filtered list: owner and finance, every page, header, BOM, li
   t.is((await viewer.get("/merchant/payments.csv?kind=deposits")).status, 403);
   const bad = await finance.get("/merchant/payments.csv?kind=deposits&amount=abc");
   t.is(bad.status, 400);
+});
+
+test("a short payment shows what was asked and what arrived, in the list and on its page; the customer's name comes before the ids", async (t) => {
+  const shop = await newMerchant(stack);
+  await stack.merchants.setPaymentRules({ merchantId: shop, underpayment: UnderpaymentRule.COMPLETE });
+  const short = await deposit(shop, 1000_00n, "Zeynep Kaya");
+  await stack.deposits.sandboxPayDeposit({ merchantId: shop, depositId: short.id, amount: 900_00n });
+  const exact = await deposit(shop, 50_00n, "Can Öz", true);
+  const viewer = await signedInMerchantUser(stack, shop, "viewer-short@shop.test", "viewer");
+
+  const en = await viewer.get("/merchant/payments?kind=deposits&lang=en");
+  const row = en.html.split("<tr>").find((r) => r.includes(short.id))!;
+  t.regex(row, /TRY(?:<\/span>)?\s900\.00/, "what arrived");
+  t.regex(row, /Short payment: TRY(?:<\/span>)?\s1,000\.00 requested/, "and what was asked");
+  const at = (text: string) => row.indexOf(text);
+  t.true(at("Zeynep Kaya") >= 0 && at("Zeynep Kaya") < at(`>${short.processId}<`) && at(`>${short.processId}<`) < at(`>${short.id}<`), "name, then process id, then id");
+  const exactRow = en.html.split("<tr>").find((r) => r.includes(exact.id))!;
+  t.notRegex(exactRow, /requested/, "a deposit paid as asked shows one amount");
+
+  const tr = await viewer.get(`/merchant/deposits/${short.id}?lang=tr`);
+  t.regex(tr.html, /<dt>İstenen tutar<\/dt><dd>₺(?:<\/span>)?1\.000,00<\/dd>/);
+  t.regex(tr.html, /<dt>Gelen tutar<\/dt><dd>₺(?:<\/span>)?900,00<br><small>Eksik ödeme: istenen ₺(?:<\/span>)?1\.000,00<\/small><\/dd>/);
+  t.true(tr.html.indexOf("Zeynep Kaya") < tr.html.indexOf(`<dd>${short.processId}</dd>`), "the customer before the process id");
+});
+
+test("live and sandbox apart: each mode lists, finds and downloads its own payments only", async (t) => {
+  const sandboxShop = await newMerchant(stack);
+  const sandboxDeposit = await deposit(sandboxShop, 77_00n, "Test Kişi");
+  const live = await merchantDeposit(stack, { amount: 88_00n });
+  const sandboxUser = await signedInUser(stack, sandboxShop, "mode-sandbox-pay@shop.test", "finance");
+  const liveUser = await signedInUser(stack, live.merchantId, "mode-live-pay@shop.test", "finance");
+
+  const liveInLive = await liveUser.get("/merchant/payments?kind=deposits&mode=live&lang=en");
+  t.true(liveInLive.html.includes(live.id));
+  t.regex(liveInLive.html, /Live payments only/);
+  const liveInSandbox = await liveUser.get("/merchant/payments?kind=deposits&mode=sandbox&lang=en");
+  t.false(liveInSandbox.html.includes(live.id), "a live deposit is not in the sandbox list");
+  t.regex(liveInSandbox.html, /Sandbox payments only/);
+  t.false((await liveUser.get(`/merchant/payments?kind=deposits&processId=${live.processId}&mode=sandbox`)).html.includes(live.id), "nor found by its process id there");
+  const liveCsv = await liveUser.get("/merchant/payments.csv?kind=deposits&mode=sandbox");
+  t.is(liveCsv.html.trimEnd().split("\r\n").length, 1, "the sandbox file of a live account: the header only");
+  t.is((await liveUser.get("/merchant/payments.csv?kind=deposits&mode=live")).html.trimEnd().split("\r\n").length, 2);
+
+  const sandboxInLive = await sandboxUser.get("/merchant/payments?kind=deposits&mode=live");
+  t.false(sandboxInLive.html.includes(sandboxDeposit.id), "a sandbox deposit is not in the live list");
+  t.true((await sandboxUser.get("/merchant/payments?kind=deposits&mode=sandbox")).html.includes(sandboxDeposit.id));
+  await stack.payouts.adjustBalance({ merchantId: sandboxShop, amount: 1000_00n, reason: "test funding" });
+  const w = await withdrawal(sandboxShop, 10_00n, "Test Alıcı");
+  t.false((await sandboxUser.get("/merchant/payments?kind=withdrawals&mode=live")).html.includes(w));
+  t.true((await sandboxUser.get("/merchant/payments?kind=withdrawals&mode=sandbox")).html.includes(w));
 });

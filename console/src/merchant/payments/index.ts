@@ -17,6 +17,7 @@ import {
 } from "@payments/contracts/statuses";
 import { errorInfo } from "@payments/kit";
 import { formatMoney as formatMajor } from "../../shared/format.js";
+import { sandboxFilter } from "../../shared/mode.js";
 import { type MerchantRole } from "@payments/access";
 import { CSV_BOM, CSV_DIALECTS, csvCell, csvLines, csvNumber, kurusToLira, type CsvDialect, type FileLocale } from "@payments/records";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -32,6 +33,7 @@ import type { ConsoleContextKoa } from "../../state.js";
 import { merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, signedInMerchant, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
 import { codeText, eventTypeText, statusText } from "../../shared/service-texts.js";
 import { createdEntry, eventEntries, finishedEntry, timelineSection, type TimelineEntry } from "../../shared/timeline.js";
+import { depositAmount, depositStatus, depositsTable, modeText as mode, withdrawalStatus, withdrawalsTable } from "./tables.js";
 import { paymentTexts } from "./texts.js";
 
 type Key = Parameters<typeof paymentTexts>[1];
@@ -91,12 +93,14 @@ function paramsOf(f: PaymentFilters, extra: Record<string, string> = {}): URLSea
 
 interface Checked {
   invalid: Set<string>;
+  /** The page's mode (shared/mode.ts): every list is live or sandbox, never both. */
+  sandbox: boolean;
   from?: Date | undefined;
   to?: Date | undefined;
   amount?: bigint | undefined;
 }
 
-function check(f: PaymentFilters, lang: Language): Checked {
+function check(f: PaymentFilters, lang: Language, mode: ConsoleContextKoa["state"]["mode"]): Checked {
   const from = f.from ? dayStart(f.from) : undefined;
   const to = f.to ? dayAfter(f.to) : undefined;
   const amount = f.amount ? minorUnits(f.amount, lang) : undefined;
@@ -104,12 +108,13 @@ function check(f: PaymentFilters, lang: Language): Checked {
   if (f.from && !from) invalid.add("from");
   if (f.to && !to) invalid.add("to");
   if (f.amount && (amount === undefined || amount === 0n)) invalid.add("amount");
-  return { invalid, from, to, amount };
+  return { invalid, sandbox: sandboxFilter(mode), from, to, amount };
 }
 
 function depositsRequest(who: MerchantSignedIn, f: PaymentFilters, c: Checked, limit: number, cursor: string): MessageInitShape<typeof ListDepositsRequestSchema> {
   return {
     merchantId: who.user.merchantId,
+    sandbox: c.sandbox,
     status: isDepositStatusName(f.status) ? depositStatusToProto(f.status) : DepositStatus.UNSPECIFIED,
     ...(c.from ? { createdFrom: timestampFromDate(c.from) } : {}),
     ...(c.to ? { createdTo: timestampFromDate(c.to) } : {}),
@@ -125,6 +130,7 @@ function depositsRequest(who: MerchantSignedIn, f: PaymentFilters, c: Checked, l
 function withdrawalsRequest(who: MerchantSignedIn, f: PaymentFilters, c: Checked, limit: number, cursor: string): MessageInitShape<typeof ListWithdrawalsRequestSchema> {
   return {
     merchantId: who.user.merchantId,
+    sandbox: c.sandbox,
     status: isWithdrawalStatusName(f.status) ? withdrawalStatusToProto(f.status) : WithdrawalStatus.UNSPECIFIED,
     ...(c.from ? { createdFrom: timestampFromDate(c.from) } : {}),
     ...(c.to ? { createdTo: timestampFromDate(c.to) } : {}),
@@ -136,52 +142,16 @@ function withdrawalsRequest(who: MerchantSignedIn, f: PaymentFilters, c: Checked
 }
 
 /** The one payment a process id names, or none (not found, or not a process id at all). */
-async function byProcessId<R>(call: () => Promise<R | undefined>): Promise<R[]> {
+async function byProcessId<R extends { sandbox: boolean }>(sandbox: boolean, call: () => Promise<R | undefined>): Promise<R[]> {
   try {
     const found = await call();
-    return found ? [found] : [];
+    // A payment of the other mode is not in this mode's list.
+    return found && found.sandbox === sandbox ? [found] : [];
   } catch (err) {
     const code = err instanceof ConnectError ? err.code : undefined;
     if (code === Code.NotFound || code === Code.InvalidArgument) return [];
     throw err;
   }
-}
-
-function depositStatus(t: T, status: DepositStatus): string {
-  return t(`deposit.status.${depositStatusFromProto(status) ?? "unknown"}`);
-}
-
-function withdrawalStatus(t: T, w: Withdrawal, lang: Language): string {
-  const name = t(`withdrawal.status.${withdrawalStatusFromProto(w.status) ?? "unknown"}`);
-  return w.status === WithdrawalStatus.FAILED && w.failureReason ? `${name} (${codeText(lang, w.failureReason)})` : name;
-}
-
-const mode = (t: T, sandbox: boolean) => (sandbox ? t("mode.sandbox") : t("mode.live"));
-
-function depositsTable(t: T, lang: Language, rows: Deposit[]): SafeHtml {
-  if (rows.length === 0) return html`<p>${t("list.empty")}</p>`;
-  return tableScroll(
-    t("list.depositsCaption"),
-    html`<table><caption>${t("list.depositsCaption")}</caption>
-<thead><tr><th scope="col">${t("col.id")}</th><th scope="col">${t("col.processId")}</th><th scope="col">${t("col.created")}</th><th scope="col">${t("col.status")}</th><th scope="col" class="num">${t("col.amount")}</th><th scope="col">${t("col.customer")}</th><th scope="col">${t("col.reference")}</th><th scope="col">${t("col.mode")}</th></tr></thead>
-<tbody>${rows.map(
-      (d) =>
-        html`<tr><td><a href="${`/merchant/deposits/${d.id}`}">${d.id}</a></td><td>${d.processId}</td><td>${timeOf(d.createdAt, lang)}</td><td>${depositStatus(t, d.status)}</td><td class="num">${formatMajor(d.amount, d.currency, lang)}</td><td>${d.customer ? `${d.customer.name} (${d.customer.id || "—"})` : "—"}</td><td><code>${d.reference}</code></td><td>${mode(t, d.sandbox)}</td></tr>`,
-    )}</tbody></table>`,
-  );
-}
-
-function withdrawalsTable(t: T, lang: Language, rows: Withdrawal[]): SafeHtml {
-  if (rows.length === 0) return html`<p>${t("list.empty")}</p>`;
-  return tableScroll(
-    t("list.withdrawalsCaption"),
-    html`<table><caption>${t("list.withdrawalsCaption")}</caption>
-<thead><tr><th scope="col">${t("col.id")}</th><th scope="col">${t("col.processId")}</th><th scope="col">${t("col.created")}</th><th scope="col">${t("col.status")}</th><th scope="col" class="num">${t("col.amount")}</th><th scope="col">${t("col.holder")}</th><th scope="col">IBAN</th><th scope="col">${t("col.mode")}</th></tr></thead>
-<tbody>${rows.map(
-      (w) =>
-        html`<tr><td><a href="${`/merchant/withdrawals/${w.id}`}">${w.id}</a></td><td>${w.processId}</td><td>${timeOf(w.createdAt, lang)}</td><td>${withdrawalStatus(t, w, lang)}</td><td class="num">${formatMajor(w.amount, w.currency, lang)}</td><td>${w.accountName}</td><td><code>${w.iban}</code></td><td>${mode(t, w.sandbox)}</td></tr>`,
-    )}</tbody></table>`,
-  );
 }
 
 function filterForm(t: T, f: PaymentFilters, invalid: Set<string>): SafeHtml {
@@ -332,12 +302,12 @@ export function merchantPaymentPages(deps: ConsoleContext): ConsoleRoute[] {
         const d = (await who.client(DepositService).getDeposit({ merchantId, key: { case: "depositId", value: id } })).deposit;
         if (!d) return merchantNotFound(ctx, who, "payments");
         facts = html`<dl class="facts card">
-<dt>${t("col.status")}</dt><dd>${depositStatus(t, d.status)}</dd>
-<dt>${t("col.processId")}</dt><dd>${d.processId}</dd>
-<dt>${t("col.amount")}</dt><dd>${formatMajor(d.amount, d.currency, lang)}</dd>
-<dt>${t("detail.requested")}</dt><dd>${formatMajor(d.requestedAmount, d.currency, lang)}</dd>
-<dt>${t("col.reference")}</dt><dd><code>${d.reference}</code></dd>
 <dt>${t("col.customer")}</dt><dd>${d.customer ? `${d.customer.name} (${d.customer.id || "—"})` : "—"}</dd>
+<dt>${t("col.status")}</dt><dd>${depositStatus(t, d.status)}</dd>
+<dt>${t("detail.requested")}</dt><dd>${formatMajor(d.requestedAmount, d.currency, lang)}</dd>
+<dt>${t("detail.received")}</dt><dd>${d.status === DepositStatus.COMPLETED ? depositAmount(t, lang, d) : "—"}</dd>
+<dt>${t("col.processId")}</dt><dd>${d.processId}</dd>
+<dt>${t("col.reference")}</dt><dd><code>${d.reference}</code></dd>
 <dt>${t("detail.customerUsername")}</dt><dd>${d.customer?.username || "—"}</dd>
 <dt>${t("detail.paidTo")}</dt><dd>${d.assignedAccount ? html`<code>${d.assignedAccount.iban}</code> · ${d.assignedAccount.bankName}` : "—"}</dd>
 <dt>${t("col.mode")}</dt><dd>${mode(t, d.sandbox)}</dd>
@@ -352,10 +322,10 @@ export function merchantPaymentPages(deps: ConsoleContext): ConsoleRoute[] {
         const w = (await who.client(PayoutService).getWithdrawal({ merchantId, key: { case: "withdrawalId", value: id } })).withdrawal;
         if (!w) return merchantNotFound(ctx, who, "payments");
         facts = html`<dl class="facts card">
-<dt>${t("col.status")}</dt><dd>${withdrawalStatus(t, w, lang)}</dd>
-<dt>${t("col.processId")}</dt><dd>${w.processId}</dd>
-<dt>${t("col.amount")}</dt><dd>${formatMajor(w.amount, w.currency, lang)}</dd>
 <dt>${t("col.holder")}</dt><dd>${w.accountName}</dd>
+<dt>${t("col.status")}</dt><dd>${withdrawalStatus(t, w, lang)}</dd>
+<dt>${t("col.amount")}</dt><dd>${formatMajor(w.amount, w.currency, lang)}</dd>
+<dt>${t("col.processId")}</dt><dd>${w.processId}</dd>
 <dt>${t("detail.iban")}</dt><dd><code>${w.iban}</code></dd>
 <dt>${t("detail.user")}</dt><dd>${w.name || w.userName || w.userId ? `${w.name || "—"} (${w.userName || "—"}, ${w.userId || "—"})` : "—"}</dd>
 <dt>${t("detail.bankReference")}</dt><dd>${w.bankReference || "—"}</dd>
@@ -393,23 +363,23 @@ ${callbackSection(t, lang, who, back, events)}`,
         const lang = who.lang;
         const t = textsOf(lang);
         const f = filtersOf(ctx.query);
-        const c = check(f, who.lang);
+        const c = check(f, who.lang, ctx.state.mode);
         const cursor = cursorParam(ctx.query.cursor);
         const csvLinks = CSV_ROLES.includes(who.user.role)
           ? html`<p><a href="${`/merchant/payments.csv?${paramsOf(f).toString()}`}" download>${t("list.csv")}</a> · <a href="${`/merchant/payments.csv?${paramsOf(f, { locale: "tr" }).toString()}`}" download>${t("list.csvTr")}</a></p>`
           : null;
         const page = (body: SafeHtml, status = 200) =>
-          merchantPage(ctx, who, { title: t("payments.title"), active: "payments", body: html`<p>${t("payments.intro")}</p>${tabs(t, f.kind)}${filterForm(t, f, c.invalid)}${csvLinks}${body}` }, status);
+          merchantPage(ctx, who, { title: t("payments.title"), active: "payments", body: html`<p>${t("payments.intro")}</p><p class="hint">${t(c.sandbox ? "mode.listSandbox" : "mode.listLive")}</p>${tabs(t, f.kind)}${filterForm(t, f, c.invalid)}${csvLinks}${body}` }, status);
         if (c.invalid.size > 0) return page(html``, 400);
         const merchantId = who.user.merchantId;
         try {
           if (f.processId) {
             const hint = html`<p class="hint">${t("filter.processIdAlone")}</p>`;
             if (f.kind === "deposits") {
-              const found = await byProcessId(async () => (await who.client(DepositService).getDeposit({ merchantId, key: { case: "processId", value: f.processId } })).deposit);
+              const found = await byProcessId(c.sandbox, async () => (await who.client(DepositService).getDeposit({ merchantId, key: { case: "processId", value: f.processId } })).deposit);
               return page(html`${hint}${depositsTable(t, lang, found)}`);
             }
-            const found = await byProcessId(async () => (await who.client(PayoutService).getWithdrawal({ merchantId, key: { case: "processId", value: f.processId } })).withdrawal);
+            const found = await byProcessId(c.sandbox, async () => (await who.client(PayoutService).getWithdrawal({ merchantId, key: { case: "processId", value: f.processId } })).withdrawal);
             return page(html`${hint}${withdrawalsTable(t, lang, found)}`);
           }
           let table: SafeHtml;
@@ -442,7 +412,7 @@ ${callbackSection(t, lang, who, back, events)}`,
         const who = signedInMerchant(deps, ctx);
         const t = textsOf(who.lang);
         const f = filtersOf(ctx.query);
-        const c = check(f, who.lang);
+        const c = check(f, who.lang, ctx.state.mode);
         const locale: FileLocale = ctx.query.locale === "tr" ? "tr" : "en";
         const dialect = CSV_DIALECTS[locale];
         const header = (keys: readonly Key[]) => csvLines([keys.map((k) => csvCell(paymentTexts(locale, k), dialect))], dialect);
@@ -456,7 +426,7 @@ ${callbackSection(t, lang, who, back, events)}`,
           head = header(DEPOSIT_COLUMNS.map(([k]) => k));
           const rows = (list: Deposit[]) => csvLines(list.map((d) => DEPOSIT_COLUMNS.map(([, cell]) => cell(d, dialect))), dialect);
           fetchPage = f.processId
-            ? async () => ({ rows: rows(await byProcessId(async () => (await who.client(DepositService).getDeposit({ merchantId, key: { case: "processId", value: f.processId } })).deposit)), next: "" })
+            ? async () => ({ rows: rows(await byProcessId(c.sandbox, async () => (await who.client(DepositService).getDeposit({ merchantId, key: { case: "processId", value: f.processId } })).deposit)), next: "" })
             : async (cursor) => {
                 const res = await who.client(DepositService).listDeposits(depositsRequest(who, f, c, CSV_PAGE, cursor));
                 return { rows: rows(res.deposits), next: res.nextCursor };
@@ -465,7 +435,7 @@ ${callbackSection(t, lang, who, back, events)}`,
           head = header(WITHDRAWAL_COLUMNS.map(([k]) => k));
           const rows = (list: Withdrawal[]) => csvLines(list.map((w) => WITHDRAWAL_COLUMNS.map(([, cell]) => cell(w, dialect))), dialect);
           fetchPage = f.processId
-            ? async () => ({ rows: rows(await byProcessId(async () => (await who.client(PayoutService).getWithdrawal({ merchantId, key: { case: "processId", value: f.processId } })).withdrawal)), next: "" })
+            ? async () => ({ rows: rows(await byProcessId(c.sandbox, async () => (await who.client(PayoutService).getWithdrawal({ merchantId, key: { case: "processId", value: f.processId } })).withdrawal)), next: "" })
             : async (cursor) => {
                 const res = await who.client(PayoutService).listWithdrawals(withdrawalsRequest(who, f, c, CSV_PAGE, cursor));
                 return { rows: rows(res.withdrawals), next: res.nextCursor };
