@@ -6,6 +6,17 @@ import { html, type SafeHtml } from "../../html.js";
 import { alert, field } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import { money, queryText, refusalOf, signedIn, workPage, type Refusal, type SignedIn } from "../operator-call.js";
+import { accountNamed, merchantNamed, Names } from "../../shared/directory.js";
+import { sandboxFilter } from "../../shared/mode.js";
+
+/** The other mode's part of the period, left out (a receiving account's kind; a merchant's mode now). */
+const TEXTS = {
+  en: { otherAccounts: "{n} receiving accounts of the other mode are not shown: switch mode to see them." },
+  tr: { otherAccounts: "Diğer moda ait {n} alıcı hesap gösterilmiyor: görmek için modu değiştirin." },
+} as const;
+
+type Accounts = GetReconciliationResponse["accounts"];
+type LedgerMerchants = CheckLedgerResponse["merchants"];
 
 /** A day in Türkiye's time (UTC+3) at its start. */
 function dayStart(value: string): Date | undefined {
@@ -14,27 +25,28 @@ function dayStart(value: string): Date | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
-function accountsTable(who: SignedIn, rec: GetReconciliationResponse): SafeHtml {
-  if (rec.accounts.length === 0) return html`<p>${who.t("reconciliation.noAccounts")}</p>`;
+function accountsTable(who: SignedIn, names: Names, accounts: Accounts): SafeHtml {
+  if (accounts.length === 0) return html`<p>${who.t("reconciliation.noAccounts")}</p>`;
   return html`<table><caption>${who.t("reconciliation.caption")}</caption>
 <thead><tr><th scope="col">${who.t("transfer.receivingIban")}</th><th scope="col" class="num">${who.t("reconciliation.received")}</th><th scope="col" class="num">${who.t("reconciliation.credited")}</th><th scope="col" class="num">${who.t("reconciliation.suspense")}</th><th scope="col" class="num">${who.t("reconciliation.returned")}</th><th scope="col" class="num">${who.t("reconciliation.difference")}</th><th scope="col">${who.t("reconciliation.state")}</th></tr></thead>
-<tbody>${rec.accounts.map((a) => {
+<tbody>${accounts.map((a) => {
     const balanced = a.difference === 0n && a.discrepancies.length === 0;
-    return html`<tr><th scope="row"><code>${a.iban}</code></th><td class="num">${money(a.received, a.currency, who.lang)}</td><td class="num">${money(a.credited, a.currency, who.lang)}</td><td class="num">${money(a.suspense, a.currency, who.lang)}</td><td class="num">${money(a.returned, a.currency, who.lang)}</td><td class="num">${money(a.difference, a.currency, who.lang)}</td>
+    return html`<tr><th scope="row">${accountNamed(names, a.iban)}</th><td class="num">${money(a.received, a.currency, who.lang)}</td><td class="num">${money(a.credited, a.currency, who.lang)}</td><td class="num">${money(a.suspense, a.currency, who.lang)}</td><td class="num">${money(a.returned, a.currency, who.lang)}</td><td class="num">${money(a.difference, a.currency, who.lang)}</td>
 <td class="${balanced ? "ok" : "bad"}">${balanced ? who.t("reconciliation.balanced") : who.t("reconciliation.unbalanced")}${a.discrepancies.length > 0 ? html`<ul>${a.discrepancies.map((d) => html`<li>${d}</li>`)}</ul>` : null}</td></tr>`;
   })}</tbody></table>`;
 }
 
-function ledgerSection(who: SignedIn, ledger: CheckLedgerResponse | Refusal): SafeHtml {
+function ledgerSection(who: SignedIn, names: Names, ledger: CheckLedgerResponse | Refusal, sandbox: boolean): SafeHtml {
   if ("message" in ledger) return html`<h2>${who.t("reconciliation.ledger")}</h2>${alert(ledger.message)}`;
-  const unbalanced = ledger.merchants.filter((m) => !m.balanced);
+  const merchants: LedgerMerchants = ledger.merchants.filter((m) => (names.merchant(m.merchantId)?.sandbox ?? false) === sandbox);
+  const unbalanced = merchants.filter((m) => !m.balanced);
   const ok = unbalanced.length === 0 && ledger.discrepancies.length === 0;
   return html`<h2>${who.t("reconciliation.ledger")}</h2>
-<p class="${ok ? "ok" : "bad"}">${ok ? who.t("reconciliation.ledgerOk", { n: ledger.merchants.length }) : who.t("reconciliation.ledgerBad")}</p>
+<p class="${ok ? "ok" : "bad"}">${ok ? who.t("reconciliation.ledgerOk", { n: merchants.length }) : who.t("reconciliation.ledgerBad")}</p>
 ${
   unbalanced.length > 0
     ? html`<table><caption>${who.t("reconciliation.ledgerCaption")}</caption><thead><tr><th scope="col">${who.t("reconciliation.merchant")}</th><th scope="col" class="num">${who.t("reconciliation.available")}</th><th scope="col" class="num">${who.t("reconciliation.ledgerAvailable")}</th><th scope="col" class="num">${who.t("reconciliation.held")}</th><th scope="col" class="num">${who.t("reconciliation.ledgerHeld")}</th></tr></thead>
-<tbody>${unbalanced.map((m) => html`<tr><th scope="row">${m.merchantId}</th><td class="num">${money(m.available, m.currency, who.lang)}</td><td class="num">${money(m.ledgerAvailable, m.currency, who.lang)}</td><td class="num">${money(m.held, m.currency, who.lang)}</td><td class="num">${money(m.ledgerHeld, m.currency, who.lang)}</td></tr>`)}</tbody></table>`
+<tbody>${unbalanced.map((m) => html`<tr><th scope="row">${merchantNamed(names, m.merchantId)}</th><td class="num">${money(m.available, m.currency, who.lang)}</td><td class="num">${money(m.ledgerAvailable, m.currency, who.lang)}</td><td class="num">${money(m.held, m.currency, who.lang)}</td><td class="num">${money(m.ledgerHeld, m.currency, who.lang)}</td></tr>`)}</tbody></table>`
     : null
 }
 ${ledger.discrepancies.length > 0 ? html`<ul>${ledger.discrepancies.map((d) => html`<li>${d}</li>`)}</ul>` : null}
@@ -65,6 +77,7 @@ export function reconciliationPages(deps: ConsoleContext): ConsoleRoute[] {
 </form><p class="hint">${who.t("reconciliation.periodHint")}</p>`;
         const title = who.t("reconciliation.title");
         if (bad) return workPage(ctx, who, { title, body: form }, 400);
+        const namesRead = Names.of(deps, who);
         // "to" names the last day of the period: the service's bound is the next day's start, excluded.
         const to = toDay ? new Date(toDay.getTime() + 24 * 3600_000) : undefined;
         let rec: GetReconciliationResponse;
@@ -80,13 +93,19 @@ export function reconciliationPages(deps: ConsoleContext): ConsoleRoute[] {
         } catch (err) {
           ledger = refusalOf(err, who.t);
         }
-        const balanced = rec.accounts.every((a) => a.difference === 0n && a.discrepancies.length === 0);
+        // One mode at a time: the accounts of its kind, the ledger of its merchants (their mode now).
+        const sandbox = sandboxFilter(ctx.state.mode);
+        const names = await (await namesRead).ensure({ ibans: rec.accounts.map((a) => a.iban), merchants: "message" in ledger ? [] : ledger.merchants.map((m) => m.merchantId) });
+        const accounts = rec.accounts.filter((a) => (names.account(a.iban)?.sandbox ?? false) === sandbox);
+        const hidden = rec.accounts.length - accounts.length;
+        const balanced = accounts.every((a) => a.difference === 0n && a.discrepancies.length === 0);
         workPage(ctx, who, {
           title,
           body: html`${form}
 <p class="${balanced ? "ok" : "bad"}" role="status">${balanced ? who.t("reconciliation.allBalanced") : who.t("reconciliation.someUnbalanced")}</p>
-${accountsTable(who, rec)}
-${ledgerSection(who, ledger)}`,
+${accountsTable(who, names, accounts)}
+${hidden > 0 ? html`<p class="hint" role="note">${TEXTS[who.lang].otherAccounts.replace("{n}", String(hidden))}</p>` : null}
+${ledgerSection(who, names, ledger, sandbox)}`,
         });
       },
     },
