@@ -80,6 +80,15 @@ test("searching by actor and target narrows the view; the CSV has the same recor
   t.is((await viewer.get("/audit?since=yesterday")).status, 400);
 });
 
+test("names first: the operator who acted by name with the email beside, a merchant the record names by name with its id beside", async (t) => {
+  const byActor = await viewer.get("/audit?lang=en&actor=ops-audit%40example.com");
+  t.regex(byActor.html, /ops-audit(<\/span>)? <small><code class="id">ops-audit@example.com<\/code><\/small>/, "a word kept whole may sit in its own span");
+  const { merchants } = await stack.merchants.listMerchants({ pageSize: 1 });
+  const merchant = merchants[0]!;
+  const byTarget = await viewer.get(`/audit?lang=en&target=${merchant.id}`);
+  t.true(byTarget.html.includes(`<a href="/merchants/${merchant.id}">${merchant.name}</a> <small><code class="id">${merchant.id}</code></small>`));
+});
+
 test("an admin sees the console's own records (operator accounts and their four-eyes) merged with the services'; a viewer does not", async (t) => {
   const admin = await signedInAs(stack.c, "admin-audit@example.com", "admin");
   const page = await admin.get("/audit?lang=en&target=admin-audit%40example.com");

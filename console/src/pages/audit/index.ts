@@ -10,6 +10,7 @@ import type { ConsoleContextKoa } from "../../state.js";
 import { cursorParam, queryText, signedIn, timeOf, workPage, type SignedIn, refusalAlert } from "../operator-call.js";
 import { outcomeText, roleText, rpcText, serviceText } from "../../shared/service-texts.js";
 import { decodeCursor, mergedAuditPage, type AuditFilters } from "./merged-audit.js";
+import { actorNamed, merchantNamed, Names } from "../../shared/directory.js";
 
 const PAGE_SIZE = 50;
 const EXPORT_PAGE = 500;
@@ -49,14 +50,19 @@ function filterForm(who: SignedIn, raw: Record<string, string>, invalid: string[
 }
 
 /** One audit row: the service, the role, the operation and the outcome in the page's language . */
-function recordRow(who: SignedIn, r: AuditRecord): SafeHtml {
+/** The ids a record names, a merchant's by name with its id beside it. */
+function targetsNamed(names: Names, ids: string[]): SafeHtml {
+  return html`${ids.map((id, i) => html`${i > 0 ? ", " : null}${names.merchant(id) ? merchantNamed(names, id) : id}`)}`;
+}
+
+function recordRow(who: SignedIn, names: Names, r: AuditRecord): SafeHtml {
   const lang = who.lang;
   return html`<tr>
 <td>${timeOf(r.at, lang)}</td>
 <td>${serviceText(lang, r.service)}</td>
-<td>${r.actor || "—"}${r.role ? html` <span class="hint">(${roleText(lang, r.role)})</span>` : null}${r.maker ? html`<br><span class="hint">${who.t("audit.askedBy", { maker: r.maker })}</span>` : null}</td>
+<td>${actorNamed(names, r.actor)}${r.role ? html` <span class="hint">(${roleText(lang, r.role)})</span>` : null}${r.maker ? html`<br><span class="hint">${who.t("audit.askedBy", { maker: names.operator(r.maker) ? `${names.operator(r.maker)} (${r.maker})` : r.maker })}</span>` : null}</td>
 <td>${rpcText(lang, r.rpc)}</td>
-<td>${r.targetIds.join(", ")}</td>
+<td>${targetsNamed(names, r.targetIds)}</td>
 <td>${r.reason || "—"}</td>
 <td class="${r.outcome === "ok" ? "ok" : "bad"}">${outcomeText(lang, r.outcome)}</td>
 <td>${r.approvalId ? html`<a href="${`/approvals/${r.service}/${r.approvalId}`}">${r.approvalId}</a>` : "—"}</td>
@@ -107,13 +113,14 @@ export function auditPages(deps: ConsoleContext): ConsoleRoute[] {
         const title = who.t("audit.title");
         if (invalid.length > 0) return workPage(ctx, who, { title, body: filterForm(who, raw, invalid) }, 400);
         const cursorText = cursorParam(ctx.query.cursor);
-        const page = await mergedAuditPage(who, filters, decodeCursor(cursorText), PAGE_SIZE, deps.db);
+        const [page, read] = await Promise.all([mergedAuditPage(who, filters, decodeCursor(cursorText), PAGE_SIZE, deps.db), Names.of(deps, who)]);
+        const names = await read.ensure({ actors: page.records.flatMap((r) => [r.actor, r.maker]) });
         const table =
           page.records.length === 0
             ? html`<p>${who.t("audit.empty")}</p>`
             : html`<table><caption>${who.t("audit.caption")}</caption>
 <thead><tr><th scope="col">${who.t("audit.at")}</th><th scope="col">${who.t("approvals.service")}</th><th scope="col">${who.t("audit.actor")}</th><th scope="col">${who.t("audit.rpc")}</th><th scope="col">${who.t("audit.target")}</th><th scope="col">${who.t("transfer.decisionReason")}</th><th scope="col">${who.t("audit.outcome")}</th><th scope="col">${who.t("approvals.id")}</th></tr></thead>
-<tbody>${page.records.map((r) => recordRow(who, r))}</tbody></table>`;
+<tbody>${page.records.map((r) => recordRow(who, names, r))}</tbody></table>`;
         const pager = html`<nav aria-label="${who.t("pager.label")}"><ul>
 ${cursorText ? html`<li><a href="${`/audit${query(raw)}`}">${who.t("pager.first")}</a></li>` : null}
 ${page.nextCursor ? html`<li><a rel="next" href="${`/audit${query(raw, { cursor: page.nextCursor })}`}">${who.t("pager.next")}</a></li>` : null}
