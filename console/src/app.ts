@@ -35,6 +35,7 @@ import { merchantInvitePages } from "./pages/merchants/invite-user.js";
 import { accountPages } from "./pages/accounts/index.js";
 import { bankPages } from "./pages/banks/index.js";
 import { moneyPages } from "./operator/money-pages.js";
+import { peoplePages } from "./operator/people-pages.js";
 import { servesMerchants, servesOperators } from "./config.js";
 import { merchantRoutes } from "./merchant/index.js";
 import { merchantNames, merchantSession } from "./middleware/merchant-session.js";
@@ -49,7 +50,7 @@ export interface CreateAppOptions {
 
 /** The built-in areas; a new area adds its `pages/<area>/index.ts` factory here. */
 function builtInRoutes(deps: ConsoleContext): ConsoleRoute[] {
-  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(deps), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...depositPages(deps), ...withdrawalPages(deps), ...eventPages(deps), ...merchantInvitePages(deps), ...merchantPages(deps), ...accountPages(deps), ...bankPages(deps), ...moneyPages(deps), ...cliRoutes(deps), ...auditChainRoutes(deps), ...operatorRoutes(deps), ...merchantUserRoutes(deps), ...merchantRoutes(deps)];
+  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(deps), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...depositPages(deps), ...withdrawalPages(deps), ...eventPages(deps), ...merchantInvitePages(deps), ...merchantPages(deps), ...accountPages(deps), ...bankPages(deps), ...moneyPages(deps), ...peoplePages(deps), ...cliRoutes(deps), ...auditChainRoutes(deps), ...operatorRoutes(deps), ...merchantUserRoutes(deps), ...merchantRoutes(deps)];
 }
 
 /**

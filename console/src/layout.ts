@@ -1,6 +1,7 @@
 import { html, trusted, type HtmlValue, type SafeHtml } from "./html.js";
 import { LANGUAGES, text, type Language, type TextKey } from "./i18n.js";
 import { modeSwitch, sandboxBanner } from "./shared/mode.js";
+import { searchBox } from "./shared/search-box.js";
 import type { ConsoleContextKoa } from "./state.js";
 
 /** The console's one stylesheet, inline under the response's nonce (nothing is fetched from anywhere); the merchant layout adds its own rules after it. */
@@ -81,6 +82,7 @@ const AREAS: ReadonlyArray<{ path: string; key: TextKey }> = [
   { path: "/reconciliation", key: "nav.reconciliation" },
   { path: "/transfer-returns", key: "nav.transferReturns" },
   { path: "/withheld-credits", key: "nav.withheldCredits" },
+  { path: "/operators", key: "nav.operators" },
 ];
 
 function areaLinks(ctx: ConsoleContextKoa, t: (key: TextKey) => string): SafeHtml {
@@ -147,7 +149,7 @@ export function layout(ctx: ConsoleContextKoa, options: PageOptions): string {
   const lang = ctx.state.lang;
   const t = (key: TextKey, params?: Record<string, string>) => text(lang, key, params);
   const signedIn: HtmlValue = options.operator
-    ? html`${areaLinks(ctx, t)}
+    ? html`${areaLinks(ctx, t)}${searchBox(lang, "operators")}
 <p>${t("nav.signedInAs", { name: options.operator.displayName, role: options.operator.role })}</p>
 <form method="post" action="/sign-out"><input type="hidden" name="_csrf" value="${options.csrfToken ?? ""}"><button type="submit">${t("nav.signOut")}</button></form>`
     : null;

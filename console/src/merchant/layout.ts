@@ -3,6 +3,7 @@ import { html, trusted, type SafeHtml } from "../html.js";
 import { htmlDocument, STYLE } from "../layout.js";
 import type { ConsoleContextKoa } from "../state.js";
 import { common } from "./common/texts.js";
+import { searchBox } from "../shared/search-box.js";
 
 /** The merchant dashboard's areas, in its navigation. */
 export type MerchantArea = "home" | "payments" | "money" | "developers" | "team";
@@ -58,7 +59,7 @@ export function merchantLayout(ctx: ConsoleContextKoa, options: MerchantLayoutOp
   const signedIn = user
     ? html`<nav class="areas" aria-label="${t("nav.areas")}"><ul>${AREAS.map(
         (a) => html`<li><a href="${a.path}"${a.area === options.active ? html` aria-current="page"` : null}>${t(a.key)}</a></li>`,
-      )}</ul></nav>
+      )}</ul></nav>${searchBox(lang, "merchant")}
 <p class="who">${t("nav.signedInAs", { name: user.displayName, role: roleName(lang, user.role), merchant: user.merchantName })}</p>
 <form method="post" action="/merchant/sign-out"><input type="hidden" name="_csrf" value="${user.csrfToken}"><button type="submit">${t("nav.signOut")}</button></form>`
     : null;
