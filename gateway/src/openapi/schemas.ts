@@ -124,8 +124,9 @@ export const statementMovementSchema = z
 export const statementSchema = z
   .strictObject({
     currency: z.string(),
-    from: day.describe("The first day covered, from its start (00:00 UTC)"),
+    from: day.describe("The first day covered, from its start (00:00 UTC, or in timeZone)"),
     to: day.describe("The last day covered, to its end (inclusive)"),
+    timeZone: z.string().optional().describe("The time zone whose days `from` and `to` are, when the request named one (canonically spelled); absent: UTC days"),
     openingBalance: amount.describe("Your balance (available + held, as GET /v1/balance) at the start of `from`"),
     closingBalance: amount.describe("Your balance at the end of `to`: openingBalance plus every movement's amount, exactly"),
     movements: z.array(statementMovementSchema).describe("Every movement of the period, in the order the ledger posted them; balanceAfter is the running balance"),

@@ -3,7 +3,18 @@ import { PassThrough, Readable } from "node:stream";
 import type { Client } from "@connectrpc/connect";
 import type { PayoutService } from "@payments/contracts/payout";
 import type { Clock, Logger } from "@payments/kit";
-import { CSV_BOM, FILE_LOCALES, XLSX_CONTENT_TYPE, statementMovement, statementPeriod, statementRecord, type FileLocale, type StatementMovement, type StatementRecord } from "@payments/records";
+import {
+  CSV_BOM,
+  FILE_LOCALES,
+  XLSX_CONTENT_TYPE,
+  knownTimeZone,
+  statementMovement,
+  statementPeriod,
+  statementRecord,
+  type FileLocale,
+  type StatementMovement,
+  type StatementRecord,
+} from "@payments/records";
 import { z } from "zod";
 import { successJson } from "../envelope.js";
 import { callService, validationFailure } from "../errors.js";
@@ -15,7 +26,8 @@ export { openStatementSheet, STATEMENT_WORKBOOK_OPTIONS, STATEMENT_ZIP_BUFFER_BY
 
 /*
  * GET /v1/statement: the merchant's own ledger of one currency over whole UTC days, for an
- * accountant. The balance it reports is the money the merchant owns: available + held of
+ * accountant (or, with `timeZone`, over that zone's days: Europe/Istanbul's are Türkiye's; the
+ * movements' times stay UTC instants). The balance it reports is the money the merchant owns: available + held of
  * GET /v1/balance. Money held for a withdrawal is still the merchant's until the withdrawal
  * completes, so a hold or a release moves nothing between the merchant and the world (amount
  * 0; availableChange and heldChange show the move between the two parts) and the
@@ -42,7 +54,17 @@ export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
 /** The languages of a statement file (CSV, XLSX); the JSON is the same whatever the locale. */
 export const STATEMENT_LOCALES = FILE_LOCALES;
 
-const DATE_PROBLEM = "must be a date, YYYY-MM-DD (a whole UTC day; a time of day is not accepted)";
+const DATE_PROBLEM = "must be a date, YYYY-MM-DD (a whole UTC day, or timeZone's; a time of day is not accepted)";
+const TIME_ZONE_PROBLEM = "must be an IANA time zone name, e.g. Europe/Istanbul or UTC (not an offset such as +03:00)";
+
+/** An optional IANA time zone, as Intl knows it, in its canonical spelling. */
+const timeZone = optionalQueryValue.transform((value, ctx) => {
+  if (value === undefined) return undefined;
+  const known = knownTimeZone(value);
+  if (known !== undefined) return known;
+  ctx.addIssue({ code: "custom", message: TIME_ZONE_PROBLEM });
+  return z.NEVER;
+});
 const isoDate = z.iso.date();
 
 /** A calendar date (YYYY-MM-DD, a real day) as the epoch ms of its start in UTC. */
@@ -72,6 +94,7 @@ export const statementQuery = z.object({
   to: day,
   format: oneOf(STATEMENT_FORMATS),
   locale: oneOf(STATEMENT_LOCALES),
+  timeZone,
 });
 
 /** The payout service's request fields by the merchant's query parameters, for its VALIDATION_ERROR. */
@@ -101,11 +124,11 @@ export function statement(deps: { payouts: Pick<Client<typeof PayoutService>, "g
       scopes: SCOPES.read,
       handler: async (ctx) => {
         const query = parseInput(statementQuery, ctx.query, "query");
-        const period = statementPeriod(query.from, query.to);
+        const period = statementPeriod(query.from, query.to, query.timeZone);
         if ("problem" in period) throw validationFailure([{ field: "to", problem: period.problem }]);
         const format: StatementFormat = query.format ?? "json";
         const locale: FileLocale = query.locale ?? "en";
-        // `to` is a whole day: the statement ends where the next day starts.
+        // `to` is a whole day (UTC's, or timeZone's): the statement ends where the next day starts.
         const { startMs, endMs, from, to } = period;
         const merchantId = authenticatedMerchantId(ctx);
         // Bound to this request's context: the later pages are asked while the body streams, from the
@@ -119,7 +142,7 @@ export function statement(deps: { payouts: Pick<Client<typeof PayoutService>, "g
         // The first page before any header is sent: a refusal or an outage is still the JSON
         // error envelope, with its status.
         const first = await ask("");
-        const { movements: firstMovements, ...head } = statementRecord(first, from, to);
+        const { movements: firstMovements, ...head } = statementRecord(first, from, to, query.timeZone);
 
         let written = 0;
         /** The pages, each counted as written once the next is asked for (the log of a failure says how far it got). */

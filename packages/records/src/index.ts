@@ -287,3 +287,4 @@ export * from "./xlsx.js";
 export * from "./statement.js";
 export * from "./input.js";
 export * from "./failure-codes.js";
+export * from "./time-zone.js";

@@ -1,6 +1,7 @@
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import type { GetStatementResponse, StatementLine } from "@payments/contracts/payout";
 import { CSV_DIALECTS, csvCell, csvLines, csvNumber, kurusToLira, type FileLocale } from "./csv.js";
+import { zoneDayStart } from "./time-zone.js";
 
 /*
  * The merchant's statement (GET /v1/statement, and the merchant dashboard's statement page and
@@ -40,6 +41,8 @@ export interface StatementRecord {
   currency: string;
   from: string;
   to: string;
+  /** The zone whose days `from` and `to` are, when the merchant named one (`timeZone`); absent: UTC days. */
+  timeZone?: string;
   openingBalance: number;
   closingBalance: number;
   movements: StatementMovement[];
@@ -49,15 +52,26 @@ export interface StatementRecord {
 export type StatementHead = Omit<StatementRecord, "movements">;
 
 /**
- * A statement's period from its two dates, each the epoch ms of a whole UTC day's start: the
- * range [startMs, endMs) the payout service is asked for (`to` is taken whole), or the problem
- * of the `to` date (before `from`, or more than STATEMENT_MAX_DAYS days counting both).
+ * A statement's period from its two dates, each given as the epoch ms of that date's 00:00 UTC:
+ * the range [startMs, endMs) the payout service is asked for (`to` is taken whole), or the
+ * problem of the `to` date (before `from`, or more than STATEMENT_MAX_DAYS days counting both).
+ * The days are UTC's, or with `timeZone` (a name knownTimeZone accepted) that zone's: from the
+ * zone's start of `from` to its start of the day after `to`. Such a range may be an hour longer
+ * than its days (the clocks went back in it); the payout service takes at most
+ * STATEMENT_MAX_DAYS × 24 h, so a range longer than that is the `to` date's problem too.
  */
-export function statementPeriod(fromDayMs: number, toDayMs: number): { startMs: number; endMs: number; from: string; to: string } | { problem: string } {
+export function statementPeriod(fromDayMs: number, toDayMs: number, timeZone?: string): { startMs: number; endMs: number; from: string; to: string } | { problem: string } {
   if (toDayMs < fromDayMs) return { problem: "must not be before from" };
   const days = (toDayMs - fromDayMs) / DAY_MS + 1;
   if (days > STATEMENT_MAX_DAYS) return { problem: `must be at most ${STATEMENT_MAX_DAYS} days from from, both counted (this range is ${days})` };
-  return { startMs: fromDayMs, endMs: toDayMs + DAY_MS, from: new Date(fromDayMs).toISOString().slice(0, 10), to: new Date(toDayMs).toISOString().slice(0, 10) };
+  const dates = { from: new Date(fromDayMs).toISOString().slice(0, 10), to: new Date(toDayMs).toISOString().slice(0, 10) };
+  if (timeZone === undefined) return { startMs: fromDayMs, endMs: toDayMs + DAY_MS, ...dates };
+  const startMs = zoneDayStart(fromDayMs, timeZone);
+  const endMs = zoneDayStart(toDayMs + DAY_MS, timeZone);
+  if (endMs - startMs > STATEMENT_MAX_DAYS * DAY_MS) {
+    return { problem: `must be at most ${STATEMENT_MAX_DAYS} × 24 hours after from's start in ${timeZone} (the clocks go back in this range): end it a day earlier` };
+  }
+  return { startMs, endMs, ...dates };
 }
 
 function safe(value: bigint, what: string): number {
@@ -87,13 +101,14 @@ export function statementMovement(line: StatementLine): StatementMovement {
   };
 }
 
-/** The public statement of the service's answer (one page of it); `from` and `to` are the merchant's dates. */
-export function statementRecord(res: GetStatementResponse, from: string, to: string): StatementRecord {
+/** The public statement of the service's answer (one page of it); `from` and `to` are the merchant's dates, `timeZone` the zone they are days of when one was named. */
+export function statementRecord(res: GetStatementResponse, from: string, to: string, timeZone?: string): StatementRecord {
   const total = (b: GetStatementResponse["opening"], what: string) => safe((b?.available ?? 0n) + (b?.held ?? 0n), what);
   return {
     currency: res.currency,
     from,
     to,
+    ...(timeZone !== undefined ? { timeZone } : {}),
     openingBalance: total(res.opening, "opening balance"),
     closingBalance: total(res.closing, "closing balance"),
     movements: res.lines.map(statementMovement),

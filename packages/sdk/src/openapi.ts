@@ -203,7 +203,7 @@ export interface paths {
          * Get your statement
          * @description Your ledger of one currency over whole UTC days, for your accounts: the opening balance, every movement with the balance after it, and the closing balance. The balance is the money you own, `available + held` of GET /v1/balance: money held for a withdrawal is yours until the withdrawal completes, so a hold and a release have amount 0 (their `availableChange` and `heldChange` show the move) and the withdrawal's debit is when it leaves. openingBalance plus every amount is closingBalance, exactly.
          *
-         *     `from` and `to` are dates (YYYY-MM-DD), both included: the statement covers [from 00:00 UTC, the day after to 00:00 UTC), at most 366 days. A statement has no size limit: it is sent as it is read (chunked), however many movements the range holds; should the gateway fail once the response has begun, it breaks the connection off rather than end the document, so a JSON statement that parses, or a CSV one that ends with its closing_balance row, is whole. `format=csv` answers the same statement as `text/csv` (UTF-8, CRLF, RFC 4180) to download: a header row, an opening row, one row per movement and a closing row, each amount in the smallest unit and with two decimals; a text value starting with = + - @ gets a leading apostrophe so a spreadsheet never runs it. The file starts with a UTF-8 byte-order mark (U+FEFF), so Excel reads it as UTF-8. `format=xlsx` answers the same rows as an Excel workbook: one sheet, a bold frozen header row, times as date cells in UTC, amounts as numbers (the smallest unit, and the currency with two decimals shown), ids and kinds as text. `locale` is the language of a file: `en` (default) as above; `tr` gives Turkish headers and, for CSV, `;` between cells and a decimal comma (`1500,50`, no thousands separator), as Excel set to Turkish reads it; times (ISO 8601 UTC) and kinds (`opening_balance`, `deposit_credit`, …) are the same in both. The JSON is the same whatever the locale. Errors are JSON whatever the format.
+         *     `from` and `to` are dates (YYYY-MM-DD), both included: the statement covers [from 00:00 UTC, the day after to 00:00 UTC), at most 366 days. With `timeZone` (an IANA name such as `Europe/Istanbul`) they are that zone's days instead: [from 00:00, the day after to 00:00) on its clocks, each day's start by the zone's rules on that day (`timeZone=Europe/Istanbul&from=2026-12-01&to=2026-12-31` covers 2026-11-30T21:00:00Z to 2026-12-31T21:00:00Z), and the answer names it (`timeZone`, canonically spelled); movement times stay UTC instants. A name the server's time zone data does not know, or an offset such as `+03:00`, is a VALIDATION_ERROR. Without it nothing changes: whole UTC days, no `timeZone` in the answer. A statement has no size limit: it is sent as it is read (chunked), however many movements the range holds; should the gateway fail once the response has begun, it breaks the connection off rather than end the document, so a JSON statement that parses, or a CSV one that ends with its closing_balance row, is whole. `format=csv` answers the same statement as `text/csv` (UTF-8, CRLF, RFC 4180) to download: a header row, an opening row, one row per movement and a closing row, each amount in the smallest unit and with two decimals; a text value starting with = + - @ gets a leading apostrophe so a spreadsheet never runs it. The file starts with a UTF-8 byte-order mark (U+FEFF), so Excel reads it as UTF-8. `format=xlsx` answers the same rows as an Excel workbook: one sheet, a bold frozen header row, times as date cells in UTC, amounts as numbers (the smallest unit, and the currency with two decimals shown), ids and kinds as text. `locale` is the language of a file: `en` (default) as above; `tr` gives Turkish headers and, for CSV, `;` between cells and a decimal comma (`1500,50`, no thousands separator), as Excel set to Turkish reads it; times (ISO 8601 UTC) and kinds (`opening_balance`, `deposit_credit`, …) are the same in both. The JSON is the same whatever the locale. Errors are JSON whatever the format.
          *
          *     Needs an API key with the `read` scope.
          */
@@ -566,7 +566,7 @@ export interface components {
             currency: string;
             /**
              * Format: date
-             * @description The first day covered, from its start (00:00 UTC)
+             * @description The first day covered, from its start (00:00 UTC, or in timeZone)
              */
             from: string;
             /**
@@ -574,6 +574,8 @@ export interface components {
              * @description The last day covered, to its end (inclusive)
              */
             to: string;
+            /** @description The time zone whose days `from` and `to` are, when the request named one (canonically spelled); absent: UTC days */
+            timeZone?: string;
             /** @description Your balance (available + held, as GET /v1/balance) at the start of `from` */
             openingBalance: number;
             /** @description Your balance at the end of `to`: openingBalance plus every movement's amount, exactly */
@@ -2375,14 +2377,19 @@ export interface operations {
             query: {
                 /** @description A currency you are configured for; default TRY (another is a VALIDATION_ERROR, as on withdrawals) */
                 currency?: string;
-                /** @description The first day, YYYY-MM-DD (UTC) */
+                /** @description The first day, YYYY-MM-DD (UTC's, or timeZone's) */
                 from: string;
-                /** @description The last day, YYYY-MM-DD (UTC), included; not before `from` */
+                /** @description The last day, YYYY-MM-DD (UTC's, or timeZone's), included; not before `from` */
                 to: string;
                 /** @description json (default), csv or xlsx */
                 format?: "json" | "csv" | "xlsx";
                 /** @description The language of a csv or xlsx file: en (default) or tr (Turkish headers; a CSV with ; between cells and decimal commas) */
                 locale?: "en" | "tr";
+                /**
+                 * @description Whose days `from` and `to` are: an IANA time zone name (Europe/Istanbul for Türkiye's days); default UTC
+                 * @example Europe/Istanbul
+                 */
+                timeZone?: string;
             };
             header?: never;
             path?: never;
