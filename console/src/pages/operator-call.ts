@@ -95,7 +95,9 @@ export function refusalOf(err: unknown, t: SignedIn["t"]): Refusal {
   const approvalId = info.details?.approvalId;
   const base = { reason: info.reason, field: info.field, approvalId: undefined };
   if (info.reason === "APPROVAL_REQUIRED" && approvalId && APPROVAL_ID.test(approvalId)) {
-    return { ...base, status: 202, approvalId, message: t("call.approvalRequired", { id: approvalId }) };
+    // The same request waited already (anyone's): this is that approval, and whose it is.
+    const maker = info.details?.alreadyWaiting === "true" ? info.details.maker : undefined;
+    return { ...base, status: 202, approvalId, message: maker ? t("call.approvalAlreadyWaiting", { id: approvalId, maker }) : t("call.approvalRequired", { id: approvalId }) };
   }
   const detail = refusalDetail(languageOf(t), info);
   switch (info.code) {
