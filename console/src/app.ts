@@ -1,4 +1,5 @@
 import { modeMiddleware } from "./shared/mode.js";
+import { stylesheetRoutes } from "./shared/styles.js";
 import Koa from "koa";
 import Router from "@koa/router";
 import { cliRoutes } from "./api/cli.js";
@@ -50,7 +51,7 @@ export interface CreateAppOptions {
 
 /** The built-in areas; a new area adds its `pages/<area>/index.ts` factory here. */
 function builtInRoutes(deps: ConsoleContext): ConsoleRoute[] {
-  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(deps), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...depositPages(deps), ...withdrawalPages(deps), ...eventPages(deps), ...merchantInvitePages(deps), ...merchantPages(deps), ...accountPages(deps), ...bankPages(deps), ...moneyPages(deps), ...peoplePages(deps), ...cliRoutes(deps), ...auditChainRoutes(deps), ...operatorRoutes(deps), ...merchantUserRoutes(deps), ...merchantRoutes(deps)];
+  return [...signInPages(deps), ...setPasswordPages(deps), ...totpPages(deps), ...homePages(deps), ...transferPages(deps), ...statementPages(deps), ...approvalPages(deps), ...auditPages(deps), ...reconciliationPages(deps), ...depositPages(deps), ...withdrawalPages(deps), ...eventPages(deps), ...merchantInvitePages(deps), ...merchantPages(deps), ...accountPages(deps), ...bankPages(deps), ...moneyPages(deps), ...peoplePages(deps), ...cliRoutes(deps), ...stylesheetRoutes(), ...auditChainRoutes(deps), ...operatorRoutes(deps), ...merchantUserRoutes(deps), ...merchantRoutes(deps)];
 }
 
 /**

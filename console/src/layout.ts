@@ -1,59 +1,11 @@
-import { html, trusted, type HtmlValue, type SafeHtml } from "./html.js";
+import { html, SafeHtml, type HtmlValue } from "./html.js";
 import { LANGUAGES, text, type Language, type TextKey } from "./i18n.js";
 import { modeSwitch, sandboxBanner } from "./shared/mode.js";
 import { searchBox } from "./shared/search-box.js";
+import { stylesheet } from "./shared/styles.js";
+import { primerClasses } from "./shared/styles-markup.js";
+import { keepWordsWhole, labelTableCells } from "./shared/table.js";
 import type { ConsoleContextKoa } from "./state.js";
-
-/** The console's one stylesheet, inline under the response's nonce (nothing is fetched from anywhere); the merchant layout adds its own rules after it. */
-export const STYLE = trusted(`
-:root { color-scheme: light; font-family: system-ui, sans-serif; line-height: 1.5; color: #1a1a1a; background: #f6f7f9; }
-body { margin: 0; }
-.skip { position: absolute; left: -999px; }
-.skip:focus { left: 1rem; top: 1rem; background: #fff; padding: .5rem; }
-header { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; justify-content: space-between; padding: .75rem 1.5rem; background: #1f3a5f; color: #fff; }
-header a { color: #fff; }
-header form { display: inline; }
-nav ul { list-style: none; display: flex; gap: 1rem; margin: 0; padding: 0; }
-main { max-width: 72rem; margin: 2rem auto; padding: 0 1.5rem; }
-nav.areas ul { flex-wrap: wrap; }
-nav.areas a[aria-current="page"] { font-weight: 700; text-decoration-thickness: 3px; }
-table { border-collapse: collapse; width: 100%; background: #fff; margin: 1rem 0; }
-.table-scroll { overflow-x: auto; max-width: 100%; }
-caption { text-align: left; font-weight: 600; padding: .5rem 0; }
-th, td { border: 1px solid #d0d5dd; padding: .4rem .6rem; text-align: left; vertical-align: top; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-select, textarea { font: inherit; padding: .5rem; border: 1px solid #667085; border-radius: 4px; box-sizing: border-box; }
-textarea { width: 100%; min-height: 12rem; font-family: ui-monospace, monospace; }
-pre { background: #fff; border: 1px solid #d0d5dd; padding: 1rem; overflow: auto; white-space: pre-wrap; word-break: break-all; }
-form.inline { display: inline; }
-.filters { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-end; }
-.filters label { margin-top: .5rem; }
-.filters button { margin-top: .5rem; }
-.actions { display: grid; grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr)); gap: 1rem; }
-.actions h3 { margin-top: 0; }
-.ok { color: #05603a; font-weight: 600; }
-.bad { color: #b42318; font-weight: 600; }
-dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
-dl.facts dt { font-weight: 600; }
-dl.facts dd { margin: 0; }
-a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible { outline: 3px solid #f79009; outline-offset: 2px; }
-.card { background: #fff; border: 1px solid #d0d5dd; border-radius: 6px; padding: 1.5rem; }
-label { display: block; font-weight: 600; margin-top: 1rem; }
-label.inline-label { display: inline; margin-top: 0; }
-input[type="checkbox"] { width: auto; }
-input { font: inherit; padding: .5rem; width: 100%; max-width: 24rem; box-sizing: border-box; border: 1px solid #667085; border-radius: 4px; }
-input[aria-invalid="true"] { border-color: #b42318; }
-button { font: inherit; margin-top: 1.25rem; padding: .5rem 1.25rem; background: #1f3a5f; color: #fff; border: 0; border-radius: 4px; cursor: pointer; }
-header button { margin: 0; background: transparent; border: 1px solid #fff; }
-.hint { color: #475467; margin: .25rem 0 0; }
-.error { color: #b42318; margin: .25rem 0 0; }
-.alert { border-left: 4px solid #b42318; background: #fef3f2; padding: .75rem 1rem; }
-.notice { border-left: 4px solid #1f3a5f; background: #eff4ff; padding: .75rem 1rem; }
-code { word-break: break-all; }
-.mode-switch a[aria-current="true"] { font-weight: 700; text-decoration-thickness: 3px; }
-.sandbox-band { margin: 0; padding: .4rem 1.5rem; background: #fef0c7; color: #7a2e0e; font-weight: 600; }
-h1, h2, dd { overflow-wrap: anywhere; }
-`);
 
 export interface PageOptions {
   title: string;
@@ -108,7 +60,8 @@ export interface DocumentOptions {
   title: string;
   body: SafeHtml;
   script?: SafeHtml | undefined;
-  style: SafeHtml;
+  /** The header's class beside Primer's `Header` (the merchant dashboard's own colour). */
+  headerClass?: string;
   /** The application's name (header, `<title>`), the skip link's and the language switcher's labels, in the page's language. */
   shellText: (key: "app.title" | "nav.skip" | "nav.language") => string;
   /** The signed-in part of the header (navigation, who, sign-out); null before sign-in. */
@@ -116,28 +69,40 @@ export interface DocumentOptions {
 }
 
 /**
+ * The page's own content as it is served: Primer's classes on its plain controls
+ * (styles-markup.ts), every table's cells labelled for the phone's cards and their words kept
+ * whole (shared/table.ts).
+ */
+export function styledContent(body: SafeHtml): SafeHtml {
+  // Only tags gain attributes (class, data-label from a heading's already escaped text): it stays the page's own safe markup.
+  return new SafeHtml(primerClasses(keepWordsWhole(labelTableCells(body.text))));
+}
+
+/**
  * The one HTML document of every console page, operators' or merchant users': `<html lang>` in
- * the chosen language, one nonce'd stylesheet, a skip link, the header (application name, the
+ * the chosen language, the console's stylesheet (Primer and its own rules, a same-origin file
+ * with its integrity hash: shared/styles.ts), a skip link, the header (application name, the
  * signed-in part, the language switcher) and the page's own content in `<main>`.
  */
 export function htmlDocument(ctx: ConsoleContextKoa, options: DocumentOptions): string {
   const lang = ctx.state.lang;
   const appTitle = options.shellText("app.title");
+  const sheet = stylesheet();
   return html`<!doctype html>
 <html lang="${lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${options.title} · ${appTitle}</title>
-<style nonce="${ctx.state.nonce}">${options.style}</style>
+<link rel="stylesheet" href="${sheet.path}" integrity="${sheet.integrity}">
 </head>
 <body>
 <a class="skip" href="#main">${options.shellText("nav.skip")}</a>
-<header><strong>${appTitle}</strong>${options.signedIn}${options.signedIn ? modeSwitch(ctx, lang) : null}${languageLinks(ctx, lang, options.shellText("nav.language"))}</header>
+<header class="${`Header console-header ${options.headerClass ?? ""}`.trim()}"><strong>${appTitle}</strong>${options.signedIn}${options.signedIn ? modeSwitch(ctx, lang) : null}${languageLinks(ctx, lang, options.shellText("nav.language"))}</header>
 ${options.signedIn ? sandboxBanner(ctx, lang) : null}
 <main id="main" tabindex="-1">
 <h1>${options.title}</h1>
-${options.body}
+${styledContent(options.body)}
 </main>
 ${options.script ? html`<script nonce="${ctx.state.nonce}">${options.script}</script>` : null}
 </body>
@@ -151,9 +116,9 @@ export function layout(ctx: ConsoleContextKoa, options: PageOptions): string {
   const signedIn: HtmlValue = options.operator
     ? html`${areaLinks(ctx, t)}${searchBox(lang, "operators")}
 <p>${t("nav.signedInAs", { name: options.operator.displayName, role: options.operator.role })}</p>
-<form method="post" action="/sign-out"><input type="hidden" name="_csrf" value="${options.csrfToken ?? ""}"><button type="submit">${t("nav.signOut")}</button></form>`
+<form method="post" action="/sign-out"><input type="hidden" name="_csrf" value="${options.csrfToken ?? ""}"><button type="submit" class="btn btn-sm">${t("nav.signOut")}</button></form>`
     : null;
-  return htmlDocument(ctx, { title: options.title, body: options.body, script: options.script, style: STYLE, shellText: t, signedIn });
+  return htmlDocument(ctx, { title: options.title, body: options.body, script: options.script, shellText: t, signedIn });
 }
 
 /** Answers the request with a page. */
@@ -186,7 +151,7 @@ export function field(options: FieldOptions): SafeHtml {
   const describedBy = [hintId, errorId].filter((v) => v !== undefined).join(" ");
   return html`<label for="${id}">${options.label}</label>
 ${options.hint ? html`<p class="hint" id="${hintId}">${options.hint}</p>` : null}
-<input id="${id}" name="${options.name}" type="${options.type ?? "text"}"${options.value !== undefined ? html` value="${options.value}"` : null}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : null}${options.inputmode ? html` inputmode="${options.inputmode}"` : null}${options.required ? html` required` : null}${describedBy ? html` aria-describedby="${describedBy}"` : null}${options.error ? html` aria-invalid="true"` : null}>
+<input class="form-control" id="${id}" name="${options.name}" type="${options.type ?? "text"}"${options.value !== undefined ? html` value="${options.value}"` : null}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : null}${options.inputmode ? html` inputmode="${options.inputmode}"` : null}${options.required ? html` required` : null}${describedBy ? html` aria-describedby="${describedBy}"` : null}${options.error ? html` aria-invalid="true"` : null}>
 ${options.error ? html`<p class="error" id="${errorId}">${options.error}</p>` : null}`;
 }
 

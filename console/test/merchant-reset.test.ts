@@ -67,7 +67,7 @@ test("admin API: another merchant's user, an unknown id or a bad body is refused
 
 /** The user id in the Team page's row of `email`. */
 const idOf = (html: string, email: string): string => {
-  const row = html.split("<tr>").find((r) => r.includes(`<td>${email}</td>`));
+  const row = html.split("<tr>").find((r) => new RegExp(`<td[^>]*>${email}</td>`).test(r));
   const id = row ? /action="\/merchant\/team\/(mus_[^/"]+)\/reset"/.exec(row)?.[1] : undefined;
   if (!id) throw new Error(`no reset form of ${email}`);
   return id;

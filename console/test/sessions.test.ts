@@ -87,8 +87,10 @@ test("every page carries a strict CSP with a fresh nonce, nosniff and no-referre
   const html = await first.text();
   const csp = first.headers.get("content-security-policy") ?? "";
   const nonce = /script-src 'nonce-([^']+)'/.exec(csp)?.[1] ?? "";
-  t.is(csp, `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`);
-  t.true(html.includes(`<style nonce="${nonce}">`));
+  t.is(csp, `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'self' 'nonce-${nonce}'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`);
+  // The one stylesheet is a same-origin file with its integrity hash (shared/styles.ts); no inline style.
+  t.regex(html, /<link rel="stylesheet" href="\/assets\/console\.[0-9a-f]{16}\.css" integrity="sha384-[A-Za-z0-9+/=]+">/);
+  t.notRegex(html, /<style\b|\sstyle="/);
   t.is(first.headers.get("x-content-type-options"), "nosniff");
   t.is(first.headers.get("referrer-policy"), "no-referrer");
   t.regex(html, /<html lang="tr">/);

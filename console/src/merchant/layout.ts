@@ -1,6 +1,6 @@
 import type { Language } from "../i18n.js";
-import { html, trusted, type SafeHtml } from "../html.js";
-import { htmlDocument, STYLE } from "../layout.js";
+import { html, type SafeHtml } from "../html.js";
+import { htmlDocument } from "../layout.js";
 import type { ConsoleContextKoa } from "../state.js";
 import { common } from "./common/texts.js";
 import { searchBox } from "../shared/search-box.js";
@@ -16,32 +16,6 @@ const AREAS: ReadonlyArray<{ area: MerchantArea; path: string; key: "nav.home" |
   { area: "team", path: "/merchant/team", key: "nav.team" },
 ];
 
-/**
- * The console's stylesheet plus what a phone needs (390 px): the header and navigation wrap,
- * tables scroll sideways inside `.table-scroll` rather than widening the page, forms and action
- * grids take one column, inputs the whole width.
- */
-const MERCHANT_STYLE = trusted(`${STYLE.text}
-header { background: #0e4f4a; }
-button { background: #0e4f4a; }
-header button { background: transparent; }
-header .who { margin: 0; }
-main { margin: 1.5rem auto; overflow-wrap: anywhere; }
-.table-scroll { overflow-x: auto; max-width: 100%; }
-.table-scroll table { min-width: 36rem; }
-.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: 1rem; }
-@media (max-width: 40rem) {
-  header { padding: .5rem .75rem; gap: .5rem; }
-  nav ul { gap: .25rem .75rem; flex-wrap: wrap; }
-  main { padding: 0 .75rem; margin-top: 1rem; }
-  .card { padding: 1rem; }
-  .actions, .grid { grid-template-columns: 1fr; }
-  .filters { display: block; }
-  input, select, textarea { max-width: 100%; width: 100%; }
-  h1 { font-size: 1.5rem; }
-}
-`);
-
 export interface MerchantLayoutOptions {
   title: string;
   body: SafeHtml;
@@ -51,7 +25,7 @@ export interface MerchantLayoutOptions {
   user?: { displayName: string; role: string; merchantName: string; csrfToken: string } | undefined;
 }
 
-/** Every merchant dashboard page: the same nonce'd CSP rules as the operators' layout, its own header and navigation. */
+/** Every merchant dashboard page: the operators' document and stylesheet, its own header colour (`.merchant-header`) and navigation. */
 export function merchantLayout(ctx: ConsoleContextKoa, options: MerchantLayoutOptions): string {
   const lang = ctx.state.lang;
   const t = (key: Parameters<typeof common>[1], params?: Record<string, string>) => common(lang, key, params);
@@ -61,9 +35,9 @@ export function merchantLayout(ctx: ConsoleContextKoa, options: MerchantLayoutOp
         (a) => html`<li><a href="${a.path}"${a.area === options.active ? html` aria-current="page"` : null}>${t(a.key)}</a></li>`,
       )}</ul></nav>${searchBox(lang, "merchant")}
 <p class="who">${t("nav.signedInAs", { name: user.displayName, role: roleName(lang, user.role), merchant: user.merchantName })}</p>
-<form method="post" action="/merchant/sign-out"><input type="hidden" name="_csrf" value="${user.csrfToken}"><button type="submit">${t("nav.signOut")}</button></form>`
+<form method="post" action="/merchant/sign-out"><input type="hidden" name="_csrf" value="${user.csrfToken}"><button type="submit" class="btn btn-sm">${t("nav.signOut")}</button></form>`
     : null;
-  return htmlDocument(ctx, { title: options.title, body: options.body, script: options.script, style: MERCHANT_STYLE, shellText: t, signedIn });
+  return htmlDocument(ctx, { title: options.title, body: options.body, script: options.script, headerClass: "merchant-header", shellText: t, signedIn });
 }
 
 /** A merchant role in the page's language. */

@@ -3,8 +3,8 @@ import type { ConsoleMiddleware } from "../state.js";
 
 /**
  * Every response, pages, JSON and errors alike: a strict Content-Security-Policy whose nonce
- * (fresh per request) is the only way an inline style or script runs, nothing from any other
- * origin, no framing, no referrer, no sniffing, no caching (pages show accounts and sessions).
+ * (fresh per request) is the only way an inline style or script runs, the console's own
+ * stylesheet the only file it loads (same origin), nothing from any other origin, no framing, no referrer, no sniffing, no caching (pages show accounts and sessions).
  */
 export function securityHeaders(): ConsoleMiddleware {
   return async (ctx, next) => {
@@ -14,7 +14,8 @@ export function securityHeaders(): ConsoleMiddleware {
       "Content-Security-Policy": [
         "default-src 'none'",
         `script-src 'nonce-${nonce}'`,
-        `style-src 'nonce-${nonce}'`,
+        // The stylesheet is a same-origin file (shared/styles.ts, linked with its integrity hash); a page's own <style> needs the nonce.
+        `style-src 'self' 'nonce-${nonce}'`,
         "img-src 'self' data:",
         "form-action 'self'",
         "frame-ancestors 'none'",
