@@ -5,6 +5,7 @@ import { html, type SafeHtml } from "../../html.js";
 import { accountNamed, bankNamed, merchantNamed, named, Names, transferSandbox } from "../../shared/directory.js";
 import { matchReasonText, waitingReasonText } from "../../shared/match-reasons.js";
 import { sandboxFilter } from "../../shared/mode.js";
+import { responsiveTable, type TableColumn } from "../../shared/table.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { ageOf, cursorParam, money, refusalOf, refusalAlert, signedIn, timeOf, workPage, type SignedIn } from "../operator-call.js";
 
@@ -67,33 +68,40 @@ function statusText(who: SignedIn, status: TransferStatus): string {
   return who.t(`transfer.status.${transferStatusFromProto(status) ?? "unknown"}`);
 }
 
-function row(who: SignedIn, names: Names, merchants: Map<string, string>, tr: IncomingTransfer, now: Date): SafeHtml {
-  const merchantId = merchants.get(depositOf(tr));
-  const account = names.account(tr.iban);
-  return html`<tr>
-<td><a href="${`/transfers/${tr.id}`}">${tr.id}</a></td>
-<td>${timeOf(tr.reportedAt, who.lang)}<br><span class="hint">${ageOf(tr.reportedAt, now, who.t)}</span></td>
-<td>${statusText(who, tr.status)}</td>
-<td class="num">${money(tr.amount, tr.currency, who.lang)}</td>
-<td>${merchantId ? merchantNamed(names, merchantId) : "—"}</td>
-<td>${accountNamed(names, tr.iban)}</td>
-<td>${account ? bankNamed(names, account.bankId) : "—"}</td>
-<td>${tr.senderName || "—"}</td>
-<td>${tr.reference || "—"}</td>
-<td>${waitingReasonText(who.lang, tr.unmatchedReason) || "—"}</td>
-<td class="num">${tr.matchBy || tr.matchReasons.length > 0 ? tr.matchScore.toFixed(2) : "—"}</td>
-<td>${tr.matchReasons.length > 0 ? tr.matchReasons.map((r) => matchReasonText(who.lang, r)).join(", ") : "—"}</td>
-<td>${tr.candidates.length > 0 ? tr.candidates.map((c) => html`<span>${named(names.merchant(merchants.get(c.depositId) ?? "")?.name, c.depositId)} (${c.score.toFixed(2)})</span> `) : tr.reviewDepositId || "—"}</td>
-</tr>`;
-}
-
+/**
+ * The queue as a responsive table (shared/table.ts): the transfer's time, status, reason, score
+ * and match reasons under its id, the reference under the sender, so it fits 1280 px; on a phone
+ * one card per transfer.
+ */
 function table(who: SignedIn, names: Names, merchants: Map<string, string>, transfers: IncomingTransfer[], now: Date): SafeHtml {
-  const th = (key: Parameters<SignedIn["t"]>[0], num = false) => html`<th scope="col"${num ? html` class="num"` : null}>${who.t(key)}</th>`;
-  return html`<table>
-<caption>${who.t("transfers.caption")}</caption>
-<thead><tr>${th("transfer.id")}${th("transfer.reportedAt")}${th("transfer.status")}${th("transfer.amount", true)}${th("list.merchant")}${th("transfer.receivingIban")}${th("withdrawal.bank")}${th("transfer.sender")}${th("transfer.reference")}${th("transfer.reason")}${th("transfer.score", true)}${th("transfer.matchReasons")}${th("transfer.candidates")}</tr></thead>
-<tbody>${transfers.map((tr) => row(who, names, merchants, tr, now))}</tbody>
-</table>`;
+  const col = (key: Parameters<SignedIn["t"]>[0], cell: TableColumn<IncomingTransfer>["cell"], more: Partial<TableColumn<IncomingTransfer>> = {}): TableColumn<IncomingTransfer> => ({ label: who.t(key), cell, ...more });
+  return responsiveTable<IncomingTransfer>({
+    caption: who.t("transfers.caption"),
+    rows: transfers,
+    columns: [
+      col("transfer.id", (tr) => html`<a href="${`/transfers/${tr.id}`}">${tr.id}</a>`),
+      col("transfer.reportedAt", (tr) => html`${timeOf(tr.reportedAt, who.lang)} (${ageOf(tr.reportedAt, now, who.t)})`, { under: 0 }),
+      col("transfer.status", (tr) => statusText(who, tr.status), { under: 0 }),
+      col("transfer.amount", (tr) => money(tr.amount, tr.currency, who.lang), { num: true }),
+      col("list.merchant", (tr) => {
+        const merchantId = merchants.get(depositOf(tr));
+        return merchantId ? merchantNamed(names, merchantId) : "—";
+      }),
+      col("transfer.receivingIban", (tr) => accountNamed(names, tr.iban)),
+      col("withdrawal.bank", (tr) => {
+        const account = names.account(tr.iban);
+        return account ? bankNamed(names, account.bankId) : "—";
+      }),
+      col("transfer.sender", (tr) => tr.senderName || "—"),
+      col("transfer.reference", (tr) => tr.reference || "—", { under: 7 }),
+      col("transfer.reason", (tr) => waitingReasonText(who.lang, tr.unmatchedReason) || "—", { under: 0 }),
+      col("transfer.score", (tr) => (tr.matchBy || tr.matchReasons.length > 0 ? tr.matchScore.toFixed(2) : "—"), { under: 0 }),
+      col("transfer.matchReasons", (tr) => (tr.matchReasons.length > 0 ? tr.matchReasons.map((r) => matchReasonText(who.lang, r)).join(", ") : "—"), { under: 0 }),
+      col("transfer.candidates", (tr) =>
+        tr.candidates.length > 0 ? tr.candidates.map((c) => html`<span>${named(names.merchant(merchants.get(c.depositId) ?? "")?.name, c.depositId)} (${c.score.toFixed(2)})</span> `) : tr.reviewDepositId || "—",
+      ),
+    ],
+  });
 }
 
 /**
