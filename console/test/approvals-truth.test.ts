@@ -118,3 +118,17 @@ test.serial("the inbox holds the services' approvals and the console's account c
   const opHome = await opB.get("/?lang=en");
   t.regex(opHome.html, new RegExp(`Approvals waiting</a></th>\\s*<td[^>]*>${waiting}</td>`));
 });
+
+test.serial("a deposit's confirm and reject forms give way while its confirmation waits for a second operator", async (t) => {
+  const deposit = await merchantDeposit(stack);
+  const asked = await postFrom(opA, `/deposits/${deposit.id}`, `/deposits/${deposit.id}/confirm`, { amount: "", transferId: "" });
+  t.is(asked.status, 303);
+  const id = approvalIn(asked.location);
+  t.truthy(id);
+  const page = await opB.get(`/deposits/${deposit.id}?lang=en`);
+  t.regex(page.html, /This waits for a second person&#39;s approval \(.*\), asked by ops-a@example\.com at /);
+  t.true(page.html.includes(`href="/approvals/deposit/${id!}"`));
+  t.false(page.html.includes(`action="/deposits/${deposit.id}/confirm"`));
+  t.false(page.html.includes(`action="/deposits/${deposit.id}/reject"`));
+  await approvals().reject({ id: id!, reason: "not yet" }).catch(() => undefined);
+});
