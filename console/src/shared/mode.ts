@@ -40,11 +40,14 @@ const TEXTS = {
 /** The switch in every signed-in header: the same page in the other mode (`aria-current` on the one shown). */
 export function modeSwitch(ctx: ConsoleContextKoa, lang: Language): SafeHtml {
   const t = TEXTS[lang];
+  // The answer to a form (a POST) has no address to show again: the switch leads to its side's home.
+  const shown = ctx.method === "GET" || ctx.method === "HEAD";
+  const path = shown ? ctx.path : ctx.path.startsWith("/merchant") ? "/merchant" : "/";
   const links = (["live", "sandbox"] as const).map((mode) => {
-    const params = new URLSearchParams(ctx.querystring);
+    const params = new URLSearchParams(shown ? ctx.querystring : "");
     params.set("mode", mode);
     params.delete("cursor");
-    return html`<li><a href="${`${ctx.path}?${params.toString()}`}"${mode === ctx.state.mode ? html` aria-current="true"` : null}>${t[mode]}</a></li>`;
+    return html`<li><a href="${`${path}?${params.toString()}`}"${mode === ctx.state.mode ? html` aria-current="true"` : null}>${t[mode]}</a></li>`;
   });
   return html`<nav class="mode-switch" aria-label="${t.label}"><ul>${links}</ul></nav>`;
 }
