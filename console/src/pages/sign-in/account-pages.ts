@@ -72,6 +72,8 @@ export interface AccountPagesSide<A extends PageAccount> {
   setPasswordHash(trx: Knex, id: string, passwordHash: string): Promise<void>;
   /** Which account a sign-in event names. */
   eventOwner(account: A): { operatorId: string } | { merchantUserId: string };
+  /** A line under the sign-in form, when the side has something to say before anyone can sign in (how the first account is made). */
+  formHint?(deps: ConsoleContext, ctx: ConsoleContextKoa): Promise<SafeHtml | undefined>;
 }
 
 /** Messages the page shows after a redirect (`?done=…`): a fixed list, never text from the URL. */
@@ -88,6 +90,8 @@ const REFUSALS: Record<SignInRefusal, AccountPageKey> = {
 interface SignInForm {
   email?: string;
   error?: { reason: SignInRefusal; retryAfterMs?: number | undefined };
+  /** The side's formHint, shown under the form. */
+  hint?: SafeHtml | undefined;
 }
 
 function signInPage<A extends PageAccount>(deps: ConsoleContext, side: AccountPagesSide<A>, ctx: ConsoleContextKoa, form: SignInForm, status = 200): void {
@@ -108,7 +112,7 @@ ${field({ name: "email", label: t("signIn.email"), type: "email", value: form.em
 ${field({ name: "password", label: t("signIn.password"), type: "password", autocomplete: "current-password", required: true })}
 ${field({ name: "totp", label: t("signIn.totp"), hint: t("signIn.totpHint"), autocomplete: "one-time-code", inputmode: "numeric", error: totpError })}
 <button type="submit">${t("signIn.submit")}</button>
-</form>`,
+</form>${form.hint ?? null}`,
     },
     status,
   );
@@ -122,9 +126,9 @@ export function signInRoutes<A extends PageAccount>(deps: ConsoleContext, side: 
       method: "GET",
       path: side.paths.signIn,
       access: side.access.public,
-      handler: (ctx) => {
+      handler: async (ctx) => {
         if (side.signedIn(ctx).account) return ctx.redirect(side.home);
-        signInPage(deps, side, ctx, {});
+        signInPage(deps, side, ctx, { hint: await side.formHint?.(deps, ctx) });
       },
     },
     {
@@ -137,7 +141,8 @@ export function signInRoutes<A extends PageAccount>(deps: ConsoleContext, side: 
         const result = await side.signIn(deps, { email, password: form.password ?? "", totp: form.totp || undefined, ip: ctx.state.clientIp });
         if (!result.ok) {
           if (result.retryAfterMs !== undefined) ctx.set("Retry-After", String(Math.ceil(result.retryAfterMs / 1000)));
-          return signInPage(deps, side, ctx, { email, error: { reason: result.reason, retryAfterMs: result.retryAfterMs } }, result.reason === "throttled" ? 429 : 401);
+          const hint = await side.formHint?.(deps, ctx);
+          return signInPage(deps, side, ctx, { email, error: { reason: result.reason, retryAfterMs: result.retryAfterMs }, hint }, result.reason === "throttled" ? 429 : 401);
         }
         // A new session id at every sign-in: whatever id the browser held before (fixation) is dropped.
         const previous = side.signedIn(ctx).session;

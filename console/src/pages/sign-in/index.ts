@@ -1,13 +1,38 @@
-import { findOperatorById, updateOperator, type Operator } from "../../auth/operators.js";
+import { countEnabledAdmins, findOperatorById, updateOperator, type Operator } from "../../auth/operators.js";
 import { OPERATOR_SESSIONS } from "../../auth/sessions.js";
 import { signIn, totpRequiredFor } from "../../auth/sign-in.js";
 import { OPERATOR_LINKS } from "../../auth/sign-in-links.js";
 import { sessionCookieName } from "../../cookies.js";
-import type { ConsoleContext } from "../../context.js";
+import { nowMs, type ConsoleContext } from "../../context.js";
+import { html, type SafeHtml } from "../../html.js";
 import { text } from "../../i18n.js";
 import { renderPage } from "../../layout.js";
 import type { ConsoleRoute } from "../../route.js";
+import type { ConsoleContextKoa } from "../../state.js";
 import { signInRoutes, type AccountPagesSide } from "./account-pages.js";
+
+/** How long the sign-in page trusts what it last counted of the enabled admins: a page view costs at most one count this often. */
+export const NO_ADMIN_CHECK_MS = 10_000;
+
+const adminCounts = new WeakMap<ConsoleContext, { atMs: number; none: boolean }>();
+
+/** Whether no enabled admin exists yet (the console's bootstrap: the first admin is made at once), counted at most every NO_ADMIN_CHECK_MS. */
+async function noAdminYet(deps: ConsoleContext): Promise<boolean> {
+  const now = nowMs(deps);
+  const held = adminCounts.get(deps);
+  if (held && now - held.atMs >= 0 && now - held.atMs < NO_ADMIN_CHECK_MS) return held.none;
+  const none = (await countEnabledAdmins(deps.db)) === 0;
+  adminCounts.set(deps, { atMs: now, none });
+  return none;
+}
+
+/** Under the form while no admin exists: the command that makes the first one, and that it prints the link where its password is set. */
+async function firstAdminHint(deps: ConsoleContext, ctx: ConsoleContextKoa): Promise<SafeHtml | undefined> {
+  if (!(await noAdminYet(deps))) return undefined;
+  const lang = ctx.state.lang;
+  const [before = "", after = ""] = text(lang, "signIn.firstAdmin").split("{command}");
+  return html`<p class="hint" id="first-admin">${before}<code>${text(lang, "signIn.firstAdminCommand")}</code>${after}</p>`;
+}
 
 /**
  * The operators' side of the sign-in and set-password pages (`/sign-in`, `/sign-out`,
@@ -32,6 +57,7 @@ export const OPERATOR_PAGES: AccountPagesSide<Operator> = {
   findById: findOperatorById,
   setPasswordHash: (trx, id, passwordHash) => updateOperator(trx, id, { passwordHash }),
   eventOwner: (operator) => ({ operatorId: operator.id }),
+  formHint: firstAdminHint,
 };
 
 /** GET/POST /sign-in and POST /sign-out. */
