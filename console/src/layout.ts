@@ -95,6 +95,7 @@ export function htmlDocument(ctx: ConsoleContextKoa, options: DocumentOptions): 
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${options.title} · ${appTitle}</title>
 <link rel="stylesheet" href="${sheet.path}" integrity="${sheet.integrity}">
+<link rel="icon" href="data:,">
 </head>
 <body>
 <a class="skip" href="#main">${options.shellText("nav.skip")}</a>
