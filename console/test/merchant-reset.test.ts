@@ -101,5 +101,6 @@ test("an owner sends a team member a new sign-in link from the Team page: shown 
   t.is((await new Browser(stack.c).post(`/merchant/team/${viewerId}/reset`, { _csrf: "x" })).status, 303, "signed out: to sign-in");
 
   const trail = (await owner.get("/merchant/team/audit")).html;
-  t.regex(trail, /ResetMerchantUser/);
+  t.regex(trail, /Üye işyeri kullanıcısının giriş bağlantısı yenilendi/, "the reset, in the page's Turkish");
+  t.notRegex(trail, /ResetMerchantUser/, "never the RPC's name");
 });

@@ -81,9 +81,10 @@ test("a merchant user turns TOTP on (sealed, confirmed by a code), then sign-in 
 
   // Each step is in the merchant's trail, done or refused.
   const trail = (await owner.get("/merchant/team/audit")).html;
-  t.regex(trail, /EnrolMerchantUserTotp/);
-  t.regex(trail, /RemoveMerchantUserTotp/);
-  t.regex(trail, /TOTP_INVALID/);
+  t.regex(trail, /İki adımlı doğrulama açıldı/);
+  t.regex(trail, /İki adımlı doğrulama kapatıldı/);
+  t.regex(trail, /Doğrulama kodu geçerli değil/, "the refusal, in words");
+  t.notRegex(trail, /EnrolMerchantUserTotp|RemoveMerchantUserTotp|TOTP_INVALID/, "no RPC name or code shown raw");
   const records = (await stack.c.console.context.db("operator_audit").where({ merchant_id: merchantId }).whereLike("rpc", "%Totp")) as Array<{ actor: string; outcome: string }>;
   t.true(records.some((r) => r.actor === "viewer@totp.test" && r.outcome === "ok"));
 });
