@@ -29,6 +29,9 @@ function remember(jar, res) {
   }
 }
 
+/** A merchant dashboard path (`/merchant`, `/merchant/…`), not an operators' one such as `/merchants/…`. */
+const isMerchantPath = (path) => path === "/merchant" || path.startsWith("/merchant/") || path.startsWith("/merchant?");
+
 const cookieHeader = (jar) => [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
 
 /** Signs in through a sign-in form as a browser would; returns the cookie header of the session. */
@@ -99,10 +102,17 @@ async function main() {
   console.log(`page\taccessibility\tbest-practices\tfailing audits`);
   for (const side of sides) {
     const cookie = await signIn(side.signIn, side.email, side.password);
-    const paths = [...(await areas(side.home, cookie)), ...extra.filter((p) => p.startsWith(side.home === "/" ? "/" : side.home) && (side.home !== "/" || !p.startsWith("/merchant")))];
+    const paths = [...(await areas(side.home, cookie)), ...extra.filter((p) => isMerchantPath(p) === (side.home === "/merchant"))];
     for (const path of paths) {
       for (const lang of ["tr", "en"]) {
         const url = `${base}${path}${path.includes("?") ? "&" : "?"}lang=${lang}`;
+        // A page that does not answer 200 to this session (a redirect to sign-in, a 404) is not scored: it fails.
+        const status = (await fetch(url, { redirect: "manual", headers: { cookie } })).status;
+        if (status !== 200) {
+          worst = 0;
+          console.log(`${path} [${lang}]\tanswered ${status}`);
+          continue;
+        }
         const score = await lighthouse(url, cookie);
         worst = Math.min(worst, score.accessibility, score.bestPractices);
         console.log(`${path} [${lang}]\t${score.accessibility}\t${score.bestPractices}\t${score.failing.join(" ") || "-"}`);

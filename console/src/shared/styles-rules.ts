@@ -50,7 +50,7 @@ form.inline,form.inline .btn{display:inline-block;margin-top:0}
 dl.facts{display:grid;grid-template-columns:minmax(8rem,max-content) minmax(0,1fr);gap:.25rem 1rem}
 dl.facts dt{font-weight:600}
 dl.facts dd{margin:0;min-width:0;overflow-wrap:break-word}
-code{font-size:85%;overflow-wrap:break-word}
+code{font-size:max(12px,.9em);overflow-wrap:break-word}
 td code,th code{white-space:nowrap}
 pre{background:var(--bgColor-default);border:1px solid var(--borderColor-default);border-radius:6px;padding:1rem;overflow:auto;white-space:pre-wrap;overflow-wrap:break-word}
 .table-scroll{max-width:100%;overflow-x:auto}
