@@ -1,12 +1,12 @@
 import type { KeyObject } from "node:crypto";
 import type { Knex } from "knex";
 import type { Clock, Logger, Metrics } from "@payments/kit";
-import type { AssertionIssuer } from "./auth/assertions.js";
-import type { SessionLimits } from "./auth/sessions.js";
-import type { SignInThrottle } from "./auth/sign-in-throttle.js";
-import type { TotpSealer } from "./auth/totp.js";
+import type { AssertionIssuer } from "./identity/assertions.js";
+import type { SessionLimits } from "./identity/sessions.js";
+import type { SignInThrottle } from "./identity/sign-in-throttle.js";
+import type { TotpSealer } from "./identity/totp.js";
 import type { ConsoleConfig } from "./config.js";
-import type { Mailer } from "./mail/mailer.js";
+import type { Mailer } from "./identity/mail/mailer.js";
 import type { ServiceDirectory } from "./service-clients.js";
 
 /** What routes, pages and the auth rules get: the console's database, settings and helpers. */

@@ -2,7 +2,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { createServiceClient, type ClientTlsOptions, type Metrics } from "@payments/kit";
 import { withWorkloadIdentity, workloadIdentityInterceptor, type AssertionSigner, type CallerIdentity } from "@payments/access";
-import { audienceOfCall, operatorAssertionInterceptor, withAssertions, type SERVICE_AUDIENCES } from "./auth/assertions.js";
+import { audienceOfCall, operatorAssertionInterceptor, withAssertions, type SERVICE_AUDIENCES } from "./identity/assertions.js";
 
 /** The services the console calls, by the name they carry as an audience. */
 export type ServiceName = (typeof SERVICE_AUDIENCES)[number];

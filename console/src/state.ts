@@ -1,10 +1,10 @@
 import type { Middleware, ParameterizedContext } from "koa";
 import type { RouterContext, RouterMiddleware } from "@koa/router";
-import type { MerchantUser } from "./auth/merchant-users.js";
-import type { Operator } from "./auth/operators.js";
-import type { Actor } from "./auth/operator-admin.js";
-import type { Session } from "./auth/sessions.js";
-import type { Language } from "./i18n.js";
+import type { MerchantUser } from "./identity/merchant-users.js";
+import type { Operator } from "./identity/operators.js";
+import type { Actor } from "./identity/operator-admin.js";
+import type { Session } from "./identity/sessions.js";
+import type { Language } from "./shared/i18n.js";
 import type { Mode } from "./shared/mode.js";
 import type { UploadedFile } from "./middleware/read-multipart.js";
 

@@ -4,8 +4,8 @@ import { BankCatalogService } from "@payments/contracts/bank-catalog";
 import { MerchantService } from "@payments/contracts/merchant";
 import { manualClock } from "@payments/testing";
 import type { ConsoleContext } from "../src/context.js";
-import type { SignedIn } from "../src/pages/operator-call.js";
-import { DIRECTORY_TTL_MS, merchantSelect, Names, named } from "../src/shared/directory.js";
+import type { SignedIn } from "../src/operator/operator-call.js";
+import { DIRECTORY_TTL_MS, merchantSelect, Names, named } from "../src/operator/directory.js";
 
 // The directory of names the operators' pages show (shared/directory.ts), against services faked
 // here: how often it asks them (once a minute, once for callers at the same time, again for an id

@@ -1,6 +1,6 @@
 import test from "ava";
 import { listAudit } from "@payments/access";
-import { samePerson } from "../src/auth/approvals.js";
+import { samePerson } from "../src/identity/approvals.js";
 import { api, cliToken, operatorWithPassword, serviceAdminToken, setPasswordThroughLink, testConsole, type JsonAnswer, type TestConsole } from "./harness.js";
 
 // Four-eyes between people (issue 32): once an admin exists, no account change that hands someone

@@ -1,6 +1,6 @@
 import test from "ava";
-import { html } from "../src/html.js";
-import { chooseLanguage } from "../src/i18n.js";
+import { html } from "../src/shared/html.js";
+import { chooseLanguage } from "../src/shared/i18n.js";
 
 test("html escapes every interpolated text and keeps only its own markup", (t) => {
   const name = `<script>alert("x")</script>' & \``;

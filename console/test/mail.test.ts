@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from "ava";
 import { ConfigError } from "@payments/kit";
 import { loadConsoleConfig } from "../src/config.js";
-import { linkMail } from "../src/mail/messages.js";
+import { linkMail } from "../src/identity/mail/messages.js";
 import { formatTime } from "../src/shared/format.js";
 import { checkEnvelope, FROM, linkIn, mailbox, type Mailbox } from "./mail-harness.js";
 import { api, Browser, csrfOf, doneOf, serviceAdminToken, setPasswordThroughLink, signedInBrowser, testConsole, type JsonAnswer, type TestConsole } from "./harness.js";

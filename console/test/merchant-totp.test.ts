@@ -1,5 +1,5 @@
 import test from "ava";
-import { totpCode } from "../src/auth/totp.js";
+import { totpCode } from "../src/identity/totp.js";
 import { Browser, csrfOf } from "./harness.js";
 import { merchantSignIn, merchantUserAccount, newMerchant, PASSWORD, signedInMerchantUser } from "./merchant-harness.js";
 import { postFrom, startStack, type Stack } from "./service-harness.js";

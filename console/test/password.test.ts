@@ -1,5 +1,5 @@
 import test from "ava";
-import { hashPassword, MIN_PASSWORD_LENGTH, needsRehash, passwordProblem, PASSWORD_PARAMS, verifyPassword } from "../src/auth/password.js";
+import { hashPassword, MIN_PASSWORD_LENGTH, needsRehash, passwordProblem, PASSWORD_PARAMS, verifyPassword } from "../src/identity/password.js";
 
 test("a password hashes with scrypt N=2^15 r=8 p=1, 16-byte salt and 64-byte key written into the hash, and verifies only itself", async (t) => {
   const stored = await hashPassword("correct horse battery staple");

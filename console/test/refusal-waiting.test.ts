@@ -1,8 +1,8 @@
 import test from "ava";
 import { Code } from "@connectrpc/connect";
 import { serviceError } from "@payments/kit";
-import { text } from "../src/i18n.js";
-import { refusalOf } from "../src/pages/operator-call.js";
+import { text } from "../src/operator/texts/index.js";
+import { refusalOf } from "../src/operator/operator-call.js";
 
 // A request that waited already (the services answer the waiting approval, naming its maker):
 // the page says so and whose it is, rather than that this ask now waits.

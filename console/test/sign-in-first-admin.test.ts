@@ -1,5 +1,5 @@
 import test from "ava";
-import { NO_ADMIN_CHECK_MS } from "../src/pages/sign-in/index.js";
+import { NO_ADMIN_CHECK_MS } from "../src/operator/sign-in/index.js";
 import { api, Browser, csrfOf, serviceAdminToken, testConsole } from "./harness.js";
 
 // The operators' sign-in page of a console nobody can sign in to yet says, in the page's

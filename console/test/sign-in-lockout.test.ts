@@ -1,8 +1,8 @@
 import test from "ava";
 import crypto from "node:crypto";
 import { syncBuiltinESMExports } from "node:module";
-import { addressKey, SignInThrottle } from "../src/auth/sign-in-throttle.js";
-import { newTotpSecret, totpCode } from "../src/auth/totp.js";
+import { addressKey, SignInThrottle } from "../src/identity/sign-in-throttle.js";
+import { newTotpSecret, totpCode } from "../src/identity/totp.js";
 import { Browser, csrfOf, operatorWithPassword, testConsole, type JsonAnswer, type TestConsole } from "./harness.js";
 
 // Sign-in throttling that guessing cannot turn against an account's owner (issue 32): an

@@ -1,5 +1,5 @@
 import test from "ava";
-import { totpCode } from "../src/auth/totp.js";
+import { totpCode } from "../src/identity/totp.js";
 import { api, csrfOf, operatorWithPassword, signedInBrowser, testConsole } from "./harness.js";
 
 /** The base32 key the enrolment page shows (grouped by four). */

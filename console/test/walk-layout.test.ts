@@ -1,7 +1,7 @@
 import { gunzipSync, brotliDecompressSync } from "node:zlib";
 import { createHash } from "node:crypto";
 import test from "ava";
-import { html } from "../src/html.js";
+import { html } from "../src/shared/html.js";
 import { primerClasses } from "../src/shared/styles-markup.js";
 import { stylesheet, stylesheetText } from "../src/shared/styles.js";
 import { declarationsOf, usedTokens } from "../src/shared/styles-primer.js";

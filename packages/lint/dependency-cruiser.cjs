@@ -20,6 +20,29 @@ module.exports = {
       to: { path: "^services/" },
     },
     {
+      name: "console-sides-stay-apart",
+      comment:
+        "The console's two sides share a page kit, never each other: operators' pages (console/src/operator) import nothing of the merchant dashboard (console/src/merchant), and the dashboard nothing of the operators' pages. What both need lives in console/src/shared (layout, tables, forms, amounts and times, timeline, refusals, texts) or console/src/identity (accounts, sessions, sign-in, TOTP, mail).",
+      severity: "error",
+      from: { path: "^console/src/(operator|merchant)/" },
+      to: { path: "^console/src/(operator|merchant)/", pathNot: "^console/src/$1/" },
+    },
+    {
+      name: "console-kit-sits-below",
+      comment:
+        "console/src/shared is the page kit under both sides and console/src/identity the accounts under both: neither imports a side's pages (and the kit imports no account code), so either side can change without the other.",
+      severity: "error",
+      from: { path: "^console/src/(shared|identity)/" },
+      to: { path: "^console/src/(operator|merchant|api)/" },
+    },
+    {
+      name: "console-kit-holds-no-accounts",
+      comment: "The page kit renders; who is signed in and what they may do is identity's.",
+      severity: "error",
+      from: { path: "^console/src/shared/" },
+      to: { path: "^console/src/identity/" },
+    },
+    {
       name: "only-the-all-in-one-composes",
       comment:
         "Only packages/all-in-one puts services together in one process (and @payments/testing and the end-to-end tests, which start them for tests, and the chaos run, which plugs its bank into the payout service as a deployment plugs in its connector). No library, edge or example depends on a service.",

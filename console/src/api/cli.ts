@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { HUMAN_ASSERTION_TTL_SECONDS, signAssertion } from "@payments/access";
-import { KNOWN_AUDIENCES, NoAssertionKeyError } from "../auth/assertions.js";
-import { identityOf } from "../auth/operators.js";
-import { createSession, deleteSession } from "../auth/sessions.js";
-import { recordSignInEvent } from "../auth/sign-in-events.js";
-import { signIn, type SignInRefusal } from "../auth/sign-in.js";
+import { KNOWN_AUDIENCES, NoAssertionKeyError } from "../identity/assertions.js";
+import { identityOf } from "../identity/operators.js";
+import { createSession, deleteSession } from "../identity/sessions.js";
+import { recordSignInEvent } from "../identity/sign-in-events.js";
+import { signIn, type SignInRefusal } from "../identity/sign-in.js";
 import { nowMs, type ConsoleContext } from "../context.js";
 import { ConsoleError } from "../errors.js";
 import type { ConsoleRoute } from "../route.js";

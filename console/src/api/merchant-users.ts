@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { MERCHANT_ROLES } from "@payments/access";
-import { checkMerchantFor, operatorInvitesMerchantUser, operatorResetsMerchantUser } from "../auth/merchant-team.js";
-import { listMerchantUsers, publicMerchantUser } from "../auth/merchant-users.js";
+import { checkMerchantFor, operatorInvitesMerchantUser, operatorResetsMerchantUser } from "../identity/merchant-team.js";
+import { listMerchantUsers, publicMerchantUser } from "../identity/merchant-users.js";
 import type { ConsoleContext } from "../context.js";
 import { notFound } from "../errors.js";
-import { ID_PATTERN } from "../pages/operator-call.js";
+import { ID_PATTERN } from "../shared/params.js";
 import type { ConsoleRoute } from "../route.js";
 import type { ConsoleContextKoa } from "../state.js";
 import { actorOf, answerChange, auditedBody, mailedByActor } from "./operators.js";

@@ -1,3 +1,4 @@
+import { merchantSearchPages } from "./search-page.js";
 import type { ConsoleContext } from "../context.js";
 import type { ConsoleRoute } from "../route.js";
 import { merchantSignInPages } from "./sign-in/index.js";
@@ -14,5 +15,5 @@ import { merchantDeveloperPages } from "./developers/index.js";
  * is `merchants` or `both`.
  */
 export function merchantRoutes(deps: ConsoleContext): ConsoleRoute[] {
-  return [...merchantSignInPages(deps), ...merchantHomePages(deps), ...merchantPaymentPages(deps), ...merchantTeamPages(deps), ...merchantTotpPages(deps), ...merchantMoneyPages(deps), ...merchantDeveloperPages(deps)];
+  return [...merchantSignInPages(deps), ...merchantHomePages(deps), ...merchantPaymentPages(deps), ...merchantTeamPages(deps), ...merchantTotpPages(deps), ...merchantMoneyPages(deps), ...merchantDeveloperPages(deps), ...merchantSearchPages(deps)];
 }

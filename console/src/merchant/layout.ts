@@ -1,6 +1,6 @@
-import type { Language } from "../i18n.js";
-import { html, type SafeHtml } from "../html.js";
-import { htmlDocument } from "../layout.js";
+import type { Language } from "../shared/i18n.js";
+import { html, type SafeHtml } from "../shared/html.js";
+import { htmlDocument } from "../shared/layout.js";
 import type { ConsoleContextKoa } from "../state.js";
 import { common } from "./common/texts.js";
 import { searchBox } from "../shared/search-box.js";

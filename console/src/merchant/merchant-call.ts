@@ -1,14 +1,14 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { errorInfo } from "@payments/kit";
-import type { MerchantUser } from "../auth/merchant-users.js";
+import type { MerchantUser } from "../identity/merchant-users.js";
 import type { MerchantRole } from "@payments/access";
 import type { ConsoleContext } from "../context.js";
 import { ConsoleError } from "../errors.js";
-import { html, type SafeHtml } from "../html.js";
-import type { Language } from "../i18n.js";
-import { alert } from "../layout.js";
-import { refusalDetail, seeOther } from "../pages/operator-call.js";
+import { html, type SafeHtml } from "../shared/html.js";
+import type { Language } from "../shared/i18n.js";
+import { alert } from "../shared/layout.js";
+import { refusalDetail, seeOther } from "../shared/params.js";
 import { fieldText } from "../shared/service-texts.js";
 import type { ConsoleRoute } from "../route.js";
 import type { ServiceName } from "../service-clients.js";
@@ -104,13 +104,6 @@ export function merchantCsrfField(who: MerchantSignedIn): SafeHtml {
   return html`<input type="hidden" name="_csrf" value="${who.csrfToken}">`;
 }
 
-/**
- * A table that scrolls sideways inside its own box on a narrow screen, reachable by keyboard
- * (a focusable, labelled region).
- */
-export function tableScroll(label: string, table: SafeHtml): SafeHtml {
-  return html`<div class="table-scroll" role="region" aria-label="${label}" tabindex="0">${table}</div>`;
-}
 
 /** Not found (an id of another merchant, a stray path): 404, before or after a call. */
 export function merchantNotFound(ctx: ConsoleContextKoa, who: MerchantSignedIn, active?: MerchantArea): void {
@@ -156,3 +149,5 @@ export function merchantRefusal(ctx: ConsoleContextKoa, who: MerchantSignedIn, e
       throw err;
   }
 }
+
+export { tableScroll } from "../shared/table.js";

@@ -1,7 +1,7 @@
 import { isMerchantUser, isOperatorRole } from "@payments/access";
 import { AssertionError } from "@payments/access";
-import { findOperatorById, identityOf } from "../auth/operators.js";
-import { resumeSession } from "../auth/sessions.js";
+import { findOperatorById, identityOf } from "../identity/operators.js";
+import { resumeSession } from "../identity/sessions.js";
 import { nowMs, type ConsoleContext } from "../context.js";
 import { ConsoleError } from "../errors.js";
 import type { ConsoleContextKoa, ConsoleMiddleware } from "../state.js";

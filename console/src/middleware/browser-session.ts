@@ -1,5 +1,5 @@
-import { findOperatorById } from "../auth/operators.js";
-import { deleteSession, resumeSession } from "../auth/sessions.js";
+import { findOperatorById } from "../identity/operators.js";
+import { deleteSession, resumeSession } from "../identity/sessions.js";
 import { clearCookie, readCookie, sessionCookieName } from "../cookies.js";
 import { nowMs, type ConsoleContext } from "../context.js";
 import type { ConsoleMiddleware } from "../state.js";

@@ -1,5 +1,5 @@
 import { newToken } from "@payments/kit";
-import { sameSecret } from "../auth/secret-token.js";
+import { sameSecret } from "../identity/secret-token.js";
 import { preSessionCookieName, readCookie, setCookie } from "../cookies.js";
 import { ConsoleError } from "../errors.js";
 import type { ConsoleContextKoa, ConsoleMiddleware } from "../state.js";

@@ -1,8 +1,8 @@
 import type { Logger } from "@payments/kit";
 import { ConsoleError } from "../errors.js";
-import { html } from "../html.js";
-import { text, type TextKey } from "../i18n.js";
-import { renderPage } from "../layout.js";
+import { html } from "../shared/html.js";
+import { text, type TextKey } from "../operator/texts/index.js";
+import { renderPage } from "../operator/layout.js";
 import type { ConsoleMiddleware } from "../state.js";
 
 /** Programs' paths answer JSON; everything else is a page. */

@@ -1,5 +1,5 @@
 import { LANGUAGE_COOKIE, readCookie, setCookie } from "../cookies.js";
-import { chooseLanguage, isLanguage } from "../i18n.js";
+import { chooseLanguage, isLanguage } from "../shared/i18n.js";
 import type { ConsoleMiddleware } from "../state.js";
 
 /** `?lang=tr|en` chooses (and is remembered for a year), else the cookie, else Accept-Language, else Turkish. */

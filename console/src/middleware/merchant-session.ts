@@ -1,6 +1,6 @@
 import { MerchantService } from "@payments/contracts/merchant";
-import { findMerchantUserById, type MerchantUser } from "../auth/merchant-users.js";
-import { deleteSession, MERCHANT_SESSIONS, resumeSession } from "../auth/sessions.js";
+import { findMerchantUserById, type MerchantUser } from "../identity/merchant-users.js";
+import { deleteSession, MERCHANT_SESSIONS, resumeSession } from "../identity/sessions.js";
 import { clearCookie, merchantSessionCookieName, readCookie } from "../cookies.js";
 import { nowMs, type ConsoleContext } from "../context.js";
 import type { ConsoleMiddleware } from "../state.js";

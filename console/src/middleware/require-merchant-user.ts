@@ -1,8 +1,8 @@
 import type { MerchantRole } from "@payments/access";
-import type { MerchantUser } from "../auth/merchant-users.js";
+import type { MerchantUser } from "../identity/merchant-users.js";
 import type { ConsoleContext } from "../context.js";
-import { html } from "../html.js";
-import { alert } from "../layout.js";
+import { html } from "../shared/html.js";
+import { alert } from "../shared/layout.js";
 import { common } from "../merchant/common/texts.js";
 import { merchantPage, signedInMerchant } from "../merchant/merchant-call.js";
 import type { ConsoleMiddleware } from "../state.js";

@@ -1,5 +1,5 @@
 import { roleAtLeast, type OperatorRole } from "@payments/access";
-import { totpRequiredFor } from "../auth/sign-in.js";
+import { totpRequiredFor } from "../identity/sign-in.js";
 import type { ConsoleContext } from "../context.js";
 import { ConsoleError } from "../errors.js";
 import type { ConsoleMiddleware } from "../state.js";

@@ -1,4 +1,4 @@
-import type { Language } from "../i18n.js";
+import type { Language } from "./i18n.js";
 import { formatMoney } from "./format.js";
 import { rpcName, rpcText } from "./service-texts.js";
 

@@ -1,4 +1,4 @@
-import type { Language } from "../i18n.js";
+import type { Language } from "./i18n.js";
 
 /**
  * How the console writes and reads money and time, on both sides (operators' and merchants'):

@@ -1,6 +1,6 @@
 import { readCookie, setCookie } from "../cookies.js";
-import { html, type SafeHtml } from "../html.js";
-import type { Language } from "../i18n.js";
+import { html, type SafeHtml } from "./html.js";
+import type { Language } from "./i18n.js";
 import type { ConsoleContextKoa, ConsoleMiddleware } from "../state.js";
 
 /**

@@ -1,6 +1,6 @@
-import { html, type SafeHtml } from "../html.js";
-import type { Language } from "../i18n.js";
-import { defineTexts } from "../merchant/texts.js";
+import { html, type SafeHtml } from "./html.js";
+import type { Language } from "./i18n.js";
+import { defineTexts } from "./texts.js";
 
 const boxTexts = defineTexts(
   { label: "Search", placeholder: "id, reference, process id, IBAN or name" },

@@ -1,5 +1,5 @@
 import type { DescEnum } from "@bufbuild/protobuf";
-import type { Language } from "../i18n.js";
+import type { Language } from "./i18n.js";
 import { CODE_TEXTS, RPC_TEXTS, type Pair } from "./service-texts-catalogue.js";
 
 /*

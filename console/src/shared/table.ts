@@ -1,4 +1,4 @@
-import { html, type HtmlValue, type SafeHtml } from "../html.js";
+import { html, type HtmlValue, type SafeHtml } from "./html.js";
 
 /**
  * Tables that hold at any width. On a wide screen a table shows its columns; under 48rem each
@@ -162,4 +162,9 @@ export function keepWordsWhole(markup: string): string {
       return `<${name}${a}>${wrapCellText(content)}</${name}>`;
     });
   });
+}
+
+/** A wide table in a region of its own that scrolls sideways inside its box, rather than widening the page. */
+export function tableScroll(label: string, table: SafeHtml): SafeHtml {
+  return html`<div class="table-scroll" role="region" aria-label="${label}" tabindex="0">${table}</div>`;
 }

@@ -2,8 +2,8 @@ import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { CallbackEvent } from "@payments/contracts/callback";
 import type { AuditRecord } from "@payments/contracts/operator";
 import { deliveryStatusFromProto } from "@payments/contracts/statuses";
-import { html, type SafeHtml } from "../html.js";
-import type { Language } from "../i18n.js";
+import { html, type SafeHtml } from "./html.js";
+import type { Language } from "./i18n.js";
 import { formatTime } from "./format.js";
 import { eventTypeText, outcomeText, roleText, rpcText, statusText, type StatusKind } from "./service-texts.js";
 

@@ -1,4 +1,4 @@
-import { defineTexts } from "../texts.js";
+import { defineTexts } from "../../shared/texts.js";
 
 /** The merchant dashboard's shell: layout, navigation, sign-in, set-password and refusals. */
 export const common = defineTexts(

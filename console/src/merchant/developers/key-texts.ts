@@ -1,4 +1,4 @@
-import { defineTexts } from "../texts.js";
+import { defineTexts } from "../../shared/texts.js";
 
 /** The Developers page's API keys: the list, a new key, one key's page (secrets, revoke, trust). */
 export const keyTexts = defineTexts(

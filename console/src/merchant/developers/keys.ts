@@ -1,9 +1,9 @@
 import { API_KEY_SCOPES, type ApiKeyScope, type MerchantRole } from "@payments/access";
 import { MerchantService, type ApiKey } from "@payments/contracts/merchant";
 import type { ConsoleContext } from "../../context.js";
-import { html, type SafeHtml } from "../../html.js";
-import { alert, field, notice } from "../../layout.js";
-import { seeOther, timeOf } from "../../pages/operator-call.js";
+import { html, type SafeHtml } from "../../shared/html.js";
+import { alert, field, notice } from "../../shared/layout.js";
+import { seeOther, timeOf } from "../../shared/params.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa, RouteContext } from "../../state.js";
 import { merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, signedInMerchant, tableScroll, type MerchantSignedIn } from "../merchant-call.js";

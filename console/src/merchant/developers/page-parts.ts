@@ -1,4 +1,4 @@
-import { html, type SafeHtml } from "../../html.js";
+import { html, type SafeHtml } from "../../shared/html.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { merchantPage, type MerchantSignedIn } from "../merchant-call.js";
 import { developerTexts } from "./texts.js";

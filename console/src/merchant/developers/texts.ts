@@ -1,4 +1,4 @@
-import { defineTexts } from "../texts.js";
+import { defineTexts } from "../../shared/texts.js";
 
 /** The Developers page: IPs, callback URL, webhook secret, test event, event log, sandbox tools. */
 export const developerTexts = defineTexts(

@@ -1,6 +1,6 @@
 import { scaleBand, scaleLinear } from "d3-scale";
 import { line } from "d3-shape";
-import { html, type SafeHtml } from "../../html.js";
+import { html, type SafeHtml } from "../../shared/html.js";
 
 /** One day of a chart: the day (YYYY-MM-DD), its label as the page writes it (`7 Ara`), the bar's value and the line's. */
 export interface ChartDay {

@@ -5,9 +5,9 @@ import { PayoutService, type Balance, type SummarizeWithdrawalsResponse, type Wi
 import { MerchantService } from "@payments/contracts/merchant";
 import { DEFAULT_SUMMARY_TIME_ZONE, errorInfo, zoneDate } from "@payments/kit";
 import type { ConsoleContext } from "../../context.js";
-import { html, type SafeHtml } from "../../html.js";
-import type { Language } from "../../i18n.js";
-import { dayAfter, dayStart } from "../../pages/operator-call.js";
+import { html, type SafeHtml } from "../../shared/html.js";
+import type { Language } from "../../shared/i18n.js";
+import { dayAfter, dayStart } from "../../shared/params.js";
 import type { ConsoleRoute } from "../../route.js";
 import { formatDay, formatMoney, localeOf } from "../../shared/format.js";
 import { sandboxFilter, type Mode } from "../../shared/mode.js";

@@ -1,4 +1,4 @@
-import { defineTexts } from "../texts.js";
+import { defineTexts } from "../../shared/texts.js";
 
 /** The merchant dashboard's Home: balance, today, the last 30 days and their charts. */
 export const homeTexts = defineTexts(

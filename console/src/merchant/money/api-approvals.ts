@@ -1,9 +1,9 @@
 import { PayoutService, type Withdrawal } from "@payments/contracts/payout";
 import type { ConsoleContext } from "../../context.js";
-import { html, SafeHtml } from "../../html.js";
-import { notice } from "../../layout.js";
+import { html, SafeHtml } from "../../shared/html.js";
+import { notice } from "../../shared/layout.js";
 import { formatMoney } from "../../shared/format.js";
-import { ID_PATTERN, linkTo, seeOther, timeOf } from "../../pages/operator-call.js";
+import { ID_PATTERN, linkTo, seeOther, timeOf } from "../../shared/params.js";
 import type { ConsoleRoute } from "../../route.js";
 import { merchantCsrfField, merchantNotFound, merchantRefusal, merchantRoute, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
 import { moneyTexts } from "./texts.js";

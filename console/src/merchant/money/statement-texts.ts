@@ -1,4 +1,4 @@
-import { defineTexts } from "../texts.js";
+import { defineTexts } from "../../shared/texts.js";
 
 /** The Money page's statement lines: what each movement was, in words. */
 export const statementTexts = defineTexts(

@@ -14,9 +14,9 @@ import {
   type StatementMovement,
   type StatementRecord,
 } from "@payments/records";
-import { html, type SafeHtml } from "../../html.js";
-import { field } from "../../layout.js";
-import { linkTo } from "../../pages/operator-call.js";
+import { html, type SafeHtml } from "../../shared/html.js";
+import { field } from "../../shared/layout.js";
+import { linkTo } from "../../shared/params.js";
 import { formatMoney, formatTime, TIME_ZONE, turkeyDay } from "../../shared/format.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { merchantRefusal, tableScroll, type MerchantSignedIn } from "../merchant-call.js";

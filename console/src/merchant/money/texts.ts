@@ -1,4 +1,4 @@
-import { defineTexts } from "../texts.js";
+import { defineTexts } from "../../shared/texts.js";
 
 /** The Money page: statement, withdrawals, their approvals and the four-eyes threshold. */
 export const moneyTexts = defineTexts(

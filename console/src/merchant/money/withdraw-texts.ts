@@ -1,4 +1,4 @@
-import { defineTexts } from "../texts.js";
+import { defineTexts } from "../../shared/texts.js";
 
 /** The Money page's withdrawal: the form, the review step, and live or sandbox money. */
 export const withdrawTexts = defineTexts(

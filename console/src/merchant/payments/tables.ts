@@ -1,9 +1,9 @@
 import { DepositStatus, type Deposit } from "@payments/contracts/deposit";
 import { WithdrawalStatus, type Withdrawal } from "@payments/contracts/payout";
 import { depositStatusFromProto, withdrawalStatusFromProto } from "@payments/contracts/statuses";
-import { html, type SafeHtml } from "../../html.js";
-import type { Language } from "../../i18n.js";
-import { timeOf } from "../../pages/operator-call.js";
+import { html, type SafeHtml } from "../../shared/html.js";
+import type { Language } from "../../shared/i18n.js";
+import { timeOf } from "../../shared/params.js";
 import { formatMoney } from "../../shared/format.js";
 import { codeText } from "../../shared/service-texts.js";
 import { tableScroll } from "../merchant-call.js";

@@ -1,4 +1,4 @@
-import { defineTexts } from "../texts.js";
+import { defineTexts } from "../../shared/texts.js";
 
 /** The merchant dashboard's Payments: the lists, their filters, one payment, its callbacks, the CSV. */
 export const paymentTexts = defineTexts(

@@ -1,10 +1,10 @@
-import { signInMerchantUser } from "../../auth/merchant-sign-in.js";
-import { findMerchantUserById, updateMerchantUser, type MerchantUser } from "../../auth/merchant-users.js";
-import { MERCHANT_SESSIONS } from "../../auth/sessions.js";
-import { MERCHANT_LINKS } from "../../auth/sign-in-links.js";
+import { signInMerchantUser } from "../../identity/merchant-sign-in.js";
+import { findMerchantUserById, updateMerchantUser, type MerchantUser } from "../../identity/merchant-users.js";
+import { MERCHANT_SESSIONS } from "../../identity/sessions.js";
+import { MERCHANT_LINKS } from "../../identity/sign-in-links.js";
 import { merchantSessionCookieName } from "../../cookies.js";
 import type { ConsoleContext } from "../../context.js";
-import { setPasswordRoutes, signInRoutes, type AccountPagesSide } from "../../pages/sign-in/account-pages.js";
+import { setPasswordRoutes, signInRoutes, type AccountPagesSide } from "../../identity/account-pages.js";
 import type { ConsoleRoute } from "../../route.js";
 import { common } from "../common/texts.js";
 import { renderMerchantLayout } from "../layout.js";

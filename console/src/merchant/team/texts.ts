@@ -1,4 +1,4 @@
-import { defineTexts } from "../texts.js";
+import { defineTexts } from "../../shared/texts.js";
 
 export const team = defineTexts(
   {
@@ -39,11 +39,6 @@ export const team = defineTexts(
     "audit.empty": "Nothing recorded yet.",
     "audit.partial": "The {service} service's records are not shown: {detail}",
     "audit.limit": "The newest {n} records are shown.",
-    "operator.invite.title": "Invite a merchant user",
-    "operator.invite.hint": "Someone of this merchant, to its merchant dashboard: they get a one-time link to set a password.",
-    "operator.invite.done": "{email} is invited to {merchant}'s dashboard. Give them this one-time link (valid until {until}); it is shown only now:",
-    "operator.invite.waiting": "Inviting {email} to {merchant}'s dashboard waits for a second admin. Whoever approves it gets the one-time link to give them.",
-    "operator.back": "Back to the merchant",
     "reset.submit": "Send {email} a new sign-in link",
     "reset.clearTotp": "also turn off their two-step verification",
     "reset.done": "{email} is signed out everywhere. Give them this new one-time link (valid until {until}) to set a password; it is shown only now:",
@@ -87,11 +82,6 @@ export const team = defineTexts(
     "audit.empty": "Henüz kayıt yok.",
     "audit.partial": "{service} servisinin kayıtları gösterilmiyor: {detail}",
     "audit.limit": "En yeni {n} kayıt gösteriliyor.",
-    "operator.invite.title": "Üye işyeri kullanıcısı davet et",
-    "operator.invite.hint": "Bu üye işyerinden biri, üye işyeri paneline: parola belirlemesi için tek kullanımlık bir bağlantı alır.",
-    "operator.invite.done": "{email}, {merchant} paneline davet edildi. Bu tek kullanımlık bağlantıyı iletin ({until} tarihine kadar geçerli); yalnızca şimdi gösterilir:",
-    "operator.invite.waiting": "{email} kullanıcısının {merchant} paneline daveti ikinci bir yöneticinin onayını bekliyor. Onaylayan kişi, iletilecek tek kullanımlık bağlantıyı alır.",
-    "operator.back": "Üye işyerine dön",
     "reset.submit": "{email} için yeni giriş bağlantısı gönder",
     "reset.clearTotp": "iki adımlı doğrulamasını da kapat",
     "reset.done": "{email} tüm oturumlardan çıkarıldı. Parola belirlemesi için bu yeni tek kullanımlık bağlantıyı iletin ({until} tarihine kadar geçerli); yalnızca şimdi gösterilir:",

@@ -1,8 +1,8 @@
-import { auditMerchantTotp } from "../../auth/merchant-team.js";
-import { findMerchantUserById, updateMerchantUser, type MerchantUser } from "../../auth/merchant-users.js";
-import { MERCHANT_SESSIONS } from "../../auth/sessions.js";
+import { auditMerchantTotp } from "../../identity/merchant-team.js";
+import { findMerchantUserById, updateMerchantUser, type MerchantUser } from "../../identity/merchant-users.js";
+import { MERCHANT_SESSIONS } from "../../identity/sessions.js";
 import type { ConsoleContext } from "../../context.js";
-import { totpRoutes, type TotpPagesSide } from "../../pages/totp/index.js";
+import { totpRoutes, type TotpPagesSide } from "../../identity/totp-pages.js";
 import type { ConsoleRoute } from "../../route.js";
 import { merchantPage, signedInMerchant } from "../merchant-call.js";
 import { totp } from "./texts.js";

@@ -1,12 +1,12 @@
 import { MerchantService, type Merchant } from "@payments/contracts/merchant";
 import { PayoutService } from "@payments/contracts/payout";
 import type { ConsoleContext } from "../../context.js";
-import { html, type SafeHtml } from "../../html.js";
-import { alert, notice } from "../../layout.js";
+import { html, type SafeHtml } from "../../shared/html.js";
+import { alert, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import { formatMajorPlain } from "../../shared/format.js";
 import type { ConsoleContextKoa, RouteHandler } from "../../state.js";
-import { cursorParam, ID_PATTERN, linkTo, notFoundPage, refusalAlert, refusalOf, seeOther, signedIn, waitingForApproval, workPage, type SignedIn } from "../../pages/operator-call.js";
+import { cursorParam, ID_PATTERN, linkTo, notFoundPage, refusalAlert, refusalOf, seeOther, signedIn, waitingForApproval, workPage, type SignedIn } from "../operator-call.js";
 import { adjustForm, balancesTable, isAdjustment, ledgerTable, readAdjustment, reviewBody, summary, textsOf, type AdjustForm, type FormState } from "./parts.js";
 
 /** How many of the latest ledger entries the page shows. */

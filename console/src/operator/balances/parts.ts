@@ -2,9 +2,9 @@ import type { Merchant } from "@payments/contracts/merchant";
 import { MerchantStatus } from "@payments/contracts/merchant";
 import type { Balance, LedgerEntry } from "@payments/contracts/payout";
 import { roleAtLeast } from "@payments/access";
-import { html, type SafeHtml } from "../../html.js";
-import { field } from "../../layout.js";
-import { csrfField, money, scrollingTable, timeOf, type Refusal, type SignedIn } from "../../pages/operator-call.js";
+import { html, type SafeHtml } from "../../shared/html.js";
+import { field } from "../../shared/layout.js";
+import { csrfField, money, scrollingTable, timeOf, type Refusal, type SignedIn } from "../operator-call.js";
 import { formatMajorPlain, parseMoney } from "../../shared/format.js";
 import { balanceTexts, type BalanceTextKey } from "./texts.js";
 

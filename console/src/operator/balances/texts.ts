@@ -1,4 +1,4 @@
-import { defineTexts } from "../../merchant/texts.js";
+import { defineTexts } from "../../shared/texts.js";
 
 /** A merchant's balance page for operators: balances, settings in short, recent ledger movements, and a manual adjustment. */
 export const balanceTexts = defineTexts(

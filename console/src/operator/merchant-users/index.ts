@@ -1,16 +1,16 @@
 import { MerchantService } from "@payments/contracts/merchant";
 import { roleAtLeast } from "@payments/access";
-import { operatorResetsMerchantUser, removeMerchantUser } from "../../auth/merchant-team.js";
-import { listMerchantUsers, type MerchantUser } from "../../auth/merchant-users.js";
-import { identityOf } from "../../auth/operators.js";
+import { operatorResetsMerchantUser, removeMerchantUser } from "../../identity/merchant-team.js";
+import { listMerchantUsers, type MerchantUser } from "../../identity/merchant-users.js";
+import { identityOf } from "../../identity/operators.js";
 import type { ConsoleContext } from "../../context.js";
 import { ConsoleError } from "../../errors.js";
-import { html, type SafeHtml } from "../../html.js";
-import { alert } from "../../layout.js";
-import { roleName } from "../../merchant/layout.js";
+import { html, type SafeHtml } from "../../shared/html.js";
+import { alert } from "../../shared/layout.js";
+import { roleText as roleName } from "../../shared/service-texts.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, formatTime, ID_PATTERN, notFoundPage, refusalOf, scrollingTable, signedIn, workPage, type SignedIn } from "../../pages/operator-call.js";
+import { csrfField, formatTime, ID_PATTERN, notFoundPage, refusalOf, scrollingTable, signedIn, workPage, type SignedIn } from "../operator-call.js";
 import { merchantUserTexts, type MerchantUserTextKey } from "./texts.js";
 
 type T = (key: MerchantUserTextKey, params?: Record<string, string | number>) => string;

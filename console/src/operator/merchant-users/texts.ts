@@ -1,4 +1,4 @@
-import { defineTexts } from "../../merchant/texts.js";
+import { defineTexts } from "../../shared/texts.js";
 
 /** A merchant's dashboard users as our operators see them (support reads; an admin acts). */
 export const merchantUserTexts = defineTexts(

@@ -1,15 +1,15 @@
 import { isOperatorRole, OPERATOR_ROLES, type OperatorRole } from "@payments/access";
-import { samePerson } from "../../auth/approvals.js";
-import { createOperator, disableOperator, enableOperator, resetOperator, setOperatorRole, type ChangeOutcome } from "../../auth/operator-admin.js";
-import { findOperatorById, identityOf, listOperators, type Operator } from "../../auth/operators.js";
+import { samePerson } from "../../identity/approvals.js";
+import { createOperator, disableOperator, enableOperator, resetOperator, setOperatorRole, type ChangeOutcome } from "../../identity/operator-admin.js";
+import { findOperatorById, identityOf, listOperators, type Operator } from "../../identity/operators.js";
 import type { ConsoleContext } from "../../context.js";
 import { ConsoleError } from "../../errors.js";
-import { html, type SafeHtml } from "../../html.js";
-import { alert, field } from "../../layout.js";
+import { html, type SafeHtml } from "../../shared/html.js";
+import { alert, field } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { accountApprovals } from "../../pages/approvals/console-texts.js";
-import { csrfField, formatTime, ID_PATTERN, notFoundPage, scrollingTable, signedIn, workPage, type SignedIn } from "../../pages/operator-call.js";
+import { accountApprovals } from "../approvals/console-texts.js";
+import { csrfField, formatTime, ID_PATTERN, notFoundPage, scrollingTable, signedIn, workPage, type SignedIn } from "../operator-call.js";
 import { operatorTexts, refusalText, type OperatorTextKey } from "./texts.js";
 
 const PAGE_SIZE = 100;

@@ -1,4 +1,4 @@
-import { defineTexts } from "../../merchant/texts.js";
+import { defineTexts } from "../../shared/texts.js";
 
 /** The operator accounts page (admins): the list, the invite, role changes, disabling and new sign-in links. */
 export const operatorTexts = defineTexts(

@@ -3,12 +3,12 @@ import { PayoutService, TransferReturnStatus, type TransferReturn } from "@payme
 import { TRANSFER_RETURN_STATUSES, transferReturnStatusFromProto, transferReturnStatusToProto } from "@payments/contracts/statuses";
 import { roleAtLeast } from "@payments/access";
 import type { ConsoleContext } from "../../context.js";
-import { html, type SafeHtml } from "../../html.js";
-import { alert, field, notice } from "../../layout.js";
+import { html, type SafeHtml } from "../../shared/html.js";
+import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { ageOf, csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, money, notFoundPage, pager, refusalAlert, refusalOf, scrollingTable, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn } from "../../pages/operator-call.js";
-import { actorNamed, Names } from "../../shared/directory.js";
+import { ageOf, csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, money, notFoundPage, pager, refusalAlert, refusalOf, scrollingTable, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn } from "../operator-call.js";
+import { actorNamed, Names } from "../directory.js";
 import { returnTexts, type ReturnTextKey } from "./texts.js";
 
 const PAGE_SIZE = 50;

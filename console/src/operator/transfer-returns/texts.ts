@@ -1,4 +1,4 @@
-import { defineTexts } from "../../merchant/texts.js";
+import { defineTexts } from "../../shared/texts.js";
 
 /** Transfer returns: money of incoming transfers paid back to their senders, and the operators' decisions on the live ones. */
 export const returnTexts = defineTexts(

@@ -2,12 +2,12 @@ import { PayoutService, WithheldCreditStatus, type WithheldCredit } from "@payme
 import { WITHHELD_CREDIT_STATUSES, withheldCreditStatusFromProto, withheldCreditStatusToProto } from "@payments/contracts/statuses";
 import { roleAtLeast } from "@payments/access";
 import type { ConsoleContext } from "../../context.js";
-import { html, type SafeHtml } from "../../html.js";
-import { alert, field, notice } from "../../layout.js";
+import { html, type SafeHtml } from "../../shared/html.js";
+import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, money, notFoundPage, pager, queryText, refusalAlert, refusalOf, scrollingTable, seeOther, signedIn, timeOf, waitingForApproval, workPage, type Refusal, type SignedIn } from "../../pages/operator-call.js";
-import { actorNamed, merchantNamed, Names } from "../../shared/directory.js";
+import { csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, money, notFoundPage, pager, queryText, refusalAlert, refusalOf, scrollingTable, seeOther, signedIn, timeOf, waitingForApproval, workPage, type Refusal, type SignedIn } from "../operator-call.js";
+import { actorNamed, merchantNamed, Names } from "../directory.js";
 import { withheldTexts, type WithheldTextKey } from "./texts.js";
 
 const PAGE_SIZE = 50;

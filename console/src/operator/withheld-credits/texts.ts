@@ -1,4 +1,4 @@
-import { defineTexts } from "../../merchant/texts.js";
+import { defineTexts } from "../../shared/texts.js";
 
 /** Withheld credits: completed deposits the payout service did not credit by itself, and the operators' decisions on them. */
 export const withheldTexts = defineTexts(
