@@ -125,7 +125,7 @@ test.serial("an operators' day: statement, a decision by keyboard, a return appr
     const approvalHref = await fin1.getAttribute("[role=status] a", "href");
     if (!approvalHref) return t.fail("no link to the approval");
     await fin1.goto(`${stack.c.url}${approvalHref}`);
-    t.regex((await fin1.textContent("main")) ?? "", /You asked for this: it waits for someone else to approve it\./);
+    t.regex((await fin1.textContent("main")) ?? "", /You asked for this\. A second person must approve it; you may only withdraw it\./);
     t.is(await fin1.$(`form[action="${approvalHref}/approve"]`), null, "the maker has no approve button");
 
     // Finance 2, in another browser context, approves it from the inbox.

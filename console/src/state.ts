@@ -18,6 +18,8 @@ export interface ConsoleState {
   lang: Language;
   /** Live or sandbox: what lists, figures and charts show (shared/mode.ts). */
   mode: Mode;
+  /** Whether the mode was chosen (the query or the cookie), not the default: the merchant dashboard then opens on the merchant's own kind. */
+  modeChosen?: boolean;
   /** The route pattern that matched, for logs and metrics. */
   route?: string;
   /** A form body's fields (read-body). */

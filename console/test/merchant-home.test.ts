@@ -104,3 +104,19 @@ test("every role opens Home; a user signed out is sent to sign in", async (t) =>
   const page = await anonymous.get("/merchant");
   t.true(page.status === 302 || page.status === 303);
 });
+
+test("with no mode chosen the dashboard opens on the merchant's own kind: a sandbox merchant's payments show at once; a chosen mode is kept", async (t) => {
+  const shop = await newMerchant(stack, { name: "Kum Havuzu Dükkanı" });
+  await paidDeposit(shop, 321_00n);
+  const browser = await signedInMerchantUser(stack, shop, "viewer-mode@shop.test", "viewer");
+
+  const first = await browser.get("/merchant?lang=en");
+  t.is(first.status, 200);
+  t.regex(first.html, /TRY(?:<\/span>)?\s321\.00/, "the sandbox merchant's paid deposit, without choosing sandbox");
+  t.regex(first.html, /<a href="[^"]*mode=sandbox[^"]*" aria-current="true">Sandbox<\/a>/, "the switch says which mode is shown");
+
+  const live = await browser.get("/merchant?lang=en&mode=live");
+  t.notRegex(live.html, /321\.00/, "live chosen: no sandbox money");
+  const again = await browser.get("/merchant?lang=en");
+  t.notRegex(again.html, /321\.00/, "the choice is remembered over the merchant's kind");
+});

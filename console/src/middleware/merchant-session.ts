@@ -38,22 +38,28 @@ const NAME_TTL_MS = 5 * 60_000;
  * their merchant) and kept for a few minutes; the merchant id when the service does not answer
  * or refuses (the page itself then shows what the service says).
  */
-export function merchantNames(deps: ConsoleContext): (user: MerchantUser) => Promise<string> {
-  const cache = new Map<string, { name: string; until: number }>();
+export function merchantNames(deps: ConsoleContext): (user: MerchantUser) => Promise<MerchantHeader> {
+  const cache = new Map<string, MerchantHeader & { until: number }>();
   return async (user) => {
     const now = nowMs(deps);
     const hit = cache.get(user.merchantId);
-    if (hit && hit.until > now) return hit.name;
-    let name = user.merchantId;
+    if (hit && hit.until > now) return hit;
+    let header: MerchantHeader = { name: user.merchantId, sandbox: undefined };
     try {
       const client = deps.services.client(MerchantService, deps.assertions.assertionsForMerchantUser(user));
       const merchant = (await client.getMerchant({ merchantId: user.merchantId })).merchant;
-      if (merchant?.name) name = merchant.name;
-      cache.set(user.merchantId, { name, until: now + NAME_TTL_MS });
+      if (merchant) header = { name: merchant.name || user.merchantId, sandbox: merchant.sandbox };
+      cache.set(user.merchantId, { ...header, until: now + NAME_TTL_MS });
     } catch (err) {
       deps.logger.debug({ err, merchant: user.merchantId }, "merchant name not available");
     }
     if (cache.size > 10_000) cache.clear();
-    return name;
+    return header;
   };
+}
+
+/** What the dashboard's header needs of the merchant: its name, and its kind (undefined when the service did not say). */
+export interface MerchantHeader {
+  name: string;
+  sandbox: boolean | undefined;
 }

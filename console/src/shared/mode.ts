@@ -23,6 +23,7 @@ export function modeMiddleware(options: { secure: boolean }): ConsoleMiddleware 
     if (isMode(asked)) setCookie(ctx, MODE_COOKIE, asked, { secure: options.secure, maxAgeSeconds: 365 * 24 * 3600 });
     const remembered = readCookie(ctx, MODE_COOKIE);
     ctx.state.mode = isMode(asked) ? asked : isMode(remembered) ? remembered : "live";
+    ctx.state.modeChosen = isMode(asked) || isMode(remembered);
     await next();
   };
 }
