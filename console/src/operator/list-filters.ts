@@ -74,7 +74,7 @@ export function filterForm<S extends string>(who: SignedIn, scope: ListScope, pa
 <select id="field-status" name="status"><option value="">${who.t("list.anyStatus")}</option>${statuses.map((s) => html`<option value="${s}"${s === f.status ? html` selected` : null}>${statusLabel(s)}</option>`)}</select></div>
 <div>${field({ name: "from", label: who.t("list.from"), type: "date", value: f.from, error: bad("from") })}</div>
 <div>${field({ name: "to", label: who.t("list.to"), type: "date", value: f.to, error: bad("to") })}</div>
-${search.map((s) => html`<div>${field({ name: s.name, label: who.t(s.label), type: "search", value: f[s.name], ...(s.hint ? { hint: who.t(s.hint) } : {}), error: bad(s.name), ...(s.name === "amount" ? { inputmode: "numeric" as const } : {}) })}</div>`)}
+${search.map((s) => html`<div>${field({ name: s.name, label: who.t(s.label), type: "search", value: f[s.name], ...(s.hint ? { hint: who.t(s.hint) } : {}), error: bad(s.name), ...(s.name === "amount" ? { inputmode: "decimal" as const } : {}) })}</div>`)}
 <div><button type="submit">${who.t("list.searchButton")}</button></div>
 </form>`;
 }

@@ -83,7 +83,7 @@ export interface FieldOptions {
   error?: string | undefined;
   hint?: string | undefined;
   required?: boolean;
-  inputmode?: "numeric";
+  inputmode?: "numeric" | "decimal";
 }
 
 /** A labelled input whose hint and error are announced with it (WCAG 1.3.1, 3.3.1). */

@@ -65,7 +65,7 @@ function sandboxSection(who: MerchantSignedIn, t: T, m: Merchant, form: Record<s
   return html`<section aria-labelledby="h-sandbox"><h2 id="h-sandbox">${t("sandbox.title")}</h2><p class="hint">${t("sandbox.hint")}</p><div class="actions">
 <form method="post" action="/merchant/developers/sandbox/pay" class="card">${merchantCsrfField(who)}
 ${field({ id: "pay-deposit", name: "depositId", label: t("sandbox.deposit"), required: true, value: form.payDeposit ?? "", error: errors.payDeposit })}
-${field({ id: "pay-amount", name: "amount", label: t("sandbox.amount"), inputmode: "numeric", value: form.amount ?? "", hint: t("sandbox.amountHint"), error: errors.amount })}
+${field({ id: "pay-amount", name: "amount", label: t("sandbox.amount"), inputmode: "decimal", value: form.amount ?? "", hint: t("sandbox.amountHint"), error: errors.amount })}
 ${field({ id: "pay-sender", name: "senderName", label: t("sandbox.sender"), value: form.senderName ?? "", hint: t("sandbox.senderHint") })}
 <button type="submit">${t("sandbox.pay")}</button></form>
 <form method="post" action="/merchant/developers/sandbox/expire" class="card">${merchantCsrfField(who)}

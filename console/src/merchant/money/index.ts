@@ -54,7 +54,7 @@ function thresholdSection(who: MerchantSignedIn, t: T, merchant: Merchant | unde
   const form =
     who.user.role === "owner"
       ? html`<form method="post" action="/merchant/money/threshold" class="card">${merchantCsrfField(who)}
-${field({ id: "threshold-amount", name: "threshold", label: t("threshold.amount"), inputmode: "numeric", value: state.value ?? (threshold === undefined ? "" : formatMajorPlain(threshold, who.lang)), hint: t("threshold.hint"), error: state.error })}
+${field({ id: "threshold-amount", name: "threshold", label: t("threshold.amount"), inputmode: "decimal", value: state.value ?? (threshold === undefined ? "" : formatMajorPlain(threshold, who.lang)), hint: t("threshold.hint"), error: state.error })}
 <button type="submit">${t("threshold.submit")}</button></form>`
       : null;
   return html`<section aria-labelledby="h-threshold"><h2 id="h-threshold">${t("threshold.title")}</h2>${state.banner ?? null}${current}${form}</section>`;

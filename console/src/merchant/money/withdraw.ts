@@ -80,7 +80,7 @@ export function withdrawSection(who: MerchantSignedIn, sandbox: boolean, state: 
   return html`<section aria-labelledby="h-withdraw"><h2 id="h-withdraw">${t("withdraw.title")}</h2>
 <p class="hint">${w("form.intro")}</p><p class="${sandbox ? "sandbox-note" : "live-note"}"><strong>${sandbox ? w("form.sandbox") : w("form.live")}</strong></p>${state.message ?? null}
 <form method="post" action="/merchant/money/withdrawals" class="card">${merchantCsrfField(who)}<input type="hidden" name="formToken" value="${token}"><input type="hidden" name="step" value="review">
-${field({ id: "withdraw-amount", name: "amount", label: t("withdraw.amount"), inputmode: "numeric", required: true, value: form.amount ?? "", hint: w("form.amountHint"), error: err("amount") })}
+${field({ id: "withdraw-amount", name: "amount", label: t("withdraw.amount"), inputmode: "decimal", required: true, value: form.amount ?? "", hint: w("form.amountHint"), error: err("amount") })}
 ${field({ id: "withdraw-iban", name: "iban", label: t("withdraw.iban"), required: true, value: form.iban ?? "", autocomplete: "off", hint: w("form.ibanHint"), error: err("iban") })}
 ${field({ id: "withdraw-holder", name: "accountName", label: t("withdraw.holder"), required: true, value: form.accountName ?? "", error: err("accountName") })}
 <button type="submit">${w("form.next")}</button></form></section>`;

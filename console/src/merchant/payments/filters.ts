@@ -132,7 +132,7 @@ export function filterForm(t: T, f: PaymentFilters, invalid: Set<string>): SafeH
   const statuses: readonly string[] = f.kind === "deposits" ? DEPOSIT_STATUSES : WITHDRAWAL_STATUSES;
   const label = (s: string) => t((f.kind === "deposits" ? `deposit.status.${s}` : `withdrawal.status.${s}`) as Key);
   const bad = (name: string, key: Key) => (invalid.has(name) ? t(key) : undefined);
-  const search = (name: keyof PaymentFilters, key: Key, extra: { hint?: string; inputmode?: "numeric"; error?: string | undefined } = {}) =>
+  const search = (name: keyof PaymentFilters, key: Key, extra: { hint?: string; inputmode?: "numeric" | "decimal"; error?: string | undefined } = {}) =>
     html`<div>${field({ name, label: t(key), type: "search", value: f[name], ...extra })}</div>`;
   return html`<form method="get" action="/merchant/payments" class="filters" role="search" aria-label="${t("filter.search")}">
 <input type="hidden" name="kind" value="${f.kind}">
@@ -140,7 +140,7 @@ export function filterForm(t: T, f: PaymentFilters, invalid: Set<string>): SafeH
 <select id="field-status" name="status"><option value="">${t("filter.anyStatus")}</option>${statuses.map((s) => html`<option value="${s}"${s === f.status ? html` selected` : null}>${label(s)}</option>`)}</select></div>
 <div>${field({ name: "from", label: t("filter.from"), type: "date", value: f.from, error: bad("from", "filter.badDay") })}</div>
 <div>${field({ name: "to", label: t("filter.to"), type: "date", value: f.to, error: bad("to", "filter.badDay") })}</div>
-${search("amount", "filter.amount", { hint: t("filter.amountHint"), inputmode: "numeric", error: bad("amount", "filter.badAmount") })}
+${search("amount", "filter.amount", { hint: t("filter.amountHint"), inputmode: "decimal", error: bad("amount", "filter.badAmount") })}
 ${f.kind === "deposits" ? html`${search("customerId", "filter.customerId")}${search("customerName", "filter.customerName")}${search("reference", "filter.reference")}` : search("holderName", "filter.holderName")}
 ${search("processId", "filter.processId")}
 <div><button type="submit">${t("filter.submit")}</button></div>
