@@ -62,7 +62,8 @@ export const ID_PATTERN = /^[A-Za-z0-9_-]{1,80}$/;
 export function dayStart(value: string): Date | undefined {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return undefined;
   const date = new Date(`${value}T00:00:00+03:00`);
-  return Number.isNaN(date.getTime()) ? undefined : date;
+  // A day no calendar has (2026-02-30) is refused, not rolled into the next month.
+  return Number.isNaN(date.getTime()) || new Date(date.getTime() + 3 * 3600_000).toISOString().slice(0, 10) !== value ? undefined : date;
 }
 
 /** The start of the day after `value`: a "to" day is taken whole. */
