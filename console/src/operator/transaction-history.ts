@@ -5,7 +5,7 @@ import { html, type SafeHtml } from "../shared/html.js";
 import type { Language } from "../shared/i18n.js";
 import { alert } from "../shared/layout.js";
 import type { ServiceName } from "../service-clients.js";
-import { eventTypeText, statusText } from "../shared/service-texts.js";
+import { attemptErrorText, eventTypeText, statusText } from "../shared/service-texts.js";
 import { auditEntries as sharedAuditEntries, eventEntries as sharedEventEntries, timelineSection as sharedTimeline, type TimelineEntry } from "../shared/timeline.js";
 import { refusalOf, timeOf, type Refusal, type SignedIn } from "./operator-call.js";
 
@@ -37,7 +37,7 @@ export function attemptsTable(who: SignedIn, event: CallbackEvent): SafeHtml {
   return html`<table><caption>${who.t("event.attemptsOf", { id: event.id })}</caption>
 <thead><tr><th scope="col" class="num">#</th><th scope="col">${who.t("event.attemptedAt")}</th><th scope="col">${who.t("event.url")}</th><th scope="col" class="num">${who.t("event.statusCode")}</th><th scope="col" class="num">${who.t("event.latency")}</th><th scope="col">${who.t("event.outcome")}</th><th scope="col">${who.t("event.answer")}</th></tr></thead>
 <tbody>${event.attempts.map(
-    (a) => html`<tr><td class="num">${a.number}</td><td>${timeOf(a.attemptedAt, who.lang)}</td><td>${a.url ? html`<code>${a.url}</code>` : "—"}</td><td class="num">${a.statusCode || "—"}</td><td class="num">${a.latencyMs} ms</td><td class="${a.outcome === "delivered" ? "ok" : a.outcome === "failed" ? "bad" : ""}">${statusText(who.lang, "attempt", a.outcome)}</td><td>${a.error || "—"}</td></tr>`,
+    (a) => html`<tr><td class="num">${a.number}</td><td>${timeOf(a.attemptedAt, who.lang)}</td><td>${a.url ? html`<code>${a.url}</code>` : "—"}</td><td class="num">${a.statusCode || "—"}</td><td class="num">${a.latencyMs} ms</td><td class="${a.outcome === "delivered" ? "ok" : a.outcome === "failed" ? "bad" : ""}">${statusText(who.lang, "attempt", a.outcome)}</td><td>${a.error ? attemptErrorText(who.lang, a.error) : "—"}</td></tr>`,
   )}</tbody></table>`;
 }
 

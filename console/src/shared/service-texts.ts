@@ -268,3 +268,21 @@ export function eventTypeText(lang: Language, type: string): string {
   if (kind === "deposit" || kind === "withdrawal") return `${statusText(lang, "transactionType", kind)}: ${statusText(lang, kind, status)}`;
   return fallback(lang, "status", type);
 }
+
+/** The callback sender's own reasons an attempt was not sent (services/callback-sender sender.ts). */
+const ATTEMPT_ERRORS: Readonly<Record<string, Pair>> = {
+  "the merchant has no callback URL set": ["the merchant has no callback URL set", "üye işyerinin bildirim adresi yok"],
+  "the merchant's callback URL is not a URL": ["the merchant's callback URL is not a URL", "üye işyerinin bildirim adresi geçerli bir adres değil"],
+};
+
+/** A callback attempt's error: the sender's own reasons in the page's language; a receiver's answer (`HTTP 500: …`) or a network error as it came. */
+export function attemptErrorText(lang: Language, error: string): string {
+  const pair = own(ATTEMPT_ERRORS, error);
+  return pair ? pick(lang, pair) : error;
+}
+
+/** A console record's reason naming a role (`<who> as <role>`: an invite, a role change) in the page's language: `<who> (sahip)`. */
+export function roleReasonText(lang: Language, reason: string): string {
+  const m = /^(.+) as ([a-z]+)$/.exec(reason);
+  return m && own(ROLES, m[2]!) && lang === "tr" ? `${m[1]} (${roleText(lang, m[2]!)})` : reason;
+}
