@@ -8,7 +8,8 @@ import type { DescEnum } from "@bufbuild/protobuf";
 import { CODE_TEXTS, RPC_TEXTS } from "../src/shared/service-texts-catalogue.js";
 import { codeText, ENUM_KINDS, enumText, eventTypeText, fieldText, hasCodeText, hasRpcText, hasStatusText, outcomeText, roleText, rpcText, serviceText, statusText } from "../src/shared/service-texts.js";
 import { approvalText } from "../src/shared/approval-texts.js";
-import { actionReasonText, knowsMatchReason, knowsReason, matchReasonText, waitingReasonText } from "../src/shared/match-reasons.js";
+import { actionReasonText, knowsMatchReason, knowsReason, matchReasonText, scoreText, waitingReasonText } from "../src/shared/match-reasons.js";
+import { formatMoney } from "../src/shared/format.js";
 
 // A new code cannot ship untranslated: every enum value and every RPC of the generated service
 // descriptors, and every error code the services, the gateway and the console write in their
@@ -115,7 +116,8 @@ test("an approval's description is built from its request, in Turkish and in Eng
   t.is(approvalText("tr", broken), "Çekim oluşturuldu");
 });
 
-test("the deposit service's waiting reasons and match evidence read in Turkish; English pages keep them; an operator's own words stay", (t) => {
+test("the deposit service's waiting reasons and match evidence read in Turkish; English pages keep them, their amounts written the English way (TRY 450.00); an operator's own words stay", (t) => {
+  const englishMoney = (text: string) => text.replace(/(\d+)\.(\d{2}) TRY/g, (_, lira: string, kuruş: string) => formatMoney(BigInt(`${lira}${kuruş}`), "TRY", "en"));
   const reasons: Array<[string, string]> = [
     ["underpayment: less than the requested amount arrived", "eksik ödeme: istenen tutardan az geldi"],
     ["overpayment: more than the requested amount arrived", "fazla ödeme: istenen tutardan fazla geldi"],
@@ -133,7 +135,7 @@ test("the deposit service's waiting reasons and match evidence read in Turkish; 
   for (const [en, tr] of reasons) {
     t.true(knowsReason(en), en);
     t.is(waitingReasonText("tr", en), tr);
-    t.is(waitingReasonText("en", en), en);
+    t.is(waitingReasonText("en", en), englishMoney(en));
   }
   const missing = "late payment: the merchant's rule returns it to the sender, but the bank gave no sender Turkish IBAN or name: an operator returns it with `transfer return` (--iban, --name)";
   t.regex(waitingReasonText("tr", missing), /^geç ödeme: .*; ancak banka gönderenin Türk IBAN'ını ya da adını vermedi/);
@@ -151,4 +153,8 @@ test("the deposit service's waiting reasons and match evidence read in Turkish; 
     t.true(knowsMatchReason(en), en);
     t.is(matchReasonText("tr", en), tr);
   }
+  t.is(matchReasonText("en", "amount 490.00 of 500.00 TRY (short)"), `amount ${formatMoney(49_000n, "TRY", "en")} of ${formatMoney(50_000n, "TRY", "en")} (short)`);
+  t.is(matchReasonText("en", "name 0.94"), "name 0.94");
+  t.is(scoreText("tr", 0.9), "0,90");
+  t.is(scoreText("en", 1), "1.00");
 });

@@ -1,5 +1,5 @@
 import type { Language } from "./i18n.js";
-import { formatMoney } from "./format.js";
+import { formatMoney, localeOf } from "./format.js";
 
 /*
  * Why an incoming transfer waits, and the evidence of a match, as the deposit service words them
@@ -12,15 +12,25 @@ import { formatMoney } from "./format.js";
 
 type Words = (m: RegExpMatchArray) => string;
 
-/** "450.00 TRY" (kit formatMajor) → "₺450,00". */
-function amount(text: string | undefined): string {
+/** "450.00 TRY" (kit formatMajor) → "₺450,00" (or, in English, "TRY 450.00"). */
+function amount(text: string | undefined, lang: Language = "tr"): string {
   const m = /^(-?\d+)(?:\.(\d+))? ([A-Z]{3})$/.exec(text ?? "");
   if (!m) return text ?? "";
   const fraction = (m[2] ?? "").padEnd(2, "0");
-  return formatMoney(BigInt(`${m[1]}${fraction}`), m[3]!, "tr");
+  return formatMoney(BigInt(`${m[1]}${fraction}`), m[3]!, lang);
 }
 
 const deposits = (n: string | undefined) => `${n} yatırım`;
+
+/** A service's English sentence with its amounts ("450.00 TRY") written as English pages write money ("TRY 450.00"). */
+function englishAmounts(text: string): string {
+  return text.replace(/\bamount ([\d.]+) of ([\d.]+) ([A-Z]{3})\b/g, "amount $1 $3 of $2 $3").replace(/(?<![\d.])-?\d+(?:\.\d+)? [A-Z]{3}\b/g, (whole) => amount(whole, "en"));
+}
+
+/** A match's score (0 to 1) in the page's language: `0.94`, `0,94`. */
+export function scoreText(lang: Language, score: number): string {
+  return new Intl.NumberFormat(localeOf(lang), { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(score);
+}
 
 const WAITING: ReadonlyArray<[RegExp, Words]> = [
   [/^no pending deposit is assigned to this account$/, () => "bu hesaba atanmış bekleyen yatırım yok"],
@@ -67,7 +77,8 @@ export function knowsReason(text: string): boolean {
 
 /** Why a transfer waits (its unmatched reason), or an action's reason the service wrote, in the page's language. */
 export function waitingReasonText(lang: Language, text: string): string {
-  if (!text || lang === "en") return text;
+  if (!text) return text;
+  if (lang === "en") return englishAmounts(text);
   return turkishReason(text) ?? `çevrilmemiş açıklama: “${text}”`;
 }
 
@@ -88,7 +99,7 @@ const EVIDENCE: ReadonlyArray<[RegExp, Words]> = [
 
 /** One piece of a match's evidence ("reference exact", "name 0.94", "amount 450.00 of 500.00 TRY (short)"). */
 export function matchReasonText(lang: Language, text: string): string {
-  if (lang === "en") return text;
+  if (lang === "en") return englishAmounts(text);
   for (const [pattern, words] of EVIDENCE) {
     const m = pattern.exec(text);
     if (m) return words(m);

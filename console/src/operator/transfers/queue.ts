@@ -3,7 +3,7 @@ import { transferStatusFromProto } from "@payments/contracts/statuses";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../shared/html.js";
 import { accountNamed, bankNamed, merchantNamed, named, Names, transferSandbox } from "../directory.js";
-import { matchReasonText, waitingReasonText } from "../../shared/match-reasons.js";
+import { matchReasonText, scoreText, waitingReasonText } from "../../shared/match-reasons.js";
 import { sandboxFilter } from "../../shared/mode.js";
 import { responsiveTable, type TableColumn } from "../../shared/table.js";
 import type { ConsoleContextKoa } from "../../state.js";
@@ -95,10 +95,10 @@ function table(who: SignedIn, names: Names, merchants: Map<string, string>, tran
       col("transfer.sender", (tr) => tr.senderName || "—"),
       col("transfer.reference", (tr) => tr.reference || "—", { under: 7 }),
       col("transfer.reason", (tr) => waitingReasonText(who.lang, tr.unmatchedReason) || "—", { under: 0 }),
-      col("transfer.score", (tr) => (tr.matchBy || tr.matchReasons.length > 0 ? tr.matchScore.toFixed(2) : "—"), { under: 0 }),
+      col("transfer.score", (tr) => (tr.matchBy || tr.matchReasons.length > 0 ? scoreText(who.lang, tr.matchScore) : "—"), { under: 0 }),
       col("transfer.matchReasons", (tr) => (tr.matchReasons.length > 0 ? tr.matchReasons.map((r) => matchReasonText(who.lang, r)).join(", ") : "—"), { under: 0 }),
       col("transfer.candidates", (tr) =>
-        tr.candidates.length > 0 ? tr.candidates.map((c) => html`<span>${named(names.merchant(merchants.get(c.depositId) ?? "")?.name, c.depositId)} (${c.score.toFixed(2)})</span> `) : tr.reviewDepositId || "—",
+        tr.candidates.length > 0 ? tr.candidates.map((c) => html`<span>${named(names.merchant(merchants.get(c.depositId) ?? "")?.name, c.depositId)} (${scoreText(who.lang, c.score)})</span> `) : tr.reviewDepositId || "—",
       ),
     ],
   });
