@@ -12,7 +12,7 @@ import { deliverOutcome, personLabel, type LinkDelivery } from "../../identity/m
 import { linkNotice } from "../../identity/mail/notice.js";
 import { formatTime, ID_PATTERN, SERVICES } from "../../shared/params.js";
 import type { ConsoleRoute } from "../../route.js";
-import { outcomeText, roleText, rpcText, serviceText } from "../../shared/service-texts.js";
+import { outcomeText, roleReasonText, roleText, rpcText, serviceText } from "../../shared/service-texts.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { roleName } from "../layout.js";
 import { changeThenSeeOther, merchantCsrfField, merchantNotFound, merchantPage, merchantRoute, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
@@ -117,7 +117,7 @@ async function auditPage(deps: ConsoleContext, ctx: ConsoleContextKoa, who: Merc
   const shown = records.slice(0, LIMIT);
   const rows = shown.map(
     ({ source, record }) =>
-      html`<tr><td>${record.at ? html`<time datetime="${timestampDate(record.at).toISOString()}">${formatTime(timestampDate(record.at), who.lang)}</time>` : null}</td><td>${record.actor}</td><td>${record.role ? roleText(who.lang, record.role) : "—"}</td><td>${rpcText(who.lang, record.rpc)}${record.reason ? html`<br><span class="hint">${record.reason}</span>` : null}</td><td>${record.targetIds.join(", ")}</td><td>${outcomeText(who.lang, record.outcome)}</td><td>${serviceText(who.lang, source)}</td></tr>`,
+      html`<tr><td>${record.at ? html`<time datetime="${timestampDate(record.at).toISOString()}">${formatTime(timestampDate(record.at), who.lang)}</time>` : null}</td><td>${record.actor}</td><td>${record.role ? roleText(who.lang, record.role) : "—"}</td><td>${rpcText(who.lang, record.rpc)}${record.reason ? html`<br><span class="hint">${roleReasonText(who.lang, record.reason)}</span>` : null}</td><td>${record.targetIds.map((id, i) => html`${i > 0 ? ", " : ""}${id === who.user.merchantId ? html`${who.merchantName} <small><code class="id">${id}</code></small>` : id}`)}</td><td>${outcomeText(who.lang, record.outcome)}</td><td>${serviceText(who.lang, source)}</td></tr>`,
   );
   const table = html`<table><caption>${t("audit.caption")}</caption><thead><tr><th scope="col">${t("audit.col.at")}</th><th scope="col">${t("audit.col.actor")}</th><th scope="col">${t("audit.col.role")}</th><th scope="col">${t("audit.col.what")}</th><th scope="col">${t("audit.col.targets")}</th><th scope="col">${t("audit.col.outcome")}</th><th scope="col">${t("audit.col.source")}</th></tr></thead><tbody>${rows}</tbody></table>`;
   merchantPage(ctx, who, {
