@@ -33,7 +33,7 @@ test.serial("a viewer sees the callback events, filtered by merchant and deliver
   const list = await viewer.get(`/events?merchant=${event.merchantId}&lang=en`);
   t.is(list.status, 200);
   t.true(list.html.includes(`href="/events/${event.id}"`));
-  t.true(list.html.includes("deposit.completed"));
+  t.true(list.html.includes("deposit: completed"), "the event's type in words");
   t.false(list.html.includes('action="/events/redeliver-failed"'));
   const delivered = await viewer.get(`/events?merchant=${event.merchantId}&delivery=delivered`);
   t.false(delivered.html.includes(`href="/events/${event.id}"`), "no callback URL: never delivered");

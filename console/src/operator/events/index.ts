@@ -11,6 +11,7 @@ import { csrfField, cursorParam, ID_PATTERN, linkTo, pager, queryText, refusalOf
 import { attemptsTable, deliveryText } from "../transaction-history.js";
 import { merchantNamed, merchantSelect, Names } from "../directory.js";
 import { sandboxFilter } from "../../shared/mode.js";
+import { eventTypeText } from "../../shared/service-texts.js";
 
 const PAGE_SIZE = 50;
 
@@ -53,7 +54,7 @@ function eventsTable(who: SignedIn, names: Names, events: CallbackEvent[]): Safe
 <thead><tr><th scope="col">${who.t("events.event")}</th><th scope="col">${who.t("events.type")}</th><th scope="col">${who.t("list.merchant")}</th><th scope="col">${TEXTS[who.lang].mode}</th><th scope="col">${who.t("events.transaction")}</th><th scope="col">${who.t("event.changedAt")}</th><th scope="col">${who.t("events.delivery")}</th><th scope="col" class="num">${who.t("events.attempts")}</th></tr></thead>
 <tbody>${events.map(
     (e) =>
-      html`<tr><td><a href="${`/events/${e.id}`}">${e.id}</a></td><td>${e.type}</td><td>${merchantNamed(names, e.merchantId)}</td><td>${modeCell(who, names, e.merchantId)}</td><td><a href="${transactionLink(e)}">${e.transactionId}</a></td><td>${timeOf(e.createdAt, who.lang)}</td><td class="${e.deliveryStatus === DeliveryStatus.FAILED ? "bad" : e.deliveryStatus === DeliveryStatus.DELIVERED ? "ok" : ""}">${deliveryText(who, e.deliveryStatus)}</td><td class="num">${e.attempts.length}</td></tr>`,
+      html`<tr><td><a href="${`/events/${e.id}`}">${e.id}</a></td><td>${eventTypeText(who.lang, e.type)}</td><td>${merchantNamed(names, e.merchantId)}</td><td>${modeCell(who, names, e.merchantId)}</td><td><a href="${transactionLink(e)}">${e.transactionId}</a></td><td>${timeOf(e.createdAt, who.lang)}</td><td class="${e.deliveryStatus === DeliveryStatus.FAILED ? "bad" : e.deliveryStatus === DeliveryStatus.DELIVERED ? "ok" : ""}">${deliveryText(who, e.deliveryStatus)}</td><td class="num">${e.attempts.length}</td></tr>`,
   )}</tbody></table>`;
 }
 
@@ -116,7 +117,7 @@ export function eventPages(deps: ConsoleContext): ConsoleRoute[] {
         title,
         body: html`${banner}${refusal ? alert(refusal.message) : null}<p><a href="${linkTo("/events", { merchant: e.merchantId })}">${who.t("events.back")}</a></p>
 <dl class="facts card">
-<dt>${who.t("events.type")}</dt><dd>${e.type}</dd>
+<dt>${who.t("events.type")}</dt><dd>${eventTypeText(who.lang, e.type)} <code>${e.type}</code></dd>
 <dt>${who.t("list.merchant")}</dt><dd>${merchantNamed(names, e.merchantId)} · ${modeCell(who, names, e.merchantId)}</dd>
 <dt>${who.t("events.transaction")}</dt><dd><a href="${transactionLink(e)}">${e.transactionId}</a> (#${String(e.sequence)})</dd>
 <dt>${who.t("events.delivery")}</dt><dd>${deliveryText(who, e.deliveryStatus)}</dd>

@@ -182,8 +182,8 @@ export function merchantPages(deps: ConsoleContext): ConsoleRoute[] {
           : html`${scrollingTable(
               who.t("merchants.caption"),
               html`<table><caption>${who.t("merchants.caption")}</caption>
-<thead><tr><th scope="col">${who.t("merchant.id")}</th><th scope="col">${who.t("merchant.name")}</th><th scope="col">${who.t("list.status")}</th><th scope="col">${who.t("deposit.kind")}</th><th scope="col">${who.t("merchant.callbackUrl")}</th><th scope="col">${who.t("list.created")}</th></tr></thead>
-<tbody>${res.merchants.map((m) => html`<tr><td><a href="${`/merchants/${m.id}`}">${m.id}</a></td><td>${m.name}</td><td>${statusText(who, m)}</td><td>${m.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</td><td>${m.callbackUrl || "—"}</td><td>${timeOf(m.createdAt, who.lang)}</td></tr>`)}</tbody></table>`,
+<thead><tr><th scope="col">${who.t("merchant.name")}</th><th scope="col">${who.t("merchant.id")}</th><th scope="col">${who.t("list.status")}</th><th scope="col">${who.t("deposit.kind")}</th><th scope="col">${who.t("merchant.callbackUrl")}</th><th scope="col">${who.t("list.created")}</th></tr></thead>
+<tbody>${res.merchants.map((m) => html`<tr><td><a href="${`/merchants/${m.id}`}">${m.name}</a></td><td><code class="id">${m.id}</code></td><td>${statusText(who, m)}</td><td>${m.sandbox ? who.t("kind.sandbox") : who.t("kind.live")}</td><td>${m.callbackUrl || "—"}</td><td>${timeOf(m.createdAt, who.lang)}</td></tr>`)}</tbody></table>`,
             )}
 <nav aria-label="${who.t("pager.label")}"><ul>${cursor ? html`<li><a href="/merchants">${who.t("pager.first")}</a></li>` : null}${res.nextPageToken ? html`<li><a href="${linkTo("/merchants", { cursor: res.nextPageToken })}" rel="next">${who.t("pager.next")}</a></li>` : null}</ul></nav>`;
     } catch (err) {

@@ -8,7 +8,7 @@ import { html, type SafeHtml } from "../../shared/html.js";
 import type { TextKey } from "../texts/index.js";
 import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
-import { actionReasonText, matchByText, matchReasonText, waitingReasonText } from "../../shared/match-reasons.js";
+import { actionReasonText, matchByText, matchReasonText, scoreText, waitingReasonText } from "../../shared/match-reasons.js";
 import { statusText as serviceStatusText } from "../../shared/service-texts.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { waitingFor, waitingNotice } from "../approvals/waiting.js";
@@ -114,7 +114,7 @@ ${field({ id: "return-name", name: "recipientName", label: who.t("transfer.recip
   const candidates =
     transfer.candidates.length > 0
       ? html`<table><caption>${who.t("transfer.candidates")}</caption><thead><tr><th scope="col">${who.t("transfer.depositId")}</th><th scope="col" class="num">${who.t("transfer.score")}</th><th scope="col">${who.t("transfer.matchReasons")}</th></tr></thead>
-<tbody>${transfer.candidates.map((c) => html`<tr><td><code>${c.depositId}</code></td><td class="num">${c.score.toFixed(2)}</td><td>${c.reasons.map((r) => matchReasonText(who.lang, r)).join(", ")}</td></tr>`)}</tbody></table>`
+<tbody>${transfer.candidates.map((c) => html`<tr><td><code>${c.depositId}</code></td><td class="num">${scoreText(who.lang, c.score)}</td><td>${c.reasons.map((r) => matchReasonText(who.lang, r)).join(", ")}</td></tr>`)}</tbody></table>`
       : null;
   const actions =
     transfer.actions.length > 0
@@ -136,7 +136,7 @@ ${factsByName(who, transfer, state)}
 <dt>${who.t("transfer.valueDate")}</dt><dd>${transfer.valueDate || "—"}</dd>
 <dt>${who.t("transfer.source")}</dt><dd>${transfer.source || "—"}</dd>
 <dt>${who.t("transfer.reason")}</dt><dd>${waitingReasonText(who.lang, transfer.unmatchedReason) || "—"}</dd>
-<dt>${who.t("transfer.score")}</dt><dd>${transfer.matchBy ? html`${matchByText(who.lang, transfer.matchBy)} ${transfer.matchScore.toFixed(2)}` : "—"}</dd>
+<dt>${who.t("transfer.score")}</dt><dd>${transfer.matchBy ? html`${matchByText(who.lang, transfer.matchBy)} ${scoreText(who.lang, transfer.matchScore)}` : "—"}</dd>
 <dt>${who.t("transfer.matchReasons")}</dt><dd>${transfer.matchReasons.map((r) => matchReasonText(who.lang, r)).join(", ") || "—"}</dd>
 <dt>${who.t("transfer.reviewDeposit")}</dt><dd>${transfer.reviewDepositId || "—"}</dd>
 <dt>${who.t("transfer.deposit")}</dt><dd>${transfer.depositId || "—"}</dd>
