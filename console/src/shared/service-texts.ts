@@ -286,3 +286,9 @@ export function roleReasonText(lang: Language, reason: string): string {
   const m = /^(.+) as ([a-z]+)$/.exec(reason);
   return m && own(ROLES, m[2]!) && lang === "tr" ? `${m[1]} (${roleText(lang, m[2]!)})` : reason;
 }
+
+/** Who did something, as the services record a four-eyes call (`<maker>, approved by <approver>`): on Turkish pages `<maker> (onaylayan: <approver>)`. */
+export function actorText(lang: Language, actor: string): string {
+  const m = /^(.+), approved by (\S+)(.*)$/.exec(actor);
+  return m && lang === "tr" ? `${m[1]} (onaylayan: ${m[2]}${m[3]})` : actor;
+}
