@@ -12,7 +12,9 @@ import { text, type TextKey } from "./texts/index.js";
 import { alert } from "../shared/layout.js";
 import { renderPage } from "./layout.js";
 import type { ServiceName } from "../service-clients.js";
-import type { ConsoleContextKoa } from "../state.js";
+import type { ConsoleContextKoa, RouteContext } from "../state.js";
+import type { ConsoleRoute } from "../route.js";
+import type { OperatorRole } from "@payments/access";
 import { linkTo, refusalDetail } from "../shared/params.js";
 
 export { cursorParam, dayAfter, dayStart, formatTime, ID_PATTERN, isServiceName, linkTo, minorUnits, money, queryText, refusalDetail, seeOther, SERVICES, timeOf } from "../shared/params.js";
@@ -44,6 +46,26 @@ export function signedIn(deps: ConsoleContext, ctx: ConsoleContextKoa): SignedIn
         throw new ConnectError((err as Error).message, Code.Unavailable);
       }
     },
+  };
+}
+
+/**
+ * An operators' page route: `access: "operator"` (of at least `minRole`, checked before the
+ * handler runs; `upload` for a multipart form), and a handler that gets the signed-in operator
+ * as `signedIn` gives it.
+ */
+export function operatorRoute(
+  deps: ConsoleContext,
+  route: { method: ConsoleRoute["method"]; path: string; minRole?: OperatorRole; upload?: boolean },
+  handler: (ctx: RouteContext, who: SignedIn) => Promise<void>,
+): ConsoleRoute {
+  return {
+    method: route.method,
+    path: route.path,
+    access: "operator",
+    ...(route.minRole ? { minRole: route.minRole } : {}),
+    ...(route.upload ? { upload: true } : {}),
+    handler: async (ctx) => handler(ctx, signedIn(deps, ctx)),
   };
 }
 

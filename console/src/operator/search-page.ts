@@ -9,7 +9,7 @@ import type { ConsoleRoute } from "../route.js";
 import { approvalText } from "../shared/approval-texts.js";
 import { formatMoney } from "../shared/format.js";
 import { answer, byWords, depositHit, ID, queryOf, quietly, resultsBody, searchTexts, withdrawalHit, type SearchHit } from "../shared/search.js";
-import { SERVICES, signedIn, workPage, type SignedIn } from "./operator-call.js";
+import { operatorRoute, SERVICES, type SignedIn, workPage } from "./operator-call.js";
 
 /** An id's one thing, as the signed-in operator may read it (each service decides). */
 async function operatorById(deps: ConsoleContext, who: SignedIn, id: string): Promise<SearchHit[]> {
@@ -60,16 +60,10 @@ async function approvalById(deps: ConsoleContext, who: SignedIn, id: string): Pr
 /** `GET /search?q=`: any id, reference, IBAN or name across every merchant, as the signed-in operator may read it. */
 export function operatorSearchPages(deps: ConsoleContext): ConsoleRoute[] {
   return [
-    {
-      method: "GET",
-      path: "/search",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const q = queryOf(ctx);
-        const hits = !q ? [] : ID.test(q) ? await operatorById(deps, who, q) : await byWords(who.client, q, who.lang, "operators");
-        answer(ctx, hits, () => workPage(ctx, who, { title: searchTexts(who.lang, "title"), body: resultsBody(who.lang, q, hits, "operators") }));
-      },
-    },
+    operatorRoute(deps, { method: "GET", path: "/search" }, async (ctx, who) => {
+      const q = queryOf(ctx);
+      const hits = !q ? [] : ID.test(q) ? await operatorById(deps, who, q) : await byWords(who.client, q, who.lang, "operators");
+      answer(ctx, hits, () => workPage(ctx, who, { title: searchTexts(who.lang, "title"), body: resultsBody(who.lang, q, hits, "operators") }));
+    }),
   ];
 }

@@ -5,7 +5,7 @@ import { html, type SafeHtml } from "../../shared/html.js";
 import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, cursorParam, ID_PATTERN, linkTo, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, waitingForApproval } from "../operator-call.js";
+import { csrfField, cursorParam, ID_PATTERN, linkTo, notFoundPage, operatorRoute, queryText, type Refusal, refusalOf, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
 
 /** A labelled checkbox (the label after it, as people read a checkbox). */
 export function checkbox(id: string, name: string, label: string, checked: boolean): SafeHtml {
@@ -77,55 +77,37 @@ export function accountPages(deps: ConsoleContext): ConsoleRoute[] {
   };
 
   return [
-    {
-      method: "GET",
-      path: "/accounts",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const approval = cursorParam(ctx.query.approval);
-        const done = queryText(ctx.query.done, 20);
-        await show(ctx, who, approval ? waitingForApproval(who, "bank-catalog", approval) : done === "saved" ? notice(who.t("merchant.saved")) : null, {});
-      },
-    },
-    {
-      method: "POST",
-      path: "/accounts",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const form = ctx.state.form ?? {};
-        try {
-          await who.client(BankCatalogService).createReceivingAccount({
-            bankId: (form.bankId ?? "").trim(),
-            accountName: (form.accountName ?? "").trim(),
-            iban: (form.iban ?? "").replace(/\s+/g, "").toUpperCase(),
-            fastEnabled: form.fastEnabled === "1",
-            active: form.active === "1",
-            sandbox: form.kind !== "live",
-          });
-        } catch (err) {
-          return answer(ctx, who, form, err);
-        }
-        seeOther(ctx, "/accounts?done=saved");
-      },
-    },
-    {
-      method: "POST",
-      path: "/accounts/:id/active",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const id = ctx.params.id ?? "";
-        const form = ctx.state.form ?? {};
-        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
-        try {
-          await who.client(BankCatalogService).updateReceivingAccount({ accountId: id, active: form.active === "1" });
-        } catch (err) {
-          return answer(ctx, who, {}, err);
-        }
-        seeOther(ctx, "/accounts?done=saved");
-      },
-    },
+    operatorRoute(deps, { method: "GET", path: "/accounts" }, async (ctx, who) => {
+      const approval = cursorParam(ctx.query.approval);
+      const done = queryText(ctx.query.done, 20);
+      await show(ctx, who, approval ? waitingForApproval(who, "bank-catalog", approval) : done === "saved" ? notice(who.t("merchant.saved")) : null, {});
+    }),
+    operatorRoute(deps, { method: "POST", path: "/accounts" }, async (ctx, who) => {
+      const form = ctx.state.form ?? {};
+      try {
+        await who.client(BankCatalogService).createReceivingAccount({
+          bankId: (form.bankId ?? "").trim(),
+          accountName: (form.accountName ?? "").trim(),
+          iban: (form.iban ?? "").replace(/\s+/g, "").toUpperCase(),
+          fastEnabled: form.fastEnabled === "1",
+          active: form.active === "1",
+          sandbox: form.kind !== "live",
+        });
+      } catch (err) {
+        return answer(ctx, who, form, err);
+      }
+      seeOther(ctx, "/accounts?done=saved");
+    }),
+    operatorRoute(deps, { method: "POST", path: "/accounts/:id/active" }, async (ctx, who) => {
+      const id = ctx.params.id ?? "";
+      const form = ctx.state.form ?? {};
+      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+      try {
+        await who.client(BankCatalogService).updateReceivingAccount({ accountId: id, active: form.active === "1" });
+      } catch (err) {
+        return answer(ctx, who, {}, err);
+      }
+      seeOther(ctx, "/accounts?done=saved");
+    }),
   ];
 }

@@ -11,7 +11,7 @@ import { mailChangeLink, makerLabel, purposeOfAction } from "../../identity/mail
 import { linkNotice } from "../../identity/mail/notice.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, formatTime, ID_PATTERN, notFoundPage, seeOther, signedIn, workPage, type SignedIn } from "../operator-call.js";
+import { csrfField, formatTime, ID_PATTERN, notFoundPage, operatorRoute, seeOther, type SignedIn, workPage } from "../operator-call.js";
 import type { InboxItem } from "./inbox.js";
 import { accountApprovals, type AccountApprovalKey } from "./console-texts.js";
 
@@ -132,13 +132,7 @@ export function accountApprovalPages(deps: ConsoleContext): ConsoleRoute[] {
     const names = await merchantNames(who, [approval]);
     workPage(ctx, who, { title: texts(who)("title", { id }), body: detailBody(who, approval, names, banner, refusal?.message) }, refusal?.status ?? 200);
   };
-  const decide = (decision: "approve" | "reject"): ConsoleRoute => ({
-    method: "POST",
-    path: `/approvals/console/:id/${decision}`,
-    access: "operator",
-    minRole: "admin",
-    handler: async (ctx) => {
-      const who = signedIn(deps, ctx);
+  const decide = (decision: "approve" | "reject"): ConsoleRoute => (operatorRoute(deps, { method: "POST", path: `/approvals/console/:id/${decision}`, minRole: "admin" }, async (ctx, who) => {
       const id = ctx.params.id ?? "";
       if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
       try {
@@ -159,21 +153,13 @@ export function accountApprovalPages(deps: ConsoleContext): ConsoleRoute[] {
         if (!(err instanceof ConsoleError)) throw err;
         await show(ctx, who, id, null, err);
       }
-    },
-  });
+    }));
   return [
-    {
-      method: "GET",
-      path: "/approvals/console/:id",
-      access: "operator",
-      minRole: "admin",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const done = ctx.query.done;
-        const banner = done === "approve" ? notice(texts(who)("done")) : done === "reject" ? notice(texts(who)("rejected")) : null;
-        await show(ctx, who, ctx.params.id ?? "", banner);
-      },
-    },
+    operatorRoute(deps, { method: "GET", path: "/approvals/console/:id", minRole: "admin" }, async (ctx, who) => {
+      const done = ctx.query.done;
+      const banner = done === "approve" ? notice(texts(who)("done")) : done === "reject" ? notice(texts(who)("rejected")) : null;
+      await show(ctx, who, ctx.params.id ?? "", banner);
+    }),
     decide("approve"),
     decide("reject"),
   ];

@@ -15,7 +15,7 @@ import { accountApprovalPages } from "./console-approvals.js";
 import { readInbox, type Inbox } from "./inbox.js";
 import { inboxTexts, type InboxKey } from "./inbox-texts.js";
 import { codeText } from "../../shared/service-texts.js";
-import { csrfField, cursorParam, formatTime, isServiceName, refusalOf, scrollingTable, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage } from "../operator-call.js";
+import { csrfField, cursorParam, formatTime, isServiceName, notFoundPage, operatorRoute, type Refusal, refusalOf, scrollingTable, type SignedIn, timeOf, workPage } from "../operator-call.js";
 
 /** The RPC whose approved run answers secrets, given to the approver once: a live merchant's creation. */
 const CREATE_MERCHANT = `${MerchantService.typeName}/${MerchantService.method.createMerchant.name}`;
@@ -156,12 +156,7 @@ export function approvalPages(deps: ConsoleContext): ConsoleRoute[] {
     const id = ctx.params.id ?? "";
     return isServiceName(service) && APPROVAL_ID.test(id) ? { service, id } : undefined;
   };
-  const decide = (decision: "approve" | "reject"): ConsoleRoute => ({
-    method: "POST",
-    path: `/approvals/:service/:id/${decision}`,
-    access: "operator",
-    handler: async (ctx) => {
-      const who = signedIn(deps, ctx);
+  const decide = (decision: "approve" | "reject"): ConsoleRoute => (operatorRoute(deps, { method: "POST", path: `/approvals/:service/:id/${decision}` }, async (ctx, who) => {
       const found = target(ctx);
       if (!found) return notFoundPage(ctx, who);
       const form = ctx.state.form ?? {};
@@ -183,39 +178,26 @@ export function approvalPages(deps: ConsoleContext): ConsoleRoute[] {
       }
       ctx.status = 303;
       ctx.redirect(`/approvals/${found.service}/${found.id}?done=${decision}`);
-    },
-  });
+    }));
 
   return [
     // The console's own (`/approvals/console/:id`) before the services' `/approvals/:service/:id`.
     ...accountApprovalPages(deps),
-    {
-      method: "GET",
-      path: "/approvals",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const status = statusFilter(ctx.query.status);
-        const only = isServiceName(ctx.query.service) ? ctx.query.service : undefined;
-        const cursor = only ? cursorParam(ctx.query.cursor) : "";
-        const inbox = await readInbox(deps, who, status, only, cursor);
-        const title = only ? who.t("approvals.titleOf", { service: ti(who)(`where.${only}`) }) : who.t("approvals.title");
-        workPage(ctx, who, { title, body: listPage(who, status, inbox) }, inbox.worst);
-      },
-    },
-    {
-      method: "GET",
-      path: "/approvals/:service/:id",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const found = target(ctx);
-        if (!found) return notFoundPage(ctx, who);
-        const done = ctx.query.done;
-        // After Approve the banner is what the run did (the approval's recorded outcome), never a guess.
-        await show(ctx, who, found.service, found.id, { approved: done === "approve" }, done === "reject" ? notice(who.t("approval.done.reject")) : null);
-      },
-    },
+    operatorRoute(deps, { method: "GET", path: "/approvals" }, async (ctx, who) => {
+      const status = statusFilter(ctx.query.status);
+      const only = isServiceName(ctx.query.service) ? ctx.query.service : undefined;
+      const cursor = only ? cursorParam(ctx.query.cursor) : "";
+      const inbox = await readInbox(deps, who, status, only, cursor);
+      const title = only ? who.t("approvals.titleOf", { service: ti(who)(`where.${only}`) }) : who.t("approvals.title");
+      workPage(ctx, who, { title, body: listPage(who, status, inbox) }, inbox.worst);
+    }),
+    operatorRoute(deps, { method: "GET", path: "/approvals/:service/:id" }, async (ctx, who) => {
+      const found = target(ctx);
+      if (!found) return notFoundPage(ctx, who);
+      const done = ctx.query.done;
+      // After Approve the banner is what the run did (the approval's recorded outcome), never a guess.
+      await show(ctx, who, found.service, found.id, { approved: done === "approve" }, done === "reject" ? notice(who.t("approval.done.reject")) : null);
+    }),
     decide("approve"),
     decide("reject"),
   ];

@@ -7,7 +7,7 @@ import { html, type SafeHtml } from "../../shared/html.js";
 import { alert, field } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { cursorParam, queryText, signedIn, timeOf, workPage, type SignedIn, refusalAlert } from "../operator-call.js";
+import { cursorParam, operatorRoute, queryText, refusalAlert, type SignedIn, timeOf, workPage } from "../operator-call.js";
 import { outcomeText, roleText, rpcText, serviceText } from "../../shared/service-texts.js";
 import { decodeCursor, mergedAuditPage, type AuditFilters } from "./merged-audit.js";
 import { actorNamed, merchantNamed, Names } from "../directory.js";
@@ -103,70 +103,58 @@ function csvRow(r: AuditRecord): string[] {
  */
 export function auditPages(deps: ConsoleContext): ConsoleRoute[] {
   return [
-    {
-      method: "GET",
-      path: "/audit",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const { filters, raw, invalid } = filtersOf(ctx);
-        const title = who.t("audit.title");
-        if (invalid.length > 0) return workPage(ctx, who, { title, body: filterForm(who, raw, invalid) }, 400);
-        const cursorText = cursorParam(ctx.query.cursor);
-        const [page, read] = await Promise.all([mergedAuditPage(who, filters, decodeCursor(cursorText), PAGE_SIZE, deps.db), Names.of(deps, who)]);
-        const names = await read.ensure({ actors: page.records.flatMap((r) => [r.actor, r.maker]) });
-        const table =
-          page.records.length === 0
-            ? html`<p>${who.t("audit.empty")}</p>`
-            : html`<table><caption>${who.t("audit.caption")}</caption>
+    operatorRoute(deps, { method: "GET", path: "/audit" }, async (ctx, who) => {
+      const { filters, raw, invalid } = filtersOf(ctx);
+      const title = who.t("audit.title");
+      if (invalid.length > 0) return workPage(ctx, who, { title, body: filterForm(who, raw, invalid) }, 400);
+      const cursorText = cursorParam(ctx.query.cursor);
+      const [page, read] = await Promise.all([mergedAuditPage(who, filters, decodeCursor(cursorText), PAGE_SIZE, deps.db), Names.of(deps, who)]);
+      const names = await read.ensure({ actors: page.records.flatMap((r) => [r.actor, r.maker]) });
+      const table =
+        page.records.length === 0
+          ? html`<p>${who.t("audit.empty")}</p>`
+          : html`<table><caption>${who.t("audit.caption")}</caption>
 <thead><tr><th scope="col">${who.t("audit.at")}</th><th scope="col">${who.t("approvals.service")}</th><th scope="col">${who.t("audit.actor")}</th><th scope="col">${who.t("audit.rpc")}</th><th scope="col">${who.t("audit.target")}</th><th scope="col">${who.t("transfer.decisionReason")}</th><th scope="col">${who.t("audit.outcome")}</th><th scope="col">${who.t("approvals.id")}</th></tr></thead>
 <tbody>${page.records.map((r) => recordRow(who, names, r))}</tbody></table>`;
-        const pager = html`<nav aria-label="${who.t("pager.label")}"><ul>
+      const pager = html`<nav aria-label="${who.t("pager.label")}"><ul>
 ${cursorText ? html`<li><a href="${`/audit${query(raw)}`}">${who.t("pager.first")}</a></li>` : null}
 ${page.nextCursor ? html`<li><a rel="next" href="${`/audit${query(raw, { cursor: page.nextCursor })}`}">${who.t("pager.next")}</a></li>` : null}
 <li><a href="${`/audit.csv${query(raw)}`}" download>${who.t("audit.csv")}</a></li>
 </ul></nav>`;
-        const status = page.failures.length === 5 ? (page.failures[0]?.refusal.status ?? 200) : 200;
-        workPage(ctx, who, { title, body: html`${filterForm(who, raw, [])}${page.failures.map((f) => alert(`${serviceText(who.lang, f.service)}: ${f.refusal.message}`))}${table}${pager}` }, status);
-      },
-    },
-    {
-      method: "GET",
-      path: "/audit.csv",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const { filters, invalid } = filtersOf(ctx);
-        if (invalid.length > 0) return workPage(ctx, who, { title: who.t("audit.title"), body: alert(who.t("audit.badTime")) ?? html`` }, 400);
-        // The first page is read before answering, so a refusal (every service) is a page, not a broken file.
-        const first = await mergedAuditPage(who, filters, undefined, EXPORT_PAGE, deps.db);
-        if (first.failures.length === 5) {
-          const refusal = first.failures[0]!.refusal;
-          return workPage(ctx, who, { title: who.t("audit.title"), body: refusalAlert(refusal) }, refusal.status);
-        }
-        const csv = stringify({ header: true, columns: CSV_COLUMNS, record_delimiter: "\r\n" });
-        const out = new PassThrough();
-        csv.pipe(out);
-        ctx.type = "text/csv; charset=utf-8";
-        ctx.attachment("audit.csv");
-        ctx.body = out;
-        const write = async () => {
-          let page = first;
-          for (;;) {
-            for (const r of page.records) {
-              if (!csv.write(csvRow(r))) await new Promise((resolve) => csv.once("drain", resolve));
-            }
-            if (!page.nextCursor) break;
-            page = await mergedAuditPage(who, filters, decodeCursor(page.nextCursor), EXPORT_PAGE, deps.db);
+      const status = page.failures.length === 5 ? (page.failures[0]?.refusal.status ?? 200) : 200;
+      workPage(ctx, who, { title, body: html`${filterForm(who, raw, [])}${page.failures.map((f) => alert(`${serviceText(who.lang, f.service)}: ${f.refusal.message}`))}${table}${pager}` }, status);
+    }),
+    operatorRoute(deps, { method: "GET", path: "/audit.csv" }, async (ctx, who) => {
+      const { filters, invalid } = filtersOf(ctx);
+      if (invalid.length > 0) return workPage(ctx, who, { title: who.t("audit.title"), body: alert(who.t("audit.badTime")) ?? html`` }, 400);
+      // The first page is read before answering, so a refusal (every service) is a page, not a broken file.
+      const first = await mergedAuditPage(who, filters, undefined, EXPORT_PAGE, deps.db);
+      if (first.failures.length === 5) {
+        const refusal = first.failures[0]!.refusal;
+        return workPage(ctx, who, { title: who.t("audit.title"), body: refusalAlert(refusal) }, refusal.status);
+      }
+      const csv = stringify({ header: true, columns: CSV_COLUMNS, record_delimiter: "\r\n" });
+      const out = new PassThrough();
+      csv.pipe(out);
+      ctx.type = "text/csv; charset=utf-8";
+      ctx.attachment("audit.csv");
+      ctx.body = out;
+      const write = async () => {
+        let page = first;
+        for (;;) {
+          for (const r of page.records) {
+            if (!csv.write(csvRow(r))) await new Promise((resolve) => csv.once("drain", resolve));
           }
-          csv.end();
-        };
-        // Read-only: a failure midway ends the download broken (the client sees it cut), nothing else.
-        void write().catch((err: unknown) => {
-          deps.logger.warn({ err }, "audit export failed midway");
-          out.destroy(err instanceof Error ? err : new Error("audit export failed"));
-        });
-      },
-    },
+          if (!page.nextCursor) break;
+          page = await mergedAuditPage(who, filters, decodeCursor(page.nextCursor), EXPORT_PAGE, deps.db);
+        }
+        csv.end();
+      };
+      // Read-only: a failure midway ends the download broken (the client sees it cut), nothing else.
+      void write().catch((err: unknown) => {
+        deps.logger.warn({ err }, "audit export failed midway");
+        out.destroy(err instanceof Error ? err : new Error("audit export failed"));
+      });
+    }),
   ];
 }

@@ -5,8 +5,8 @@ import { html, type SafeHtml } from "../../shared/html.js";
 import { alert, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import { formatMajorPlain } from "../../shared/format.js";
-import type { ConsoleContextKoa, RouteHandler } from "../../state.js";
-import { cursorParam, ID_PATTERN, linkTo, notFoundPage, refusalAlert, refusalOf, seeOther, signedIn, waitingForApproval, workPage, type SignedIn } from "../operator-call.js";
+import type { ConsoleContextKoa } from "../../state.js";
+import { cursorParam, ID_PATTERN, linkTo, notFoundPage, operatorRoute, refusalAlert, refusalOf, seeOther, waitingForApproval, workPage, type SignedIn } from "../operator-call.js";
 import { adjustForm, balancesTable, isAdjustment, ledgerTable, readAdjustment, reviewBody, summary, textsOf, type AdjustForm, type FormState } from "./parts.js";
 
 /** How many of the latest ledger entries the page shows. */
@@ -67,13 +67,11 @@ ${adjustForm(who, t, m.id, state)}`,
 
 /** A route of this page: the merchant id checked against the ids' alphabet before anything is asked. */
 function route(deps: ConsoleContext, method: "GET" | "POST", path: string, handle: (ctx: ConsoleContextKoa, who: SignedIn, id: string) => Promise<void>): ConsoleRoute {
-  const handler: RouteHandler = async (ctx) => {
-    const who = signedIn(deps, ctx);
+  return operatorRoute(deps, { method, path }, async (ctx, who) => {
     const id = ctx.params.id ?? "";
     if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
     await handle(ctx, who, id);
-  };
-  return { method, path, access: "operator", handler };
+  });
 }
 
 /**

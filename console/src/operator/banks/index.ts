@@ -9,7 +9,7 @@ import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { checkbox } from "../accounts/index.js";
-import { csrfField, ID_PATTERN, minorUnits, money, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage } from "../operator-call.js";
+import { csrfField, ID_PATTERN, minorUnits, money, notFoundPage, operatorRoute, queryText, type Refusal, refusalOf, seeOther, type SignedIn, timeOf, workPage } from "../operator-call.js";
 
 type Form = Record<string, string>;
 
@@ -120,93 +120,63 @@ ${bankFields(who, "update", values, state.refusal, false)}
   };
 
   return [
-    {
-      method: "GET",
-      path: "/banks",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const done = DONE[queryText(ctx.query.done, 20)];
-        await showList(ctx, who, done ? notice(who.t(done)) : null);
-      },
-    },
-    {
-      method: "POST",
-      path: "/banks",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const form = ctx.state.form ?? {};
-        const min = amountOf(form, "min", who.lang);
-        const max = amountOf(form, "max", who.lang);
-        if (min === "bad" || max === "bad") return showList(ctx, who, null, { create: form, refusal: invalid(who, min === "bad" ? "min" : "max") }, 400);
-        try {
-          await who.client(BankCatalogService).createBank({ name: (form.name ?? "").trim(), code: (form.code ?? "").trim(), logoUrl: (form.logoUrl ?? "").trim(), minAmount: min ?? 0n, maxAmount: max ?? 0n, active: form.active === "1" });
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          return showList(ctx, who, null, { create: form, refusal }, refusal.status);
-        }
-        seeOther(ctx, "/banks?done=created");
-      },
-    },
-    {
-      method: "POST",
-      path: "/banks/fast",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const form = ctx.state.form ?? {};
-        const min = amountOf(form, "min", who.lang);
-        const max = amountOf(form, "max", who.lang);
-        if (min === "bad" || max === "bad") return showList(ctx, who, null, { fast: form, refusal: invalid(who, min === "bad" ? "min" : "max") }, 400);
-        try {
-          await who.client(BankCatalogService).updateFastSettings({ enabled: form.enabled === "1", ...(min !== undefined ? { minAmount: min } : {}), ...(max !== undefined ? { maxAmount: max } : {}) });
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          return showList(ctx, who, null, { fast: form, refusal }, refusal.status);
-        }
-        seeOther(ctx, "/banks?done=fast");
-      },
-    },
-    {
-      method: "GET",
-      path: "/banks/:id",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
-        await showBank(ctx, who, id, ctx.query.done === "saved" ? notice(who.t("merchant.saved")) : null);
-      },
-    },
-    {
-      method: "POST",
-      path: "/banks/:id",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const id = ctx.params.id ?? "";
-        const form = ctx.state.form ?? {};
-        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
-        const min = amountOf(form, "min", who.lang);
-        const max = amountOf(form, "max", who.lang);
-        if (min === "bad" || max === "bad") return showBank(ctx, who, id, null, { form, refusal: invalid(who, min === "bad" ? "min" : "max") }, 400);
-        const name = (form.name ?? "").trim();
-        try {
-          await who.client(BankCatalogService).updateBank({
-            bankId: id,
-            ...(name ? { name } : {}),
-            logoUrl: (form.logoUrl ?? "").trim(),
-            active: form.active === "1",
-            ...(min !== undefined ? { minAmount: min } : {}),
-            ...(max !== undefined ? { maxAmount: max } : {}),
-          });
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          return showBank(ctx, who, id, null, { form, refusal }, refusal.status);
-        }
-        seeOther(ctx, `/banks/${id}?done=saved`);
-      },
-    },
+    operatorRoute(deps, { method: "GET", path: "/banks" }, async (ctx, who) => {
+      const done = DONE[queryText(ctx.query.done, 20)];
+      await showList(ctx, who, done ? notice(who.t(done)) : null);
+    }),
+    operatorRoute(deps, { method: "POST", path: "/banks" }, async (ctx, who) => {
+      const form = ctx.state.form ?? {};
+      const min = amountOf(form, "min", who.lang);
+      const max = amountOf(form, "max", who.lang);
+      if (min === "bad" || max === "bad") return showList(ctx, who, null, { create: form, refusal: invalid(who, min === "bad" ? "min" : "max") }, 400);
+      try {
+        await who.client(BankCatalogService).createBank({ name: (form.name ?? "").trim(), code: (form.code ?? "").trim(), logoUrl: (form.logoUrl ?? "").trim(), minAmount: min ?? 0n, maxAmount: max ?? 0n, active: form.active === "1" });
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        return showList(ctx, who, null, { create: form, refusal }, refusal.status);
+      }
+      seeOther(ctx, "/banks?done=created");
+    }),
+    operatorRoute(deps, { method: "POST", path: "/banks/fast" }, async (ctx, who) => {
+      const form = ctx.state.form ?? {};
+      const min = amountOf(form, "min", who.lang);
+      const max = amountOf(form, "max", who.lang);
+      if (min === "bad" || max === "bad") return showList(ctx, who, null, { fast: form, refusal: invalid(who, min === "bad" ? "min" : "max") }, 400);
+      try {
+        await who.client(BankCatalogService).updateFastSettings({ enabled: form.enabled === "1", ...(min !== undefined ? { minAmount: min } : {}), ...(max !== undefined ? { maxAmount: max } : {}) });
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        return showList(ctx, who, null, { fast: form, refusal }, refusal.status);
+      }
+      seeOther(ctx, "/banks?done=fast");
+    }),
+    operatorRoute(deps, { method: "GET", path: "/banks/:id" }, async (ctx, who) => {
+      const id = ctx.params.id ?? "";
+      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+      await showBank(ctx, who, id, ctx.query.done === "saved" ? notice(who.t("merchant.saved")) : null);
+    }),
+    operatorRoute(deps, { method: "POST", path: "/banks/:id" }, async (ctx, who) => {
+      const id = ctx.params.id ?? "";
+      const form = ctx.state.form ?? {};
+      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+      const min = amountOf(form, "min", who.lang);
+      const max = amountOf(form, "max", who.lang);
+      if (min === "bad" || max === "bad") return showBank(ctx, who, id, null, { form, refusal: invalid(who, min === "bad" ? "min" : "max") }, 400);
+      const name = (form.name ?? "").trim();
+      try {
+        await who.client(BankCatalogService).updateBank({
+          bankId: id,
+          ...(name ? { name } : {}),
+          logoUrl: (form.logoUrl ?? "").trim(),
+          active: form.active === "1",
+          ...(min !== undefined ? { minAmount: min } : {}),
+          ...(max !== undefined ? { maxAmount: max } : {}),
+        });
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        return showBank(ctx, who, id, null, { form, refusal }, refusal.status);
+      }
+      seeOther(ctx, `/banks/${id}?done=saved`);
+    }),
   ];
 }

@@ -9,7 +9,7 @@ import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import { formsUnlessWaiting } from "../approvals/waiting.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { cursorParam, dayAfter, dayStart, ID_PATTERN, minorUnits, money, pager, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, csrfField, notFoundPage, refusalAlert, isOneOf, waitingForApproval } from "../operator-call.js";
+import { csrfField, cursorParam, dayAfter, dayStart, ID_PATTERN, isOneOf, minorUnits, money, notFoundPage, operatorRoute, pager, type Refusal, refusalAlert, refusalOf, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
 import { amountOf, filterForm, filtersOf, type Filters, type SearchField } from "../list-filters.js";
 import { merchantNamed, named, Names } from "../directory.js";
 import { sandboxFilter } from "../../shared/mode.js";
@@ -181,12 +181,7 @@ ${callbacksSection(who, events)}`,
     );
   };
 
-  const act = (action: Action): ConsoleRoute => ({
-    method: "POST",
-    path: `/deposits/:id/${action}`,
-    access: "operator",
-    handler: async (ctx) => {
-      const who = signedIn(deps, ctx);
+  const act = (action: Action): ConsoleRoute => (operatorRoute(deps, { method: "POST", path: `/deposits/:id/${action}` }, async (ctx, who) => {
       const id = ctx.params.id ?? "";
       const form = ctx.state.form ?? {};
       if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
@@ -210,49 +205,36 @@ ${callbacksSection(who, events)}`,
         return showDetail(ctx, who, id, { action, form, refusal }, null, refusal.status);
       }
       seeOther(ctx, `/deposits/${id}?done=${action}`);
-    },
-  });
+    }));
 
   return [
-    {
-      method: "GET",
-      path: "/deposits",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const f = filtersOf(ctx);
-        const sandbox = sandboxFilter(ctx.state.mode);
-        const from = f.from ? dayStart(f.from) : undefined;
-        const to = f.to ? dayAfter(f.to) : undefined;
-        const amount = amountOf(f, who.lang);
-        const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : "", amount === "bad" ? "amount" : ""].filter(Boolean));
-        const listing: Promise<Deposit[] | Refusal | { deposits: Deposit[]; nextCursor: string }> =
-          invalid.size > 0 ? Promise.resolve([]) : f.q ? findOne(who, f) : listPage(who, f, { sandbox, from, to, amount, cursor: cursorParam(ctx.query.cursor) });
-        const [names, found] = await Promise.all([Names.of(deps, who), listing]);
-        const deposits = "message" in found ? [] : Array.isArray(found) ? found : found.deposits;
-        await names.ensure({ merchants: [f.merchant, ...deposits.map((d) => d.merchantId)] });
-        const form = filterForm(who, { names, sandbox }, "/deposits", f, DEPOSIT_STATUSES, (s) => who.t(`deposit.status.${s}`), invalid, SEARCH);
-        const page = (body: SafeHtml, status = 200) => workPage(ctx, who, { title: who.t("deposits.title"), body: html`<p>${who.t("deposits.intro")}</p>${form}${body}` }, status);
-        if (invalid.size > 0) return page(html``, 400);
-        if ("message" in found) return page(refusalAlert(found), found.status);
-        if (Array.isArray(found)) return page(html`${found.length === 0 && !f.merchant ? html`<p class="hint">${who.t("list.processIdNeedsMerchant")}</p>` : null}${table(who, names, found)}`);
-        page(html`${table(who, names, deposits)}${pager(who, "/deposits", { ...f }, cursorParam(ctx.query.cursor), found.nextCursor)}`);
-      },
-    },
-    {
-      method: "GET",
-      path: "/deposits/:id",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
-        const approval = cursorParam(ctx.query.approval);
-        const done = ctx.query.done;
-        const banner = approval ? waitingForApproval(who, "deposit", approval) : isAction(done) ? notice(who.t(done === "confirm" ? "deposit.done.confirm" : "deposit.done.reject")) : null;
-        await showDetail(ctx, who, id, {}, banner);
-      },
-    },
+    operatorRoute(deps, { method: "GET", path: "/deposits" }, async (ctx, who) => {
+      const f = filtersOf(ctx);
+      const sandbox = sandboxFilter(ctx.state.mode);
+      const from = f.from ? dayStart(f.from) : undefined;
+      const to = f.to ? dayAfter(f.to) : undefined;
+      const amount = amountOf(f, who.lang);
+      const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : "", amount === "bad" ? "amount" : ""].filter(Boolean));
+      const listing: Promise<Deposit[] | Refusal | { deposits: Deposit[]; nextCursor: string }> =
+        invalid.size > 0 ? Promise.resolve([]) : f.q ? findOne(who, f) : listPage(who, f, { sandbox, from, to, amount, cursor: cursorParam(ctx.query.cursor) });
+      const [names, found] = await Promise.all([Names.of(deps, who), listing]);
+      const deposits = "message" in found ? [] : Array.isArray(found) ? found : found.deposits;
+      await names.ensure({ merchants: [f.merchant, ...deposits.map((d) => d.merchantId)] });
+      const form = filterForm(who, { names, sandbox }, "/deposits", f, DEPOSIT_STATUSES, (s) => who.t(`deposit.status.${s}`), invalid, SEARCH);
+      const page = (body: SafeHtml, status = 200) => workPage(ctx, who, { title: who.t("deposits.title"), body: html`<p>${who.t("deposits.intro")}</p>${form}${body}` }, status);
+      if (invalid.size > 0) return page(html``, 400);
+      if ("message" in found) return page(refusalAlert(found), found.status);
+      if (Array.isArray(found)) return page(html`${found.length === 0 && !f.merchant ? html`<p class="hint">${who.t("list.processIdNeedsMerchant")}</p>` : null}${table(who, names, found)}`);
+      page(html`${table(who, names, deposits)}${pager(who, "/deposits", { ...f }, cursorParam(ctx.query.cursor), found.nextCursor)}`);
+    }),
+    operatorRoute(deps, { method: "GET", path: "/deposits/:id" }, async (ctx, who) => {
+      const id = ctx.params.id ?? "";
+      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+      const approval = cursorParam(ctx.query.approval);
+      const done = ctx.query.done;
+      const banner = approval ? waitingForApproval(who, "deposit", approval) : isAction(done) ? notice(who.t(done === "confirm" ? "deposit.done.confirm" : "deposit.done.reject")) : null;
+      await showDetail(ctx, who, id, {}, banner);
+    }),
     act("confirm"),
     act("reject"),
   ];

@@ -7,7 +7,7 @@ import { html, type SafeHtml } from "../../shared/html.js";
 import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, cursorParam, ID_PATTERN, linkTo, pager, queryText, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage } from "../operator-call.js";
+import { csrfField, cursorParam, ID_PATTERN, linkTo, notFoundPage, operatorRoute, pager, queryText, type Refusal, refusalOf, seeOther, type SignedIn, timeOf, workPage } from "../operator-call.js";
 import { attemptsTable, deliveryText } from "../transaction-history.js";
 import { merchantNamed, merchantSelect, Names } from "../directory.js";
 import { sandboxFilter } from "../../shared/mode.js";
@@ -134,65 +134,41 @@ ${redeliver}`,
   };
 
   return [
-    {
-      method: "GET",
-      path: "/events",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const count = queryText(ctx.query.redelivered, 6);
-        await showList(ctx, who, /^\d+$/.test(count) ? notice(who.t("events.redeliveredCount", { n: count })) : null, {});
-      },
-    },
-    {
-      method: "POST",
-      path: "/events/redeliver-failed",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const form = ctx.state.form ?? {};
-        const merchantId = (form.merchant ?? "").trim();
-        const since = localTime((form.since ?? "").trim());
-        if (!merchantId || !since) {
-          const refusal: Refusal = { status: 400, message: who.t(merchantId ? "audit.badTime" : "events.merchantRequired"), reason: "VALIDATION_ERROR", field: merchantId ? "since" : "merchant_id", approvalId: undefined };
-          return showList(ctx, who, null, form, refusal, 400);
-        }
-        try {
-          const res = await who.client(CallbackService).redeliverFailedEvents({ merchantId, since: timestampFromDate(since) });
-          seeOther(ctx, linkTo("/events", { merchant: merchantId, redelivered: String(res.count) }));
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          await showList(ctx, who, null, form, refusal, refusal.status);
-        }
-      },
-    },
-    {
-      method: "GET",
-      path: "/events/:id",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
-        await showEvent(ctx, who, id, ctx.query.done === "redeliver" ? notice(who.t("event.redelivered")) : null);
-      },
-    },
-    {
-      method: "POST",
-      path: "/events/:id/redeliver",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
-        try {
-          await who.client(CallbackService).redeliverEvent({ allMerchants: true, eventId: id });
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          return showEvent(ctx, who, id, null, refusal, refusal.status);
-        }
-        seeOther(ctx, `/events/${id}?done=redeliver`);
-      },
-    },
+    operatorRoute(deps, { method: "GET", path: "/events" }, async (ctx, who) => {
+      const count = queryText(ctx.query.redelivered, 6);
+      await showList(ctx, who, /^\d+$/.test(count) ? notice(who.t("events.redeliveredCount", { n: count })) : null, {});
+    }),
+    operatorRoute(deps, { method: "POST", path: "/events/redeliver-failed" }, async (ctx, who) => {
+      const form = ctx.state.form ?? {};
+      const merchantId = (form.merchant ?? "").trim();
+      const since = localTime((form.since ?? "").trim());
+      if (!merchantId || !since) {
+        const refusal: Refusal = { status: 400, message: who.t(merchantId ? "audit.badTime" : "events.merchantRequired"), reason: "VALIDATION_ERROR", field: merchantId ? "since" : "merchant_id", approvalId: undefined };
+        return showList(ctx, who, null, form, refusal, 400);
+      }
+      try {
+        const res = await who.client(CallbackService).redeliverFailedEvents({ merchantId, since: timestampFromDate(since) });
+        seeOther(ctx, linkTo("/events", { merchant: merchantId, redelivered: String(res.count) }));
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        await showList(ctx, who, null, form, refusal, refusal.status);
+      }
+    }),
+    operatorRoute(deps, { method: "GET", path: "/events/:id" }, async (ctx, who) => {
+      const id = ctx.params.id ?? "";
+      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+      await showEvent(ctx, who, id, ctx.query.done === "redeliver" ? notice(who.t("event.redelivered")) : null);
+    }),
+    operatorRoute(deps, { method: "POST", path: "/events/:id/redeliver" }, async (ctx, who) => {
+      const id = ctx.params.id ?? "";
+      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+      try {
+        await who.client(CallbackService).redeliverEvent({ allMerchants: true, eventId: id });
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        return showEvent(ctx, who, id, null, refusal, refusal.status);
+      }
+      seeOther(ctx, `/events/${id}?done=redeliver`);
+    }),
   ];
 }

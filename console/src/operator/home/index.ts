@@ -8,7 +8,7 @@ import { waitingStamps } from "../approvals/inbox.js";
 import { html, type SafeHtml } from "../../shared/html.js";
 import type { TextKey } from "../texts/index.js";
 import type { ConsoleRoute } from "../../route.js";
-import { ageOf, money, refusalOf, signedIn, workPage, type Refusal, type SignedIn } from "../operator-call.js";
+import { ageOf, money, operatorRoute, type Refusal, refusalOf, type SignedIn, workPage } from "../operator-call.js";
 import { merchantNamed, Names, transferSandbox } from "../directory.js";
 import { sandboxFilter } from "../../shared/mode.js";
 
@@ -177,41 +177,35 @@ function dayTable(who: SignedIn, names: Names, caption: string, days: MerchantDa
  */
 export function homePages(deps: ConsoleContext): ConsoleRoute[] {
   return [
-    {
-      method: "GET",
-      path: "/",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const now = deps.clock.now();
-        const sandbox = sandboxFilter(ctx.state.mode);
-        const names = Names.of(deps, who);
-        const [waiting, [depositDay, withdrawalDay], n] = await Promise.all([queues(deps, who, names, sandbox), readToday(who, todayStart(now), sandbox), names]);
-        await n.ensure({ merchants: [depositDay, withdrawalDay].flatMap((day) => ("items" in day ? day.items.map((i) => i.merchantId) : [])) });
-        const queueRows = waiting.map(
-          (q) => html`<tr><th scope="row">${q.href ? html`<a href="${q.href}">${who.t(q.key)}</a>` : who.t(q.key)}</th>
+    operatorRoute(deps, { method: "GET", path: "/" }, async (ctx, who) => {
+      const now = deps.clock.now();
+      const sandbox = sandboxFilter(ctx.state.mode);
+      const names = Names.of(deps, who);
+      const [waiting, [depositDay, withdrawalDay], n] = await Promise.all([queues(deps, who, names, sandbox), readToday(who, todayStart(now), sandbox), names]);
+      await n.ensure({ merchants: [depositDay, withdrawalDay].flatMap((day) => ("items" in day ? day.items.map((i) => i.merchantId) : [])) });
+      const queueRows = waiting.map(
+        (q) => html`<tr><th scope="row">${q.href ? html`<a href="${q.href}">${who.t(q.key)}</a>` : who.t(q.key)}</th>
 <td class="num">${q.failed ? html`<span class="bad">${q.failed}</span>` : `${q.count ?? 0}${q.more ? "+" : ""}`}</td>
 <td>${q.oldest ? ageOf(q.oldest, now, who.t) : "—"}</td></tr>`,
-        );
-        const today = new Date(todayStart(now).getTime() + 3 * 3600_000).toISOString().slice(0, 10);
-        const heading = (key: TextKey) => `${who.t(key)} · ${who.t(sandbox ? "kind.sandbox" : "kind.live")}`;
-        const daySection = (titleKey: TextKey, chartKey: TextKey, id: string, day: Day, listPath: string, listKey: TextKey) => {
-          if ("message" in day) return html`<h2>${heading(titleKey)}</h2><p class="bad">${day.message}</p>`;
-          const days = summarise(day.items);
-          const all = html`<p><a href="${`${listPath}?from=${today}`}">${who.t(listKey)}</a></p>`;
-          return html`<h2>${heading(titleKey)}</h2>${dayTable(who, n, who.t(titleKey), days, day.complete)}${volumeChart(who, n, id, who.t(chartKey), days)}${all}`;
-        };
-        workPage(ctx, who, {
-          title: who.t("home.title"),
-          body: html`<p>${who.t("home.intro", { name: who.operator.displayName, role: who.operator.role })}</p>
+      );
+      const today = new Date(todayStart(now).getTime() + 3 * 3600_000).toISOString().slice(0, 10);
+      const heading = (key: TextKey) => `${who.t(key)} · ${who.t(sandbox ? "kind.sandbox" : "kind.live")}`;
+      const daySection = (titleKey: TextKey, chartKey: TextKey, id: string, day: Day, listPath: string, listKey: TextKey) => {
+        if ("message" in day) return html`<h2>${heading(titleKey)}</h2><p class="bad">${day.message}</p>`;
+        const days = summarise(day.items);
+        const all = html`<p><a href="${`${listPath}?from=${today}`}">${who.t(listKey)}</a></p>`;
+        return html`<h2>${heading(titleKey)}</h2>${dayTable(who, n, who.t(titleKey), days, day.complete)}${volumeChart(who, n, id, who.t(chartKey), days)}${all}`;
+      };
+      workPage(ctx, who, {
+        title: who.t("home.title"),
+        body: html`<p>${who.t("home.intro", { name: who.operator.displayName, role: who.operator.role })}</p>
 <table><caption>${heading("home.queues")}</caption>
 <thead><tr><th scope="col">${who.t("home.queue")}</th><th scope="col" class="num">${who.t("home.count")}</th><th scope="col">${who.t("home.oldest")}</th></tr></thead>
 <tbody>${queueRows}</tbody></table>
 ${daySection("home.deposits", "home.depositChart", "deposit-chart", depositDay, "/deposits", "home.allDeposits")}
 ${daySection("home.withdrawals", "home.withdrawalChart", "withdrawal-chart", withdrawalDay, "/withdrawals", "home.allWithdrawals")}
 <p><a href="/reconciliation">${who.t("home.reconcile")}</a></p>`,
-        });
-      },
-    },
+      });
+    }),
   ];
 }

@@ -10,7 +10,7 @@ import { alert } from "../../shared/layout.js";
 import { roleText as roleName } from "../../shared/service-texts.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, formatTime, ID_PATTERN, notFoundPage, refusalOf, scrollingTable, signedIn, workPage, type SignedIn } from "../operator-call.js";
+import { csrfField, formatTime, ID_PATTERN, notFoundPage, operatorRoute, refusalOf, scrollingTable, type SignedIn, workPage } from "../operator-call.js";
 import { merchantUserTexts, type MerchantUserTextKey } from "./texts.js";
 
 type T = (key: MerchantUserTextKey, params?: Record<string, string | number>) => string;
@@ -78,13 +78,7 @@ export function merchantUserPages(deps: ConsoleContext): ConsoleRoute[] {
 <p><a href="${`/merchants/${merchantId}#h-invite-user`}">${t("invite")}</a></p><p><a href="${`/merchants/${merchantId}`}">${t("back")}</a></p>`;
     workPage(ctx, who, { title: t("title", { merchant: found.name }), body }, status);
   };
-  const act = (action: "reset" | "disable"): ConsoleRoute => ({
-    method: "POST",
-    path: `/merchants/:id/users/:userId/${action}`,
-    access: "operator",
-    minRole: "admin",
-    handler: async (ctx) => {
-      const who = signedIn(deps, ctx);
+  const act = (action: "reset" | "disable"): ConsoleRoute => (operatorRoute(deps, { method: "POST", path: `/merchants/:id/users/:userId/${action}`, minRole: "admin" }, async (ctx, who) => {
       const t = textsOf(who);
       const merchantId = ctx.params.id ?? "";
       const userId = ctx.params.userId ?? "";
@@ -111,21 +105,13 @@ export function merchantUserPages(deps: ConsoleContext): ConsoleRoute[] {
         if (!(err instanceof ConsoleError)) throw err;
         await page(ctx, who, merchantId, alert(refusalText(who, err)), err.status);
       }
-    },
-  });
+    }));
   return [
-    {
-      method: "GET",
-      path: "/merchants/:id/users",
-      access: "operator",
-      minRole: "support",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const merchantId = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(merchantId)) return notFoundPage(ctx, who);
-        await page(ctx, who, merchantId, null);
-      },
-    },
+    operatorRoute(deps, { method: "GET", path: "/merchants/:id/users", minRole: "support" }, async (ctx, who) => {
+      const merchantId = ctx.params.id ?? "";
+      if (!ID_PATTERN.test(merchantId)) return notFoundPage(ctx, who);
+      await page(ctx, who, merchantId, null);
+    }),
     act("reset"),
     act("disable"),
   ];

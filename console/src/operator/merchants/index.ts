@@ -8,7 +8,7 @@ import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { inviteUserForm } from "./invite-user.js";
 import { balanceTexts } from "../balances/texts.js";
-import { csrfField, cursorParam, ID_PATTERN, linkTo, refusalOf, scrollingTable, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, isOneOf, waitingForApproval } from "../operator-call.js";
+import { csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, notFoundPage, operatorRoute, type Refusal, refusalOf, scrollingTable, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
 
 const PAGE_SIZE = 50;
 
@@ -220,111 +220,87 @@ ${inviteUserForm(who, m.id)}`,
   };
 
   return [
-    {
-      method: "GET",
-      path: "/merchants",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        // After a live merchant was asked for (POST /merchants): it waits for a second admin.
-        const approval = cursorParam(ctx.query.approval);
-        await showList(ctx, who, {}, undefined, 200, approval ? liveMerchantWaiting(who, approval) : null);
-      },
-    },
-    {
-      method: "POST",
-      path: "/merchants",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const form = ctx.state.form ?? {};
-        const name = (form.name ?? "").trim();
-        if (!name) return showList(ctx, who, form, { status: 400, message: who.t("merchants.nameRequired"), reason: "VALIDATION_ERROR", field: "name", approvalId: undefined }, 400);
-        try {
-          const res = await who.client(MerchantService).createMerchant({ name, displayName: (form.displayName ?? "").trim(), callbackUrl: (form.callbackUrl ?? "").trim(), allowedIps: ipList(form.allowedIps ?? ""), sandbox: form.kind !== "live" });
-          const m = res.merchant!;
-          secretPage(ctx, who, who.t("merchants.created", { name: m.name }), m, createdMerchantSecrets(m, res.apiSecret, res.webhookSecret), 201);
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          if (refusal.approvalId) return seeOther(ctx, linkTo("/merchants", { approval: refusal.approvalId }));
-          await showList(ctx, who, form, refusal, refusal.status);
-        }
-      },
-    },
-    {
-      method: "GET",
-      path: "/merchants/:id",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
-        const approval = cursorParam(ctx.query.approval);
-        const done = ctx.query.done;
-        await showDetail(ctx, who, id, {}, approval ? waitingForApproval(who, "merchant", approval) : isAction(done) ? notice(who.t("merchant.saved")) : null);
-      },
-    },
-    {
-      method: "POST",
-      path: "/merchants/:id/:action",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const id = ctx.params.id ?? "";
-        const action = ctx.params.action;
-        if (!ID_PATTERN.test(id) || !isAction(action)) return notFoundPage(ctx, who);
-        const form = ctx.state.form ?? {};
-        const merchants = who.client(MerchantService);
-        const invalid = (field: string, key: TextKey) => showDetail(ctx, who, id, { action, form, refusal: { status: 400, message: who.t(key), reason: "VALIDATION_ERROR", field, approvalId: undefined } }, null, 400);
-        try {
-          switch (action) {
-            case "rotate-secret": {
-              const res = await merchants.rotateSecret({ merchantId: id });
-              return secretPage(ctx, who, who.t("merchant.rotateSecret"), res.merchant!, [["merchant.apiSecret", res.apiSecret]]);
-            }
-            case "rotate-webhook-secret": {
-              const res = await merchants.rotateWebhookSecret({ merchantId: id });
-              return secretPage(ctx, who, who.t("merchant.rotateWebhookSecret"), res.merchant!, [["merchant.webhookSecret", res.webhookSecret]]);
-            }
-            case "allowed-ips":
-              await merchants.setAllowedIps({ merchantId: id, allowedIps: ipList(form.allowedIps ?? "") });
-              break;
-            case "callback-url":
-              await merchants.setCallbackUrl({ merchantId: id, callbackUrl: (form.callbackUrl ?? "").trim() });
-              break;
-            case "display-name":
-              await merchants.setDisplayName({ merchantId: id, displayName: (form.displayName ?? "").trim() });
-              break;
-            case "status":
-              await merchants.setStatus({ merchantId: id, status: form.status === "disabled" ? MerchantStatus.DISABLED : MerchantStatus.ACTIVE });
-              break;
-            case "sandbox":
-              if (form.kind !== "live" && form.kind !== "sandbox") return await invalid("kind", "merchant.badKind");
-              await merchants.setSandbox({ merchantId: id, sandbox: form.kind === "sandbox" });
-              break;
-            case "rate-limit": {
-              const perSecond = optionalCount(form.perSecond);
-              const burst = optionalCount(form.burst);
-              if (perSecond === "bad") return await invalid("perSecond", "merchant.badCount");
-              if (burst === "bad") return await invalid("burst", "merchant.badCount");
-              await merchants.setRateLimit({ merchantId: id, ...(perSecond !== undefined ? { requestsPerSecond: perSecond } : {}), ...(burst !== undefined ? { burst } : {}) });
-              break;
-            }
-            case "payment-rules": {
-              const under = UNDER[form.underpayment ?? ""];
-              const over = OVER[form.overpayment ?? ""];
-              const late = LATE[form.latePayment ?? ""];
-              await merchants.setPaymentRules({ merchantId: id, ...(under ? { underpayment: under } : {}), ...(over ? { overpayment: over } : {}), ...(late ? { latePayment: late } : {}) });
-              break;
-            }
+    operatorRoute(deps, { method: "GET", path: "/merchants" }, async (ctx, who) => {
+      // After a live merchant was asked for (POST /merchants): it waits for a second admin.
+      const approval = cursorParam(ctx.query.approval);
+      await showList(ctx, who, {}, undefined, 200, approval ? liveMerchantWaiting(who, approval) : null);
+    }),
+    operatorRoute(deps, { method: "POST", path: "/merchants" }, async (ctx, who) => {
+      const form = ctx.state.form ?? {};
+      const name = (form.name ?? "").trim();
+      if (!name) return showList(ctx, who, form, { status: 400, message: who.t("merchants.nameRequired"), reason: "VALIDATION_ERROR", field: "name", approvalId: undefined }, 400);
+      try {
+        const res = await who.client(MerchantService).createMerchant({ name, displayName: (form.displayName ?? "").trim(), callbackUrl: (form.callbackUrl ?? "").trim(), allowedIps: ipList(form.allowedIps ?? ""), sandbox: form.kind !== "live" });
+        const m = res.merchant!;
+        secretPage(ctx, who, who.t("merchants.created", { name: m.name }), m, createdMerchantSecrets(m, res.apiSecret, res.webhookSecret), 201);
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        if (refusal.approvalId) return seeOther(ctx, linkTo("/merchants", { approval: refusal.approvalId }));
+        await showList(ctx, who, form, refusal, refusal.status);
+      }
+    }),
+    operatorRoute(deps, { method: "GET", path: "/merchants/:id" }, async (ctx, who) => {
+      const id = ctx.params.id ?? "";
+      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+      const approval = cursorParam(ctx.query.approval);
+      const done = ctx.query.done;
+      await showDetail(ctx, who, id, {}, approval ? waitingForApproval(who, "merchant", approval) : isAction(done) ? notice(who.t("merchant.saved")) : null);
+    }),
+    operatorRoute(deps, { method: "POST", path: "/merchants/:id/:action" }, async (ctx, who) => {
+      const id = ctx.params.id ?? "";
+      const action = ctx.params.action;
+      if (!ID_PATTERN.test(id) || !isAction(action)) return notFoundPage(ctx, who);
+      const form = ctx.state.form ?? {};
+      const merchants = who.client(MerchantService);
+      const invalid = (field: string, key: TextKey) => showDetail(ctx, who, id, { action, form, refusal: { status: 400, message: who.t(key), reason: "VALIDATION_ERROR", field, approvalId: undefined } }, null, 400);
+      try {
+        switch (action) {
+          case "rotate-secret": {
+            const res = await merchants.rotateSecret({ merchantId: id });
+            return secretPage(ctx, who, who.t("merchant.rotateSecret"), res.merchant!, [["merchant.apiSecret", res.apiSecret]]);
           }
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          if (refusal.approvalId) return seeOther(ctx, `/merchants/${id}?approval=${encodeURIComponent(refusal.approvalId)}`);
-          return showDetail(ctx, who, id, { action, form, refusal }, null, refusal.status);
+          case "rotate-webhook-secret": {
+            const res = await merchants.rotateWebhookSecret({ merchantId: id });
+            return secretPage(ctx, who, who.t("merchant.rotateWebhookSecret"), res.merchant!, [["merchant.webhookSecret", res.webhookSecret]]);
+          }
+          case "allowed-ips":
+            await merchants.setAllowedIps({ merchantId: id, allowedIps: ipList(form.allowedIps ?? "") });
+            break;
+          case "callback-url":
+            await merchants.setCallbackUrl({ merchantId: id, callbackUrl: (form.callbackUrl ?? "").trim() });
+            break;
+          case "display-name":
+            await merchants.setDisplayName({ merchantId: id, displayName: (form.displayName ?? "").trim() });
+            break;
+          case "status":
+            await merchants.setStatus({ merchantId: id, status: form.status === "disabled" ? MerchantStatus.DISABLED : MerchantStatus.ACTIVE });
+            break;
+          case "sandbox":
+            if (form.kind !== "live" && form.kind !== "sandbox") return await invalid("kind", "merchant.badKind");
+            await merchants.setSandbox({ merchantId: id, sandbox: form.kind === "sandbox" });
+            break;
+          case "rate-limit": {
+            const perSecond = optionalCount(form.perSecond);
+            const burst = optionalCount(form.burst);
+            if (perSecond === "bad") return await invalid("perSecond", "merchant.badCount");
+            if (burst === "bad") return await invalid("burst", "merchant.badCount");
+            await merchants.setRateLimit({ merchantId: id, ...(perSecond !== undefined ? { requestsPerSecond: perSecond } : {}), ...(burst !== undefined ? { burst } : {}) });
+            break;
+          }
+          case "payment-rules": {
+            const under = UNDER[form.underpayment ?? ""];
+            const over = OVER[form.overpayment ?? ""];
+            const late = LATE[form.latePayment ?? ""];
+            await merchants.setPaymentRules({ merchantId: id, ...(under ? { underpayment: under } : {}), ...(over ? { overpayment: over } : {}), ...(late ? { latePayment: late } : {}) });
+            break;
+          }
         }
-        seeOther(ctx, `/merchants/${id}?done=${action}`);
-      },
-    },
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        if (refusal.approvalId) return seeOther(ctx, `/merchants/${id}?approval=${encodeURIComponent(refusal.approvalId)}`);
+        return showDetail(ctx, who, id, { action, form, refusal }, null, refusal.status);
+      }
+      seeOther(ctx, `/merchants/${id}?done=${action}`);
+    }),
   ];
 }

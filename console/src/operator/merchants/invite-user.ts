@@ -11,7 +11,7 @@ import { linkNotice } from "../../identity/mail/notice.js";
 import { roleText as roleName } from "../../shared/service-texts.js";
 import { inviteTexts as team } from "./invite-texts.js";
 import type { ConsoleRoute } from "../../route.js";
-import { csrfField, formatTime, ID_PATTERN, notFoundPage, refusalOf, signedIn, workPage, type SignedIn } from "../operator-call.js";
+import { csrfField, formatTime, ID_PATTERN, notFoundPage, operatorRoute, refusalOf, type SignedIn, workPage } from "../operator-call.js";
 
 /** The "Invite a merchant user" form on a merchant's page (admins only: the console decides, as for operator accounts). */
 export function inviteUserForm(who: SignedIn, merchantId: string): SafeHtml | null {
@@ -32,45 +32,38 @@ ${field({ id: "invite-name", name: "displayName", label: t("invite.name"), autoc
  */
 export function merchantInvitePages(deps: ConsoleContext): ConsoleRoute[] {
   return [
-    {
-      method: "POST",
-      path: "/merchants/:id/users/invite",
-      access: "operator",
-      minRole: "admin",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
-        const t = (key: Parameters<typeof team>[1], params?: Record<string, string>) => team(who.lang, key, params);
-        const back = html`<p><a href="${`/merchants/${id}`}">${t("operator.back")}</a></p>`;
-        const page = (body: SafeHtml, status: number) => workPage(ctx, who, { title: t("operator.invite.title"), body: html`${body}${back}` }, status);
-        let name: string;
-        try {
-          name = (await who.client(MerchantService).getMerchant({ merchantId: id })).merchant?.name ?? id;
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          return page(alert(refusal.message) ?? html``, refusal.status);
+    operatorRoute(deps, { method: "POST", path: "/merchants/:id/users/invite", minRole: "admin" }, async (ctx, who) => {
+      const id = ctx.params.id ?? "";
+      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+      const t = (key: Parameters<typeof team>[1], params?: Record<string, string>) => team(who.lang, key, params);
+      const back = html`<p><a href="${`/merchants/${id}`}">${t("operator.back")}</a></p>`;
+      const page = (body: SafeHtml, status: number) => workPage(ctx, who, { title: t("operator.invite.title"), body: html`${body}${back}` }, status);
+      let name: string;
+      try {
+        name = (await who.client(MerchantService).getMerchant({ merchantId: id })).merchant?.name ?? id;
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        return page(alert(refusal.message) ?? html``, refusal.status);
+      }
+      const form = ctx.state.form ?? {};
+      const role = form.role;
+      if (!isMerchantRole(role)) return page(alert(t("operator.invite.badRole")) ?? html``, 400);
+      try {
+        const outcome = await operatorInvitesMerchantUser(deps, identityOf(who.operator), { merchantId: id, email: (form.email ?? "").slice(0, 254), displayName: (form.displayName ?? "").slice(0, 200), role });
+        if (outcome.status === "pending_approval") {
+          // The link goes to the second admin who approves, never to the one who asked.
+          const approval = outcome.approval;
+          return page(html`<div class="notice" role="status"><p>${t("operator.invite.waiting", { email: approval.targetEmail, merchant: name })}</p><p><a href="${`/approvals/console/${approval.id}`}">${who.t("call.approvalLink", { id: approval.id })}</a></p></div>`, 202);
         }
-        const form = ctx.state.form ?? {};
-        const role = form.role;
-        if (!isMerchantRole(role)) return page(alert(t("operator.invite.badRole")) ?? html``, 400);
-        try {
-          const outcome = await operatorInvitesMerchantUser(deps, identityOf(who.operator), { merchantId: id, email: (form.email ?? "").slice(0, 254), displayName: (form.displayName ?? "").slice(0, 200), role });
-          if (outcome.status === "pending_approval") {
-            // The link goes to the second admin who approves, never to the one who asked.
-            const approval = outcome.approval;
-            return page(html`<div class="notice" role="status"><p>${t("operator.invite.waiting", { email: approval.targetEmail, merchant: name })}</p><p><a href="${`/approvals/console/${approval.id}`}">${who.t("call.approvalLink", { id: approval.id })}</a></p></div>`, 202);
-          }
-          if (!("user" in outcome) || !outcome.link) throw new Error("an invite answered no user or link");
-          ctx.set("Cache-Control", "no-store");
-          const delivery = await deliverOutcome(deps, { ...outcome, link: outcome.link }, { lang: who.lang, purpose: "create", by: personLabel(who.operator.displayName, who.operator.email), merchant: name });
-          const shown = html`<div class="notice" role="status"><p>${t("operator.invite.done", { email: outcome.user.email, merchant: name, until: formatTime(new Date(outcome.link.expiresAt), who.lang) })}</p><p><code id="invite-link">${outcome.link.url}</code></p></div>`;
-          page(linkNotice(who.lang, delivery, outcome.link, { codeId: "invite-link", shown }), 201);
-        } catch (err) {
-          if (!(err instanceof ConsoleError)) throw err;
-          page(alert(err.message) ?? html``, err.status);
-        }
-      },
-    },
+        if (!("user" in outcome) || !outcome.link) throw new Error("an invite answered no user or link");
+        ctx.set("Cache-Control", "no-store");
+        const delivery = await deliverOutcome(deps, { ...outcome, link: outcome.link }, { lang: who.lang, purpose: "create", by: personLabel(who.operator.displayName, who.operator.email), merchant: name });
+        const shown = html`<div class="notice" role="status"><p>${t("operator.invite.done", { email: outcome.user.email, merchant: name, until: formatTime(new Date(outcome.link.expiresAt), who.lang) })}</p><p><code id="invite-link">${outcome.link.url}</code></p></div>`;
+        page(linkNotice(who.lang, delivery, outcome.link, { codeId: "invite-link", shown }), 201);
+      } catch (err) {
+        if (!(err instanceof ConsoleError)) throw err;
+        page(alert(err.message) ?? html``, err.status);
+      }
+    }),
   ];
 }

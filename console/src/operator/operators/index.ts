@@ -9,7 +9,7 @@ import { alert, field } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { accountApprovals } from "../approvals/console-texts.js";
-import { csrfField, formatTime, ID_PATTERN, notFoundPage, scrollingTable, signedIn, workPage, type SignedIn } from "../operator-call.js";
+import { csrfField, formatTime, ID_PATTERN, notFoundPage, operatorRoute, scrollingTable, type SignedIn, workPage } from "../operator-call.js";
 import { operatorTexts, refusalText, type OperatorTextKey } from "./texts.js";
 
 const PAGE_SIZE = 100;
@@ -102,13 +102,7 @@ export function operatorAccountPages(deps: ConsoleContext): ConsoleRoute[] {
       await listPage(ctx, who, alert(refusalText(who.lang, err.code, err.message)), err.status, form);
     }
   };
-  const onAccount = (action: "role" | "disable" | "enable" | "reset"): ConsoleRoute => ({
-    method: "POST",
-    path: `/operators/:id/${action}`,
-    access: "operator",
-    minRole: "admin",
-    handler: async (ctx) => {
-      const who = signedIn(deps, ctx);
+  const onAccount = (action: "role" | "disable" | "enable" | "reset"): ConsoleRoute => (operatorRoute(deps, { method: "POST", path: `/operators/:id/${action}`, minRole: "admin" }, async (ctx, who) => {
       const t = textsOf(who);
       const id = ctx.params.id ?? "";
       const target = ID_PATTERN.test(id) ? await findOperatorById(deps.db, id) : undefined;
@@ -124,33 +118,18 @@ export function operatorAccountPages(deps: ConsoleContext): ConsoleRoute[] {
       if (action === "disable") return change(ctx, who, t("what.disable", { email }), () => disableOperator(deps, actor, email));
       if (action === "enable") return change(ctx, who, t("what.enable", { email }), () => enableOperator(deps, actor, email));
       return change(ctx, who, t("what.reset", { email }), () => resetOperator(deps, actor, email, { clearTotp: form.clearTotp === "1" }));
-    },
-  });
+    }));
   return [
-    {
-      method: "GET",
-      path: "/operators",
-      access: "operator",
-      minRole: "admin",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        await listPage(ctx, who, null);
-      },
-    },
-    {
-      method: "POST",
-      path: "/operators/invite",
-      access: "operator",
-      minRole: "admin",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const t = textsOf(who);
-        const form = ctx.state.form ?? {};
-        const input = { email: (form.email ?? "").slice(0, 254), displayName: (form.displayName ?? "").slice(0, 201), role: form.role as OperatorRole };
-        if (!isOperatorRole(input.role)) return listPage(ctx, who, alert(t("error.INVALID_ROLE")), 400, form);
-        await change(ctx, who, t("what.invite", { email: input.email.trim(), role: roleName(who, input.role) }), () => createOperator(deps, identityOf(who.operator), input), form);
-      },
-    },
+    operatorRoute(deps, { method: "GET", path: "/operators", minRole: "admin" }, async (ctx, who) => {
+      await listPage(ctx, who, null);
+    }),
+    operatorRoute(deps, { method: "POST", path: "/operators/invite", minRole: "admin" }, async (ctx, who) => {
+      const t = textsOf(who);
+      const form = ctx.state.form ?? {};
+      const input = { email: (form.email ?? "").slice(0, 254), displayName: (form.displayName ?? "").slice(0, 201), role: form.role as OperatorRole };
+      if (!isOperatorRole(input.role)) return listPage(ctx, who, alert(t("error.INVALID_ROLE")), 400, form);
+      await change(ctx, who, t("what.invite", { email: input.email.trim(), role: roleName(who, input.role) }), () => createOperator(deps, identityOf(who.operator), input), form);
+    }),
     onAccount("role"),
     onAccount("disable"),
     onAccount("enable"),

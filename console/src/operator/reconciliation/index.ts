@@ -5,7 +5,7 @@ import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../shared/html.js";
 import { alert, field } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
-import { money, queryText, refusalOf, signedIn, workPage, type Refusal, type SignedIn } from "../operator-call.js";
+import { money, operatorRoute, queryText, type Refusal, refusalOf, type SignedIn, workPage } from "../operator-call.js";
 import { accountNamed, merchantNamed, Names } from "../directory.js";
 import { sandboxFilter } from "../../shared/mode.js";
 
@@ -60,54 +60,48 @@ ${ledger.dismissed.length > 0 ? html`<h3>${who.t("reconciliation.dismissed")}</h
  */
 export function reconciliationPages(deps: ConsoleContext): ConsoleRoute[] {
   return [
-    {
-      method: "GET",
-      path: "/reconciliation",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const raw = { from: queryText(ctx.query.from, 10), to: queryText(ctx.query.to, 10) };
-        const from = raw.from ? dayStart(raw.from) : undefined;
-        const toDay = raw.to ? dayStart(raw.to) : undefined;
-        const bad = (raw.from && !from) || (raw.to && !toDay);
-        const form = html`<form method="get" action="/reconciliation" class="filters">
+    operatorRoute(deps, { method: "GET", path: "/reconciliation" }, async (ctx, who) => {
+      const raw = { from: queryText(ctx.query.from, 10), to: queryText(ctx.query.to, 10) };
+      const from = raw.from ? dayStart(raw.from) : undefined;
+      const toDay = raw.to ? dayStart(raw.to) : undefined;
+      const bad = (raw.from && !from) || (raw.to && !toDay);
+      const form = html`<form method="get" action="/reconciliation" class="filters">
 <div>${field({ name: "from", label: who.t("reconciliation.from"), type: "date", value: raw.from, error: raw.from && !from ? who.t("reconciliation.badDate") : undefined })}</div>
 <div>${field({ name: "to", label: who.t("reconciliation.to"), type: "date", value: raw.to, error: raw.to && !toDay ? who.t("reconciliation.badDate") : undefined })}</div>
 <div><button type="submit">${who.t("reconciliation.check")}</button></div>
 </form><p class="hint">${who.t("reconciliation.periodHint")}</p>`;
-        const title = who.t("reconciliation.title");
-        if (bad) return workPage(ctx, who, { title, body: form }, 400);
-        const namesRead = Names.of(deps, who);
-        // "to" names the last day of the period: the service's bound is the next day's start, excluded.
-        const to = toDay ? new Date(toDay.getTime() + 24 * 3600_000) : undefined;
-        let rec: GetReconciliationResponse;
-        try {
-          rec = await who.client(DepositService).getReconciliation({ ...(from ? { from: timestampFromDate(from) } : {}), ...(to ? { to: timestampFromDate(to) } : {}) });
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          return workPage(ctx, who, { title, body: html`${form}${alert(refusal.message)}` }, refusal.status);
-        }
-        let ledger: CheckLedgerResponse | Refusal;
-        try {
-          ledger = await who.client(PayoutService).checkLedger({ allMerchants: true, credits: rec.credits.map((c) => ({ depositId: c.depositId, merchantId: c.merchantId, amount: c.amount, currency: c.currency })) });
-        } catch (err) {
-          ledger = refusalOf(err, who.t);
-        }
-        // One mode at a time: the accounts of its kind, the ledger of its merchants (their mode now).
-        const sandbox = sandboxFilter(ctx.state.mode);
-        const names = await (await namesRead).ensure({ ibans: rec.accounts.map((a) => a.iban), merchants: "message" in ledger ? [] : ledger.merchants.map((m) => m.merchantId) });
-        const accounts = rec.accounts.filter((a) => (names.account(a.iban)?.sandbox ?? false) === sandbox);
-        const hidden = rec.accounts.length - accounts.length;
-        const balanced = accounts.every((a) => a.difference === 0n && a.discrepancies.length === 0);
-        workPage(ctx, who, {
-          title,
-          body: html`${form}
+      const title = who.t("reconciliation.title");
+      if (bad) return workPage(ctx, who, { title, body: form }, 400);
+      const namesRead = Names.of(deps, who);
+      // "to" names the last day of the period: the service's bound is the next day's start, excluded.
+      const to = toDay ? new Date(toDay.getTime() + 24 * 3600_000) : undefined;
+      let rec: GetReconciliationResponse;
+      try {
+        rec = await who.client(DepositService).getReconciliation({ ...(from ? { from: timestampFromDate(from) } : {}), ...(to ? { to: timestampFromDate(to) } : {}) });
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        return workPage(ctx, who, { title, body: html`${form}${alert(refusal.message)}` }, refusal.status);
+      }
+      let ledger: CheckLedgerResponse | Refusal;
+      try {
+        ledger = await who.client(PayoutService).checkLedger({ allMerchants: true, credits: rec.credits.map((c) => ({ depositId: c.depositId, merchantId: c.merchantId, amount: c.amount, currency: c.currency })) });
+      } catch (err) {
+        ledger = refusalOf(err, who.t);
+      }
+      // One mode at a time: the accounts of its kind, the ledger of its merchants (their mode now).
+      const sandbox = sandboxFilter(ctx.state.mode);
+      const names = await (await namesRead).ensure({ ibans: rec.accounts.map((a) => a.iban), merchants: "message" in ledger ? [] : ledger.merchants.map((m) => m.merchantId) });
+      const accounts = rec.accounts.filter((a) => (names.account(a.iban)?.sandbox ?? false) === sandbox);
+      const hidden = rec.accounts.length - accounts.length;
+      const balanced = accounts.every((a) => a.difference === 0n && a.discrepancies.length === 0);
+      workPage(ctx, who, {
+        title,
+        body: html`${form}
 <p class="${balanced ? "ok" : "bad"}" role="status">${balanced ? who.t("reconciliation.allBalanced") : who.t("reconciliation.someUnbalanced")}</p>
 ${accountsTable(who, names, accounts)}
 ${hidden > 0 ? html`<p class="hint" role="note">${TEXTS[who.lang].otherAccounts.replace("{n}", String(hidden))}</p>` : null}
 ${ledgerSection(who, names, ledger, sandbox)}`,
-        });
-      },
-    },
+      });
+    }),
   ];
 }

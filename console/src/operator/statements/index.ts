@@ -4,7 +4,7 @@ import { html, trusted, type SafeHtml } from "../../shared/html.js";
 import { alert, field } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, refusalOf, signedIn, workPage, type SignedIn } from "../operator-call.js";
+import { csrfField, operatorRoute, refusalOf, type SignedIn, workPage } from "../operator-call.js";
 
 /** The formats ImportStatement reads. */
 const FORMATS = [
@@ -68,38 +68,23 @@ export function statementPages(deps: ConsoleContext): ConsoleRoute[] {
   const page = (ctx: ConsoleContextKoa, who: SignedIn, body: SafeHtml, status = 200) =>
     workPage(ctx, who, { title: who.t("statements.title"), body, script: FILE_SCRIPT }, status);
   return [
-    {
-      method: "GET",
-      path: "/statements",
-      access: "operator",
-      handler: (ctx) => {
-        const who = signedIn(deps, ctx);
-        page(ctx, who, html`<p>${who.t("statements.intro")}</p>${importForm(who, {})}`);
-      },
-    },
-    {
-      method: "POST",
-      path: "/statements",
-      access: "operator",
-      upload: true,
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const form = ctx.state.form ?? {};
-        // A file sent wins over pasted text; either is sent to the service as the bank's bytes.
-        const upload = ctx.state.upload;
-        const pasted = form.content ?? "";
-        const format = FORMATS.some((f) => f.value === form.format) ? (form.format as string) : "mt940";
-        const fileName = ((form.fileName ?? "").trim() || (upload?.fileName ?? "")).slice(0, 200);
-        if (!upload && !pasted.trim()) return page(ctx, who, html`${alert(who.t("statements.empty"))}${importForm(who, form, who.t("statements.empty"))}`, 400);
-        const content = upload ? new Uint8Array(upload.content) : new TextEncoder().encode(pasted);
-        try {
-          const res = await who.client(DepositService).importStatement({ format, content, fileName });
-          page(ctx, who, html`${result(who, res, fileName)}<h2>${who.t("statements.another")}</h2>${importForm(who, {})}`);
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          page(ctx, who, html`${alert(refusal.message)}${importForm(who, { ...form, fileName })}`, refusal.status);
-        }
-      },
-    },
+    operatorRoute(deps, { method: "GET", path: "/statements" }, async (ctx, who) => page(ctx, who, html`<p>${who.t("statements.intro")}</p>${importForm(who, {})}`)),
+    operatorRoute(deps, { method: "POST", path: "/statements", upload: true }, async (ctx, who) => {
+      const form = ctx.state.form ?? {};
+      // A file sent wins over pasted text; either is sent to the service as the bank's bytes.
+      const upload = ctx.state.upload;
+      const pasted = form.content ?? "";
+      const format = FORMATS.some((f) => f.value === form.format) ? (form.format as string) : "mt940";
+      const fileName = ((form.fileName ?? "").trim() || (upload?.fileName ?? "")).slice(0, 200);
+      if (!upload && !pasted.trim()) return page(ctx, who, html`${alert(who.t("statements.empty"))}${importForm(who, form, who.t("statements.empty"))}`, 400);
+      const content = upload ? new Uint8Array(upload.content) : new TextEncoder().encode(pasted);
+      try {
+        const res = await who.client(DepositService).importStatement({ format, content, fileName });
+        page(ctx, who, html`${result(who, res, fileName)}<h2>${who.t("statements.another")}</h2>${importForm(who, {})}`);
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        page(ctx, who, html`${alert(refusal.message)}${importForm(who, { ...form, fileName })}`, refusal.status);
+      }
+    }),
   ];
 }

@@ -7,7 +7,7 @@ import { html, type SafeHtml } from "../../shared/html.js";
 import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { ageOf, csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, money, notFoundPage, pager, refusalAlert, refusalOf, scrollingTable, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn } from "../operator-call.js";
+import { ageOf, csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, money, notFoundPage, operatorRoute, pager, type Refusal, refusalAlert, refusalOf, scrollingTable, seeOther, type SignedIn, timeOf, workPage } from "../operator-call.js";
 import { actorNamed, Names } from "../directory.js";
 import { returnTexts, type ReturnTextKey } from "./texts.js";
 
@@ -134,12 +134,7 @@ export function transferReturnPages(deps: ConsoleContext): ConsoleRoute[] {
     workPage(ctx, who, { title, body: html`${banner}${refused}${links}<p>${t("detail.intro")}</p>${transferFacts(who, t, transfer)}${returns.map((r) => attemptCard(who, t, r, state, names))}` }, status);
   };
 
-  const act = (action: Action): ConsoleRoute => ({
-    method: "POST",
-    path: `/transfer-returns/:transferId/:id/${action}`,
-    access: "operator",
-    handler: async (ctx) => {
-      const who = signedIn(deps, ctx);
+  const act = (action: Action): ConsoleRoute => (operatorRoute(deps, { method: "POST", path: `/transfer-returns/:transferId/:id/${action}` }, async (ctx, who) => {
       const t = textsOf(who);
       const transferId = ctx.params.transferId ?? "";
       const id = ctx.params.id ?? "";
@@ -161,48 +156,35 @@ export function transferReturnPages(deps: ConsoleContext): ConsoleRoute[] {
         return again(refusalOf(err, who.t));
       }
       seeOther(ctx, linkTo(`/transfer-returns/${transferId}`, { done: action, id }));
-    },
-  });
+    }));
 
   return [
-    {
-      method: "GET",
-      path: "/transfer-returns",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const t = textsOf(who);
-        const chosen: Filter = isOneOf(FILTERS, ctx.query.status) ? ctx.query.status : "awaiting";
-        const cursor = cursorParam(ctx.query.cursor);
-        const page = (body: SafeHtml, status = 200) => workPage(ctx, who, { title: t("title"), body: html`<p>${t("intro")}</p>${filterForm(t, chosen)}${body}` }, status);
-        try {
-          const statusFilter = chosen === "awaiting" || chosen === "all" ? TransferReturnStatus.UNSPECIFIED : transferReturnStatusToProto(chosen);
-          const res = await who.client(PayoutService).listTransferReturns({ status: statusFilter, awaitingOperator: chosen === "awaiting", limit: PAGE_SIZE, cursor });
-          const caption = chosen === "awaiting" ? t("queueCaption") : t("caption");
-          const empty = html`<p>${chosen === "awaiting" ? t("queueEmpty") : t("empty")}</p>`;
-          const table = res.transferReturns.length === 0 ? empty : listTable(who, t, res.transferReturns, caption, deps.clock.now(), await Names.of(deps, who));
-          page(html`${table}${pager(who, "/transfer-returns", { status: chosen }, cursor, res.nextCursor)}`);
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          page(refusalAlert(refusal), refusal.status);
-        }
-      },
-    },
-    {
-      method: "GET",
-      path: "/transfer-returns/:transferId",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const t = textsOf(who);
-        const transferId = ctx.params.transferId ?? "";
-        if (!ID_PATTERN.test(transferId)) return notFoundPage(ctx, who);
-        const done = ctx.query.done;
-        const id = cursorParam(ctx.query.id);
-        const banner = isOneOf(ACTIONS, done) ? notice(t(done === "complete" ? "done.complete" : "done.fail", { id })) : null;
-        await showDetail(ctx, who, transferId, {}, banner);
-      },
-    },
+    operatorRoute(deps, { method: "GET", path: "/transfer-returns" }, async (ctx, who) => {
+      const t = textsOf(who);
+      const chosen: Filter = isOneOf(FILTERS, ctx.query.status) ? ctx.query.status : "awaiting";
+      const cursor = cursorParam(ctx.query.cursor);
+      const page = (body: SafeHtml, status = 200) => workPage(ctx, who, { title: t("title"), body: html`<p>${t("intro")}</p>${filterForm(t, chosen)}${body}` }, status);
+      try {
+        const statusFilter = chosen === "awaiting" || chosen === "all" ? TransferReturnStatus.UNSPECIFIED : transferReturnStatusToProto(chosen);
+        const res = await who.client(PayoutService).listTransferReturns({ status: statusFilter, awaitingOperator: chosen === "awaiting", limit: PAGE_SIZE, cursor });
+        const caption = chosen === "awaiting" ? t("queueCaption") : t("caption");
+        const empty = html`<p>${chosen === "awaiting" ? t("queueEmpty") : t("empty")}</p>`;
+        const table = res.transferReturns.length === 0 ? empty : listTable(who, t, res.transferReturns, caption, deps.clock.now(), await Names.of(deps, who));
+        page(html`${table}${pager(who, "/transfer-returns", { status: chosen }, cursor, res.nextCursor)}`);
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        page(refusalAlert(refusal), refusal.status);
+      }
+    }),
+    operatorRoute(deps, { method: "GET", path: "/transfer-returns/:transferId" }, async (ctx, who) => {
+      const t = textsOf(who);
+      const transferId = ctx.params.transferId ?? "";
+      if (!ID_PATTERN.test(transferId)) return notFoundPage(ctx, who);
+      const done = ctx.query.done;
+      const id = cursorParam(ctx.query.id);
+      const banner = isOneOf(ACTIONS, done) ? notice(t(done === "complete" ? "done.complete" : "done.fail", { id })) : null;
+      await showDetail(ctx, who, transferId, {}, banner);
+    }),
     act("complete"),
     act("fail"),
   ];

@@ -12,7 +12,7 @@ import { actionReasonText, matchByText, matchReasonText, scoreText, waitingReaso
 import { statusText as serviceStatusText } from "../../shared/service-texts.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { waitingFor, waitingNotice } from "../approvals/waiting.js";
-import { csrfField, cursorParam, money, refusalOf, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, isOneOf, waitingForApproval } from "../operator-call.js";
+import { csrfField, cursorParam, isOneOf, money, notFoundPage, operatorRoute, type Refusal, refusalOf, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
 import { accountNamed, actorNamed, merchantNamed, Names, transferSandbox } from "../directory.js";
 import { depositOf, merchantsOfDeposits, transferQueue } from "./queue.js";
 
@@ -200,50 +200,38 @@ export function transferPages(deps: ConsoleContext): ConsoleRoute[] {
       access: "operator",
       handler: (ctx) => transferQueue(deps, ctx),
     },
-    {
-      method: "GET",
-      path: "/transfers/:id",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const id = ctx.params.id ?? "";
-        if (!TRANSFER_ID.test(id)) return notFoundPage(ctx, who);
-        const done = ctx.query.done;
-        const approval = cursorParam(ctx.query.approval);
-        const banner = approval ? waitingForApproval(who, "deposit", approval) : isDecision(done) ? notice(who.t(DONE_KEYS[done])) : null;
-        await showDetail(ctx, who, id, {}, banner);
-      },
-    },
-    {
-      method: "POST",
-      path: "/transfers/:id/resolve",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const id = ctx.params.id ?? "";
-        const form = ctx.state.form ?? {};
-        const decision = form.decision;
-        if (!TRANSFER_ID.test(id) || !isDecision(decision)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("transfer.badDecision")) ?? html`` }, 400);
-        // A decision without its reason is sent back at once: the service would otherwise store an
-        // approval (four-eyes is asked before the request is validated) that a second operator must refuse.
-        if (!(form.reason ?? "").trim()) {
-          const refusal: Refusal = { status: 400, message: who.t("transfer.reasonRequired"), reason: "VALIDATION_ERROR", field: "reason", approvalId: undefined };
-          return showDetail(ctx, who, id, { refusal, decision, form }, null, 400);
+    operatorRoute(deps, { method: "GET", path: "/transfers/:id" }, async (ctx, who) => {
+      const id = ctx.params.id ?? "";
+      if (!TRANSFER_ID.test(id)) return notFoundPage(ctx, who);
+      const done = ctx.query.done;
+      const approval = cursorParam(ctx.query.approval);
+      const banner = approval ? waitingForApproval(who, "deposit", approval) : isDecision(done) ? notice(who.t(DONE_KEYS[done])) : null;
+      await showDetail(ctx, who, id, {}, banner);
+    }),
+    operatorRoute(deps, { method: "POST", path: "/transfers/:id/resolve" }, async (ctx, who) => {
+      const id = ctx.params.id ?? "";
+      const form = ctx.state.form ?? {};
+      const decision = form.decision;
+      if (!TRANSFER_ID.test(id) || !isDecision(decision)) return workPage(ctx, who, { title: who.t("error.title"), body: alert(who.t("transfer.badDecision")) ?? html`` }, 400);
+      // A decision without its reason is sent back at once: the service would otherwise store an
+      // approval (four-eyes is asked before the request is validated) that a second operator must refuse.
+      if (!(form.reason ?? "").trim()) {
+        const refusal: Refusal = { status: 400, message: who.t("transfer.reasonRequired"), reason: "VALIDATION_ERROR", field: "reason", approvalId: undefined };
+        return showDetail(ctx, who, id, { refusal, decision, form }, null, 400);
+      }
+      try {
+        await who.client(DepositService).resolveTransfer(resolveRequest(who, id, decision, form));
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        if (refusal.approvalId) {
+          ctx.status = 303;
+          ctx.redirect(`/transfers/${id}?approval=${encodeURIComponent(refusal.approvalId)}`);
+          return;
         }
-        try {
-          await who.client(DepositService).resolveTransfer(resolveRequest(who, id, decision, form));
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          if (refusal.approvalId) {
-            ctx.status = 303;
-            ctx.redirect(`/transfers/${id}?approval=${encodeURIComponent(refusal.approvalId)}`);
-            return;
-          }
-          return showDetail(ctx, who, id, { refusal, decision, form }, null, refusal.status);
-        }
-        ctx.status = 303;
-        ctx.redirect(`/transfers/${id}?done=${decision}`);
-      },
-    },
+        return showDetail(ctx, who, id, { refusal, decision, form }, null, refusal.status);
+      }
+      ctx.status = 303;
+      ctx.redirect(`/transfers/${id}?done=${decision}`);
+    }),
   ];
 }

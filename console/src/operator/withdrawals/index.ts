@@ -11,7 +11,7 @@ import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import { formsUnlessWaiting } from "../approvals/waiting.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { ageOf, csrfField, cursorParam, dayAfter, dayStart, ID_PATTERN, money, pager, refusalOf, seeOther, signedIn, timeOf, workPage, type Refusal, type SignedIn, notFoundPage, refusalAlert, isOneOf, waitingForApproval } from "../operator-call.js";
+import { ageOf, csrfField, cursorParam, dayAfter, dayStart, ID_PATTERN, isOneOf, money, notFoundPage, operatorRoute, pager, type Refusal, refusalAlert, refusalOf, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
 import { amountOf, filterForm, filtersOf, type Filters, type SearchField } from "../list-filters.js";
 import { bankNamed, merchantNamed, named, Names } from "../directory.js";
 import { sandboxFilter } from "../../shared/mode.js";
@@ -212,12 +212,7 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
     }
   };
 
-  const act = (action: Action): ConsoleRoute => ({
-    method: "POST",
-    path: `/withdrawals/:id/${action}`,
-    access: "operator",
-    handler: async (ctx) => {
-      const who = signedIn(deps, ctx);
+  const act = (action: Action): ConsoleRoute => (operatorRoute(deps, { method: "POST", path: `/withdrawals/:id/${action}` }, async (ctx, who) => {
       const id = ctx.params.id ?? "";
       const form = ctx.state.form ?? {};
       if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
@@ -240,95 +235,70 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
         return again(refusal);
       }
       seeOther(ctx, back === "/withdrawals/awaiting" ? `/withdrawals/awaiting?done=${action}&id=${encodeURIComponent(id)}` : `/withdrawals/${id}?done=${action}`);
-    },
-  });
+    }));
 
   const doneBanner = (who: SignedIn, done: unknown, id?: string) =>
     isAction(done) ? notice(who.t(done === "complete" ? "withdrawal.done.complete" : "withdrawal.done.fail", { id: id ?? "" })) : null;
 
   return [
-    {
-      method: "GET",
-      path: "/withdrawals",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const f = filtersOf(ctx);
-        const sandbox = sandboxFilter(ctx.state.mode);
-        const cursor = cursorParam(ctx.query.cursor);
-        const from = f.from ? dayStart(f.from) : undefined;
-        const to = f.to ? dayAfter(f.to) : undefined;
-        const amount = amountOf(f, who.lang);
-        const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : "", amount === "bad" ? "amount" : ""].filter(Boolean));
-        const listing = invalid.size > 0 ? Promise.resolve(undefined) : f.q ? findOne(who, f) : listPage(who, f, { sandbox, from, to, amount, cursor });
-        const [names, found] = await Promise.all([Names.of(deps, who), listing]);
-        await names.ensure({ merchants: [f.merchant, ...(found && "withdrawals" in found ? found.withdrawals.map((w) => w.merchantId) : [])] });
-        const label = (s: WithdrawalStatusName) => who.t(`withdrawal.status.${s}`);
-        const form = filterForm(who, { names, sandbox }, "/withdrawals", f, WITHDRAWAL_STATUSES, label, invalid, SEARCH);
-        const page = (body: SafeHtml, status = 200) =>
-          workPage(ctx, who, { title: who.t("withdrawals.title"), body: html`<p>${who.t("withdrawals.intro")} <a href="/withdrawals/awaiting">${who.t("withdrawals.queue")}</a></p>${form}${body}` }, status);
-        if (!found) return page(html``, 400);
-        if ("message" in found) return page(refusalAlert(found), found.status);
-        if (f.q && found.withdrawals.length === 0) return page(html`${f.merchant ? null : html`<p class="hint">${who.t("list.processIdNeedsMerchant")}</p>`}<p>${who.t("list.empty")}</p>`);
-        page(html`${table(who, names, found.withdrawals, who.t("withdrawals.caption"))}${f.q ? null : pager(who, "/withdrawals", { ...f }, cursor, found.nextCursor)}`);
-      },
-    },
-    {
-      method: "GET",
-      path: "/withdrawals/awaiting",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const id = cursorParam(ctx.query.id);
-        await showQueue(ctx, who, cursorParam(ctx.query.cursor), {}, doneBanner(who, ctx.query.done, id));
-      },
-    },
-    {
-      method: "GET",
-      path: "/withdrawals/awaiting.csv",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        // As the CLI's export: every live withdrawal awaiting an operator, all pages, oldest first.
-        const found: Withdrawal[] = [];
-        try {
-          let cursor = "";
-          do {
-            const page = await who.client(PayoutService).listWithdrawals({ allMerchants: true, awaitingOperator: true, sandbox: false, limit: EXPORT_PAGE, cursor });
-            found.push(...page.withdrawals);
-            cursor = page.nextCursor;
-          } while (cursor !== "");
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          return workPage(ctx, who, { title: who.t("withdrawals.queue"), body: refusalAlert(refusal) }, refusal.status);
-        }
-        found.reverse();
-        const lang = who.lang;
-        const dialect = BANK_FILE_DIALECT[lang];
-        const out = new PassThrough();
-        const csv = stringify({ delimiter: dialect.delimiter, record_delimiter: "\r\n" });
-        out.write(BOM);
-        csv.pipe(out);
-        ctx.type = "text/csv; charset=utf-8";
-        ctx.attachment(lang === "tr" ? "toplu-odeme.csv" : "bulk-payment.csv");
-        ctx.body = out;
-        csv.write([...BANK_FILE_HEADERS[lang]]);
-        for (const w of found) csv.write([cell(w.accountName), cell(w.iban), majorUnits(w.amount, w.currency).replace(".", dialect.decimal), cell(w.id)]);
-        csv.end();
-      },
-    },
-    {
-      method: "GET",
-      path: "/withdrawals/:id",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
-        const approval = cursorParam(ctx.query.approval);
-        await showDetail(ctx, who, id, {}, approval ? waitingForApproval(who, "payout", approval) : doneBanner(who, ctx.query.done, id));
-      },
-    },
+    operatorRoute(deps, { method: "GET", path: "/withdrawals" }, async (ctx, who) => {
+      const f = filtersOf(ctx);
+      const sandbox = sandboxFilter(ctx.state.mode);
+      const cursor = cursorParam(ctx.query.cursor);
+      const from = f.from ? dayStart(f.from) : undefined;
+      const to = f.to ? dayAfter(f.to) : undefined;
+      const amount = amountOf(f, who.lang);
+      const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : "", amount === "bad" ? "amount" : ""].filter(Boolean));
+      const listing = invalid.size > 0 ? Promise.resolve(undefined) : f.q ? findOne(who, f) : listPage(who, f, { sandbox, from, to, amount, cursor });
+      const [names, found] = await Promise.all([Names.of(deps, who), listing]);
+      await names.ensure({ merchants: [f.merchant, ...(found && "withdrawals" in found ? found.withdrawals.map((w) => w.merchantId) : [])] });
+      const label = (s: WithdrawalStatusName) => who.t(`withdrawal.status.${s}`);
+      const form = filterForm(who, { names, sandbox }, "/withdrawals", f, WITHDRAWAL_STATUSES, label, invalid, SEARCH);
+      const page = (body: SafeHtml, status = 200) =>
+        workPage(ctx, who, { title: who.t("withdrawals.title"), body: html`<p>${who.t("withdrawals.intro")} <a href="/withdrawals/awaiting">${who.t("withdrawals.queue")}</a></p>${form}${body}` }, status);
+      if (!found) return page(html``, 400);
+      if ("message" in found) return page(refusalAlert(found), found.status);
+      if (f.q && found.withdrawals.length === 0) return page(html`${f.merchant ? null : html`<p class="hint">${who.t("list.processIdNeedsMerchant")}</p>`}<p>${who.t("list.empty")}</p>`);
+      page(html`${table(who, names, found.withdrawals, who.t("withdrawals.caption"))}${f.q ? null : pager(who, "/withdrawals", { ...f }, cursor, found.nextCursor)}`);
+    }),
+    operatorRoute(deps, { method: "GET", path: "/withdrawals/awaiting" }, async (ctx, who) => {
+      const id = cursorParam(ctx.query.id);
+      await showQueue(ctx, who, cursorParam(ctx.query.cursor), {}, doneBanner(who, ctx.query.done, id));
+    }),
+    operatorRoute(deps, { method: "GET", path: "/withdrawals/awaiting.csv" }, async (ctx, who) => {
+      // As the CLI's export: every live withdrawal awaiting an operator, all pages, oldest first.
+      const found: Withdrawal[] = [];
+      try {
+        let cursor = "";
+        do {
+          const page = await who.client(PayoutService).listWithdrawals({ allMerchants: true, awaitingOperator: true, sandbox: false, limit: EXPORT_PAGE, cursor });
+          found.push(...page.withdrawals);
+          cursor = page.nextCursor;
+        } while (cursor !== "");
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        return workPage(ctx, who, { title: who.t("withdrawals.queue"), body: refusalAlert(refusal) }, refusal.status);
+      }
+      found.reverse();
+      const lang = who.lang;
+      const dialect = BANK_FILE_DIALECT[lang];
+      const out = new PassThrough();
+      const csv = stringify({ delimiter: dialect.delimiter, record_delimiter: "\r\n" });
+      out.write(BOM);
+      csv.pipe(out);
+      ctx.type = "text/csv; charset=utf-8";
+      ctx.attachment(lang === "tr" ? "toplu-odeme.csv" : "bulk-payment.csv");
+      ctx.body = out;
+      csv.write([...BANK_FILE_HEADERS[lang]]);
+      for (const w of found) csv.write([cell(w.accountName), cell(w.iban), majorUnits(w.amount, w.currency).replace(".", dialect.decimal), cell(w.id)]);
+      csv.end();
+    }),
+    operatorRoute(deps, { method: "GET", path: "/withdrawals/:id" }, async (ctx, who) => {
+      const id = ctx.params.id ?? "";
+      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+      const approval = cursorParam(ctx.query.approval);
+      await showDetail(ctx, who, id, {}, approval ? waitingForApproval(who, "payout", approval) : doneBanner(who, ctx.query.done, id));
+    }),
     act("complete"),
     act("fail"),
   ];

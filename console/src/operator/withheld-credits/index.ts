@@ -6,7 +6,7 @@ import { html, type SafeHtml } from "../../shared/html.js";
 import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, money, notFoundPage, pager, queryText, refusalAlert, refusalOf, scrollingTable, seeOther, signedIn, timeOf, waitingForApproval, workPage, type Refusal, type SignedIn } from "../operator-call.js";
+import { csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, money, notFoundPage, operatorRoute, pager, queryText, type Refusal, refusalAlert, refusalOf, scrollingTable, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
 import { actorNamed, merchantNamed, Names } from "../directory.js";
 import { withheldTexts, type WithheldTextKey } from "./texts.js";
 
@@ -116,72 +116,54 @@ export function withheldCreditPages(deps: ConsoleContext): ConsoleRoute[] {
   };
 
   return [
-    {
-      method: "GET",
-      path: "/withheld-credits",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const t = textsOf(who);
-        const chosen: Filter = isOneOf(FILTERS, ctx.query.status) ? ctx.query.status : "open";
-        const merchant = queryText(ctx.query.merchant, 80);
-        const badMerchant = merchant !== "" && !ID_PATTERN.test(merchant);
-        const page = (body: SafeHtml, status = 200) =>
-          workPage(ctx, who, { title: t("title"), body: html`<p>${t("intro")}</p>${filterForm(t, chosen, merchant, badMerchant ? t("filter.badMerchant") : undefined)}${body}` }, status);
-        if (badMerchant) return page(html``, 400);
-        const cursor = cursorParam(ctx.query.cursor);
-        try {
-          const res = await who.client(PayoutService).listWithheldCredits({ merchantId: merchant, status: chosen === "all" ? WithheldCreditStatus.UNSPECIFIED : withheldCreditStatusToProto(chosen), limit: PAGE_SIZE, cursor });
-          const names = await (await Names.of(deps, who)).ensure({ merchants: res.credits.map((c) => c.merchantId) });
-          page(html`${listTable(who, t, res.credits, names)}${pager(who, "/withheld-credits", { status: chosen, merchant }, cursor, res.nextCursor)}`);
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          page(refusalAlert(refusal), refusal.status);
-        }
-      },
-    },
-    {
-      method: "GET",
-      path: "/withheld-credits/:merchantId/:id",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const t = textsOf(who);
-        const merchantId = ctx.params.merchantId ?? "";
-        const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(merchantId) || !ID_PATTERN.test(id)) return notFoundPage(ctx, who);
-        const approval = cursorParam(ctx.query.approval);
-        const done = ctx.query.done;
-        const banner = approval ? waitingForApproval(who, "payout", approval) : isOneOf(DECISIONS, done) ? notice(t(done === "credit" ? "done.credit" : "done.dismiss")) : null;
-        await showDetail(ctx, who, merchantId, id, {}, banner);
-      },
-    },
-    {
-      method: "POST",
-      path: "/withheld-credits/:merchantId/:id/resolve",
-      access: "operator",
-      handler: async (ctx) => {
-        const who = signedIn(deps, ctx);
-        const t = textsOf(who);
-        const merchantId = ctx.params.merchantId ?? "";
-        const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(merchantId) || !ID_PATTERN.test(id)) return notFoundPage(ctx, who);
-        const form = ctx.state.form ?? {};
-        const invalid = (field: string, message: string) => showDetail(ctx, who, merchantId, id, { form, refusal: { status: 400, message, reason: "VALIDATION_ERROR", field, approvalId: undefined } }, null, 400);
-        const decision = form.decision;
-        const reason = (form.reason ?? "").trim();
-        if (!isOneOf(DECISIONS, decision)) return invalid("decision", t("resolve.decisionRequired"));
-        if (!reason) return invalid("reason", t("resolve.reasonRequired"));
-        const path = `/withheld-credits/${merchantId}/${id}`;
-        try {
-          await who.client(PayoutService).resolveWithheldCredit({ id, actor: who.operator.email, reason, decision: { case: decision, value: true } });
-        } catch (err) {
-          const refusal = refusalOf(err, who.t);
-          if (refusal.approvalId) return seeOther(ctx, linkTo(path, { approval: refusal.approvalId }));
-          return showDetail(ctx, who, merchantId, id, { form, refusal }, null, refusal.status);
-        }
-        seeOther(ctx, linkTo(path, { done: decision }));
-      },
-    },
+    operatorRoute(deps, { method: "GET", path: "/withheld-credits" }, async (ctx, who) => {
+      const t = textsOf(who);
+      const chosen: Filter = isOneOf(FILTERS, ctx.query.status) ? ctx.query.status : "open";
+      const merchant = queryText(ctx.query.merchant, 80);
+      const badMerchant = merchant !== "" && !ID_PATTERN.test(merchant);
+      const page = (body: SafeHtml, status = 200) =>
+        workPage(ctx, who, { title: t("title"), body: html`<p>${t("intro")}</p>${filterForm(t, chosen, merchant, badMerchant ? t("filter.badMerchant") : undefined)}${body}` }, status);
+      if (badMerchant) return page(html``, 400);
+      const cursor = cursorParam(ctx.query.cursor);
+      try {
+        const res = await who.client(PayoutService).listWithheldCredits({ merchantId: merchant, status: chosen === "all" ? WithheldCreditStatus.UNSPECIFIED : withheldCreditStatusToProto(chosen), limit: PAGE_SIZE, cursor });
+        const names = await (await Names.of(deps, who)).ensure({ merchants: res.credits.map((c) => c.merchantId) });
+        page(html`${listTable(who, t, res.credits, names)}${pager(who, "/withheld-credits", { status: chosen, merchant }, cursor, res.nextCursor)}`);
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        page(refusalAlert(refusal), refusal.status);
+      }
+    }),
+    operatorRoute(deps, { method: "GET", path: "/withheld-credits/:merchantId/:id" }, async (ctx, who) => {
+      const t = textsOf(who);
+      const merchantId = ctx.params.merchantId ?? "";
+      const id = ctx.params.id ?? "";
+      if (!ID_PATTERN.test(merchantId) || !ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+      const approval = cursorParam(ctx.query.approval);
+      const done = ctx.query.done;
+      const banner = approval ? waitingForApproval(who, "payout", approval) : isOneOf(DECISIONS, done) ? notice(t(done === "credit" ? "done.credit" : "done.dismiss")) : null;
+      await showDetail(ctx, who, merchantId, id, {}, banner);
+    }),
+    operatorRoute(deps, { method: "POST", path: "/withheld-credits/:merchantId/:id/resolve" }, async (ctx, who) => {
+      const t = textsOf(who);
+      const merchantId = ctx.params.merchantId ?? "";
+      const id = ctx.params.id ?? "";
+      if (!ID_PATTERN.test(merchantId) || !ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+      const form = ctx.state.form ?? {};
+      const invalid = (field: string, message: string) => showDetail(ctx, who, merchantId, id, { form, refusal: { status: 400, message, reason: "VALIDATION_ERROR", field, approvalId: undefined } }, null, 400);
+      const decision = form.decision;
+      const reason = (form.reason ?? "").trim();
+      if (!isOneOf(DECISIONS, decision)) return invalid("decision", t("resolve.decisionRequired"));
+      if (!reason) return invalid("reason", t("resolve.reasonRequired"));
+      const path = `/withheld-credits/${merchantId}/${id}`;
+      try {
+        await who.client(PayoutService).resolveWithheldCredit({ id, actor: who.operator.email, reason, decision: { case: decision, value: true } });
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        if (refusal.approvalId) return seeOther(ctx, linkTo(path, { approval: refusal.approvalId }));
+        return showDetail(ctx, who, merchantId, id, { form, refusal }, null, refusal.status);
+      }
+      seeOther(ctx, linkTo(path, { done: decision }));
+    }),
   ];
 }
