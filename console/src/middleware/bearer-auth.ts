@@ -20,6 +20,28 @@ function looksLikeAssertion(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
 }
 
+/** The identity a valid assertion names; an invalid one is 401. */
+async function verifiedAssertion(deps: ConsoleContext, token: string) {
+  try {
+    return await deps.assertions.verify(token);
+  } catch (err) {
+    if (err instanceof AssertionError) throw unauthenticated(err.message);
+    throw err;
+  }
+}
+
+/**
+ * The bearer token's identity when it is an assertion (verified); else the CLI session it names,
+ * put on the state (`undefined` back). No token: 401 with `missing`.
+ */
+async function bearerIdentity(deps: ConsoleContext, ctx: ConsoleContextKoa, missing: string) {
+  const token = bearer(ctx);
+  if (!token) throw unauthenticated(missing);
+  if (looksLikeAssertion(token)) return verifiedAssertion(deps, token);
+  await cliSession(deps, ctx, token);
+  return undefined;
+}
+
 async function cliSession(deps: ConsoleContext, ctx: ConsoleContextKoa, token: string): Promise<void> {
   const session = await resumeSession(deps.db, token, "cli", nowMs(deps), deps.limits);
   const operator = session ? await findOperatorById(deps.db, session.operatorId) : undefined;
@@ -35,19 +57,11 @@ async function cliSession(deps: ConsoleContext, ctx: ConsoleContextKoa, token: s
  */
 export function cliAuth(deps: ConsoleContext): ConsoleMiddleware {
   return async (ctx, next) => {
-    const token = bearer(ctx);
-    if (!token) throw unauthenticated("send the CLI session token as Authorization: Bearer <token>");
-    if (looksLikeAssertion(token)) {
-      let identity;
-      try {
-        identity = await deps.assertions.verify(token);
-      } catch (err) {
-        if (err instanceof AssertionError) throw unauthenticated(err.message);
-        throw err;
-      }
+    const identity = await bearerIdentity(deps, ctx, "send the CLI session token as Authorization: Bearer <token>");
+    if (identity) {
       if (isMerchantUser(identity) || identity.kind !== "service") throw unauthenticated("a person's assertion is no CLI session: run `login`");
       ctx.state.actor = identity;
-    } else await cliSession(deps, ctx, token);
+    }
     await next();
   };
 }
@@ -58,21 +72,12 @@ export function cliAuth(deps: ConsoleContext): ConsoleMiddleware {
  */
 export function adminAuth(deps: ConsoleContext): ConsoleMiddleware {
   return async (ctx, next) => {
-    const token = bearer(ctx);
-    if (!token) throw unauthenticated("send an admin's CLI session token or an admin assertion as Authorization: Bearer <token>");
-    if (looksLikeAssertion(token)) {
-      let identity;
-      try {
-        identity = await deps.assertions.verify(token);
-      } catch (err) {
-        if (err instanceof AssertionError) throw unauthenticated(err.message);
-        throw err;
-      }
+    const identity = await bearerIdentity(deps, ctx, "send an admin's CLI session token or an admin assertion as Authorization: Bearer <token>");
+    if (identity) {
       // A merchant user's assertion never opens the admin API, whatever it claims.
       if (isMerchantUser(identity) || !isOperatorRole(identity.role) || identity.role !== "admin") throw new ConsoleError(403, "FORBIDDEN", "the admin API needs the admin role");
       ctx.state.actor = identity;
     } else {
-      await cliSession(deps, ctx, token);
       const operator = ctx.state.operator;
       if (operator?.role !== "admin") throw new ConsoleError(403, "FORBIDDEN", "the admin API needs the admin role");
       ctx.state.actor = identityOf(operator);

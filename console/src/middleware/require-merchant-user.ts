@@ -4,6 +4,7 @@ import type { MerchantUser } from "../identity/merchant-users.js";
 import type { ConsoleContext } from "../context.js";
 import { html } from "../shared/html.js";
 import { alert } from "../shared/layout.js";
+import { seeOther } from "../shared/params.js";
 import { common } from "../merchant/common/texts.js";
 import { merchantPage, signedInMerchant } from "../merchant/merchant-call.js";
 import type { ConsoleMiddleware } from "../state.js";
@@ -16,11 +17,7 @@ import type { ConsoleMiddleware } from "../state.js";
 export function requireMerchantUser(deps: ConsoleContext, options: { roles?: readonly MerchantRole[] | undefined; names: (user: MerchantUser) => Promise<MerchantHeader> }): ConsoleMiddleware {
   return async (ctx, next) => {
     const user = ctx.state.merchantUser;
-    if (!user) {
-      ctx.status = 303;
-      ctx.redirect("/merchant/sign-in");
-      return;
-    }
+    if (!user) return seeOther(ctx, "/merchant/sign-in");
     const merchant = await options.names(user);
     ctx.state.merchantName = merchant.name;
     // Nobody chose a mode yet: the dashboard opens on the merchant's own kind (a sandbox merchant has only sandbox money).

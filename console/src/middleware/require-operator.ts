@@ -2,6 +2,7 @@ import { roleAtLeast, type OperatorRole } from "@payments/access";
 import { totpRequiredFor } from "../identity/sign-in.js";
 import type { ConsoleContext } from "../context.js";
 import { ConsoleError } from "../errors.js";
+import { seeOther } from "../shared/params.js";
 import type { ConsoleMiddleware } from "../state.js";
 
 /**
@@ -12,17 +13,9 @@ import type { ConsoleMiddleware } from "../state.js";
 export function requireOperator(deps: ConsoleContext, options: { enrolling: boolean; minRole?: OperatorRole | undefined }): ConsoleMiddleware {
   return async (ctx, next) => {
     const operator = ctx.state.operator;
-    if (!operator) {
-      ctx.status = 303;
-      ctx.redirect("/sign-in");
-      return;
-    }
+    if (!operator) return seeOther(ctx, "/sign-in");
     if (!options.enrolling && operator.totpSecret === null && totpRequiredFor(deps, operator)) {
-      if (ctx.method === "GET" || ctx.method === "HEAD") {
-        ctx.status = 303;
-        ctx.redirect("/totp");
-        return;
-      }
+      if (ctx.method === "GET" || ctx.method === "HEAD") return seeOther(ctx, "/totp");
       throw new ConsoleError(403, "TOTP_ENROLMENT_REQUIRED", "enrol two-step verification first");
     }
     if (options.minRole && !roleAtLeast(operator.role, options.minRole)) throw new ConsoleError(403, "FORBIDDEN", `needs the ${options.minRole} role`);
