@@ -4,6 +4,7 @@ import { auditChainPage, MAX_CHAIN_PAGE } from "@payments/access";
 import type { ConsoleContext } from "../context.js";
 import { badRequest } from "../errors.js";
 import type { ConsoleRoute } from "../route.js";
+import { apiRoute } from "./body.js";
 
 /** A page of the chain unless the caller asks for fewer. */
 const DEFAULT_PAGE = 500;
@@ -22,15 +23,10 @@ function integerQuery(value: unknown, name: string, min: number, max: number, fa
  */
 export function auditChainRoutes(deps: ConsoleContext): ConsoleRoute[] {
   return [
-    {
-      method: "GET",
-      path: "/api/audit/chain",
-      access: "cli",
-      handler: async (ctx) => {
-        const after = integerQuery(ctx.query.after, "after", 0, Number.MAX_SAFE_INTEGER, 0);
-        const limit = integerQuery(ctx.query.limit, "limit", 1, MAX_CHAIN_PAGE, DEFAULT_PAGE);
-        ctx.body = toJson(ListAuditChainResponseSchema, await auditChainPage(deps.db, after, limit));
-      },
-    },
+    apiRoute("GET", "/api/audit/chain", "cli", async (ctx) => {
+      const after = integerQuery(ctx.query.after, "after", 0, Number.MAX_SAFE_INTEGER, 0);
+      const limit = integerQuery(ctx.query.limit, "limit", 1, MAX_CHAIN_PAGE, DEFAULT_PAGE);
+      ctx.body = toJson(ListAuditChainResponseSchema, await auditChainPage(deps.db, after, limit));
+    }),
   ];
 }

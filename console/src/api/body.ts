@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { ConsoleError } from "../errors.js";
-import type { ConsoleContextKoa } from "../state.js";
+import type { ConsoleRoute, RouteAccess } from "../route.js";
+import type { ConsoleContextKoa, RouteHandler } from "../state.js";
 
 /**
  * The request's JSON body as `schema` says, or 400 naming the first problem. JSON only: a
@@ -15,4 +16,9 @@ export function jsonBody<S extends z.ZodType>(ctx: ConsoleContextKoa, schema: S)
     throw new ConsoleError(400, "VALIDATION_ERROR", issue ? `${issue.path.join(".") || "body"}: ${issue.message}` : "invalid body");
   }
   return parsed.data;
+}
+
+/** A route of the JSON API: its method, path, who may reach it (`api`, `cli`, `admin`) and its handler. */
+export function apiRoute(method: ConsoleRoute["method"], path: string, access: RouteAccess, handler: RouteHandler): ConsoleRoute {
+  return { method, path, access, handler };
 }

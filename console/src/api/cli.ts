@@ -8,7 +8,7 @@ import { signIn, type SignInRefusal } from "../identity/sign-in.js";
 import { nowMs, type ConsoleContext } from "../context.js";
 import { ConsoleError } from "../errors.js";
 import type { ConsoleRoute } from "../route.js";
-import { jsonBody } from "./body.js";
+import { apiRoute, jsonBody } from "./body.js";
 
 const signInSchema = z.object({
   email: z.string().min(1).max(254),
@@ -35,53 +35,38 @@ const REFUSAL_CODES: Record<SignInRefusal, [number, string, string]> = {
  */
 export function cliRoutes(deps: ConsoleContext): ConsoleRoute[] {
   return [
-    {
-      method: "POST",
-      path: "/api/cli/sessions",
-      access: "api",
-      handler: async (ctx) => {
-        const input = jsonBody(ctx, signInSchema);
-        const result = await signIn(deps, { ...input, ip: ctx.state.clientIp, channel: "cli" });
-        if (!result.ok) {
-          const [status, code, message] = REFUSAL_CODES[result.reason];
-          throw new ConsoleError(status, code, message, result.retryAfterMs !== undefined ? { "Retry-After": String(Math.ceil(result.retryAfterMs / 1000)) } : undefined);
-        }
-        const { secret, session } = await createSession(deps.db, { operatorId: result.operator.id, channel: "cli", now: nowMs(deps), limits: deps.limits });
-        ctx.status = 201;
-        ctx.body = {
-          token: secret,
-          expiresAt: new Date(session.expiresAt).toISOString(),
-          operator: { email: result.operator.email, displayName: result.operator.displayName, role: result.operator.role },
-        };
-      },
-    },
-    {
-      method: "POST",
-      path: "/api/cli/assertions",
-      access: "cli",
-      handler: async (ctx) => {
-        const { audience } = jsonBody(ctx, assertionSchema);
-        const operator = ctx.state.operator;
-        // A signed-in operator, as their account is now; or a service account, as its token names it.
-        const who = operator ? identityOf(operator) : ctx.state.actor;
-        if (!who) throw new ConsoleError(401, "UNAUTHENTICATED", "no CLI session");
-        if (!deps.privateKey) throw new ConsoleError(503, "NO_ASSERTION_KEY", new NoAssertionKeyError().message);
-        const now = deps.clock.now();
-        // One fresh assertion per ask, of 60 s: the CLI reuses one for reads, and asks again for every change.
-        const assertion = await signAssertion(deps.privateKey, { ...who, audience, ttlSeconds: HUMAN_ASSERTION_TTL_SECONDS }, now);
-        ctx.body = { assertion, audience, expiresAt: new Date(Math.floor(now.getTime() / 1000) * 1000 + HUMAN_ASSERTION_TTL_SECONDS * 1000).toISOString() };
-      },
-    },
-    {
-      method: "DELETE",
-      path: "/api/cli/sessions",
-      access: "cli",
-      handler: async (ctx) => {
-        const { session, operator } = ctx.state;
-        if (session) await deleteSession(deps.db, session.idHash);
-        if (operator) await recordSignInEvent(deps.db, { event: "sign_out", channel: "cli", email: operator.email, operatorId: operator.id, ip: ctx.state.clientIp }, nowMs(deps));
-        ctx.status = 204;
-      },
-    },
+    apiRoute("POST", "/api/cli/sessions", "api", async (ctx) => {
+      const input = jsonBody(ctx, signInSchema);
+      const result = await signIn(deps, { ...input, ip: ctx.state.clientIp, channel: "cli" });
+      if (!result.ok) {
+        const [status, code, message] = REFUSAL_CODES[result.reason];
+        throw new ConsoleError(status, code, message, result.retryAfterMs !== undefined ? { "Retry-After": String(Math.ceil(result.retryAfterMs / 1000)) } : undefined);
+      }
+      const { secret, session } = await createSession(deps.db, { operatorId: result.operator.id, channel: "cli", now: nowMs(deps), limits: deps.limits });
+      ctx.status = 201;
+      ctx.body = {
+        token: secret,
+        expiresAt: new Date(session.expiresAt).toISOString(),
+        operator: { email: result.operator.email, displayName: result.operator.displayName, role: result.operator.role },
+      };
+    }),
+    apiRoute("POST", "/api/cli/assertions", "cli", async (ctx) => {
+      const { audience } = jsonBody(ctx, assertionSchema);
+      const operator = ctx.state.operator;
+      // A signed-in operator, as their account is now; or a service account, as its token names it.
+      const who = operator ? identityOf(operator) : ctx.state.actor;
+      if (!who) throw new ConsoleError(401, "UNAUTHENTICATED", "no CLI session");
+      if (!deps.privateKey) throw new ConsoleError(503, "NO_ASSERTION_KEY", new NoAssertionKeyError().message);
+      const now = deps.clock.now();
+      // One fresh assertion per ask, of 60 s: the CLI reuses one for reads, and asks again for every change.
+      const assertion = await signAssertion(deps.privateKey, { ...who, audience, ttlSeconds: HUMAN_ASSERTION_TTL_SECONDS }, now);
+      ctx.body = { assertion, audience, expiresAt: new Date(Math.floor(now.getTime() / 1000) * 1000 + HUMAN_ASSERTION_TTL_SECONDS * 1000).toISOString() };
+    }),
+    apiRoute("DELETE", "/api/cli/sessions", "cli", async (ctx) => {
+      const { session, operator } = ctx.state;
+      if (session) await deleteSession(deps.db, session.idHash);
+      if (operator) await recordSignInEvent(deps.db, { event: "sign_out", channel: "cli", email: operator.email, operatorId: operator.id, ip: ctx.state.clientIp }, nowMs(deps));
+      ctx.status = 204;
+    }),
   ];
 }

@@ -6,6 +6,7 @@ import type { ConsoleContext } from "../context.js";
 import { notFound } from "../errors.js";
 import { ID_PATTERN } from "../shared/params.js";
 import type { ConsoleRoute } from "../route.js";
+import { apiRoute } from "./body.js";
 import type { ConsoleContextKoa } from "../state.js";
 import { actorOf, answerChange, auditedBody, mailedByActor } from "./operators.js";
 
@@ -38,38 +39,23 @@ function merchantIdOf(ctx: ConsoleContextKoa): string {
  */
 export function merchantUserRoutes(deps: ConsoleContext): ConsoleRoute[] {
   return [
-    {
-      method: "POST",
-      path: "/api/merchants/:merchantId/users",
-      access: "admin",
-      handler: async (ctx) => {
-        const merchantId = merchantIdOf(ctx);
-        const input = await auditedBody(deps, ctx, "InviteMerchantUser", [merchantId], inviteSchema);
-        await checkMerchantFor(deps, actorOf(ctx), merchantId);
-        const outcome = await operatorInvitesMerchantUser(deps, actorOf(ctx), { merchantId, ...input });
-        answerChange(ctx, outcome, true, await mailedByActor(deps, ctx, outcome, "create"));
-      },
-    },
-    {
-      method: "GET",
-      path: "/api/merchants/:merchantId/users",
-      access: "admin",
-      handler: async (ctx) => {
-        const merchantId = merchantIdOf(ctx);
-        ctx.body = { users: (await listMerchantUsers(deps.db, merchantId, { includeDisabled: true })).map(publicMerchantUser) };
-      },
-    },
-    {
-      method: "POST",
-      path: "/api/merchants/:merchantId/users/:userId/reset",
-      access: "admin",
-      handler: async (ctx) => {
-        const merchantId = merchantIdOf(ctx);
-        const userId = userIdOf(ctx);
-        const { clearTotp } = await auditedBody(deps, ctx, "ResetMerchantUser", [merchantId, userId], resetSchema);
-        const outcome = await operatorResetsMerchantUser(deps, actorOf(ctx), merchantId, userId, { clearTotp: clearTotp === true });
-        answerChange(ctx, outcome, false, await mailedByActor(deps, ctx, outcome, "reset"));
-      },
-    },
+    apiRoute("POST", "/api/merchants/:merchantId/users", "admin", async (ctx) => {
+      const merchantId = merchantIdOf(ctx);
+      const input = await auditedBody(deps, ctx, "InviteMerchantUser", [merchantId], inviteSchema);
+      await checkMerchantFor(deps, actorOf(ctx), merchantId);
+      const outcome = await operatorInvitesMerchantUser(deps, actorOf(ctx), { merchantId, ...input });
+      answerChange(ctx, outcome, true, await mailedByActor(deps, ctx, outcome, "create"));
+    }),
+    apiRoute("GET", "/api/merchants/:merchantId/users", "admin", async (ctx) => {
+      const merchantId = merchantIdOf(ctx);
+      ctx.body = { users: (await listMerchantUsers(deps.db, merchantId, { includeDisabled: true })).map(publicMerchantUser) };
+    }),
+    apiRoute("POST", "/api/merchants/:merchantId/users/:userId/reset", "admin", async (ctx) => {
+      const merchantId = merchantIdOf(ctx);
+      const userId = userIdOf(ctx);
+      const { clearTotp } = await auditedBody(deps, ctx, "ResetMerchantUser", [merchantId, userId], resetSchema);
+      const outcome = await operatorResetsMerchantUser(deps, actorOf(ctx), merchantId, userId, { clearTotp: clearTotp === true });
+      answerChange(ctx, outcome, false, await mailedByActor(deps, ctx, outcome, "reset"));
+    }),
   ];
 }

@@ -11,7 +11,7 @@ import { nowMs, type ConsoleContext } from "../context.js";
 import { badRequest, ConsoleError } from "../errors.js";
 import type { ConsoleRoute } from "../route.js";
 import type { ConsoleContextKoa } from "../state.js";
-import { jsonBody } from "./body.js";
+import { apiRoute, jsonBody } from "./body.js";
 
 const createSchema = z.object({
   email: z.string().min(3).max(254),
@@ -90,97 +90,52 @@ export function operatorRoutes(deps: ConsoleContext): ConsoleRoute[] {
   const email = (ctx: ConsoleContextKoa) => decodeURIComponent((ctx.params as Record<string, string>).email ?? "");
   const id = (ctx: ConsoleContextKoa) => (ctx.params as Record<string, string>).id ?? "";
   return [
-    {
-      method: "POST",
-      path: "/api/operators",
-      access: "admin",
-      handler: async (ctx) => {
-        const body = ctx.state.json as { email?: unknown } | undefined;
-        const input = await auditedBody(deps, ctx, "CreateOperator", typeof body?.email === "string" ? [body.email.toLowerCase()] : [], createSchema);
-        const outcome = await createOperator(deps, actorOf(ctx), input);
-        answerChange(ctx, outcome, true, await mailedByActor(deps, ctx, outcome, "create"));
-      },
-    },
-    {
-      method: "GET",
-      path: "/api/operators",
-      access: "admin",
-      handler: async (ctx) => {
-        const page = pageOf(ctx);
-        const operators = await listOperators(deps.db, { ...page, limit: page.limit + 1 });
-        const shown = operators.slice(0, page.limit);
-        const last = shown.at(-1);
-        ctx.body = {
-          operators: shown.map(publicOperator),
-          next: operators.length > page.limit && last ? Buffer.from(`${last.createdAt}|${last.id}`).toString("base64url") : null,
-        };
-      },
-    },
-    {
-      method: "POST",
-      path: "/api/operators/:email/disable",
-      access: "admin",
-      handler: async (ctx) => answerChange(ctx, await disableOperator(deps, actorOf(ctx), email(ctx))),
-    },
-    {
-      method: "POST",
-      path: "/api/operators/:email/enable",
-      access: "admin",
-      handler: async (ctx) => answerChange(ctx, await enableOperator(deps, actorOf(ctx), email(ctx))),
-    },
-    {
-      method: "POST",
-      path: "/api/operators/:email/role",
-      access: "admin",
-      handler: async (ctx) => {
-        const { role } = await auditedBody(deps, ctx, "SetOperatorRole", [email(ctx)], roleSchema);
-        answerChange(ctx, await setOperatorRole(deps, actorOf(ctx), email(ctx), role));
-      },
-    },
-    {
-      method: "POST",
-      path: "/api/operators/:email/reset",
-      access: "admin",
-      handler: async (ctx) => {
-        const { clearTotp } = await auditedBody(deps, ctx, "ResetOperator", [email(ctx)], resetSchema);
-        const outcome = await resetOperator(deps, actorOf(ctx), email(ctx), { clearTotp: clearTotp === true });
-        answerChange(ctx, outcome, false, await mailedByActor(deps, ctx, outcome, "reset"));
-      },
-    },
-    {
-      method: "GET",
-      path: "/api/approvals",
-      access: "admin",
-      handler: async (ctx) => {
-        const status = typeof ctx.query.status === "string" ? ctx.query.status : "pending";
-        if (!["pending", "approved", "rejected", "expired", "all"].includes(status)) throw badRequest("VALIDATION_ERROR", "status: pending, approved, rejected, expired or all");
-        const approvals = await listApprovals(deps.db, {
-          ...(status === "all" ? {} : { status: status as "pending" | "approved" | "rejected" | "expired" }),
-          now: nowMs(deps),
-          limit: 200,
-        });
-        ctx.body = { approvals: approvals.map(publicApproval) };
-      },
-    },
-    {
-      method: "POST",
-      path: "/api/approvals/:id/approve",
-      access: "admin",
-      handler: async (ctx) => {
-        const { approval, outcome } = await approveChange(deps, actorOf(ctx), id(ctx));
-        // The mail says who asked for the change: the approver only lets it through.
-        const by = deps.mailer ? await makerLabel(deps.db, approval.requestedBy) : approval.requestedBy;
-        answerChange(ctx, outcome, false, await mailChangeLink(deps, actorOf(ctx), outcome, { lang: ctx.state.lang, purpose: purposeOfAction(approval.action), by }));
-        ctx.body = { ...(ctx.body as Record<string, unknown>), approval: publicApproval(approval) };
-      },
-    },
-    {
-      method: "POST",
-      path: "/api/approvals/:id/reject",
-      access: "admin",
-      handler: async (ctx) => {
-        ctx.body = { status: "done", approval: publicApproval(await rejectChange(deps, actorOf(ctx), id(ctx))) };
-      },
-    },
+    apiRoute("POST", "/api/operators", "admin", async (ctx) => {
+      const body = ctx.state.json as { email?: unknown } | undefined;
+      const input = await auditedBody(deps, ctx, "CreateOperator", typeof body?.email === "string" ? [body.email.toLowerCase()] : [], createSchema);
+      const outcome = await createOperator(deps, actorOf(ctx), input);
+      answerChange(ctx, outcome, true, await mailedByActor(deps, ctx, outcome, "create"));
+    }),
+    apiRoute("GET", "/api/operators", "admin", async (ctx) => {
+      const page = pageOf(ctx);
+      const operators = await listOperators(deps.db, { ...page, limit: page.limit + 1 });
+      const shown = operators.slice(0, page.limit);
+      const last = shown.at(-1);
+      ctx.body = {
+        operators: shown.map(publicOperator),
+        next: operators.length > page.limit && last ? Buffer.from(`${last.createdAt}|${last.id}`).toString("base64url") : null,
+      };
+    }),
+    apiRoute("POST", "/api/operators/:email/disable", "admin", async (ctx) => answerChange(ctx, await disableOperator(deps, actorOf(ctx), email(ctx)))),
+    apiRoute("POST", "/api/operators/:email/enable", "admin", async (ctx) => answerChange(ctx, await enableOperator(deps, actorOf(ctx), email(ctx)))),
+    apiRoute("POST", "/api/operators/:email/role", "admin", async (ctx) => {
+      const { role } = await auditedBody(deps, ctx, "SetOperatorRole", [email(ctx)], roleSchema);
+      answerChange(ctx, await setOperatorRole(deps, actorOf(ctx), email(ctx), role));
+    }),
+    apiRoute("POST", "/api/operators/:email/reset", "admin", async (ctx) => {
+      const { clearTotp } = await auditedBody(deps, ctx, "ResetOperator", [email(ctx)], resetSchema);
+      const outcome = await resetOperator(deps, actorOf(ctx), email(ctx), { clearTotp: clearTotp === true });
+      answerChange(ctx, outcome, false, await mailedByActor(deps, ctx, outcome, "reset"));
+    }),
+    apiRoute("GET", "/api/approvals", "admin", async (ctx) => {
+      const status = typeof ctx.query.status === "string" ? ctx.query.status : "pending";
+      if (!["pending", "approved", "rejected", "expired", "all"].includes(status)) throw badRequest("VALIDATION_ERROR", "status: pending, approved, rejected, expired or all");
+      const approvals = await listApprovals(deps.db, {
+        ...(status === "all" ? {} : { status: status as "pending" | "approved" | "rejected" | "expired" }),
+        now: nowMs(deps),
+        limit: 200,
+      });
+      ctx.body = { approvals: approvals.map(publicApproval) };
+    }),
+    apiRoute("POST", "/api/approvals/:id/approve", "admin", async (ctx) => {
+      const { approval, outcome } = await approveChange(deps, actorOf(ctx), id(ctx));
+      // The mail says who asked for the change: the approver only lets it through.
+      const by = deps.mailer ? await makerLabel(deps.db, approval.requestedBy) : approval.requestedBy;
+      answerChange(ctx, outcome, false, await mailChangeLink(deps, actorOf(ctx), outcome, { lang: ctx.state.lang, purpose: purposeOfAction(approval.action), by }));
+      ctx.body = { ...(ctx.body as Record<string, unknown>), approval: publicApproval(approval) };
+    }),
+    apiRoute("POST", "/api/approvals/:id/reject", "admin", async (ctx) => {
+      ctx.body = { status: "done", approval: publicApproval(await rejectChange(deps, actorOf(ctx), id(ctx))) };
+    }),
   ];
 }
