@@ -124,6 +124,14 @@ export async function findAccount<Row extends AccountRow, A>(db: Knex, table: Ac
   return row ? fromRow(row) : undefined;
 }
 
+/** A kind's two lookups of one account: by email (normalised first) and by id. */
+export function accountFinders<Row extends AccountRow, A>(table: AccountTable, fromRow: (row: Row) => A) {
+  return {
+    byEmail: (db: Knex, email: string): Promise<A | undefined> => findAccount(db, table, { email: normaliseEmail(email) }, fromRow),
+    byId: (db: Knex, id: string): Promise<A | undefined> => findAccount(db, table, { id }, fromRow),
+  };
+}
+
 /** Writes the patch's fields (nothing when it is empty) to one account row of `table`. */
 export async function updateAccount(db: Knex, table: AccountTable, id: string, patch: AccountPatch<string>): Promise<void> {
   const row: Partial<AccountRow> = {};

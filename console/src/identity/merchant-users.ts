@@ -1,7 +1,7 @@
 import type { Knex } from "knex";
 import { newId } from "@payments/kit";
 import { isMerchantRole, MERCHANT_ROLES, type MerchantRole, type MerchantUserIdentity } from "@payments/access";
-import { accountFields, findAccount, newAccountRow, normaliseEmail, publicAccount, updateAccount, type AccountFields, type AccountPatch, type AccountRow } from "./account-rows.js";
+import { accountFields, accountFinders, findAccount, newAccountRow, publicAccount, updateAccount, type AccountFields, type AccountPatch, type AccountRow } from "./account-rows.js";
 
 /**
  * A merchant's own user (the merchant dashboard), kept apart from the operators: its own table
@@ -37,13 +37,9 @@ export function publicMerchantUser(user: MerchantUser): Record<string, unknown> 
   return publicAccount(user, { afterId: { merchantId: user.merchantId } });
 }
 
-export async function findMerchantUserByEmail(db: Knex, email: string): Promise<MerchantUser | undefined> {
-  return findAccount(db, TABLE, { email: normaliseEmail(email) }, fromRow);
-}
-
-export async function findMerchantUserById(db: Knex, id: string): Promise<MerchantUser | undefined> {
-  return findAccount(db, TABLE, { id }, fromRow);
-}
+const finders = accountFinders(TABLE, fromRow);
+export const findMerchantUserByEmail = finders.byEmail;
+export const findMerchantUserById = finders.byId;
 
 /** A user of `merchantId` only: another merchant's user id finds nothing (the Team page's IDOR guard). */
 export async function findMerchantUserOf(db: Knex, merchantId: string, id: string): Promise<MerchantUser | undefined> {

@@ -1,7 +1,7 @@
 import type { Knex } from "knex";
 import { newId } from "@payments/kit";
 import { isOperatorRole, OPERATOR_ROLES, type OperatorIdentity, type OperatorRole } from "@payments/access";
-import { accountFields, findAccount, newAccountRow, normaliseEmail, publicAccount, updateAccount, type AccountFields, type AccountPatch, type AccountRow } from "./account-rows.js";
+import { accountFields, accountFinders, newAccountRow, publicAccount, updateAccount, type AccountFields, type AccountPatch, type AccountRow } from "./account-rows.js";
 
 export { isEmail, normaliseEmail } from "./account-rows.js";
 
@@ -31,13 +31,9 @@ export function publicOperator(operator: Operator): Record<string, unknown> {
   return publicAccount(operator, { afterRole: { kind: operator.kind } });
 }
 
-export async function findOperatorByEmail(db: Knex, email: string): Promise<Operator | undefined> {
-  return findAccount(db, TABLE, { email: normaliseEmail(email) }, fromRow);
-}
-
-export async function findOperatorById(db: Knex, id: string): Promise<Operator | undefined> {
-  return findAccount(db, TABLE, { id }, fromRow);
-}
+const finders = accountFinders(TABLE, fromRow);
+export const findOperatorByEmail = finders.byEmail;
+export const findOperatorById = finders.byId;
 
 export interface NewOperator {
   email: string;
