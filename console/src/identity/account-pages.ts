@@ -76,6 +76,12 @@ export interface AccountPagesSide<A extends PageAccount> {
   formHint?(deps: ConsoleContext, ctx: ConsoleContextKoa): Promise<SafeHtml | undefined>;
 }
 
+/** A side's sign-in, sign-out and set-password paths under `home` (`/` or `/merchant`), and its home. */
+export function pagesUnder(home: string): Pick<AccountPagesSide<PageAccount>, "paths" | "home"> {
+  const prefix = home === "/" ? "" : home;
+  return { paths: { signIn: `${prefix}/sign-in`, signOut: `${prefix}/sign-out`, setPassword: `${prefix}/set-password` }, home };
+}
+
 /** Messages the page shows after a redirect (`?done=…`): a fixed list, never text from the URL. */
 const NOTICES: Record<string, AccountPageKey> = { password: "signIn.passwordSet", signed_out: "signIn.signedOut" };
 

@@ -4,7 +4,7 @@ import { MERCHANT_SESSIONS } from "../../identity/sessions.js";
 import { MERCHANT_LINKS } from "../../identity/sign-in-links.js";
 import { merchantSessionCookieName } from "../../cookies.js";
 import type { ConsoleContext } from "../../context.js";
-import { setPasswordRoutes, signInRoutes, type AccountPagesSide } from "../../identity/account-pages.js";
+import { pagesUnder, setPasswordRoutes, signInRoutes, type AccountPagesSide } from "../../identity/account-pages.js";
 import type { ConsoleRoute } from "../../route.js";
 import { common } from "../common/texts.js";
 import { renderMerchantLayout } from "../layout.js";
@@ -15,8 +15,7 @@ import { renderMerchantLayout } from "../layout.js";
  * operators' pages never sign a merchant user in, nor these an operator.
  */
 const MERCHANT_PAGES: AccountPagesSide<MerchantUser> = {
-  paths: { signIn: "/merchant/sign-in", signOut: "/merchant/sign-out", setPassword: "/merchant/set-password" },
-  home: "/merchant",
+  ...pagesUnder("/merchant"),
   access: { public: "merchant-public", signOut: "merchant" },
   cookieName: merchantSessionCookieName,
   sessions: MERCHANT_SESSIONS,
