@@ -11,7 +11,7 @@ import { dayAfter, dayStart } from "../../shared/params.js";
 import type { ConsoleRoute } from "../../route.js";
 import { formatDay, formatMoney, localeOf } from "../../shared/format.js";
 import { sandboxFilter, type Mode } from "../../shared/mode.js";
-import { merchantPage, signedInMerchant, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
+import { merchantPage, merchantRoute, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
 import { dayChart } from "./chart.js";
 import { homeTexts } from "./texts.js";
 
@@ -130,40 +130,34 @@ export function merchantHomePages(deps: ConsoleContext): ConsoleRoute[] {
     return [settle<Summary>(who.client(DepositService).summarizeDeposits(range)), settle<Summary>(who.client(PayoutService).summarizeWithdrawals(range))] as const;
   };
   return [
-    {
-      method: "GET",
-      path: "/merchant",
-      access: "merchant",
-      handler: async (ctx) => {
-        const who = signedInMerchant(deps, ctx);
-        const lang = who.lang;
-        const t: T = (key, params) => homeTexts(lang, key, params);
-        const today = zoneDate(deps.clock.now().getTime(), DEFAULT_SUMMARY_TIME_ZONE);
-        const todayStart = dayStart(today)!;
-        const tomorrow = dayAfter(today)!;
-        const monthStart = new Date(todayStart.getTime() - 29 * DAY_MS);
-        const mode = ctx.state.mode;
-        const merchantId = who.user.merchantId;
-        const balanceOf = async () => {
-          const [merchant, res] = await Promise.all([who.client(MerchantService).getMerchant({ merchantId }), who.client(PayoutService).getBalances({ merchantId })]);
-          return { balances: res.balances, sandbox: merchant.merchant?.sandbox ?? false };
-        };
-        const [balance, todayDeposits, todayWithdrawals, monthDeposits, monthWithdrawals] = await Promise.all([
-          settle(balanceOf()),
-          ...summaries(who, mode, todayStart, tomorrow),
-          ...summaries(who, mode, monthStart, tomorrow),
-        ]);
-        const first = zoneDate(monthStart.getTime(), DEFAULT_SUMMARY_TIME_ZONE);
-        merchantPage(ctx, who, {
-          title: t("home.title"),
-          active: "home",
-          body: html`<p>${t("home.intro")} <a href="/merchant/payments">${t("payments.link")}</a></p><p class="hint">${t(mode === "sandbox" ? "mode.sandbox" : "mode.live")}</p>
+    merchantRoute(deps, { method: "GET", path: "/merchant" }, async (ctx, who) => {
+      const lang = who.lang;
+      const t: T = (key, params) => homeTexts(lang, key, params);
+      const today = zoneDate(deps.clock.now().getTime(), DEFAULT_SUMMARY_TIME_ZONE);
+      const todayStart = dayStart(today)!;
+      const tomorrow = dayAfter(today)!;
+      const monthStart = new Date(todayStart.getTime() - 29 * DAY_MS);
+      const mode = ctx.state.mode;
+      const merchantId = who.user.merchantId;
+      const balanceOf = async () => {
+        const [merchant, res] = await Promise.all([who.client(MerchantService).getMerchant({ merchantId }), who.client(PayoutService).getBalances({ merchantId })]);
+        return { balances: res.balances, sandbox: merchant.merchant?.sandbox ?? false };
+      };
+      const [balance, todayDeposits, todayWithdrawals, monthDeposits, monthWithdrawals] = await Promise.all([
+        settle(balanceOf()),
+        ...summaries(who, mode, todayStart, tomorrow),
+        ...summaries(who, mode, monthStart, tomorrow),
+      ]);
+      const first = zoneDate(monthStart.getTime(), DEFAULT_SUMMARY_TIME_ZONE);
+      merchantPage(ctx, who, {
+        title: t("home.title"),
+        active: "home",
+        body: html`<p>${t("home.intro")} <a href="/merchant/payments">${t("payments.link")}</a></p><p class="hint">${t(mode === "sandbox" ? "mode.sandbox" : "mode.live")}</p>
 <section aria-labelledby="h-balance"><h2 id="h-balance">${t("balance.title")}</h2>${balances(balance, mode, t, lang)}</section>
 <section aria-labelledby="h-today"><h2 id="h-today">${t("today.title")}</h2>${totalsTable(t("today.caption", { date: dayText(today, lang) }), todayDeposits, todayWithdrawals, t, lang)}</section>
 <section aria-labelledby="h-month"><h2 id="h-month">${t("month.title")}</h2>${totalsTable(t("month.caption", { from: dayText(first, lang), to: dayText(today, lang) }), monthDeposits, monthWithdrawals, t, lang)}
 <div class="grid">${chartSection("chart-deposits", t("chart.deposits"), monthDeposits, t, lang)}${chartSection("chart-withdrawals", t("chart.withdrawals"), monthWithdrawals, t, lang)}</div></section>`,
-        });
-      },
-    },
+      });
+    }),
   ];
 }

@@ -85,14 +85,21 @@ export function check(f: PaymentFilters, lang: Language, mode: ConsoleContextKoa
   return { invalid, sandbox: sandboxFilter(mode), from, to, amount };
 }
 
-export function depositsRequest(who: MerchantSignedIn, f: PaymentFilters, c: Checked, limit: number, cursor: string): MessageInitShape<typeof ListDepositsRequestSchema> {
+/** What both lists are asked by: the merchant, the mode, the created range and the exact amount. */
+function commonRequest(who: MerchantSignedIn, c: Checked) {
   return {
     merchantId: who.user.merchantId,
     sandbox: c.sandbox,
-    status: isDepositStatusName(f.status) ? depositStatusToProto(f.status) : DepositStatus.UNSPECIFIED,
     ...(c.from ? { createdFrom: timestampFromDate(c.from) } : {}),
     ...(c.to ? { createdTo: timestampFromDate(c.to) } : {}),
     ...(c.amount ? { amount: c.amount } : {}),
+  };
+}
+
+export function depositsRequest(who: MerchantSignedIn, f: PaymentFilters, c: Checked, limit: number, cursor: string): MessageInitShape<typeof ListDepositsRequestSchema> {
+  return {
+    ...commonRequest(who, c),
+    status: isDepositStatusName(f.status) ? depositStatusToProto(f.status) : DepositStatus.UNSPECIFIED,
     customerId: f.customerId,
     customerName: f.customerName,
     reference: f.reference,
@@ -103,12 +110,8 @@ export function depositsRequest(who: MerchantSignedIn, f: PaymentFilters, c: Che
 
 export function withdrawalsRequest(who: MerchantSignedIn, f: PaymentFilters, c: Checked, limit: number, cursor: string): MessageInitShape<typeof ListWithdrawalsRequestSchema> {
   return {
-    merchantId: who.user.merchantId,
-    sandbox: c.sandbox,
+    ...commonRequest(who, c),
     status: isWithdrawalStatusName(f.status) ? withdrawalStatusToProto(f.status) : WithdrawalStatus.UNSPECIFIED,
-    ...(c.from ? { createdFrom: timestampFromDate(c.from) } : {}),
-    ...(c.to ? { createdTo: timestampFromDate(c.to) } : {}),
-    ...(c.amount ? { amount: c.amount } : {}),
     holderName: f.holderName,
     limit,
     cursor,
