@@ -4,6 +4,7 @@ import { MerchantService, type ApiKey, type Merchant } from "@payments/contracts
 import { deliveryStatusName, deliveryStatusToProto, depositStatusName, isDeliveryStatusName } from "@payments/contracts/statuses";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../shared/html.js";
+import { attemptErrorText } from "../../shared/service-texts.js";
 import { alert, field, notice } from "../../shared/layout.js";
 import { cursorParam, ID_PATTERN, linkTo, minorUnits, seeOther, timeOf } from "../../shared/params.js";
 import type { MerchantRole } from "@payments/access";
@@ -254,7 +255,7 @@ ${sandboxSection(who, t, m, form, errors)}`,
           });
           const last = (e: CallbackEvent) => {
             const a = e.attempts.at(-1);
-            return a ? (a.statusCode ? String(a.statusCode) : a.error || a.outcome) : "—";
+            return a ? (a.statusCode ? String(a.statusCode) : (a.error ? attemptErrorText(who.lang, a.error) : a.outcome)) : "—";
           };
           list =
             res.events.length === 0
@@ -262,7 +263,7 @@ ${sandboxSection(who, t, m, form, errors)}`,
               : html`${tableScroll(
                   t("events.caption"),
                   html`<table><caption>${t("events.caption")}</caption><thead><tr><th scope="col">${t("events.id")}</th><th scope="col">${t("events.type")}</th><th scope="col">${t("events.transaction")}</th><th scope="col">${t("events.status")}</th><th scope="col">${t("events.at")}</th><th scope="col" class="num">${t("events.attempts")}</th><th scope="col">${t("events.last")}</th></tr></thead>
-<tbody>${res.events.map((e) => html`<tr><td><code>${e.id}</code></td><td>${e.type}</td><td>${eventLink(e)}</td><td>${t(`events.${deliveryStatusName(e.deliveryStatus)}`)}</td><td>${timeOf(e.createdAt, who.lang)}</td><td class="num">${e.attempts.length}</td><td>${last(e)}</td></tr>`)}</tbody></table>`,
+<tbody>${res.events.map((e) => html`<tr><td><code>${e.id}</code></td><td><code>${e.type}</code></td><td>${eventLink(e)}</td><td>${t(`events.${deliveryStatusName(e.deliveryStatus)}`)}</td><td>${timeOf(e.createdAt, who.lang)}</td><td class="num">${e.attempts.length}</td><td>${last(e)}</td></tr>`)}</tbody></table>`,
                 )}
 <nav aria-label="${t("events.pager")}"><ul>${cursor ? html`<li><a href="${linkTo("/merchant/developers/events", { status })}">${t("events.first")}</a></li>` : null}${res.nextCursor ? html`<li><a href="${linkTo("/merchant/developers/events", { status, cursor: res.nextCursor })}" rel="next">${t("events.next")}</a></li>` : null}</ul></nav>`;
         } catch (err) {

@@ -2,6 +2,7 @@ import { API_KEY_SCOPES, type ApiKeyScope, type MerchantRole } from "@payments/a
 import { MerchantService, type ApiKey } from "@payments/contracts/merchant";
 import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../shared/html.js";
+import { actorText } from "../../shared/service-texts.js";
 import { alert, field, notice } from "../../shared/layout.js";
 import { seeOther, timeOf } from "../../shared/params.js";
 import type { ConsoleRoute } from "../../route.js";
@@ -48,7 +49,7 @@ function keyStatus(who: MerchantSignedIn, t: KT, key: ApiKey): SafeHtml | string
 function keyRow(who: MerchantSignedIn, t: KT, key: ApiKey): SafeHtml {
   const name = keyName(t, key);
   return html`<tr><th scope="row">${name}</th><td><code>${key.id}</code></td><td>${scopeNames(t, key.scopes)}</td><td>${key.trusted ? t("keys.yesTrusted") : t("keys.notTrusted")}</td>
-<td>${timeOf(key.createdAt, who.lang)}${key.createdBy ? html`<br><span class="hint">${t("keys.by", { who: key.createdBy })}</span>` : null}</td><td>${keyStatus(who, t, key)}</td>
+<td>${timeOf(key.createdAt, who.lang)}${key.createdBy ? html`<br><span class="hint">${t("keys.by", { who: actorText(who.lang, key.createdBy) })}</span>` : null}</td><td>${keyStatus(who, t, key)}</td>
 <td><a href="${keyPath(key.id)}" aria-label="${t("keys.manageLabel", { name })}">${t("keys.manage")}</a></td></tr>`;
 }
 
@@ -112,7 +113,7 @@ export function showKey(ctx: ConsoleContextKoa, who: MerchantSignedIn, key: ApiK
   const manage = mayHold(who, key.scopes) && !key.revokedAt;
   const name = keyName(t, key);
   const facts = html`<dl class="facts card"><dt>${t("keys.key")}</dt><dd><code>${key.id}</code></dd><dt>${t("keys.scopes")}</dt><dd>${scopeNames(t, key.scopes)}</dd>
-<dt>${t("keys.trusted")}</dt><dd>${key.trusted ? t("keys.yesTrusted") : t("keys.notTrusted")}</dd><dt>${t("keys.created")}</dt><dd>${timeOf(key.createdAt, who.lang)}${key.createdBy ? ` · ${t("keys.by", { who: key.createdBy })}` : ""}</dd>
+<dt>${t("keys.trusted")}</dt><dd>${key.trusted ? t("keys.yesTrusted") : t("keys.notTrusted")}</dd><dt>${t("keys.created")}</dt><dd>${timeOf(key.createdAt, who.lang)}${key.createdBy ? ` · ${t("keys.by", { who: actorText(who.lang, key.createdBy) })}` : ""}</dd>
 <dt>${t("keys.status")}</dt><dd>${keyStatus(who, t, key)}</dd></dl>`;
   const notes = html`${key.primary ? html`<p class="hint">${t("keys.primaryHint")}</p>` : null}${key.revokedAt ? html`<p class="notice">${t("key.revoked")}</p>` : null}${
     !key.revokedAt && managesKeys(who) && !manage ? html`<p class="notice">${t("key.holdersOnly")}</p>` : null

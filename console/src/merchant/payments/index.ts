@@ -17,7 +17,7 @@ import { cursorParam, ID_PATTERN, timeOf } from "../../shared/params.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, signedInMerchant, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
-import { codeText, eventTypeText, statusText } from "../../shared/service-texts.js";
+import { attemptErrorText, codeText, eventTypeText, statusText } from "../../shared/service-texts.js";
 import { createdEntry, eventEntries, finishedEntry, timelineSection, type TimelineEntry } from "../../shared/timeline.js";
 import { depositAmount, depositStatus, depositsTable, modeText as mode, withdrawalStatus, withdrawalsTable } from "./tables.js";
 import { byProcessId, check, depositsRequest, filterForm, filtersOf, paramsOf, tabs, withdrawalsRequest, type Kind } from "./filters.js";
@@ -52,7 +52,7 @@ function callbackSection(t: T, lang: Language, who: MerchantSignedIn, back: stri
 <thead><tr><th scope="col" class="num">${t("callbacks.number")}</th><th scope="col">${t("callbacks.at")}</th><th scope="col">${t("callbacks.url")}</th><th scope="col" class="num">${t("callbacks.statusCode")}</th><th scope="col" class="num">${t("callbacks.latency")}</th><th scope="col">${t("callbacks.outcome")}</th><th scope="col">${t("callbacks.answer")}</th></tr></thead>
 <tbody>${e.attempts.map(
               (a) =>
-                html`<tr><td class="num">${a.number}</td><td>${timeOf(a.attemptedAt, lang)}</td><td>${a.url ? html`<code>${a.url}</code>` : "—"}</td><td class="num">${a.statusCode || "—"}</td><td class="num">${a.latencyMs} ms</td><td class="${a.outcome === "delivered" ? "ok" : a.outcome === "failed" ? "bad" : ""}">${statusText(lang, "attempt", a.outcome)}</td><td>${a.error || "—"}</td></tr>`,
+                html`<tr><td class="num">${a.number}</td><td>${timeOf(a.attemptedAt, lang)}</td><td>${a.url ? html`<code>${a.url}</code>` : "—"}</td><td class="num">${a.statusCode || "—"}</td><td class="num">${a.latencyMs} ms</td><td class="${a.outcome === "delivered" ? "ok" : a.outcome === "failed" ? "bad" : ""}">${statusText(lang, "attempt", a.outcome)}</td><td>${a.error ? attemptErrorText(lang, a.error) : "—"}</td></tr>`,
             )}</tbody></table>`,
           );
     return html`<section class="card" aria-labelledby="${`ev-${e.id}`}"><h3 id="${`ev-${e.id}`}">${eventTypeText(lang, e.type)} · ${delivery}</h3>

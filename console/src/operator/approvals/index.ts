@@ -14,7 +14,7 @@ import { approvalText } from "../../shared/approval-texts.js";
 import { accountApprovalPages } from "./console-approvals.js";
 import { readInbox, type Inbox } from "./inbox.js";
 import { inboxTexts, type InboxKey } from "./inbox-texts.js";
-import { codeText } from "../../shared/service-texts.js";
+import { codeText, roleText } from "../../shared/service-texts.js";
 import { csrfField, cursorParam, formatTime, isServiceName, notFoundPage, operatorRoute, type Refusal, refusalOf, scrollingTable, type SignedIn, timeOf, workPage } from "../operator-call.js";
 
 /** The RPC whose approved run answers secrets, given to the approver once: a live merchant's creation. */
@@ -120,7 +120,7 @@ ${field({ id: "reject-reason", name: "reason", label: who.t("approval.reason"), 
 <dt>${ti(who)("where")}</dt><dd>${isServiceName(a.service) ? ti(who)(`where.${a.service}`) : a.service}</dd>
 <dt>${who.t("approval.rpc")}</dt><dd><code>${a.rpc}</code></dd>
 <dt>${who.t("approval.reasonGiven")}</dt><dd>${a.reason || "—"}</dd>
-<dt>${who.t("approvals.maker")}</dt><dd>${a.maker} (${a.makerRole})</dd>
+<dt>${who.t("approvals.maker")}</dt><dd>${a.maker} (${roleText(who.lang, a.makerRole)})</dd>
 <dt>${who.t("approvals.created")}</dt><dd>${timeOf(a.createdAt, who.lang)}</dd>
 <dt>${who.t("approvals.expires")}</dt><dd>${timeOf(a.expiresAt, who.lang)}</dd>
 <dt>${who.t("approvals.status")}</dt><dd>${statusText(who, a.status)}</dd>

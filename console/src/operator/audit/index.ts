@@ -8,7 +8,7 @@ import { alert, field } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { cursorParam, operatorRoute, queryText, refusalAlert, type SignedIn, timeOf, workPage } from "../operator-call.js";
-import { outcomeText, roleText, rpcText, serviceText } from "../../shared/service-texts.js";
+import { outcomeText, roleReasonText, roleText, rpcText, serviceText } from "../../shared/service-texts.js";
 import { decodeCursor, mergedAuditPage, type AuditFilters } from "./merged-audit.js";
 import { actorNamed, merchantNamed, Names } from "../directory.js";
 
@@ -63,7 +63,7 @@ function recordRow(who: SignedIn, names: Names, r: AuditRecord): SafeHtml {
 <td>${actorNamed(names, r.actor)}${r.role ? html` <span class="hint">(${roleText(lang, r.role)})</span>` : null}${r.maker ? html`<br><span class="hint">${who.t("audit.askedBy", { maker: names.operator(r.maker) ? `${names.operator(r.maker)} (${r.maker})` : r.maker })}</span>` : null}</td>
 <td>${rpcText(lang, r.rpc)}</td>
 <td>${targetsNamed(names, r.targetIds)}</td>
-<td>${r.reason || "—"}</td>
+<td>${r.reason ? roleReasonText(lang, r.reason) : "—"}</td>
 <td class="${r.outcome === "ok" ? "ok" : "bad"}">${outcomeText(lang, r.outcome)}</td>
 <td>${r.approvalId ? html`<a href="${`/approvals/${r.service}/${r.approvalId}`}">${r.approvalId}</a>` : "—"}</td>
 </tr>`;

@@ -13,7 +13,7 @@ import { csrfField, cursorParam, dayAfter, dayStart, ID_PATTERN, isOneOf, minorU
 import { amountOf, filterForm, filtersOf, type Filters, type SearchField } from "../list-filters.js";
 import { merchantNamed, named, Names } from "../directory.js";
 import { sandboxFilter } from "../../shared/mode.js";
-import { matchByText, matchReasonText } from "../../shared/match-reasons.js";
+import { matchByText, matchReasonText, scoreText } from "../../shared/match-reasons.js";
 import { auditEntries, auditOf, callbacksSection, eventEntries, eventsOf, timelineSection, type TimelineEntry } from "../transaction-history.js";
 import { statusText as transferStatusText } from "../transfers/index.js";
 
@@ -166,7 +166,7 @@ export function depositPages(deps: ConsoleContext): ConsoleRoute[] {
 <dt>${who.t("deposit.reference")}</dt><dd><code>${d.reference}</code></dd>
 <dt>${who.t("deposit.customer")}</dt><dd>${d.customer ? html`${named(d.customer.name, d.customer.id)}${d.customer.username ? html` · ${d.customer.username}` : null}` : "—"}</dd>
 <dt>${who.t("transfer.receivingIban")}</dt><dd>${d.assignedAccount ? html`${d.assignedAccount.accountName || names.account(d.assignedAccount.iban)?.accountName || ""} · ${d.assignedAccount.bankName} <small><code class="id">${d.assignedAccount.iban}</code></small>` : "—"}</dd>
-<dt>${who.t("transfer.score")}</dt><dd>${d.matchBy ? `${matchByText(who.lang, d.matchBy)} ${d.matchScore.toFixed(2)} (${d.matchReasons.map((r) => matchReasonText(who.lang, r)).join(", ")})` : "—"}</dd>
+<dt>${who.t("transfer.score")}</dt><dd>${d.matchBy ? `${matchByText(who.lang, d.matchBy)} ${scoreText(who.lang, d.matchScore)} (${d.matchReasons.map((r) => matchReasonText(who.lang, r)).join(", ")})` : "—"}</dd>
 <dt>${who.t("deposit.failureReason")}</dt><dd>${d.failureReason || "—"}</dd>
 <dt>${who.t("list.created")}</dt><dd>${timeOf(d.createdAt, who.lang)}</dd>
 <dt>${who.t("deposit.expires")}</dt><dd>${timeOf(d.expiresAt, who.lang) ?? "—"}</dd>
