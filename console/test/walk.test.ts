@@ -2,7 +2,8 @@ import test from "ava";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startStack, type Stack } from "./service-harness.js";
 import { launchChromium, signInThroughForm, walkContext } from "./walk/browser.js";
-import { LAYOUT_CHECKS } from "./walk/checks.js";
+import { LAYOUT_CHECKS, type WalkCheck } from "./walk/checks.js";
+import { contentChecks } from "./walk/content.js";
 import { seedDay, type SeededDay } from "./walk/seed.js";
 import { areasOf, walk } from "./walk/visit.js";
 
@@ -11,18 +12,24 @@ import { areasOf, walk } from "./walk/visit.js";
  * an operator (an admin, who sees every form) and of a merchant's owner, in Turkish and English,
  * at 1280×800 and 390×844, in Debian's Chromium. On every page: the stylesheet loads under the
  * CSP, nothing scrolls sideways (neither the page nor a box in it), no word is broken inside a
- * table cell, axe-core finds no serious or critical violation, the browser reports no error.
+ * table cell, axe-core finds no serious or critical violation, the browser reports no error; and
+ * what it says (walk/content.ts): a Turkish page has no English-only word and no raw code outside
+ * `<code>`, ids and the seeded names (the words learnt from the product's own dictionaries), every
+ * amount is in the locale's form (₺1.234,56 / TRY 1,234.56), every merchant id shown has its
+ * merchant's name before it in the same row, item or definition.
  * The areas come from each side's navigation, so a new area is walked without changing this file.
  */
 
 let stack: Stack;
 let browser: Browser;
 let day: SeededDay;
+let checks: WalkCheck[];
 
 test.before(async () => {
   browser = await launchChromium();
   stack = await startStack();
   day = await seedDay(stack);
+  checks = [...LAYOUT_CHECKS, ...contentChecks(day.seeded)];
 });
 
 test.after.always(async () => {
@@ -39,14 +46,14 @@ async function signedIn(form: { path: string; email: string; password: string; l
 }
 
 for (const lang of ["tr", "en"] as const) {
-  test.serial(`every operator's page in ${lang === "tr" ? "Turkish" : "English"}, at 1280 and 390 px: it fits, no word is broken in a cell, axe is clean`, async (t) => {
+  test.serial(`every operator's page in ${lang === "tr" ? "Turkish" : "English"}, at 1280 and 390 px: it fits, no word is broken in a cell, axe is clean, its words, amounts and merchants read right`, async (t) => {
     t.timeout(180_000);
     const { context, page } = await signedIn({ path: "/sign-in", email: day.admin.email, password: day.admin.password, lands: "/" });
     try {
       const areas = await areasOf(page);
       t.true(areas.length >= 10, `the navigation lists the areas: ${areas.join(" ")}`);
       const pages = [...areas, ...day.operatorDetails];
-      t.deepEqual(await walk(page, stack.c.url, pages, LAYOUT_CHECKS, [lang]), []);
+      t.deepEqual(await walk(page, stack.c.url, pages, checks, [lang]), []);
       t.log(`${pages.length} pages`);
     } finally {
       await context.close();
@@ -55,14 +62,14 @@ for (const lang of ["tr", "en"] as const) {
 }
 
 for (const lang of ["tr", "en"] as const) {
-  test.serial(`every merchant user's page in ${lang === "tr" ? "Turkish" : "English"}, at 1280 and 390 px: it fits, no word is broken in a cell, axe is clean`, async (t) => {
+  test.serial(`every merchant user's page in ${lang === "tr" ? "Turkish" : "English"}, at 1280 and 390 px: it fits, no word is broken in a cell, axe is clean, its words, amounts and merchants read right`, async (t) => {
     t.timeout(180_000);
     const { context, page } = await signedIn({ path: "/merchant/sign-in", email: day.merchantUser.email, password: day.merchantUser.password, lands: "/merchant" });
     try {
       const areas = await areasOf(page);
       t.true(areas.length >= 5, `the navigation lists the areas: ${areas.join(" ")}`);
       const pages = [...areas, ...day.merchantDetails];
-      t.deepEqual(await walk(page, stack.c.url, pages, LAYOUT_CHECKS, [lang]), []);
+      t.deepEqual(await walk(page, stack.c.url, pages, checks, [lang]), []);
       t.log(`${pages.length} pages`);
     } finally {
       await context.close();

@@ -7,8 +7,8 @@ import { IN_PAGE } from "./in-page.js";
  * What the walk checks on every page it visits, one function each, each returning the problems
  * it found (empty: none). A check gets the page as the browser shows it and where it is; the walk
  * (walk.test.ts) runs every check of the list it is given on every page, language and width, and
- * reports all problems at the end. More checks (Turkish pages without English words, amounts in
- * the locale's form, every merchant named) join the list as further functions of this shape.
+ * reports all problems at the end. The checks of what a page says (Turkish pages without English
+ * words, amounts in the locale's form, every merchant named) are in content.ts, of the same shape.
  */
 export interface Visit {
   path: string;

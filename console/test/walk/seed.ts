@@ -2,6 +2,7 @@ import type { Deposit } from "@payments/contracts/deposit";
 import { eventually } from "@payments/testing";
 import { merchantUserAccount } from "../merchant-harness.js";
 import { operatorAccount, PASSWORD, postFrom, reportTo, signedInAs, type Stack } from "../service-harness.js";
+import type { SeededNames } from "./content.js";
 
 /** What the walk's day left behind: who signs in, and the ids of the pages of one thing. */
 export interface SeededDay {
@@ -11,6 +12,8 @@ export interface SeededDay {
   operatorDetails: string[];
   /** The merchant user's pages of one thing and the second pages of an area. */
   merchantDetails: string[];
+  /** The merchants by id and the people's, banks' and payments' texts: data, which the language check leaves alone. */
+  seeded: SeededNames;
 }
 
 const CUSTOMERS = [
@@ -72,14 +75,25 @@ export async function seedDay(stack: Stack): Promise<SeededDay> {
     eventId = (await stack.callbacks.listEvents({ allMerchants: true, transactionId: paid[0]!.id, limit: 5 })).events[0]?.id ?? "";
     return eventId !== "";
   }, "a callback event");
-  const bank = (await stack.bankCatalog.listBanks({})).banks[0]!;
+  const banks = (await stack.bankCatalog.listBanks({})).banks;
+  const bank = banks[0]!;
   const apiKey = (await stack.merchants.getMerchant({ merchantId: shop })).merchant!.apiKey;
 
   const merchantUser = { email: "walk-owner@anadolu-kitap.test", password: PASSWORD, merchantId: shop };
   await merchantUserAccount(stack, shop, merchantUser.email, "owner");
 
+  const senders = ["AYSE YILMAZ", "MEHMET OZTURK", "ZEYNEP CELIK", "IBRAHIM SAHIN", "bilinmeyen odeme", "odeme", "sipariş yok"];
+  // The console's and the services' harness accounts, and the note the harness's second operator approves with.
+  const people = ["walk-admin", "walk-finance", "walk-owner", "bootstrap-bot", "second-bot", "test-admin", "test-approver", "Test Approver", "approved by the test harness's second operator"];
+  const accounts = (await stack.bankCatalog.listReceivingAccounts({})).accounts.map((a) => a.accountName);
+  const seeded: SeededNames = {
+    merchants: Object.fromEntries(ids.map((id, i) => [id, names[i]!])),
+    names: [...CUSTOMERS.flatMap((c) => [c.name, c.username]), ...senders, ...people, ...banks.map((b) => b.name), ...accounts],
+  };
+
   return {
     admin,
+    seeded,
     merchantUser,
     operatorDetails: [
       `/deposits/${paid[0]!.id}`,
