@@ -10,7 +10,7 @@ import { cursorParam, ID_PATTERN, linkTo, minorUnits, seeOther, timeOf } from ".
 import type { MerchantRole } from "@payments/access";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa, RouteContext } from "../../state.js";
-import { merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, signedInMerchant, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
+import { merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, merchantRoute, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
 import { findKey, KEY_ROLES, keyRoutes, keysSection, keyTextsOf, showKey } from "./keys.js";
 import { developerTextsOf as textsOf, graceOf, graceSelect, secretPage, type DeveloperT as T } from "./page-parts.js";
 import { developerTexts } from "./texts.js";
@@ -144,31 +144,20 @@ ${sandboxSection(who, t, m, form, errors)}`,
   };
 
   /** A change by an owner or developer (or who `roles` names): the service's refusal as the page shows it; a validation refusal next to its field. */
-  const change = (path: string, run: (ctx: RouteContext, who: MerchantSignedIn, t: T) => Promise<void>, roles: readonly MerchantRole[] = ACTING_ROLES): ConsoleRoute => ({
-    method: "POST",
-    path,
-    access: "merchant",
-    merchantRoles: roles,
-    handler: async (ctx) => {
-      const who = signedInMerchant(deps, ctx);
+  const change = (path: string, run: (ctx: RouteContext, who: MerchantSignedIn, t: T) => Promise<void>, roles: readonly MerchantRole[] = ACTING_ROLES): ConsoleRoute =>
+    merchantRoute(deps, { method: "POST", path, roles }, async (ctx, who) => {
       const t = textsOf(who);
       try {
         await run(ctx, who, t);
       } catch (err) {
         merchantRefusal(ctx, who, err, { title: t("title"), active: "developers" });
       }
-    },
-  });
+    });
 
   const depositIdOf = (value: unknown) => (typeof value === "string" && ID_PATTERN.test(value.trim()) ? value.trim() : undefined);
 
   return [
-    {
-      method: "GET",
-      path: "/merchant/developers",
-      access: "merchant",
-      handler: async (ctx) => show(ctx, signedInMerchant(deps, ctx), {}),
-    },
+    merchantRoute(deps, { method: "GET", path: "/merchant/developers" }, async (ctx, who) => show(ctx, who, {})),
     // The primary key's secret (the form before keys had scopes): the service refuses it to a developer, since the primary key can withdraw.
     change(
       "/merchant/developers/rotate-secret",
@@ -236,48 +225,42 @@ ${sandboxSection(who, t, m, form, errors)}`,
       const res = await who.client(DepositService).sandboxExpireDeposit({ merchantId: who.user.merchantId, depositId });
       await show(ctx, who, { banner: notice(t("sandbox.paid", { id: depositId, status: res.deposit ? depositStatusName(res.deposit.status) : "" })) });
     }),
-    {
-      method: "GET",
-      path: "/merchant/developers/events",
-      access: "merchant",
-      handler: async (ctx) => {
-        const who = signedInMerchant(deps, ctx);
-        const t = textsOf(who);
-        const status = typeof ctx.query.status === "string" && isDeliveryStatusName(ctx.query.status) ? ctx.query.status : "";
-        const cursor = cursorParam(ctx.query.cursor);
-        let list: SafeHtml;
-        try {
-          const res = await who.client(CallbackService).listEvents({
-            merchantId: who.user.merchantId,
-            ...(status ? { deliveryStatus: deliveryStatusToProto(status) } : {}),
-            limit: EVENTS_PAGE,
-            cursor,
-          });
-          const last = (e: CallbackEvent) => {
-            const a = e.attempts.at(-1);
-            return a ? (a.statusCode ? String(a.statusCode) : (a.error ? attemptErrorText(who.lang, a.error) : a.outcome)) : "—";
-          };
-          list =
-            res.events.length === 0
-              ? html`<p>${t("events.empty")}</p>`
-              : html`${tableScroll(
-                  t("events.caption"),
-                  html`<table><caption>${t("events.caption")}</caption><thead><tr><th scope="col">${t("events.id")}</th><th scope="col">${t("events.type")}</th><th scope="col">${t("events.transaction")}</th><th scope="col">${t("events.status")}</th><th scope="col">${t("events.at")}</th><th scope="col" class="num">${t("events.attempts")}</th><th scope="col">${t("events.last")}</th></tr></thead>
+    merchantRoute(deps, { method: "GET", path: "/merchant/developers/events" }, async (ctx, who) => {
+      const t = textsOf(who);
+      const status = typeof ctx.query.status === "string" && isDeliveryStatusName(ctx.query.status) ? ctx.query.status : "";
+      const cursor = cursorParam(ctx.query.cursor);
+      let list: SafeHtml;
+      try {
+        const res = await who.client(CallbackService).listEvents({
+          merchantId: who.user.merchantId,
+          ...(status ? { deliveryStatus: deliveryStatusToProto(status) } : {}),
+          limit: EVENTS_PAGE,
+          cursor,
+        });
+        const last = (e: CallbackEvent) => {
+          const a = e.attempts.at(-1);
+          return a ? (a.statusCode ? String(a.statusCode) : (a.error ? attemptErrorText(who.lang, a.error) : a.outcome)) : "—";
+        };
+        list =
+          res.events.length === 0
+            ? html`<p>${t("events.empty")}</p>`
+            : html`${tableScroll(
+                t("events.caption"),
+                html`<table><caption>${t("events.caption")}</caption><thead><tr><th scope="col">${t("events.id")}</th><th scope="col">${t("events.type")}</th><th scope="col">${t("events.transaction")}</th><th scope="col">${t("events.status")}</th><th scope="col">${t("events.at")}</th><th scope="col" class="num">${t("events.attempts")}</th><th scope="col">${t("events.last")}</th></tr></thead>
 <tbody>${res.events.map((e) => html`<tr><td><code>${e.id}</code></td><td><code>${e.type}</code></td><td>${eventLink(e)}</td><td>${t(`events.${deliveryStatusName(e.deliveryStatus)}`)}</td><td>${timeOf(e.createdAt, who.lang)}</td><td class="num">${e.attempts.length}</td><td>${last(e)}</td></tr>`)}</tbody></table>`,
-                )}
+              )}
 <nav aria-label="${t("events.pager")}"><ul>${cursor ? html`<li><a href="${linkTo("/merchant/developers/events", { status })}">${t("events.first")}</a></li>` : null}${res.nextCursor ? html`<li><a href="${linkTo("/merchant/developers/events", { status, cursor: res.nextCursor })}" rel="next">${t("events.next")}</a></li>` : null}</ul></nav>`;
-        } catch (err) {
-          return merchantRefusal(ctx, who, err, { title: t("events.title"), active: "developers" });
-        }
-        const option = (value: string, key: Parameters<typeof developerTexts>[1]) => html`<option value="${value}"${value === status ? html` selected` : null}>${t(key)}</option>`;
-        merchantPage(ctx, who, {
-          title: t("events.title"),
-          active: "developers",
-          body: html`<form method="get" action="/merchant/developers/events" class="filters"><label for="events-status">${t("events.status")}</label>
+      } catch (err) {
+        return merchantRefusal(ctx, who, err, { title: t("events.title"), active: "developers" });
+      }
+      const option = (value: string, key: Parameters<typeof developerTexts>[1]) => html`<option value="${value}"${value === status ? html` selected` : null}>${t(key)}</option>`;
+      merchantPage(ctx, who, {
+        title: t("events.title"),
+        active: "developers",
+        body: html`<form method="get" action="/merchant/developers/events" class="filters"><label for="events-status">${t("events.status")}</label>
 <select id="events-status" name="status">${option("", "events.all")}${option("pending", "events.pending")}${option("delivered", "events.delivered")}${option("failed", "events.failed")}</select>
 <button type="submit">${t("events.filter")}</button></form>${list}<p><a href="/merchant/developers">${t("secret.back")}</a></p>`,
-        });
-      },
-    },
+      });
+    }),
   ];
 }

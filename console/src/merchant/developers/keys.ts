@@ -7,7 +7,7 @@ import { alert, field, notice } from "../../shared/layout.js";
 import { seeOther, timeOf } from "../../shared/params.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa, RouteContext } from "../../state.js";
-import { merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, signedInMerchant, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
+import { merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, merchantRoute, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
 import { keyTexts } from "./key-texts.js";
 import { developerTextsOf, graceOf, graceSelect, secretPage } from "./page-parts.js";
 
@@ -164,13 +164,8 @@ export function keyRoutes(
     path: string,
     roles: readonly MerchantRole[] | undefined,
     run: (ctx: RouteContext, who: MerchantSignedIn, key: ApiKey) => Promise<void>,
-  ): ConsoleRoute => ({
-    method,
-    path,
-    access: "merchant",
-    ...(roles ? { merchantRoles: roles } : {}),
-    handler: async (ctx) => {
-      const who = signedInMerchant(deps, ctx);
+  ): ConsoleRoute =>
+    merchantRoute(deps, { method, path, ...(roles ? { roles } : {}) }, async (ctx, who) => {
       try {
         const key = await findKey(who, ctx.params.apiKey ?? "");
         if (!key) return merchantNotFound(ctx, who, "developers");
@@ -178,31 +173,23 @@ export function keyRoutes(
       } catch (err) {
         merchantRefusal(ctx, who, err, { title: developerTextsOf(who)("title"), active: "developers" });
       }
-    },
-  });
+    });
 
   return [
-    {
-      method: "POST",
-      path: "/merchant/developers/keys",
-      access: "merchant",
-      merchantRoles: KEY_ROLES,
-      handler: async (ctx) => {
-        const who = signedInMerchant(deps, ctx);
-        const t = keyTextsOf(who);
-        const form = ctx.state.form ?? {};
-        const { label, scopes, errors } = readCreateForm(t, form);
-        if (Object.keys(errors).length > 0) return showDevelopers(ctx, who, { keyForm: form, keyErrors: errors }, 400);
-        // Not offered to a developer, so only a crafted form asks: refused here in their language (the service refuses it too).
-        if (!mayHold(who, scopes)) return merchantPage(ctx, who, { title: t("create.title"), active: "developers", body: alert(t("create.refused")) ?? html`` }, 403);
-        try {
-          const res = await who.client(MerchantService).createApiKey({ merchantId: who.user.merchantId, label, scopes });
-          secretPage(ctx, who, t("created.title"), [[t("created.key"), res.key!.id], [t("created.secret"), res.apiSecret]], keyPath(res.key!.id));
-        } catch (err) {
-          merchantRefusal(ctx, who, err, { title: t("create.title"), active: "developers" });
-        }
-      },
-    },
+    merchantRoute(deps, { method: "POST", path: "/merchant/developers/keys", roles: KEY_ROLES }, async (ctx, who) => {
+      const t = keyTextsOf(who);
+      const form = ctx.state.form ?? {};
+      const { label, scopes, errors } = readCreateForm(t, form);
+      if (Object.keys(errors).length > 0) return showDevelopers(ctx, who, { keyForm: form, keyErrors: errors }, 400);
+      // Not offered to a developer, so only a crafted form asks: refused here in their language (the service refuses it too).
+      if (!mayHold(who, scopes)) return merchantPage(ctx, who, { title: t("create.title"), active: "developers", body: alert(t("create.refused")) ?? html`` }, 403);
+      try {
+        const res = await who.client(MerchantService).createApiKey({ merchantId: who.user.merchantId, label, scopes });
+        secretPage(ctx, who, t("created.title"), [[t("created.key"), res.key!.id], [t("created.secret"), res.apiSecret]], keyPath(res.key!.id));
+      } catch (err) {
+        merchantRefusal(ctx, who, err, { title: t("create.title"), active: "developers" });
+      }
+    }),
     onKey("GET", "/merchant/developers/keys/:apiKey", undefined, async (ctx, who, key) => {
       const t = keyTextsOf(who);
       const done = ctx.query.done === "trusted" ? t("trust.done") : ctx.query.done === "untrusted" ? t("trust.removed") : undefined;

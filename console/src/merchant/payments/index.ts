@@ -13,14 +13,14 @@ import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../shared/html.js";
 import type { Language } from "../../shared/i18n.js";
 import { alert, notice } from "../../shared/layout.js";
-import { cursorParam, ID_PATTERN, timeOf } from "../../shared/params.js";
+import { cursorParam, ID_PATTERN, seeOther, timeOf } from "../../shared/params.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, signedInMerchant, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
+import { merchantCsrfField, merchantNotFound, merchantPage, merchantRefusal, merchantRoute, tableScroll, type MerchantSignedIn } from "../merchant-call.js";
 import { attemptErrorText, codeText, eventTypeText, statusText } from "../../shared/service-texts.js";
 import { createdEntry, eventEntries, finishedEntry, timelineSection, type TimelineEntry } from "../../shared/timeline.js";
 import { depositAmount, depositStatus, depositsTable, modeText as mode, withdrawalStatus, withdrawalsTable } from "./tables.js";
-import { byProcessId, check, depositsRequest, filterForm, filtersOf, paramsOf, tabs, withdrawalsRequest, type Kind } from "./filters.js";
+import { byProcessId, check, depositsRequest, filterForm, filtersOf, paramsOf, tabs, withdrawalsRequest, type Checked, type Kind, type PaymentFilters } from "./filters.js";
 import { paymentTexts } from "./texts.js";
 
 type Key = Parameters<typeof paymentTexts>[1];
@@ -79,11 +79,18 @@ function backOf(value: string | undefined): string {
   return typeof value === "string" && /^\/merchant\/(deposits|withdrawals)\/[A-Za-z0-9_-]{1,80}$/.test(value) ? value : "/merchant/payments";
 }
 
+/** The first columns of both kinds: id, process id, created. */
+function openingColumns<P extends { id: string; processId: string; createdAt?: Timestamp | undefined }>(): Array<[Key, (p: P, x: CsvDialect) => string]> {
+  return [
+    ["csv.id", (p) => csvCell(p.id)],
+    ["csv.processId", (p, x) => csvCell(p.processId, x)],
+    ["csv.created", (p) => iso(p.createdAt)],
+  ];
+}
+
 /** The CSV's columns of each kind: the header's text key and the cell of one payment. */
 const DEPOSIT_COLUMNS: ReadonlyArray<[Key, (d: Deposit, x: CsvDialect) => string]> = [
-  ["csv.id", (d) => csvCell(d.id)],
-  ["csv.processId", (d, x) => csvCell(d.processId, x)],
-  ["csv.created", (d) => iso(d.createdAt)],
+  ...openingColumns(),
   ["csv.status", (d, x) => csvStatus("deposit", depositStatusFromProto(d.status), x)],
   ["csv.amount", (d, x) => csvNumber(kurusToLira(d.amount), x)],
   ["csv.requested", (d, x) => csvNumber(kurusToLira(d.requestedAmount), x)],
@@ -98,9 +105,7 @@ const DEPOSIT_COLUMNS: ReadonlyArray<[Key, (d: Deposit, x: CsvDialect) => string
 ];
 
 const WITHDRAWAL_COLUMNS: ReadonlyArray<[Key, (w: Withdrawal, x: CsvDialect) => string]> = [
-  ["csv.id", (w) => csvCell(w.id)],
-  ["csv.processId", (w, x) => csvCell(w.processId, x)],
-  ["csv.created", (w) => iso(w.createdAt)],
+  ...openingColumns(),
   ["csv.status", (w, x) => csvStatus("withdrawal", withdrawalStatusFromProto(w.status), x)],
   ["csv.amount", (w, x) => csvNumber(kurusToLira(w.amount), x)],
   ["csv.currency", (w) => csvCell(w.currency)],
@@ -130,6 +135,41 @@ function iso(at: Timestamp | undefined): string {
   return at ? timestampDate(at).toISOString() : "";
 }
 
+/** One kind's reads as the user: its CSV columns, its table, the one payment of a process id, and a page of its list. */
+interface Source<P> {
+  columns: ReadonlyArray<[Key, (p: P, x: CsvDialect) => string]>;
+  table: (t: T, lang: Language, list: P[]) => SafeHtml;
+  one: () => Promise<P[]>;
+  page: (limit: number, cursor: string) => Promise<{ list: P[]; next: string }>;
+}
+
+function depositSource(who: MerchantSignedIn, f: PaymentFilters, c: Checked): Source<Deposit> {
+  const deposits = who.client(DepositService);
+  return { columns: DEPOSIT_COLUMNS, table: depositsTable, one: () => byProcessId(c.sandbox, async () => (await deposits.getDeposit({ merchantId: who.user.merchantId, key: { case: "processId", value: f.processId } })).deposit), page: async (limit, cursor) => deposits.listDeposits(depositsRequest(who, f, c, limit, cursor)).then((res) => ({ list: res.deposits, next: res.nextCursor })) };
+}
+
+function withdrawalSource(who: MerchantSignedIn, f: PaymentFilters, c: Checked): Source<Withdrawal> {
+  const payouts = who.client(PayoutService);
+  return { columns: WITHDRAWAL_COLUMNS, table: withdrawalsTable, one: () => byProcessId(c.sandbox, async () => (await payouts.getWithdrawal({ merchantId: who.user.merchantId, key: { case: "processId", value: f.processId } })).withdrawal), page: async (limit, cursor) => payouts.listWithdrawals(withdrawalsRequest(who, f, c, limit, cursor)).then((res) => ({ list: res.withdrawals, next: res.nextCursor })) };
+}
+
+/** The list's table of one page (or of the one payment of a process id) and the next page's cursor. */
+async function tableOf<P>(t: T, lang: Language, f: PaymentFilters, source: Source<P>, cursor: string): Promise<{ table: SafeHtml; next: string }> {
+  if (f.processId) return { table: html`<p class="hint">${t("filter.processIdAlone")}</p>${source.table(t, lang, await source.one())}`, next: "" };
+  const res = await source.page(PAGE_SIZE, cursor);
+  return { table: source.table(t, lang, res.list), next: res.next };
+}
+
+/** The CSV's header row, and its rows of one page (every payment of a process id at once), as `locale` writes them. */
+function csvOf<P>(f: PaymentFilters, source: Source<P>, locale: FileLocale): { head: string; fetchPage: (cursor: string) => Promise<{ rows: string; next: string }> } {
+  const dialect = CSV_DIALECTS[locale];
+  const rows = (list: P[]) => csvLines(list.map((p) => source.columns.map(([, cell]) => cell(p, dialect))), dialect);
+  return {
+    head: csvLines([source.columns.map(([k]) => csvCell(paymentTexts(locale, k), dialect))], dialect),
+    fetchPage: f.processId ? async () => ({ rows: rows(await source.one()), next: "" }) : async (cursor) => source.page(CSV_PAGE, cursor).then((res) => ({ rows: rows(res.list), next: res.next })),
+  };
+}
+
 /**
  * Payments (issue 24), every role: `/merchant/payments?kind=deposits|withdrawals` with
  * ListDeposits' and ListWithdrawals' filters (status, created from/to in Türkiye days, amount,
@@ -141,8 +181,7 @@ function iso(at: Timestamp | undefined): string {
  * merchant: another merchant's id is NOT_FOUND, shown as this dashboard's 404.
  */
 export function merchantPaymentPages(deps: ConsoleContext): ConsoleRoute[] {
-  const detailOf = async (ctx: ConsoleContextKoa, kind: Kind, id: string) => {
-    const who = signedInMerchant(deps, ctx);
+  const detailOf = async (ctx: ConsoleContextKoa, who: MerchantSignedIn, kind: Kind, id: string) => {
     const lang = who.lang;
     const t = textsOf(lang);
     if (!ID_PATTERN.test(id)) return merchantNotFound(ctx, who, "payments");
@@ -210,136 +249,73 @@ ${callbackSection(t, lang, who, back, events)}`,
   };
 
   return [
-    {
-      method: "GET",
-      path: "/merchant/payments",
-      access: "merchant",
-      handler: async (ctx) => {
-        const who = signedInMerchant(deps, ctx);
-        const lang = who.lang;
-        const t = textsOf(lang);
-        const f = filtersOf(ctx.query);
-        const c = check(f, who.lang, ctx.state.mode);
-        const cursor = cursorParam(ctx.query.cursor);
-        const csvLinks = CSV_ROLES.includes(who.user.role)
-          ? html`<p><a href="${`/merchant/payments.csv?${paramsOf(f).toString()}`}" download>${t("list.csv")}</a> · <a href="${`/merchant/payments.csv?${paramsOf(f, { locale: "tr" }).toString()}`}" download>${t("list.csvTr")}</a></p>`
-          : null;
-        const page = (body: SafeHtml, status = 200) =>
-          merchantPage(ctx, who, { title: t("payments.title"), active: "payments", body: html`<p>${t("payments.intro")}</p><p class="hint">${t(c.sandbox ? "mode.listSandbox" : "mode.listLive")}</p>${tabs(t, f.kind)}${filterForm(t, f, c.invalid)}${csvLinks}${body}` }, status);
-        if (c.invalid.size > 0) return page(html``, 400);
-        const merchantId = who.user.merchantId;
-        try {
-          if (f.processId) {
-            const hint = html`<p class="hint">${t("filter.processIdAlone")}</p>`;
-            if (f.kind === "deposits") {
-              const found = await byProcessId(c.sandbox, async () => (await who.client(DepositService).getDeposit({ merchantId, key: { case: "processId", value: f.processId } })).deposit);
-              return page(html`${hint}${depositsTable(t, lang, found)}`);
-            }
-            const found = await byProcessId(c.sandbox, async () => (await who.client(PayoutService).getWithdrawal({ merchantId, key: { case: "processId", value: f.processId } })).withdrawal);
-            return page(html`${hint}${withdrawalsTable(t, lang, found)}`);
-          }
-          let table: SafeHtml;
-          let next: string;
-          if (f.kind === "deposits") {
-            const res = await who.client(DepositService).listDeposits(depositsRequest(who, f, c, PAGE_SIZE, cursor));
-            table = depositsTable(t, lang, res.deposits);
-            next = res.nextCursor;
-          } else {
-            const res = await who.client(PayoutService).listWithdrawals(withdrawalsRequest(who, f, c, PAGE_SIZE, cursor));
-            table = withdrawalsTable(t, lang, res.withdrawals);
-            next = res.nextCursor;
-          }
-          const links = [
-            cursor ? html`<li><a href="${`/merchant/payments?${paramsOf(f).toString()}`}">${t("list.first")}</a></li>` : null,
-            next ? html`<li><a href="${`/merchant/payments?${paramsOf(f, { cursor: next }).toString()}`}" rel="next">${t("list.next")}</a></li>` : null,
-          ].filter((l) => l !== null);
-          page(html`${table}${links.length > 0 ? html`<nav aria-label="${t("list.pager")}"><ul>${links}</ul></nav>` : null}`);
-        } catch (err) {
-          merchantRefusal(ctx, who, err, { title: t("payments.title"), active: "payments" });
+    merchantRoute(deps, { method: "GET", path: "/merchant/payments" }, async (ctx, who) => {
+      const lang = who.lang;
+      const t = textsOf(lang);
+      const f = filtersOf(ctx.query);
+      const c = check(f, who.lang, ctx.state.mode);
+      const cursor = cursorParam(ctx.query.cursor);
+      const csvLinks = CSV_ROLES.includes(who.user.role)
+        ? html`<p><a href="${`/merchant/payments.csv?${paramsOf(f).toString()}`}" download>${t("list.csv")}</a> · <a href="${`/merchant/payments.csv?${paramsOf(f, { locale: "tr" }).toString()}`}" download>${t("list.csvTr")}</a></p>`
+        : null;
+      const page = (body: SafeHtml, status = 200) =>
+        merchantPage(ctx, who, { title: t("payments.title"), active: "payments", body: html`<p>${t("payments.intro")}</p><p class="hint">${t(c.sandbox ? "mode.listSandbox" : "mode.listLive")}</p>${tabs(t, f.kind)}${filterForm(t, f, c.invalid)}${csvLinks}${body}` }, status);
+      if (c.invalid.size > 0) return page(html``, 400);
+      try {
+        const { table, next } = f.kind === "deposits" ? await tableOf(t, lang, f, depositSource(who, f, c), cursor) : await tableOf(t, lang, f, withdrawalSource(who, f, c), cursor);
+        if (f.processId) return page(table);
+        const links = [
+          cursor ? html`<li><a href="${`/merchant/payments?${paramsOf(f).toString()}`}">${t("list.first")}</a></li>` : null,
+          next ? html`<li><a href="${`/merchant/payments?${paramsOf(f, { cursor: next }).toString()}`}" rel="next">${t("list.next")}</a></li>` : null,
+        ].filter((l) => l !== null);
+        page(html`${table}${links.length > 0 ? html`<nav aria-label="${t("list.pager")}"><ul>${links}</ul></nav>` : null}`);
+      } catch (err) {
+        merchantRefusal(ctx, who, err, { title: t("payments.title"), active: "payments" });
+      }
+    }),
+    merchantRoute(deps, { method: "GET", path: "/merchant/payments.csv", roles: CSV_ROLES }, async (ctx, who) => {
+      const t = textsOf(who.lang);
+      const f = filtersOf(ctx.query);
+      const c = check(f, who.lang, ctx.state.mode);
+      const locale: FileLocale = ctx.query.locale === "tr" ? "tr" : "en";
+      if (c.invalid.size > 0) return merchantPage(ctx, who, { title: t("payments.title"), active: "payments", body: html`${tabs(t, f.kind)}${filterForm(t, f, c.invalid)}` }, 400);
+      // Each page is written as it arrives: memory stays one page, whatever the list's length.
+      type Page = { rows: string; next: string };
+      const { head, fetchPage } = f.kind === "deposits" ? csvOf(f, depositSource(who, f, c), locale) : csvOf(f, withdrawalSource(who, f, c), locale);
+      let first: Page;
+      try {
+        // The first page before any byte: a refusal is still a page with its status.
+        first = await fetchPage("");
+      } catch (err) {
+        return merchantRefusal(ctx, who, err, { title: t("payments.title"), active: "payments" });
+      }
+      async function* body(): AsyncGenerator<string> {
+        yield CSV_BOM + head + first.rows;
+        let cursor = first.next;
+        while (cursor !== "") {
+          const next = await fetchPage(cursor);
+          yield next.rows;
+          cursor = next.next;
         }
-      },
-    },
-    {
-      method: "GET",
-      path: "/merchant/payments.csv",
-      access: "merchant",
-      merchantRoles: CSV_ROLES,
-      handler: async (ctx) => {
-        const who = signedInMerchant(deps, ctx);
-        const t = textsOf(who.lang);
-        const f = filtersOf(ctx.query);
-        const c = check(f, who.lang, ctx.state.mode);
-        const locale: FileLocale = ctx.query.locale === "tr" ? "tr" : "en";
-        const dialect = CSV_DIALECTS[locale];
-        const header = (keys: readonly Key[]) => csvLines([keys.map((k) => csvCell(paymentTexts(locale, k), dialect))], dialect);
-        if (c.invalid.size > 0) return merchantPage(ctx, who, { title: t("payments.title"), active: "payments", body: html`${tabs(t, f.kind)}${filterForm(t, f, c.invalid)}` }, 400);
-        const merchantId = who.user.merchantId;
-        // Each page is written as it arrives: memory stays one page, whatever the list's length.
-        type Page = { rows: string; next: string };
-        let fetchPage: (cursor: string) => Promise<Page>;
-        let head: string;
-        if (f.kind === "deposits") {
-          head = header(DEPOSIT_COLUMNS.map(([k]) => k));
-          const rows = (list: Deposit[]) => csvLines(list.map((d) => DEPOSIT_COLUMNS.map(([, cell]) => cell(d, dialect))), dialect);
-          fetchPage = f.processId
-            ? async () => ({ rows: rows(await byProcessId(c.sandbox, async () => (await who.client(DepositService).getDeposit({ merchantId, key: { case: "processId", value: f.processId } })).deposit)), next: "" })
-            : async (cursor) => {
-                const res = await who.client(DepositService).listDeposits(depositsRequest(who, f, c, CSV_PAGE, cursor));
-                return { rows: rows(res.deposits), next: res.nextCursor };
-              };
-        } else {
-          head = header(WITHDRAWAL_COLUMNS.map(([k]) => k));
-          const rows = (list: Withdrawal[]) => csvLines(list.map((w) => WITHDRAWAL_COLUMNS.map(([, cell]) => cell(w, dialect))), dialect);
-          fetchPage = f.processId
-            ? async () => ({ rows: rows(await byProcessId(c.sandbox, async () => (await who.client(PayoutService).getWithdrawal({ merchantId, key: { case: "processId", value: f.processId } })).withdrawal)), next: "" })
-            : async (cursor) => {
-                const res = await who.client(PayoutService).listWithdrawals(withdrawalsRequest(who, f, c, CSV_PAGE, cursor));
-                return { rows: rows(res.withdrawals), next: res.nextCursor };
-              };
-        }
-        let first: Page;
-        try {
-          // The first page before any byte: a refusal is still a page with its status.
-          first = await fetchPage("");
-        } catch (err) {
-          return merchantRefusal(ctx, who, err, { title: t("payments.title"), active: "payments" });
-        }
-        async function* body(): AsyncGenerator<string> {
-          yield CSV_BOM + head + first.rows;
-          let cursor = first.next;
-          while (cursor !== "") {
-            const next = await fetchPage(cursor);
-            yield next.rows;
-            cursor = next.next;
-          }
-        }
-        ctx.status = 200;
-        ctx.type = "text/csv; charset=utf-8";
-        ctx.set("Content-Disposition", `attachment; filename="${f.kind}.csv"`);
-        ctx.body = Readable.from(body(), { objectMode: false });
-      },
-    },
-    { method: "GET", path: "/merchant/deposits/:id", access: "merchant", handler: (ctx) => detailOf(ctx, "deposits", ctx.params.id ?? "") },
-    { method: "GET", path: "/merchant/withdrawals/:id", access: "merchant", handler: (ctx) => detailOf(ctx, "withdrawals", ctx.params.id ?? "") },
-    {
-      method: "POST",
-      path: "/merchant/events/:id/redeliver",
-      access: "merchant",
-      merchantRoles: REDELIVER_ROLES,
-      handler: async (ctx) => {
-        const who = signedInMerchant(deps, ctx);
-        const id = ctx.params.id ?? "";
-        if (!ID_PATTERN.test(id)) return merchantNotFound(ctx, who, "payments");
-        const back = backOf(ctx.state.form?.back);
-        try {
-          await who.client(CallbackService).redeliverEvent({ merchantId: who.user.merchantId, eventId: id });
-        } catch (err) {
-          if (err instanceof ConnectError && err.code === Code.NotFound) return merchantNotFound(ctx, who, "payments");
-          return merchantRefusal(ctx, who, err, { active: "payments" });
-        }
-        ctx.status = 303;
-        ctx.redirect(`${back}${back.includes("?") ? "&" : "?"}redelivered=${encodeURIComponent(id)}`);
-      },
-    },
+      }
+      ctx.status = 200;
+      ctx.type = "text/csv; charset=utf-8";
+      ctx.set("Content-Disposition", `attachment; filename="${f.kind}.csv"`);
+      ctx.body = Readable.from(body(), { objectMode: false });
+    }),
+    merchantRoute(deps, { method: "GET", path: "/merchant/deposits/:id" }, (ctx, who) => detailOf(ctx, who, "deposits", ctx.params.id ?? "")),
+    merchantRoute(deps, { method: "GET", path: "/merchant/withdrawals/:id" }, (ctx, who) => detailOf(ctx, who, "withdrawals", ctx.params.id ?? "")),
+    merchantRoute(deps, { method: "POST", path: "/merchant/events/:id/redeliver", roles: REDELIVER_ROLES }, async (ctx, who) => {
+      const id = ctx.params.id ?? "";
+      if (!ID_PATTERN.test(id)) return merchantNotFound(ctx, who, "payments");
+      const back = backOf(ctx.state.form?.back);
+      try {
+        await who.client(CallbackService).redeliverEvent({ merchantId: who.user.merchantId, eventId: id });
+      } catch (err) {
+        if (err instanceof ConnectError && err.code === Code.NotFound) return merchantNotFound(ctx, who, "payments");
+        return merchantRefusal(ctx, who, err, { active: "payments" });
+      }
+      seeOther(ctx, `${back}${back.includes("?") ? "&" : "?"}redelivered=${encodeURIComponent(id)}`);
+    }),
   ];
 }
