@@ -2,17 +2,14 @@ import test from "ava";
 import { ApprovalService, ApprovalStatus } from "@payments/contracts/operator";
 import { TransferStatus } from "@payments/contracts/deposit";
 import { createServiceClient } from "@payments/testing";
-import { merchantDeposit, postFrom, reportTo, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, reportTo, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 import type { Browser } from "./harness.js";
 
 let stack: Stack;
 let maker: Browser;
-test.before(async () => {
-  stack = await startStack();
+stackForTests(test, async (s) => {
+  stack = s;
   maker = await signedInAs(stack.c, "fin-maker@example.com", "finance");
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
 });
 
 const approvalOf = async (id: string) => (await createServiceClient(ApprovalService, stack.services.server.url, { service: "deposit" }).getApproval({ id })).approval!;

@@ -1,13 +1,10 @@
 import test from "ava";
 import { DepositStatus } from "@payments/contracts/deposit";
-import { merchantDeposit, postFrom, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, signedInAs, type Stack, stackForTests, waitingApproval } from "./service-harness.js";
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 const statusOf = async (id: string) => (await stack.deposits.getDeposit({ allMerchants: true, key: { case: "depositId", value: id } })).deposit!.status;
@@ -139,11 +136,6 @@ test.serial("confirming a large live deposit waits for a second operator: the pa
   const deposit = await merchantDeposit(stack, { amount: 2_000_000n });
   const operator = await signedInAs(stack.c, "ops-dep-live@example.com", "operator");
   const res = await postFrom(operator, `/deposits/${deposit.id}`, `/deposits/${deposit.id}/confirm`, { amount: "", transferId: "" });
-  t.is(res.status, 303);
-  const approvalId = new URL(res.location!, stack.c.url).searchParams.get("approval");
-  t.truthy(approvalId);
-  const shown = await operator.get(`${res.location!}&lang=en`);
-  t.true(shown.html.includes("Waiting for a second operator"));
-  t.true(shown.html.includes(`href="/approvals/deposit/${approvalId}"`));
+  await waitingApproval(t, stack, operator, res, "deposit");
   t.is(await statusOf(deposit.id), DepositStatus.PENDING);
 });

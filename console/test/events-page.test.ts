@@ -2,14 +2,11 @@ import test from "ava";
 import type { CallbackEvent } from "@payments/contracts/callback";
 import { AuditService } from "@payments/contracts/operator";
 import { createServiceClient, eventually } from "@payments/testing";
-import { merchantDeposit, postFrom, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, signedInAs, type Stack, stackForTests, viewerSees } from "./service-harness.js";
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 /** A sandbox deposit paid, and the callback event of its completion. */
@@ -29,10 +26,7 @@ const redeliveries = async (actor: string) =>
 
 test.serial("a viewer sees the callback events, filtered by merchant and delivery, and one event with its body and attempts, without the redelivery", async (t) => {
   const event = await completedEvent();
-  const viewer = await signedInAs(stack.c, "viewer-ev@example.com", "viewer");
-  const list = await viewer.get(`/events?merchant=${event.merchantId}&lang=en`);
-  t.is(list.status, 200);
-  t.true(list.html.includes(`href="/events/${event.id}"`));
+  const { viewer, list } = await viewerSees(t, stack, "viewer-ev@example.com", `/events?merchant=${event.merchantId}&lang=en`, `/events/${event.id}`);
   t.true(list.html.includes("deposit: completed"), "the event's type in words");
   t.false(list.html.includes('action="/events/redeliver-failed"'));
   const delivered = await viewer.get(`/events?merchant=${event.merchantId}&delivery=delivered`);

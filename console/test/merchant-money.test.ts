@@ -6,14 +6,11 @@ import { createServiceClient, eventually, testMerchantVoice } from "@payments/te
 import { formatTime, turkeyDay } from "../src/shared/format.js";
 import { csrfOf, type Browser } from "./harness.js";
 import { newMerchant, signedInMerchantUser as signedInUser } from "./merchant-harness.js";
-import { startStack, type Stack } from "./service-harness.js";
+import { type Stack, stackForTests } from "./service-harness.js";
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await stack.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 const IBAN = "TR330006100519786457841326";

@@ -1,14 +1,11 @@
 import test from "ava";
 import { api, Browser, doneOf, serviceAdminToken } from "./harness.js";
 import { merchantSignIn, merchantUserAccount, newMerchant, PASSWORD, setMerchantPassword, signedInMerchantUser } from "./merchant-harness.js";
-import { postFrom, startStack, type Stack } from "./service-harness.js";
+import { postFrom, type Stack, stackForTests } from "./service-harness.js";
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await stack.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 const NEW_PASSWORD = "another long enough password";

@@ -1,7 +1,7 @@
 import test from "ava";
 import type { Browser } from "./harness.js";
 import { newMerchant, signedInMerchantUser } from "./merchant-harness.js";
-import { merchantDeposit, postFrom, reportTo, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, reportTo, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 
 // One search box on both sides (issue 33): an id, a reference, a process id, an IBAN or a name
 // leads to the thing — one exact hit is a 303 to its page, several a list with names, none says
@@ -10,12 +10,9 @@ import { merchantDeposit, postFrom, reportTo, signedInAs, startStack, type Stack
 
 let stack: Stack;
 let operator: Browser;
-test.before(async () => {
-  stack = await startStack();
+stackForTests(test, async (s) => {
+  stack = s;
   operator = await signedInAs(stack.c, "seda@example.com", "finance");
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
 });
 
 const search = (browser: Browser, path: string, q: string) => browser.get(`${path}?q=${encodeURIComponent(q)}&lang=en`);

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import type { ExecutionContext, TestFn } from "ava";
 import { createPrivateKey, createPublicKey, randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -75,6 +76,22 @@ export async function startStack(options: { consoleEnv?: Record<string, string>;
   };
 }
 
+/**
+ * One stack for a test file: started before its tests (then `ready`, the file's own fixtures, e.g.
+ * `(s) => { stack = s; }`), stopped after them all, whatever failed. `test` is the file's own (this
+ * module imports no ava: walk/serve.ts runs it outside ava).
+ */
+export function stackForTests(test: TestFn, ready: (stack: Stack) => void | Promise<void>, options: Parameters<typeof startStack>[0] = {}): void {
+  let started: Stack | undefined;
+  test.before(async () => {
+    started = await startStack(options);
+    await ready(started);
+  });
+  test.after.always(async () => {
+    await started?.stop();
+  });
+}
+
 export const PASSWORD = "correct horse battery staple";
 
 /**
@@ -114,4 +131,33 @@ let btx = 0;
 export async function reportTo(stack: Stack, deposit: Deposit, amount: bigint, description: string, senderName = "AYSE YILMAZ") {
   const { transfer } = await stack.deposits.reportTransfer({ iban: deposit.assignedAccount!.iban, amount, senderName, reference: description, bankTransactionId: `PAGE-${Date.now()}-${++btx}`, senderIban: "TR330006100519786457841326" });
   return transfer!;
+}
+
+/** A sandbox deposit of 500.00 TRY and a transfer of `amount` (less) naming its reference: short, it waits in review. */
+export async function shortTransfer(stack: Stack, amount = 49_000n) {
+  const deposit = await merchantDeposit(stack, { sandbox: true });
+  return { deposit, short: await reportTo(stack, deposit, amount, `odeme ${deposit.reference}`) };
+}
+
+/**
+ * A post the service made wait for a second operator: 303 to the page, which says so and links
+ * the approval of `service`. The approval's id.
+ */
+export async function waitingApproval(t: ExecutionContext, stack: Stack, browser: Browser, res: { status: number; location: string | null }, service: string): Promise<string> {
+  t.is(res.status, 303);
+  const approvalId = new URL(res.location!, stack.c.url).searchParams.get("approval");
+  t.truthy(approvalId);
+  const shown = await browser.get(`${res.location!}&lang=en`);
+  t.true(shown.html.includes("Waiting for a second operator"));
+  t.true(shown.html.includes(`href="/approvals/${service}/${approvalId}"`));
+  return approvalId!;
+}
+
+/** A new viewer's page of `path` (200), which links `href`. */
+export async function viewerSees(t: ExecutionContext, stack: Stack, email: string, path: string, href: string) {
+  const viewer = await signedInAs(stack.c, email, "viewer");
+  const list = await viewer.get(path);
+  t.is(list.status, 200);
+  t.true(list.html.includes(`href="${href}"`));
+  return { viewer, list };
 }

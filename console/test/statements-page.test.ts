@@ -1,14 +1,11 @@
 import test from "ava";
 import { DepositStatus } from "@payments/contracts/deposit";
 import { csrfOf } from "./harness.js";
-import { merchantDeposit, postFrom, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 let n = 0;

@@ -1,13 +1,10 @@
 import test from "ava";
 import { TransferStatus } from "@payments/contracts/deposit";
-import { merchantDeposit, postFrom, reportTo, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, reportTo, shortTransfer, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 const statusOf = async (id: string) => (await stack.deposits.getTransfer({ transferId: id })).transfer!.status;
@@ -62,8 +59,7 @@ test.serial("names first: the queue shows each transfer's merchant, receiving ac
 });
 
 test.serial("an operator completes a short payment in review: the page says so and the deposit service has it matched", async (t) => {
-  const deposit = await merchantDeposit(stack, { sandbox: true });
-  const short = await reportTo(stack, deposit, 49_000n, `odeme ${deposit.reference}`);
+  const { short } = await shortTransfer(stack);
   const operator = await signedInAs(stack.c, "ops-complete@example.com", "operator");
   const res = await postFrom(operator, `/transfers/${short.id}`, `/transfers/${short.id}/resolve`, { decision: "complete", reason: "bank fee, accepted" });
   t.is(res.status, 303);
@@ -75,8 +71,7 @@ test.serial("an operator completes a short payment in review: the page says so a
 });
 
 test.serial("a viewer replaying a decision gets the service's PERMISSION_DENIED with 403 and nothing changes", async (t) => {
-  const deposit = await merchantDeposit(stack, { sandbox: true });
-  const short = await reportTo(stack, deposit, 48_000n, `odeme ${deposit.reference}`);
+  const { short } = await shortTransfer(stack, 48_000n);
   const viewer = await signedInAs(stack.c, "viewer-replay@example.com", "viewer");
   const res = await postFrom(viewer, `/transfers/${short.id}?lang=en`, `/transfers/${short.id}/resolve`, { decision: "complete", reason: "replayed" });
   t.is(res.status, 403);

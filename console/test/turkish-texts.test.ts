@@ -1,6 +1,6 @@
 import test from "ava";
 import { TransferStatus } from "@payments/contracts/deposit";
-import { merchantDeposit, postFrom, reportTo, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, reportTo, shortTransfer, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 import type { Browser } from "./harness.js";
 
 // Turkish pages are all Turkish: a transfer's waiting reason, an operator's action in the
@@ -9,20 +9,16 @@ import type { Browser } from "./harness.js";
 
 let stack: Stack;
 let finance: Browser;
-test.before(async () => {
-  stack = await startStack();
+stackForTests(test, async (s) => {
+  stack = s;
   finance = await signedInAs(stack.c, "fin-tr@example.com", "finance");
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
 });
 
 /** The page's visible text: tags and attributes left out. */
 const visible = (html: string) => html.replace(/<script[\s\S]*?<\/script>|<style[\s\S]*?<\/style>/g, "").replace(/<[^>]*>/g, " ");
 
 test.serial("a short payment's transfer: the waiting reason and the evidence in Turkish, the English reason only on the English page", async (t) => {
-  const deposit = await merchantDeposit(stack, { sandbox: true });
-  const short = await reportTo(stack, deposit, 49_000n, `odeme ${deposit.reference}`);
+  const { short } = await shortTransfer(stack);
   t.is(short.status, TransferStatus.REVIEW);
   const tr = await finance.get(`/transfers/${short.id}?lang=tr`);
   t.is(tr.status, 200);
@@ -38,8 +34,7 @@ test.serial("a short payment's transfer: the waiting reason and the evidence in 
 });
 
 test.serial("an operator's decision: the timeline's action, the transfer's history and the audit's operation and outcome are Turkish, never the RPC's name", async (t) => {
-  const deposit = await merchantDeposit(stack, { sandbox: true });
-  const short = await reportTo(stack, deposit, 49_000n, `odeme ${deposit.reference}`);
+  const { deposit, short } = await shortTransfer(stack);
   const operator = await signedInAs(stack.c, "ops-tr@example.com", "operator");
   const res = await postFrom(operator, `/transfers/${short.id}`, `/transfers/${short.id}/resolve`, { decision: "complete", reason: "banka masrafı" });
   t.is(res.status, 303);
@@ -78,8 +73,7 @@ test.serial("an approval's description is built from its request in Turkish, not
 });
 
 test.serial("a refusal on a Turkish page is worded by its code, not the service's English detail; the English page keeps the detail", async (t) => {
-  const deposit = await merchantDeposit(stack, { sandbox: true });
-  const short = await reportTo(stack, deposit, 48_000n, `odeme ${deposit.reference}`);
+  const { short } = await shortTransfer(stack, 48_000n);
   const viewer = await signedInAs(stack.c, "viewer-tr@example.com", "viewer");
   const tr = await postFrom(viewer, `/transfers/${short.id}?lang=tr`, `/transfers/${short.id}/resolve`, { decision: "complete", reason: "yeniden" });
   t.is(tr.status, 403);

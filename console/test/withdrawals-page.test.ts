@@ -1,14 +1,11 @@
 import test from "ava";
 import { WithdrawalStatus, type Withdrawal } from "@payments/contracts/payout";
 import { eventually } from "@payments/testing";
-import { merchantDeposit, postFrom, reportTo, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, reportTo, signedInAs, type Stack, stackForTests, viewerSees } from "./service-harness.js";
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 let n = 0;
@@ -31,10 +28,7 @@ const statusOf = async (id: string) => (await stack.payouts.getWithdrawal({ allM
 
 test.serial("a viewer sees the withdrawals, the queue awaiting an operator and one withdrawal's page, without any action", async (t) => {
   const w = await awaitingWithdrawal();
-  const viewer = await signedInAs(stack.c, "viewer-wd@example.com", "viewer");
-  const list = await viewer.get(`/withdrawals?merchant=${w.merchantId}&lang=en`);
-  t.is(list.status, 200);
-  t.true(list.html.includes(`href="/withdrawals/${w.id}"`));
+  const { viewer, list } = await viewerSees(t, stack, "viewer-wd@example.com", `/withdrawals?merchant=${w.merchantId}&lang=en`, `/withdrawals/${w.id}`);
   t.true(list.html.includes("awaiting an operator"));
   t.true((await viewer.get(`/withdrawals?q=${w.processId}&merchant=${w.merchantId}`)).html.includes(`href="/withdrawals/${w.id}"`));
   // Issue 23's search fields, passed to ListWithdrawals: each finds the withdrawal, and they combine.

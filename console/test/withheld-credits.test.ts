@@ -2,7 +2,8 @@ import test from "ava";
 import { DepositStatus } from "@payments/contracts/deposit";
 import { WithheldCreditStatus, type WithheldCredit } from "@payments/contracts/payout";
 import { eventually } from "@payments/testing";
-import { merchantDeposit, postFrom, reportTo, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, reportTo, signedInAs, type Stack, stackForTests, waitingApproval } from "./service-harness.js";
+import type { Browser } from "./harness.js";
 
 // The operators' withheld credits (console/src/operator/withheld-credits) on the five real services:
 // a sandbox merchant's deposit paid after the merchant went live (its row changed in the merchant
@@ -10,11 +11,8 @@ import { merchantDeposit, postFrom, reportTo, signedInAs, startStack, type Stack
 // waits for finance to credit it (a second operator approves) or dismiss it.
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 async function withheld(amount = 25_075n): Promise<WithheldCredit & { name: string }> {
@@ -33,6 +31,10 @@ async function withheld(amount = 25_075n): Promise<WithheldCredit & { name: stri
   return { ...found!, name };
 }
 
+/** A credit's page (in English) and the action its decision is posted to. */
+const pathsOf = (c: WithheldCredit) => ({ page: `/withheld-credits/${c.merchantId}/${c.id}?lang=en`, action: `/withheld-credits/${c.merchantId}/${c.id}/resolve` });
+/** A decision on the credit, posted from its page with the page's CSRF token. */
+const decide = (browser: Browser, c: WithheldCredit, form: Record<string, string>) => postFrom(browser, pathsOf(c).page, pathsOf(c).action, form);
 const creditOf = async (c: WithheldCredit) => (await stack.payouts.listWithheldCredits({ merchantId: c.merchantId })).credits.find((x) => x.id === c.id)!;
 const available = async (merchantId: string) => (await stack.payouts.getBalances({ merchantId })).balances.find((b) => b.currency === "TRY")?.available ?? 0n;
 
@@ -70,12 +72,11 @@ test.serial("an open withheld credit is listed with its merchant's name and amou
 test.serial("finance dismisses one with a reason; a missing reason or decision is a clear error that changes nothing", async (t) => {
   const c = await withheld(4_000n);
   const finance = await signedInAs(stack.c, "fin-whc@example.com", "finance");
-  const page = `/withheld-credits/${c.merchantId}/${c.id}?lang=en`;
-  const action = `/withheld-credits/${c.merchantId}/${c.id}/resolve`;
-  const noReason = await postFrom(finance, page, action, { decision: "dismiss", reason: " " });
+  const noReason = await decide(finance, c, { decision: "dismiss", reason: " " });
   t.is(noReason.status, 400);
   t.true(noReason.html.includes("Say why."));
   t.true(noReason.html.includes('aria-invalid="true"'));
+  const { page, action } = pathsOf(c);
   const noDecision = await postFrom(finance, `/withheld-credits/${c.merchantId}/${c.id}?lang=tr`, action, { reason: "test money" });
   t.is(noDecision.status, 400);
   t.true(noDecision.html.includes("Alacak kaydetmeyi ya da kapatmayı seçin."));
@@ -96,12 +97,7 @@ test.serial("crediting a live merchant's waits for a second operator: the link i
   const c = await withheld(9_900n);
   const maker = await signedInAs(stack.c, "fin-whc-maker@example.com", "finance");
   const res = await postFrom(maker, `/withheld-credits/${c.merchantId}/${c.id}`, `/withheld-credits/${c.merchantId}/${c.id}/resolve`, { decision: "credit", reason: "the bank shows the money" });
-  t.is(res.status, 303);
-  const approvalId = new URL(res.location!, stack.c.url).searchParams.get("approval");
-  t.truthy(approvalId);
-  const waiting = await maker.get(`${res.location!}&lang=en`);
-  t.true(waiting.html.includes("Waiting for a second operator"));
-  t.true(waiting.html.includes(`href="/approvals/payout/${approvalId}"`));
+  const approvalId = await waitingApproval(t, stack, maker, res, "payout");
   t.is((await creditOf(c)).status, WithheldCreditStatus.OPEN, "nothing moves before the approval");
 
   const own = await postFrom(maker, `/approvals/payout/${approvalId}`, `/approvals/payout/${approvalId}/approve`, { note: "me again" });
@@ -119,12 +115,10 @@ test.serial("crediting a live merchant's waits for a second operator: the link i
 test.serial("an operator (below finance) replaying a decision gets the service's 403; without the CSRF token it is refused; nothing changes", async (t) => {
   const c = await withheld(3_000n);
   const operator = await signedInAs(stack.c, "ops-whc@example.com", "operator");
-  const page = `/withheld-credits/${c.merchantId}/${c.id}?lang=en`;
-  const action = `/withheld-credits/${c.merchantId}/${c.id}/resolve`;
-  const replay = await postFrom(operator, page, action, { decision: "dismiss", reason: "replayed" });
+  const replay = await decide(operator, c, { decision: "dismiss", reason: "replayed" });
   t.is(replay.status, 403);
   t.regex(replay.html, /role="alert">The service refused: your role may not do this/);
   const finance = await signedInAs(stack.c, "fin-whc-csrf@example.com", "finance");
-  t.is((await finance.post(action, { decision: "dismiss", reason: "no token" })).status, 403);
+  t.is((await finance.post(pathsOf(c).action, { decision: "dismiss", reason: "no token" })).status, 403);
   t.is((await creditOf(c)).status, WithheldCreditStatus.OPEN);
 });
