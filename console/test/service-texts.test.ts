@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import test from "ava";
+import test, { type ExecutionContext } from "ava";
 import { Code } from "@connectrpc/connect";
 import { paymentFiles } from "@payments/contracts";
 import type { DescEnum } from "@bufbuild/protobuf";
@@ -116,6 +116,14 @@ test("an approval's description is built from its request, in Turkish and in Eng
   t.is(approvalText("tr", broken), "Çekim oluşturuldu");
 });
 
+/** Each English text of `rows` is one the catalogue knows, worded in Turkish as its row says. */
+function wordedInTurkish(t: ExecutionContext, rows: Array<[string, string]>, knows: (en: string) => boolean, words: (lang: "tr", en: string) => string): void {
+  for (const [en, tr] of rows) {
+    t.true(knows(en), en);
+    t.is(words("tr", en), tr);
+  }
+}
+
 test("the deposit service's waiting reasons and match evidence read in Turkish; English pages keep them, their amounts written the English way (TRY 450.00); an operator's own words stay", (t) => {
   const englishMoney = (text: string) => text.replace(/(\d+)\.(\d{2}) TRY/g, (_, lira: string, kuruş: string) => formatMoney(BigInt(`${lira}${kuruş}`), "TRY", "en"));
   const reasons: Array<[string, string]> = [
@@ -132,11 +140,8 @@ test("the deposit service's waiting reasons and match evidence read in Turkish; 
     ["the sender name fits but the amount differs; no reference in the description", "gönderen adı uyuyor ama tutar farklı; açıklamada referans yok"],
     ["no reference or matching sender name, and no pending deposit of this amount (7.77 TRY) on this account; 1 expired deposit of this amount", "referans ya da uyan gönderen adı yok ve bu hesapta bu tutarda (₺7,77) bekleyen yatırım yok; bu tutarda 1 süresi dolmuş yatırım var"],
   ];
-  for (const [en, tr] of reasons) {
-    t.true(knowsReason(en), en);
-    t.is(waitingReasonText("tr", en), tr);
-    t.is(waitingReasonText("en", en), englishMoney(en));
-  }
+  wordedInTurkish(t, reasons, knowsReason, waitingReasonText);
+  for (const [en] of reasons) t.is(waitingReasonText("en", en), englishMoney(en));
   const missing = "late payment: the merchant's rule returns it to the sender, but the bank gave no sender Turkish IBAN or name: an operator returns it with `transfer return` (--iban, --name)";
   t.regex(waitingReasonText("tr", missing), /^geç ödeme: .*; ancak banka gönderenin Türk IBAN'ını ya da adını vermedi/);
   t.is(waitingReasonText("tr", "something new"), "çevrilmemiş açıklama: “something new”");
@@ -149,10 +154,7 @@ test("the deposit service's waiting reasons and match evidence read in Turkish; 
     ["preferred to 1 expired deposit", "1 süresi dolmuş yatırıma tercih edildi"],
     ["2 expired deposits of this amount ignored", "bu tutardaki 2 süresi dolmuş yatırım dikkate alınmadı"],
   ];
-  for (const [en, tr] of evidence) {
-    t.true(knowsMatchReason(en), en);
-    t.is(matchReasonText("tr", en), tr);
-  }
+  wordedInTurkish(t, evidence, knowsMatchReason, matchReasonText);
   t.is(matchReasonText("en", "amount 490.00 of 500.00 TRY (short)"), `amount ${formatMoney(49_000n, "TRY", "en")} of ${formatMoney(50_000n, "TRY", "en")} (short)`);
   t.is(matchReasonText("en", "name 0.94"), "name 0.94");
   t.is(scoreText("tr", 0.9), "0,90");

@@ -55,15 +55,19 @@ test("GET /assets/console.<hash>.css: same origin, a year's cache, the integrity
 });
 
 test("Primer's classes go on plain controls; a control with a class of its own, a hidden field and a checkbox are left alone", (t) => {
-  t.is(primerClasses('<button type="submit">Go</button>'), '<button class="btn btn-primary" type="submit">Go</button>');
-  t.is(primerClasses("<button>Go</button>"), '<button class="btn btn-primary">Go</button>');
-  t.is(primerClasses('<button type="button">x</button>'), '<button class="btn" type="button">x</button>');
-  t.is(primerClasses('<input id="a" name="a">'), '<input class="form-control" id="a" name="a">');
-  t.is(primerClasses('<input type="hidden" name="_csrf" value="x">'), '<input type="hidden" name="_csrf" value="x">');
-  t.is(primerClasses('<input type="checkbox" name="c">'), '<input type="checkbox" name="c">');
-  t.is(primerClasses('<select name="s"><option>a</option></select>'), '<select class="form-select" name="s"><option>a</option></select>');
-  t.is(primerClasses('<textarea name="t"></textarea>'), '<textarea class="form-control" name="t"></textarea>');
-  t.is(primerClasses('<button class="link">x</button>'), '<button class="link">x</button>');
+  // Each control and the class its opening tag is given (null: left as it is).
+  const controls: Array<[string, string | null]> = [
+    ['<button type="submit">Go</button>', "btn btn-primary"],
+    ["<button>Go</button>", "btn btn-primary"],
+    ['<input type="hidden" name="_csrf" value="x">', null],
+    ['<button type="button">x</button>', "btn"],
+    ['<input id="a" name="a">', "form-control"],
+    ['<input type="checkbox" name="c">', null],
+    ['<select name="s"><option>a</option></select>', "form-select"],
+    ['<textarea name="t"></textarea>', "form-control"],
+    ['<button class="link">x</button>', null],
+  ];
+  for (const [markup, added] of controls) t.is(primerClasses(markup), added ? markup.replace(/^<(\w+)/, `<$1 class="${added}"`) : markup, markup);
   t.is(primerClasses("<p>&lt;button&gt;</p>"), "<p>&lt;button&gt;</p>", "escaped text is text");
 });
 
