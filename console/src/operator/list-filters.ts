@@ -4,7 +4,9 @@ import type { TextKey } from "./texts/index.js";
 import { field } from "../shared/layout.js";
 import { merchantSelect, type Names } from "./directory.js";
 import type { ConsoleContextKoa } from "../state.js";
-import { minorUnits, queryText, type SignedIn } from "./operator-call.js";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { sandboxFilter } from "../shared/mode.js";
+import { cursorParam, dayAfter, dayStart, minorUnits, queryText, type SignedIn } from "./operator-call.js";
 
 /** A transaction list's filters (deposits, withdrawals), as the query carries them. */
 export interface Filters {
@@ -77,4 +79,38 @@ export function filterForm<S extends string>(who: SignedIn, scope: ListScope, pa
 ${search.map((s) => html`<div>${field({ name: s.name, label: who.t(s.label), type: "search", value: f[s.name], ...(s.hint ? { hint: who.t(s.hint) } : {}), error: bad(s.name), ...(s.name === "amount" ? { inputmode: "decimal" as const } : {}) })}</div>`)}
 <div><button type="submit">${who.t("list.searchButton")}</button></div>
 </form>`;
+}
+
+/** A transaction list's query as a page reads it: the filters, the mode shown, the days and amount they mean, which of them are not, and the page's cursor. */
+export interface ListQuery {
+  f: Filters;
+  sandbox: boolean;
+  from: Date | undefined;
+  to: Date | undefined;
+  amount: bigint | "bad" | undefined;
+  cursor: string;
+  /** The fields that do not mean what they must (a day, an amount): the form says so on each, and nothing is asked. */
+  invalid: Set<string>;
+}
+
+export function listQueryOf(ctx: ConsoleContextKoa, who: SignedIn): ListQuery {
+  const f = filtersOf(ctx);
+  const from = f.from ? dayStart(f.from) : undefined;
+  const to = f.to ? dayAfter(f.to) : undefined;
+  const amount = amountOf(f, who.lang);
+  const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : "", amount === "bad" ? "amount" : ""].filter(Boolean));
+  return { f, sandbox: sandboxFilter(ctx.state.mode), from, to, amount, cursor: cursorParam(ctx.query.cursor), invalid };
+}
+
+/** What ListDeposits and ListWithdrawals are both asked: the merchant (or all), the period, the amount, the mode, one page. */
+export function listRequest(q: ListQuery, limit: number) {
+  return {
+    ...(q.f.merchant ? { merchantId: q.f.merchant } : { allMerchants: true }),
+    ...(q.from ? { createdFrom: timestampFromDate(q.from) } : {}),
+    ...(q.to ? { createdTo: timestampFromDate(q.to) } : {}),
+    ...(typeof q.amount === "bigint" ? { amount: q.amount } : {}),
+    sandbox: q.sandbox,
+    limit,
+    cursor: q.cursor,
+  };
 }

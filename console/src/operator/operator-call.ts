@@ -145,6 +145,15 @@ function languageOf(t: SignedIn["t"]): Language {
   return t("call.unavailable") === text("tr", "call.unavailable") ? "tr" : "en";
 }
 
+/** The service's answer to `call`, or its refusal as a page shows it (an error that is no answer of a service is thrown on). */
+export async function answerOrRefusal<T>(who: SignedIn, call: () => Promise<T>): Promise<T | Refusal> {
+  try {
+    return await call();
+  } catch (err) {
+    return refusalOf(err, who.t);
+  }
+}
+
 /** A refusal as the page shows it where the page's own content would be. */
 export function refusalAlert(refusal: Refusal): SafeHtml {
   return alert(refusal.message) ?? html``;

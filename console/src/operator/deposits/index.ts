@@ -1,4 +1,3 @@
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { DepositService, DepositStatus, type Deposit, type IncomingTransfer } from "@payments/contracts/deposit";
 import { DEPOSIT_STATUSES, depositStatusFromProto, depositStatusToProto, isDepositStatusName } from "@payments/contracts/statuses";
 import { roleAtLeast } from "@payments/access";
@@ -9,10 +8,9 @@ import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import { formsUnlessWaiting } from "../approvals/waiting.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, cursorParam, dayAfter, dayStart, ID_PATTERN, isOneOf, minorUnits, money, notFoundPage, operatorRoute, pager, type Refusal, refusalAlert, refusalOf, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
-import { amountOf, filterForm, filtersOf, type Filters, type SearchField } from "../list-filters.js";
+import { answerOrRefusal, csrfField, cursorParam, ID_PATTERN, isOneOf, minorUnits, money, notFoundPage, operatorRoute, pager, type Refusal, refusalAlert, refusalOf, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
+import { filterForm, listQueryOf, listRequest, type Filters, type ListQuery, type SearchField } from "../list-filters.js";
 import { merchantNamed, named, Names } from "../directory.js";
-import { sandboxFilter } from "../../shared/mode.js";
 import { matchByText, matchReasonText, scoreText } from "../../shared/match-reasons.js";
 import { auditEntries, auditOf, callbacksSection, eventEntries, eventsOf, timelineSection, type TimelineEntry } from "../transaction-history.js";
 import { statusText as transferStatusText } from "../transfers/index.js";
@@ -63,29 +61,10 @@ async function findOne(who: SignedIn, f: Filters): Promise<Deposit[] | Refusal> 
 }
 
 /** One page of ListDeposits with the form's filters, of the mode shown (sandbox or live). */
-async function listPage(
-  who: SignedIn,
-  f: Filters,
-  o: { sandbox: boolean; from: Date | undefined; to: Date | undefined; amount: bigint | "bad" | undefined; cursor: string },
-): Promise<{ deposits: Deposit[]; nextCursor: string } | Refusal> {
-  try {
-    return await who.client(DepositService).listDeposits({
-      ...(f.merchant ? { merchantId: f.merchant } : { allMerchants: true }),
-      status: isDepositStatusName(f.status) ? depositStatusToProto(f.status) : DepositStatus.UNSPECIFIED,
-      ...(o.from ? { createdFrom: timestampFromDate(o.from) } : {}),
-      ...(o.to ? { createdTo: timestampFromDate(o.to) } : {}),
-      reference: f.reference,
-      customerId: f.customer,
-      customerName: f.name,
-      accountIban: f.iban,
-      ...(typeof o.amount === "bigint" ? { amount: o.amount } : {}),
-      sandbox: o.sandbox,
-      limit: PAGE_SIZE,
-      cursor: o.cursor,
-    });
-  } catch (err) {
-    return refusalOf(err, who.t);
-  }
+function listPage(who: SignedIn, q: ListQuery): Promise<{ deposits: Deposit[]; nextCursor: string } | Refusal> {
+  const status = isDepositStatusName(q.f.status) ? depositStatusToProto(q.f.status) : DepositStatus.UNSPECIFIED;
+  const search = { reference: q.f.reference, customerId: q.f.customer, customerName: q.f.name, accountIban: q.f.iban };
+  return answerOrRefusal(who, () => who.client(DepositService).listDeposits({ ...listRequest(q, PAGE_SIZE), status, ...search }));
 }
 
 interface DetailState {
@@ -209,14 +188,9 @@ ${callbacksSection(who, events)}`,
 
   return [
     operatorRoute(deps, { method: "GET", path: "/deposits" }, async (ctx, who) => {
-      const f = filtersOf(ctx);
-      const sandbox = sandboxFilter(ctx.state.mode);
-      const from = f.from ? dayStart(f.from) : undefined;
-      const to = f.to ? dayAfter(f.to) : undefined;
-      const amount = amountOf(f, who.lang);
-      const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : "", amount === "bad" ? "amount" : ""].filter(Boolean));
-      const listing: Promise<Deposit[] | Refusal | { deposits: Deposit[]; nextCursor: string }> =
-        invalid.size > 0 ? Promise.resolve([]) : f.q ? findOne(who, f) : listPage(who, f, { sandbox, from, to, amount, cursor: cursorParam(ctx.query.cursor) });
+      const q = listQueryOf(ctx, who);
+      const { f, sandbox, invalid } = q;
+      const listing: Promise<Deposit[] | Refusal | { deposits: Deposit[]; nextCursor: string }> = invalid.size > 0 ? Promise.resolve([]) : f.q ? findOne(who, f) : listPage(who, q);
       const [names, found] = await Promise.all([Names.of(deps, who), listing]);
       const deposits = "message" in found ? [] : Array.isArray(found) ? found : found.deposits;
       await names.ensure({ merchants: [f.merchant, ...deposits.map((d) => d.merchantId)] });
@@ -225,7 +199,7 @@ ${callbacksSection(who, events)}`,
       if (invalid.size > 0) return page(html``, 400);
       if ("message" in found) return page(refusalAlert(found), found.status);
       if (Array.isArray(found)) return page(html`${found.length === 0 && !f.merchant ? html`<p class="hint">${who.t("list.processIdNeedsMerchant")}</p>` : null}${table(who, names, found)}`);
-      page(html`${table(who, names, deposits)}${pager(who, "/deposits", { ...f }, cursorParam(ctx.query.cursor), found.nextCursor)}`);
+      page(html`${table(who, names, deposits)}${pager(who, "/deposits", { ...f }, q.cursor, found.nextCursor)}`);
     }),
     operatorRoute(deps, { method: "GET", path: "/deposits/:id" }, async (ctx, who) => {
       const id = ctx.params.id ?? "";

@@ -1,5 +1,4 @@
 import { PassThrough } from "node:stream";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { stringify } from "csv-stringify";
 import { PayoutService, WithdrawalStatus, type Withdrawal } from "@payments/contracts/payout";
 import { WITHDRAWAL_STATUSES, isWithdrawalStatusName, withdrawalStatusFromProto, withdrawalStatusToProto, type WithdrawalStatusName } from "@payments/contracts/statuses";
@@ -11,8 +10,8 @@ import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import { formsUnlessWaiting } from "../approvals/waiting.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { ageOf, csrfField, cursorParam, dayAfter, dayStart, ID_PATTERN, isOneOf, money, notFoundPage, operatorRoute, pager, type Refusal, refusalAlert, refusalOf, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
-import { amountOf, filterForm, filtersOf, type Filters, type SearchField } from "../list-filters.js";
+import { ageOf, answerOrRefusal, csrfField, cursorParam, ID_PATTERN, isOneOf, money, notFoundPage, operatorRoute, pager, type Refusal, refusalAlert, refusalOf, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
+import { filterForm, listQueryOf, listRequest, type Filters, type ListQuery, type SearchField } from "../list-filters.js";
 import { bankNamed, merchantNamed, named, Names } from "../directory.js";
 import { sandboxFilter } from "../../shared/mode.js";
 import { auditEntries, auditOf, callbacksSection, eventEntries, eventsOf, timelineSection, type TimelineEntry } from "../transaction-history.js";
@@ -94,23 +93,9 @@ async function findOne(who: SignedIn, f: Filters): Promise<Found> {
 }
 
 /** One page of ListWithdrawals with the form's filters, of the mode shown (sandbox or live). */
-async function listPage(who: SignedIn, f: Filters, o: { sandbox: boolean; from: Date | undefined; to: Date | undefined; amount: bigint | "bad" | undefined; cursor: string }): Promise<Found> {
-  try {
-    return await who.client(PayoutService).listWithdrawals({
-      ...(f.merchant ? { merchantId: f.merchant } : { allMerchants: true }),
-      status: isWithdrawalStatusName(f.status) ? withdrawalStatusToProto(f.status) : WithdrawalStatus.UNSPECIFIED,
-      ...(o.from ? { createdFrom: timestampFromDate(o.from) } : {}),
-      ...(o.to ? { createdTo: timestampFromDate(o.to) } : {}),
-      iban: f.iban,
-      holderName: f.name,
-      ...(typeof o.amount === "bigint" ? { amount: o.amount } : {}),
-      sandbox: o.sandbox,
-      limit: PAGE_SIZE,
-      cursor: o.cursor,
-    });
-  } catch (err) {
-    return refusalOf(err, who.t);
-  }
+function listPage(who: SignedIn, q: ListQuery): Promise<Found> {
+  const status = isWithdrawalStatusName(q.f.status) ? withdrawalStatusToProto(q.f.status) : WithdrawalStatus.UNSPECIFIED;
+  return answerOrRefusal(who, () => who.client(PayoutService).listWithdrawals({ ...listRequest(q, PAGE_SIZE), status, iban: q.f.iban, holderName: q.f.name }));
 }
 
 interface DetailState {
@@ -242,14 +227,9 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
 
   return [
     operatorRoute(deps, { method: "GET", path: "/withdrawals" }, async (ctx, who) => {
-      const f = filtersOf(ctx);
-      const sandbox = sandboxFilter(ctx.state.mode);
-      const cursor = cursorParam(ctx.query.cursor);
-      const from = f.from ? dayStart(f.from) : undefined;
-      const to = f.to ? dayAfter(f.to) : undefined;
-      const amount = amountOf(f, who.lang);
-      const invalid = new Set([f.from && !from ? "from" : "", f.to && !to ? "to" : "", amount === "bad" ? "amount" : ""].filter(Boolean));
-      const listing = invalid.size > 0 ? Promise.resolve(undefined) : f.q ? findOne(who, f) : listPage(who, f, { sandbox, from, to, amount, cursor });
+      const q = listQueryOf(ctx, who);
+      const { f, sandbox, invalid, cursor } = q;
+      const listing = invalid.size > 0 ? Promise.resolve(undefined) : f.q ? findOne(who, f) : listPage(who, q);
       const [names, found] = await Promise.all([Names.of(deps, who), listing]);
       await names.ensure({ merchants: [f.merchant, ...(found && "withdrawals" in found ? found.withdrawals.map((w) => w.merchantId) : [])] });
       const label = (s: WithdrawalStatusName) => who.t(`withdrawal.status.${s}`);
