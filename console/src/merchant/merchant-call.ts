@@ -6,6 +6,7 @@ import type { MerchantRole } from "@payments/access";
 import type { ConsoleContext } from "../context.js";
 import { ConsoleError } from "../errors.js";
 import { html, type SafeHtml } from "../shared/html.js";
+import { clientsOf } from "../shared/person-clients.js";
 import type { Language } from "../shared/i18n.js";
 import { alert } from "../shared/layout.js";
 import { refusalDetail, seeOther } from "../shared/params.js";
@@ -39,14 +40,7 @@ export function signedInMerchant(deps: ConsoleContext, ctx: ConsoleContextKoa): 
     csrfToken: session.csrfToken,
     lang,
     merchantName: ctx.state.merchantName ?? user.merchantId,
-    client: (service, serviceName) => {
-      try {
-        return deps.services.client(service, signer, serviceName);
-      } catch (err) {
-        // No address for the service (a console started without it): the page says it does not answer.
-        throw new ConnectError((err as Error).message, Code.Unavailable);
-      }
-    },
+    client: clientsOf(deps.services, signer),
   };
 }
 

@@ -7,6 +7,7 @@ import type { Session } from "../identity/sessions.js";
 import type { ConsoleContext } from "../context.js";
 import { ConsoleError } from "../errors.js";
 import { html, type SafeHtml } from "../shared/html.js";
+import { clientsOf } from "../shared/person-clients.js";
 import { type Language } from "../shared/i18n.js";
 import { text, type TextKey } from "./texts/index.js";
 import { alert } from "../shared/layout.js";
@@ -38,14 +39,7 @@ export function signedIn(deps: ConsoleContext, ctx: ConsoleContextKoa): SignedIn
     session,
     lang,
     t: (key, params) => text(lang, key, params),
-    client: (service, serviceName) => {
-      try {
-        return deps.services.client(service, signer, serviceName);
-      } catch (err) {
-        // No address for the service (a console started without it): the page says it does not answer.
-        throw new ConnectError((err as Error).message, Code.Unavailable);
-      }
-    },
+    client: clientsOf(deps.services, signer),
   };
 }
 
