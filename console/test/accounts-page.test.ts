@@ -1,12 +1,9 @@
 import test from "ava";
-import { postFrom, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { postFrom, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 const accounts = async () => (await stack.bankCatalog.listReceivingAccounts({})).accounts;

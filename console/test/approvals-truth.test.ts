@@ -2,7 +2,7 @@ import test from "ava";
 import { ApprovalService, ApprovalStatus } from "@payments/contracts/operator";
 import { createServiceClient } from "@payments/testing";
 import { api, serviceAdminToken, type Browser } from "./harness.js";
-import { merchantDeposit, postFrom, reportTo, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, reportTo, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 
 // Four-eyes that tells the truth (issue 33): the same match sent twice is one approval, shown to
 // the second operator as waiting (whose it is); the decision forms give way while it waits; the
@@ -13,16 +13,17 @@ let stack: Stack;
 let opA: Browser;
 let opB: Browser;
 let approver: Browser;
-test.before(async () => {
-  // Any live transfer above 10.00 TRY matched by hand waits for a second operator.
-  stack = await startStack({ serviceEnv: { APPROVAL_THRESHOLD: "1000" } });
-  opA = await signedInAs(stack.c, "ops-a@example.com", "operator");
-  opB = await signedInAs(stack.c, "ops-b@example.com", "operator");
-  approver = await signedInAs(stack.c, "ops-c@example.com", "operator");
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
-});
+// Any live transfer above 10.00 TRY matched by hand waits for a second operator.
+stackForTests(
+  test,
+  async (s) => {
+    stack = s;
+    opA = await signedInAs(stack.c, "ops-a@example.com", "operator");
+    opB = await signedInAs(stack.c, "ops-b@example.com", "operator");
+    approver = await signedInAs(stack.c, "ops-c@example.com", "operator");
+  },
+  { serviceEnv: { APPROVAL_THRESHOLD: "1000" } },
+);
 
 const approvals = () => createServiceClient(ApprovalService, stack.services.server.url, { service: "deposit" });
 const pendingFor = async (targetId: string) => (await approvals().listApprovals({ status: ApprovalStatus.PENDING, targetId })).approvals;

@@ -2,14 +2,14 @@ import test from "ava";
 import { parse } from "csv-parse/sync";
 import { AuditService, type AuditRecord } from "@payments/contracts/operator";
 import { createServiceClient } from "@payments/testing";
-import { merchantDeposit, postFrom, reportTo, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, reportTo, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 import type { Browser } from "./harness.js";
 
 let stack: Stack;
 let viewer: Browser;
 let transferId = "";
-test.before(async () => {
-  stack = await startStack();
+stackForTests(test, async (s) => {
+  stack = s;
   // Records in two services: each merchant made (merchant service), each deposit and transfer (deposit service).
   for (let i = 0; i < 25; i++) await merchantDeposit(stack, { sandbox: true });
   const deposit = await merchantDeposit(stack, { sandbox: true });
@@ -20,9 +20,6 @@ test.before(async () => {
   // Refused by the service, and audited as refused.
   await postFrom(operator, `/transfers/${short.id}`, `/transfers/${short.id}/resolve`, { decision: "return", reason: "try", iban: "", recipientName: "" });
   viewer = await signedInAs(stack.c, "viewer-audit@example.com", "viewer");
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
 });
 
 async function everyRecord(service: string): Promise<AuditRecord[]> {

@@ -1,18 +1,15 @@
 import test from "ava";
 import { eventually } from "@payments/testing";
 import { csrfOf } from "./harness.js";
-import { merchantDeposit, postFrom, reportTo, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, reportTo, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 
 // A merchant's balance page for operators (console/src/operator/balances) on the five real services:
 // balances and the latest ledger movements, and a manual adjustment typed, reviewed, then sent;
 // a live merchant's waits for a second operator.
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 async function merchant(options: { sandbox: boolean; funded?: bigint }): Promise<{ id: string; name: string }> {

@@ -1,13 +1,13 @@
 import test from "ava";
 import type { Deposit } from "@payments/contracts/deposit";
-import { merchantDeposit, postFrom, reportTo, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, reportTo, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 
 let stack: Stack;
 let paid: Deposit;
 let paidName: string;
 let liveDeposit: Deposit;
-test.before(async () => {
-  stack = await startStack();
+stackForTests(test, async (s) => {
+  stack = s;
   paid = await merchantDeposit(stack, { sandbox: true, amount: 12_345n });
   paidName = (await stack.merchants.getMerchant({ merchantId: paid.merchantId })).merchant!.name;
   await reportTo(stack, paid, 12_345n, `odeme ${paid.reference}`);
@@ -17,9 +17,6 @@ test.before(async () => {
   const stray = await reportTo(stack, liveDeposit, 999n, "stray", "");
   const finance = await signedInAs(stack.c, "fin-home@example.com", "finance");
   await postFrom(finance, `/transfers/${stray.id}`, `/transfers/${stray.id}/resolve`, { decision: "return", reason: "unknown", iban: "", recipientName: "Someone" });
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
 });
 
 /** The count in a queue's row (the cell may carry a label for small screens). */

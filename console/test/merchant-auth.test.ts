@@ -1,14 +1,11 @@
 import test from "ava";
 import { Browser, csrfOf } from "./harness.js";
 import { merchantSignIn, merchantUserAccount, newMerchant, PASSWORD, signedInMerchantUser } from "./merchant-harness.js";
-import { signedInAs, startStack, type Stack } from "./service-harness.js";
+import { signedInAs, type Stack, stackForTests } from "./service-harness.js";
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await stack.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 test("invite → link → password → sign-in: the merchant session opens the dashboard, in its own cookie", async (t) => {

@@ -2,16 +2,13 @@ import test from "ava";
 import { eventually } from "@payments/testing";
 import { formatDay } from "../src/shared/format.js";
 import { merchantUserAccount, merchantSignIn, newMerchant, signedInMerchantUser } from "./merchant-harness.js";
-import { merchantDeposit, reportTo, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, reportTo, type Stack, stackForTests } from "./service-harness.js";
 
 // The merchant dashboard's Home (issue 24): the balance, today and the last 30 days of one
 // merchant's own payments, charts drawn on the server with their tables; TR and EN.
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await stack.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 let n = 0;

@@ -1,18 +1,15 @@
 import test from "ava";
 import { csrfOf } from "./harness.js";
 import { newMerchant, signedInMerchantUser } from "./merchant-harness.js";
-import { startStack, type Stack } from "./service-harness.js";
+import { type Stack, stackForTests } from "./service-harness.js";
 
 // The Developers page's API keys (issue 32): a key per system with the scopes it needs, its
 // secret shown once; a developer gets no secret of a key that can withdraw by any form; the
 // owner alone trusts a key for automatic payouts, after being told what that means.
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await stack.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 const keysOf = async (merchantId: string) => (await stack.merchants.listApiKeys({ merchantId })).keys;

@@ -1,14 +1,11 @@
 import test from "ava";
 import { csrfOf } from "./harness.js";
 import { merchantSignIn, merchantUserAccount, newMerchant, setMerchantPassword, signedInMerchantUser } from "./merchant-harness.js";
-import { postFrom, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { postFrom, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await stack.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 /** The user id in the Team page's row of `email`. */

@@ -1,13 +1,10 @@
 import test from "ava";
 import { MerchantStatus } from "@payments/contracts/merchant";
-import { merchantDeposit, postFrom, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 const merchantOf = async (id: string) => (await stack.merchants.getMerchant({ merchantId: id })).merchant!;

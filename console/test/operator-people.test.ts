@@ -1,7 +1,7 @@
 import test from "ava";
 import { csrfOf, type Browser } from "./harness.js";
 import { merchantUserAccount, newMerchant } from "./merchant-harness.js";
-import { postFrom, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { postFrom, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 
 // Operator accounts and a merchant's dashboard users in the operators' console (issue 33): admins
 // invite, change roles, disable and send new links through the console's own four-eyes (the
@@ -11,13 +11,10 @@ import { postFrom, signedInAs, startStack, type Stack } from "./service-harness.
 let stack: Stack;
 let admin: Browser;
 let second: Browser;
-test.before(async () => {
-  stack = await startStack();
+stackForTests(test, async (s) => {
+  stack = s;
   admin = await signedInAs(stack.c, "ada@example.com", "admin");
   second = await signedInAs(stack.c, "berk@example.com", "admin");
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
 });
 
 const operatorRow = (email: string) => stack.c.console.context.db("operators").where({ email }).first() as Promise<{ id: string; role: string; disabled: number | boolean } | undefined>;

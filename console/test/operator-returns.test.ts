@@ -1,18 +1,15 @@
 import test from "ava";
 import { TransferReturnStatus, type TransferReturn } from "@payments/contracts/payout";
 import { eventually } from "@payments/testing";
-import { merchantDeposit, postFrom, reportTo, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, postFrom, reportTo, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 
 // The operators' transfer returns (console/src/operator/transfer-returns): the queue of live returns
 // the manual connector leaves to people, one transfer's attempts, and finance's decisions on them,
 // on the five real services (the payout worker and its live `manual` connector included).
 
 let stack: Stack;
-test.before(async () => {
-  stack = await startStack();
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
+stackForTests(test, (s) => {
+  stack = s;
 });
 
 /**

@@ -1,18 +1,15 @@
 import test from "ava";
 import type { Deposit } from "@payments/contracts/deposit";
-import { merchantDeposit, reportTo, signedInAs, startStack, type Stack } from "./service-harness.js";
+import { merchantDeposit, reportTo, signedInAs, type Stack, stackForTests } from "./service-harness.js";
 
 let stack: Stack;
 let deposit: Deposit;
-test.before(async () => {
-  stack = await startStack();
+stackForTests(test, async (s) => {
+  stack = s;
   deposit = await merchantDeposit(stack, { sandbox: true });
   await reportTo(stack, deposit, 50_000n, `odeme ${deposit.reference}`);
   const other = await merchantDeposit(stack, { sandbox: true });
   await reportTo(stack, other, 1_000n, "stray", "KEMAL SUNAL");
-});
-test.after.always(async () => {
-  await (stack as Stack | undefined)?.stop();
 });
 
 test("finance sees every account balanced and the ledger agreeing, for all time and for a period", async (t) => {
