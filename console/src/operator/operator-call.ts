@@ -16,7 +16,7 @@ import type { ServiceName } from "../service-clients.js";
 import type { ConsoleContextKoa, RouteContext } from "../state.js";
 import type { ConsoleRoute } from "../route.js";
 import type { OperatorRole } from "@payments/access";
-import { linkTo, refusalDetail } from "../shared/params.js";
+import { ID_PATTERN, linkTo, refusalDetail } from "../shared/params.js";
 
 export { cursorParam, dayAfter, dayStart, formatTime, ID_PATTERN, isServiceName, linkTo, minorUnits, money, queryText, refusalDetail, seeOther, SERVICES, timeOf } from "../shared/params.js";
 
@@ -46,12 +46,13 @@ export function signedIn(deps: ConsoleContext, ctx: ConsoleContextKoa): SignedIn
 /**
  * An operators' page route: `access: "operator"` (of at least `minRole`, checked before the
  * handler runs; `upload` for a multipart form), and a handler that gets the signed-in operator
- * as `signedIn` gives it.
+ * as `signedIn` gives it. The path's `ids`, when named, are each checked against the ids'
+ * alphabet first (anything else is the not-found page, before any call) and handed over.
  */
-export function operatorRoute(
+export function operatorRoute<K extends string = never>(
   deps: ConsoleContext,
-  route: { method: ConsoleRoute["method"]; path: string; minRole?: OperatorRole; upload?: boolean },
-  handler: (ctx: RouteContext, who: SignedIn) => Promise<void>,
+  route: { method: ConsoleRoute["method"]; path: string; minRole?: OperatorRole; upload?: boolean; ids?: readonly K[] },
+  handler: (ctx: RouteContext, who: SignedIn, ids: Record<K, string>) => Promise<void>,
 ): ConsoleRoute {
   return {
     method: route.method,
@@ -59,7 +60,16 @@ export function operatorRoute(
     access: "operator",
     ...(route.minRole ? { minRole: route.minRole } : {}),
     ...(route.upload ? { upload: true } : {}),
-    handler: async (ctx) => handler(ctx, signedIn(deps, ctx)),
+    handler: async (ctx) => {
+      const who = signedIn(deps, ctx);
+      const ids = {} as Record<K, string>;
+      for (const name of route.ids ?? []) {
+        const value = ctx.params[name] ?? "";
+        if (!ID_PATTERN.test(value)) return notFoundPage(ctx, who);
+        ids[name] = value;
+      }
+      return handler(ctx, who, ids);
+    },
   };
 }
 

@@ -5,7 +5,7 @@ import { html, type SafeHtml } from "../../shared/html.js";
 import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, cursorParam, ID_PATTERN, linkTo, notFoundPage, operatorRoute, queryText, type Refusal, refusalOf, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
+import { csrfField, cursorParam, linkTo, operatorRoute, queryText, type Refusal, refusalOf, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
 
 /** A labelled checkbox (the label after it, as people read a checkbox). */
 export function checkbox(id: string, name: string, label: string, checked: boolean): SafeHtml {
@@ -98,10 +98,8 @@ export function accountPages(deps: ConsoleContext): ConsoleRoute[] {
       }
       seeOther(ctx, "/accounts?done=saved");
     }),
-    operatorRoute(deps, { method: "POST", path: "/accounts/:id/active" }, async (ctx, who) => {
-      const id = ctx.params.id ?? "";
+    operatorRoute(deps, { method: "POST", path: "/accounts/:id/active", ids: ["id"] }, async (ctx, who, { id }) => {
       const form = ctx.state.form ?? {};
-      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
       try {
         await who.client(BankCatalogService).updateReceivingAccount({ accountId: id, active: form.active === "1" });
       } catch (err) {

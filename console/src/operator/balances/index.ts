@@ -6,7 +6,7 @@ import { alert, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import { formatMajorPlain } from "../../shared/format.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { cursorParam, ID_PATTERN, linkTo, notFoundPage, operatorRoute, refusalAlert, refusalOf, seeOther, waitingForApproval, workPage, type SignedIn } from "../operator-call.js";
+import { cursorParam, linkTo, operatorRoute, refusalAlert, refusalOf, seeOther, waitingForApproval, workPage, type SignedIn } from "../operator-call.js";
 import { adjustForm, balancesTable, isAdjustment, ledgerTable, readAdjustment, reviewBody, summary, textsOf, type AdjustForm, type FormState } from "./parts.js";
 
 /** How many of the latest ledger entries the page shows. */
@@ -67,9 +67,7 @@ ${adjustForm(who, t, m.id, state)}`,
 
 /** A route of this page: the merchant id checked against the ids' alphabet before anything is asked. */
 function route(deps: ConsoleContext, method: "GET" | "POST", path: string, handle: (ctx: ConsoleContextKoa, who: SignedIn, id: string) => Promise<void>): ConsoleRoute {
-  return operatorRoute(deps, { method, path }, async (ctx, who) => {
-    const id = ctx.params.id ?? "";
-    if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+  return operatorRoute(deps, { method, path, ids: ["id"] }, async (ctx, who, { id }) => {
     await handle(ctx, who, id);
   });
 }

@@ -9,7 +9,7 @@ import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { checkbox } from "../accounts/index.js";
-import { csrfField, ID_PATTERN, minorUnits, money, notFoundPage, operatorRoute, queryText, type Refusal, refusalOf, seeOther, type SignedIn, timeOf, workPage } from "../operator-call.js";
+import { csrfField, minorUnits, money, operatorRoute, queryText, type Refusal, refusalOf, seeOther, type SignedIn, timeOf, workPage } from "../operator-call.js";
 
 type Form = Record<string, string>;
 
@@ -150,15 +150,11 @@ ${bankFields(who, "update", values, state.refusal, false)}
       }
       seeOther(ctx, "/banks?done=fast");
     }),
-    operatorRoute(deps, { method: "GET", path: "/banks/:id" }, async (ctx, who) => {
-      const id = ctx.params.id ?? "";
-      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+    operatorRoute(deps, { method: "GET", path: "/banks/:id", ids: ["id"] }, async (ctx, who, { id }) => {
       await showBank(ctx, who, id, ctx.query.done === "saved" ? notice(who.t("merchant.saved")) : null);
     }),
-    operatorRoute(deps, { method: "POST", path: "/banks/:id" }, async (ctx, who) => {
-      const id = ctx.params.id ?? "";
+    operatorRoute(deps, { method: "POST", path: "/banks/:id", ids: ["id"] }, async (ctx, who, { id }) => {
       const form = ctx.state.form ?? {};
-      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
       const min = amountOf(form, "min", who.lang);
       const max = amountOf(form, "max", who.lang);
       if (min === "bad" || max === "bad") return showBank(ctx, who, id, null, { form, refusal: invalid(who, min === "bad" ? "min" : "max") }, 400);

@@ -201,9 +201,7 @@ ${callbacksSection(who, events)}`,
       if (Array.isArray(found)) return page(html`${found.length === 0 && !f.merchant ? html`<p class="hint">${who.t("list.processIdNeedsMerchant")}</p>` : null}${table(who, names, found)}`);
       page(html`${table(who, names, deposits)}${pager(who, "/deposits", { ...f }, q.cursor, found.nextCursor)}`);
     }),
-    operatorRoute(deps, { method: "GET", path: "/deposits/:id" }, async (ctx, who) => {
-      const id = ctx.params.id ?? "";
-      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+    operatorRoute(deps, { method: "GET", path: "/deposits/:id", ids: ["id"] }, async (ctx, who, { id }) => {
       const approval = cursorParam(ctx.query.approval);
       const done = ctx.query.done;
       const banner = approval ? waitingForApproval(who, "deposit", approval) : isAction(done) ? notice(who.t(done === "confirm" ? "deposit.done.confirm" : "deposit.done.reject")) : null;

@@ -7,7 +7,7 @@ import { html, type SafeHtml } from "../../shared/html.js";
 import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, cursorParam, ID_PATTERN, linkTo, notFoundPage, operatorRoute, pager, queryText, type Refusal, refusalOf, seeOther, type SignedIn, timeOf, workPage } from "../operator-call.js";
+import { csrfField, cursorParam, linkTo, operatorRoute, pager, queryText, type Refusal, refusalOf, seeOther, type SignedIn, timeOf, workPage } from "../operator-call.js";
 import { attemptsTable, deliveryText } from "../transaction-history.js";
 import { merchantNamed, merchantSelect, Names } from "../directory.js";
 import { sandboxFilter } from "../../shared/mode.js";
@@ -154,14 +154,10 @@ ${redeliver}`,
         await showList(ctx, who, null, form, refusal, refusal.status);
       }
     }),
-    operatorRoute(deps, { method: "GET", path: "/events/:id" }, async (ctx, who) => {
-      const id = ctx.params.id ?? "";
-      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+    operatorRoute(deps, { method: "GET", path: "/events/:id", ids: ["id"] }, async (ctx, who, { id }) => {
       await showEvent(ctx, who, id, ctx.query.done === "redeliver" ? notice(who.t("event.redelivered")) : null);
     }),
-    operatorRoute(deps, { method: "POST", path: "/events/:id/redeliver" }, async (ctx, who) => {
-      const id = ctx.params.id ?? "";
-      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+    operatorRoute(deps, { method: "POST", path: "/events/:id/redeliver", ids: ["id"] }, async (ctx, who, { id }) => {
       try {
         await who.client(CallbackService).redeliverEvent({ allMerchants: true, eventId: id });
       } catch (err) {

@@ -239,9 +239,7 @@ ${inviteUserForm(who, m.id)}`,
         await showList(ctx, who, form, refusal, refusal.status);
       }
     }),
-    operatorRoute(deps, { method: "GET", path: "/merchants/:id" }, async (ctx, who) => {
-      const id = ctx.params.id ?? "";
-      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+    operatorRoute(deps, { method: "GET", path: "/merchants/:id", ids: ["id"] }, async (ctx, who, { id }) => {
       const approval = cursorParam(ctx.query.approval);
       const done = ctx.query.done;
       await showDetail(ctx, who, id, {}, approval ? waitingForApproval(who, "merchant", approval) : isAction(done) ? notice(who.t("merchant.saved")) : null);

@@ -11,7 +11,7 @@ import { linkNotice } from "../../identity/mail/notice.js";
 import { roleText as roleName } from "../../shared/service-texts.js";
 import { inviteTexts as team } from "./invite-texts.js";
 import type { ConsoleRoute } from "../../route.js";
-import { csrfField, formatTime, ID_PATTERN, notFoundPage, operatorRoute, refusalOf, type SignedIn, workPage } from "../operator-call.js";
+import { csrfField, formatTime, operatorRoute, refusalOf, type SignedIn, workPage } from "../operator-call.js";
 
 /** The "Invite a merchant user" form on a merchant's page (admins only: the console decides, as for operator accounts). */
 export function inviteUserForm(who: SignedIn, merchantId: string): SafeHtml | null {
@@ -32,9 +32,7 @@ ${field({ id: "invite-name", name: "displayName", label: t("invite.name"), autoc
  */
 export function merchantInvitePages(deps: ConsoleContext): ConsoleRoute[] {
   return [
-    operatorRoute(deps, { method: "POST", path: "/merchants/:id/users/invite", minRole: "admin" }, async (ctx, who) => {
-      const id = ctx.params.id ?? "";
-      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+    operatorRoute(deps, { method: "POST", path: "/merchants/:id/users/invite", minRole: "admin", ids: ["id"] }, async (ctx, who, { id }) => {
       const t = (key: Parameters<typeof team>[1], params?: Record<string, string>) => team(who.lang, key, params);
       const back = html`<p><a href="${`/merchants/${id}`}">${t("operator.back")}</a></p>`;
       const page = (body: SafeHtml, status: number) => workPage(ctx, who, { title: t("operator.invite.title"), body: html`${body}${back}` }, status);

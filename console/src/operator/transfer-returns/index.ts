@@ -176,10 +176,8 @@ export function transferReturnPages(deps: ConsoleContext): ConsoleRoute[] {
         page(refusalAlert(refusal), refusal.status);
       }
     }),
-    operatorRoute(deps, { method: "GET", path: "/transfer-returns/:transferId" }, async (ctx, who) => {
+    operatorRoute(deps, { method: "GET", path: "/transfer-returns/:transferId", ids: ["transferId"] }, async (ctx, who, { transferId }) => {
       const t = textsOf(who);
-      const transferId = ctx.params.transferId ?? "";
-      if (!ID_PATTERN.test(transferId)) return notFoundPage(ctx, who);
       const done = ctx.query.done;
       const id = cursorParam(ctx.query.id);
       const banner = isOneOf(ACTIONS, done) ? notice(t(done === "complete" ? "done.complete" : "done.fail", { id })) : null;

@@ -273,9 +273,7 @@ ${pager(who, "/withdrawals/awaiting", {}, cursor, res.nextCursor)}`,
       for (const w of found) csv.write([cell(w.accountName), cell(w.iban), majorUnits(w.amount, w.currency).replace(".", dialect.decimal), cell(w.id)]);
       csv.end();
     }),
-    operatorRoute(deps, { method: "GET", path: "/withdrawals/:id" }, async (ctx, who) => {
-      const id = ctx.params.id ?? "";
-      if (!ID_PATTERN.test(id)) return notFoundPage(ctx, who);
+    operatorRoute(deps, { method: "GET", path: "/withdrawals/:id", ids: ["id"] }, async (ctx, who, { id }) => {
       const approval = cursorParam(ctx.query.approval);
       await showDetail(ctx, who, id, {}, approval ? waitingForApproval(who, "payout", approval) : doneBanner(who, ctx.query.done, id));
     }),
