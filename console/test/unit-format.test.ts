@@ -1,4 +1,4 @@
-import test from "ava";
+import test, { type ExecutionContext } from "ava";
 import { formatDay, formatMajorPlain, formatMoney, formatTime, localeOf, majorDecimal, parseMoney, TIME_ZONE, turkeyDay } from "../src/shared/format.js";
 
 /*
@@ -199,23 +199,23 @@ test("formatTime writes the instant in Türkiye's time (UTC+3) with seconds", (t
   t.regex(formatTime(at, "en"), /^15 Jun 2026, 12:05:07$/);
 });
 
+/** The last instant of a Türkiye day and the first of the next: their days, and the next one's as each language writes it. */
+function dayTurns(t: ExecutionContext, last: Date, first: Date, days: [string, string], labels: { tr: string; en: string }): void {
+  t.is(turkeyDay(last), days[0]);
+  t.is(turkeyDay(first), days[1]);
+  t.is(formatDay(first, "tr"), labels.tr);
+  t.is(formatDay(first, "en"), labels.en);
+}
+
 test("formatDay and turkeyDay move to the next day at Türkiye's midnight, three hours before UTC's", (t) => {
   const before = new Date("2026-03-09T20:59:59.999Z");
-  const at = new Date("2026-03-09T21:00:00Z");
-  t.is(turkeyDay(before), "2026-03-09");
-  t.is(turkeyDay(at), "2026-03-10");
+  dayTurns(t, before, new Date("2026-03-09T21:00:00Z"), ["2026-03-09", "2026-03-10"], { tr: "10 Mar 2026", en: "10 Mar 2026" });
   t.is(formatDay(before, "tr"), "9 Mar 2026");
-  t.is(formatDay(at, "tr"), "10 Mar 2026");
-  t.is(formatDay(at, "en"), "10 Mar 2026");
 });
 
 test("the year turns in Türkiye at 21:00 UTC on the 31st of December", (t) => {
-  const lastSecond = new Date("2026-12-31T20:59:59Z");
   const newYear = new Date("2026-12-31T21:00:00Z");
-  t.is(turkeyDay(lastSecond), "2026-12-31");
-  t.is(turkeyDay(newYear), "2027-01-01");
-  t.is(formatDay(newYear, "tr"), "1 Oca 2027");
-  t.is(formatDay(newYear, "en"), "1 Jan 2027");
+  dayTurns(t, new Date("2026-12-31T20:59:59Z"), newYear, ["2026-12-31", "2027-01-01"], { tr: "1 Oca 2027", en: "1 Jan 2027" });
   t.regex(formatTime(newYear, "tr"), /^1 Oca 2027 00:00:00$/);
 });
 

@@ -1,4 +1,4 @@
-import test from "ava";
+import test, { type ExecutionContext } from "ava";
 import { Code } from "@connectrpc/connect";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { isMode, MODE_COOKIE, modeMiddleware, modeSwitch, sandboxBanner, sandboxFilter } from "../src/shared/mode.js";
@@ -133,6 +133,13 @@ async function runMode(options: Parameters<typeof koaContext>[0], secure = false
   return { ctx, ran };
 }
 
+/** The default: live, not chosen, and nothing remembered. */
+function liveNotChosen(t: ExecutionContext, ctx: Awaited<ReturnType<typeof runMode>>["ctx"]): void {
+  t.is(ctx.state.mode, "live");
+  t.false(ctx.state.modeChosen);
+  t.deepEqual(setCookies(ctx), []);
+}
+
 test("isMode knows live and sandbox only; sandboxFilter is true for sandbox only", (t) => {
   t.true(isMode("live"));
   t.true(isMode("sandbox"));
@@ -144,9 +151,7 @@ test("isMode knows live and sandbox only; sandboxFilter is true for sandbox only
 test("with nothing asked nor remembered the mode is live, not chosen, and no cookie is set", async (t) => {
   const { ctx, ran } = await runMode({ url: "/deposits" });
   t.true(ran);
-  t.is(ctx.state.mode, "live");
-  t.false(ctx.state.modeChosen);
-  t.deepEqual(setCookies(ctx), []);
+  liveNotChosen(t, ctx);
 });
 
 test("?mode=sandbox chooses sandbox and remembers it for a year in a strict, HttpOnly cookie", async (t) => {
@@ -177,9 +182,7 @@ test("the query wins over the cookie", async (t) => {
 
 test("an unknown mode in the query or the cookie is ignored: live, not chosen, nothing remembered", async (t) => {
   const { ctx } = await runMode({ url: "/?mode=test", headers: { cookie: `${MODE_COOKIE}=everything` } });
-  t.is(ctx.state.mode, "live");
-  t.false(ctx.state.modeChosen);
-  t.deepEqual(setCookies(ctx), []);
+  liveNotChosen(t, ctx);
 });
 
 test("a repeated mode parameter is no choice", async (t) => {
