@@ -119,37 +119,33 @@ ${bankFields(who, "update", values, state.refusal, false)}
     );
   };
 
+  /** A form of the list page with limits typed in lira (a new bank, FAST's settings): judged, sent, then the list again with its refusal, or 303. */
+  const limitsPost = (path: string, part: "create" | "fast", send: (who: SignedIn, form: Form, min: bigint | undefined, max: bigint | undefined) => Promise<unknown>) =>
+    operatorRoute(deps, { method: "POST", path }, async (ctx, who) => {
+      const form = ctx.state.form ?? {};
+      const min = amountOf(form, "min", who.lang);
+      const max = amountOf(form, "max", who.lang);
+      if (min === "bad" || max === "bad") return showList(ctx, who, null, { [part]: form, refusal: invalid(who, min === "bad" ? "min" : "max") }, 400);
+      try {
+        await send(who, form, min, max);
+      } catch (err) {
+        const refusal = refusalOf(err, who.t);
+        return showList(ctx, who, null, { [part]: form, refusal }, refusal.status);
+      }
+      seeOther(ctx, `/banks?done=${part === "create" ? "created" : "fast"}`);
+    });
+
   return [
     operatorRoute(deps, { method: "GET", path: "/banks" }, async (ctx, who) => {
       const done = DONE[queryText(ctx.query.done, 20)];
       await showList(ctx, who, done ? notice(who.t(done)) : null);
     }),
-    operatorRoute(deps, { method: "POST", path: "/banks" }, async (ctx, who) => {
-      const form = ctx.state.form ?? {};
-      const min = amountOf(form, "min", who.lang);
-      const max = amountOf(form, "max", who.lang);
-      if (min === "bad" || max === "bad") return showList(ctx, who, null, { create: form, refusal: invalid(who, min === "bad" ? "min" : "max") }, 400);
-      try {
-        await who.client(BankCatalogService).createBank({ name: (form.name ?? "").trim(), code: (form.code ?? "").trim(), logoUrl: (form.logoUrl ?? "").trim(), minAmount: min ?? 0n, maxAmount: max ?? 0n, active: form.active === "1" });
-      } catch (err) {
-        const refusal = refusalOf(err, who.t);
-        return showList(ctx, who, null, { create: form, refusal }, refusal.status);
-      }
-      seeOther(ctx, "/banks?done=created");
-    }),
-    operatorRoute(deps, { method: "POST", path: "/banks/fast" }, async (ctx, who) => {
-      const form = ctx.state.form ?? {};
-      const min = amountOf(form, "min", who.lang);
-      const max = amountOf(form, "max", who.lang);
-      if (min === "bad" || max === "bad") return showList(ctx, who, null, { fast: form, refusal: invalid(who, min === "bad" ? "min" : "max") }, 400);
-      try {
-        await who.client(BankCatalogService).updateFastSettings({ enabled: form.enabled === "1", ...(min !== undefined ? { minAmount: min } : {}), ...(max !== undefined ? { maxAmount: max } : {}) });
-      } catch (err) {
-        const refusal = refusalOf(err, who.t);
-        return showList(ctx, who, null, { fast: form, refusal }, refusal.status);
-      }
-      seeOther(ctx, "/banks?done=fast");
-    }),
+    limitsPost("/banks", "create", (who, form, min, max) =>
+      who.client(BankCatalogService).createBank({ name: (form.name ?? "").trim(), code: (form.code ?? "").trim(), logoUrl: (form.logoUrl ?? "").trim(), minAmount: min ?? 0n, maxAmount: max ?? 0n, active: form.active === "1" }),
+    ),
+    limitsPost("/banks/fast", "fast", (who, form, min, max) =>
+      who.client(BankCatalogService).updateFastSettings({ enabled: form.enabled === "1", ...(min !== undefined ? { minAmount: min } : {}), ...(max !== undefined ? { maxAmount: max } : {}) }),
+    ),
     operatorRoute(deps, { method: "GET", path: "/banks/:id", ids: ["id"] }, async (ctx, who, { id }) => {
       await showBank(ctx, who, id, ctx.query.done === "saved" ? notice(who.t("merchant.saved")) : null);
     }),
