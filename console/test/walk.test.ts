@@ -45,34 +45,26 @@ async function signedIn(form: { path: string; email: string; password: string; l
   return { context, page };
 }
 
-for (const lang of ["tr", "en"] as const) {
-  test.serial(`every operator's page in ${lang === "tr" ? "Turkish" : "English"}, at 1280 and 390 px: it fits, no word is broken in a cell, axe is clean, its words, amounts and merchants read right`, async (t) => {
-    t.timeout(180_000);
-    const { context, page } = await signedIn({ path: "/sign-in", email: day.admin.email, password: day.admin.password, lands: "/" });
-    try {
-      const areas = await areasOf(page);
-      t.true(areas.length >= 10, `the navigation lists the areas: ${areas.join(" ")}`);
-      const pages = [...areas, ...day.operatorDetails];
-      t.deepEqual(await walk(page, stack.c.url, pages, checks, [lang]), []);
-      t.log(`${pages.length} pages`);
-    } finally {
-      await context.close();
-    }
-  });
-}
+/** Each side walked: whose pages, how it signs in, how many areas its navigation has at least, and the detail pages the day seeded for it. */
+const SIDES = [
+  { whose: "operator's", signIn: () => ({ path: "/sign-in", email: day.admin.email, password: day.admin.password, lands: "/" }), areas: 10, details: () => day.operatorDetails },
+  { whose: "merchant user's", signIn: () => ({ path: "/merchant/sign-in", email: day.merchantUser.email, password: day.merchantUser.password, lands: "/merchant" }), areas: 5, details: () => day.merchantDetails },
+];
 
-for (const lang of ["tr", "en"] as const) {
-  test.serial(`every merchant user's page in ${lang === "tr" ? "Turkish" : "English"}, at 1280 and 390 px: it fits, no word is broken in a cell, axe is clean, its words, amounts and merchants read right`, async (t) => {
-    t.timeout(180_000);
-    const { context, page } = await signedIn({ path: "/merchant/sign-in", email: day.merchantUser.email, password: day.merchantUser.password, lands: "/merchant" });
-    try {
-      const areas = await areasOf(page);
-      t.true(areas.length >= 5, `the navigation lists the areas: ${areas.join(" ")}`);
-      const pages = [...areas, ...day.merchantDetails];
-      t.deepEqual(await walk(page, stack.c.url, pages, checks, [lang]), []);
-      t.log(`${pages.length} pages`);
-    } finally {
-      await context.close();
-    }
-  });
+for (const side of SIDES) {
+  for (const lang of ["tr", "en"] as const) {
+    test.serial(`every ${side.whose} page in ${lang === "tr" ? "Turkish" : "English"}, at 1280 and 390 px: it fits, no word is broken in a cell, axe is clean, its words, amounts and merchants read right`, async (t) => {
+      t.timeout(180_000);
+      const { context, page } = await signedIn(side.signIn());
+      try {
+        const areas = await areasOf(page);
+        t.true(areas.length >= side.areas, `the navigation lists the areas: ${areas.join(" ")}`);
+        const pages = [...areas, ...side.details()];
+        t.deepEqual(await walk(page, stack.c.url, pages, checks, [lang]), []);
+        t.log(`${pages.length} pages`);
+      } finally {
+        await context.close();
+      }
+    });
+  }
 }
