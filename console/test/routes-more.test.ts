@@ -1,4 +1,4 @@
-import test from "ava";
+import test, { type ExecutionContext } from "ava";
 import type { Knex } from "knex";
 import type { Browser } from "./harness.js";
 import { signedInMerchantUser, newMerchant } from "./merchant-harness.js";
@@ -146,16 +146,21 @@ async function languageOf(browser: Browser, path: string, lang: "tr" | "en") {
   return { status: res.status, lang: /<html lang="(\w+)">/.exec(res.html)?.[1], type: res.headers.get("content-type") ?? "" };
 }
 
-test.serial("every operator page is a document in Turkish with lang=tr and in English with lang=en", async (t) => {
-  const pages = routes.filter((r) => plainPage(r) && isOperatorPage(r.path) && !["/sign-in", "/set-password"].includes(r.path));
-  t.true(pages.length >= 15, `${pages.length} pages`);
+/** Each page, asked with lang=tr and with lang=en, is a document in that language (an answer that is no HTML page is passed over). */
+async function inBothLanguages(t: ExecutionContext, browser: Browser, pages: ReadonlyArray<{ path: string }>): Promise<void> {
   for (const { path } of pages) {
     for (const lang of ["tr", "en"] as const) {
-      const page = await languageOf(admin, path, lang);
+      const page = await languageOf(browser, path, lang);
       if (!page.type.startsWith("text/html")) continue;
       t.is(page.lang, lang, `${path} ?lang=${lang} (${page.status})`);
     }
   }
+}
+
+test.serial("every operator page is a document in Turkish with lang=tr and in English with lang=en", async (t) => {
+  const pages = routes.filter((r) => plainPage(r) && isOperatorPage(r.path) && !["/sign-in", "/set-password"].includes(r.path));
+  t.true(pages.length >= 15, `${pages.length} pages`);
+  await inBothLanguages(t, admin, pages);
 });
 
 test.serial("the pages before a session are in the asked language too", async (t) => {
@@ -170,13 +175,7 @@ test.serial("the pages before a session are in the asked language too", async (t
 test.serial("every merchant dashboard page is a document in Turkish with lang=tr and in English with lang=en", async (t) => {
   const pages = routes.filter((r) => plainPage(r) && merchantSide(r.path) && !["/merchant/sign-in", "/merchant/set-password"].includes(r.path));
   t.true(pages.length >= 6, `${pages.length} pages`);
-  for (const { path } of pages) {
-    for (const lang of ["tr", "en"] as const) {
-      const page = await languageOf(owner, path, lang);
-      if (!page.type.startsWith("text/html")) continue;
-      t.is(page.lang, lang, `${path} ?lang=${lang} (${page.status})`);
-    }
-  }
+  await inBothLanguages(t, owner, pages);
 });
 
 test.serial("the language chosen is remembered: a page asked without ?lang stays in it", async (t) => {
