@@ -158,6 +158,23 @@ export async function answerOrRefusal<T>(who: SignedIn, call: () => Promise<T>):
   }
 }
 
+/**
+ * The one thing a page is about, read by `read`: when the service refuses, the page says so (with
+ * `back`, the way back to its list); when it finds nothing, the not-found page; either way undefined.
+ */
+export async function readOne<T>(ctx: ConsoleContextKoa, who: SignedIn, page: { title: string; back: SafeHtml; id: string }, read: () => Promise<T | undefined>): Promise<T | undefined> {
+  let found: T | undefined;
+  try {
+    found = await read();
+  } catch (err) {
+    const refusal = refusalOf(err, who.t);
+    workPage(ctx, who, { title: page.title, body: html`${alert(refusal.message)}${page.back}` }, refusal.status);
+    return undefined;
+  }
+  if (!found) workPage(ctx, who, { title: page.title, body: alert(who.t("call.notFound", { detail: page.id })) ?? html`` }, 404);
+  return found;
+}
+
 /** A refusal as the page shows it where the page's own content would be. */
 export function refusalAlert(refusal: Refusal): SafeHtml {
   return alert(refusal.message) ?? html``;

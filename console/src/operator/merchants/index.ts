@@ -8,7 +8,7 @@ import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { inviteUserForm } from "./invite-user.js";
 import { balanceTexts } from "../balances/texts.js";
-import { csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, notFoundPage, operatorRoute, type Refusal, refusalOf, scrollingTable, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
+import { readOne, csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, notFoundPage, operatorRoute, type Refusal, refusalOf, scrollingTable, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
 
 const PAGE_SIZE = 50;
 
@@ -195,15 +195,9 @@ export function merchantPages(deps: ConsoleContext): ConsoleRoute[] {
   };
 
   const showDetail = async (ctx: ConsoleContextKoa, who: SignedIn, id: string, state: DetailState, banner: SafeHtml | null, status = 200) => {
-    let merchant: Merchant | undefined;
-    try {
-      merchant = (await who.client(MerchantService).getMerchant({ merchantId: id })).merchant;
-    } catch (err) {
-      const r = refusalOf(err, who.t);
-      return workPage(ctx, who, { title: who.t("merchant.title", { name: id }), body: html`${alert(r.message)}<p><a href="/merchants">${who.t("merchants.back")}</a></p>` }, r.status);
-    }
-    if (!merchant) return workPage(ctx, who, { title: who.t("merchant.title", { name: id }), body: alert(who.t("call.notFound", { detail: id })) ?? html`` }, 404);
-    const m = merchant;
+    const back = html`<p><a href="/merchants">${who.t("merchants.back")}</a></p>`;
+    const m = await readOne(ctx, who, { title: who.t("merchant.title", { name: id }), back, id }, async () => (await who.client(MerchantService).getMerchant({ merchantId: id })).merchant);
+    if (!m) return;
     workPage(
       ctx,
       who,

@@ -12,7 +12,7 @@ import { actionReasonText, matchByText, matchReasonText, scoreText, waitingReaso
 import { statusText as serviceStatusText } from "../../shared/service-texts.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { waitingFor, waitingNotice } from "../approvals/waiting.js";
-import { csrfField, cursorParam, isOneOf, money, notFoundPage, operatorRoute, type Refusal, refusalOf, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
+import { readOne, csrfField, cursorParam, isOneOf, money, notFoundPage, operatorRoute, type Refusal, refusalOf, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
 import { accountNamed, actorNamed, merchantNamed, Names, transferSandbox } from "../directory.js";
 import { depositOf, merchantsOfDeposits, transferQueue } from "./queue.js";
 
@@ -177,14 +177,9 @@ function resolveRequest(who: SignedIn, transferId: string, decision: Decision, f
  */
 export function transferPages(deps: ConsoleContext): ConsoleRoute[] {
   const showDetail = async (ctx: ConsoleContextKoa, who: SignedIn, id: string, state: DetailState, banner: SafeHtml | null, status = 200) => {
-    let transfer: IncomingTransfer | undefined;
-    try {
-      transfer = (await who.client(DepositService).getTransfer({ transferId: id })).transfer;
-    } catch (err) {
-      const refusal = refusalOf(err, who.t);
-      return workPage(ctx, who, { title: who.t("transfer.title", { id }), body: html`${alert(refusal.message)}<p><a href="/transfers">${who.t("transfers.back")}</a></p>` }, refusal.status);
-    }
-    if (!transfer) return workPage(ctx, who, { title: who.t("transfer.title", { id }), body: alert(who.t("call.notFound", { detail: id })) ?? html`` }, 404);
+    const back = html`<p><a href="/transfers">${who.t("transfers.back")}</a></p>`;
+    const transfer = await readOne(ctx, who, { title: who.t("transfer.title", { id }), back, id }, async () => (await who.client(DepositService).getTransfer({ transferId: id })).transfer);
+    if (!transfer) return;
     const about = transfer;
     const [merchants, names] = await Promise.all([merchantsOfDeposits(deps, who, [depositOf(about)]), Names.of(deps, who)]);
     state = { ...state, merchants, names: await names.ensure({ merchants: merchants.values(), ibans: [about.iban], actors: [about.resolvedBy, ...about.actions.map((a) => a.actor)] }) };
