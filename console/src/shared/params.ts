@@ -90,3 +90,11 @@ export function seeOther(ctx: ConsoleContextKoa, location: string): void {
   ctx.status = 303;
   ctx.redirect(location);
 }
+
+/** Lines or commas: the allowed IPs and CIDRs as typed (the merchant service normalises and validates them). */
+export function ipList(text: string): string[] {
+  return text
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}

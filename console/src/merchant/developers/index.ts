@@ -6,7 +6,7 @@ import type { ConsoleContext } from "../../context.js";
 import { html, type SafeHtml } from "../../shared/html.js";
 import { attemptErrorText } from "../../shared/service-texts.js";
 import { alert, field, notice } from "../../shared/layout.js";
-import { cursorParam, ID_PATTERN, linkTo, minorUnits, seeOther, timeOf } from "../../shared/params.js";
+import { cursorParam, ID_PATTERN, ipList, linkTo, minorUnits, seeOther, timeOf } from "../../shared/params.js";
 import type { MerchantRole } from "@payments/access";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa, RouteContext } from "../../state.js";
@@ -25,13 +25,6 @@ const EVENTS_PAGE = 50;
 
 const acts = (who: MerchantSignedIn) => (ACTING_ROLES as readonly string[]).includes(who.user.role);
 
-/** Lines or commas: the allowed IPs and CIDRs as typed (the merchant service normalises and validates them). */
-function ipList(text: string): string[] {
-  return text
-    .split(/[\s,]+/)
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
 
 /** Whether the merchant's keys move test money or real money. */
 function kindFact(t: T, m: Merchant): SafeHtml {

@@ -8,7 +8,8 @@ import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { inviteUserForm } from "./invite-user.js";
 import { balanceTexts } from "../balances/texts.js";
-import { readOne, csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, notFoundPage, operatorRoute, type Refusal, refusalOf, scrollingTable, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
+import { csrfField, cursorParam, ID_PATTERN, isOneOf, linkTo, notFoundPage, operatorRoute, readOne, type Refusal, refusalOf, scrollingTable, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
+import { ipList } from "../../shared/params.js";
 
 const PAGE_SIZE = 50;
 
@@ -28,13 +29,6 @@ function maskedKey(key: string): string {
   return key.length > 10 ? `${key.slice(0, 8)}…` : "…";
 }
 
-/** Lines or commas: the allowed IPs and CIDRs as typed (the service normalises and validates them). */
-function ipList(text: string): string[] {
-  return text
-    .split(/[\s,]+/)
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
 
 function statusText(who: SignedIn, m: Merchant): string {
   return m.status === MerchantStatus.ACTIVE ? who.t("merchant.active") : m.status === MerchantStatus.DISABLED ? who.t("merchant.disabled") : who.t("deposit.status.unknown");

@@ -12,7 +12,7 @@ import { actionReasonText, matchByText, matchReasonText, scoreText, waitingReaso
 import { statusText as serviceStatusText } from "../../shared/service-texts.js";
 import type { ConsoleContextKoa } from "../../state.js";
 import { waitingFor, waitingNotice } from "../approvals/waiting.js";
-import { readOne, csrfField, cursorParam, isOneOf, money, notFoundPage, operatorRoute, type Refusal, refusalOf, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
+import { csrfField, cursorParam, isOneOf, money, notFoundPage, operatorRoute, type Refusal, readOne, refusalOf, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
 import { accountNamed, actorNamed, merchantNamed, Names, transferSandbox } from "../directory.js";
 import { depositOf, merchantsOfDeposits, transferQueue } from "./queue.js";
 
