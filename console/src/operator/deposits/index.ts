@@ -8,7 +8,7 @@ import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import { formsUnlessWaiting } from "../approvals/waiting.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { answerOrRefusal, csrfField, cursorParam, ID_PATTERN, isOneOf, minorUnits, money, notFoundPage, operatorRoute, pager, type Refusal, refusalAlert, refusalOf, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
+import { answerOrRefusal, csrfField, cursorParam, ID_PATTERN, isOneOf, minorUnits, money, notFoundPage, operatorRoute, pager, type Refusal, refusalAlert, readOne, refusalOf, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
 import { filterForm, listQueryOf, listRequest, type Filters, type ListQuery, type SearchField } from "../list-filters.js";
 import { merchantNamed, named, Names } from "../directory.js";
 import { matchByText, matchReasonText, scoreText } from "../../shared/match-reasons.js";
@@ -110,14 +110,9 @@ function transfersSection(who: SignedIn, transfers: IncomingTransfer[]): SafeHtm
 export function depositPages(deps: ConsoleContext): ConsoleRoute[] {
   const showDetail = async (ctx: ConsoleContextKoa, who: SignedIn, id: string, state: DetailState, banner: SafeHtml | null, status = 200) => {
     const title = who.t("deposit.title", { id });
-    let deposit: Deposit | undefined;
-    try {
-      deposit = (await who.client(DepositService).getDeposit({ allMerchants: true, key: { case: "depositId", value: id } })).deposit;
-    } catch (err) {
-      const refusal = refusalOf(err, who.t);
-      return workPage(ctx, who, { title, body: html`${alert(refusal.message)}<p><a href="/deposits">${who.t("deposits.back")}</a></p>` }, refusal.status);
-    }
-    if (!deposit) return workPage(ctx, who, { title, body: alert(who.t("call.notFound", { detail: id })) ?? html`` }, 404);
+    const back = html`<p><a href="/deposits">${who.t("deposits.back")}</a></p>`;
+    const deposit = await readOne(ctx, who, { title, back, id }, async () => (await who.client(DepositService).getDeposit({ allMerchants: true, key: { case: "depositId", value: id } })).deposit);
+    if (!deposit) return;
     const [events, audit, names] = await Promise.all([eventsOf(who, id), auditOf(who, "deposit", id), Names.of(deps, who).then((n) => n.ensure({ merchants: [deposit.merchantId] }))]);
     // The deposit names no transfer: the ones operators tied to it are in the audit (trf_… targets).
     const transferIds = Array.isArray(audit) ? [...new Set(audit.flatMap((r) => (r.outcome === "ok" ? r.targetIds.filter((t) => t.startsWith("trf_")) : [])))] : [];

@@ -7,7 +7,7 @@ import { html, type SafeHtml } from "../../shared/html.js";
 import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { csrfField, cursorParam, linkTo, operatorRoute, pager, queryText, type Refusal, refusalOf, seeOther, type SignedIn, timeOf, workPage } from "../operator-call.js";
+import { csrfField, cursorParam, linkTo, operatorRoute, pager, queryText, type Refusal, readOne, refusalOf, seeOther, type SignedIn, timeOf, workPage } from "../operator-call.js";
 import { attemptsTable, deliveryText } from "../transaction-history.js";
 import { merchantNamed, merchantSelect, Names } from "../directory.js";
 import { sandboxFilter } from "../../shared/mode.js";
@@ -97,14 +97,9 @@ export function eventPages(deps: ConsoleContext): ConsoleRoute[] {
 
   const showEvent = async (ctx: ConsoleContextKoa, who: SignedIn, id: string, banner: SafeHtml | null, refusal?: Refusal, status = 200) => {
     const title = who.t("event.title", { id });
-    let event: CallbackEvent | undefined;
-    try {
-      event = (await who.client(CallbackService).getEvent({ allMerchants: true, eventId: id })).event;
-    } catch (err) {
-      const r = refusalOf(err, who.t);
-      return workPage(ctx, who, { title, body: html`${alert(r.message)}<p><a href="/events">${who.t("events.back")}</a></p>` }, r.status);
-    }
-    if (!event) return workPage(ctx, who, { title, body: alert(who.t("call.notFound", { detail: id })) ?? html`` }, 404);
+    const back = html`<p><a href="/events">${who.t("events.back")}</a></p>`;
+    const event = await readOne(ctx, who, { title, back, id }, async () => (await who.client(CallbackService).getEvent({ allMerchants: true, eventId: id })).event);
+    if (!event) return;
     const e = event;
     const names = await (await Names.of(deps, who)).ensure({ merchants: [e.merchantId] });
     const redeliver = roleAtLeast(who.operator.role, "support")

@@ -10,7 +10,7 @@ import { alert, field, notice } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import { formsUnlessWaiting } from "../approvals/waiting.js";
 import type { ConsoleContextKoa } from "../../state.js";
-import { ageOf, answerOrRefusal, csrfField, cursorParam, ID_PATTERN, isOneOf, money, notFoundPage, operatorRoute, pager, type Refusal, refusalAlert, refusalOf, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
+import { ageOf, answerOrRefusal, csrfField, cursorParam, ID_PATTERN, isOneOf, money, notFoundPage, operatorRoute, pager, type Refusal, refusalAlert, readOne, refusalOf, seeOther, type SignedIn, timeOf, waitingForApproval, workPage } from "../operator-call.js";
 import { filterForm, listQueryOf, listRequest, type Filters, type ListQuery, type SearchField } from "../list-filters.js";
 import { bankNamed, merchantNamed, named, Names } from "../directory.js";
 import { sandboxFilter } from "../../shared/mode.js";
@@ -120,14 +120,9 @@ function backOf(value: string | undefined, id: string): string {
 export function withdrawalPages(deps: ConsoleContext): ConsoleRoute[] {
   const showDetail = async (ctx: ConsoleContextKoa, who: SignedIn, id: string, state: DetailState, banner: SafeHtml | null, status = 200) => {
     const title = who.t("withdrawal.title", { id });
-    let w: Withdrawal | undefined;
-    try {
-      w = (await who.client(PayoutService).getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: id } })).withdrawal;
-    } catch (err) {
-      const refusal = refusalOf(err, who.t);
-      return workPage(ctx, who, { title, body: html`${alert(refusal.message)}<p><a href="/withdrawals">${who.t("withdrawals.back")}</a></p>` }, refusal.status);
-    }
-    if (!w) return workPage(ctx, who, { title, body: alert(who.t("call.notFound", { detail: id })) ?? html`` }, 404);
+    const back = html`<p><a href="/withdrawals">${who.t("withdrawals.back")}</a></p>`;
+    const w = await readOne(ctx, who, { title, back, id }, async () => (await who.client(PayoutService).getWithdrawal({ allMerchants: true, key: { case: "withdrawalId", value: id } })).withdrawal);
+    if (!w) return;
     const merchantId = w.merchantId;
     const [events, audit, names] = await Promise.all([eventsOf(who, id), auditOf(who, "payout", id), Names.of(deps, who).then((n) => n.ensure({ merchants: [merchantId] }))]);
     const entries: TimelineEntry[] = [{ at: w.createdAt, what: who.t("history.created"), detail: money(w.amount, w.currency, who.lang) }, ...eventEntries(who, events), ...auditEntries(audit, who.lang)];
