@@ -82,7 +82,7 @@ function actions(who: SignedIn, d: Deposit, state: DetailState): SafeHtml | null
   return html`<h2>${who.t("deposit.decide")}</h2><div class="actions">
 <form method="post" action="${`/deposits/${d.id}/confirm`}" class="card" aria-labelledby="h-confirm">
 <h3 id="h-confirm">${who.t("deposit.confirm")}</h3>${csrfField(who)}
-${field({ id: "confirm-amount", name: "amount", label: who.t("deposit.confirmAmount"), value: value("confirm", "amount"), hint: who.t("deposit.confirmAmountHint", { amount: money(d.requestedAmount, d.currency, who.lang) }), error: err("confirm", "amount"), inputmode: "numeric" })}
+${field({ id: "confirm-amount", name: "amount", label: who.t("deposit.confirmAmount"), value: value("confirm", "amount"), hint: who.t("deposit.confirmAmountHint", { amount: money(d.requestedAmount, d.currency, who.lang) }), error: err("confirm", "amount"), inputmode: "decimal" })}
 ${field({ id: "confirm-transfer", name: "transferId", label: who.t("deposit.transferId"), value: value("confirm", "transferId"), hint: who.t("deposit.transferIdHint"), error: err("confirm", "transfer_id") })}
 <button type="submit">${who.t("deposit.confirm")}</button>
 </form>
