@@ -145,11 +145,11 @@ test.serial("an operators' day: statement, a decision by keyboard, a return appr
     // Both decisions are in the audit: the completion by operator 1, the return by finance 2 as asked by finance 1.
     await fin2.goto(`${stack.c.url}/audit?target=${inReview.id}`);
     const completion = (await fin2.textContent("tbody")) ?? "";
-    t.true(completion.includes(OPS) && completion.includes("ResolveTransfer") && completion.includes("ok"));
+    t.true(completion.includes(OPS) && completion.includes("Transfer resolved") && completion.includes("done"));
     await fin2.goto(`${stack.c.url}/audit?target=${stray.id}`);
     const rows = await fin2.evaluate<string[]>(`Array.from(document.querySelectorAll("tbody tr"), (tr) => tr.textContent || "")`);
-    t.true(rows.some((r) => r.includes(FIN2) && r.includes(`asked by ${FIN1}`) && r.includes("ResolveTransfer") && r.includes("ok")), rows.join("\n"));
-    t.true(rows.some((r) => r.includes(FIN1) && r.includes("APPROVAL_REQUIRED")), rows.join("\n"));
+    t.true(rows.some((r) => r.includes(FIN2) && r.includes(`asked by ${FIN1}`) && r.includes("Transfer resolved") && r.includes("done")), rows.join("\n"));
+    t.true(rows.some((r) => r.includes(FIN1) && r.includes("Waits for a second person's approval")), rows.join("\n"));
 
     // Every page: no serious or critical axe violation, in English and Turkish.
     const pages = ["/", "/transfers", `/transfers/${stray.id}`, `/transfers/${inReview.id}`, "/statements", "/approvals", approvalHref, "/audit", `/audit?target=${stray.id}`, "/reconciliation"];

@@ -151,7 +151,10 @@ test.serial("an owner invited by us, a finance user invited by the owner: a depo
     await finance.fill("#withdraw-amount", "100");
     await finance.fill("#withdraw-iban", IBAN);
     await finance.fill("#withdraw-holder", "Fatma Finans");
-    await Promise.all([finance.waitForURL(/[?&]created=wdr_/), finance.click("form[action='/merchant/money/withdrawals'] button[type=submit]")]);
+    // First the review: amount, IBAN, holder and the bank read from the IBAN; nothing is created yet.
+    await Promise.all([finance.waitForURL(`${consoleUrl}/merchant/money/withdrawals`), finance.click("form[action='/merchant/money/withdrawals'] button[type=submit]")]);
+    t.regex((await finance.textContent("main")) ?? "", /Fatma Finans/);
+    await Promise.all([finance.waitForURL(/[?&]created=wdr_/), finance.click("button[name=step][value=confirm]")]);
     const withdrawalId = new URL(finance.url()).searchParams.get("created")!;
     t.regex((await finance.textContent("main [role=status]")) ?? "", new RegExp(withdrawalId));
     const withdrawal = await client.getWithdrawal(withdrawalId);
@@ -162,16 +165,16 @@ test.serial("an owner invited by us, a finance user invited by the owner: a depo
     await Promise.all([owner.waitForURL(`${consoleUrl}/merchant/team/audit`), owner.click(`main a[href="/merchant/team/audit"]`)]);
     const trail = await owner.evaluate<string[]>(`Array.from(document.querySelectorAll("main tbody tr"), (tr) => tr.textContent || "")`);
     t.true(
-      trail.some((r) => r.includes(OWNER) && r.includes("InviteMerchantUser") && r.includes(FINANCE) && r.includes("as finance") && r.includes("ok")),
+      trail.some((r) => r.includes(OWNER) && r.includes("Merchant user invited") && r.includes(FINANCE) && r.includes("as finance") && r.includes("ok")),
       `the invite:\n${trail.join("\n")}`,
     );
     // And our side's invite of the owner, by the CLI's operator.
     t.true(
-      trail.some((r) => r.includes("cli-test") && r.includes("InviteMerchantUser") && r.includes(OWNER) && r.includes("as owner")),
+      trail.some((r) => r.includes("cli-test") && r.includes("Merchant user invited") && r.includes(OWNER) && r.includes("as owner")),
       `the owner's invite:\n${trail.join("\n")}`,
     );
     t.true(
-      trail.some((r) => r.includes(FINANCE) && r.includes("CreateWithdrawal") && r.includes(withdrawalId) && r.includes("ok")),
+      trail.some((r) => r.includes(FINANCE) && r.includes("Withdrawal created") && r.includes(withdrawalId) && r.includes("ok")),
       `the withdrawal:\n${trail.join("\n")}`,
     );
   } finally {
