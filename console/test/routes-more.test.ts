@@ -206,7 +206,9 @@ test.serial("a viewer is refused the admins' and finance's pages with 403", asyn
   for (const path of ["/operators", "/reconciliation"]) t.is((await viewer.get(path)).status, 403, path);
 });
 
-test.failing("a viewer is offered no statement upload (it is finance's): today /statements shows the form", async (t) => {
+test("a viewer is offered no statement upload (it is finance's), and is told so", async (t) => {
   const viewer = await signedInAs(stack.c, "routes-viewer3@example.com", "viewer");
-  t.deepEqual(postActions((await viewer.get("/statements")).html), []);
+  const page = await viewer.get("/statements?lang=en");
+  t.deepEqual(postActions(page.html), []);
+  t.regex(page.html, /Importing a statement is finance&#39;s work/);
 });

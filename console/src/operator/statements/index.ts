@@ -4,6 +4,7 @@ import { html, trusted, type SafeHtml } from "../../shared/html.js";
 import { alert, field } from "../../shared/layout.js";
 import type { ConsoleRoute } from "../../route.js";
 import type { ConsoleContextKoa } from "../../state.js";
+import { roleAtLeast } from "@payments/access";
 import { csrfField, operatorRoute, refusalOf, type SignedIn, workPage } from "../operator-call.js";
 
 /** The formats ImportStatement reads. */
@@ -68,7 +69,9 @@ export function statementPages(deps: ConsoleContext): ConsoleRoute[] {
   const page = (ctx: ConsoleContextKoa, who: SignedIn, body: SafeHtml, status = 200) =>
     workPage(ctx, who, { title: who.t("statements.title"), body, script: FILE_SCRIPT }, status);
   return [
-    operatorRoute(deps, { method: "GET", path: "/statements" }, async (ctx, who) => page(ctx, who, html`<p>${who.t("statements.intro")}</p>${importForm(who, {})}`)),
+    operatorRoute(deps, { method: "GET", path: "/statements" }, async (ctx, who) =>
+      page(ctx, who, html`<p>${who.t("statements.intro")}</p>${roleAtLeast(who.operator.role, "finance") ? importForm(who, {}) : html`<p class="notice" role="note">${who.t("statements.financeOnly")}</p>`}`),
+    ),
     operatorRoute(deps, { method: "POST", path: "/statements", upload: true }, async (ctx, who) => {
       const form = ctx.state.form ?? {};
       // A file sent wins over pasted text; either is sent to the service as the bank's bytes.

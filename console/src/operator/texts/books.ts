@@ -2,6 +2,7 @@
 const en = {
   "statements.title": "Import a bank statement",
   "statements.intro": "Every credit of the statement is recorded as an incoming transfer, all or nothing; a repeated bank transaction id changes nothing. Your role must be finance.",
+  "statements.financeOnly": "Importing a statement is finance's work: your role reads this page only.",
   "statements.file": "Statement file",
   "statements.fileHint": "Its text is put in the box below; check it, then import.",
   "statements.format": "Format",
@@ -98,6 +99,7 @@ const en = {
 const tr: Record<keyof typeof en, string> = {
   "statements.title": "Banka hesap özeti yükle",
   "statements.intro": "Özetteki her alacak kaydı gelen havale olarak kaydedilir, ya hepsi ya hiçbiri; tekrarlanan banka işlem numarası bir şey değiştirmez. Rolünüz finans olmalı.",
+  "statements.financeOnly": "Hesap özeti yüklemek finansın işidir: rolünüz bu sayfayı yalnızca okur.",
   "statements.file": "Hesap özeti dosyası",
   "statements.fileHint": "Metni aşağıdaki kutuya konur; kontrol edip yükleyin.",
   "statements.format": "Biçim",
