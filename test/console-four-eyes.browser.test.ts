@@ -90,7 +90,7 @@ test.serial("one admin asks (a live merchant, a merchant user); a second admin o
     await checkPage(t, maker, "the invite waiting");
     // The maker's own view of it: waiting for someone else, no approve button.
     await maker.goto(`${stack.c.url}${inviteApproval}?lang=en`);
-    t.regex((await maker.textContent("main")) ?? "", /You asked for this\. A second person must approve it; you may only withdraw it\./);
+    t.regex((await maker.textContent("main")) ?? "", /You asked for this: it waits for someone else to approve it\./);
     t.is(await maker.$(`form[action='${inviteApproval}/approve']`), null);
 
     // The second admin, on a phone, in Turkish: the inbox lists both.

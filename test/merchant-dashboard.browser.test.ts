@@ -165,7 +165,7 @@ test.serial("an owner invited by us, a finance user invited by the owner: a depo
     await Promise.all([owner.waitForURL(`${consoleUrl}/merchant/team/audit`), owner.click(`main a[href="/merchant/team/audit"]`)]);
     const trail = await owner.evaluate<string[]>(`Array.from(document.querySelectorAll("main tbody tr"), (tr) => tr.textContent || "")`);
     t.true(
-      trail.some((r) => r.includes(OWNER) && r.includes("Merchant user invited") && r.includes(FINANCE) && r.includes("as finance") && r.includes("ok")),
+      trail.some((r) => r.includes(OWNER) && r.includes("Merchant user invited") && r.includes(FINANCE) && r.includes("as finance") && r.includes("done")),
       `the invite:\n${trail.join("\n")}`,
     );
     // And our side's invite of the owner, by the CLI's operator.
@@ -174,7 +174,7 @@ test.serial("an owner invited by us, a finance user invited by the owner: a depo
       `the owner's invite:\n${trail.join("\n")}`,
     );
     t.true(
-      trail.some((r) => r.includes(FINANCE) && r.includes("Withdrawal created") && r.includes(withdrawalId) && r.includes("ok")),
+      trail.some((r) => r.includes(FINANCE) && r.includes("Withdrawal created") && r.includes(withdrawalId) && r.includes("done")),
       `the withdrawal:\n${trail.join("\n")}`,
     );
   } finally {
