@@ -204,6 +204,14 @@ test.serial("a viewer reads every operator page it may open and is offered no fo
 test.serial("a viewer is refused the admins' and finance's pages with 403", async (t) => {
   const viewer = await signedInAs(stack.c, "routes-viewer2@example.com", "viewer");
   for (const path of ["/operators", "/reconciliation"]) t.is((await viewer.get(path)).status, 403, path);
+  const nav = (html: string) => /<nav class="areas"[\s\S]*?<\/nav>/.exec(html)?.[0] ?? "";
+  const viewerNav = nav((await viewer.get("/")).html);
+  t.notRegex(viewerNav, /href="\/operators"|href="\/reconciliation"/, "the navigation offers a viewer no page it would be refused");
+  t.regex(viewerNav, /href="\/deposits"/);
+  const admin = await signedInAs(stack.c, "routes-admin-nav@example.com", "admin");
+  const adminNav = nav((await admin.get("/")).html);
+  t.regex(adminNav, /href="\/operators"/);
+  t.regex(adminNav, /href="\/reconciliation"/);
 });
 
 test("a viewer is offered no statement upload (it is finance's), and is told so", async (t) => {

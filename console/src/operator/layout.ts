@@ -1,3 +1,4 @@
+import { isOperatorRole, roleAtLeast, type OperatorRole } from "@payments/access";
 import { html, type HtmlValue, type SafeHtml } from "../shared/html.js";
 import { text, type TextKey } from "./texts/index.js";
 import { htmlDocument } from "../shared/layout.js";
@@ -16,8 +17,8 @@ export interface PageOptions {
   script?: SafeHtml;
 }
 
-/** The areas of work, in the navigation of every signed-in page. */
-const AREAS: ReadonlyArray<{ path: string; key: TextKey }> = [
+/** The areas of work, in the navigation of every signed-in page; an area whose every page needs a higher role (the service's or the console's rule) is not offered below it. */
+const AREAS: ReadonlyArray<{ path: string; key: TextKey; minRole?: OperatorRole }> = [
   { path: "/", key: "nav.home" },
   { path: "/deposits", key: "nav.deposits" },
   { path: "/withdrawals", key: "nav.withdrawals" },
@@ -29,14 +30,14 @@ const AREAS: ReadonlyArray<{ path: string; key: TextKey }> = [
   { path: "/banks", key: "nav.banks" },
   { path: "/approvals", key: "nav.approvals" },
   { path: "/audit", key: "nav.audit" },
-  { path: "/reconciliation", key: "nav.reconciliation" },
+  { path: "/reconciliation", key: "nav.reconciliation", minRole: "finance" },
   { path: "/transfer-returns", key: "nav.transferReturns" },
   { path: "/withheld-credits", key: "nav.withheldCredits" },
-  { path: "/operators", key: "nav.operators" },
+  { path: "/operators", key: "nav.operators", minRole: "admin" },
 ];
 
-function areaLinks(ctx: ConsoleContextKoa, t: (key: TextKey) => string): SafeHtml {
-  const items = AREAS.map((area) => {
+function areaLinks(ctx: ConsoleContextKoa, t: (key: TextKey) => string, role: string): SafeHtml {
+  const items = AREAS.filter((area) => !area.minRole || (isOperatorRole(role) && roleAtLeast(role, area.minRole))).map((area) => {
     const current = area.path === "/" ? ctx.path === "/" : ctx.path === area.path || ctx.path.startsWith(`${area.path}/`);
     return html`<li><a href="${area.path}"${current ? html` aria-current="page"` : null}>${t(area.key)}</a></li>`;
   });
@@ -48,7 +49,7 @@ export function layout(ctx: ConsoleContextKoa, options: PageOptions): string {
   const lang = ctx.state.lang;
   const t = (key: TextKey, params?: Record<string, string>) => text(lang, key, params);
   const signedIn: HtmlValue = options.operator
-    ? html`${areaLinks(ctx, t)}${searchBox(lang, "operators")}
+    ? html`${areaLinks(ctx, t, options.operator.role)}${searchBox(lang, "operators")}
 <p>${t("nav.signedInAs", { name: options.operator.displayName, role: roleText(lang, options.operator.role) })}</p>
 <form method="post" action="/sign-out"><input type="hidden" name="_csrf" value="${options.csrfToken ?? ""}"><button type="submit" class="btn btn-sm">${t("nav.signOut")}</button></form>`
     : null;
